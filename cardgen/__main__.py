@@ -1,0 +1,4 @@
+"""Allow `python -m cardgen`."""
+from cardgen.cli import main
+
+main()

@@ -1,0 +1,219 @@
+"""The build pipeline of one game: manifest -> cards -> SVG -> PNG (cached) -> outputs, swapped in atomically."""
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Protocol
+
+from cardgen.data import Card, load_cards
+from cardgen.errors import CardgenError, Problem
+from cardgen.fonts import FontBook, configure_fontconfig
+from cardgen.icons import IconLibrary
+from cardgen.manifest import Game, load_game
+from cardgen.render import RasterJob, content_key, run_jobs
+from cardgen.templates import RenderedSVG, SVGRenderer
+
+
+class Reporter(Protocol):
+    """Where the pipeline reports progress; the CLI supplies a rich or a plain one."""
+
+    def start(self, label: str, total: int) -> None: ...
+    def advance(self) -> None: ...
+    def finish(self) -> None: ...
+
+
+class SilentReporter:
+    """A reporter that says nothing (tests, library use)."""
+
+    def start(self, label: str, total: int) -> None:
+        """Begin a phase."""
+
+    def advance(self) -> None:
+        """One item done."""
+
+    def finish(self) -> None:
+        """Phase over."""
+
+
+@dataclass
+class BuildOptions:
+    """How to build: where outputs go, how many processes, whether to keep SVGs."""
+
+    out_root: Path
+    jobs: int = os.cpu_count() or 1
+    keep_svg: bool = False
+
+
+@dataclass
+class Artwork:
+    """One image to produce: a card face or a distinct back, its SVG and its cache file."""
+
+    name: str
+    rendered: RenderedSVG
+    deck: str
+    key: str
+    cache_path: Path
+
+
+@dataclass
+class BuildPlan:
+    """What a game's build draws: faces per card id, backs per name, plus the game and its cards."""
+
+    game: Game
+    cards: list[Card]
+    faces: dict[str, Artwork] = field(default_factory=dict)
+    backs: dict[str, Artwork] = field(default_factory=dict)
+    card_back: dict[str, str | None] = field(default_factory=dict)
+    warnings: list[Problem] = field(default_factory=list)
+
+
+@dataclass
+class BuildResult:
+    """What a build did, for the CLI to report."""
+
+    game: Game
+    out_dir: Path
+    cards: int
+    copies: int
+    rendered: int
+    cached: int
+    seconds: float
+    warnings: list[Problem]
+
+
+# An output stage takes the game, its build record and the (staging) output folder, and writes files.
+OutputStage = Callable[[Game, dict, Path], None]
+
+
+def cache_dir(out_root: Path) -> Path:
+    """The content-addressed render cache shared by all games of an output root."""
+    return out_root / ".cache" / "png"
+
+
+def plan_build(root: Path, name: str, out_root: Path) -> BuildPlan:
+    """Load a game and render every face and distinct back to SVG; nothing is drawn yet."""
+    game = load_game(root, name)
+    cards = load_cards(game)
+    fonts = FontBook(root / "fonts")
+    icons = IconLibrary(root, game.spec.icons)
+    renderer = SVGRenderer(game, fonts, icons)
+    plan = BuildPlan(game, [c for c in cards if c.copies > 0])
+    for card in cards:
+        if card.copies == 0:
+            plan.warnings.append(Problem(f"card '{card.id}' has 0 copies; it is left out of the build",
+                                         file=card.source_file, row=card.source_row, severity="warning"))
+    problems: list[Problem] = []
+    for card in plan.cards:
+        try:
+            plan.faces[card.id] = _artwork(card.id, renderer.render(card.face_template, card.id, card.deck, card),
+                                           game, card.deck, fonts, out_root)
+            plan.card_back[card.id] = _plan_back(plan, renderer, card, fonts, out_root)
+        except CardgenError as exc:
+            problems += exc.problems
+    if problems:
+        raise CardgenError(problems)
+    for art in [*plan.faces.values(), *plan.backs.values()]:
+        plan.warnings += art.rendered.warnings
+    return plan
+
+
+def _plan_back(plan: BuildPlan, renderer: SVGRenderer, card: Card, fonts: FontBook, out_root: Path) -> str | None:
+    """Render a card's back once per (deck, template) and share it by content."""
+    if card.back_template is None:
+        return None
+    stem = Path(card.back_template).stem
+    for name, art in plan.backs.items():
+        if art.deck == card.deck and art.rendered.key == card.back_template:
+            return name
+    rendered = renderer.render(card.back_template, card.back_template, card.deck, None)
+    art = _artwork(stem, rendered, plan.game, card.deck, fonts, out_root)
+    for name, existing in plan.backs.items():
+        if existing.key == art.key:
+            return name
+    name = stem if stem not in plan.backs else f"{stem}-{card.deck}"
+    art.name = name
+    plan.backs[name] = art
+    return name
+
+
+def _artwork(name: str, rendered: RenderedSVG, game: Game, deck: str, fonts: FontBook, out_root: Path) -> Artwork:
+    from cardgen.fonts import families_in_svg
+
+    size = game.deck_size(game.spec.decks[deck])
+    font_files = [f for family in families_in_svg(rendered.svg) for f in fonts.files_for(family)]
+    kind = game.spec.decks[deck].kind  # tokens and boards keep transparency: part of the key
+    key = content_key(rendered.svg + kind, size.full_width_px, size.full_height_px, size.dpi,
+                      [*rendered.files, *font_files])
+    return Artwork(name, rendered, deck, key, cache_dir(out_root) / key[:2] / f"{key}.png")
+
+
+def draw_plan(plan: BuildPlan, options: BuildOptions, reporter: Reporter) -> tuple[int, int]:
+    """Draw every artwork missing from the cache; return (rendered, cached)."""
+    game = plan.game
+    arts = {a.key: a for a in [*plan.faces.values(), *plan.backs.values()]}
+    todo = [a for a in arts.values() if not a.cache_path.is_file()]
+    jobs = []
+    for art in todo:
+        size = game.deck_size(game.spec.decks[art.deck])
+        jobs.append(RasterJob(art.key, art.rendered.svg, size.full_width_px, size.full_height_px, size.dpi,
+                              str(game.root.resolve()), game.data_dir.resolve().as_uri() + "/",
+                              str(art.cache_path), (str((game.root / "fonts").resolve()),),
+                              game.spec.decks[art.deck].kind != "card"))
+    problems: list[Problem] = []
+
+    def done(key: str, error: str | None) -> None:
+        reporter.advance()
+        if error:
+            art = arts[key]
+            card = next((c for c in plan.cards if c.id == art.name), None)
+            problems.append(Problem(f"{'card ' + repr(card.id) if card else 'back ' + repr(art.name)}: {error}",
+                                    file=card.source_file if card else None, row=card.source_row if card else None))
+
+    reporter.start(f"{game.name}: drawing", len(jobs))
+    run_jobs(jobs, options.jobs, done)
+    reporter.finish()
+    if problems:
+        raise CardgenError(problems)
+    return len(jobs), len(arts) - len(jobs)
+
+
+def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter | None = None,
+               stages: list[OutputStage] | None = None) -> BuildResult:
+    """Build one game into `<out_root>/<name>/`; the previous output stays until the new one is complete."""
+    from cardgen.outputs.cards import write_card_files
+
+    started = time.perf_counter()
+    reporter = reporter or SilentReporter()
+    configure_fontconfig([root / "fonts"])
+    plan = plan_build(root, name, options.out_root)
+    rendered, cached = draw_plan(plan, options, reporter)
+    final = options.out_root / name
+    staging = options.out_root / f".{name}.building"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        record = write_card_files(plan, staging, options.keep_svg, rendered, cached)
+        for stage in stages or []:
+            stage(plan.game, record, staging)
+        swap_into_place(staging, final)
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise CardgenError(f"cannot write the output: {exc}", file=str(final)) from None
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    copies = sum(c.copies for c in plan.cards)
+    return BuildResult(plan.game, final, len(plan.cards), copies, rendered, cached,
+                       time.perf_counter() - started, plan.warnings)
+
+
+def swap_into_place(staging: Path, final: Path) -> None:
+    """Replace a finished output folder with a newly built one, keeping the old one until the end."""
+    old = final.with_name(f".{final.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if final.exists():
+        os.replace(final, old)
+    os.replace(staging, final)
+    shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,44 @@
+"""The one error type of cardgen: a problem a person can fix, with where it is."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem in the input: what is wrong, where, and how bad."""
+
+    message: str
+    file: str | None = None
+    row: int | None = None
+    column: str | None = None
+    severity: str = "error"
+    rule: str | None = None
+
+    def __str__(self) -> str:
+        where = ":".join(str(p) for p in (self.file, self.row, self.column) if p not in (None, ""))
+        rule = f" ({self.rule})" if self.rule else ""
+        prefix = f"{where}: " if where else ""
+        return f"{prefix}{self.severity}: {self.message}{rule}"
+
+
+class CardgenError(Exception):
+    """Raised for input a person must fix; carries one or more problems."""
+
+    def __init__(self, problems: Problem | str | list[Problem], **where: object) -> None:
+        if isinstance(problems, str):
+            problems = Problem(problems, **where)  # type: ignore[arg-type]
+        self.problems: list[Problem] = problems if isinstance(problems, list) else [problems]
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+def relative(path: Path | str, root: Path | None) -> str:
+    """Show a path relative to the workspace root when it lies inside it."""
+    path = Path(path)
+    if root is not None:
+        try:
+            return str(path.resolve().relative_to(root.resolve()))
+        except ValueError:
+            pass
+    return str(path)

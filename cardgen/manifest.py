@@ -1,0 +1,287 @@
+"""The game manifest (`data/<game>/game.yaml`): its schema and how it is loaded."""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from cardgen.errors import CardgenError, Problem
+from cardgen.units import CARD_PRESETS, parse_length
+from cardgen.yamlsource import line_of, load_yaml
+
+MANIFEST_NAME = "game.yaml"
+FieldType = Literal["str", "int", "float", "bool", "enum", "list"]
+
+
+class Strict(BaseModel):
+    """Base of every manifest model: unknown keys are errors, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class FieldSpec(Strict):
+    """How one data column is read: its type, whether it must be present, its default."""
+
+    type: FieldType = "str"
+    required: bool = False
+    default: Any = None
+    values: list[str] | None = None
+    none: list[str] = Field(default_factory=lambda: ["", "~"])
+    min: float | None = None
+    max: float | None = None
+    separator: str = ";"
+    item: Literal["str", "int", "float"] = "str"
+    description: str | None = None
+
+    @model_validator(mode="after")
+    def _enum_needs_values(self) -> "FieldSpec":
+        if self.type == "enum" and not self.values:
+            raise ValueError("an enum field needs `values:`, the list of allowed values")
+        return self
+
+
+class SizeSpec(Strict):
+    """A card size: a preset name or an explicit width and height, with orientation."""
+
+    preset: str | None = None
+    width: str | float | None = None
+    height: str | float | None = None
+    orientation: Literal["portrait", "landscape"] | None = None
+    bleed: str | float | None = None
+    safe: str | float | None = None
+
+    @model_validator(mode="after")
+    def _known_size(self) -> "SizeSpec":
+        if self.preset is not None and self.preset not in CARD_PRESETS:
+            raise ValueError(f"unknown size preset '{self.preset}'; expected one of {', '.join(CARD_PRESETS)}")
+        if self.preset is None and (self.width is None or self.height is None):
+            raise ValueError("a size needs a `preset` or both `width` and `height`")
+        return self
+
+
+class Choice(Strict):
+    """A template chosen per card by the value of a column."""
+
+    by: str
+    templates: dict[str, str]
+    default: str | None = None
+
+
+class DataSource(Strict):
+    """Where a deck's rows come from: a CSV, YAML or XLSX file (and sheet)."""
+
+    file: str
+    sheet: str | None = None
+    delimiter: str | None = None
+    encoding: str | None = None
+
+
+class DeckSpec(Strict):
+    """One deck: its data, templates, copies column, ids and size."""
+
+    title: str | None = None
+    kind: Literal["card", "token", "board"] = "card"
+    shape: Literal["rectangle", "rounded", "square", "circle", "hex"] = "rounded"
+    supply: bool = Field(False, description="a token with an endless supply (a bag in Tabletop Simulator)")
+    source: DataSource | str
+    filter: str | None = None
+    face: Choice | str
+    back: Choice | str | None = None
+    count: str = "count"
+    id: str | None = None
+    name: str = "name"
+    text: list[str] = Field(default_factory=list, description="columns holding rules text")
+    size: SizeSpec | str | None = None
+    fields: dict[str, FieldSpec | FieldType] = Field(default_factory=dict)
+
+    @field_validator("source", mode="before")
+    @classmethod
+    def _source_shorthand(cls, value: Any) -> Any:
+        return {"file": value} if isinstance(value, str) else value
+
+
+class GameSpec(Strict):
+    """The whole manifest of a game."""
+
+    title: str
+    version: str = "0.1"
+    description: str | None = None
+    dpi: int = Field(300, ge=72, le=1200)
+    size: SizeSpec | str = "poker"
+    bleed: str | float = "3.175mm"
+    safe: str | float = "3.175mm"
+    font: str | None = None
+    icons: dict[str, str] = Field(default_factory=dict)
+    icon_colors: dict[str, str] = Field(default_factory=dict)
+    fields: dict[str, FieldSpec | FieldType] = Field(default_factory=dict)
+    decks: dict[str, DeckSpec]
+    sizes: dict[str, SizeSpec] = Field(default_factory=dict)
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, (int, float)) else value
+
+    @field_validator("decks")
+    @classmethod
+    def _some_decks(cls, value: dict[str, DeckSpec]) -> dict[str, DeckSpec]:
+        if not value:
+            raise ValueError("a game needs at least one deck")
+        return value
+
+
+@dataclass(frozen=True)
+class CardSize:
+    """A resolved card size in mm, with the render resolution and rounded pixel sizes."""
+
+    width_mm: float
+    height_mm: float
+    bleed_mm: float
+    safe_mm: float
+    dpi: int
+
+    @property
+    def full_width_px(self) -> int:
+        """Width in whole pixels including bleed on both sides."""
+        return round((self.width_mm + 2 * self.bleed_mm) / 25.4 * self.dpi)
+
+    @property
+    def full_height_px(self) -> int:
+        """Height in whole pixels including bleed on both sides."""
+        return round((self.height_mm + 2 * self.bleed_mm) / 25.4 * self.dpi)
+
+
+@dataclass(frozen=True)
+class Game:
+    """A loaded game: its manifest plus where its files are."""
+
+    name: str
+    spec: GameSpec
+    root: Path
+    data_dir: Path
+    template_dir: Path
+    manifest_path: Path
+    lines: dict
+
+    def deck_size(self, deck: DeckSpec) -> CardSize:
+        """The resolved card size of a deck (its own size, else the game's)."""
+        return resolve_size(deck.size or self.spec.size, self.spec)
+
+    def fields_of(self, deck: DeckSpec) -> dict[str, FieldSpec]:
+        """The game's shared field specs overlaid with the deck's own."""
+        merged = {**self.spec.fields, **deck.fields}
+        return {k: FieldSpec(type=v) if isinstance(v, str) else v for k, v in merged.items()}
+
+    def line(self, *path: str | int) -> int | None:
+        """The manifest line of a key path, for error messages."""
+        return line_of(self.lines, tuple(path))
+
+
+def resolve_size(size: SizeSpec | str, game: GameSpec) -> CardSize:
+    """Turn a size (preset name, named size, or explicit spec) into a CardSize in mm."""
+    if isinstance(size, str):
+        words = size.split()
+        name = words[0]
+        if name in game.sizes:
+            spec = game.sizes[name]
+        elif name in CARD_PRESETS:
+            spec = SizeSpec(preset=name)
+        else:
+            raise ValueError(f"unknown size '{name}'")
+        if len(words) > 1:
+            spec = spec.model_copy(update={"orientation": words[1]})
+    else:
+        spec = size
+    dpi = game.dpi
+    if spec.preset:
+        width, height = CARD_PRESETS[spec.preset]
+    else:
+        width, height = parse_length(spec.width, dpi), parse_length(spec.height, dpi)  # type: ignore[arg-type]
+    if spec.orientation == "landscape" and width < height or spec.orientation == "portrait" and width > height:
+        width, height = height, width
+    bleed = parse_length(spec.bleed if spec.bleed is not None else game.bleed, dpi)
+    safe = parse_length(spec.safe if spec.safe is not None else game.safe, dpi)
+    return CardSize(width, height, bleed, safe, dpi)
+
+
+def list_games(root: Path) -> list[str]:
+    """Names of the games in a workspace: folders of `data/` that hold a game.yaml."""
+    data = root / "data"
+    if not data.is_dir():
+        return []
+    return sorted(p.name for p in data.iterdir() if (p / MANIFEST_NAME).is_file())
+
+
+def _suggest(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def _model_keys(loc: tuple) -> list[str]:
+    """The keys allowed at the place of an unknown key, for a 'did you mean'."""
+    model: Any = GameSpec
+    for part in loc[:-1]:
+        if isinstance(model, type) and issubclass(model, BaseModel) and part in model.model_fields:
+            annotation = model.model_fields[part].annotation
+            args = getattr(annotation, "__args__", (annotation,))
+            model = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), args[-1])
+        elif hasattr(model, "__args__"):
+            model = next((a for a in model.__args__ if isinstance(a, type) and issubclass(a, BaseModel)), model)
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return list(model.model_fields)
+    return []
+
+
+def _problems_from(exc: ValidationError, shown_as: str, lines: dict) -> list[Problem]:
+    problems = []
+    for err in exc.errors():
+        # pydantic adds the union member name ("DeckSpec", "str") to paths; drop those.
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and (p[:1].isupper() or p in
+                                                  ("str", "function-after[_known_size(), SizeSpec]"))))
+        loc = tuple(p for p in loc if "[" not in str(p))
+        key = ".".join(str(p) for p in loc) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            message = f"unknown key '{loc[-1]}'{_suggest(str(loc[-1]), _model_keys(loc))}"
+        elif err["type"] == "missing":
+            message = "this key is required"
+        else:
+            message = err["msg"].removeprefix("Value error, ")
+        problems.append(Problem(f"{key}: {message}", file=shown_as, row=line_of(lines, loc)))
+    # A union reports each failed member; keep one line per key and message.
+    return list(dict.fromkeys(problems))
+
+
+def load_game(root: Path, name: str) -> Game:
+    """Load and validate `data/<name>/game.yaml` of a workspace."""
+    data_dir = root / "data" / name
+    path = data_dir / MANIFEST_NAME
+    shown_as = f"data/{name}/{MANIFEST_NAME}"
+    if not path.is_file():
+        known = list_games(root)
+        raise CardgenError(f"no game '{name}' (no {shown_as}){_suggest(name, known)}"
+                           + (f" Games here: {', '.join(known)}." if known else ""))
+    raw, lines = load_yaml(path, shown_as)
+    if not isinstance(raw, dict):
+        raise CardgenError("the manifest must be a mapping of keys (title:, decks:, ...)", file=shown_as)
+    try:
+        spec = GameSpec.model_validate(raw)
+    except ValidationError as exc:
+        raise CardgenError(_problems_from(exc, shown_as, lines)) from None
+    game = Game(name, spec, root, data_dir, root / "templates" / name, path, lines)
+    _check_sizes(game, shown_as)
+    return game
+
+
+def _check_sizes(game: Game, shown_as: str) -> None:
+    problems = []
+    for deck_name, deck in game.spec.decks.items():
+        try:
+            game.deck_size(deck)
+        except ValueError as exc:
+            problems.append(Problem(f"decks.{deck_name}.size: {exc}", file=shown_as,
+                                    row=game.line("decks", deck_name, "size")))
+    if problems:
+        raise CardgenError(problems)

@@ -1,0 +1,95 @@
+"""Per-card PNG files and build.json, the record every later output stage reads."""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from cardgen import __version__
+from cardgen.render import write_atomic
+
+BUILD_RECORD = "build.json"
+
+
+def _place(cache_file: Path, target: Path) -> None:
+    """Put a cached image at its output path (a hard link when possible: no copy, same bytes)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(cache_file, target)
+    except OSError:
+        shutil.copyfile(cache_file, target)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def write_card_files(plan, out_dir: Path, keep_svg: bool, rendered: int, cached: int) -> dict:
+    """Write cards/<deck>/<id>.png, backs/<name>.png and build.json into out_dir; return the record."""
+    game = plan.game
+    backs = {}
+    for name, art in plan.backs.items():
+        path = Path("backs") / f"{name}.png"
+        _place(art.cache_path, out_dir / path)
+        if keep_svg:
+            (out_dir / path.with_suffix(".svg")).write_text(art.rendered.svg, encoding="utf-8")
+        backs[name] = {"image": path.as_posix(), "deck": art.deck, "template": art.rendered.key, "hash": art.key}
+    cards = []
+    for card in plan.cards:
+        art = plan.faces[card.id]
+        path = Path("cards") / card.deck / f"{card.id}.png"
+        _place(art.cache_path, out_dir / path)
+        if keep_svg:
+            (out_dir / path.with_suffix(".svg")).write_text(art.rendered.svg, encoding="utf-8")
+        size = game.deck_size(game.spec.decks[card.deck])
+        back = plan.card_back[card.id]
+        cards.append({
+            "id": card.id, "deck": card.deck, "kind": game.spec.decks[card.deck].kind, "name": card.name,
+            "copies": card.copies,
+            "face": path.as_posix(), "back": backs[back]["image"] if back else None,
+            "source": {"file": card.source_file, "row": card.source_row},
+            "size_mm": {"width": size.width_mm, "height": size.height_mm}, "bleed_mm": size.bleed_mm,
+            "dpi": size.dpi, "pixels": {"width": size.full_width_px, "height": size.full_height_px},
+            "hash": art.key,
+            "text": "\n".join(str(card.fields.get(f) or "") for f in card.text_fields).strip(),
+            "fields": {k: _jsonable(v) for k, v in card.fields.items()},
+        })
+    record = {
+        "cardgen": __version__,
+        "built_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "game": {"name": game.name, "title": game.spec.title, "version": game.spec.version,
+                 "description": game.spec.description},
+        "decks": {name: _deck_record(game, name) for name in game.spec.decks},
+        "backs": backs,
+        "stats": {"cards": len(cards), "copies": sum(c["copies"] for c in cards),
+                  "rendered": rendered, "cached": cached},
+        "cards": cards,
+    }
+    write_atomic(out_dir / BUILD_RECORD,
+                 lambda temp: temp.write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8"))
+    return record
+
+
+def _deck_record(game, name: str) -> dict:
+    deck = game.spec.decks[name]
+    size = game.deck_size(deck)
+    return {"title": deck.title or name.replace("_", " ").title(), "kind": deck.kind, "shape": deck.shape,
+            "supply": deck.supply,
+            "size_mm": {"width": size.width_mm, "height": size.height_mm},
+            "bleed_mm": size.bleed_mm, "safe_mm": size.safe_mm, "dpi": size.dpi,
+            "pixels": {"width": size.full_width_px, "height": size.full_height_px}}
+
+
+def read_build_record(out_dir: Path) -> dict:
+    """Load build.json of a built game (for output stages run on their own)."""
+    from cardgen.errors import CardgenError
+
+    path = out_dir / BUILD_RECORD
+    if not path.is_file():
+        raise CardgenError(f"no build found at {path}; run `cardgen build {out_dir.name}` first")
+    return json.loads(path.read_text(encoding="utf-8"))

@@ -1,0 +1,166 @@
+"""SVG -> pixels: cairosvg draws to a surface, Pillow encodes; results are cached by content.
+
+A card is drawn again only when its SVG text, its pixel size, the renderer or a file it uses
+(an image, a font) changed. Cache files are written to a temporary name and renamed, so an
+interrupted build never leaves a half-written PNG behind.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import urllib.parse
+import urllib.request
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, Iterable
+
+RENDERER_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class RasterJob:
+    """Everything a worker needs to turn one SVG into one cached PNG."""
+
+    key: str
+    svg: str
+    width: int
+    height: int
+    dpi: int
+    root: str
+    base_url: str
+    target: str
+    font_dirs: tuple[str, ...]
+    transparent: bool = False
+
+
+class RenderFailure(Exception):
+    """cairosvg could not draw an SVG; the message says why."""
+
+
+@lru_cache(maxsize=4096)
+def _file_digest(path: str, mtime_ns: int, size: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    """Content hash of a file (memoised by path, mtime and size)."""
+    stat = path.stat()
+    return _file_digest(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+def content_key(svg: str, width: int, height: int, dpi: int, files: Iterable[Path]) -> str:
+    """The cache key of a rendered image: SVG text, pixel size, renderer version and used files."""
+    import cairosvg
+
+    digest = hashlib.sha256()
+    for part in (RENDERER_VERSION, cairosvg.__version__, f"{width}x{height}@{dpi}", svg):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    for path in sorted(set(files)):
+        digest.update(f"{path.name}:{file_digest(path)}".encode())
+    return digest.hexdigest()[:32]
+
+
+def make_url_fetcher(root: Path) -> Callable[[str, str], bytes]:
+    """A cairosvg url_fetcher that serves data: URLs and files inside the project, nothing else."""
+    root = root.resolve()
+
+    def fetch(url: str, resource_type: str) -> bytes:
+        parsed = urllib.parse.urlparse(url)
+        if parsed.scheme == "data":
+            with urllib.request.urlopen(url) as response:  # data: URLs decode locally, no network
+                return response.read()
+        if parsed.scheme not in ("file", ""):
+            raise RenderFailure(f"refused to load '{url}': only files inside the project are read")
+        path = Path(urllib.parse.unquote(parsed.path)).resolve()
+        if not path.is_relative_to(root):
+            raise RenderFailure(f"refused to load '{path}': it lies outside the project folder")
+        if not path.is_file():
+            raise RenderFailure(f"image '{path}' does not exist")
+        return path.read_bytes()
+
+    return fetch
+
+
+def _setup_cairosvg() -> None:
+    import cairocffi
+    import cairosvg.surface
+
+    # geometricPrecision keeps glyph advances unhinted (widths match the font's metrics);
+    # cairo 1.16 garbles ANTIALIAS_BEST, so ask for grey antialiasing instead.
+    cairosvg.surface.TEXT_ANTIALIAS["geometricPrecision"] = cairocffi.ANTIALIAS_GRAY
+
+
+def draw_svg(svg: str, width: int, height: int, dpi: int, root: Path, base_url: str, transparent: bool = False):
+    """Draw SVG text to a Pillow image of exactly width x height pixels (RGB on white, or RGBA)."""
+    import cairosvg.parser
+    import cairosvg.surface
+    from PIL import Image
+
+    _setup_cairosvg()
+    try:
+        tree = cairosvg.parser.Tree(bytestring=svg.encode(), url=base_url, url_fetcher=make_url_fetcher(root))
+        surface = cairosvg.surface.PNGSurface(tree, None, dpi, output_width=width, output_height=height)
+    except RenderFailure:
+        raise
+    except Exception as exc:  # cairosvg and its XML parser raise many types for bad SVG
+        raise RenderFailure(f"cairosvg could not draw the SVG: {type(exc).__name__}: {exc}") from None
+    cairo_surface = surface.cairo
+    cairo_surface.flush()
+    rgba = Image.frombuffer("RGBA", (cairo_surface.get_width(), cairo_surface.get_height()),
+                            bytes(cairo_surface.get_data()), "raw", "BGRa", cairo_surface.get_stride(), 1)
+    if rgba.size != (width, height):
+        rgba = rgba.resize((width, height))
+    if transparent:
+        return rgba.copy()
+    image = Image.new("RGB", rgba.size, "white")
+    image.paste(rgba, mask=rgba.getchannel("A"))
+    return image
+
+
+def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
+    """Write a file through a temporary name in the same folder, then rename it into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(handle)
+    try:
+        write(Path(temp))
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def run_job(job: RasterJob) -> tuple[str, str | None]:
+    """Render one job into its cache file; return (key, error message or None)."""
+    from cardgen.fonts import configure_fontconfig
+
+    configure_fontconfig([Path(d) for d in job.font_dirs])
+    try:
+        image = draw_svg(job.svg, job.width, job.height, job.dpi, Path(job.root), job.base_url, job.transparent)
+    except RenderFailure as exc:
+        return job.key, str(exc)
+    write_atomic(Path(job.target), lambda temp: image.save(temp, format="PNG", compress_level=1))
+    return job.key, None
+
+
+def run_jobs(jobs: list[RasterJob], workers: int, on_done: Callable[[str, str | None], None]) -> None:
+    """Render jobs, in a process pool when there are several workers and enough work."""
+    if workers <= 1 or len(jobs) < 4:
+        for job in jobs:
+            on_done(*run_job(job))
+        return
+    import multiprocessing
+
+    # spawn, not fork: the parent may run a progress thread, and forking with threads can deadlock.
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        for key, error in pool.map(run_job, jobs, chunksize=1):
+            on_done(key, error)

@@ -1,0 +1,237 @@
+"""The Jinja environment and the per-card context: SVG text for every face and back."""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup, escape
+
+from cardgen.data import Card
+from cardgen.errors import CardgenError, Problem, relative
+from cardgen.fonts import FontBook, families_in_svg
+from cardgen.icons import IconLibrary
+from cardgen.manifest import CardSize, Game
+from cardgen.text import TextMeasurer, TextStyle, fit_text, icon_svg, layout_to_svg
+from cardgen.units import MM_PER_INCH, PT_PER_INCH, mm_to_px
+
+
+@dataclass(frozen=True)
+class Box:
+    """A rectangle in card pixels."""
+
+    x: float
+    y: float
+    width: float
+    height: float
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Card geometry for templates: full (with bleed), trim and safe boxes in px, sizes in mm."""
+
+    size: CardSize
+
+    @property
+    def width(self) -> int:
+        """Full width in px, bleed included."""
+        return self.size.full_width_px
+
+    @property
+    def height(self) -> int:
+        """Full height in px, bleed included."""
+        return self.size.full_height_px
+
+    @property
+    def bleed(self) -> float:
+        """Bleed in px."""
+        return mm_to_px(self.size.bleed_mm, self.size.dpi)
+
+    @property
+    def trim(self) -> Box:
+        """The cut line."""
+        b = self.bleed
+        return Box(b, b, self.width - 2 * b, self.height - 2 * b)
+
+    @property
+    def safe(self) -> Box:
+        """Where text and important art belong."""
+        inset = self.bleed + mm_to_px(self.size.safe_mm, self.size.dpi)
+        return Box(inset, inset, self.width - 2 * inset, self.height - 2 * inset)
+
+    @property
+    def mm(self) -> dict[str, float]:
+        """Trim width, height, bleed and safe margin in mm."""
+        s = self.size
+        return {"width": s.width_mm, "height": s.height_mm, "bleed": s.bleed_mm, "safe": s.safe_mm}
+
+    @property
+    def svg_attrs(self) -> Markup:
+        """Attributes for the root <svg>: namespace, pixel size and viewBox."""
+        return Markup(f'xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
+                      f'width="{self.width}" height="{self.height}" viewBox="0 0 {self.width} {self.height}"')
+
+
+@dataclass
+class RenderedSVG:
+    """A card face or back as SVG text, with the files it draws and what went wrong softly."""
+
+    key: str
+    svg: str
+    files: list[Path] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+
+
+class CardHelpers:
+    """Functions a template calls for one card: text boxes, icons, images, unit conversion."""
+
+    def __init__(self, game: Game, fonts: FontBook, icons: IconLibrary, size: CardSize,
+                 card: Card | None) -> None:
+        self.game, self.fonts, self.icons, self.dpi, self.card = game, fonts, icons, size.dpi, card
+        self.files: list[Path] = []
+        self.warnings: list[Problem] = []
+
+    def mm(self, value: float) -> float:
+        """Millimetres to card pixels."""
+        return value / MM_PER_INCH * self.dpi
+
+    def pt(self, value: float) -> float:
+        """Points to card pixels (font sizes)."""
+        return value / PT_PER_INCH * self.dpi
+
+    def inch(self, value: float) -> float:
+        """Inches to card pixels."""
+        return value * self.dpi
+
+    def text_box(self, text: Any, x: float, y: float, width: float, height: float, size: float,
+                 min_size: float | None = None, font: str | None = None, fill: str = "#000000",
+                 align: str = "left", valign: str = "top", line_height: float = 1.2,
+                 max_lines: int | None = None) -> Markup:
+        """Wrap and shrink a text (with **bold**, *italic*, :icon:) into a box; warn when it overflows."""
+        text = "" if text is None else str(text)
+        family = font or self.game.spec.font
+        if not family:
+            raise CardgenError("text_box needs font= (or a `font:` default in game.yaml)")
+        measurer = TextMeasurer(self.fonts, family)
+        layout = fit_text(text, measurer, width, height, size, min_size or size, line_height, max_lines)
+        if not layout.fits:
+            self._overflow(text, layout.size)
+        style = TextStyle(family, fill, align, valign, line_height, self.game.spec.icon_colors)
+        return layout_to_svg(layout, x, y, width, height, style, measurer, self.icons.get)
+
+    def text_line(self, text: Any, x: float, y: float, width: float, size: float,
+                  min_size: float | None = None, **style: Any) -> Markup:
+        """One line of text, top at y, shrunk to fit the width (a title, a type line)."""
+        return self.text_box(text, x, y, width, size * 1.2, size, min_size, max_lines=1, **style)
+
+    def icon(self, name: str, x: float, y: float, size: float, color: str | None = None) -> Markup:
+        """An icon by name or alias, size x size px at (x, y), recoloured."""
+        color = color or self.game.spec.icon_colors.get(name, "#000000")
+        return Markup(icon_svg(self.icons.get(name), x, y, size, color))
+
+    def image(self, path: str, x: float, y: float, width: float, height: float, fit: str = "contain") -> Markup:
+        """An image file from the game's data folder, placed in a box (fit: contain, cover or stretch)."""
+        resolved = safe_path(self.game, str(path))
+        self.files.append(resolved)
+        aspect = {"contain": "xMidYMid meet", "cover": "xMidYMid slice", "stretch": "none"}[fit]
+        return Markup(f'<image x="{x}" y="{y}" width="{width}" height="{height}" preserveAspectRatio="{aspect}" '
+                      f'xlink:href="{escape(resolved.as_uri())}"/>')
+
+    def _overflow(self, text: str, size: float) -> None:
+        card = self.card
+        column = next((k for k, v in card.fields.items() if str(v) == text), None) if card else None
+        label = f"card '{card.id}'" if card else "the back"
+        self.warnings.append(Problem(f"{label}: text does not fit its box even at the minimum size "
+                                     f"{size:.1f}px: '{text[:40]}'", file=card.source_file if card else None,
+                                     row=card.source_row if card else None, column=column, rule="text-overflow",
+                                     severity="warning"))
+
+
+def safe_path(game: Game, path: str) -> Path:
+    """Resolve a file named in data, relative to the game folder; refuse anything outside the project."""
+    if "://" in path or path.startswith(("file:", "data:", "http:", "https:")):
+        raise CardgenError(f"'{path}' is a URL; only files inside the project can be used")
+    candidate = Path(path)
+    if candidate.is_absolute():
+        raise CardgenError(f"'{path}' is an absolute path; write it relative to data/{game.name}/")
+    resolved = (game.data_dir / candidate).resolve()
+    if not resolved.is_relative_to(game.root.resolve()):
+        raise CardgenError(f"'{path}' leads outside the project folder; only files inside it can be used")
+    if not resolved.is_file():
+        raise CardgenError(f"image '{path}' does not exist (looked in data/{game.name}/)")
+    return resolved
+
+
+def make_environment(game: Game) -> jinja2.Environment:
+    """Jinja for SVG: XML autoescaping, undefined names are errors, game and shared template folders."""
+    folders = [str(game.template_dir), str(game.root / "templates")]
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(folders), autoescape=True,
+                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+
+
+def _template_line(template_name: str) -> int | None:
+    """The template line being rendered when an error was raised (Jinja maps frames to it)."""
+    tb = sys.exc_info()[2]
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.endswith(template_name):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+class SVGRenderer:
+    """Renders card faces and backs of one game to SVG text."""
+
+    def __init__(self, game: Game, fonts: FontBook, icons: IconLibrary) -> None:
+        self.game, self.fonts, self.icons = game, fonts, icons
+        self.env = make_environment(game)
+
+    def render(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
+        """Render one template for a card (or for a deck's back when card is None)."""
+        size = self.game.deck_size(self.game.spec.decks[deck])
+        helpers = CardHelpers(self.game, self.fonts, self.icons, size, card)
+        shown = relative(self.game.template_dir / template_name, self.game.root)
+        where = f"card '{card.id}' ({card.source_file}:{card.source_row})" if card else f"the back of deck '{deck}'"
+        try:
+            template = self.env.get_template(template_name)
+            svg = template.render(self._context(helpers, deck, card, size))
+        except jinja2.TemplateSyntaxError as exc:
+            raise CardgenError(f"template syntax error: {exc.message}",
+                               file=relative(exc.filename or shown, self.game.root), row=exc.lineno) from None
+        except jinja2.TemplateNotFound as exc:
+            raise CardgenError(f"template '{exc.name}' not found in templates/{self.game.name}/ or templates/",
+                               file=relative(self.game.manifest_path, self.game.root)) from None
+        except jinja2.UndefinedError as exc:
+            raise CardgenError(f"{exc.message} while rendering {where}", file=shown,
+                               row=_template_line(template_name)) from None
+        except CardgenError as exc:
+            line = _template_line(template_name)
+            raise CardgenError([Problem(f"{p.message} (while rendering {where})", p.file or shown,
+                                        p.row or line, p.column) for p in exc.problems]) from None
+        self._check_fonts(svg, shown)
+        return RenderedSVG(key, svg, helpers.files, helpers.warnings)
+
+    def _context(self, helpers: CardHelpers, deck: str, card: Card | None, size: CardSize) -> dict[str, Any]:
+        spec = self.game.spec
+        deck_spec = spec.decks[deck]
+        context: dict[str, Any] = {
+            "game": {"name": self.game.name, "title": spec.title, "version": spec.version,
+                     "description": spec.description},
+            "deck": {"name": deck, "title": deck_spec.title or deck.replace("_", " ").title()},
+            "geo": Geometry(size),
+        }
+        context.update({name: getattr(helpers, name) for name in
+                        ("text_box", "text_line", "icon", "image", "mm", "pt", "inch")})
+        if card is not None:
+            context["card"] = {**card.fields, "id": card.id, "name": card.name, "copies": card.copies}
+        return context
+
+    def _check_fonts(self, svg: str, shown: str) -> None:
+        for family in families_in_svg(svg):
+            try:
+                self.fonts.face(family)
+            except CardgenError as exc:
+                raise CardgenError(exc.problems[0].message, file=shown) from None

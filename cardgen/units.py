@@ -1,0 +1,44 @@
+"""Lengths and card size presets, parsed in one place (mm is the internal unit)."""
+from __future__ import annotations
+
+import re
+
+MM_PER_INCH = 25.4
+PT_PER_INCH = 72.0
+
+# Trim sizes in mm, portrait (width, height).
+CARD_PRESETS: dict[str, tuple[float, float]] = {
+    "poker": (63.5, 88.9),
+    "bridge": (57.15, 88.9),
+    "mini": (44.45, 63.5),
+    "mini-euro": (44.0, 68.0),
+    "tarot": (69.85, 120.65),
+    "square": (69.85, 69.85),
+    "business": (50.8, 88.9),
+    "jumbo": (88.9, 127.0),
+}
+
+_LENGTH = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(mm|cm|in|px|pt)?\s*$")
+
+
+def parse_length(value: str | float | int, dpi: float = 300.0) -> float:
+    """Turn `'63.5mm'`, `'2.5in'`, `'750px'`, `'9pt'` or a bare number (mm) into mm."""
+    if isinstance(value, (int, float)):
+        return float(value)
+    match = _LENGTH.match(str(value))
+    if not match:
+        raise ValueError(f"'{value}' is not a length; expected a number with mm, cm, in, pt or px")
+    number, unit = float(match.group(1)), match.group(2) or "mm"
+    factor = {"mm": 1.0, "cm": 10.0, "in": MM_PER_INCH, "pt": MM_PER_INCH / PT_PER_INCH,
+              "px": MM_PER_INCH / dpi}[unit]
+    return number * factor
+
+
+def mm_to_px(mm: float, dpi: float) -> float:
+    """Millimetres to pixels at a resolution."""
+    return mm / MM_PER_INCH * dpi
+
+
+def mm_to_pt(mm: float) -> float:
+    """Millimetres to PDF points."""
+    return mm / MM_PER_INCH * PT_PER_INCH

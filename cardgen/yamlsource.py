@@ -1,0 +1,57 @@
+"""Read YAML while remembering the line of every key, so errors can name it."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cardgen.errors import CardgenError
+
+KeyPath = tuple[str | int, ...]
+
+
+class _Loader(yaml.SafeLoader):
+    """A safe loader (no Python objects) that keeps YAML anchors and merges working."""
+
+
+def _index_lines(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int]) -> None:
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                child = path + (key.value,)
+                lines[child] = key.start_mark.line + 1
+                _index_lines(value, child, lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _index_lines(item, path + (i,), lines)
+
+
+def load_yaml(path: Path, shown_as: str) -> tuple[Any, dict[KeyPath, int]]:
+    """Parse a YAML file; return the data and a map from key path to line number."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CardgenError(f"cannot read the file: {exc}", file=shown_as) from None
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise CardgenError(f"YAML syntax error: {problem}", file=shown_as, row=line) from None
+    lines: dict[KeyPath, int] = {}
+    if node is not None:
+        _index_lines(node, (), lines)
+    return data, lines
+
+
+def line_of(lines: dict[KeyPath, int], path: KeyPath) -> int | None:
+    """The line of a key path, or of its nearest parent that has one."""
+    while path:
+        if path in lines:
+            return lines[path]
+        path = path[:-1]
+    return lines.get(())
