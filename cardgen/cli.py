@@ -72,12 +72,13 @@ def _reporter():
 def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, jobs: int) -> None:
     """Build GAMES (all games when none are named): card PNGs and build.json under output/."""
     from cardgen.build import BuildOptions, build_game
+    from cardgen.outputs import default_stages
 
     options = BuildOptions((out or root / "output").resolve(), jobs, keep_svg)
     problems: list = []
     for name in _games(root, games):
         try:
-            result = build_game(root, name, options, _reporter())
+            result = build_game(root, name, options, _reporter(), default_stages())
         except CardgenError as exc:
             problems += exc.problems
             continue
