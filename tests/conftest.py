@@ -1,0 +1,76 @@
+"""Shared fixtures: the repository's workspace and small throw-away workspaces for one test."""
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """An empty workspace in a temp folder that shares the repository's fonts and icons."""
+    root = tmp_path / "ws"
+    (root / "data").mkdir(parents=True)
+    (root / "templates").mkdir()
+    shutil.copytree(REPO / "fonts", root / "fonts")
+    shutil.copytree(REPO / "icons", root / "icons")
+    return root
+
+
+def write_game(root: Path, name: str, manifest: str, files: dict[str, str],
+               templates: dict[str, str]) -> Path:
+    """Write a game's game.yaml, data files and templates into a workspace; return its data folder."""
+    data = root / "data" / name
+    data.mkdir(parents=True, exist_ok=True)
+    (data / "game.yaml").write_text(textwrap.dedent(manifest))
+    for file, text in files.items():
+        (data / file).write_text(textwrap.dedent(text))
+    tdir = root / "templates" / name
+    tdir.mkdir(parents=True, exist_ok=True)
+    for file, text in templates.items():
+        (tdir / file).write_text(textwrap.dedent(text))
+    return data
+
+
+SIMPLE_MANIFEST = """\
+    title: Tiny
+    version: 1
+    font: Roboto Mono
+    fields:
+      power: int
+    decks:
+      main:
+        source: cards.csv
+        face: face.svg
+        back: back.svg
+"""
+
+SIMPLE_FACE = """\
+    <svg {{ geo.svg_attrs }}>
+      <rect width="{{ geo.width }}" height="{{ geo.height }}" fill="#ffffff"/>
+      {{ text_line(card.name, 80, 80, 600, 60) }}
+      {{ text_box(card.text, 80, 300, 600, 400, 50, min_size=20) }}
+    </svg>
+"""
+
+SIMPLE_BACK = """\
+    <svg {{ geo.svg_attrs }}><rect width="{{ geo.width }}" height="{{ geo.height }}" fill="#334455"/></svg>
+"""
+
+
+@pytest.fixture
+def tiny_game(workspace: Path) -> Path:
+    """A workspace with one small game `tiny` (three cards); returns the workspace root."""
+    write_game(workspace, "tiny", SIMPLE_MANIFEST, {"cards.csv": """\
+        name,power,text,count
+        Alpha,1,Fire & Ice <2> "quoted",2
+        Beta,2,**Bold** and *italic* with :scrap: icon,1
+        NA,3,Plain,3
+    """}, {"face.svg": SIMPLE_FACE, "back.svg": SIMPLE_BACK})
+    (workspace / "data" / "tiny" / "game.yaml").write_text(
+        textwrap.dedent(SIMPLE_MANIFEST) + "icons:\n  scrap: hexagonal-nut\n")
+    return workspace

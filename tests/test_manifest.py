@@ -1,0 +1,68 @@
+"""The manifest: schema errors name the key and line; sizes resolve to the right mm and pixels."""
+from __future__ import annotations
+
+import pytest
+
+from cardgen.errors import CardgenError
+from cardgen.manifest import load_game, resolve_size, GameSpec
+from tests.conftest import REPO, SIMPLE_MANIFEST, write_game
+
+
+def test_scrapbots_manifest_loads() -> None:
+    game = load_game(REPO, "scrapbots")
+    assert game.spec.title == "Scrapbots"
+    assert {"starting", "center", "wounds"} <= set(game.spec.decks)
+    size = game.deck_size(game.spec.decks["center"])
+    assert (size.full_width_px, size.full_height_px) == (825, 1125)
+
+
+def test_unknown_key_is_named_with_line_and_suggestion(workspace) -> None:
+    write_game(workspace, "bad", SIMPLE_MANIFEST.replace("        face: face.svg", "        fase: face.svg"), {}, {})
+    with pytest.raises(CardgenError) as info:
+        load_game(workspace, "bad")
+    lines = [str(p) for p in info.value.problems]
+    assert any("decks.main.fase" in line and "did you mean 'face'" in line and ":9:" in line for line in lines), lines
+    assert any("decks.main.face" in line and "required" in line for line in lines), lines
+
+
+def test_wrong_type_names_key(workspace) -> None:
+    write_game(workspace, "bad", SIMPLE_MANIFEST + "    dpi: lots\n", {}, {})
+    with pytest.raises(CardgenError) as info:
+        load_game(workspace, "bad")
+    problem = info.value.problems[0]
+    assert problem.message.startswith("dpi:") and problem.row == 11 and problem.file == "data/bad/game.yaml"
+
+
+def test_yaml_syntax_error_names_line(workspace) -> None:
+    write_game(workspace, "bad", "title: [unclosed\ndecks: {}\n", {}, {})
+    with pytest.raises(CardgenError) as info:
+        load_game(workspace, "bad")
+    assert "YAML syntax error" in str(info.value) and info.value.problems[0].row is not None
+
+
+def test_unknown_game_suggests(workspace) -> None:
+    write_game(workspace, "tiny", SIMPLE_MANIFEST, {}, {})
+    with pytest.raises(CardgenError, match="did you mean 'tiny'"):
+        load_game(workspace, "tinny")
+
+
+@pytest.mark.parametrize("size,expected_mm", [
+    ("poker", (63.5, 88.9)),
+    ("poker landscape", (88.9, 63.5)),
+    ("tarot", (69.85, 120.65)),
+    ({"width": "2.5in", "height": "3.5in"}, (63.5, 88.9)),
+    ({"width": "750px", "height": "1050px"}, (63.5, 88.9)),
+    ({"preset": "business", "orientation": "landscape"}, (88.9, 50.8)),
+])
+def test_sizes(size, expected_mm) -> None:
+    spec = GameSpec.model_validate({"title": "t", "decks": {"d": {"source": "x.csv", "face": "f.svg"}},
+                                    "size": size})
+    resolved = resolve_size(spec.size, spec)
+    assert (round(resolved.width_mm, 3), round(resolved.height_mm, 3)) == pytest.approx(expected_mm)
+    assert resolved.bleed_mm == pytest.approx(3.175)
+
+
+def test_poker_pixels_with_bleed() -> None:
+    spec = GameSpec.model_validate({"title": "t", "decks": {"d": {"source": "x.csv", "face": "f.svg"}}})
+    size = resolve_size("poker", spec)
+    assert (size.full_width_px, size.full_height_px) == (825, 1125)

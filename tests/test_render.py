@@ -1,0 +1,149 @@
+"""Rendering: templates to SVG (escaping, undefined fields), text layout, cairosvg to PNG, the url fetcher."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from xml.etree import ElementTree
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from cardgen.build import BuildOptions, build_game, plan_build
+from cardgen.errors import CardgenError
+from cardgen.fonts import FontBook, configure_fontconfig
+from cardgen.render import RenderFailure, draw_svg, make_url_fetcher
+from cardgen.text import TextMeasurer, fit_text, parse_markup
+from tests.conftest import REPO, SIMPLE_BACK, SIMPLE_MANIFEST, write_game
+
+FONTS = FontBook(REPO / "fonts")
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+def _texts(svg: str) -> list[str]:
+    root = ElementTree.fromstring(svg)
+    return ["".join(t.itertext()) for t in root.iter(f"{SVG_NS}tspan")]
+
+
+def test_markup_parsing() -> None:
+    paragraphs = parse_markup("**Activate:** deal 2 :energy:\nnext *line here*")
+    first = paragraphs[0]
+    assert first[0][0].text == "Activate:" and first[0][0].bold
+    assert first[-1][0].icon and first[-1][0].text == "energy"
+    assert [p.text for w in paragraphs[1] for p in w] == ["next", "line", "here"]
+    assert all(p.italic for p in paragraphs[1][1] + paragraphs[1][2])
+
+
+def test_wrapped_lines_fit_their_box() -> None:
+    measurer = TextMeasurer(FONTS, "Roboto Mono")
+    text = "Deal 20 damage to the opposing Lane and 10 splash damage to each adjacent Lane. " * 2
+    layout = fit_text(text, measurer, width=500, height=400, size=40, min_size=20)
+    assert layout.fits and len(layout.lines) > 1
+    for line in layout.lines:
+        measured = sum(measurer.word_width(w, layout.size) for w in line.words) + \
+            measurer.space(layout.size) * (len(line.words) - 1)
+        assert measured <= 500 + 1e-6
+        assert measured == pytest.approx(line.width)
+    assert len(layout.lines) * layout.size * 1.2 <= 400
+
+
+def test_text_shrinks_then_reports_overflow() -> None:
+    measurer = TextMeasurer(FONTS, "Roboto Mono")
+    text = "word " * 40
+    roomy = fit_text(text, measurer, 600, 2000, 40, 10)
+    tight = fit_text(text, measurer, 600, 300, 40, 10)
+    hopeless = fit_text(text * 10, measurer, 600, 100, 40, 30)
+    assert roomy.size == 40 and roomy.fits
+    assert 10 <= tight.size < 40 and tight.fits
+    assert hopeless.size == 30 and not hopeless.fits
+
+
+def test_measured_width_matches_cairo_ink(tmp_path: Path) -> None:
+    """The wrap widths are only right if cairosvg draws text exactly as wide as the font metrics say."""
+    configure_fontconfig([REPO / "fonts"])
+    for family in ("Roboto Mono", "Share Tech Mono"):
+        text = "MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM"
+        size = 41.3
+        expected = FONTS.face(family).width(text, size)
+        svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="1600" height="100"><rect width="1600" height="100" '
+               f'fill="white"/><text x="10" y="70" font-family="{family}" font-size="{size}" '
+               f'text-rendering="geometricPrecision">{text}I</text></svg>')
+        image = np.asarray(draw_svg(svg, 1600, 100, 300, REPO, REPO.as_uri() + "/").convert("L"))
+        ink = np.where(image.min(axis=0) < 128)[0]
+        # The trailing I is drawn where the M run ends: its stem sits about mid-advance after it.
+        i_center = FONTS.face(family).width("I", size) / 2
+        assert ink.max() - ink.min() > 0
+        stem = ink[ink > 10 + expected - 2]
+        assert abs((stem.min() + stem.max()) / 2 - (10 + expected + i_center)) < 0.004 * expected
+
+
+def test_escaping_and_markup_render_as_text(tiny_game) -> None:
+    plan = plan_build(tiny_game, "tiny", tiny_game / "output")
+    svg = plan.faces["alpha"].rendered.svg
+    ElementTree.fromstring(svg)  # well-formed despite & < > "
+    assert "Fire" in _texts(svg) and "&" in _texts(svg) and "<2>" in _texts(svg) and '"quoted"' in _texts(svg)
+    beta = plan.faces["beta"].rendered.svg
+    assert 'font-weight="bold">Bold<' in beta and 'font-style="italic">italic<' in beta
+    assert '<g transform=' in beta  # the :scrap: icon drawn inline
+
+
+def test_undefined_field_names_template_line_and_card(workspace) -> None:
+    face = '<svg {{ geo.svg_attrs }}>\n  <text>{{ card.nmae }}</text>\n</svg>\n'
+    write_game(workspace, "u", SIMPLE_MANIFEST, {"cards.csv": "name,power\nAlpha,1\n"},
+               {"face.svg": face, "back.svg": SIMPLE_BACK})
+    with pytest.raises(CardgenError) as info:
+        plan_build(workspace, "u", workspace / "output")
+    problem = info.value.problems[0]
+    assert problem.file == "templates/u/face.svg" and problem.row == 2
+    assert "nmae" in problem.message and "card 'alpha'" in problem.message and "cards.csv:2" in problem.message
+
+
+def test_template_syntax_error_names_line(workspace) -> None:
+    face = '<svg {{ geo.svg_attrs }}>\n{% if card.name %}\n</svg>\n'
+    write_game(workspace, "s", SIMPLE_MANIFEST, {"cards.csv": "name,power\nAlpha,1\n"},
+               {"face.svg": face, "back.svg": SIMPLE_BACK})
+    with pytest.raises(CardgenError, match="template syntax error") as info:
+        plan_build(workspace, "s", workspace / "output")
+    assert info.value.problems[0].file == "templates/s/face.svg"
+
+
+def test_unbundled_font_is_an_error(workspace) -> None:
+    face = '<svg {{ geo.svg_attrs }}><text font-family="Comic Sans MS">x</text></svg>'
+    write_game(workspace, "f", SIMPLE_MANIFEST, {"cards.csv": "name,power\nAlpha,1\n"},
+               {"face.svg": face, "back.svg": SIMPLE_BACK})
+    with pytest.raises(CardgenError, match="font family 'Comic Sans MS' is not bundled"):
+        plan_build(workspace, "f", workspace / "output")
+
+
+def test_url_fetcher_refuses_outside_and_network(tmp_path: Path) -> None:
+    inside = tmp_path / "project"
+    inside.mkdir()
+    (inside / "art.png").write_bytes(b"png")
+    (tmp_path / "secret.txt").write_text("secret")
+    os.symlink(tmp_path / "secret.txt", inside / "link.png")
+    fetch = make_url_fetcher(inside)
+    assert fetch((inside / "art.png").as_uri(), "image/*") == b"png"
+    for url in [(tmp_path / "secret.txt").as_uri(), (inside / "link.png").as_uri(),
+                (inside / ".." / "secret.txt").as_uri(), "http://example.com/a.png", "https://x/y.png"]:
+        with pytest.raises(RenderFailure):
+            fetch(url, "image/*")
+
+
+def test_image_helper_refuses_escaping_paths(workspace) -> None:
+    face = '<svg {{ geo.svg_attrs }}>{{ image(card.art, 0, 0, 100, 100) }}</svg>'
+    write_game(workspace, "i", SIMPLE_MANIFEST, {"cards.csv": "name,art\nA,../../../etc/passwd\n"},
+               {"face.svg": face, "back.svg": SIMPLE_BACK})
+    with pytest.raises(CardgenError, match="outside the project"):
+        plan_build(workspace, "i", workspace / "output")
+
+
+def test_image_in_card_is_drawn(workspace) -> None:
+    face = '<svg {{ geo.svg_attrs }}><rect width="100%" height="100%" fill="white"/>' \
+           '{{ image(card.art, 100, 100, 400, 400, fit="stretch") }}</svg>'
+    data = write_game(workspace, "i", SIMPLE_MANIFEST, {"cards.csv": "name,art\nA,art/red.png\n"},
+                      {"face.svg": face, "back.svg": SIMPLE_BACK})
+    (data / "art").mkdir()
+    Image.new("RGB", (20, 20), (255, 0, 0)).save(data / "art" / "red.png")
+    result = build_game(workspace, "i", BuildOptions(workspace / "output", jobs=1))
+    image = Image.open(result.out_dir / "cards" / "main" / "a.png")
+    assert image.getpixel((300, 300)) == (255, 0, 0) and image.getpixel((50, 50)) == (255, 255, 255)
