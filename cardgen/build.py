@@ -1,6 +1,8 @@
 """The build pipeline of one game: manifest -> cards -> SVG -> PNG (cached) -> outputs, swapped in atomically."""
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import time
@@ -8,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
 
+from cardgen.changes import Changes, diff_records
 from cardgen.data import Card, load_cards
 from cardgen.errors import CardgenError, Problem
 from cardgen.fonts import FontBook, configure_fontconfig
@@ -82,6 +85,8 @@ class BuildResult:
     cached: int
     seconds: float
     warnings: list[Problem]
+    changes: Changes | None = None
+    up_to_date: bool = False
 
 
 # An output stage takes the game, its build record and the (staging) output folder, and writes files.
@@ -180,33 +185,60 @@ def draw_plan(plan: BuildPlan, options: BuildOptions, reporter: Reporter) -> tup
     return len(jobs), len(arts) - len(jobs)
 
 
+def build_fingerprint(record: dict, game: Game, options: BuildOptions, stages: list[OutputStage]) -> str:
+    """A hash of everything a build's outputs depend on: cards, images, manifest, options and stages."""
+    stable = {k: v for k, v in record.items() if k not in ("built_at", "stats", "fingerprint")}
+    digest = hashlib.sha256(json.dumps(stable, sort_keys=True, default=str).encode())
+    digest.update(game.manifest_path.read_bytes())
+    digest.update(f"{options.keep_svg}|{[getattr(s, '__qualname__', repr(s)) for s in stages]}".encode())
+    return digest.hexdigest()[:32]
+
+
+def read_previous_record(out_dir: Path) -> dict | None:
+    """The build.json of the last finished build, if there is a readable one."""
+    try:
+        return json.loads((out_dir / "build.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
 def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter | None = None,
                stages: list[OutputStage] | None = None) -> BuildResult:
-    """Build one game into `<out_root>/<name>/`; the previous output stays until the new one is complete."""
-    from cardgen.outputs.cards import write_card_files
+    """Build one game into `<out_root>/<name>/`; the previous output stays until the new one is complete.
+
+    When nothing an output depends on changed since the last build, nothing is drawn or written.
+    """
+    from cardgen.outputs.cards import card_record, write_card_files
 
     started = time.perf_counter()
     reporter = reporter or SilentReporter()
+    stages = stages or []
     configure_fontconfig([root / "fonts"])
     plan = plan_build(root, name, options.out_root)
-    rendered, cached = draw_plan(plan, options, reporter)
     final = options.out_root / name
+    previous = read_previous_record(final)
+    record = card_record(plan, 0, 0)
+    record["fingerprint"] = build_fingerprint(record, plan.game, options, stages)
+    changes = diff_records(previous, record) if previous else None
+    if previous and previous.get("fingerprint") == record["fingerprint"]:
+        return BuildResult(plan.game, final, len(plan.cards), record["stats"]["copies"], 0,
+                           len(plan.faces) + len(plan.backs), time.perf_counter() - started, plan.warnings,
+                           changes, up_to_date=True)
+    rendered, cached = draw_plan(plan, options, reporter)
+    record["stats"].update(rendered=rendered, cached=cached)
     staging = options.out_root / f".{name}.building"
     shutil.rmtree(staging, ignore_errors=True)
     try:
-        record = write_card_files(plan, staging, options.keep_svg, rendered, cached)
-        for stage in stages or []:
+        write_card_files(plan, record, staging, options.keep_svg)
+        for stage in stages:
             stage(plan.game, record, staging)
         swap_into_place(staging, final)
     except OSError as exc:
-        shutil.rmtree(staging, ignore_errors=True)
         raise CardgenError(f"cannot write the output: {exc}", file=str(final)) from None
-    except BaseException:
+    finally:
         shutil.rmtree(staging, ignore_errors=True)
-        raise
-    copies = sum(c.copies for c in plan.cards)
-    return BuildResult(plan.game, final, len(plan.cards), copies, rendered, cached,
-                       time.perf_counter() - started, plan.warnings)
+    return BuildResult(plan.game, final, len(plan.cards), record["stats"]["copies"], rendered, cached,
+                       time.perf_counter() - started, plan.warnings, changes)
 
 
 def swap_into_place(staging: Path, final: Path) -> None:

@@ -82,12 +82,26 @@ def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, 
         except CardgenError as exc:
             problems += exc.problems
             continue
-        for warning in result.warnings:
-            click.secho(str(warning), fg="yellow", err=True)
-        click.echo(f"{name}: {result.cards} cards ({result.copies} with copies), {result.rendered} drawn, "
-                   f"{result.cached} from cache, {result.seconds:.1f}s -> {result.out_dir}")
+        _report_build(result)
     if problems:
         raise CardgenError(problems)
+
+
+def _report_build(result) -> None:
+    """Print a build's warnings, what changed since the previous build, and its counts."""
+    from cardgen.changes import describe
+
+    for warning in result.warnings:
+        click.secho(str(warning), fg="yellow", err=True)
+    name = result.game.name
+    if result.changes is not None and not result.changes.empty:
+        for line in describe(result.changes):
+            click.echo(f"  {line}")
+    if result.up_to_date:
+        click.echo(f"{name}: up to date ({result.cards} cards), nothing to do, {result.seconds:.1f}s")
+    else:
+        click.echo(f"{name}: {result.cards} cards ({result.copies} with copies), {result.rendered} drawn, "
+                   f"{result.cached} from cache, {result.seconds:.1f}s -> {result.out_dir}")
 
 
 @main.command("list")
@@ -105,3 +119,98 @@ def list_command(root: Path) -> None:
             size = game.deck_size(deck)
             click.echo(f"  {deck_name}: {len(cards)} cards, {sum(c.copies for c in cards)} with copies, "
                        f"{size.width_mm:g} x {size.height_mm:g} mm")
+
+
+# ---------------------------------------------------------------- fast regeneration: snapshots, changes, watch
+
+@main.command()
+@click.argument("game")
+@click.argument("name")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output root.")
+@click.option("--force", is_flag=True, help="Replace an existing snapshot of that name.")
+@click.pass_obj
+def snapshot(root: Path, game: str, name: str, out: Path | None, force: bool) -> None:
+    """Record the current build of GAME as version NAME (e.g. the one you printed)."""
+    from cardgen.build import read_previous_record
+    from cardgen.changes import snapshot_path
+    from cardgen.render import write_atomic
+
+    record = read_previous_record((out or root / "output") / game)
+    if record is None:
+        raise CardgenError(f"{game} has not been built yet; run `cardgen build {game}` first")
+    path = snapshot_path(root, game, name)
+    if path.exists() and not force:
+        raise CardgenError(f"snapshot '{name}' of {game} exists already ({path}); use --force to replace it")
+    import json
+
+    write_atomic(path, lambda temp: temp.write_text(json.dumps(record, indent=2, ensure_ascii=False)))
+    click.echo(f"{game}: snapshot '{name}' of {len(record['cards'])} cards -> {path.relative_to(root)}")
+
+
+@main.command()
+@click.argument("game")
+@click.option("--since", "since", required=True, help="Name of a snapshot (see `cardgen snapshot`).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output root.")
+@click.pass_obj
+def changes(root: Path, game: str, since: str, out: Path | None) -> None:
+    """List the cards of GAME added, changed or removed since a snapshot, with field changes."""
+    from cardgen.build import read_previous_record
+    from cardgen.changes import describe, diff_records, load_snapshot
+
+    record = read_previous_record((out or root / "output") / game)
+    if record is None:
+        raise CardgenError(f"{game} has not been built yet; run `cardgen build {game}` first")
+    diff = diff_records(load_snapshot(root, game, since), record)
+    click.echo(f"{game} since '{since}': {len(diff.added)} added, {len(diff.changed)} changed, "
+               f"{len(diff.removed)} removed")
+    if not diff.empty:
+        for line in describe(diff):
+            click.echo(f"  {line}")
+
+
+@main.command()
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output root.")
+@click.option("--outputs", is_flag=True, help="Also delete every built game, not only the render cache.")
+@click.pass_obj
+def clean(root: Path, out: Path | None, outputs: bool) -> None:
+    """Empty the render cache (and with --outputs, the built games too)."""
+    import shutil
+
+    out_root = out or root / "output"
+    targets = [out_root] if outputs else [out_root / ".cache"]
+    for target in targets:
+        shutil.rmtree(target, ignore_errors=True)
+    click.echo(f"removed {', '.join(str(t) for t in targets)}")
+
+
+@main.command()
+@click.argument("games", nargs=-1)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output root.")
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=os.cpu_count() or 1, show_default=True)
+@click.pass_obj
+def watch(root: Path, games: tuple[str, ...], out: Path | None, jobs: int) -> None:
+    """Build GAMES, then rebuild whatever an edit to data, templates, icons or fonts affects (Ctrl-C stops)."""
+    import threading
+
+    from cardgen.build import BuildOptions, build_game
+    from cardgen.outputs import default_stages
+    from cardgen.watch import watch_games
+
+    names = _games(root, games)
+    options = BuildOptions((out or root / "output").resolve(), jobs)
+
+    def rebuild(todo: list[str]) -> None:
+        for name in todo:
+            try:
+                _report_build(build_game(root, name, options, _reporter(), default_stages()))
+            except CardgenError as exc:
+                for problem in exc.problems:
+                    click.secho(str(problem), fg="red", err=True)
+                click.echo(f"{name}: not rebuilt; fix the problems above and save again", err=True)
+
+    rebuild(names)
+    click.echo(f"watching {root} for changes to {', '.join(names)} (Ctrl-C to stop)")
+    try:
+        watch_games(root, names, rebuild, threading.Event())
+    except KeyboardInterrupt:
+        click.echo("stopped watching")

@@ -29,37 +29,27 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def write_card_files(plan, out_dir: Path, keep_svg: bool, rendered: int, cached: int) -> dict:
-    """Write cards/<deck>/<id>.png, backs/<name>.png and build.json into out_dir; return the record."""
+def card_record(plan, rendered: int, cached: int) -> dict:
+    """The build record (build.json) of a planned build: game, decks, backs, stats and every card."""
     game = plan.game
-    backs = {}
-    for name, art in plan.backs.items():
-        path = Path("backs") / f"{name}.png"
-        _place(art.cache_path, out_dir / path)
-        if keep_svg:
-            (out_dir / path.with_suffix(".svg")).write_text(art.rendered.svg, encoding="utf-8")
-        backs[name] = {"image": path.as_posix(), "deck": art.deck, "template": art.rendered.key, "hash": art.key}
+    backs = {name: {"image": f"backs/{name}.png", "deck": art.deck, "template": art.rendered.key, "hash": art.key}
+             for name, art in plan.backs.items()}
     cards = []
     for card in plan.cards:
-        art = plan.faces[card.id]
-        path = Path("cards") / card.deck / f"{card.id}.png"
-        _place(art.cache_path, out_dir / path)
-        if keep_svg:
-            (out_dir / path.with_suffix(".svg")).write_text(art.rendered.svg, encoding="utf-8")
         size = game.deck_size(game.spec.decks[card.deck])
         back = plan.card_back[card.id]
         cards.append({
             "id": card.id, "deck": card.deck, "kind": game.spec.decks[card.deck].kind, "name": card.name,
-            "copies": card.copies,
-            "face": path.as_posix(), "back": backs[back]["image"] if back else None,
+            "copies": card.copies, "face": f"cards/{card.deck}/{card.id}.png",
+            "back": backs[back]["image"] if back else None,
             "source": {"file": card.source_file, "row": card.source_row},
             "size_mm": {"width": size.width_mm, "height": size.height_mm}, "bleed_mm": size.bleed_mm,
             "dpi": size.dpi, "pixels": {"width": size.full_width_px, "height": size.full_height_px},
-            "hash": art.key,
+            "hash": plan.faces[card.id].key,
             "text": "\n".join(str(card.fields.get(f) or "") for f in card.text_fields).strip(),
             "fields": {k: _jsonable(v) for k, v in card.fields.items()},
         })
-    record = {
+    return {
         "cardgen": __version__,
         "built_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "game": {"name": game.name, "title": game.spec.title, "version": game.spec.version,
@@ -70,9 +60,19 @@ def write_card_files(plan, out_dir: Path, keep_svg: bool, rendered: int, cached:
                   "rendered": rendered, "cached": cached},
         "cards": cards,
     }
+
+
+def write_card_files(plan, record: dict, out_dir: Path, keep_svg: bool) -> None:
+    """Place cards/<deck>/<id>.png and backs/<name>.png from the cache, then write build.json."""
+    arts = [(f"backs/{name}.png", art) for name, art in plan.backs.items()]
+    arts += [(f"cards/{card.deck}/{card.id}.png", plan.faces[card.id]) for card in plan.cards]
+    for relative_path, art in arts:
+        target = out_dir / relative_path
+        _place(art.cache_path, target)
+        if keep_svg:
+            target.with_suffix(".svg").write_text(art.rendered.svg, encoding="utf-8")
     write_atomic(out_dir / BUILD_RECORD,
                  lambda temp: temp.write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8"))
-    return record
 
 
 def _deck_record(game, name: str) -> dict:

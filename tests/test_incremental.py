@@ -1,0 +1,152 @@
+"""Incremental builds: what is redrawn after an edit, interrupted builds, change summaries, snapshots, watch."""
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cardgen.build import BuildOptions, build_game, cache_dir
+from cardgen.cli import main
+from cardgen.watch import affected_games, watch_games
+
+
+def _build(root: Path, **kw):
+    return build_game(root, "tiny", BuildOptions(root / "output", jobs=1), **kw)
+
+
+def _drawn_ids(root: Path, before: dict) -> set[str]:
+    after = json.loads((root / "output" / "tiny" / "build.json").read_text())
+    old = {c["id"]: c["hash"] for c in before["cards"]}
+    return {c["id"] for c in after["cards"] if old.get(c["id"]) != c["hash"]}
+
+
+def _record(root: Path) -> dict:
+    return json.loads((root / "output" / "tiny" / "build.json").read_text())
+
+
+def test_no_change_rebuild_draws_nothing(tiny_game: Path) -> None:
+    first = _build(tiny_game)
+    assert (first.rendered, first.cached) == (4, 0)
+    again = _build(tiny_game)
+    assert again.up_to_date and again.rendered == 0
+
+
+def test_csv_edit_redraws_exactly_that_card(tiny_game: Path) -> None:
+    _build(tiny_game)
+    before = _record(tiny_game)
+    csv = tiny_game / "data" / "tiny" / "cards.csv"
+    csv.write_text(csv.read_text().replace("Plain", "Plainer"))
+    result = _build(tiny_game)
+    assert (result.rendered, result.cached) == (1, 3)
+    assert _drawn_ids(tiny_game, before) == {"na"}
+    assert [c.id for c in result.changes.changed] == ["na"]
+    assert result.changes.changed[0].fields == {"text": ("Plain", "Plainer")}
+    assert _record(tiny_game)["stats"] == {"cards": 3, "copies": 6, "rendered": 1, "cached": 3}
+
+
+def test_icon_edit_redraws_cards_using_it(tiny_game: Path) -> None:
+    _build(tiny_game)
+    before = _record(tiny_game)
+    icon = tiny_game / "icons" / "game-icons" / "hexagonal-nut.svg"
+    icon.write_text(icon.read_text().replace("<path", '<circle r="10" cx="20" cy="20"/><path', 1))
+    result = _build(tiny_game)
+    assert result.rendered == 1 and _drawn_ids(tiny_game, before) == {"beta"}
+
+
+def test_font_edit_redraws_every_card_using_it(tiny_game: Path) -> None:
+    _build(tiny_game)
+    font = tiny_game / "fonts" / "RobotoMono-Regular.ttf"
+    font.write_bytes(font.read_bytes() + b"\0\0\0\0")  # same font, different bytes
+    result = _build(tiny_game)
+    assert result.rendered == 3  # every face uses Roboto Mono; the plain back has no text
+
+
+def test_interrupted_build_leaves_previous_output_and_recovers(tiny_game: Path) -> None:
+    _build(tiny_game)
+    before = (tiny_game / "output" / "tiny" / "build.json").read_text()
+    csv = tiny_game / "data" / "tiny" / "cards.csv"
+    csv.write_text(csv.read_text().replace("Plain", "Changed"))
+
+    def interrupt(game, record, out_dir):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _build(tiny_game, stages=[interrupt])
+    assert (tiny_game / "output" / "tiny" / "build.json").read_text() == before
+    assert not list((tiny_game / "output").glob(".tiny*"))
+    # A worker killed while writing leaves only a temporary file, which is never taken for a cache entry.
+    stray = next(cache_dir(tiny_game / "output").glob("*/*.png"))
+    (stray.parent / f".{stray.name}.junk.tmp").write_bytes(b"half a png")
+    result = _build(tiny_game)
+    assert not result.up_to_date
+    assert "Changed" in (tiny_game / "output" / "tiny" / "build.json").read_text()
+
+
+def test_cache_shared_between_games(tiny_game: Path) -> None:
+    shutil.copytree(tiny_game / "data" / "tiny", tiny_game / "data" / "twin")
+    shutil.copytree(tiny_game / "templates" / "tiny", tiny_game / "templates" / "twin")
+    _build(tiny_game)
+    twin = build_game(tiny_game, "twin", BuildOptions(tiny_game / "output", jobs=1))
+    assert (twin.rendered, twin.cached) == (0, 4)
+
+
+def test_snapshot_and_changes_cli(tiny_game: Path) -> None:
+    runner = CliRunner()
+    args = ["--root", str(tiny_game)]
+    assert runner.invoke(main, args + ["build", "-j", "1"]).exit_code == 0
+    result = runner.invoke(main, args + ["snapshot", "tiny", "playtest-1"])
+    assert result.exit_code == 0, result.output
+    assert (tiny_game / "data" / "tiny" / "snapshots" / "playtest-1.json").is_file()
+    assert runner.invoke(main, args + ["snapshot", "tiny", "playtest-1"]).exit_code == 1
+    csv = tiny_game / "data" / "tiny" / "cards.csv"
+    csv.write_text(csv.read_text().replace("Beta,2,", "Beta,5,") + "Gamma,1,New card,1\n")
+    build = runner.invoke(main, args + ["build", "-j", "1"])
+    assert "~ beta: power 2 -> 5" in build.output and "+ gamma (Gamma) added" in build.output
+    listed = runner.invoke(main, args + ["changes", "tiny", "--since", "playtest-1"])
+    assert listed.exit_code == 0
+    assert "1 added, 1 changed, 0 removed" in listed.output and "~ beta: power 2 -> 5" in listed.output
+    missing = runner.invoke(main, args + ["changes", "tiny", "--since", "nope"])
+    assert missing.exit_code == 1 and "snapshots: playtest-1" in missing.output
+
+
+def test_clean_empties_cache(tiny_game: Path) -> None:
+    _build(tiny_game)
+    result = CliRunner().invoke(main, ["--root", str(tiny_game), "clean"])
+    assert result.exit_code == 0 and not (tiny_game / "output" / ".cache").exists()
+    assert (tiny_game / "output" / "tiny" / "build.json").is_file()
+
+
+def test_affected_games(tmp_path: Path) -> None:
+    games = ["a", "b"]
+    assert affected_games(tmp_path / "data" / "a" / "cards.csv", tmp_path, games) == {"a"}
+    assert affected_games(tmp_path / "templates" / "b" / "face.svg", tmp_path, games) == {"b"}
+    assert affected_games(tmp_path / "icons" / "x.svg", tmp_path, games) == {"a", "b"}
+    assert affected_games(tmp_path / "output" / "a" / "build.json", tmp_path, games) == set()
+    assert affected_games(tmp_path / "data" / "a" / ".cards.csv.swp", tmp_path, games) == set()
+
+
+def test_watch_rebuilds_after_an_edit(tiny_game: Path) -> None:
+    _build(tiny_game)
+    stop = threading.Event()
+    results = []
+
+    def rebuild(names: list[str]) -> None:
+        results.append(build_game(tiny_game, names[0], BuildOptions(tiny_game / "output", jobs=1)))
+        stop.set()
+
+    thread = threading.Thread(target=watch_games, args=(tiny_game, ["tiny"], rebuild, stop, 0.1), daemon=True)
+    thread.start()
+    time.sleep(0.5)  # let the observer start
+    saved = time.perf_counter()
+    csv = tiny_game / "data" / "tiny" / "cards.csv"
+    csv.write_text(csv.read_text().replace("Alpha,1", "Alpha,9"))
+    thread.join(timeout=20)
+    stop.set()
+    assert results, "watch did not rebuild within 20 s"
+    assert [c.id for c in results[0].changes.changed] == ["alpha"]
+    assert time.perf_counter() - saved < 10
