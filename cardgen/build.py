@@ -177,8 +177,7 @@ def draw_plan(plan: BuildPlan, options: BuildOptions, reporter: Reporter) -> tup
             problems.append(Problem(f"{'card ' + repr(card.id) if card else 'back ' + repr(art.name)}: {error}",
                                     file=card.source_file if card else None, row=card.source_row if card else None))
 
-    reporter.start(f"{game.name}: drawing", len(jobs))
-    run_jobs(jobs, options.jobs, done)
+    run_jobs(jobs, options.jobs, done, lambda: reporter.start(f"{game.name}: drawing", len(jobs)))
     reporter.finish()
     if problems:
         raise CardgenError(problems)
