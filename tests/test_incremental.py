@@ -150,3 +150,23 @@ def test_watch_rebuilds_after_an_edit(tiny_game: Path) -> None:
     assert results, "watch did not rebuild within 20 s"
     assert [c.id for c in results[0].changes.changed] == ["alpha"]
     assert time.perf_counter() - saved < 10
+
+
+def test_reuse_or_make_caches_by_inputs(tmp_path: Path) -> None:
+    from cardgen.outputs.reuse import reuse_or_make
+
+    out_dir = tmp_path / "output" / "game"
+    source = tmp_path / "input.txt"
+    source.write_text("one")
+    calls = []
+
+    def make(path: Path) -> None:
+        calls.append(path)
+        path.write_text(source.read_text().upper())
+
+    assert reuse_or_make(out_dir, out_dir / "a.txt", ["letter", source], make)
+    assert not reuse_or_make(out_dir, out_dir / "b.txt", ["letter", source], make)
+    assert (out_dir / "b.txt").read_text() == "ONE" and len(calls) == 1
+    source.write_text("two")
+    assert reuse_or_make(out_dir, out_dir / "a.txt", ["letter", source], make)
+    assert (out_dir / "a.txt").read_text() == "TWO"

@@ -14,9 +14,10 @@ from cardgen.render import write_atomic
 BUILD_RECORD = "build.json"
 
 
-def _place(cache_file: Path, target: Path) -> None:
-    """Put a cached image at its output path (a hard link when possible: no copy, same bytes)."""
+def place_file(cache_file: Path, target: Path) -> None:
+    """Put a cached file at its output path (a hard link when possible: no copy, same bytes)."""
     target.parent.mkdir(parents=True, exist_ok=True)
+    target.unlink(missing_ok=True)
     try:
         os.link(cache_file, target)
     except OSError:
@@ -68,7 +69,7 @@ def write_card_files(plan, record: dict, out_dir: Path, keep_svg: bool) -> None:
     arts += [(f"cards/{card.deck}/{card.id}.png", plan.faces[card.id]) for card in plan.cards]
     for relative_path, art in arts:
         target = out_dir / relative_path
-        _place(art.cache_path, target)
+        place_file(art.cache_path, target)
         if keep_svg:
             target.with_suffix(".svg").write_text(art.rendered.svg, encoding="utf-8")
     write_atomic(out_dir / BUILD_RECORD,

@@ -1,0 +1,34 @@
+"""Reusing output files (PDFs, sheets) made earlier from the same inputs, via the shared cache."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Callable, Iterable
+
+from cardgen import __version__
+from cardgen.outputs.cards import place_file
+from cardgen.render import file_digest, write_atomic
+
+
+def inputs_key(inputs: Iterable[str | Path]) -> str:
+    """A hash of an output's inputs: text parts as they are, files by their content."""
+    digest = hashlib.sha256(__version__.encode())
+    for item in inputs:
+        digest.update(b"\0")
+        digest.update(file_digest(item).encode() if isinstance(item, Path) else str(item).encode())
+    return digest.hexdigest()[:32]
+
+
+def reuse_or_make(out_dir: Path, target: Path, inputs: Iterable[str | Path], make: Callable[[Path], None]) -> bool:
+    """Put at `target` the file that `make(path)` writes from `inputs`; skip making it when cached.
+
+    `out_dir` is the game's output folder (the cache lives beside it). Returns True when the file
+    was made now, False when it was reused.
+    """
+    key = inputs_key(inputs)
+    cached = out_dir.parent / ".cache" / "outputs" / key[:2] / f"{key}{target.suffix}"
+    made = not cached.is_file()
+    if made:
+        write_atomic(cached, make)
+    place_file(cached, target)
+    return made
