@@ -307,12 +307,26 @@ class PrintSpec(Strict):
     jpeg_quality: int = Field(92, ge=50, le=100)
     pod: bool = Field(False, description="also write print-on-demand PNGs (The Game Crafter sizes)")
 
-    @model_validator(mode="after")
-    def _lengths(self) -> "PrintSpec":
-        from cardgen.outputs.imposition import parse_offset, parse_paper
+    @field_validator("paper")
+    @classmethod
+    def _paper(cls, value: str) -> str:
+        from cardgen.outputs.imposition import parse_paper
 
-        parse_paper(self.paper)
-        parse_offset(self.back_offset)
-        for value in (self.gap, self.margin):
-            parse_length(value)
-        return self
+        parse_paper(value)
+        return value
+
+    @field_validator("back_offset")
+    @classmethod
+    def _offset(cls, value: str | list[float]) -> str | list[float]:
+        from cardgen.outputs.imposition import parse_offset
+
+        parse_offset(value)
+        return value
+
+    @field_validator("margin", "gap")
+    @classmethod
+    def _length(cls, value: str | float, info: Any) -> str | float:
+        least = 3.0 if info.field_name == "margin" else 0.0
+        if parse_length(value) < least:
+            raise ValueError(f"must be at least {least:g} mm")
+        return value

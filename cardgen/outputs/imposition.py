@@ -109,23 +109,13 @@ class PrintOptions:
     jpeg_quality: int = 92
 
     @classmethod
-    def from_spec(cls, spec: object | None, **overrides: object) -> PrintOptions:
-        """Options from a manifest `PrintSpec` (or defaults), with non-None overrides applied."""
-        values: dict[str, object] = {}
-        if spec is not None:
-            values = {name: getattr(spec, name) for name in ("paper", "orientation", "duplex", "spacing",
-                                                              "crop_marks", "cut_lines", "back_marks",
-                                                              "images", "jpeg_quality")}
-            values.update(gap_mm=parse_length(spec.gap), margin_mm=parse_length(spec.margin),  # type: ignore[attr-defined]
-                          back_offset=parse_offset(spec.back_offset))  # type: ignore[attr-defined]
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        if isinstance(values.get("back_offset"), (str, list)):
-            values["back_offset"] = parse_offset(values["back_offset"])  # type: ignore[arg-type]
-        options = cls(**values)  # type: ignore[arg-type]
-        parse_paper(options.paper)
-        if options.margin_mm < EDGE_MM:
-            raise ValueError(f"the print margin must be at least {EDGE_MM:g} mm")
-        return options
+    def from_spec(cls, spec: object) -> PrintOptions:
+        """Options from a manifest `PrintSpec` (lengths parsed to mm)."""
+        names = ("paper", "orientation", "duplex", "spacing", "crop_marks", "cut_lines", "back_marks",
+                 "images", "jpeg_quality")
+        return cls(**{name: getattr(spec, name) for name in names},
+                   gap_mm=parse_length(spec.gap), margin_mm=parse_length(spec.margin),  # type: ignore[attr-defined]
+                   back_offset=parse_offset(spec.back_offset))  # type: ignore[attr-defined]
 
     @property
     def paper_name(self) -> str:
