@@ -336,9 +336,9 @@ def cut_lines(slots: list[Slot]) -> list[Line]:
     for slot in slots:
         t, shown = slot.trim, slot.clip
         for x in (t.x, t.right):
-            lines.add(Line(x, shown.y, x, shown.top))
+            lines.add(Line(*(round(v, 6) for v in (x, shown.y, x, shown.top))))
         for y in (t.y, t.top):
-            lines.add(Line(shown.x, y, shown.right, y))
+            lines.add(Line(*(round(v, 6) for v in (shown.x, y, shown.right, y))))
     return sorted(lines, key=lambda line: (line.x1, line.y1, line.x2, line.y2))
 
 
