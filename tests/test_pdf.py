@@ -47,6 +47,18 @@ def names(built, record) -> dict[str, str]:
     return by_pixels
 
 
+@pytest.fixture(scope="module")
+def letter_pages(built, names) -> list[list[tuple[str, Rect]]]:
+    """The images of the PDF the build wrote, page by page."""
+    return placed_images(built / "print" / "scrapbots-letter.pdf", names)
+
+
+@pytest.fixture(scope="module")
+def few(record) -> list[dict]:
+    """A subset of the cards (the two smaller decks: 16 + 20 copies), to keep PDF writing fast."""
+    return [c for c in record["cards"] if c["deck"] in ("starting", "wounds")]
+
+
 def _pixels(image: Image.Image) -> str:
     return hashlib.sha256(image.convert("RGB").tobytes()).hexdigest()
 
@@ -78,22 +90,20 @@ def _deck_pages(record: dict, per_page: int) -> int:
     return sum(math.ceil(n / per_page) for n in decks.values())
 
 
-def test_build_writes_a_long_edge_letter_pdf_with_every_copy(built, record, names):
-    path = built / "print" / "scrapbots-letter.pdf"
-    reader = pypdf.PdfReader(path)
-    sheets = _deck_pages(record, 9)
-    assert len(reader.pages) == 2 * sheets
+def test_build_writes_a_long_edge_letter_pdf_with_every_copy(built, record, letter_pages):
+    reader = pypdf.PdfReader(built / "print" / "scrapbots-letter.pdf")
+    assert len(reader.pages) == 2 * _deck_pages(record, 9)
     assert all(tuple(p.mediabox[2:]) == LETTER_PT for p in reader.pages)
-    pages = placed_images(path, names)
+    pages = letter_pages
     fronts = Counter(name for page in pages[::2] for name, _ in page)
     assert fronts == Counter(_copies(record))
     assert all(name == "back" for page in pages[1::2] for name, _ in page)
     assert [len(p) for p in pages[::2]] == [len(p) for p in pages[1::2]]
 
 
-def test_cards_sit_on_a_grid_inside_the_margins_without_overlap(built, record, names):
+def test_cards_sit_on_a_grid_inside_the_margins_without_overlap(record, letter_pages):
     bleed = record["decks"]["starting"]["bleed_mm"]
-    pages = placed_images(built / "print" / "scrapbots-letter.pdf", names)
+    pages = letter_pages
     paper = Rect(0, 0, 215.9, 279.4)
     for page in pages:
         trims = [rect.grow(-bleed) for _, rect in page]  # touching: the bleed is clipped away
@@ -120,23 +130,21 @@ def _corners(rects) -> list[float]:
     return [v for r in sorted(rects, key=lambda r: (round(r.x), round(r.y))) for v in (r.x, r.y)]
 
 
-def test_long_edge_backs_are_mirrored_and_shifted_by_the_offset(built, record, names, tmp_path):
+def test_long_edge_backs_are_mirrored_and_shifted_by_the_offset(built, record, names, few, tmp_path):
     options = PrintOptions(back_offset=(1.5, -0.8))
-    path = write_print_pdf(record, built, options, tmp_path / "offset.pdf").files[0]
+    path = write_print_pdf(record, built, options, tmp_path / "offset.pdf", cards=few).files[0]
     _back_check(path, names, lambda r: Rect(215.9 - r.right, r.y, r.w, r.h), (1.5, -0.8))
 
 
-def test_short_edge_backs_reverse_the_rows(built, record, names, tmp_path):
-    path = write_print_pdf(record, built, PrintOptions(duplex="short-edge"), tmp_path / "short.pdf").files[0]
+def test_short_edge_backs_reverse_the_rows(built, record, names, few, tmp_path):
+    path = write_print_pdf(record, built, PrintOptions(duplex="short-edge"), tmp_path / "short.pdf", cards=few).files[0]
     _back_check(path, names, lambda r: Rect(r.x, 279.4 - r.top, r.w, r.h), (0.0, 0.0))
 
 
-def test_crop_marks_lie_outside_every_card_and_3mm_from_the_edge(built, record, names):
+def test_crop_marks_lie_outside_every_card_and_3mm_from_the_edge(built, record, letter_pages):
     bleed = record["decks"]["starting"]["bleed_mm"]
-    path = built / "print" / "scrapbots-letter.pdf"
-    pages = placed_images(path, names)
-    with pdfplumber.open(path) as pdf:
-        for page, images in zip(pdf.pages, pages):
+    with pdfplumber.open(built / "print" / "scrapbots-letter.pdf") as pdf:
+        for page, images in zip(pdf.pages, letter_pages):
             cards = [rect.grow(-bleed) for _, rect in images]
             assert page.lines
             for line in page.lines:
@@ -165,13 +173,13 @@ def test_every_page_has_a_footer(built, record):
     assert "Wounds" in reader.pages[-1].extract_text()
 
 
-def test_duplex_none_gap_spacing_writes_a_separate_backs_pdf(built, record, names, tmp_path):
+def test_duplex_none_gap_spacing_writes_a_separate_backs_pdf(built, record, names, few, tmp_path):
     options = PrintOptions(duplex="none", spacing="gap", paper="a4")
-    result = write_print_pdf(record, built, options, tmp_path / "gap.pdf")
+    result = write_print_pdf(record, built, options, tmp_path / "gap.pdf", cards=few)
     fronts, backs = result.files
     assert backs.name == "gap-backs.pdf"
     front_pages, back_pages = placed_images(fronts, names), placed_images(backs, names)
-    assert len(front_pages) == len(back_pages) == _deck_pages(record, 6)  # 3 x 2 on landscape A4
+    assert len(front_pages) == len(back_pages) == _deck_pages({"cards": few}, 6)  # 3 x 2 on landscape A4
     for page in front_pages:
         rects = [r for _, r in page]  # gap: whole images, each with its bleed, apart
         assert not any(a.overlaps(b) for i, a in enumerate(rects) for b in rects[i + 1:])
@@ -193,10 +201,10 @@ def test_jpeg_images_option(built, record, names, tmp_path):
     assert sum(len(p.images) for p in reader.pages) == 2 * math.ceil(cards[0]["copies"] / 9)
 
 
-def test_fold_and_glue_pages(built, record, names, tmp_path):
-    path = write_print_pdf(record, built, PrintOptions(duplex="fold"), tmp_path / "fold.pdf").files[0]
+def test_fold_and_glue_pages(built, record, names, few, tmp_path):
+    path = write_print_pdf(record, built, PrintOptions(duplex="fold"), tmp_path / "fold.pdf", cards=few).files[0]
     pages = placed_images(path, names)
-    assert len(pages) == _deck_pages(record, 4)
+    assert len(pages) == _deck_pages({"cards": few}, 4)
     for page in pages:
         faces = [r for n, r in page if n != "back"]
         backs = [r for n, r in page if n == "back"]

@@ -213,6 +213,7 @@ class Page:
     cut_lines: list[Line] = field(default_factory=list)
     fold: Line | None = None
     footer: TextSlot | None = None
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -405,13 +406,65 @@ def impose(items: list[Item], options: PrintOptions) -> Imposition:
         group_items = list(group)
         layout = plan_layout(width, height, bleed, options)
         if layout is None:
-            warnings.append(f"deck '{deck}': {width:g} x {height:g} mm does not fit on {options.paper} paper "
-                            f"with {options.margin_mm:g} mm margins; left out of the print PDF")
+            # Larger than the paper (a board): each copy is printed in overlapping tiles, fronts only.
+            for item in group_items:
+                pages += tile_pages(item, options)
+            if any(item.back for item in group_items):
+                warnings.append(f"deck '{deck}': {width:g} x {height:g} mm does not fit a {options.duplex} sheet "
+                                f"of {options.paper} paper; printed one per page (in overlapping tiles if larger "
+                                "than the paper), without its back")
             continue
         for start in range(0, len(group_items), layout.capacity):
             chunk = group_items[start:start + layout.capacity]
             pages += _sheet(chunk, layout, deck, options, back_pages)
     return Imposition(pages, back_pages, warnings)
+
+
+TILE_OVERLAP_MM = 10.0  # neighbouring tiles repeat this much of the image, for glueing
+
+
+def _tile_counts(full: float, room: float) -> int:
+    return 1 if full <= room else 1 + -int(-(full - room) // (room - TILE_OVERLAP_MM))
+
+
+def tile_pages(item: Item, options: PrintOptions) -> list[Page]:
+    """An item larger than the paper as tiles: each page shows part of the image, neighbours overlap.
+
+    Overlap marks in the margin show where the next tile's edge goes; trim marks show the board's
+    own edges. The whole image is embedded once and clipped on each page.
+    """
+    full_w, full_h = item.width_mm + 2 * item.bleed_mm, item.height_mm + 2 * item.bleed_mm
+    margin = options.margin_mm
+    best = None
+    for width, height in _orientations(parse_paper(options.paper), options.orientation):
+        room_w, room_h = width - 2 * margin, height - 2 * margin
+        cols, rows = _tile_counts(full_w, room_w), _tile_counts(full_h, room_h)
+        if best is None or cols * rows < best[0]:
+            best = (cols * rows, width, height, cols, rows)
+    _, width, height, cols, rows = best  # type: ignore[misc]
+    # Equal tiles: the image shared out evenly, each neighbour pair overlapping by TILE_OVERLAP_MM.
+    tile_w = full_w if cols == 1 else (full_w + (cols - 1) * TILE_OVERLAP_MM) / cols
+    tile_h = full_h if rows == 1 else (full_h + (rows - 1) * TILE_OVERLAP_MM) / rows
+    clip = Rect((width - tile_w) / 2, (height - tile_h) / 2, tile_w, tile_h)
+    pages = []
+    for row in range(rows):
+        for col in range(cols):
+            # Where this tile's top-left corner is within the image, measured from the image's top-left.
+            ax, ay = col * (tile_w - TILE_OVERLAP_MM), row * (tile_h - TILE_OVERLAP_MM)
+            image = Rect(clip.x - ax, clip.top + ay - full_h, full_w, full_h)
+            slot = Slot(item.face, image.grow(-item.bleed_mm), item.bleed_mm, clip, item.card_id, item.copy)
+            page = Page(width, height, "front", item.deck, [slot],
+                        note=f"tile {row * cols + col + 1} of {rows * cols} (row {row + 1}, column {col + 1})")
+            # Overlap lines: where the neighbours' edges fall on this tile.
+            overlap = Rect(clip.x + (TILE_OVERLAP_MM if col else 0), clip.y + (TILE_OVERLAP_MM if row < rows - 1 else 0),
+                           clip.w - TILE_OVERLAP_MM * ((col > 0) + (col < cols - 1)),
+                           clip.h - TILE_OVERLAP_MM * ((row > 0) + (row < rows - 1)))
+            edges = [slot.trim, overlap] if rows * cols > 1 else [slot.trim]
+            if options.crop_marks:
+                page.marks = crop_marks(clip, edges, width, height)
+            page.footer = footer_slot(page, clip)
+            pages.append(page)
+    return pages
 
 
 def _sheet(chunk: list[Item], layout: Layout, deck: str, options: PrintOptions, back_pages: list[Page]) -> list[Page]:

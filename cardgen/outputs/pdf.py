@@ -106,7 +106,8 @@ def _draw(path: Path, pages: list[Page], record: dict, images: ImageFiles) -> No
         pdf.setPageSize((mm_to_pt(page.width), mm_to_pt(page.height)))
         _draw_page(pdf, page, images)
         deck = record["decks"].get(page.deck, {}).get("title", page.deck)
-        footer = (f"{game['title']} v{game['version']} · {deck} · {page.side} · built {record['built_at'][:10]}"
+        side = page.note or page.side
+        footer = (f"{game['title']} v{game['version']} · {deck} · {side} · built {record['built_at'][:10]}"
                   f" · page {number} of {len(pages)}")
         _draw_footer(pdf, page, footer)
         pdf.showPage()
