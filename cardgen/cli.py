@@ -168,7 +168,10 @@ def print_command(root: Path, game: str, out: Path | None, **flags: object) -> N
     build_dir = root / "output" / game
     record = read_build_record(build_dir)
     target = (out or build_dir / "print") / print_pdf_name(game, options)
-    result = write_print_pdf(record, build_dir, options, target)
+    try:
+        result = write_print_pdf(record, build_dir, options, target)
+    except OSError as exc:  # a card image gone since the build, or an unwritable folder
+        raise CardgenError(f"cannot write the print PDF: {exc}; run `cardgen build {game}` again?") from None
     for warning in result.warnings:
         click.secho(f"warning: {warning}", fg="yellow", err=True)
     for path in result.files:

@@ -260,3 +260,17 @@ def test_print_on_demand_export(built, record, tmp_path):
         assert Image.open(files[0]).size == (825, 1125)
         assert Image.open(out / "pod" / deck / "back.png").size == (825, 1125)
         assert (out / "pod" / deck / "cards.csv").read_text().count("\n") == len(files) + 1
+
+
+def test_print_section_of_the_manifest_is_checked(tmp_path):
+    from cardgen.errors import CardgenError
+    from cardgen.manifest import load_game
+
+    shutil.copytree(ROOT / "data" / "scrapbots", tmp_path / "data" / "scrapbots")
+    manifest = tmp_path / "data" / "scrapbots" / "game.yaml"
+    manifest.write_text(manifest.read_text().replace("duplex: long-edge", "duplex: sideways"))
+    with pytest.raises(CardgenError) as caught:
+        load_game(tmp_path, "scrapbots")
+    (problem,) = caught.value.problems
+    assert problem.message.startswith("print.duplex:") and "long-edge" in problem.message
+    assert problem.row == next(n for n, line in enumerate(manifest.read_text().splitlines(), 1) if "sideways" in line)
