@@ -274,3 +274,19 @@ def test_print_section_of_the_manifest_is_checked(tmp_path):
     (problem,) = caught.value.problems
     assert problem.message.startswith("print.duplex:") and "long-edge" in problem.message
     assert problem.row == next(n for n, line in enumerate(manifest.read_text().splitlines(), 1) if "sideways" in line)
+
+
+def test_tokens_keep_their_transparency(tmp_path):
+    token = Image.new("RGBA", (300, 300), (0, 0, 0, 0))
+    token.paste((200, 40, 40, 255), (50, 50, 250, 250))
+    (tmp_path / "cards" / "tokens").mkdir(parents=True)
+    token.save(tmp_path / "cards" / "tokens" / "t.png")
+    card = {"id": "t", "deck": "tokens", "kind": "token", "copies": 30, "face": "cards/tokens/t.png", "back": None,
+            "size_mm": {"width": 25.4, "height": 25.4}, "bleed_mm": 0, "dpi": 300}
+    record = {"cardgen": "test", "built_at": "2026-01-01T00:00:00", "game": {"title": "T", "version": "1"},
+              "decks": {"tokens": {"title": "Tokens"}}, "cards": [card]}
+    path = write_print_pdf(record, tmp_path, PrintOptions(), tmp_path / "tokens.pdf").files[0]
+    reader = pypdf.PdfReader(path)
+    assert len(reader.pages) == 1  # 30 one-inch tokens fit one Letter page
+    (image,) = reader.pages[0]["/Resources"]["/XObject"].values()
+    assert "/SMask" in image.get_object()
