@@ -68,17 +68,21 @@ def _reporter():
 @click.option("--svg", "keep_svg", is_flag=True, help="Also keep each card's rendered SVG next to its PNG.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=os.cpu_count() or 1, show_default=True,
               help="Processes drawing cards in parallel.")
+@click.option("--pod", is_flag=True, help="Also write print-on-demand PNGs (The Game Crafter sizes) to pod/.")
 @click.pass_obj
-def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, jobs: int) -> None:
+def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, jobs: int, pod: bool) -> None:
     """Build GAMES (all games when none are named): card PNGs and build.json under output/."""
     from cardgen.build import BuildOptions, build_game
     from cardgen.outputs import default_stages
+    from cardgen.outputs.pod import pod_stage, write_pod
+
+    stages = [s for s in default_stages() if s is not pod_stage] + [write_pod] if pod else default_stages()
 
     options = BuildOptions((out or root / "output").resolve(), jobs, keep_svg)
     problems: list = []
     for name in _games(root, games):
         try:
-            result = build_game(root, name, options, _reporter(), default_stages())
+            result = build_game(root, name, options, _reporter(), stages)
         except CardgenError as exc:
             problems += exc.problems
             continue
@@ -119,6 +123,95 @@ def list_command(root: Path) -> None:
             size = game.deck_size(deck)
             click.echo(f"  {deck_name}: {len(cards)} cards, {sum(c.copies for c in cards)} with copies, "
                        f"{size.width_mm:g} x {size.height_mm:g} mm")
+
+
+def _print_spec(root: Path, game: str, flags: dict):
+    """The game's `print:` options with command-line flags (those given) on top."""
+    from pydantic import ValidationError
+
+    from cardgen.manifest import PrintSpec, load_game
+
+    spec = load_game(root, game).spec.print_options
+    given = {k: v for k, v in flags.items() if v is not None}
+    try:
+        return PrintSpec.model_validate({**spec.model_dump(), **given})
+    except ValidationError as exc:
+        raise CardgenError([_flag_problem(e) for e in exc.errors()]) from None
+
+
+def _flag_problem(error: dict):
+    from cardgen.errors import Problem
+
+    flag = "--" + "-".join(str(p) for p in error["loc"]).replace("_", "-") if error["loc"] else "options"
+    return Problem(f"{flag}: {error['msg'].removeprefix('Value error, ')}")
+
+
+_PRINT_CHOICES = {
+    "orientation": ["auto", "portrait", "landscape"], "duplex": ["none", "long-edge", "short-edge", "fold"],
+    "spacing": ["touching", "gap"], "images": ["png", "jpeg"],
+}
+
+
+@main.command("print")
+@click.argument("game")
+@click.option("--paper", help="letter, a4, legal, a3 or a size such as 210x297mm (default: game.yaml, letter).")
+@click.option("--orientation", type=click.Choice(_PRINT_CHOICES["orientation"]), help="Default: auto (most cards).")
+@click.option("--duplex", type=click.Choice(_PRINT_CHOICES["duplex"]),
+              help="none: backs in a separate PDF; long-edge/short-edge: back page after each front; "
+                   "fold: fronts and mirrored backs on one page, fold in the middle.")
+@click.option("--spacing", type=click.Choice(_PRINT_CHOICES["spacing"]),
+              help="touching: cards share cuts, bleed clipped; gap: each card keeps its bleed.")
+@click.option("--gap", help="Space between cards in gap spacing, e.g. 2mm.")
+@click.option("--margin", help="Least distance from cards to the paper edge (default 6.35mm = 1/4 in).")
+@click.option("--back-offset", help="X,Y in mm added to back pages (right, up); see `cardgen calibrate`.")
+@click.option("--marks/--no-marks", "crop_marks", default=None, help="Crop marks in the margin.")
+@click.option("--cut-lines/--no-cut-lines", default=None, help="Thin lines along every trim.")
+@click.option("--back-marks/--no-back-marks", default=None, help="Marks on back pages too.")
+@click.option("--images", type=click.Choice(_PRINT_CHOICES["images"]), help="png (crisp) or jpeg (smaller).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder for the PDF (default: output/<game>/print).")
+@click.pass_obj
+def print_command(root: Path, game: str, out: Path | None, **flags: object) -> None:
+    """Write the print-and-play PDF of a built GAME (reads output/<game>/build.json)."""
+    from cardgen.outputs.cards import read_build_record
+    from cardgen.outputs.imposition import PrintOptions
+    from cardgen.outputs.pdf import print_pdf_name, write_print_pdf
+
+    spec = _print_spec(root, game, flags)
+    options = PrintOptions.from_spec(spec)
+    build_dir = root / "output" / game
+    record = read_build_record(build_dir)
+    target = (out or build_dir / "print") / print_pdf_name(game, options)
+    try:
+        result = write_print_pdf(record, build_dir, options, target)
+    except OSError as exc:  # a card image gone since the build, or an unwritable folder
+        raise CardgenError(f"cannot write the print PDF: {exc}; run `cardgen build {game}` again?") from None
+    for warning in result.warnings:
+        click.secho(f"warning: {warning}", fg="yellow", err=True)
+    for path in result.files:
+        click.echo(f"{game}: {path} ({path.stat().st_size / 1e6:.1f} MB)")
+    click.echo(f"{game}: {result.pages} pages" + (f" + {result.back_pages} back pages" if result.back_pages else ""))
+
+
+@main.command()
+@click.option("--paper", default="letter", show_default=True, help="letter, a4, ... or a size such as 210x297mm.")
+@click.option("--duplex", type=click.Choice(["long-edge", "short-edge", "none"]), default="long-edge",
+              show_default=True, help="How the printer turns the sheet (none: you turn it by hand, long edge).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder for the PDF (default: output/).")
+@click.pass_obj
+def calibrate(root: Path, paper: str, duplex: str, out: Path | None) -> None:
+    """Write a one-sheet duplex test page to measure the back offset of a printer."""
+    from cardgen.outputs.calibrate import write_calibration_pdf
+    from cardgen.outputs.imposition import PrintOptions, parse_paper
+
+    try:
+        parse_paper(paper)
+    except ValueError as exc:
+        raise CardgenError(f"--paper: {exc}") from None
+    name = PrintOptions(paper=paper).paper_name
+    path = write_calibration_pdf((out or root / "output") / f"calibration-{name}-{duplex}.pdf", paper, duplex)
+    click.echo(f"{path}: print it double-sided at 100%, then follow the instructions on it.")
 
 
 # ---------------------------------------------------------------- fast regeneration: snapshots, changes, watch

@@ -119,6 +119,7 @@ class GameSpec(Strict):
     fields: dict[str, FieldSpec | FieldType] = Field(default_factory=dict)
     decks: dict[str, DeckSpec]
     sizes: dict[str, SizeSpec] = Field(default_factory=dict)
+    print_options: PrintSpec = Field(default_factory=lambda: PrintSpec(), alias="print")
 
     @field_validator("version", mode="before")
     @classmethod
@@ -285,3 +286,47 @@ def _check_sizes(game: Game, shown_as: str) -> None:
                                     row=game.line("decks", deck_name, "size")))
     if problems:
         raise CardgenError(problems)
+
+
+# --- Print-and-play PDF sheets (`print:` in game.yaml; cardgen/outputs/pdf.py) ---
+
+class PrintSpec(Strict):
+    """Defaults of the print-and-play PDF; the flags of `cardgen print` override them."""
+
+    paper: str = Field("letter", description="letter, a4, legal, a3, or a size such as 210x297mm or 8.5x11in")
+    orientation: Literal["auto", "portrait", "landscape"] = "auto"
+    duplex: Literal["none", "long-edge", "short-edge", "fold"] = "long-edge"
+    spacing: Literal["touching", "gap"] = "touching"
+    gap: str | float = Field("2mm", description="space between cards (bleed to bleed) when spacing is gap")
+    margin: str | float = Field("6.35mm", description="least distance of a card from the paper edge")
+    back_offset: str | list[float] = Field("0,0", description="x,y in mm added to back pages (right, up)")
+    crop_marks: bool = True
+    cut_lines: bool = False
+    back_marks: bool = Field(True, description="crop marks on back pages too")
+    images: Literal["png", "jpeg"] = Field("png", description="png keeps text crisp; jpeg makes smaller files")
+    jpeg_quality: int = Field(92, ge=50, le=100)
+    pod: bool = Field(False, description="also write print-on-demand PNGs (The Game Crafter sizes)")
+
+    @field_validator("paper")
+    @classmethod
+    def _paper(cls, value: str) -> str:
+        from cardgen.outputs.imposition import parse_paper
+
+        parse_paper(value)
+        return value
+
+    @field_validator("back_offset")
+    @classmethod
+    def _offset(cls, value: str | list[float]) -> str | list[float]:
+        from cardgen.outputs.imposition import parse_offset
+
+        parse_offset(value)
+        return value
+
+    @field_validator("margin", "gap")
+    @classmethod
+    def _length(cls, value: str | float, info: Any) -> str | float:
+        least = 3.0 if info.field_name == "margin" else 0.0
+        if parse_length(value) < least:
+            raise ValueError(f"must be at least {least:g} mm")
+        return value

@@ -10,5 +10,7 @@ from __future__ import annotations
 def default_stages() -> list:
     """The output stages `cardgen build` runs after the card PNGs and build.json, in order."""
     from cardgen.outputs.gallery import write_gallery
+    from cardgen.outputs.pdf import print_stage
+    from cardgen.outputs.pod import pod_stage
 
-    return [write_gallery]
+    return [print_stage, pod_stage, write_gallery]

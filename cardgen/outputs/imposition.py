@@ -1,0 +1,490 @@
+"""Print sheet geometry: which card copy goes where on which page, as plain data.
+
+Lengths are mm, axes as in PDF (origin at the bottom left of the page, y up). Nothing here draws:
+`cardgen.outputs.pdf` turns these pages into a PDF. Keeping the geometry pure lets tests check
+positions, mirrored backs and crop marks without reading a PDF.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from itertools import groupby
+from typing import Iterable, Literal
+
+from cardgen.units import parse_length
+
+# Paper sizes in mm, portrait (width, height).
+PAPERS: dict[str, tuple[float, float]] = {
+    "letter": (215.9, 279.4), "legal": (215.9, 355.6), "tabloid": (279.4, 431.8),
+    "a4": (210.0, 297.0), "a3": (297.0, 420.0),
+}
+EDGE_MM = 3.0            # marks and the footer stay this far from the paper edge
+MARK_CLEARANCE_MM = 1.0  # crop marks stop this short of the cards
+MARK_LENGTH_MM = 5.0     # longest crop mark (they are shorter when the margin is narrow)
+
+Duplex = Literal["none", "long-edge", "short-edge", "fold"]
+Side = Literal["front", "back", "fold"]
+
+
+@dataclass(frozen=True)
+class Rect:
+    """An axis-aligned rectangle: lower-left corner, width and height (mm)."""
+
+    x: float
+    y: float
+    w: float
+    h: float
+
+    @property
+    def right(self) -> float:
+        """x of the right edge."""
+        return self.x + self.w
+
+    @property
+    def top(self) -> float:
+        """y of the top edge."""
+        return self.y + self.h
+
+    def grow(self, d: float) -> Rect:
+        """The rectangle enlarged by d on every side."""
+        return Rect(self.x - d, self.y - d, self.w + 2 * d, self.h + 2 * d)
+
+    def shift(self, dx: float, dy: float) -> Rect:
+        """The rectangle moved by (dx, dy)."""
+        return Rect(self.x + dx, self.y + dy, self.w, self.h)
+
+    def mirror(self, axis: str, page_w: float, page_h: float) -> Rect:
+        """The rectangle mirrored left-right (axis "x") or top-bottom (axis "y") on a page."""
+        if axis == "x":
+            return Rect(page_w - self.right, self.y, self.w, self.h)
+        return Rect(self.x, page_h - self.top, self.w, self.h)
+
+    def overlaps(self, other: Rect, tol: float = 1e-6) -> bool:
+        """Whether the interiors of two rectangles intersect."""
+        return (self.x < other.right - tol and other.x < self.right - tol
+                and self.y < other.top - tol and other.y < self.top - tol)
+
+    def contains(self, other: Rect, tol: float = 1e-6) -> bool:
+        """Whether another rectangle lies inside this one."""
+        return (other.x >= self.x - tol and other.right <= self.right + tol
+                and other.y >= self.y - tol and other.top <= self.top + tol)
+
+
+def bounds(rects: Iterable[Rect]) -> Rect:
+    """The smallest rectangle holding all the given ones."""
+    rects = list(rects)
+    x, y = min(r.x for r in rects), min(r.y for r in rects)
+    return Rect(x, y, max(r.right for r in rects) - x, max(r.top for r in rects) - y)
+
+
+@dataclass(frozen=True)
+class Line:
+    """A straight line segment (mm)."""
+
+    x1: float
+    y1: float
+    x2: float
+    y2: float
+
+    def box(self) -> Rect:
+        """The segment's bounding rectangle (zero width or height for straight marks)."""
+        return Rect(min(self.x1, self.x2), min(self.y1, self.y2), abs(self.x2 - self.x1), abs(self.y2 - self.y1))
+
+
+@dataclass(frozen=True)
+class PrintOptions:
+    """How to lay out print sheets, resolved to numbers (see `PrintSpec` in the manifest)."""
+
+    paper: str = "letter"
+    orientation: Literal["auto", "portrait", "landscape"] = "auto"
+    duplex: Duplex = "long-edge"
+    spacing: Literal["touching", "gap"] = "touching"
+    gap_mm: float = 2.0
+    margin_mm: float = 6.35
+    back_offset: tuple[float, float] = (0.0, 0.0)
+    crop_marks: bool = True
+    cut_lines: bool = False
+    back_marks: bool = True
+    images: Literal["png", "jpeg"] = "png"
+    jpeg_quality: int = 92
+
+    @classmethod
+    def from_spec(cls, spec: object) -> PrintOptions:
+        """Options from a manifest `PrintSpec` (lengths parsed to mm)."""
+        names = ("paper", "orientation", "duplex", "spacing", "crop_marks", "cut_lines", "back_marks",
+                 "images", "jpeg_quality")
+        return cls(**{name: getattr(spec, name) for name in names},
+                   gap_mm=parse_length(spec.gap), margin_mm=parse_length(spec.margin),  # type: ignore[attr-defined]
+                   back_offset=parse_offset(spec.back_offset))  # type: ignore[attr-defined]
+
+    @property
+    def paper_name(self) -> str:
+        """The paper as used in file names: 'letter', 'a4', '210x297mm'."""
+        return re.sub(r"[^a-z0-9.x-]+", "", self.paper.lower())
+
+
+_PAPER_SIZE = re.compile(r"^\s*([\d.]+)\s*x\s*([\d.]+)\s*(mm|cm|in)?\s*$", re.IGNORECASE)
+
+
+def parse_paper(text: str) -> tuple[float, float]:
+    """A paper name or 'WIDTHxHEIGHT[mm|cm|in]' as (width, height) in mm."""
+    name = text.strip().lower()
+    if name in PAPERS:
+        return PAPERS[name]
+    match = _PAPER_SIZE.match(name)
+    if not match:
+        raise ValueError(f"unknown paper '{text}'; expected {', '.join(PAPERS)} or a size such as 210x297mm")
+    unit = match.group(3) or "mm"
+    width, height = (parse_length(f"{match.group(i)}{unit}") for i in (1, 2))
+    if min(width, height) < 50:
+        raise ValueError(f"paper '{text}' is too small")
+    return width, height
+
+
+def parse_offset(value: str | list[float] | tuple[float, float]) -> tuple[float, float]:
+    """A back offset 'X,Y' (mm) or [X, Y] as a pair of floats."""
+    parts = value.split(",") if isinstance(value, str) else list(value)
+    try:
+        x, y = (float(p) for p in parts)
+    except (TypeError, ValueError):
+        raise ValueError(f"back offset '{value}' is not 'X,Y' in mm (for example 0.5,-1)") from None
+    if max(abs(x), abs(y)) > 10:
+        raise ValueError(f"back offset '{value}' is larger than 10 mm; measure it with `cardgen calibrate`")
+    return x, y
+
+
+@dataclass(frozen=True)
+class Item:
+    """One printed copy of a card: its images and its trim size."""
+
+    card_id: str
+    deck: str
+    copy: int
+    face: str
+    back: str | None
+    width_mm: float
+    height_mm: float
+    bleed_mm: float
+    kind: str = "card"
+
+
+def items_from_cards(cards: list[dict]) -> list[Item]:
+    """Every copy of every card record (build.json `cards`), in data order."""
+    return [Item(c["id"], c["deck"], n, c["face"], c.get("back"), c["size_mm"]["width"], c["size_mm"]["height"],
+                 c["bleed_mm"], c.get("kind", "card"))
+            for c in cards for n in range(1, c["copies"] + 1)]
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One card image on a page: its trim box, bleed and the part of it that is shown."""
+
+    image: str
+    trim: Rect
+    bleed: float
+    clip: Rect
+    card_id: str
+    copy: int
+
+    @property
+    def image_rect(self) -> Rect:
+        """Where the whole image (with bleed) is drawn."""
+        return self.trim.grow(self.bleed)
+
+
+@dataclass(frozen=True)
+class TextSlot:
+    """A free strip of margin for the footer; vertical strips read bottom to top."""
+
+    rect: Rect
+    vertical: bool
+
+
+@dataclass
+class Page:
+    """One page: its size, which side it is, its card images, marks and footer place."""
+
+    width: float
+    height: float
+    side: Side
+    deck: str
+    slots: list[Slot]
+    marks: list[Line] = field(default_factory=list)
+    cut_lines: list[Line] = field(default_factory=list)
+    fold: Line | None = None
+    footer: TextSlot | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The grid of one card size on one paper: page size, trim boxes in reading order, frame."""
+
+    width: float
+    height: float
+    trims: tuple[Rect, ...]
+    bleed: float
+    clip_bleed: bool
+    frame: Rect
+    mirror_axis: str
+    fold: Line | None = None
+
+    @property
+    def capacity(self) -> int:
+        """Cards per page."""
+        return len(self.trims)
+
+
+@dataclass
+class Imposition:
+    """The pages of the print PDF, the pages of a separate backs PDF (duplex none), and warnings."""
+
+    pages: list[Page]
+    back_pages: list[Page]
+    warnings: list[str]
+
+
+def _grid(region: Rect, card_w: float, card_h: float, bleed: float, options: PrintOptions) -> tuple[list[Rect], Rect]:
+    """Trim boxes of as many cards as fit in a region, centred in it, row by row from the top."""
+    gap = options.spacing == "gap"
+    cell_w, cell_h = (card_w + 2 * bleed, card_h + 2 * bleed) if gap else (card_w, card_h)
+    space = options.gap_mm if gap else 0.0
+    cols = int((region.w + space + 1e-9) // (cell_w + space))
+    rows = int((region.h + space + 1e-9) // (cell_h + space))
+    if cols < 1 or rows < 1:
+        return [], region
+    block_w, block_h = cols * cell_w + (cols - 1) * space, rows * cell_h + (rows - 1) * space
+    left, top = region.x + (region.w - block_w) / 2, region.top - (region.h - block_h) / 2
+    inset = bleed if gap else 0.0
+    trims = [Rect(left + c * (cell_w + space) + inset, top - (r + 1) * cell_h - r * space + inset, card_w, card_h)
+             for r in range(rows) for c in range(cols)]
+    return trims, Rect(left, top - block_h, block_w, block_h)
+
+
+def _orientations(paper: tuple[float, float], orientation: str) -> list[tuple[float, float]]:
+    portrait = (min(paper), max(paper))
+    landscape = (max(paper), min(paper))
+    return {"portrait": [portrait], "landscape": [landscape]}.get(orientation, [portrait, landscape])
+
+
+def mirror_axis(duplex: Duplex, width: float, height: float) -> str:
+    """How backs are mirrored: "x" (left-right) or "y" (top-bottom).
+
+    The back is mirrored across the edge the sheet turns over: the long edge for long-edge
+    duplex (left-right on a portrait page, top-bottom on a landscape one), the short edge for
+    short-edge duplex. Printing backs separately (duplex none) assumes a long-edge turn.
+    """
+    portrait = width <= height
+    if duplex == "short-edge":
+        return "y" if portrait else "x"
+    return "x" if portrait else "y"
+
+
+def plan_layout(card_w: float, card_h: float, bleed: float, options: PrintOptions) -> Layout | None:
+    """The layout holding the most cards of one size (orientation chosen unless set); None if none fit."""
+    best: Layout | None = None
+    margin = options.margin_mm
+    for width, height in _orientations(parse_paper(options.paper), options.orientation):
+        if options.duplex == "fold":
+            # Fronts on one half, backs mirrored on the other; fold along the middle, then cut both layers.
+            candidates = [(Rect(margin, margin, width / 2 - 2 * margin, height - 2 * margin), "x",
+                           Line(width / 2, EDGE_MM, width / 2, height - EDGE_MM)),
+                          (Rect(margin, height / 2 + margin, width - 2 * margin, height / 2 - 2 * margin), "y",
+                           Line(EDGE_MM, height / 2, width - EDGE_MM, height / 2))]
+        else:
+            candidates = [(Rect(margin, margin, width - 2 * margin, height - 2 * margin),
+                           mirror_axis(options.duplex, width, height), None)]
+        for region, axis, fold in candidates:
+            trims, frame = _grid(region, card_w, card_h, bleed, options)
+            if trims and (best is None or len(trims) > best.capacity):
+                best = Layout(width, height, tuple(trims), bleed, options.spacing == "touching", frame, axis, fold)
+    return best
+
+
+def _slots(items: list[Item], layout: Layout, back: bool, axis: str, offset: tuple[float, float]) -> list[Slot]:
+    slots = []
+    for item, trim in zip(items, layout.trims):
+        image = item.back if back else item.face
+        if image is None:
+            continue
+        if back:
+            trim = trim.mirror(axis, layout.width, layout.height).shift(*offset)
+        shown = trim if layout.clip_bleed else trim.grow(layout.bleed)
+        slots.append(Slot(image, trim, layout.bleed, shown, item.card_id, item.copy))
+    return slots
+
+
+def crop_marks(frame: Rect, trims: list[Rect], width: float, height: float) -> list[Line]:
+    """Short lines in the margin extending every trim line, stopping short of the frame of cards."""
+    marks = []
+    gap = MARK_CLEARANCE_MM
+    for x in sorted({round(v, 6) for t in trims for v in (t.x, t.right)}):
+        low, high = frame.y - gap, frame.top + gap
+        marks.append(Line(x, low, x, max(EDGE_MM, low - MARK_LENGTH_MM)))
+        marks.append(Line(x, high, x, min(height - EDGE_MM, high + MARK_LENGTH_MM)))
+    for y in sorted({round(v, 6) for t in trims for v in (t.y, t.top)}):
+        low, high = frame.x - gap, frame.right + gap
+        marks.append(Line(low, y, max(EDGE_MM, low - MARK_LENGTH_MM), y))
+        marks.append(Line(high, y, min(width - EDGE_MM, high + MARK_LENGTH_MM), y))
+    # A margin too narrow for the clearance leaves no room for a mark on that side.
+    paper = Rect(EDGE_MM, EDGE_MM, width - 2 * EDGE_MM, height - 2 * EDGE_MM)
+    return [m for m in marks if (m.x1, m.y1) != (m.x2, m.y2) and paper.contains(m.box())]
+
+
+def cut_lines(slots: list[Slot]) -> list[Line]:
+    """Lines along each card's trim, across its visible bleed (shared cuts are drawn once)."""
+    lines = set()
+    for slot in slots:
+        t, shown = slot.trim, slot.clip
+        for x in (t.x, t.right):
+            lines.add(Line(*(round(v, 6) for v in (x, shown.y, x, shown.top))))
+        for y in (t.y, t.top):
+            lines.add(Line(*(round(v, 6) for v in (shown.x, y, shown.right, y))))
+    return sorted(lines, key=lambda line: (line.x1, line.y1, line.x2, line.y2))
+
+
+def footer_slot(page: Page, occupied: Rect) -> TextSlot:
+    """The longest strip of margin free of cards, marks and fold line, for the page footer."""
+    w, h, gap = page.width, page.height, MARK_CLEARANCE_MM
+    bands = [(Rect(EDGE_MM, EDGE_MM, w - 2 * EDGE_MM, occupied.y - gap - EDGE_MM), False),
+             (Rect(EDGE_MM, occupied.top + gap, w - 2 * EDGE_MM, h - EDGE_MM - occupied.top - gap), False),
+             (Rect(EDGE_MM, EDGE_MM, occupied.x - gap - EDGE_MM, h - 2 * EDGE_MM), True),
+             (Rect(occupied.right + gap, EDGE_MM, w - EDGE_MM - occupied.right - gap, h - 2 * EDGE_MM), True)]
+    obstacles = [*page.marks, *([page.fold] if page.fold else [])]
+    best: tuple[float, TextSlot] | None = None
+    for band, vertical in bands:
+        if min(band.w, band.h) <= 0:
+            continue
+        start, end = (band.y, band.top) if vertical else (band.x, band.right)
+        blocked = sorted((b.y - gap, b.top + gap) if vertical else (b.x - gap, b.right + gap)
+                         for b in (o.box() for o in obstacles) if _touches(b, band))
+        for low, high in [*_free(start, end, blocked)]:
+            strip = Rect(band.x, low, band.w, high - low) if vertical else Rect(low, band.y, high - low, band.h)
+            # Long strips win, but a strip too thin for 4 pt text only as a last resort.
+            score = (high - low) * (1.0 if min(band.w, band.h) >= 1.8 else 0.01)
+            if best is None or score > best[0] + 1e-6:
+                best = (score, TextSlot(strip, vertical))
+    return best[1] if best else TextSlot(Rect(EDGE_MM, EDGE_MM, w - 2 * EDGE_MM, 0.0), False)
+
+
+def _touches(a: Rect, b: Rect) -> bool:
+    return a.x <= b.right and b.x <= a.right and a.y <= b.top and b.y <= a.top
+
+
+def _free(start: float, end: float, blocked: list[tuple[float, float]]) -> Iterable[tuple[float, float]]:
+    """The parts of [start, end] not covered by the sorted blocked intervals."""
+    for low, high in blocked:
+        if low > start:
+            yield start, min(low, end)
+        start = max(start, high)
+    if end > start:
+        yield start, end
+
+
+def _finish(page: Page, frame: Rect, marks: bool, cuts: bool) -> Page:
+    """Add crop marks, cut lines and the footer place to a page whose slots are set."""
+    trims = [s.trim for s in page.slots]
+    if marks and trims:
+        page.marks = crop_marks(frame, trims, page.width, page.height)
+        if page.fold:
+            back_frame = frame.mirror("x" if page.fold.x1 == page.fold.x2 else "y", page.width, page.height)
+            page.marks = [m for m in page.marks if not m.box().overlaps(back_frame.grow(MARK_CLEARANCE_MM))]
+    if cuts:
+        page.cut_lines = cut_lines(page.slots)
+    occupied = bounds([frame, *(s.clip for s in page.slots)])
+    page.footer = footer_slot(page, occupied)
+    return page
+
+
+def impose(items: list[Item], options: PrintOptions) -> Imposition:
+    """Lay every item out on pages: grouped by deck in data order, one card size per page."""
+    pages: list[Page] = []
+    back_pages: list[Page] = []
+    warnings: list[str] = []
+    for (deck, width, height, bleed), group in groupby(items, key=lambda i: (i.deck, i.width_mm, i.height_mm,
+                                                                              i.bleed_mm)):
+        group_items = list(group)
+        layout = plan_layout(width, height, bleed, options)
+        if layout is None:
+            # Larger than the paper (a board): each copy is printed in overlapping tiles, fronts only.
+            for item in group_items:
+                pages += tile_pages(item, options)
+            if any(item.back for item in group_items):
+                warnings.append(f"deck '{deck}': {width:g} x {height:g} mm does not fit a {options.duplex} sheet "
+                                f"of {options.paper} paper; printed one per page (in overlapping tiles if larger "
+                                "than the paper), without its back")
+            continue
+        for start in range(0, len(group_items), layout.capacity):
+            chunk = group_items[start:start + layout.capacity]
+            pages += _sheet(chunk, layout, deck, options, back_pages)
+    return Imposition(pages, back_pages, warnings)
+
+
+TILE_OVERLAP_MM = 10.0  # neighbouring tiles repeat this much of the image, for glueing
+
+
+def _tile_counts(full: float, room: float) -> int:
+    return 1 if full <= room else 1 + -int(-(full - room) // (room - TILE_OVERLAP_MM))
+
+
+def tile_pages(item: Item, options: PrintOptions) -> list[Page]:
+    """An item larger than the paper as tiles: each page shows part of the image, neighbours overlap.
+
+    Overlap marks in the margin show where the next tile's edge goes; trim marks show the board's
+    own edges. The whole image is embedded once and clipped on each page.
+    """
+    full_w, full_h = item.width_mm + 2 * item.bleed_mm, item.height_mm + 2 * item.bleed_mm
+    margin = options.margin_mm
+    best = None
+    for width, height in _orientations(parse_paper(options.paper), options.orientation):
+        room_w, room_h = width - 2 * margin, height - 2 * margin
+        cols, rows = _tile_counts(full_w, room_w), _tile_counts(full_h, room_h)
+        if best is None or cols * rows < best[0]:
+            best = (cols * rows, width, height, cols, rows)
+    _, width, height, cols, rows = best  # type: ignore[misc]
+    # Equal tiles: the image shared out evenly, each neighbour pair overlapping by TILE_OVERLAP_MM.
+    tile_w = full_w if cols == 1 else (full_w + (cols - 1) * TILE_OVERLAP_MM) / cols
+    tile_h = full_h if rows == 1 else (full_h + (rows - 1) * TILE_OVERLAP_MM) / rows
+    clip = Rect((width - tile_w) / 2, (height - tile_h) / 2, tile_w, tile_h)
+    pages = []
+    for row in range(rows):
+        for col in range(cols):
+            # Where this tile's top-left corner is within the image, measured from the image's top-left.
+            ax, ay = col * (tile_w - TILE_OVERLAP_MM), row * (tile_h - TILE_OVERLAP_MM)
+            image = Rect(clip.x - ax, clip.top + ay - full_h, full_w, full_h)
+            slot = Slot(item.face, image.grow(-item.bleed_mm), item.bleed_mm, clip, item.card_id, item.copy)
+            page = Page(width, height, "front", item.deck, [slot],
+                        note=f"tile {row * cols + col + 1} of {rows * cols} (row {row + 1}, column {col + 1})")
+            # Overlap lines: where the neighbours' edges fall on this tile.
+            overlap = Rect(clip.x + (TILE_OVERLAP_MM if col else 0), clip.y + (TILE_OVERLAP_MM if row < rows - 1 else 0),
+                           clip.w - TILE_OVERLAP_MM * ((col > 0) + (col < cols - 1)),
+                           clip.h - TILE_OVERLAP_MM * ((row > 0) + (row < rows - 1)))
+            edges = [slot.trim, overlap] if rows * cols > 1 else [slot.trim]
+            if options.crop_marks:
+                page.marks = crop_marks(clip, edges, width, height)
+            page.footer = footer_slot(page, clip)
+            pages.append(page)
+    return pages
+
+
+def _sheet(chunk: list[Item], layout: Layout, deck: str, options: PrintOptions, back_pages: list[Page]) -> list[Page]:
+    """The page(s) of one sheet: front, back (duplex) or both halves on one page (fold)."""
+    w, h = layout.width, layout.height
+    fronts = _slots(chunk, layout, False, layout.mirror_axis, (0.0, 0.0))
+    if options.duplex == "fold":
+        backs = _slots(chunk, layout, True, layout.mirror_axis, (0.0, 0.0))
+        page = Page(w, h, "fold", deck, fronts + backs, fold=layout.fold)
+        _finish(page, layout.frame, options.crop_marks, options.cut_lines)
+        return [page]
+    front = _finish(Page(w, h, "front", deck, fronts), layout.frame, options.crop_marks, options.cut_lines)
+    backs = _slots(chunk, layout, True, layout.mirror_axis, options.back_offset)
+    if not backs:
+        return [front]
+    frame = layout.frame.mirror(layout.mirror_axis, w, h).shift(*options.back_offset)
+    back = _finish(Page(w, h, "back", deck, backs), frame, options.crop_marks and options.back_marks,
+                   options.cut_lines and options.back_marks)
+    if options.duplex == "none":
+        back_pages.append(back)
+        return [front]
+    return [front, back]
+

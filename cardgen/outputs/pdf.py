@@ -1,0 +1,178 @@
+"""The print-and-play PDF: pages laid out by `cardgen.outputs.imposition`, drawn with reportlab.
+
+Each distinct image is embedded once: reportlab reuses an image drawn twice from the same file
+name, and files with the same content are mapped to one name first.
+"""
+from __future__ import annotations
+
+import logging
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cardgen.errors import Problem
+from cardgen.outputs.imposition import Page, PrintOptions, impose, items_from_cards
+from cardgen.render import file_digest, write_atomic
+from cardgen.units import mm_to_pt
+
+log = logging.getLogger("cardgen")
+
+MARK_WIDTH_PT = 0.3
+FOOTER_MAX_PT = 6.0
+FOOTER_MIN_PT = 3.5
+
+
+@dataclass
+class PrintResult:
+    """What writing the print PDF made: files, page counts and warnings."""
+
+    files: list[Path] = field(default_factory=list)
+    pages: int = 0
+    back_pages: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+def print_pdf_name(game: str, options: PrintOptions) -> str:
+    """The file name of a game's print PDF: `<game>-<paper>.pdf`."""
+    return f"{game}-{options.paper_name}.pdf"
+
+
+def write_print_pdf(record: dict, build_dir: Path, options: PrintOptions, target: Path,
+                    cards: list[dict] | None = None) -> PrintResult:
+    """Write the print PDF of a build record (or of some of its cards) to `target`.
+
+    `build_dir` is the folder the record's image paths are relative to. With duplex `none`
+    the backs go to a second file next to it, `<name>-backs.pdf`.
+    """
+    imposition = impose(items_from_cards(record["cards"] if cards is None else cards), options)
+    result = PrintResult(pages=len(imposition.pages), back_pages=len(imposition.back_pages),
+                         warnings=imposition.warnings)
+    with tempfile.TemporaryDirectory(prefix="cardgen-print-") as scratch:
+        images = ImageFiles(build_dir, options, Path(scratch))
+        documents = [(target, imposition.pages)]
+        if imposition.back_pages:
+            documents.append((target.with_name(f"{target.stem}-backs.pdf"), imposition.back_pages))
+        for path, pages in documents:
+            write_atomic(path, lambda temp, pages=pages: _draw(temp, pages, record, images))
+            result.files.append(path)
+    return result
+
+
+class ImageFiles:
+    """Maps build image paths to the files drawn: one name per distinct content, JPEG if asked."""
+
+    def __init__(self, build_dir: Path, options: PrintOptions, scratch: Path) -> None:
+        self.build_dir = build_dir
+        self.options = options
+        self.scratch = scratch
+        self._by_path: dict[str, str] = {}
+        self._by_digest: dict[str, str] = {}
+
+    def __call__(self, image: str) -> str:
+        """The file to draw for an image path of the build record."""
+        if image not in self._by_path:
+            source = self.build_dir / image
+            digest = file_digest(source)
+            if digest not in self._by_digest:
+                self._by_digest[digest] = self._prepare(source, digest)
+            self._by_path[image] = self._by_digest[digest]
+        return self._by_path[image]
+
+    def _prepare(self, source: Path, digest: str) -> str:
+        if self.options.images != "jpeg":
+            return str(source)
+        from PIL import Image
+
+        with Image.open(source) as picture:
+            if picture.mode not in ("RGB", "L"):  # transparency needs PNG
+                return str(source)
+            target = self.scratch / f"{digest}.jpg"
+            # 4:4:4 chroma keeps coloured text edges sharp.
+            picture.save(target, "JPEG", quality=self.options.jpeg_quality, subsampling=0, optimize=True)
+        return str(target)
+
+
+def _draw(path: Path, pages: list[Page], record: dict, images: ImageFiles) -> None:
+    """Draw pages into one PDF file."""
+    from reportlab import rl_config
+    from reportlab.pdfgen import canvas
+
+    rl_config.useA85 = 0  # ASCII85 makes image streams 25% larger and slower to write
+    game = record["game"]
+    pdf = canvas.Canvas(str(path), pageCompression=1)
+    pdf.setTitle(f"{game['title']} v{game['version']} print sheets")
+    pdf.setCreator(f"cardgen {record.get('cardgen', '')}")
+    for number, page in enumerate(pages, 1):
+        pdf.setPageSize((mm_to_pt(page.width), mm_to_pt(page.height)))
+        _draw_page(pdf, page, images)
+        deck = record["decks"].get(page.deck, {}).get("title", page.deck)
+        side = page.note or page.side
+        footer = (f"{game['title']} v{game['version']} · {deck} · {side} · built {record['built_at'][:10]}"
+                  f" · page {number} of {len(pages)}")
+        _draw_footer(pdf, page, footer)
+        pdf.showPage()
+    pdf.save()
+
+
+def _draw_page(pdf, page: Page, images: ImageFiles) -> None:
+    for slot in page.slots:
+        pdf.saveState()
+        if slot.clip != slot.image_rect:
+            clip = pdf.beginPath()
+            clip.rect(*_pt(slot.clip.x, slot.clip.y, slot.clip.w, slot.clip.h))
+            pdf.clipPath(clip, stroke=0, fill=0)
+        box = slot.image_rect
+        pdf.drawImage(images(slot.image), *_pt(box.x, box.y, box.w, box.h), mask="auto")
+        pdf.restoreState()
+    pdf.setLineWidth(MARK_WIDTH_PT)
+    pdf.setStrokeColorRGB(0, 0, 0)
+    for line in page.marks:
+        pdf.line(*_pt(line.x1, line.y1, line.x2, line.y2))
+    pdf.setStrokeColorRGB(0.45, 0.45, 0.45)
+    for line in page.cut_lines:
+        pdf.line(*_pt(line.x1, line.y1, line.x2, line.y2))
+    if page.fold:
+        pdf.setDash(4, 3)
+        pdf.line(*_pt(page.fold.x1, page.fold.y1, page.fold.x2, page.fold.y2))
+        pdf.setDash()
+
+
+def _draw_footer(pdf, page: Page, text: str) -> None:
+    """The footer, shrunk to fit its strip of margin (and shortened if even that is not enough)."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    slot = page.footer
+    if slot is None:
+        return
+    rect = slot.rect
+    length, thickness = (rect.h, rect.w) if slot.vertical else (rect.w, rect.h)
+    length_pt, thickness_pt = mm_to_pt(length) - 2, mm_to_pt(thickness)
+    size = min(FOOTER_MAX_PT, thickness_pt / 0.95)
+    size = max(FOOTER_MIN_PT, min(size, size * length_pt / max(stringWidth(text, "Helvetica", size), 1e-6)))
+    while len(text) > 8 and stringWidth(text, "Helvetica", size) > length_pt:
+        text = text[:-2] + "…"
+    pdf.setFillColorRGB(0.3, 0.3, 0.3)
+    pdf.setFont("Helvetica", size)
+    if slot.vertical:
+        # Rotated a quarter turn: reads bottom to top, glyphs rise to the left of the baseline.
+        pdf.saveState()
+        pdf.translate(mm_to_pt(rect.x + rect.w / 2) + size * 0.35, mm_to_pt(rect.y + rect.h / 2))
+        pdf.rotate(90)
+        pdf.drawCentredString(0, 0, text)
+        pdf.restoreState()
+    else:
+        pdf.drawCentredString(mm_to_pt(rect.x + rect.w / 2), mm_to_pt(rect.y + rect.h / 2) - size * 0.35, text)
+
+
+def _pt(*values: float) -> list[float]:
+    return [mm_to_pt(v) for v in values]
+
+
+def print_stage(game, record: dict, out_dir: Path) -> None:
+    """Output stage of `cardgen build`: `print/<game>-<paper>.pdf` with the manifest's print options."""
+    options = PrintOptions.from_spec(game.spec.print_options)
+    result = write_print_pdf(record, out_dir, options, out_dir / "print" / print_pdf_name(game.name, options))
+    for warning in result.warnings:
+        # Output stages have no warning channel of their own; the log reaches stderr.
+        log.warning(str(Problem(warning, file=f"data/{game.name}/game.yaml", severity="warning")))
+

@@ -1,0 +1,88 @@
+"""Print-on-demand export: one PNG per printed card with bleed at exact pixel size, plus the backs.
+
+The Game Crafter (and similar services) want each card as trim + 1/8 in bleed on every side at
+300 DPI: a poker card is 825 x 1125 px. A bulk upload makes one card per file, so every copy gets
+its own file (hard links: no extra disk space), numbered in data order: `pod/<deck>/<nnn>-<id>.png`,
+with the deck's back as `pod/<deck>/back.png` and a `pod/<deck>/cards.csv` listing them.
+"""
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+from cardgen.render import write_atomic
+from cardgen.units import MM_PER_INCH
+
+POD_DPI = 300
+POD_BLEED_IN = 0.125
+
+
+def pod_pixels(width_mm: float, height_mm: float) -> tuple[int, int]:
+    """Pixel size a print-on-demand service expects for a trim size: trim + 1/8 in bleed, 300 DPI."""
+    return tuple(round((mm / MM_PER_INCH + 2 * POD_BLEED_IN) * POD_DPI) for mm in (width_mm, height_mm))  # type: ignore[return-value]
+
+
+def write_pod(game, record: dict, out_dir: Path) -> None:
+    """Write `pod/` into a game's output folder (an output stage, run by `cardgen build --pod`)."""
+    pod = out_dir / "pod"
+    for deck in dict.fromkeys(card["deck"] for card in record["cards"]):
+        cards = [c for c in record["cards"] if c["deck"] == deck]
+        folder = pod / deck
+        size = pod_pixels(cards[0]["size_mm"]["width"], cards[0]["size_mm"]["height"])
+        rows = [("file", "id", "name", "copy", "of")]
+        number = 0
+        for card in cards:
+            first = None
+            for copy in range(1, card["copies"] + 1):
+                number += 1
+                target = folder / f"{number:03d}-{card['id']}.png"
+                if first is None:
+                    _export(out_dir / card["face"], target, size, card["dpi"])
+                    first = target
+                else:
+                    _link(first, target)
+                rows.append((target.name, card["id"], card["name"], str(copy), str(card["copies"])))
+        backs = {c["back"] for c in cards if c.get("back")}
+        for back in sorted(backs):
+            name = "back.png" if len(backs) == 1 else f"back-{Path(back).stem}.png"
+            _export(out_dir / back, folder / name, size, cards[0]["dpi"])
+        write_atomic(folder / "cards.csv", lambda temp, rows=rows: _write_csv(temp, rows))
+
+
+def pod_stage(game, record: dict, out_dir: Path) -> None:
+    """Output stage: the print-on-demand export when the manifest asks for it (`print: {pod: true}`)."""
+    if game.spec.print_options.pod:
+        write_pod(game, record, out_dir)
+
+
+def _write_csv(path: Path, rows: list[tuple[str, ...]]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows(rows)
+
+
+def _link(source: Path, target: Path) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        target.write_bytes(source.read_bytes())
+
+
+def _export(source: Path, target: Path, size: tuple[int, int], dpi: int) -> None:
+    """Copy an image at the exact pixel size: as is when it matches, else rescaled to 300 DPI and re-cut."""
+    from PIL import Image
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with Image.open(source) as image:
+        if image.size == size:
+            _link(source, target)
+            return
+        # Scale to 300 DPI, then crop (or stretch, for less bleed than 1/8 in) around the centre.
+        scale = POD_DPI / dpi
+        scaled = image.resize((round(image.width * scale), round(image.height * scale)), Image.LANCZOS)
+        left, top = (scaled.width - size[0]) // 2, (scaled.height - size[1]) // 2
+        if left >= 0 and top >= 0:
+            scaled = scaled.crop((left, top, left + size[0], top + size[1]))
+        else:
+            scaled = scaled.resize(size, Image.LANCZOS)
+        write_atomic(target, lambda temp: scaled.save(temp, "PNG"))

@@ -1,0 +1,230 @@
+"""Print sheet geometry (cardgen.outputs.imposition): pure data, no PDF."""
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cardgen.outputs.imposition import (EDGE_MM, Item, Page, PrintOptions, Rect, bounds, impose, items_from_cards,
+                                        parse_offset, parse_paper, plan_layout)
+
+POKER = (63.5, 88.9)
+BLEED = 3.175
+QUARTER_INCH = 6.35
+
+
+def card(card_id: str, copies: int, deck: str = "main", size: tuple[float, float] = POKER, back: str | None = "b.png",
+         bleed: float = BLEED) -> dict:
+    """A build.json card record with just what imposition reads."""
+    return {"id": card_id, "deck": deck, "copies": copies, "face": f"cards/{deck}/{card_id}.png", "back": back,
+            "size_mm": {"width": size[0], "height": size[1]}, "bleed_mm": bleed, "kind": "card"}
+
+
+def items(*cards: dict) -> list[Item]:
+    return items_from_cards(list(cards))
+
+
+def fronts(pages: list[Page]) -> list[Page]:
+    return [p for p in pages if p.side == "front"]
+
+
+def check_page(page: Page, margin: float = QUARTER_INCH) -> None:
+    """Cards inside the margins and not overlapping; marks outside every card and 3 mm from the edge."""
+    paper = Rect(0, 0, page.width, page.height)
+    inner = paper.grow(-margin + 1e-6)
+    edge = paper.grow(-EDGE_MM + 1e-6)
+    shown = [s.clip for s in page.slots]
+    for i, rect in enumerate(shown):
+        assert inner.contains(rect), (rect, page.width, page.height)
+        assert not any(rect.overlaps(other) for other in shown[i + 1:])
+    for mark in page.marks:
+        assert edge.contains(mark.box())
+        assert not any(mark.box().overlaps(rect.grow(0.5)) for rect in shown)
+    if page.footer:
+        assert edge.contains(page.footer.rect)
+        assert not any(page.footer.rect.overlaps(rect) for rect in shown)
+        assert not any(page.footer.rect.overlaps(m.box().grow(0.5)) for m in page.marks)
+
+
+@pytest.mark.parametrize("paper, size", [("letter", (215.9, 279.4)), ("a4", (210.0, 297.0))])
+def test_nine_poker_cards_on_a_portrait_page_centred(paper, size):
+    layout = plan_layout(*POKER, BLEED, PrintOptions(paper=paper))
+    assert layout.capacity == 9
+    assert (layout.width, layout.height) == size
+    frame = layout.frame
+    assert frame.x == pytest.approx(size[0] - frame.right)
+    assert frame.y == pytest.approx(size[1] - frame.top)
+    assert min(frame.x, frame.y) >= QUARTER_INCH - 1e-9
+
+
+def test_full_letter_sheet_leaves_a_quarter_inch_so_top_and_bottom_marks_are_short():
+    imposition = impose(items(card("a", 9)), PrintOptions(paper="letter"))
+    page = imposition.pages[0]
+    assert min(s.trim.y for s in page.slots) == pytest.approx(QUARTER_INCH)
+    vertical = [m for m in page.marks if m.x1 == m.x2]
+    assert vertical and all(m.box().h <= QUARTER_INCH - EDGE_MM - 1 + 1e-6 for m in vertical)
+    check_page(page)
+
+
+def test_every_copy_appears_once_grouped_by_deck_in_data_order():
+    cards = [card("a", 8), card("b", 3), card("c", 2, deck="other"), card("d", 1)]
+    imposition = impose(items(*cards), PrintOptions())
+    placed = [(s.card_id, s.copy) for p in fronts(imposition.pages) for s in p.slots]
+    assert Counter(placed) == Counter((c["id"], n) for c in cards for n in range(1, c["copies"] + 1))
+    assert [p.deck for p in fronts(imposition.pages)] == ["main", "main", "other", "main"]
+    assert [len(p.slots) for p in fronts(imposition.pages)] == [9, 2, 2, 1]
+
+
+def test_decks_of_different_sizes_never_share_a_page():
+    cards = [card("a", 5, deck="big"), card("m", 5, deck="small", size=(44.45, 63.5))]
+    for page in impose(items(*cards), PrintOptions()).pages:
+        assert len({(s.trim.w, s.trim.h) for s in page.slots}) == 1
+
+
+def _pairs(imposition):
+    pages = imposition.pages
+    return [(pages[i], pages[i + 1]) for i in range(0, len(pages), 2)]
+
+
+@pytest.mark.parametrize("offset", [(0.0, 0.0), (1.5, -0.75)])
+def test_long_edge_backs_mirror_each_row_left_to_right_and_take_the_offset(offset):
+    imposition = impose(items(card("a", 4), card("b", 3)), PrintOptions(duplex="long-edge", back_offset=offset))
+    for front, back in _pairs(imposition):
+        assert (front.side, back.side) == ("front", "back")
+        at = {(s.card_id, s.copy): s.trim for s in back.slots}
+        for slot in front.slots:
+            expected = Rect(front.width - slot.trim.right + offset[0], slot.trim.y + offset[1], slot.trim.w,
+                            slot.trim.h)
+            assert at[(slot.card_id, slot.copy)] == pytest.approx(expected)
+        assert {s.image for s in back.slots} == {"b.png"}
+
+
+def test_short_edge_backs_reverse_the_row_order():
+    imposition = impose(items(card("a", 7)), PrintOptions(duplex="short-edge"))
+    front, back = imposition.pages
+    at = {(s.card_id, s.copy): s.trim for s in back.slots}
+    for slot in front.slots:
+        assert at[(slot.card_id, slot.copy)] == pytest.approx(
+            Rect(slot.trim.x, front.height - slot.trim.top, slot.trim.w, slot.trim.h))
+    rows = sorted({round(s.trim.y, 3) for s in back.slots})
+    assert len(rows) == 3  # 7 cards: the partly filled last row of the front is the top row of the back
+
+
+def test_landscape_long_edge_turns_over_the_long_edge():
+    options = PrintOptions(orientation="landscape", duplex="long-edge")
+    front, back = impose(items(card("a", 2)), options).pages
+    assert front.width > front.height
+    for f, b in zip(front.slots, back.slots):
+        assert b.trim.x == pytest.approx(f.trim.x)
+        assert b.trim.y == pytest.approx(front.height - f.trim.top)
+
+
+def test_duplex_none_puts_backs_in_their_own_pages():
+    imposition = impose(items(card("a", 12)), PrintOptions(duplex="none"))
+    assert [p.side for p in imposition.pages] == ["front", "front"]
+    assert [p.side for p in imposition.back_pages] == ["back", "back"]
+
+
+def test_cards_without_a_back_get_no_back_page():
+    imposition = impose(items(card("a", 3, back=None)), PrintOptions())
+    assert [p.side for p in imposition.pages] == ["front"]
+
+
+def test_gap_spacing_keeps_each_bleed_and_picks_the_orientation_holding_most():
+    options = PrintOptions(spacing="gap", gap_mm=2.0)
+    page = impose(items(card("a", 6)), options).pages[0]
+    assert page.width > page.height and len(page.slots) == 6  # landscape holds 6, portrait 4
+    for slot in page.slots:
+        assert slot.clip == slot.image_rect
+    xs = sorted({round(s.image_rect.x, 6) for s in page.slots})
+    assert xs[1] - xs[0] == pytest.approx(POKER[0] + 2 * BLEED + 2.0)
+    check_page(page)
+
+
+def test_touching_spacing_shares_cuts_and_clips_the_bleed():
+    page = impose(items(card("a", 9)), PrintOptions(cut_lines=True)).pages[0]
+    xs = sorted({round(s.trim.x, 6) for s in page.slots})
+    assert xs[1] - xs[0] == pytest.approx(POKER[0])
+    assert all(s.clip == s.trim for s in page.slots)
+    vertical_cuts = {line.x1 for line in page.cut_lines if line.x1 == line.x2}
+    assert len(vertical_cuts) == 4  # 3 columns share 4 cut lines
+
+
+def test_fold_layout_puts_mirrored_backs_on_the_other_half():
+    page = impose(items(card("a", 4)), PrintOptions(duplex="fold")).pages[0]
+    assert page.side == "fold" and page.fold is not None
+    faces = [s for s in page.slots if s.image != "b.png"]
+    backs = [s for s in page.slots if s.image == "b.png"]
+    assert len(faces) == len(backs) == 4
+    fold_x = page.fold.x1
+    assert page.fold.x1 == page.fold.x2 == pytest.approx(page.width / 2)
+    assert all(s.trim.right < fold_x for s in faces) and all(s.trim.x > fold_x for s in backs)
+    at = {(s.card_id, s.copy): s.trim for s in backs}
+    for slot in faces:
+        assert at[(slot.card_id, slot.copy)].x == pytest.approx(2 * fold_x - slot.trim.right)
+    check_page(page)
+
+
+def test_marks_can_be_left_off_back_pages():
+    front, back = impose(items(card("a", 2)), PrintOptions(back_marks=False)).pages
+    assert front.marks and not back.marks
+
+
+def test_a_board_larger_than_the_paper_is_printed_in_overlapping_tiles():
+    board = card("map", 1, deck="board", size=(500.0, 400.0), back=None)
+    imposition = impose(items(card("a", 1), board), PrintOptions())
+    tiles = [p for p in imposition.pages if p.deck == "board"]
+    assert len(tiles) == 6 and not imposition.warnings  # 3 x 2 tiles of a Letter page
+    covered = []
+    for page in tiles:
+        check_page(page)
+        (slot,) = page.slots
+        assert slot.image == "cards/board/map.png" and "tile" in page.note
+        image = slot.image_rect
+        # The shown part, in image coordinates from the image's top-left corner.
+        covered.append(Rect(slot.clip.x - image.x, image.top - slot.clip.top, slot.clip.w, slot.clip.h))
+    whole = bounds(covered)
+    assert (whole.x, whole.y, whole.w, whole.h) == pytest.approx((0, 0, 500 + 2 * BLEED, 400 + 2 * BLEED))
+    lefts = sorted({round(r.x, 6) for r in covered})
+    assert lefts[1] < covered[0].right - 9.99  # neighbours overlap by 10 mm
+
+
+def test_a_tiled_board_with_a_back_says_the_back_is_left_out():
+    imposition = impose(items(card("map", 1, deck="board", size=(500.0, 400.0))), PrintOptions())
+    assert "without its back" in imposition.warnings[0] and all(p.side == "front" for p in imposition.pages)
+
+
+def test_subset_of_cards():
+    cards = [card("a", 8), card("b", 3)]
+    imposition = impose(items(cards[1]), PrintOptions())
+    assert [(s.card_id, s.copy) for s in imposition.pages[0].slots] == [("b", 1), ("b", 2), ("b", 3)]
+
+
+def test_papers_and_offsets_parse_or_say_why_not():
+    assert parse_paper("A4") == (210.0, 297.0)
+    assert parse_paper("8.5x11in") == pytest.approx((215.9, 279.4))
+    assert parse_paper("300x200") == (300.0, 200.0)
+    assert parse_offset("0.5,-1") == (0.5, -1.0)
+    assert parse_offset([1, 2]) == (1.0, 2.0)
+    with pytest.raises(ValueError, match="unknown paper"):
+        parse_paper("napkin")
+    with pytest.raises(ValueError, match="X,Y"):
+        parse_offset("1")
+    assert PrintOptions(paper="210x297mm").paper_name == "210x297mm"
+
+
+@settings(max_examples=60, deadline=None)
+@given(width=st.floats(20, 150), height=st.floats(20, 150), bleed=st.sampled_from([0.0, 3.0, 3.175]),
+       paper=st.sampled_from(["letter", "a4", "a3"]), spacing=st.sampled_from(["touching", "gap"]),
+       duplex=st.sampled_from(["long-edge", "short-edge", "fold", "none"]), copies=st.integers(1, 30))
+def test_any_size_stays_inside_the_margins_without_overlap(width, height, bleed, paper, spacing, duplex, copies):
+    options = PrintOptions(paper=paper, spacing=spacing, duplex=duplex)
+    imposition = impose(items(card("x", copies, size=(width, height), bleed=bleed)), options)
+    placed = Counter()
+    for page in imposition.pages + imposition.back_pages:
+        check_page(page)
+        placed.update((s.card_id, s.copy, s.image) for s in page.slots)
+    assert sorted(placed.values()) == [1] * len(placed)
+    assert sum(1 for key in placed if key[2] != "b.png") == copies

@@ -1,0 +1,292 @@
+"""The print-and-play PDF of the Scrapbots example, read back with pypdf and pdfplumber."""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pdfplumber
+import pypdf
+import pytest
+from click.testing import CliRunner
+from PIL import Image
+
+from cardgen.build import BuildOptions, build_game
+from cardgen.cli import main
+from cardgen.outputs.imposition import PrintOptions, Rect
+from cardgen.outputs.pdf import print_stage, write_print_pdf
+from cardgen.outputs.pod import write_pod
+
+ROOT = Path(__file__).resolve().parents[1]
+PT = 72 / 25.4  # points per mm
+LETTER_PT = (612, 792)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    """Scrapbots built once (card PNGs, build.json and the print PDF); returns output/scrapbots."""
+    out = tmp_path_factory.mktemp("out")
+    build_game(ROOT, "scrapbots", BuildOptions(out_root=out, jobs=2), None, [print_stage])
+    return out / "scrapbots"
+
+
+@pytest.fixture(scope="module")
+def record(built) -> dict:
+    return json.loads((built / "build.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def names(built, record) -> dict[str, str]:
+    """Pixel hash -> card id (or 'back'), to tell which card an embedded image is."""
+    by_pixels = {_pixels(Image.open(built / c["face"])): c["id"] for c in record["cards"]}
+    for back in record["backs"].values():
+        by_pixels[_pixels(Image.open(built / back["image"]))] = "back"
+    return by_pixels
+
+
+@pytest.fixture(scope="module")
+def letter_pages(built, names) -> list[list[tuple[str, Rect]]]:
+    """The images of the PDF the build wrote, page by page."""
+    return placed_images(built / "print" / "scrapbots-letter.pdf", names)
+
+
+@pytest.fixture(scope="module")
+def few(record) -> list[dict]:
+    """A subset of the cards (the two smaller decks: 16 + 20 copies), to keep PDF writing fast."""
+    return [c for c in record["cards"] if c["deck"] in ("starting", "wounds")]
+
+
+def _pixels(image: Image.Image) -> str:
+    return hashlib.sha256(image.convert("RGB").tobytes()).hexdigest()
+
+
+def placed_images(path: Path, names: dict[str, str]) -> list[list[tuple[str, Rect]]]:
+    """Per page: (card id or 'back', image rectangle in mm) of every image drawn."""
+    reader = pypdf.PdfReader(path)
+    which: dict[str, str] = {}
+    pages = []
+    with pdfplumber.open(path) as pdf:
+        for number, page in enumerate(pdf.pages):
+            for image in reader.pages[number].images:
+                key = image.name.rsplit(".", 1)[0]  # pypdf adds the extension it decodes to
+                if key not in which:
+                    which[key] = names[_pixels(image.image)]
+            pages.append([(which[im["name"]], Rect(im["x0"] / PT, im["y0"] / PT, im["width"] / PT,
+                                                             im["height"] / PT)) for im in page.images])
+    return pages
+
+
+def _copies(record: dict) -> dict[str, int]:
+    return {c["id"]: c["copies"] for c in record["cards"]}
+
+
+def _deck_pages(record: dict, per_page: int) -> int:
+    decks = Counter()
+    for c in record["cards"]:
+        decks[c["deck"]] += c["copies"]
+    return sum(math.ceil(n / per_page) for n in decks.values())
+
+
+def test_build_writes_a_long_edge_letter_pdf_with_every_copy(built, record, letter_pages):
+    reader = pypdf.PdfReader(built / "print" / "scrapbots-letter.pdf")
+    assert len(reader.pages) == 2 * _deck_pages(record, 9)
+    assert all(tuple(p.mediabox[2:]) == LETTER_PT for p in reader.pages)
+    pages = letter_pages
+    fronts = Counter(name for page in pages[::2] for name, _ in page)
+    assert fronts == Counter(_copies(record))
+    assert all(name == "back" for page in pages[1::2] for name, _ in page)
+    assert [len(p) for p in pages[::2]] == [len(p) for p in pages[1::2]]
+
+
+def test_cards_sit_on_a_grid_inside_the_margins_without_overlap(record, letter_pages):
+    bleed = record["decks"]["starting"]["bleed_mm"]
+    pages = letter_pages
+    paper = Rect(0, 0, 215.9, 279.4)
+    for page in pages:
+        trims = [rect.grow(-bleed) for _, rect in page]  # touching: the bleed is clipped away
+        for i, trim in enumerate(trims):
+            assert paper.grow(-6.35 + 0.01).contains(trim)
+            assert trim.w == pytest.approx(63.5, abs=0.01) and trim.h == pytest.approx(88.9, abs=0.01)
+            assert not any(trim.overlaps(other, tol=0.01) for other in trims[i + 1:])
+        columns = sorted({round(t.x, 2) for t in trims})
+        assert all(b - a == pytest.approx(63.5, abs=0.01) for a, b in zip(columns, columns[1:]))
+    full = pages[0]
+    assert len(full) == 9
+    assert min(r.x for _, r in full) + bleed == pytest.approx((215.9 - 3 * 63.5) / 2, abs=0.01)
+
+
+def _back_check(path: Path, names: dict, mirror, offset: tuple[float, float]) -> None:
+    pages = placed_images(path, names)
+    for front, back in zip(pages[::2], pages[1::2]):
+        expected = _corners(mirror(rect).shift(*offset) for _, rect in front)
+        assert _corners(r for _, r in back) == pytest.approx(expected, abs=0.02)
+
+
+def _corners(rects) -> list[float]:
+    """Lower-left corners in a stable order, flattened for pytest.approx."""
+    return [v for r in sorted(rects, key=lambda r: (round(r.x), round(r.y))) for v in (r.x, r.y)]
+
+
+def test_long_edge_backs_are_mirrored_and_shifted_by_the_offset(built, record, names, few, tmp_path):
+    options = PrintOptions(back_offset=(1.5, -0.8))
+    path = write_print_pdf(record, built, options, tmp_path / "offset.pdf", cards=few).files[0]
+    _back_check(path, names, lambda r: Rect(215.9 - r.right, r.y, r.w, r.h), (1.5, -0.8))
+
+
+def test_short_edge_backs_reverse_the_rows(built, record, names, few, tmp_path):
+    path = write_print_pdf(record, built, PrintOptions(duplex="short-edge"), tmp_path / "short.pdf", cards=few).files[0]
+    _back_check(path, names, lambda r: Rect(r.x, 279.4 - r.top, r.w, r.h), (0.0, 0.0))
+
+
+def test_crop_marks_lie_outside_every_card_and_3mm_from_the_edge(built, record, letter_pages):
+    bleed = record["decks"]["starting"]["bleed_mm"]
+    with pdfplumber.open(built / "print" / "scrapbots-letter.pdf") as pdf:
+        for page, images in zip(pdf.pages, letter_pages):
+            cards = [rect.grow(-bleed) for _, rect in images]
+            assert page.lines
+            for line in page.lines:
+                box = Rect(line["x0"] / PT, line["y0"] / PT, line["width"] / PT, line["height"] / PT)
+                assert not any(box.overlaps(card.grow(0.5)) for card in cards)
+                assert Rect(0, 0, 215.9, 279.4).grow(-3 + 0.01).contains(box)
+
+
+def test_each_distinct_image_is_embedded_once_without_ascii85(built, record):
+    path = built / "print" / "scrapbots-letter.pdf"
+    reader = pypdf.PdfReader(path)
+    objects = {ref.idnum for page in reader.pages for ref in page["/Resources"]["/XObject"].values()}
+    assert len(objects) == len(record["cards"]) + len(record["backs"])  # 17 faces + 1 back for 100 copies
+    assert b"ASCII85Decode" not in path.read_bytes()
+    assert path.stat().st_size < 30e6
+
+
+def test_every_page_has_a_footer(built, record):
+    reader = pypdf.PdfReader(built / "print" / "scrapbots-letter.pdf")
+    total = len(reader.pages)
+    for number in (1, 2, total):
+        text = reader.pages[number - 1].extract_text()
+        assert "Scrapbots v0.3" in text and f"page {number} of {total}" in text
+        assert record["built_at"][:10] in text
+    assert "Starting Decks" in reader.pages[0].extract_text()
+    assert "Wounds" in reader.pages[-1].extract_text()
+
+
+def test_duplex_none_gap_spacing_writes_a_separate_backs_pdf(built, record, names, few, tmp_path):
+    options = PrintOptions(duplex="none", spacing="gap", paper="a4")
+    result = write_print_pdf(record, built, options, tmp_path / "gap.pdf", cards=few)
+    fronts, backs = result.files
+    assert backs.name == "gap-backs.pdf"
+    front_pages, back_pages = placed_images(fronts, names), placed_images(backs, names)
+    assert len(front_pages) == len(back_pages) == _deck_pages({"cards": few}, 6)  # 3 x 2 on landscape A4
+    for page in front_pages:
+        rects = [r for _, r in page]  # gap: whole images, each with its bleed, apart
+        assert not any(a.overlaps(b) for i, a in enumerate(rects) for b in rects[i + 1:])
+    assert all(name == "back" for page in back_pages for name, _ in page)
+
+
+def test_a_subset_of_cards(built, record, names, tmp_path):
+    wounds = [c for c in record["cards"] if c["deck"] == "wounds"]
+    path = write_print_pdf(record, built, PrintOptions(), tmp_path / "subset.pdf", cards=wounds).files[0]
+    pages = placed_images(path, names)
+    assert Counter(n for page in pages[::2] for n, _ in page) == Counter(_copies({"cards": wounds}))
+
+
+def test_jpeg_images_option(built, record, names, tmp_path):
+    cards = [c for c in record["cards"] if c["deck"] == "wounds"]
+    path = write_print_pdf(record, built, PrintOptions(images="jpeg"), tmp_path / "jpg.pdf", cards=cards).files[0]
+    assert b"DCTDecode" in path.read_bytes()
+    reader = pypdf.PdfReader(path)
+    assert sum(len(p.images) for p in reader.pages) == 2 * math.ceil(cards[0]["copies"] / 9)
+
+
+def test_fold_and_glue_pages(built, record, names, few, tmp_path):
+    path = write_print_pdf(record, built, PrintOptions(duplex="fold"), tmp_path / "fold.pdf", cards=few).files[0]
+    pages = placed_images(path, names)
+    assert len(pages) == _deck_pages({"cards": few}, 4)
+    for page in pages:
+        faces = [r for n, r in page if n != "back"]
+        backs = [r for n, r in page if n == "back"]
+        assert len(faces) == len(backs)
+        assert _corners(Rect(279.4 - r.right, r.y, r.w, r.h) for r in faces) == pytest.approx(_corners(backs), abs=0.02)
+
+
+def _workspace(tmp_path: Path, built: Path) -> Path:
+    """A workspace holding the Scrapbots data and its built output, for CLI runs."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    for part in ("data", "templates", "fonts", "icons"):
+        (root / part).symlink_to(ROOT / part)
+    shutil.copytree(built, root / "output" / "scrapbots")
+    return root
+
+
+def test_print_command_flags(built, tmp_path):
+    root = _workspace(tmp_path, built)
+    result = CliRunner().invoke(main, ["--root", str(root), "print", "scrapbots", "--paper", "a4", "--duplex",
+                                       "short-edge", "--back-offset", "0.5,-0.5", "--no-marks", "--out",
+                                       str(tmp_path / "pdf")])
+    assert result.exit_code == 0, result.output
+    reader = pypdf.PdfReader(tmp_path / "pdf" / "scrapbots-a4.pdf")
+    assert tuple(round(float(v)) for v in reader.pages[0].mediabox[2:]) == (595, 842)
+    with pdfplumber.open(tmp_path / "pdf" / "scrapbots-a4.pdf") as pdf:
+        assert not pdf.pages[0].lines
+
+
+def test_print_command_errors_name_the_flag(built, tmp_path):
+    root = _workspace(tmp_path, built)
+    result = CliRunner().invoke(main, ["--root", str(root), "print", "scrapbots", "--back-offset", "3"])
+    assert result.exit_code == 1
+    assert "--back-offset" in result.output and "Traceback" not in result.output
+
+
+def test_calibration_sheet(tmp_path):
+    result = CliRunner().invoke(main, ["--root", str(tmp_path), "calibrate", "--paper", "a4"])
+    assert result.exit_code == 0, result.output
+    reader = pypdf.PdfReader(tmp_path / "output" / "calibration-a4-long-edge.pdf")
+    assert len(reader.pages) == 2
+    assert tuple(round(float(v)) for v in reader.pages[0].mediabox[2:]) == (595, 842)
+    assert "FRONT" in reader.pages[0].extract_text() and "back_offset" in reader.pages[1].extract_text()
+
+
+def test_print_on_demand_export(built, record, tmp_path):
+    out = tmp_path / "pod-build"
+    shutil.copytree(built, out)
+    write_pod(None, record, out)
+    for deck in dict.fromkeys(c["deck"] for c in record["cards"]):
+        files = sorted((out / "pod" / deck).glob("[0-9]*.png"))
+        assert len(files) == sum(c["copies"] for c in record["cards"] if c["deck"] == deck)
+        assert Image.open(files[0]).size == (825, 1125)
+        assert Image.open(out / "pod" / deck / "back.png").size == (825, 1125)
+        assert (out / "pod" / deck / "cards.csv").read_text().count("\n") == len(files) + 1
+
+
+def test_print_section_of_the_manifest_is_checked(tmp_path):
+    from cardgen.errors import CardgenError
+    from cardgen.manifest import load_game
+
+    shutil.copytree(ROOT / "data" / "scrapbots", tmp_path / "data" / "scrapbots")
+    manifest = tmp_path / "data" / "scrapbots" / "game.yaml"
+    manifest.write_text(manifest.read_text().replace("duplex: long-edge", "duplex: sideways"))
+    with pytest.raises(CardgenError) as caught:
+        load_game(tmp_path, "scrapbots")
+    (problem,) = caught.value.problems
+    assert problem.message.startswith("print.duplex:") and "long-edge" in problem.message
+    assert problem.row == next(n for n, line in enumerate(manifest.read_text().splitlines(), 1) if "sideways" in line)
+
+
+def test_tokens_keep_their_transparency(tmp_path):
+    token = Image.new("RGBA", (300, 300), (0, 0, 0, 0))
+    token.paste((200, 40, 40, 255), (50, 50, 250, 250))
+    (tmp_path / "cards" / "tokens").mkdir(parents=True)
+    token.save(tmp_path / "cards" / "tokens" / "t.png")
+    card = {"id": "t", "deck": "tokens", "kind": "token", "copies": 30, "face": "cards/tokens/t.png", "back": None,
+            "size_mm": {"width": 25.4, "height": 25.4}, "bleed_mm": 0, "dpi": 300}
+    record = {"cardgen": "test", "built_at": "2026-01-01T00:00:00", "game": {"title": "T", "version": "1"},
+              "decks": {"tokens": {"title": "Tokens"}}, "cards": [card]}
+    path = write_print_pdf(record, tmp_path, PrintOptions(), tmp_path / "tokens.pdf").files[0]
+    reader = pypdf.PdfReader(path)
+    assert len(reader.pages) == 1  # 30 one-inch tokens fit one Letter page
+    (image,) = reader.pages[0]["/Resources"]["/XObject"].values()
+    assert "/SMask" in image.get_object()
