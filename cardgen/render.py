@@ -127,12 +127,17 @@ def draw_svg(svg: str, width: int, height: int, dpi: int, root: Path, base_url: 
     return image if image.size == (width, height) else image.resize((width, height))
 
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
 def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
     """Write a file through a temporary name in the same folder, then rename it into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(handle)
     try:
+        os.chmod(temp, 0o666 & ~_UMASK)  # mkstemp makes files private; outputs should be like any other file
         write(Path(temp))
         os.replace(temp, path)
     except BaseException:
