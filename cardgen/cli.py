@@ -105,3 +105,33 @@ def list_command(root: Path) -> None:
             size = game.deck_size(deck)
             click.echo(f"  {deck_name}: {len(cards)} cards, {sum(c.copies for c in cards)} with copies, "
                        f"{size.width_mm:g} x {size.height_mm:g} mm")
+
+
+@main.command()
+@click.argument("game")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output root holding the built game (default: <root>/output).")
+@click.option("--base-url", default=None,
+              help="Write image URLs as URL/<file name> (for images uploaded to a host) instead of file:/// paths.")
+@click.option("--format", "image_format", type=click.Choice(["jpeg", "png"]), default=None,
+              help="Image format of card sheets and boards (default: the manifest's tts.image_format, jpeg).")
+@click.option("--install", "do_install", is_flag=True,
+              help="Also copy the export into Tabletop Simulator's Saved Objects folder (cardgen subfolder).")
+@click.option("--tts-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Tabletop Simulator's data folder (default: the usual place on this OS).")
+@click.pass_obj
+def tts(root: Path, game: str, out: Path | None, base_url: str | None, image_format: str | None,
+        do_install: bool, tts_dir: Path | None) -> None:
+    """Export a built GAME to Tabletop Simulator: deck sheets, tokens, boards and a saved object."""
+    from cardgen.manifest import load_game
+    from cardgen.outputs.cards import read_build_record
+    from cardgen.outputs.tts import TTSOptions, export_tts, install
+
+    loaded = load_game(root, game)
+    out_dir = (out or root / "output").resolve() / game
+    record = read_build_record(out_dir)
+    options = TTSOptions.from_spec(loaded.spec.tts, base_url=base_url, image_format=image_format)
+    saved = export_tts(loaded, record, out_dir, options)
+    click.echo(f"{game}: Tabletop Simulator saved object -> {saved}")
+    if do_install:
+        click.echo(f"{game}: installed -> {install(saved.parent, game, tts_dir)}")

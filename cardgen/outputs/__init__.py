@@ -9,4 +9,6 @@ from __future__ import annotations
 
 def default_stages() -> list:
     """The output stages `cardgen build` runs after the card PNGs and build.json, in order."""
-    return []
+    from cardgen.outputs.tts import tts_stage
+
+    return [tts_stage]
