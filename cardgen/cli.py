@@ -125,13 +125,14 @@ def tts(root: Path, game: str, out: Path | None, base_url: str | None, image_for
     """Export a built GAME to Tabletop Simulator: deck sheets, tokens, boards and a saved object."""
     from cardgen.manifest import load_game
     from cardgen.outputs.cards import read_build_record
-    from cardgen.outputs.tts import TTSOptions, export_tts, install
+    from cardgen.outputs.tts import TTSOptions, export_tts, install, install_dir
 
     loaded = load_game(root, game)
+    target = install_dir(tts_dir) if do_install else None  # fail before the work if TTS is not there
     out_dir = (out or root / "output").resolve() / game
     record = read_build_record(out_dir)
     options = TTSOptions.from_spec(loaded.spec.tts, base_url=base_url, image_format=image_format)
     saved = export_tts(loaded, record, out_dir, options)
     click.echo(f"{game}: Tabletop Simulator saved object -> {saved}")
-    if do_install:
-        click.echo(f"{game}: installed -> {install(saved.parent, game, tts_dir)}")
+    if target is not None:
+        click.echo(f"{game}: installed -> {install(saved.parent, game, target)}")

@@ -151,7 +151,7 @@ class _Exporter:
         """Encode an image, name it after its content, write it; return its URL."""
         buffer = io.BytesIO()
         if keep_alpha or self.options.image_format == "png":
-            image.save(buffer, format="PNG", optimize=True)
+            image.save(buffer, format="PNG")
             suffix = ".png"
         else:
             image.convert("RGB").save(buffer, format="JPEG", quality=self.options.jpeg_quality,
@@ -310,17 +310,21 @@ def default_tts_dir() -> Path:
     return home / ".local" / "share" / "Tabletop Simulator"
 
 
-def install(tts_out: Path, game: str, tts_dir: Path | None) -> Path:
-    """Copy an export (JSON, thumbnail, images) into `<tts_dir>/Saves/Saved Objects/cardgen/`.
-
-    Local file:/// image URLs are pointed at the installed copies; hosted URLs stay as they are.
-    Older images of the same game in the install folder are removed. Returns the installed JSON path.
-    """
+def install_dir(tts_dir: Path | None) -> Path:
+    """Where `install` puts a game: `<TTS data>/Saves/Saved Objects/cardgen`; an error if TTS is not there."""
     data_dir = tts_dir or default_tts_dir()
     if not (data_dir / "Saves").is_dir():
         raise CardgenError(f"no Tabletop Simulator data folder at {data_dir} (expected a Saves folder there); "
                            "start Tabletop Simulator once, or pass --tts-dir")
-    target = data_dir / "Saves" / "Saved Objects" / "cardgen"
+    return data_dir / "Saves" / "Saved Objects" / "cardgen"
+
+
+def install(tts_out: Path, game: str, target: Path) -> Path:
+    """Copy an export (JSON, thumbnail, images) into `target` (see `install_dir`), images in `target/<game>/`.
+
+    Local file:/// image URLs are pointed at the installed copies; hosted URLs stay as they are.
+    Older images of the same game in the install folder are removed. Returns the installed JSON path.
+    """
     images_dir = target / game
     images_dir.mkdir(parents=True, exist_ok=True)
     [saved_json] = [p for p in tts_out.glob("*.json")]

@@ -52,10 +52,17 @@ class Sheet:
 def cell_size(width: int, height: int, columns: int, rows: int) -> tuple[int, int]:
     """The largest whole-pixel cell of a width:height card that fits columns x rows within the size limit.
 
-    Cards are never scaled up; the aspect ratio is kept within one pixel.
+    Cards are never scaled up; one side is rounded down and the other follows it, so the aspect ratio is
+    kept to within half a pixel.
     """
     scale = min(1.0, MAX_SIDE_PX / (columns * width), MAX_SIDE_PX / (rows * height))
-    return max(1, math.floor(width * scale)), max(1, math.floor(height * scale))
+    by_width = max(1, math.floor(width * scale))
+    by_height = max(1, math.floor(height * scale))
+    candidates = [(by_width, max(1, round(by_width * height / width))),
+                  (max(1, round(by_height * width / height)), by_height)]
+    fitting = [(w, h) for w, h in candidates if w * columns <= MAX_SIDE_PX and h * rows <= MAX_SIDE_PX
+               and w <= width and h <= height]
+    return max(fitting, key=lambda c: c[0] * c[1], default=(by_width, by_height))
 
 
 def choose_grid(count: int, width: int, height: int) -> tuple[int, int]:
