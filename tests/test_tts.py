@@ -6,7 +6,9 @@ Each game is built once per module (module-scoped fixtures); pixels are compared
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import urllib.parse
 from pathlib import Path
 
@@ -109,6 +111,11 @@ def mini(tmp_path_factory) -> tuple[Path, dict, dict]:
     root = tmp_path_factory.mktemp("mini")
     _mini_workspace(root)
     return _build(root, "mini", root / "output")
+
+
+def _copy_build(out_dir: Path, tmp_path: Path) -> Path:
+    """A private copy of a built game (hard links), for tests that export again."""
+    return Path(shutil.copytree(out_dir, tmp_path / out_dir.name, copy_function=os.link))
 
 
 def _objects(saved: dict) -> dict[str, dict]:
@@ -249,10 +256,11 @@ def _keys(saved: dict) -> list[int]:
         o["CardID"] // 100 for o in saved["ObjectStates"] if o["Name"] == "Card"]
 
 
-def test_keys_never_repeat_within_or_across_games_and_are_stable(scrapbots, mini) -> None:
+def test_keys_never_repeat_within_or_across_games_and_are_stable(scrapbots, mini, tmp_path) -> None:
     keys = _keys(scrapbots[2]) + _keys(mini[2])
     assert len(keys) == len(set(keys))
-    out_dir, record, saved = scrapbots
+    _, record, saved = scrapbots
+    out_dir = _copy_build(scrapbots[0], tmp_path)
     game = load_game(ROOT, "scrapbots")
     export_tts(game, record, out_dir, TTSOptions.from_spec(game.spec.tts))
     again = json.loads((out_dir / "tts" / "Scrapbots.json").read_text(encoding="utf-8"))
@@ -273,13 +281,10 @@ def test_urls_are_absolute_file_urls_to_existing_images(scrapbots, mini) -> None
 
 
 def test_base_url_replaces_file_urls(scrapbots, tmp_path) -> None:
-    _, record, _ = scrapbots
-    game = load_game(ROOT, "scrapbots")
-    export_tts(game, record, scrapbots[0], TTSOptions(base_url="https://example.org/sb/"))
-    saved = json.loads((scrapbots[0] / "tts" / "Scrapbots.json").read_text(encoding="utf-8"))
-    text = json.dumps(saved)
+    out_dir = _copy_build(scrapbots[0], tmp_path)
+    export_tts(load_game(ROOT, "scrapbots"), scrapbots[1], out_dir, TTSOptions(base_url="https://example.org/sb/"))
+    text = (out_dir / "tts" / "Scrapbots.json").read_text(encoding="utf-8")
     assert "file://" not in text and "https://example.org/sb/scrapbots-center-1-" in text
-    export_tts(game, record, scrapbots[0], TTSOptions.from_spec(game.spec.tts))  # leave it as built
 
 
 # ---------------------------------------------------------------- sheets, backs, lone cards
@@ -291,6 +296,10 @@ def test_a_large_deck_spreads_over_two_sheets(mini) -> None:
     assert (sheets[0]["NumWidth"], sheets[0]["NumHeight"]) == (10, 7)
     assert sheets[1]["NumWidth"] * sheets[1]["NumHeight"] == 5
     assert big["ContainedObjects"][3]["Description"] == "[b]Rule[/b] 3 scrap"
+
+
+def test_file_names_come_from_the_title(mini) -> None:
+    assert sorted(p.name for p in (mini[0] / "tts").glob("Mini*")) == ["Mini_ Test.json", "Mini_ Test.png"]
 
 
 def test_a_one_card_deck_is_a_lone_card(mini) -> None:
@@ -360,7 +369,7 @@ def test_bbcode_descriptions() -> None:
 # ---------------------------------------------------------------- command line
 
 def test_tts_command_exports_and_installs(scrapbots, tmp_path) -> None:
-    out_dir = scrapbots[0]
+    out_dir = _copy_build(scrapbots[0], tmp_path)
     tts_home = tmp_path / "Tabletop Simulator"
     (tts_home / "Saves" / "Saved Objects").mkdir(parents=True)
     result = CliRunner().invoke(main, ["--root", str(ROOT), "tts", "scrapbots", "--out", str(out_dir.parent),
@@ -373,7 +382,6 @@ def test_tts_command_exports_and_installs(scrapbots, tmp_path) -> None:
     assert _path(sheet["FaceURL"]).parent == target / "scrapbots" and sheet["FaceURL"].endswith(".png")
     assert all(_path(url).is_file() for o in _walk(saved) for s in o.get("CustomDeck", {}).values()
                for url in (s["FaceURL"], s["BackURL"]))
-    export_tts(load_game(ROOT, "scrapbots"), scrapbots[1], out_dir, TTSOptions())  # back to the built state
 
 
 def test_install_without_tabletop_simulator_is_an_error(scrapbots, tmp_path) -> None:

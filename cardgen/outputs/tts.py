@@ -193,7 +193,7 @@ class _Exporter:
             for j, card in enumerate(entry["cards"]):
                 objects.append(self.board(entry["deck"], card, 14.0 + 22 * (i + j)))
         game = self.record["game"]
-        return {"SaveName": game["title"], "Date": self.record.get("built_at", ""), "VersionNumber": "v13.2.2",
+        return {"SaveName": game["title"], "Date": self.record.get("built_at", ""), "VersionNumber": "",
                 "GameMode": game["title"], "GameType": "", "GameComplexity": "", "Tags": [], "Gravity": 0.5,
                 "PlayArea": 0.5, "Table": "", "Sky": "", "Note": "", "TabStates": {},
                 "LuaScript": "", "LuaScriptState": "", "XmlUI": "", "ObjectStates": objects}
@@ -262,8 +262,9 @@ class _Exporter:
                                     "Stackable": True}
         else:
             kind = "Custom_Tile"
+            # Stretch off: the tile takes the image's proportions, which are already the token's.
             image["CustomTile"] = {"Type": TILE_TYPES[deck["shape"]], "Thickness": 0.2, "Stackable": True,
-                                   "Stretch": True}
+                                   "Stretch": False}
         scale = deck["size_mm"]["width"] / TILE_WIDTH_MM
 
         def token(name: str, y: float) -> dict:
@@ -277,10 +278,10 @@ class _Exporter:
         return [token(f"token/{card['id']}/{copy}", 1.0 + 0.25 * copy) for copy in range(card["copies"])]
 
     def board(self, deck: dict, card: dict, z: float) -> dict:
-        """A Custom_Board: its size follows its image."""
+        """A Custom_Board, locked as Tabletop Simulator makes boards; its proportions follow its image."""
         url = self.component_image(card, deck, keep_alpha=self.options.image_format == "png")
         return _base("Custom_Board", self.guid(f"board/{card['id']}"), card["name"], tts_text(card["text"]),
-                     _transform(0, z), CustomImage={"ImageURL": url, "ImageSecondaryURL": "",
+                     _transform(0, z), Locked=True, CustomImage={"ImageURL": url, "ImageSecondaryURL": "",
                                                     "ImageScalar": 1.0, "WidthScale": 0.0})
 
     def thumbnail(self) -> Image.Image:
