@@ -125,7 +125,8 @@ def tts(root: Path, game: str, out: Path | None, base_url: str | None, image_for
     """Export a built GAME to Tabletop Simulator: deck sheets, tokens, boards and a saved object."""
     from cardgen.manifest import load_game
     from cardgen.outputs.cards import read_build_record
-    from cardgen.outputs.tts import TTSOptions, export_tts, install, install_dir
+    from cardgen.outputs.tts import TTSOptions, export_tts
+    from cardgen.outputs.tts_install import install, install_dir
 
     loaded = load_game(root, game)
     target = install_dir(tts_dir) if do_install else None  # fail before the work if TTS is not there

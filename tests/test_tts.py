@@ -35,6 +35,7 @@ size: poker
 decks:
   big:
     source: big.csv
+    size: jumbo   # 420 x 600 px trimmed at 120 dpi: ten across exceed 4096 px, so the first sheet is scaled down
     face: face.svg
     back: back.svg
     text: [text]
@@ -294,6 +295,8 @@ def test_a_large_deck_spreads_over_two_sheets(mini) -> None:
     sheets = list(big["CustomDeck"].values())
     assert len(big["ContainedObjects"]) == BIG_DECK and len(sheets) == 2
     assert (sheets[0]["NumWidth"], sheets[0]["NumHeight"]) == (10, 7)
+    with Image.open(_path(sheets[0]["FaceURL"])) as image:
+        assert image.width == 4090 and image.height == 7 * round(409 * 600 / 420)
     assert sheets[1]["NumWidth"] * sheets[1]["NumHeight"] == 5
     assert big["ContainedObjects"][3]["Description"] == "[b]Rule[/b] 3 scrap"
 
@@ -360,6 +363,17 @@ def test_cutout_must_name_a_token_deck(mini, tmp_path) -> None:
     game = load_game(out_dir.parent.parent, "mini")
     with pytest.raises(CardgenError, match="tts.cutout: 'big' is not a token deck"):
         export_tts(game, record, tmp_path, TTSOptions(cutout=("big",)))
+
+
+def test_manifest_tts_section_is_checked(tmp_path) -> None:
+    _mini_workspace(tmp_path)
+    manifest = tmp_path / "data" / "mini" / "game.yaml"
+    manifest.write_text(manifest.read_text().replace("  cutout: [cut]", "  cutuot: [cut]\n  jpeg_quality: 20"))
+    with pytest.raises(CardgenError) as caught:
+        load_game(tmp_path, "mini")
+    messages = [p.message for p in caught.value.problems]
+    assert "tts.cutuot: unknown key 'cutuot'; did you mean 'cutout'?" in messages
+    assert any(m.startswith("tts.jpeg_quality:") for m in messages)
 
 
 def test_bbcode_descriptions() -> None:

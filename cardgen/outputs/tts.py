@@ -2,18 +2,16 @@
 
 Writes `output/<game>/tts/`: `<Game title>.json` (every deck face down side by side, tokens, bags and boards),
 `<Game title>.png` (256 x 256 thumbnail) and the images, named with a hash of their content so that
-Tabletop Simulator, which caches images by URL, never shows a stale one. `install` copies all of it into
-Tabletop Simulator's Saved Objects folder. Sheet packing and keys are plain data in `tts_sheets.py`.
+Tabletop Simulator, which caches images by URL, never shows a stale one. Sheet packing and keys are plain
+data in `tts_sheets.py`; copying into Tabletop Simulator's Saved Objects folder is `tts_install.py`.
 """
 from __future__ import annotations
 
 import hashlib
 import io
 import json
-import os
 import re
 import shutil
-import sys
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +31,6 @@ POKER_WIDTH_MM = 63.5  # a Tabletop Simulator card at scale 1 is about a poker c
 TILE_WIDTH_MM = 50.8  # and a tile or token at scale 1 about two inches (approximate)
 TILE_TYPES = {"rectangle": 0, "square": 0, "hex": 1, "circle": 2, "rounded": 3}
 DECK_TYPES = {"rounded": 0, "rectangle": 1, "square": 1, "hex": 3, "circle": 4}
-URL_KEYS = ("FaceURL", "BackURL", "ImageURL", "ImageSecondaryURL")
 PLAIN_BACK = "#3a3733"  # the back of cards whose deck declares none
 
 
@@ -73,7 +70,7 @@ def export_tts(game: Game, record: dict, out_dir: Path, options: TTSOptions) -> 
         exporter = _Exporter(game.name, record, out_dir, staging, options, _url_maker(options.base_url, final_dir))
         saved = exporter.saved_object()
         stem = file_stem(record["game"]["title"])
-        _write_json(staging / f"{stem}.json", saved)
+        write_json(staging / f"{stem}.json", saved)
         thumb = exporter.thumbnail()
         write_atomic(staging / f"{stem}.png", lambda temp: thumb.save(temp, format="PNG"))
         swap_into_place(staging, out_dir / TTS_DIR)
@@ -100,7 +97,8 @@ def _url_maker(base_url: str | None, folder: Path) -> Callable[[str], str]:
     return lambda name: (folder / name).resolve().as_uri()
 
 
-def _write_json(path: Path, data: dict) -> None:
+def write_json(path: Path, data: dict) -> None:
+    """Write a JSON file atomically, indented, UTF-8."""
     write_atomic(path, lambda temp: temp.write_text(json.dumps(data, indent=2, ensure_ascii=False),
                                                      encoding="utf-8"))
 
@@ -296,63 +294,3 @@ class _Exporter:
             x = (THUMBNAIL_PX - turned.width) // 2 + round((i - (len(shown) - 1) / 2) * 50)
             canvas.alpha_composite(turned, (max(0, x), (THUMBNAIL_PX - turned.height) // 2))
         return canvas.convert("RGB")
-
-
-# ---------------------------------------------------------------- installing into Tabletop Simulator
-
-def default_tts_dir() -> Path:
-    """Tabletop Simulator's data folder on this OS (where `Saves/Saved Objects` lives)."""
-    home = Path.home()
-    if sys.platform.startswith("win"):
-        documents = Path(os.environ.get("USERPROFILE", home)) / "Documents"
-        return documents / "My Games" / "Tabletop Simulator"
-    if sys.platform == "darwin":
-        return home / "Library" / "Tabletop Simulator"
-    return home / ".local" / "share" / "Tabletop Simulator"
-
-
-def install_dir(tts_dir: Path | None) -> Path:
-    """Where `install` puts a game: `<TTS data>/Saves/Saved Objects/cardgen`; an error if TTS is not there."""
-    data_dir = tts_dir or default_tts_dir()
-    if not (data_dir / "Saves").is_dir():
-        raise CardgenError(f"no Tabletop Simulator data folder at {data_dir} (expected a Saves folder there); "
-                           "start Tabletop Simulator once, or pass --tts-dir")
-    return data_dir / "Saves" / "Saved Objects" / "cardgen"
-
-
-def install(tts_out: Path, game: str, target: Path) -> Path:
-    """Copy an export (JSON, thumbnail, images) into `target` (see `install_dir`), images in `target/<game>/`.
-
-    Local file:/// image URLs are pointed at the installed copies; hosted URLs stay as they are.
-    Older images of the same game in the install folder are removed. Returns the installed JSON path.
-    """
-    images_dir = target / game
-    images_dir.mkdir(parents=True, exist_ok=True)
-    [saved_json] = [p for p in tts_out.glob("*.json")]
-    images = [p for p in tts_out.iterdir() if p.suffix in (".jpg", ".png") and p.name.startswith(f"{game}-")]
-    for stale in images_dir.glob(f"{game}-*"):
-        if stale.name not in {p.name for p in images}:
-            stale.unlink()
-    for image in images:
-        write_atomic(images_dir / image.name, lambda temp, src=image: shutil.copyfile(src, temp))
-    local = tts_out.resolve().as_uri() + "/"
-    saved = json.loads(saved_json.read_text(encoding="utf-8"))
-    _rewrite_urls(saved, lambda url: images_dir.resolve().as_uri() + "/" + url[len(local):]
-                  if url.startswith(local) else url)
-    _write_json(target / saved_json.name, saved)
-    thumbnail = saved_json.with_suffix(".png")
-    write_atomic(target / thumbnail.name, lambda temp: shutil.copyfile(thumbnail, temp))
-    return target / saved_json.name
-
-
-def _rewrite_urls(node: object, change: Callable[[str], str]) -> None:
-    """Apply `change` to every image URL in a saved-object tree, in place."""
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key in URL_KEYS and isinstance(value, str) and value:
-                node[key] = change(value)
-            else:
-                _rewrite_urls(value, change)
-    elif isinstance(node, list):
-        for item in node:
-            _rewrite_urls(item, change)
