@@ -32,6 +32,7 @@ MINI_YAML = """\
 title: "Mini: Test"
 dpi: 120
 size: poker
+fields: {bar: float}
 decks:
   big:
     source: big.csv
@@ -299,6 +300,7 @@ def test_a_large_deck_spreads_over_two_sheets(mini) -> None:
         assert image.width == 4090 and image.height == 7 * round(409 * 600 / 420)
     assert sheets[1]["NumWidth"] * sheets[1]["NumHeight"] == 5
     assert big["ContainedObjects"][3]["Description"] == "[b]Rule[/b] 3 scrap"
+    assert sheets[0]["BackURL"] == sheets[1]["BackURL"]  # one back image per deck
 
 
 def test_file_names_come_from_the_title(mini) -> None:

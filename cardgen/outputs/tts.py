@@ -204,6 +204,10 @@ class _Exporter:
         sheets = plan_sheets(self.game, deck_name, list(faces), first.width, first.height, self.keys)
         backs = {c["id"]: c["back"] for c in cards}
         unique_back = len(set(backs.values())) > 1  # cards with different backs: a back sheet per face sheet
+        if not unique_back:  # one back image for the deck (and one file for decks sharing a back)
+            sharpest = max(sheets, key=lambda s: s.cell_width * s.cell_height)
+            shared_back = self.save(self.back_image(backs[cards[0]["id"]], deck,
+                                                    (sharpest.cell_width, sharpest.cell_height)), "back")
         custom = {}
         for index, sheet in enumerate(sheets):
             face_url = self.save(self.sheet_image(sheet, faces), f"{deck_name}-{index + 1}")
@@ -211,8 +215,7 @@ class _Exporter:
                 back_images = {i: self.back_image(backs[i], deck, first.size) for i in sheet.card_ids}
                 back_url = self.save(self.sheet_image(sheet, back_images), f"{deck_name}-{index + 1}-backs")
             else:
-                back = self.back_image(backs[sheet.card_ids[0]], deck, (sheet.cell_width, sheet.cell_height))
-                back_url = self.save(back, "back")  # one file for decks sharing a back
+                back_url = shared_back
             custom[str(sheet.key)] = {"FaceURL": face_url, "BackURL": back_url, "NumWidth": sheet.columns,
                                       "NumHeight": sheet.rows, "BackIsHidden": True, "UniqueBack": unique_back,
                                       "Type": DECK_TYPES[deck["shape"]]}
