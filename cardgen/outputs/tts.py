@@ -27,8 +27,10 @@ from cardgen.render import write_atomic
 
 TTS_DIR = "tts"
 THUMBNAIL_PX = 256
-POKER_WIDTH_MM = 63.5  # a Tabletop Simulator card at scale 1 is about a poker card
-TILE_WIDTH_MM = 50.8  # and a tile or token at scale 1 about two inches (approximate)
+# Sizes on the table, measured on real mods (approximate): at scale 1 a card is as high as a poker card
+# whatever its proportions, and a tile, token or board is about 0.377 times that (1.318 in).
+CARD_HEIGHT_MM = 88.9
+TILE_HEIGHT_MM = 33.5
 TILE_TYPES = {"rectangle": 0, "square": 0, "hex": 1, "circle": 2, "rounded": 3}
 DECK_TYPES = {"rounded": 0, "rectangle": 1, "square": 1, "hex": 3, "circle": 4}
 PLAIN_BACK = "#3a3733"  # the back of cards whose deck declares none
@@ -181,15 +183,18 @@ class _Exporter:
         for i, entry in enumerate(rows["card"]):
             objects.append(self.card_deck(entry["name"], entry["deck"], entry["cards"], _transform(
                 (i - (len(rows["card"]) - 1) / 2) * 3.5, 0, face_down=True,
-                scale=entry["deck"]["size_mm"]["width"] / POKER_WIDTH_MM)))
+                scale=entry["deck"]["size_mm"]["height"] / CARD_HEIGHT_MM)))
         x = 0.0
         for entry in rows["token"]:
             for card in entry["cards"]:
                 objects += self.token_objects(entry["name"], entry["deck"], card, x)
                 x += 3.0
-        for i, entry in enumerate(rows["board"]):
-            for j, card in enumerate(entry["cards"]):
-                objects.append(self.board(entry["deck"], card, 14.0 + 22 * (i + j)))
+        z = 3.0  # boards go behind the decks, one after the other (a table unit is about an inch)
+        for entry in rows["board"]:
+            half = entry["deck"]["size_mm"]["height"] / 25.4 / 2
+            for card in entry["cards"]:
+                objects.append(self.board(entry["deck"], card, z + half))
+                z += 2 * half + 1.0
         game = self.record["game"]
         return {"SaveName": game["title"], "Date": self.record.get("built_at", ""), "VersionNumber": "",
                 "GameMode": game["title"], "GameType": "", "GameComplexity": "", "Tags": [], "Gravity": 0.5,
@@ -266,7 +271,7 @@ class _Exporter:
             # Stretch off: the tile takes the image's proportions, which are already the token's.
             image["CustomTile"] = {"Type": TILE_TYPES[deck["shape"]], "Thickness": 0.2, "Stackable": True,
                                    "Stretch": False}
-        scale = deck["size_mm"]["width"] / TILE_WIDTH_MM
+        scale = deck["size_mm"]["height"] / TILE_HEIGHT_MM
 
         def token(name: str, y: float) -> dict:
             return _base(kind, self.guid(name), card["name"], tts_text(card["text"]),
@@ -282,8 +287,8 @@ class _Exporter:
         """A Custom_Board, locked as Tabletop Simulator makes boards; its proportions follow its image."""
         url = self.component_image(card, deck, keep_alpha=self.options.image_format == "png")
         return _base("Custom_Board", self.guid(f"board/{card['id']}"), card["name"], tts_text(card["text"]),
-                     _transform(0, z), Locked=True, CustomImage={"ImageURL": url, "ImageSecondaryURL": "",
-                                                    "ImageScalar": 1.0, "WidthScale": 0.0})
+                     _transform(0, z, scale=deck["size_mm"]["height"] / TILE_HEIGHT_MM), Locked=True,
+                     CustomImage={"ImageURL": url, "ImageSecondaryURL": "", "ImageScalar": 1.0, "WidthScale": 0.0})
 
     def thumbnail(self) -> Image.Image:
         """A 256 x 256 picture of the game: the first face of up to three decks, fanned out."""
