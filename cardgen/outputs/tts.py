@@ -153,9 +153,10 @@ class _Exporter:
         if keep_alpha or self.options.image_format == "png":
             image.save(buffer, format="PNG")
             suffix = ".png"
-        else:
-            image.convert("RGB").save(buffer, format="JPEG", quality=self.options.jpeg_quality,
-                                      subsampling=0, optimize=True)
+        else:  # JPEG has no transparency: transparent parts turn white, as on paper
+            flat = Image.new("RGB", image.size, "white")
+            flat.paste(image, mask=image.getchannel("A") if image.mode == "RGBA" else None)
+            flat.save(buffer, format="JPEG", quality=self.options.jpeg_quality, subsampling=0, optimize=True)
             suffix = ".jpg"
         data = buffer.getvalue()
         name = f"{self.game}-{stem}-{hashlib.sha256(data).hexdigest()[:12]}{suffix}"
