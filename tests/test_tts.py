@@ -396,6 +396,7 @@ def test_tts_command_exports_and_installs(scrapbots, tmp_path) -> None:
     assert (target / "Scrapbots.png").is_file()
     sheet = next(iter(_objects(saved)["Center Deck"]["CustomDeck"].values()))
     assert _path(sheet["FaceURL"]).parent == target / "scrapbots" and sheet["FaceURL"].endswith(".png")
+    assert "/Saved Objects/" in sheet["FaceURL"]  # a plain path, as Tabletop Simulator writes local files
     assert all(_path(url).is_file() for o in _walk(saved) for s in o.get("CustomDeck", {}).values()
                for url in (s["FaceURL"], s["BackURL"]))
 

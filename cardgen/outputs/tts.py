@@ -93,10 +93,17 @@ def _check_cutout(game: Game, record: dict, options: TTSOptions) -> None:
                                file=relative(game.manifest_path, game.root), row=game.line("tts", "cutout"))
 
 
+def file_url(path: Path) -> str:
+    """A file:/// URL as Tabletop Simulator writes one for a local image: the plain absolute path, not
+    percent-encoded (file:///C:/Users/Me/My Games/... on Windows)."""
+    absolute = path.resolve().as_posix()
+    return "file://" + (absolute if absolute.startswith("/") else "/" + absolute)
+
+
 def _url_maker(base_url: str | None, folder: Path) -> Callable[[str], str]:
     if base_url:
         return lambda name: f"{base_url.rstrip('/')}/{urllib.parse.quote(name)}"
-    return lambda name: (folder / name).resolve().as_uri()
+    return lambda name: file_url(folder / name)
 
 
 def write_json(path: Path, data: dict) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable
 
 from cardgen.errors import CardgenError
-from cardgen.outputs.tts import write_json
+from cardgen.outputs.tts import file_url, write_json
 from cardgen.render import write_atomic
 
 URL_KEYS = ("FaceURL", "BackURL", "ImageURL", "ImageSecondaryURL")
@@ -51,9 +51,9 @@ def install(tts_out: Path, game: str, target: Path) -> Path:
             stale.unlink()
     for image in images:
         write_atomic(images_dir / image.name, lambda temp, src=image: shutil.copyfile(src, temp))
-    local = tts_out.resolve().as_uri() + "/"
+    local = file_url(tts_out) + "/"
     saved = json.loads(saved_json.read_text(encoding="utf-8"))
-    _rewrite_urls(saved, lambda url: images_dir.resolve().as_uri() + "/" + url[len(local):]
+    _rewrite_urls(saved, lambda url: file_url(images_dir) + "/" + url[len(local):]
                   if url.startswith(local) else url)
     write_json(target / saved_json.name, saved)
     thumbnail = saved_json.with_suffix(".png")
