@@ -170,11 +170,14 @@ class _Exporter:
         write_atomic(self.staging / name, lambda temp: temp.write_bytes(data))
         return self.url(name)
 
-    def sheet_image(self, sheet: Sheet, images: dict[str, Image.Image]) -> Image.Image:
-        """Cards pasted into their cells: slot k at column k % columns, row k // columns, no gaps."""
+    def sheet_image(self, sheet: Sheet, load: Callable[[str], Image.Image]) -> Image.Image:
+        """Cards pasted into their cells: slot k at column k % columns, row k // columns, no gaps.
+
+        Images are loaded one at a time (`load(card_id)`), so a large deck never sits in memory whole.
+        """
         canvas = Image.new("RGB", (sheet.width, sheet.height), "black")
         for slot, card_id in enumerate(sheet.card_ids):
-            cell = images[card_id].convert("RGB").resize((sheet.cell_width, sheet.cell_height), Image.LANCZOS)
+            cell = load(card_id).convert("RGB").resize((sheet.cell_width, sheet.cell_height), Image.LANCZOS)
             canvas.paste(cell, sheet.origin(slot))
         return canvas
 
@@ -211,22 +214,29 @@ class _Exporter:
 
     def card_deck(self, deck_name: str, deck: dict, cards: list[dict], transform: dict) -> dict:
         """A DeckCustom of a deck's cards (copies repeated), or a lone Card when it has one card."""
-        faces = {c["id"]: self.trimmed(c["face"], deck) for c in cards}
-        first = next(iter(faces.values()))
+        by_id = {c["id"]: c for c in cards}
+        first = self.trimmed(cards[0]["face"], deck)
         self.cover.append(first)
-        sheets = plan_sheets(self.game, deck_name, list(faces), first.width, first.height, self.keys)
-        backs = {c["id"]: c["back"] for c in cards}
-        unique_back = len(set(backs.values())) > 1  # cards with different backs: a back sheet per face sheet
+        sheets = plan_sheets(self.game, deck_name, list(by_id), first.width, first.height, self.keys)
+        backs: dict[str | None, Image.Image] = {}  # each distinct back, loaded once
+
+        def back_of(card_id: str) -> Image.Image:
+            path = by_id[card_id]["back"]
+            if path not in backs:
+                backs[path] = self.back_image(path, deck, first.size)
+            return backs[path]
+
+        unique_back = len({c["back"] for c in cards}) > 1  # different backs: a back sheet per face sheet
         if not unique_back:  # one back image for the deck (and one file for decks sharing a back)
             sharpest = max(sheets, key=lambda s: s.cell_width * s.cell_height)
-            shared_back = self.save(self.back_image(backs[cards[0]["id"]], deck,
-                                                    (sharpest.cell_width, sharpest.cell_height)), "back")
+            shared_back = self.save(back_of(cards[0]["id"]).resize((sharpest.cell_width, sharpest.cell_height),
+                                                                   Image.LANCZOS), "back")
         custom = {}
         for index, sheet in enumerate(sheets):
-            face_url = self.save(self.sheet_image(sheet, faces), f"{deck_name}-{index + 1}")
+            face_url = self.save(self.sheet_image(sheet, lambda i: self.trimmed(by_id[i]["face"], deck)),
+                                 f"{deck_name}-{index + 1}")
             if unique_back:
-                back_images = {i: self.back_image(backs[i], deck, first.size) for i in sheet.card_ids}
-                back_url = self.save(self.sheet_image(sheet, back_images), f"{deck_name}-{index + 1}-backs")
+                back_url = self.save(self.sheet_image(sheet, back_of), f"{deck_name}-{index + 1}-backs")
             else:
                 back_url = shared_back
             custom[str(sheet.key)] = {"FaceURL": face_url, "BackURL": back_url, "NumWidth": sheet.columns,
@@ -236,7 +246,7 @@ class _Exporter:
         contained = []
         for sheet in sheets:
             for slot, card_id in enumerate(sheet.card_ids):
-                card = next(c for c in cards if c["id"] == card_id)
+                card = by_id[card_id]
                 for copy in range(card["copies"]):
                     contained.append(_base(
                         "Card", self.guid(f"card/{card_id}/{copy}"), card["name"], tts_text(card["text"]),
@@ -251,7 +261,7 @@ class _Exporter:
                      DeckIDs=[c["CardID"] for c in contained], CustomDeck=custom, ContainedObjects=contained)
 
     def back_image(self, path: str | None, deck: dict, size: tuple[int, int]) -> Image.Image:
-        """A card back at a cell size; a plain one when the deck has none."""
+        """A card back, trimmed, at the card's size; a plain one when the deck has none."""
         if path is None:
             return Image.new("RGB", size, PLAIN_BACK)
         return self.trimmed(path, deck).convert("RGB").resize(size, Image.LANCZOS)
