@@ -387,7 +387,10 @@ def test_bbcode_descriptions() -> None:
 def test_tts_command_exports_and_installs(scrapbots, tmp_path) -> None:
     out_dir = _copy_build(scrapbots[0], tmp_path)
     tts_home = tmp_path / "Tabletop Simulator"
-    (tts_home / "Saves" / "Saved Objects").mkdir(parents=True)
+    old_images = tts_home / "Saves" / "Saved Objects" / "cardgen" / "scrapbots"
+    old_images.mkdir(parents=True)
+    (old_images / "scrapbots-center-1-000000000000.jpg").write_bytes(b"old")
+    (old_images / "mine.txt").write_text("not ours")
     result = CliRunner().invoke(main, ["--root", str(ROOT), "tts", "scrapbots", "--out", str(out_dir.parent),
                                        "--format", "png", "--install", "--tts-dir", str(tts_home)])
     assert result.exit_code == 0, result.output
@@ -397,6 +400,7 @@ def test_tts_command_exports_and_installs(scrapbots, tmp_path) -> None:
     sheet = next(iter(_objects(saved)["Center Deck"]["CustomDeck"].values()))
     assert _path(sheet["FaceURL"]).parent == target / "scrapbots" and sheet["FaceURL"].endswith(".png")
     assert "/Saved Objects/" in sheet["FaceURL"]  # a plain path, as Tabletop Simulator writes local files
+    assert not (old_images / "scrapbots-center-1-000000000000.jpg").exists() and (old_images / "mine.txt").exists()
     assert all(_path(url).is_file() for o in _walk(saved) for s in o.get("CustomDeck", {}).values()
                for url in (s["FaceURL"], s["BackURL"]))
 

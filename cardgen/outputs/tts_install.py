@@ -44,10 +44,11 @@ def install(tts_out: Path, game: str, target: Path) -> Path:
     """
     images_dir = target / game
     images_dir.mkdir(parents=True, exist_ok=True)
-    [saved_json] = [p for p in tts_out.glob("*.json")]
+    [saved_json] = list(tts_out.glob("*.json"))  # export_tts writes exactly one
     images = [p for p in tts_out.iterdir() if p.suffix in (".jpg", ".png") and p.name.startswith(f"{game}-")]
-    for stale in images_dir.glob(f"{game}-*"):
-        if stale.name not in {p.name for p in images}:
+    names = {p.name for p in images}
+    for stale in images_dir.glob(f"{game}-*"):  # an older export's images: nothing refers to them now
+        if stale.name not in names:
             stale.unlink()
     for image in images:
         write_atomic(images_dir / image.name, lambda temp, src=image: shutil.copyfile(src, temp))
