@@ -307,3 +307,35 @@ def watch(root: Path, games: tuple[str, ...], out: Path | None, jobs: int) -> No
         watch_games(root, names, rebuild, threading.Event())
     except KeyboardInterrupt:
         click.echo("stopped watching")
+
+
+@main.command()
+@click.argument("game")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output root holding the built game (default: <root>/output).")
+@click.option("--base-url", default=None,
+              help="Write image URLs as URL/<file name> (for images uploaded to a host) instead of file:/// paths.")
+@click.option("--format", "image_format", type=click.Choice(["jpeg", "png"]), default=None,
+              help="Image format of card sheets and boards (default: the manifest's tts.image_format, jpeg).")
+@click.option("--install", "do_install", is_flag=True,
+              help="Also copy the export into Tabletop Simulator's Saved Objects folder (cardgen subfolder).")
+@click.option("--tts-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Tabletop Simulator's data folder (default: the usual place on this OS).")
+@click.pass_obj
+def tts(root: Path, game: str, out: Path | None, base_url: str | None, image_format: str | None,
+        do_install: bool, tts_dir: Path | None) -> None:
+    """Export a built GAME to Tabletop Simulator: deck sheets, tokens, boards and a saved object."""
+    from cardgen.manifest import load_game
+    from cardgen.outputs.cards import read_build_record
+    from cardgen.outputs.tts import TTSOptions, export_tts
+    from cardgen.outputs.tts_install import install, install_dir
+
+    loaded = load_game(root, game)
+    target = install_dir(tts_dir) if do_install else None  # fail before the work if TTS is not there
+    out_dir = (out or root / "output").resolve() / game
+    record = read_build_record(out_dir)
+    options = TTSOptions.from_spec(loaded.spec.tts, base_url=base_url, image_format=image_format)
+    saved = export_tts(loaded, record, out_dir, options)
+    click.echo(f"{game}: Tabletop Simulator saved object -> {saved}")
+    if target is not None:
+        click.echo(f"{game}: installed -> {install(saved.parent, game, target)}")

@@ -52,6 +52,7 @@ class SizeSpec(Strict):
     orientation: Literal["portrait", "landscape"] | None = None
     bleed: str | float | None = None
     safe: str | float | None = None
+    dpi: int | None = Field(None, ge=36, le=1200, description="render resolution of this size (default: the game's)")
 
     @model_validator(mode="after")
     def _known_size(self) -> "SizeSpec":
@@ -120,6 +121,7 @@ class GameSpec(Strict):
     decks: dict[str, DeckSpec]
     sizes: dict[str, SizeSpec] = Field(default_factory=dict)
     print_options: PrintSpec = Field(default_factory=lambda: PrintSpec(), alias="print")
+    tts: TTSSpec = Field(default_factory=lambda: TTSSpec())
 
     @field_validator("version", mode="before")
     @classmethod
@@ -196,7 +198,7 @@ def resolve_size(size: SizeSpec | str, game: GameSpec) -> CardSize:
             spec = spec.model_copy(update={"orientation": words[1]})
     else:
         spec = size
-    dpi = game.dpi
+    dpi = spec.dpi or game.dpi
     if spec.preset:
         width, height = CARD_PRESETS[spec.preset]
     else:
@@ -330,3 +332,18 @@ class PrintSpec(Strict):
         if parse_length(value) < least:
             raise ValueError(f"must be at least {least:g} mm")
         return value
+
+
+# ---------------------------------------------------------------- Tabletop Simulator export (outputs/tts.py)
+
+class TTSSpec(Strict):
+    """The `tts:` section: how the Tabletop Simulator saved object and its images are written."""
+
+    image_format: Literal["jpeg", "png"] = Field("jpeg", description="format of card sheets and boards")
+    jpeg_quality: int = Field(92, ge=50, le=100)
+    base_url: str | None = Field(None, description="URL the images are uploaded to (default: local file:/// paths)")
+    cutout: list[str] = Field(default_factory=list,
+                              description="token decks exported as Custom_Token: shape cut from transparency")
+
+
+GameSpec.model_rebuild()

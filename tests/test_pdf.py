@@ -18,7 +18,7 @@ from cardgen.build import BuildOptions, build_game
 from cardgen.cli import main
 from cardgen.outputs.imposition import PrintOptions, Rect
 from cardgen.outputs.pdf import print_stage, write_print_pdf
-from cardgen.outputs.pod import write_pod
+from cardgen.outputs.pod import pod_pixels, write_pod
 
 ROOT = Path(__file__).resolve().parents[1]
 PT = 72 / 25.4  # points per mm
@@ -48,9 +48,15 @@ def names(built, record) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def letter_pages(built, names) -> list[list[tuple[str, Rect]]]:
+def all_letter_pages(built, names) -> list[list[tuple[str, Rect]]]:
     """The images of the PDF the build wrote, page by page."""
     return placed_images(built / "print" / "scrapbots-letter.pdf", names)
+
+
+@pytest.fixture(scope="module")
+def letter_pages(all_letter_pages, record) -> list[list[tuple[str, Rect]]]:
+    """The pages of playing cards (fronts and backs); tokens and the board come after them."""
+    return all_letter_pages[:2 * _deck_pages(record, 9)]
 
 
 @pytest.fixture(scope="module")
@@ -80,20 +86,24 @@ def placed_images(path: Path, names: dict[str, str]) -> list[list[tuple[str, Rec
 
 
 def _copies(record: dict) -> dict[str, int]:
-    return {c["id"]: c["copies"] for c in record["cards"]}
+    return {c["id"]: c["copies"] for c in record["cards"] if c["kind"] == "card"}
 
 
 def _deck_pages(record: dict, per_page: int) -> int:
+    """Pages of playing cards (tokens and boards are imposed after them, without backs)."""
     decks = Counter()
     for c in record["cards"]:
-        decks[c["deck"]] += c["copies"]
+        if c["kind"] == "card":
+            decks[c["deck"]] += c["copies"]
     return sum(math.ceil(n / per_page) for n in decks.values())
 
 
 def test_build_writes_a_long_edge_letter_pdf_with_every_copy(built, record, letter_pages):
     reader = pypdf.PdfReader(built / "print" / "scrapbots-letter.pdf")
-    assert len(reader.pages) == 2 * _deck_pages(record, 9)
-    assert all(tuple(p.mediabox[2:]) == LETTER_PT for p in reader.pages)
+    assert len(reader.pages) > 2 * _deck_pages(record, 9)  # then the damage tokens and the tiled play mat
+    card_pages = reader.pages[:len(letter_pages)]
+    assert all(tuple(p.mediabox[2:]) == LETTER_PT for p in card_pages)
+    assert all(sorted(p.mediabox[2:]) == sorted(LETTER_PT) for p in reader.pages)  # the mat's tiles: landscape
     pages = letter_pages
     fronts = Counter(name for page in pages[::2] for name, _ in page)
     assert fronts == Counter(_copies(record))
@@ -170,7 +180,8 @@ def test_every_page_has_a_footer(built, record):
         assert "Scrapbots v0.3" in text and f"page {number} of {total}" in text
         assert record["built_at"][:10] in text
     assert "Starting Decks" in reader.pages[0].extract_text()
-    assert "Wounds" in reader.pages[-1].extract_text()
+    assert "Wounds" in reader.pages[2 * _deck_pages(record, 9) - 1].extract_text()
+    assert "Play Mat" in reader.pages[-1].extract_text() and "tile" in reader.pages[-1].extract_text()
 
 
 def test_duplex_none_gap_spacing_writes_a_separate_backs_pdf(built, record, names, few, tmp_path):
@@ -257,8 +268,12 @@ def test_print_on_demand_export(built, record, tmp_path):
     for deck in dict.fromkeys(c["deck"] for c in record["cards"]):
         files = sorted((out / "pod" / deck).glob("[0-9]*.png"))
         assert len(files) == sum(c["copies"] for c in record["cards"] if c["deck"] == deck)
-        assert Image.open(files[0]).size == (825, 1125)
-        assert Image.open(out / "pod" / deck / "back.png").size == (825, 1125)
+        size = record["decks"][deck]["size_mm"]
+        expected = pod_pixels(size["width"], size["height"])  # trim + 1/8 in bleed at 300 DPI
+        assert Image.open(files[0]).size == expected
+        if record["decks"][deck]["kind"] == "card":
+            assert expected == (825, 1125)
+            assert Image.open(out / "pod" / deck / "back.png").size == (825, 1125)
         assert (out / "pod" / deck / "cards.csv").read_text().count("\n") == len(files) + 1
 
 

@@ -12,5 +12,6 @@ def default_stages() -> list:
     from cardgen.outputs.gallery import write_gallery
     from cardgen.outputs.pdf import print_stage
     from cardgen.outputs.pod import pod_stage
+    from cardgen.outputs.tts import tts_stage
 
-    return [print_stage, pod_stage, write_gallery]
+    return [print_stage, pod_stage, tts_stage, write_gallery]

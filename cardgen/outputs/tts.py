@@ -1,0 +1,322 @@
+"""Tabletop Simulator export: deck sheet images, token and board images, and a saved-object JSON.
+
+Writes `output/<game>/tts/`: `<Game title>.json` (every deck face down side by side, tokens, bags and boards),
+`<Game title>.png` (256 x 256 thumbnail) and the images, named with a hash of their content so that
+Tabletop Simulator, which caches images by URL, never shows a stale one. Sheet packing and keys are plain
+data in `tts_sheets.py`; copying into Tabletop Simulator's Saved Objects folder is `tts_install.py`.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+import shutil
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from PIL import Image
+
+from cardgen.build import swap_into_place
+from cardgen.errors import CardgenError, relative
+from cardgen.manifest import Game, TTSSpec
+from cardgen.outputs.tts_sheets import MAX_SIDE_PX, Guids, Sheet, plan_sheets
+from cardgen.render import write_atomic
+
+TTS_DIR = "tts"
+THUMBNAIL_PX = 256
+# Sizes on the table, measured on real mods (approximate): at scale 1 a card is as high as a poker card
+# whatever its proportions, and a tile, token or board is about 0.377 times that (1.318 in).
+CARD_HEIGHT_MM = 88.9
+TILE_HEIGHT_MM = 33.5
+TILE_TYPES = {"rectangle": 0, "square": 0, "hex": 1, "circle": 2, "rounded": 3}
+DECK_TYPES = {"rounded": 0, "rectangle": 1, "square": 1, "hex": 3, "circle": 4}
+PLAIN_BACK = "#3a3733"  # the back of cards whose deck declares none
+
+
+@dataclass(frozen=True)
+class TTSOptions:
+    """How images are encoded and addressed: format, JPEG quality, and the base URL (None: file:/// paths)."""
+
+    image_format: str = "jpeg"
+    jpeg_quality: int = 92
+    base_url: str | None = None
+    cutout: tuple[str, ...] = ()
+
+    @classmethod
+    def from_spec(cls, spec: TTSSpec, **overrides: object) -> "TTSOptions":
+        """Options from the manifest's `tts:` section, with command-line values (not None) on top."""
+        values = {"image_format": spec.image_format, "jpeg_quality": spec.jpeg_quality,
+                  "base_url": spec.base_url, "cutout": tuple(spec.cutout)}
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)  # type: ignore[arg-type]
+
+
+def tts_stage(game: Game, record: dict, out_dir: Path) -> None:
+    """The output stage of `cardgen build`: export with the manifest's settings."""
+    export_tts(game, record, out_dir, TTSOptions.from_spec(game.spec.tts))
+
+
+def export_tts(game: Game, record: dict, out_dir: Path, options: TTSOptions) -> Path:
+    """Write `<out_dir>/tts/` from a build record; return the saved-object JSON path (at its final place)."""
+    _check_cutout(game, record, options)
+    # During `cardgen build` out_dir is a staging folder renamed to output/<game> at the end: URLs name the
+    # final place.
+    final_dir = out_dir.parent / game.name / TTS_DIR
+    staging = out_dir / f".{TTS_DIR}.building"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        exporter = _Exporter(game.name, record, out_dir, staging, options, _url_maker(options.base_url, final_dir))
+        saved = exporter.saved_object()
+        stem = file_stem(record["game"]["title"])
+        write_json(staging / f"{stem}.json", saved)
+        thumb = exporter.thumbnail()
+        write_atomic(staging / f"{stem}.png", lambda temp: thumb.save(temp, format="PNG"))
+        swap_into_place(staging, out_dir / TTS_DIR)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return final_dir / f"{stem}.json"
+
+
+def file_stem(title: str) -> str:
+    """A file name from a game title: characters Windows or macOS refuse are replaced."""
+    return re.sub(r'[<>:"/\\|?*\x00-\x1f]', "_", title).strip(" .") or "game"
+
+
+def _check_cutout(game: Game, record: dict, options: TTSOptions) -> None:
+    for name in options.cutout:
+        if record["decks"].get(name, {}).get("kind") != "token":
+            raise CardgenError(f"tts.cutout: '{name}' is not a token deck of this game",
+                               file=relative(game.manifest_path, game.root), row=game.line("tts", "cutout"))
+
+
+def file_url(path: Path) -> str:
+    """A file:/// URL as Tabletop Simulator writes one for a local image: the plain absolute path, not
+    percent-encoded (file:///C:/Users/Me/My Games/... on Windows)."""
+    absolute = path.resolve().as_posix()
+    return "file://" + (absolute if absolute.startswith("/") else "/" + absolute)
+
+
+def _url_maker(base_url: str | None, folder: Path) -> Callable[[str], str]:
+    if base_url:
+        return lambda name: f"{base_url.rstrip('/')}/{urllib.parse.quote(name)}"
+    return lambda name: file_url(folder / name)
+
+
+def write_json(path: Path, data: dict) -> None:
+    """Write a JSON file atomically, indented, UTF-8."""
+    write_atomic(path, lambda temp: temp.write_text(json.dumps(data, indent=2, ensure_ascii=False),
+                                                     encoding="utf-8"))
+
+
+def tts_text(text: str) -> str:
+    """Card markup (**bold**, *italic*, :icon:, \\n) as Tabletop Simulator BBCode."""
+    text = text.replace("\\n", "\n")
+    text = re.sub(r"\*\*(.+?)\*\*", r"[b]\1[/b]", text)
+    text = re.sub(r"\*(.+?)\*", r"[i]\1[/i]", text)
+    return re.sub(r":([a-z][a-z0-9-]*):", lambda m: m.group(1).replace("-", " "), text)
+
+
+def _transform(x: float, z: float, y: float = 1.0, face_down: bool = False, scale: float = 1.0) -> dict:
+    return {"posX": round(x, 3), "posY": y, "posZ": round(z, 3), "rotX": 0, "rotY": 180,
+            "rotZ": 180 if face_down else 0, "scaleX": round(scale, 4), "scaleY": 1, "scaleZ": round(scale, 4)}
+
+
+def _base(name: str, guid: str, nickname: str, description: str, transform: dict, **extra: object) -> dict:
+    """The fields every saved object has."""
+    return {"Name": name, "Transform": transform, "Nickname": nickname, "Description": description,
+            "GMNotes": "", "ColorDiffuse": {"r": 0.713, "g": 0.713, "b": 0.713}, "Locked": False, "Grid": True,
+            "Snap": True, "IgnoreFoW": False, "Autoraise": True, "Sticky": True, "Tooltip": True,
+            "GridProjection": False, "HideWhenFaceDown": False, "Hands": False, **extra,
+            "LuaScript": "", "LuaScriptState": "", "XmlUI": "", "GUID": guid}
+
+
+class _Exporter:
+    """Writes one game's images into the staging folder and builds its objects."""
+
+    def __init__(self, game: str, record: dict, out_dir: Path, staging: Path, options: TTSOptions,
+                 url: Callable[[str], str]) -> None:
+        self.game, self.record, self.out_dir, self.staging = game, record, out_dir, staging
+        self.options, self.url = options, url
+        self.guid = Guids(game)
+        self.keys: set[int] = set()
+        self.cover: list[Image.Image] = []
+
+    # ------------------------------------------------------------ images
+
+    def trimmed(self, path: str, deck: dict) -> Image.Image:
+        """A card image from the build with its bleed cut off."""
+        bleed = round(deck["bleed_mm"] / 25.4 * deck["dpi"])
+        with Image.open(self.out_dir / path) as image:
+            image.load()
+            return image.crop((bleed, bleed, image.width - bleed, image.height - bleed))
+
+    def save(self, image: Image.Image, stem: str, keep_alpha: bool = False) -> str:
+        """Encode an image, name it after its content, write it; return its URL."""
+        buffer = io.BytesIO()
+        if keep_alpha or self.options.image_format == "png":
+            image.save(buffer, format="PNG")
+            suffix = ".png"
+        else:  # JPEG has no transparency: transparent parts turn white, as on paper
+            flat = Image.new("RGB", image.size, "white")
+            flat.paste(image, mask=image.getchannel("A") if image.mode == "RGBA" else None)
+            flat.save(buffer, format="JPEG", quality=self.options.jpeg_quality, subsampling=0, optimize=True)
+            suffix = ".jpg"
+        data = buffer.getvalue()
+        name = f"{self.game}-{stem}-{hashlib.sha256(data).hexdigest()[:12]}{suffix}"
+        write_atomic(self.staging / name, lambda temp: temp.write_bytes(data))
+        return self.url(name)
+
+    def sheet_image(self, sheet: Sheet, load: Callable[[str], Image.Image]) -> Image.Image:
+        """Cards pasted into their cells: slot k at column k % columns, row k // columns, no gaps.
+
+        Images are loaded one at a time (`load(card_id)`), so a large deck never sits in memory whole.
+        """
+        canvas = Image.new("RGB", (sheet.width, sheet.height), "black")
+        for slot, card_id in enumerate(sheet.card_ids):
+            cell = load(card_id).convert("RGB").resize((sheet.cell_width, sheet.cell_height), Image.LANCZOS)
+            canvas.paste(cell, sheet.origin(slot))
+        return canvas
+
+    # ------------------------------------------------------------ objects
+
+    def saved_object(self) -> dict:
+        """The whole saved-object file: header plus every deck, token supply and board of the game."""
+        rows: dict[str, list[dict]] = {"card": [], "token": [], "board": []}
+        for deck_name, deck in self.record["decks"].items():
+            cards = [c for c in self.record["cards"] if c["deck"] == deck_name]
+            if cards:
+                rows[deck["kind"]].append({"name": deck_name, "deck": deck, "cards": cards})
+        objects = []
+        for i, entry in enumerate(rows["card"]):
+            objects.append(self.card_deck(entry["name"], entry["deck"], entry["cards"], _transform(
+                (i - (len(rows["card"]) - 1) / 2) * 3.5, 0, face_down=True,
+                scale=entry["deck"]["size_mm"]["height"] / CARD_HEIGHT_MM)))
+        x = 0.0
+        for entry in rows["token"]:
+            for card in entry["cards"]:
+                objects += self.token_objects(entry["name"], entry["deck"], card, x)
+                x += 3.0
+        z = 3.0  # boards go behind the decks, one after the other (a table unit is about an inch)
+        for entry in rows["board"]:
+            half = entry["deck"]["size_mm"]["height"] / 25.4 / 2
+            for card in entry["cards"]:
+                objects.append(self.board(entry["deck"], card, z + half))
+                z += 2 * half + 1.0
+        game = self.record["game"]
+        return {"SaveName": game["title"], "Date": self.record.get("built_at", ""), "VersionNumber": "",
+                "GameMode": game["title"], "GameType": "", "GameComplexity": "", "Tags": [], "Gravity": 0.5,
+                "PlayArea": 0.5, "Table": "", "Sky": "", "Note": "", "TabStates": {},
+                "LuaScript": "", "LuaScriptState": "", "XmlUI": "", "ObjectStates": objects}
+
+    def card_deck(self, deck_name: str, deck: dict, cards: list[dict], transform: dict) -> dict:
+        """A DeckCustom of a deck's cards (copies repeated), or a lone Card when it has one card."""
+        by_id = {c["id"]: c for c in cards}
+        first = self.trimmed(cards[0]["face"], deck)
+        self.cover.append(first)
+        sheets = plan_sheets(self.game, deck_name, list(by_id), first.width, first.height, self.keys)
+        backs: dict[str | None, Image.Image] = {}  # each distinct back, loaded once
+
+        def back_of(card_id: str) -> Image.Image:
+            path = by_id[card_id]["back"]
+            if path not in backs:
+                backs[path] = self.back_image(path, deck, first.size)
+            return backs[path]
+
+        unique_back = len({c["back"] for c in cards}) > 1  # different backs: a back sheet per face sheet
+        if not unique_back:  # one back image for the deck (and one file for decks sharing a back)
+            sharpest = max(sheets, key=lambda s: s.cell_width * s.cell_height)
+            shared_back = self.save(back_of(cards[0]["id"]).resize((sharpest.cell_width, sharpest.cell_height),
+                                                                   Image.LANCZOS), "back")
+        custom = {}
+        for index, sheet in enumerate(sheets):
+            face_url = self.save(self.sheet_image(sheet, lambda i: self.trimmed(by_id[i]["face"], deck)),
+                                 f"{deck_name}-{index + 1}")
+            if unique_back:
+                back_url = self.save(self.sheet_image(sheet, back_of), f"{deck_name}-{index + 1}-backs")
+            else:
+                back_url = shared_back
+            custom[str(sheet.key)] = {"FaceURL": face_url, "BackURL": back_url, "NumWidth": sheet.columns,
+                                      "NumHeight": sheet.rows, "BackIsHidden": True, "UniqueBack": unique_back,
+                                      "Type": DECK_TYPES[deck["shape"]]}
+        sideways = deck["size_mm"]["width"] > deck["size_mm"]["height"]
+        contained = []
+        for sheet in sheets:
+            for slot, card_id in enumerate(sheet.card_ids):
+                card = by_id[card_id]
+                for copy in range(card["copies"]):
+                    contained.append(_base(
+                        "Card", self.guid(f"card/{card_id}/{copy}"), card["name"], tts_text(card["text"]),
+                        dict(transform), CardID=sheet.tts_id(slot), SidewaysCard=sideways,
+                        CustomDeck={str(sheet.key): custom[str(sheet.key)]}, Hands=True, HideWhenFaceDown=True,
+                        GMNotes=card_id))
+        if len(contained) == 1:
+            return contained[0]
+        return _base("DeckCustom", self.guid(f"deck/{deck_name}"), deck["title"],
+                     f"{self.record['game']['title']} v{self.record['game']['version']}: {len(contained)} cards",
+                     transform, SidewaysCard=sideways, HideWhenFaceDown=True,
+                     DeckIDs=[c["CardID"] for c in contained], CustomDeck=custom, ContainedObjects=contained)
+
+    def back_image(self, path: str | None, deck: dict, size: tuple[int, int]) -> Image.Image:
+        """A card back, trimmed, at the card's size; a plain one when the deck has none."""
+        if path is None:
+            return Image.new("RGB", size, PLAIN_BACK)
+        return self.trimmed(path, deck).convert("RGB").resize(size, Image.LANCZOS)
+
+    def component_image(self, card: dict, deck: dict, keep_alpha: bool) -> str:
+        """A token's or board's image, trimmed and kept within the size limit; its URL."""
+        image = self.trimmed(card["face"], deck)
+        image.thumbnail((MAX_SIDE_PX, MAX_SIDE_PX), Image.LANCZOS)
+        self.cover.append(image)
+        return self.save(image, card["id"], keep_alpha=keep_alpha)
+
+    def token_objects(self, deck_name: str, deck: dict, card: dict, x: float) -> list[dict]:
+        """A token as a Custom_Tile (or Custom_Token when cut out): in an Infinite_Bag for an endless
+        supply, else one object per copy, stacked."""
+        url = self.component_image(card, deck, keep_alpha=True)
+        back_url = self.component_image({**card, "face": card["back"], "id": f"{card['id']}-back"}, deck,
+                                        keep_alpha=True) if card["back"] else url
+        image = {"ImageURL": url, "ImageSecondaryURL": back_url, "ImageScalar": 1.0, "WidthScale": 0.0}
+        if deck_name in self.options.cutout:
+            kind = "Custom_Token"
+            image["CustomToken"] = {"Thickness": 0.2, "MergeDistancePixels": 15.0, "StandUp": False,
+                                    "Stackable": True}
+        else:
+            kind = "Custom_Tile"
+            # Stretch off: the tile takes the image's proportions, which are already the token's.
+            image["CustomTile"] = {"Type": TILE_TYPES[deck["shape"]], "Thickness": 0.2, "Stackable": True,
+                                   "Stretch": False}
+        scale = deck["size_mm"]["height"] / TILE_HEIGHT_MM
+
+        def token(name: str, y: float) -> dict:
+            return _base(kind, self.guid(name), card["name"], tts_text(card["text"]),
+                         _transform(x, -5.0, y=y, scale=scale), CustomImage=image)
+
+        if deck["supply"]:
+            return [_base("Infinite_Bag", self.guid(f"bag/{card['id']}"), card["name"],
+                          f"Endless supply: {tts_text(card['text'])}", _transform(x, -5.0),
+                          ContainedObjects=[token(f"token/{card['id']}", 1.0)])]
+        return [token(f"token/{card['id']}/{copy}", 1.0 + 0.25 * copy) for copy in range(card["copies"])]
+
+    def board(self, deck: dict, card: dict, z: float) -> dict:
+        """A Custom_Board, locked as Tabletop Simulator makes boards; its proportions follow its image."""
+        url = self.component_image(card, deck, keep_alpha=self.options.image_format == "png")
+        return _base("Custom_Board", self.guid(f"board/{card['id']}"), card["name"], tts_text(card["text"]),
+                     _transform(0, z, scale=deck["size_mm"]["height"] / TILE_HEIGHT_MM), Locked=True,
+                     CustomImage={"ImageURL": url, "ImageSecondaryURL": "", "ImageScalar": 1.0, "WidthScale": 0.0})
+
+    def thumbnail(self) -> Image.Image:
+        """A 256 x 256 picture of the game: the first face of up to three decks, fanned out."""
+        canvas = Image.new("RGBA", (THUMBNAIL_PX, THUMBNAIL_PX), "#1f1d1a")
+        shown = self.cover[:3]
+        for i, face in enumerate(shown):
+            face = face.convert("RGBA")
+            face.thumbnail((110, 154), Image.LANCZOS)
+            angle = (i - (len(shown) - 1) / 2) * -12
+            turned = face.rotate(angle, resample=Image.BICUBIC, expand=True)
+            x = (THUMBNAIL_PX - turned.width) // 2 + round((i - (len(shown) - 1) / 2) * 50)
+            canvas.alpha_composite(turned, (max(0, x), (THUMBNAIL_PX - turned.height) // 2))
+        return canvas.convert("RGB")

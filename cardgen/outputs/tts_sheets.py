@@ -1,0 +1,118 @@
+"""Tabletop Simulator deck sheets as plain data: which card sits in which slot of which sheet, the sheet grid
+and cell size, the `CustomDeck` keys and the object GUIDs. Nothing here reads or writes an image.
+
+Tabletop Simulator cuts a sheet into NumWidth x NumHeight equal cells (at most 10 x 7) and names the card in
+slot k of the sheet with key K `CardID = K * 100 + k`. Keys are shared by everything loaded on one table, so
+they are derived from the game and deck names: stable from build to build, and different between games.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+
+MAX_COLUMNS, MAX_ROWS = 10, 7
+SLOTS_PER_SHEET = MAX_COLUMNS * MAX_ROWS
+MAX_SIDE_PX = 4096
+# Keys have 7 digits: CardID = key * 100 + slot stays below 2**31 (Tabletop Simulator stores it as an int),
+# and 9 million keys make a clash between two games' few keys very unlikely.
+KEY_FIRST, KEY_COUNT = 1_000_000, 9_000_000
+
+
+@dataclass(frozen=True)
+class Sheet:
+    """One sheet of a deck: its key, the card id in each slot, its grid and its cell size in pixels."""
+
+    key: int
+    card_ids: tuple[str, ...]
+    columns: int
+    rows: int
+    cell_width: int
+    cell_height: int
+
+    @property
+    def width(self) -> int:
+        """Sheet width in pixels."""
+        return self.columns * self.cell_width
+
+    @property
+    def height(self) -> int:
+        """Sheet height in pixels."""
+        return self.rows * self.cell_height
+
+    def tts_id(self, slot: int) -> int:
+        """The CardID of a slot."""
+        return self.key * 100 + slot
+
+    def origin(self, slot: int) -> tuple[int, int]:
+        """Top-left pixel of a slot's cell (slots run row by row)."""
+        return (slot % self.columns) * self.cell_width, (slot // self.columns) * self.cell_height
+
+
+def cell_size(width: int, height: int, columns: int, rows: int) -> tuple[int, int]:
+    """The largest whole-pixel cell of a width:height card that fits columns x rows within the size limit.
+
+    Cards are never scaled up; one side is rounded down and the other follows it, so the aspect ratio is
+    kept to within half a pixel.
+    """
+    scale = min(1.0, MAX_SIDE_PX / (columns * width), MAX_SIDE_PX / (rows * height))
+    by_width = max(1, math.floor(width * scale))
+    by_height = max(1, math.floor(height * scale))
+    candidates = [(by_width, max(1, round(by_width * height / width))),
+                  (max(1, round(by_height * width / height)), by_height)]
+    fitting = [(w, h) for w, h in candidates if w * columns <= MAX_SIDE_PX and h * rows <= MAX_SIDE_PX
+               and w <= width and h <= height]
+    return max(fitting, key=lambda c: c[0] * c[1], default=(by_width, by_height))
+
+
+def choose_grid(count: int, width: int, height: int) -> tuple[int, int]:
+    """The grid for `count` cards (1..70): the sharpest cells first, then the fewest empty cells and rows."""
+    if not 1 <= count <= SLOTS_PER_SHEET:
+        raise ValueError(f"a sheet holds 1 to {SLOTS_PER_SHEET} cards, not {count}")
+    grids = [(c, r) for c in range(1, MAX_COLUMNS + 1) for r in range(1, MAX_ROWS + 1) if c * r >= count]
+
+    def rank(grid: tuple[int, int]) -> tuple[int, int, int]:
+        cell = cell_size(width, height, *grid)
+        return -cell[0] * cell[1], grid[0] * grid[1] - count, grid[1]
+
+    return min(grids, key=rank)
+
+
+def derive_key(game: str, deck: str, index: int, taken: set[int]) -> int:
+    """A CustomDeck key from the game, deck and sheet number; the next free one if that is taken."""
+    digest = hashlib.sha256(f"cardgen/{game}/{deck}/{index}".encode()).digest()
+    key = KEY_FIRST + int.from_bytes(digest[:8], "big") % KEY_COUNT
+    while key in taken:
+        key = KEY_FIRST + (key - KEY_FIRST + 1) % KEY_COUNT
+    taken.add(key)
+    return key
+
+
+def plan_sheets(game: str, deck: str, card_ids: list[str], width: int, height: int,
+                taken: set[int]) -> list[Sheet]:
+    """Spread a deck's distinct cards (each width x height px) over sheets of up to 70 slots, in order."""
+    sheets = []
+    for index, start in enumerate(range(0, len(card_ids), SLOTS_PER_SHEET)):
+        ids = tuple(card_ids[start:start + SLOTS_PER_SHEET])
+        columns, rows = choose_grid(len(ids), width, height)
+        sheets.append(Sheet(derive_key(game, deck, index, taken), ids, columns, rows,
+                            *cell_size(width, height, columns, rows)))
+    return sheets
+
+
+class Guids:
+    """Unique 6-hex-digit GUIDs, derived from a name so that a rebuild gives the same file."""
+
+    def __init__(self, seed: str) -> None:
+        self.seed = seed
+        self.used: set[str] = set()
+
+    def __call__(self, name: str) -> str:
+        """The GUID of the object called `name` (a different one if it is already used)."""
+        attempt = 0
+        while True:
+            guid = hashlib.sha256(f"{self.seed}/{name}/{attempt}".encode()).hexdigest()[:6]
+            if guid not in self.used:
+                self.used.add(guid)
+                return guid
+            attempt += 1

@@ -1,0 +1,416 @@
+"""Tabletop Simulator export, checked on real builds: the Scrapbots example and a small made-up game with a
+multi-sheet deck, a lone card, cards with different backs, cut-out and stacked tokens.
+
+Each game is built once per module (module-scoped fixtures); pixels are compared on a few slots only.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import urllib.parse
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from PIL import Image, ImageChops, ImageStat
+
+from cardgen.build import BuildOptions, build_game
+from cardgen.cli import main
+from cardgen.errors import CardgenError
+from cardgen.manifest import load_game
+from cardgen.outputs.cards import read_build_record
+from cardgen.outputs.tts import TTSOptions, export_tts, tts_stage, tts_text
+
+ROOT = Path(__file__).resolve().parent.parent
+HEADER = ["SaveName", "Date", "VersionNumber", "GameMode", "GameType", "GameComplexity", "Tags", "Gravity",
+          "PlayArea", "Table", "Sky", "Note", "TabStates", "LuaScript", "LuaScriptState", "XmlUI", "ObjectStates"]
+BIG_DECK = 75  # more than one sheet of 70
+
+MINI_YAML = """\
+title: "Mini: Test"
+dpi: 120
+size: poker
+fields: {bar: float}
+decks:
+  big:
+    source: big.csv
+    size: jumbo   # 420 x 600 px trimmed at 120 dpi: ten across exceed 4096 px, so the first sheet is scaled down
+    face: face.svg
+    back: back.svg
+    text: [text]
+  solo:
+    title: The Solo
+    source: solo.csv
+    face: face.svg
+    back: back.svg
+  mixed:
+    source: mixed.csv
+    face: face.svg
+    back: {by: side, templates: {red: back.svg, blue: back2.svg}}
+  chips:
+    kind: token
+    shape: hex
+    source: chips.csv
+    face: chip.svg
+    size: {width: 20mm, height: 20mm, bleed: 1mm}
+  cut:
+    kind: token
+    source: cut.csv
+    face: chip.svg
+    supply: true
+    size: {width: 20mm, height: 20mm, bleed: 0}
+tts:
+  cutout: [cut]
+"""
+FACE_SVG = """<svg {{ geo.svg_attrs }}>
+  <rect width="{{ geo.width }}" height="{{ geo.height }}" fill="{{ card.color }}"/>
+  <rect x="{{ geo.width * card.bar }}" y="{{ geo.height * 0.2 }}" width="{{ geo.width * 0.15 }}"
+        height="{{ geo.height * 0.6 }}" fill="#ffffff"/>
+</svg>"""
+BACK_SVG = '<svg {{ geo.svg_attrs }}><rect width="{{ geo.width }}" height="{{ geo.height }}" fill="%s"/></svg>'
+CHIP_SVG = """<svg {{ geo.svg_attrs }}>
+  <circle cx="{{ geo.width / 2 }}" cy="{{ geo.height / 2 }}" r="{{ geo.width / 2 }}" fill="#2266aa"/></svg>"""
+
+
+def _mini_workspace(root: Path) -> None:
+    game, templates = root / "data" / "mini", root / "templates" / "mini"
+    game.mkdir(parents=True)
+    templates.mkdir(parents=True)
+    (game / "game.yaml").write_text(MINI_YAML)
+    # Every big card gets its own colour and bar position, so that a card in the wrong slot shows.
+    rows = [f"Card {i},#{(i * 37) % 256:02x}{(i * 91) % 256:02x}{(i * 53) % 256:02x},{(i % 5) / 6:.3f},"
+            f"**Rule** {i} :scrap:" for i in range(BIG_DECK)]
+    (game / "big.csv").write_text("name,color,bar,text\n" + "\n".join(rows) + "\n")
+    (game / "solo.csv").write_text("name,color,bar,count\nLonely,#884422,0.4,1\n")
+    (game / "mixed.csv").write_text("name,color,bar,side\nRed One,#aa0000,0.1,red\nBlue One,#0000aa,0.5,blue\n"
+                                    "Red Two,#cc4444,0.7,red\n")
+    (game / "chips.csv").write_text("name,count\nChip,3\n")
+    (game / "cut.csv").write_text("name\nCut Token\n")
+    (templates / "face.svg").write_text(FACE_SVG)
+    (templates / "back.svg").write_text(BACK_SVG % "#333333")
+    (templates / "back2.svg").write_text(BACK_SVG % "#33cc33")
+    (templates / "chip.svg").write_text(CHIP_SVG)
+
+
+def _build(root: Path, name: str, out_root: Path) -> tuple[Path, dict, dict]:
+    build_game(root, name, BuildOptions(out_root=out_root, jobs=2), None, [tts_stage])
+    out_dir = out_root / name
+    [saved] = (out_dir / "tts").glob("*.json")
+    return out_dir, read_build_record(out_dir), json.loads(saved.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def scrapbots(tmp_path_factory) -> tuple[Path, dict, dict]:
+    """(output folder, build record, saved object) of the Scrapbots example."""
+    return _build(ROOT, "scrapbots", tmp_path_factory.mktemp("out"))
+
+
+@pytest.fixture(scope="module")
+def mini(tmp_path_factory) -> tuple[Path, dict, dict]:
+    """(output folder, build record, saved object) of the made-up game."""
+    root = tmp_path_factory.mktemp("mini")
+    _mini_workspace(root)
+    return _build(root, "mini", root / "output")
+
+
+def _copy_build(out_dir: Path, tmp_path: Path) -> Path:
+    """A private copy of a built game (hard links), for tests that export again."""
+    return Path(shutil.copytree(out_dir, tmp_path / out_dir.name, copy_function=os.link))
+
+
+def _objects(saved: dict) -> dict[str, dict]:
+    return {o["Nickname"]: o for o in saved["ObjectStates"]}
+
+
+def _walk(node: object):
+    """Every object of a saved object, nested ones included."""
+    if isinstance(node, dict):
+        if "GUID" in node:
+            yield node
+        for value in node.values():
+            yield from _walk(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _walk(item)
+
+
+def _path(url: str) -> Path:
+    assert url.startswith("file:///"), url
+    return Path(urllib.parse.unquote(urllib.parse.urlparse(url).path))
+
+
+def _trimmed_card(out_dir: Path, card: dict) -> Image.Image:
+    bleed = round(card["bleed_mm"] / 25.4 * card["dpi"])
+    image = Image.open(out_dir / card["face"]).convert("RGB")
+    return image.crop((bleed, bleed, image.width - bleed, image.height - bleed))
+
+
+def _difference(a: Image.Image, b: Image.Image) -> float:
+    return sum(ImageStat.Stat(ImageChops.difference(a, b)).mean) / 3
+
+
+def _decks(saved: dict) -> list[dict]:
+    return [o for o in saved["ObjectStates"] if o["Name"] in ("DeckCustom", "Deck")]
+
+
+# ---------------------------------------------------------------- structure
+
+def test_saved_object_has_the_header_and_objects(scrapbots) -> None:
+    out_dir, record, saved = scrapbots
+    assert all(key in saved for key in HEADER)
+    assert saved["SaveName"] == "Scrapbots" and saved["ObjectStates"]
+    assert (out_dir / "tts" / "Scrapbots.json").is_file()
+    with Image.open(out_dir / "tts" / "Scrapbots.png") as thumb:
+        assert thumb.size == (256, 256) and thumb.mode == "RGB"
+
+
+def test_every_deck_is_there_face_down_with_its_cards_and_copies(scrapbots) -> None:
+    _, record, saved = scrapbots
+    decks = {d["Nickname"]: d for d in _decks(saved)}
+    assert set(decks) == {"Starting Decks", "Center Deck", "Wounds"}
+    for name, deck in record["decks"].items():
+        if deck["kind"] != "card":
+            continue
+        obj = decks[deck["title"]]
+        cards = [c for c in record["cards"] if c["deck"] == name]
+        expected = [(c["name"], tts_text(c["text"])) for c in cards for _ in range(c["copies"])]
+        assert [(c["Nickname"], c["Description"]) for c in obj["ContainedObjects"]] == expected
+        assert all(c["Name"] == "Card" and c["Hands"] for c in obj["ContainedObjects"])
+        assert obj["Transform"]["rotZ"] == 180  # face down
+    assert sum(len(d["ContainedObjects"]) for d in decks.values()) == 100
+    assert len({d["Transform"]["posX"] for d in decks.values()}) == 3  # side by side
+
+
+def test_deck_ids_match_contained_cards(scrapbots, mini) -> None:
+    for _, _, saved in (scrapbots, mini):
+        for deck in _decks(saved):
+            assert len(deck["ContainedObjects"]) > 1
+            assert deck["DeckIDs"] == [c["CardID"] for c in deck["ContainedObjects"]]
+
+
+def test_card_ids_point_into_existing_sheet_cells(scrapbots, mini) -> None:
+    for _, _, saved in (scrapbots, mini):
+        for deck in _decks(saved):
+            for card in deck["ContainedObjects"]:
+                key, slot = divmod(card["CardID"], 100)
+                sheet = deck["CustomDeck"][str(key)]
+                assert card["CustomDeck"] == {str(key): sheet}
+                assert slot < sheet["NumWidth"] * sheet["NumHeight"]
+                # BackIsHidden: the hidden-hand image is the back, so every slot may hold a card.
+                assert sheet["BackIsHidden"] is True
+
+
+def test_sheet_images_have_whole_cells_within_the_size_limit(scrapbots, mini) -> None:
+    for out_dir, record, saved in (scrapbots, mini):
+        for deck in _decks(saved):
+            card = next(c for c in record["cards"] if c["name"] == deck["ContainedObjects"][0]["Nickname"])
+            trim = _trimmed_card(out_dir, card).size
+            for sheet in deck["CustomDeck"].values():
+                assert 1 <= sheet["NumWidth"] <= 10 and 1 <= sheet["NumHeight"] <= 7
+                with Image.open(_path(sheet["FaceURL"])) as image:
+                    assert image.mode == "RGB" and max(image.size) <= 4096
+                    cell_w, cell_h = image.width / sheet["NumWidth"], image.height / sheet["NumHeight"]
+                assert cell_w.is_integer() and cell_h.is_integer()
+                assert cell_w <= trim[0] and abs(cell_w / cell_h - trim[0] / trim[1]) < 0.01
+
+
+def _slot_image(sheet: dict, slot: int, url_key: str = "FaceURL") -> Image.Image:
+    with Image.open(_path(sheet[url_key])) as image:
+        w, h = image.width // sheet["NumWidth"], image.height // sheet["NumHeight"]
+        x, y = slot % sheet["NumWidth"] * w, slot // sheet["NumWidth"] * h
+        return image.convert("RGB").crop((x, y, x + w, y + h))
+
+
+def _check_slots(out_dir: Path, record: dict, deck: dict, card_indexes: list[int]) -> None:
+    """Slot k of a sheet shows the card whose CardID is key * 100 + k, and not its neighbour."""
+    by_name = {c["name"]: c for c in record["cards"]}
+    for index in card_indexes:
+        obj = deck["ContainedObjects"][index]
+        key, slot = divmod(obj["CardID"], 100)
+        sheet = deck["CustomDeck"][str(key)]
+        cell = _slot_image(sheet, slot)
+        rendered = _trimmed_card(out_dir, by_name[obj["Nickname"]]).resize(cell.size, Image.LANCZOS)
+        assert _difference(cell, rendered) < 3, (obj["Nickname"], slot)
+        other = next(c for c in deck["ContainedObjects"] if c["Nickname"] != obj["Nickname"])
+        wrong = _trimmed_card(out_dir, by_name[other["Nickname"]]).resize(cell.size, Image.LANCZOS)
+        assert _difference(cell, wrong) > 3
+
+
+def test_sheet_slots_show_the_right_cards(scrapbots, mini) -> None:
+    out_dir, record, saved = scrapbots
+    center = _objects(saved)["Center Deck"]
+    _check_slots(out_dir, record, center, [0, 30, len(center["ContainedObjects"]) - 1])
+    out_dir, record, saved = mini
+    big = _objects(saved)["Big"]
+    _check_slots(out_dir, record, big, [0, 69, 70, BIG_DECK - 1])
+
+
+def test_guids_are_unique_six_hex_digits(scrapbots, mini) -> None:
+    for _, _, saved in (scrapbots, mini):
+        guids = [o["GUID"] for o in _walk(saved["ObjectStates"])]
+        assert len(guids) == len(set(guids)) and all(re.fullmatch(r"[0-9a-f]{6}", g) for g in guids)
+
+
+def _keys(saved: dict) -> list[int]:
+    return [int(k) for d in _decks(saved) for k in d["CustomDeck"]] + [
+        o["CardID"] // 100 for o in saved["ObjectStates"] if o["Name"] == "Card"]
+
+
+def test_keys_never_repeat_within_or_across_games_and_are_stable(scrapbots, mini, tmp_path) -> None:
+    keys = _keys(scrapbots[2]) + _keys(mini[2])
+    assert len(keys) == len(set(keys))
+    _, record, saved = scrapbots
+    out_dir = _copy_build(scrapbots[0], tmp_path)
+    game = load_game(ROOT, "scrapbots")
+    export_tts(game, record, out_dir, TTSOptions.from_spec(game.spec.tts))
+    again = json.loads((out_dir / "tts" / "Scrapbots.json").read_text(encoding="utf-8"))
+    assert _keys(again) == _keys(saved)
+    assert [o["GUID"] for o in _walk(again)] == [o["GUID"] for o in _walk(saved)]
+
+
+def test_urls_are_absolute_file_urls_to_existing_images(scrapbots, mini) -> None:
+    for out_dir, _, saved in (scrapbots, mini):
+        urls = [v for o in _walk(saved) for k, v in {**o, **o.get("CustomImage", {})}.items()
+                if k in ("ImageURL", "ImageSecondaryURL") and v]
+        urls += [s[k] for o in _walk(saved) for s in o.get("CustomDeck", {}).values() for k in ("FaceURL", "BackURL")]
+        assert urls
+        for url in urls:
+            path = _path(url)
+            assert path.is_file() and path.parent == out_dir / "tts"
+            assert re.search(r"-[0-9a-f]{12}\.(jpg|png)$", path.name)  # content hash in the name
+
+
+def test_base_url_replaces_file_urls(scrapbots, tmp_path) -> None:
+    out_dir = _copy_build(scrapbots[0], tmp_path)
+    export_tts(load_game(ROOT, "scrapbots"), scrapbots[1], out_dir, TTSOptions(base_url="https://example.org/sb/"))
+    text = (out_dir / "tts" / "Scrapbots.json").read_text(encoding="utf-8")
+    assert "file://" not in text and "https://example.org/sb/scrapbots-center-1-" in text
+
+
+# ---------------------------------------------------------------- sheets, backs, lone cards
+
+def test_a_large_deck_spreads_over_two_sheets(mini) -> None:
+    big = _objects(mini[2])["Big"]
+    sheets = list(big["CustomDeck"].values())
+    assert len(big["ContainedObjects"]) == BIG_DECK and len(sheets) == 2
+    assert (sheets[0]["NumWidth"], sheets[0]["NumHeight"]) == (10, 7)
+    with Image.open(_path(sheets[0]["FaceURL"])) as image:
+        assert image.width == 4090 and image.height == 7 * round(409 * 600 / 420)
+    assert sheets[1]["NumWidth"] * sheets[1]["NumHeight"] == 5
+    assert big["ContainedObjects"][3]["Description"] == "[b]Rule[/b] 3 scrap"
+    assert sheets[0]["BackURL"] == sheets[1]["BackURL"]  # one back image per deck
+
+
+def test_file_names_come_from_the_title(mini) -> None:
+    assert sorted(p.name for p in (mini[0] / "tts").glob("Mini*")) == ["Mini_ Test.json", "Mini_ Test.png"]
+
+
+def test_a_one_card_deck_is_a_lone_card(mini) -> None:
+    solo = _objects(mini[2])["Lonely"]
+    assert solo["Name"] == "Card" and solo["Transform"]["rotZ"] == 180
+    key, slot = divmod(solo["CardID"], 100)
+    assert slot == 0 and list(solo["CustomDeck"]) == [str(key)]
+    assert not any(o["Name"] in ("DeckCustom", "Deck") and len(o["ContainedObjects"]) < 2
+                   for o in mini[2]["ObjectStates"])
+
+
+def test_different_backs_make_a_back_sheet_on_the_same_grid(mini) -> None:
+    out_dir, record, saved = mini
+    mixed = _objects(saved)["Mixed"]
+    [sheet] = mixed["CustomDeck"].values()
+    assert sheet["UniqueBack"] is True
+    with Image.open(_path(sheet["FaceURL"])) as face, Image.open(_path(sheet["BackURL"])) as back:
+        assert face.size == back.size
+    green = (0x33, 0xcc, 0x33)
+    for card in mixed["ContainedObjects"]:
+        colour = _slot_image(sheet, card["CardID"] % 100, "BackURL").resize((1, 1)).getpixel((0, 0))
+        assert (max(abs(a - b) for a, b in zip(colour, green)) < 8) == (card["Nickname"] == "Blue One")
+    big = next(iter(_objects(saved)["Big"]["CustomDeck"].values()))
+    assert big["UniqueBack"] is False
+
+
+# ---------------------------------------------------------------- tokens and boards
+
+def test_damage_counters_are_an_endless_bag_of_round_tiles(scrapbots) -> None:
+    bag = _objects(scrapbots[2])["Damage Counter"]
+    assert bag["Name"] == "Infinite_Bag"
+    [tile] = bag["ContainedObjects"]
+    assert tile["Name"] == "Custom_Tile" and tile["CustomImage"]["CustomTile"]["Type"] == 2  # circle
+    with Image.open(_path(tile["CustomImage"]["ImageURL"])) as image:
+        assert image.mode == "RGBA" and image.width == image.height
+        assert image.getpixel((0, 0))[3] == 0  # transparent outside the disc
+
+
+def test_the_play_mat_is_a_board_with_its_image(scrapbots) -> None:
+    board = _objects(scrapbots[2])["Play Mat"]
+    assert board["Name"] == "Custom_Board"
+    with Image.open(_path(board["CustomImage"]["ImageURL"])) as image:
+        assert image.size == (2362, 1772)  # 400 x 300 mm at the board's own 150 dpi, no bleed
+
+
+def test_tokens_cut_out_or_stacked(mini) -> None:
+    objects = mini[2]["ObjectStates"]
+    chips = [o for o in objects if o["Nickname"] == "Chip"]
+    assert len(chips) == 3 and all(o["Name"] == "Custom_Tile" for o in chips)
+    assert chips[0]["CustomImage"]["CustomTile"]["Type"] == 1  # hex
+    assert len({o["Transform"]["posY"] for o in chips}) == 3  # a stack
+    bag = next(o for o in objects if o["Nickname"] == "Cut Token")
+    assert bag["Name"] == "Infinite_Bag" and bag["ContainedObjects"][0]["Name"] == "Custom_Token"
+
+
+def test_cutout_must_name_a_token_deck(mini, tmp_path) -> None:
+    out_dir, record, _ = mini
+    game = load_game(out_dir.parent.parent, "mini")
+    with pytest.raises(CardgenError, match="tts.cutout: 'big' is not a token deck"):
+        export_tts(game, record, tmp_path, TTSOptions(cutout=("big",)))
+
+
+def test_manifest_tts_section_is_checked(tmp_path) -> None:
+    _mini_workspace(tmp_path)
+    manifest = tmp_path / "data" / "mini" / "game.yaml"
+    manifest.write_text(manifest.read_text().replace("  cutout: [cut]", "  cutuot: [cut]\n  jpeg_quality: 20"))
+    with pytest.raises(CardgenError) as caught:
+        load_game(tmp_path, "mini")
+    messages = [p.message for p in caught.value.problems]
+    assert "tts.cutuot: unknown key 'cutuot'; did you mean 'cutout'?" in messages
+    assert any(m.startswith("tts.jpeg_quality:") for m in messages)
+
+
+def test_bbcode_descriptions() -> None:
+    assert tts_text("**Activate:** gain 1 :energy:.\\n*Flavour*") == "[b]Activate:[/b] gain 1 energy.\n[i]Flavour[/i]"
+
+
+# ---------------------------------------------------------------- command line
+
+def test_tts_command_exports_and_installs(scrapbots, tmp_path) -> None:
+    out_dir = _copy_build(scrapbots[0], tmp_path)
+    tts_home = tmp_path / "Tabletop Simulator"
+    old_images = tts_home / "Saves" / "Saved Objects" / "cardgen" / "scrapbots"
+    old_images.mkdir(parents=True)
+    (old_images / "scrapbots-center-1-000000000000.jpg").write_bytes(b"old")
+    (old_images / "mine.txt").write_text("not ours")
+    result = CliRunner().invoke(main, ["--root", str(ROOT), "tts", "scrapbots", "--out", str(out_dir.parent),
+                                       "--format", "png", "--install", "--tts-dir", str(tts_home)])
+    assert result.exit_code == 0, result.output
+    target = tts_home / "Saves" / "Saved Objects" / "cardgen"
+    saved = json.loads((target / "Scrapbots.json").read_text(encoding="utf-8"))
+    assert (target / "Scrapbots.png").is_file()
+    sheet = next(iter(_objects(saved)["Center Deck"]["CustomDeck"].values()))
+    assert _path(sheet["FaceURL"]).parent == target / "scrapbots" and sheet["FaceURL"].endswith(".png")
+    assert "/Saved Objects/" in sheet["FaceURL"]  # a plain path, as Tabletop Simulator writes local files
+    assert not (old_images / "scrapbots-center-1-000000000000.jpg").exists() and (old_images / "mine.txt").exists()
+    assert all(_path(url).is_file() for o in _walk(saved) for s in o.get("CustomDeck", {}).values()
+               for url in (s["FaceURL"], s["BackURL"]))
+
+
+def test_install_without_tabletop_simulator_is_an_error(scrapbots, tmp_path) -> None:
+    result = CliRunner().invoke(main, ["--root", str(ROOT), "tts", "scrapbots", "--out", str(scrapbots[0].parent),
+                                       "--install", "--tts-dir", str(tmp_path / "nothing")])
+    assert result.exit_code == 1 and "no Tabletop Simulator data folder" in result.output
+
+
+def test_tts_command_needs_a_build(tmp_path) -> None:
+    result = CliRunner().invoke(main, ["--root", str(ROOT), "tts", "scrapbots", "--out", str(tmp_path)])
+    assert result.exit_code == 1 and "cardgen build scrapbots" in result.output

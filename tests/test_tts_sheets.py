@@ -1,0 +1,66 @@
+"""Sheet packing as plain data: grids, cell sizes, keys and GUIDs (no image is drawn)."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cardgen.outputs.tts_sheets import (KEY_COUNT, KEY_FIRST, MAX_SIDE_PX, SLOTS_PER_SHEET, Guids, cell_size,
+                                        choose_grid, derive_key, plan_sheets)
+
+
+@given(count=st.integers(1, SLOTS_PER_SHEET), width=st.integers(50, 3000), height=st.integers(50, 3000))
+def test_a_grid_holds_the_cards_within_the_limits(count: int, width: int, height: int) -> None:
+    columns, rows = choose_grid(count, width, height)
+    cell_w, cell_h = cell_size(width, height, columns, rows)
+    assert 1 <= columns <= 10 and 1 <= rows <= 7 and columns * rows >= count
+    assert columns * cell_w <= MAX_SIDE_PX and rows * cell_h <= MAX_SIDE_PX
+    assert cell_w <= width and cell_h <= height  # never scaled up
+    # The trimmed card's aspect ratio is kept to within a pixel of rounding.
+    assert abs(cell_w * height / (cell_h * width) - 1) <= 1 / min(cell_w, cell_h)
+
+
+def test_poker_cards_fill_a_full_sheet_at_about_409_px() -> None:
+    assert choose_grid(70, 750, 1050) == (10, 7)
+    assert cell_size(750, 1050, 10, 7) == (409, 573)
+
+
+def test_small_decks_keep_full_resolution_without_empty_cells() -> None:
+    assert choose_grid(15, 750, 1050) == (5, 3)
+    assert choose_grid(3, 750, 1050) == (3, 1)
+    assert choose_grid(1, 750, 1050) == (1, 1)
+
+
+def test_a_sheet_never_holds_more_than_70() -> None:
+    with pytest.raises(ValueError):
+        choose_grid(71, 100, 100)
+
+
+def test_a_large_deck_spreads_over_sheets_in_order() -> None:
+    ids = [f"c{i}" for i in range(150)]
+    sheets = plan_sheets("g", "d", ids, 750, 1050, set())
+    assert [len(s.card_ids) for s in sheets] == [70, 70, 10]
+    assert [i for s in sheets for i in s.card_ids] == ids
+    assert len({s.key for s in sheets}) == 3
+    last = sheets[2]
+    assert (last.columns, last.rows) == (5, 2)
+    assert last.tts_id(7) == last.key * 100 + 7 and last.origin(7) == (2 * last.cell_width, last.cell_height)
+
+
+def test_keys_are_stable_distinct_and_fit_a_card_id() -> None:
+    taken: set[int] = set()
+    first = derive_key("scrapbots", "center", 0, taken)
+    assert derive_key("scrapbots", "center", 0, set()) == first  # same names, same key, build after build
+    assert derive_key("scrapbots", "center", 0, taken) != first  # taken: the next free one
+    keys = {derive_key(game, deck, i, set()) for game in ("a", "b") for deck in ("x", "y") for i in range(3)}
+    assert len(keys) == 12
+    assert all(KEY_FIRST <= k < KEY_FIRST + KEY_COUNT and k * 100 + 99 < 2**31 for k in keys)
+
+
+def test_guids_are_six_hex_digits_unique_and_reproducible() -> None:
+    guids = Guids("game")
+    made = [guids(f"card/{i % 50}") for i in range(400)]  # names repeat: each call still gets a new GUID
+    assert len(set(made)) == 400 and all(re.fullmatch(r"[0-9a-f]{6}", g) for g in made)
+    assert Guids("game")("card/0") == made[0]
