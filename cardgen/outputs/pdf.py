@@ -6,6 +6,7 @@ name, and files with the same content are mapped to one name first.
 from __future__ import annotations
 
 import logging
+import zlib
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +69,31 @@ class ImageFiles:
         self._by_path: dict[str, str] = {}
         self._by_digest: dict[str, str] = {}
 
+    def stream(self, drawn: str) -> tuple[int, int, bytes] | None:
+        """Width, height and zlib-compressed RGB data of a PNG to embed, cached between builds by content.
+
+        Decoding and compressing card images is most of a PDF's writing time; with the cache a rebuild
+        after a one-card edit only compresses that card. None for images reportlab must handle itself
+        (JPEG passes through as it is; transparency needs a soft mask).
+        """
+        source = Path(drawn)
+        if source.suffix.lower() != ".png":
+            return None
+        digest = file_digest(source)
+        cached = self.build_dir.parent / ".cache" / "pdf-images" / digest[:2] / f"{digest}.zlib"
+        if not cached.is_file():
+            from PIL import Image
+
+            with Image.open(source) as picture:
+                if picture.mode != "RGB":
+                    return None
+                header = f"{picture.width} {picture.height}\n".encode()
+                data = zlib.compress(picture.tobytes())
+            write_atomic(cached, lambda temp: temp.write_bytes(header + data))
+        header, data = cached.read_bytes().split(b"\n", 1)
+        width, height = map(int, header.split())
+        return width, height, data
+
     def __call__(self, image: str) -> str:
         """The file to draw for an image path of the build record."""
         if image not in self._by_path:
@@ -114,6 +140,30 @@ def _draw(path: Path, pages: list[Page], record: dict, images: ImageFiles) -> No
     pdf.save()
 
 
+def _embed_cached(pdf, drawn: str, images: ImageFiles) -> None:
+    """Register an image's XObject from the cached stream, under the name `drawImage` looks up.
+
+    This mirrors what reportlab's `Canvas.drawImage` does for a file name the first time it sees
+    it, minus the decoding and compressing (tests check the embedded pixels equal the cards).
+    """
+    from reportlab.lib.utils import _digester
+    from reportlab.pdfbase.pdfdoc import PDFImageXObject
+
+    name = _digester(f"{drawn}auto".encode())
+    reg_name = pdf._doc.getXObjectName(name)
+    if reg_name in pdf._doc.idToObject:
+        return
+    stream = images.stream(drawn)
+    if stream is None:
+        return
+    image = PDFImageXObject(name)
+    image.width, image.height, image.streamContent = stream
+    image.bitsPerComponent, image.colorSpace, image._filters, image.mask = 8, "DeviceRGB", ("FlateDecode",), None
+    pdf._setXObjects(image)
+    pdf._doc.Reference(image, reg_name)
+    pdf._doc.addForm(name, image)
+
+
 def _draw_page(pdf, page: Page, images: ImageFiles) -> None:
     for slot in page.slots:
         pdf.saveState()
@@ -122,7 +172,9 @@ def _draw_page(pdf, page: Page, images: ImageFiles) -> None:
             clip.rect(*_pt(slot.clip.x, slot.clip.y, slot.clip.w, slot.clip.h))
             pdf.clipPath(clip, stroke=0, fill=0)
         box = slot.image_rect
-        pdf.drawImage(images(slot.image), *_pt(box.x, box.y, box.w, box.h), mask="auto")
+        drawn = images(slot.image)
+        _embed_cached(pdf, drawn, images)
+        pdf.drawImage(drawn, *_pt(box.x, box.y, box.w, box.h), mask="auto")
         pdf.restoreState()
     pdf.setLineWidth(MARK_WIDTH_PT)
     pdf.setStrokeColorRGB(0, 0, 0)

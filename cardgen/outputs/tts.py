@@ -23,6 +23,7 @@ from cardgen.build import swap_into_place
 from cardgen.errors import CardgenError, relative
 from cardgen.manifest import Game, TTSSpec
 from cardgen.outputs.tts_sheets import MAX_SIDE_PX, Guids, Sheet, plan_sheets
+from cardgen.outputs.reuse import inputs_key, reuse_or_make
 from cardgen.render import write_atomic
 
 TTS_DIR = "tts"
@@ -156,19 +157,40 @@ class _Exporter:
 
     def save(self, image: Image.Image, stem: str, keep_alpha: bool = False) -> str:
         """Encode an image, name it after its content, write it; return its URL."""
-        buffer = io.BytesIO()
-        if keep_alpha or self.options.image_format == "png":
-            image.save(buffer, format="PNG")
-            suffix = ".png"
-        else:  # JPEG has no transparency: transparent parts turn white, as on paper
-            flat = Image.new("RGB", image.size, "white")
-            flat.paste(image, mask=image.getchannel("A") if image.mode == "RGBA" else None)
-            flat.save(buffer, format="JPEG", quality=self.options.jpeg_quality, subsampling=0, optimize=True)
-            suffix = ".jpg"
-        data = buffer.getvalue()
+        data, suffix = self.encode(image, keep_alpha)
         name = f"{self.game}-{stem}-{hashlib.sha256(data).hexdigest()[:12]}{suffix}"
         write_atomic(self.staging / name, lambda temp: temp.write_bytes(data))
         return self.url(name)
+
+    def encode(self, image: Image.Image, keep_alpha: bool = False) -> tuple[bytes, str]:
+        """The image as file bytes in the export's format, and the file suffix."""
+        buffer = io.BytesIO()
+        if keep_alpha or self.options.image_format == "png":
+            image.save(buffer, format="PNG")
+            return buffer.getvalue(), ".png"
+        # JPEG has no transparency: transparent parts turn white, as on paper
+        flat = Image.new("RGB", image.size, "white")
+        flat.paste(image, mask=image.getchannel("A") if image.mode == "RGBA" else None)
+        flat.save(buffer, format="JPEG", quality=self.options.jpeg_quality, subsampling=0, optimize=True)
+        return buffer.getvalue(), ".jpg"
+
+    def save_cached(self, make: Callable[[], Image.Image], stem: str, inputs: list[str]) -> str:
+        """Like `save`, but reuse the file made earlier from the same inputs (card hashes, cell size, format).
+
+        The name carries a hash of the inputs, which changes whenever the content does.
+        """
+        key = inputs_key([*inputs, self.options.image_format, str(self.options.jpeg_quality)])
+        suffix = ".png" if self.options.image_format == "png" else ".jpg"
+        name = f"{self.game}-{stem}-{key[:12]}{suffix}"
+        reuse_or_make(self.out_dir, self.staging / name, [key],
+                      lambda temp: temp.write_bytes(self.encode(make())[0]))
+        return self.url(name)
+
+    def image_hash(self, path: str | None) -> str:
+        """The content hash the build recorded for a face or back image path."""
+        known = {c["face"]: c["hash"] for c in self.record["cards"]}
+        known.update({b["image"]: b["hash"] for b in self.record["backs"].values()})
+        return known.get(path, str(path))
 
     def sheet_image(self, sheet: Sheet, load: Callable[[str], Image.Image]) -> Image.Image:
         """Cards pasted into their cells: slot k at column k % columns, row k // columns, no gaps.
@@ -229,14 +251,19 @@ class _Exporter:
         unique_back = len({c["back"] for c in cards}) > 1  # different backs: a back sheet per face sheet
         if not unique_back:  # one back image for the deck (and one file for decks sharing a back)
             sharpest = max(sheets, key=lambda s: s.cell_width * s.cell_height)
-            shared_back = self.save(back_of(cards[0]["id"]).resize((sharpest.cell_width, sharpest.cell_height),
-                                                                   Image.LANCZOS), "back")
+            size = (sharpest.cell_width, sharpest.cell_height)
+            shared_back = self.save_cached(lambda: back_of(cards[0]["id"]).resize(size, Image.LANCZOS), "back",
+                                           [self.image_hash(cards[0]["back"]), f"{size}", f"{deck['bleed_mm']}"])
         custom = {}
         for index, sheet in enumerate(sheets):
-            face_url = self.save(self.sheet_image(sheet, lambda i: self.trimmed(by_id[i]["face"], deck)),
-                                 f"{deck_name}-{index + 1}")
+            layout = f"{sheet.width}x{sheet.height}/{sheet.cell_width}x{sheet.cell_height}/{deck['bleed_mm']}"
+            face_url = self.save_cached(
+                lambda sheet=sheet: self.sheet_image(sheet, lambda i: self.trimmed(by_id[i]["face"], deck)),
+                f"{deck_name}-{index + 1}", [layout, *(by_id[i]["hash"] for i in sheet.card_ids)])
             if unique_back:
-                back_url = self.save(self.sheet_image(sheet, back_of), f"{deck_name}-{index + 1}-backs")
+                back_url = self.save_cached(lambda sheet=sheet: self.sheet_image(sheet, back_of),
+                                            f"{deck_name}-{index + 1}-backs",
+                                            [layout, *(self.image_hash(by_id[i]["back"]) for i in sheet.card_ids)])
             else:
                 back_url = shared_back
             custom[str(sheet.key)] = {"FaceURL": face_url, "BackURL": back_url, "NumWidth": sheet.columns,
