@@ -61,19 +61,19 @@ def generated_game(root: Path, cards: int) -> str:
     return "generated"
 
 
-def timed_build(root: Path, game: str, out: Path, jobs: int):
-    """Build a game in this process; return (seconds, result)."""
+def timed_build(root: Path, game: str, out: Path, jobs: int, stages: list | None = None):
+    """Build a game in this process (all output stages unless told); return (seconds, result)."""
     started = time.perf_counter()
-    result = build_game(root, game, BuildOptions(out, jobs=jobs), None, default_stages())
+    result = build_game(root, game, BuildOptions(out, jobs=jobs), None, default_stages() if stages is None else stages)
     return time.perf_counter() - started, result
 
 
-def cold_builds(root: Path, games: list[str], jobs: int) -> tuple[float, int]:
+def cold_builds(root: Path, games: list[str], jobs: int, stages: list | None = None) -> tuple[float, int]:
     """Build games from an empty cache; return total seconds and images drawn."""
     out = Path(tempfile.mkdtemp(prefix="cardgen-bench-"))
     seconds, drawn = 0.0, 0
     for game in games:
-        s, result = timed_build(root, game, out, jobs)
+        s, result = timed_build(root, game, out, jobs, stages)
         seconds, drawn = seconds + s, drawn + result.rendered
     shutil.rmtree(out)
     return seconds, drawn
@@ -211,23 +211,26 @@ def main() -> None:
            f"{platform.python_version()}; games: {', '.join(games)}; stages: "
            f"{', '.join(s.__module__.split('.')[-1] for s in default_stages()) or 'card PNGs only'}.\n")
     report("| measurement | figure |\n| --- | --- |")
-    cold1, drawn = cold_builds(root, games, 1)
-    cold2, _ = cold_builds(root, games, 2)
-    report(f"| cold build of every example game, --jobs 1 | {cold1:.2f} s, {drawn} images, "
-           f"{drawn / cold1:.1f} images/s, {1000 * cold1 / drawn:.0f} ms/image |")
-    report(f"| cold build, --jobs 2 | {cold2:.2f} s, {1000 * cold2 / drawn:.0f} ms/image; "
+    cold1, drawn = cold_builds(root, games, 1, [])
+    cold2, _ = cold_builds(root, games, 2, [])
+    report(f"| card images only (no PDF/TTS): cold build of every example game, --jobs 1 | {cold1:.2f} s, "
+           f"{drawn} images, {drawn / cold1:.1f} images/s, {1000 * cold1 / drawn:.0f} ms/image |")
+    report(f"| card images only, cold, --jobs 2 | {cold2:.2f} s, {1000 * cold2 / drawn:.0f} ms/image; "
            f"speed-up {cold1 / cold2:.2f}x |")
     items = svgs_of(root, games)
     floor = floor_seconds(root, items)
     quick = svg2png_seconds(root, items)
-    report(f"| floor: cairosvg draw + Pillow PNG, no cardgen ({len(items)} images) | {floor:.2f} s, "
+    report(f"| floor: cairosvg draw + the same PNG encoding, no cardgen ({len(items)} images) | {floor:.2f} s, "
            f"{1000 * floor / len(items):.0f} ms/image |")
-    report(f"| pipeline overhead (cold --jobs 1 / floor) | {cold1 / floor:.2f}x |")
+    report(f"| pipeline overhead (card images, --jobs 1 / floor) | {cold1 / floor:.2f}x |")
     report(f"| cairosvg.svg2png per card | {quick:.2f} s, {1000 * quick / len(items):.0f} ms/image; "
            f"cardgen --jobs 1 is {quick / cold1:.2f}x faster, --jobs 2 {quick / cold2:.2f}x |")
     inkscape = inkscape_seconds(items)
-    report(f"| Inkscape batch export | " + (f"{inkscape:.2f} s; cardgen --jobs 2 is {inkscape / cold2:.2f}x faster |"
-                                            if inkscape else "inkscape not installed here |"))
+    report("| Inkscape batch export | " + (f"{inkscape:.2f} s; cardgen --jobs 2 is {inkscape / cold2:.2f}x faster |"
+                                           if inkscape else "inkscape not installed here |"))
+    full1, _ = cold_builds(root, games, 1)
+    full2, _ = cold_builds(root, games, 2)
+    report(f"| full cold build (cards, PDF, TTS, gallery), --jobs 1 / --jobs 2 | {full1:.2f} s / {full2:.2f} s |")
     out = root / "output"
     first = sum(timed_build(root, g, out, 1)[0] for g in games)
     warm = sum(timed_build(root, g, out, 1)[0] for g in games)
@@ -244,6 +247,12 @@ def main() -> None:
     small_s, small_n, _ = scale_run(workspace_copy(work / "ws100"), 100)
     big_cards = 1000 if args.quick else 10000
     big_s, big_n, peak = scale_run(workspace_copy(work / "wsbig"), big_cards)
+    gen = workspace_copy(work / "wsgen")
+    generated_game(gen, 100)
+    g1, g_drawn = cold_builds(gen, ["generated"], 1, [])
+    g2, _ = cold_builds(gen, ["generated"], 2, [])
+    report(f"| generated game of 100 unique cards, card images only: --jobs 1 / --jobs 2 | {g1:.2f} s / {g2:.2f} s "
+           f"({g_drawn} images), speed-up {g1 / g2:.2f}x |")
     report(f"| generated game, 100 cards (--jobs 2, command) | {small_s:.1f} s, {1000 * small_s / small_n:.0f} ms/image |")
     report(f"| generated game, {big_cards} cards (--jobs 2, command) | {big_s:.1f} s, "
            f"{1000 * big_s / big_n:.0f} ms/image = {(big_s / big_n) / (small_s / small_n):.2f}x the 100-card "

@@ -7,7 +7,6 @@ data in `tts_sheets.py`; copying into Tabletop Simulator's Saved Objects folder 
 """
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import re
@@ -74,8 +73,8 @@ def export_tts(game: Game, record: dict, out_dir: Path, options: TTSOptions) -> 
         saved = exporter.saved_object()
         stem = file_stem(record["game"]["title"])
         write_json(staging / f"{stem}.json", saved)
-        thumb = exporter.thumbnail()
-        write_atomic(staging / f"{stem}.png", lambda temp: thumb.save(temp, format="PNG"))
+        reuse_or_make(out_dir, staging / f"{stem}.png", ["thumbnail", *exporter.cover_hashes()],
+                      lambda temp: exporter.thumbnail().save(temp, format="PNG"))
         swap_into_place(staging, out_dir / TTS_DIR)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -144,7 +143,7 @@ class _Exporter:
         self.options, self.url = options, url
         self.guid = Guids(game)
         self.keys: set[int] = set()
-        self.cover: list[Image.Image] = []
+        self.cover: list[tuple[str, dict]] = []  # (face image path, deck) of each deck's first card
 
     # ------------------------------------------------------------ images
 
@@ -154,13 +153,6 @@ class _Exporter:
         with Image.open(self.out_dir / path) as image:
             image.load()
             return image.crop((bleed, bleed, image.width - bleed, image.height - bleed))
-
-    def save(self, image: Image.Image, stem: str, keep_alpha: bool = False) -> str:
-        """Encode an image, name it after its content, write it; return its URL."""
-        data, suffix = self.encode(image, keep_alpha)
-        name = f"{self.game}-{stem}-{hashlib.sha256(data).hexdigest()[:12]}{suffix}"
-        write_atomic(self.staging / name, lambda temp: temp.write_bytes(data))
-        return self.url(name)
 
     def encode(self, image: Image.Image, keep_alpha: bool = False) -> tuple[bytes, str]:
         """The image as file bytes in the export's format, and the file suffix."""
@@ -174,16 +166,17 @@ class _Exporter:
         flat.save(buffer, format="JPEG", quality=self.options.jpeg_quality, subsampling=0, optimize=True)
         return buffer.getvalue(), ".jpg"
 
-    def save_cached(self, make: Callable[[], Image.Image], stem: str, inputs: list[str]) -> str:
+    def save_cached(self, make: Callable[[], Image.Image], stem: str, inputs: list[str],
+                    keep_alpha: bool = False) -> str:
         """Like `save`, but reuse the file made earlier from the same inputs (card hashes, cell size, format).
 
         The name carries a hash of the inputs, which changes whenever the content does.
         """
-        key = inputs_key([*inputs, self.options.image_format, str(self.options.jpeg_quality)])
-        suffix = ".png" if self.options.image_format == "png" else ".jpg"
-        name = f"{self.game}-{stem}-{key[:12]}{suffix}"
+        png = keep_alpha or self.options.image_format == "png"
+        key = inputs_key([*inputs, str(png), str(self.options.jpeg_quality)])
+        name = f"{self.game}-{stem}-{key[:12]}{'.png' if png else '.jpg'}"
         reuse_or_make(self.out_dir, self.staging / name, [key],
-                      lambda temp: temp.write_bytes(self.encode(make())[0]))
+                      lambda temp: temp.write_bytes(self.encode(make(), keep_alpha)[0]))
         return self.url(name)
 
     def image_hash(self, path: str | None) -> str:
@@ -237,15 +230,16 @@ class _Exporter:
     def card_deck(self, deck_name: str, deck: dict, cards: list[dict], transform: dict) -> dict:
         """A DeckCustom of a deck's cards (copies repeated), or a lone Card when it has one card."""
         by_id = {c["id"]: c for c in cards}
-        first = self.trimmed(cards[0]["face"], deck)
-        self.cover.append(first)
-        sheets = plan_sheets(self.game, deck_name, list(by_id), first.width, first.height, self.keys)
+        bleed = 2 * round(deck["bleed_mm"] / 25.4 * deck["dpi"])
+        card_size = (deck["pixels"]["width"] - bleed, deck["pixels"]["height"] - bleed)  # as `trimmed` cuts
+        self.cover.append((cards[0]["face"], deck))
+        sheets = plan_sheets(self.game, deck_name, list(by_id), *card_size, self.keys)
         backs: dict[str | None, Image.Image] = {}  # each distinct back, loaded once
 
         def back_of(card_id: str) -> Image.Image:
             path = by_id[card_id]["back"]
             if path not in backs:
-                backs[path] = self.back_image(path, deck, first.size)
+                backs[path] = self.back_image(path, deck, card_size)
             return backs[path]
 
         unique_back = len({c["back"] for c in cards}) > 1  # different backs: a back sheet per face sheet
@@ -295,10 +289,13 @@ class _Exporter:
 
     def component_image(self, card: dict, deck: dict, keep_alpha: bool) -> str:
         """A token's or board's image, trimmed and kept within the size limit; its URL."""
-        image = self.trimmed(card["face"], deck)
-        image.thumbnail((MAX_SIDE_PX, MAX_SIDE_PX), Image.LANCZOS)
-        self.cover.append(image)
-        return self.save(image, card["id"], keep_alpha=keep_alpha)
+        def make() -> Image.Image:
+            image = self.trimmed(card["face"], deck)
+            image.thumbnail((MAX_SIDE_PX, MAX_SIDE_PX), Image.LANCZOS)
+            return image
+
+        self.cover.append((card["face"], deck))
+        return self.save_cached(make, card["id"], [card["hash"], f"{deck['bleed_mm']}"], keep_alpha)
 
     def token_objects(self, deck_name: str, deck: dict, card: dict, x: float) -> list[dict]:
         """A token as a Custom_Tile (or Custom_Token when cut out): in an Infinite_Bag for an endless
@@ -335,12 +332,16 @@ class _Exporter:
                      _transform(0, z, scale=deck["size_mm"]["height"] / TILE_HEIGHT_MM), Locked=True,
                      CustomImage={"ImageURL": url, "ImageSecondaryURL": "", "ImageScalar": 1.0, "WidthScale": 0.0})
 
+    def cover_hashes(self) -> list[str]:
+        """What the thumbnail shows, as content hashes (it is remade only when they change)."""
+        return [self.image_hash(path) for path, _ in self.cover[:3]]
+
     def thumbnail(self) -> Image.Image:
         """A 256 x 256 picture of the game: the first face of up to three decks, fanned out."""
         canvas = Image.new("RGBA", (THUMBNAIL_PX, THUMBNAIL_PX), "#1f1d1a")
         shown = self.cover[:3]
-        for i, face in enumerate(shown):
-            face = face.convert("RGBA")
+        for i, (path, deck) in enumerate(shown):
+            face = self.trimmed(path, deck).convert("RGBA")
             face.thumbnail((110, 154), Image.LANCZOS)
             angle = (i - (len(shown) - 1) / 2) * -12
             turned = face.rotate(angle, resample=Image.BICUBIC, expand=True)
