@@ -170,8 +170,10 @@ _PRINT_CHOICES = {
 @click.option("--images", type=click.Choice(_PRINT_CHOICES["images"]), help="png (crisp) or jpeg (smaller).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for the PDF (default: output/<game>/print).")
+@click.option("--changed-since", "since", default=None,
+              help="Only the cards added or changed since this snapshot (see `cardgen snapshot`).")
 @click.pass_obj
-def print_command(root: Path, game: str, out: Path | None, **flags: object) -> None:
+def print_command(root: Path, game: str, out: Path | None, since: str | None, **flags: object) -> None:
     """Write the print-and-play PDF of a built GAME (reads output/<game>/build.json)."""
     from cardgen.outputs.cards import read_build_record
     from cardgen.outputs.imposition import PrintOptions
@@ -182,8 +184,12 @@ def print_command(root: Path, game: str, out: Path | None, **flags: object) -> N
     build_dir = root / "output" / game
     record = read_build_record(build_dir)
     target = (out or build_dir / "print") / print_pdf_name(game, options)
+    cards = None
+    if since is not None:
+        cards = _changed_cards(root, game, since, record)
+        target = target.with_name(f"{target.stem}-changed-since-{since}.pdf")
     try:
-        result = write_print_pdf(record, build_dir, options, target)
+        result = write_print_pdf(record, build_dir, options, target, cards)
     except OSError as exc:  # a card image gone since the build, or an unwritable folder
         raise CardgenError(f"cannot write the print PDF: {exc}; run `cardgen build {game}` again?") from None
     for warning in result.warnings:
@@ -191,6 +197,19 @@ def print_command(root: Path, game: str, out: Path | None, **flags: object) -> N
     for path in result.files:
         click.echo(f"{game}: {path} ({path.stat().st_size / 1e6:.1f} MB)")
     click.echo(f"{game}: {result.pages} pages" + (f" + {result.back_pages} back pages" if result.back_pages else ""))
+
+
+def _changed_cards(root: Path, game: str, since: str, record: dict) -> list[dict]:
+    """The cards of a build added or changed since a snapshot; an error when there are none."""
+    from cardgen.changes import describe, diff_records, load_snapshot
+
+    changes = diff_records(load_snapshot(root, game, since), record)
+    wanted = changes.card_ids()
+    if not wanted:
+        raise CardgenError(f"no card of {game} was added or changed since '{since}'; nothing to print")
+    for line in describe(changes):
+        click.echo(f"  {line}")
+    return [card for card in record["cards"] if card["id"] in wanted]
 
 
 @main.command()

@@ -170,3 +170,27 @@ def test_reuse_or_make_caches_by_inputs(tmp_path: Path) -> None:
     source.write_text("two")
     assert reuse_or_make(out_dir, out_dir / "a.txt", ["letter", source], make)
     assert (out_dir / "a.txt").read_text() == "TWO"
+
+
+def test_print_changed_since_holds_only_changed_cards(tiny_game: Path) -> None:
+    import pypdf
+
+    runner = CliRunner()
+    args = ["--root", str(tiny_game)]
+    assert runner.invoke(main, args + ["build", "-j", "1"]).exit_code == 0
+    assert runner.invoke(main, args + ["snapshot", "tiny", "printed"]).exit_code == 0
+    nothing = runner.invoke(main, args + ["print", "tiny", "--changed-since", "printed"])
+    assert nothing.exit_code == 1 and "nothing to print" in nothing.output
+    csv = tiny_game / "data" / "tiny" / "cards.csv"
+    csv.write_text(csv.read_text().replace("NA,3,Plain,3", "NA,4,Plain,3"))  # 3 copies of one card changed
+    assert runner.invoke(main, args + ["build", "-j", "1"]).exit_code == 0
+    result = runner.invoke(main, args + ["print", "tiny", "--changed-since", "printed", "--duplex", "long-edge"])
+    assert result.exit_code == 0, result.output
+    assert "~ na: power 3 -> 4" in result.output
+    pdf = tiny_game / "output" / "tiny" / "print" / "tiny-letter-changed-since-printed.pdf"
+    reader = pypdf.PdfReader(pdf)
+    assert len(reader.pages) == 2  # one front page with the 3 copies, one back page
+    assert [len(page.images) for page in reader.pages] == [1, 1]  # one image XObject each: card, back
+    assert reader.pages[0].extract_text().count("page 1 of 2") == 1
+    content = reader.pages[0].get_contents().get_data().decode("latin-1")
+    assert content.count(" Do") == 3  # the changed card drawn three times, once per copy
