@@ -45,6 +45,7 @@ class BuildOptions:
     out_root: Path
     jobs: int = os.cpu_count() or 1
     keep_svg: bool = False
+    force: bool = False  # build even when validation finds errors
 
 
 @dataclass
@@ -188,7 +189,10 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     started = time.perf_counter()
     reporter = reporter or SilentReporter()
     configure_fontconfig([root / "fonts"])
+    from cardgen.validate import validate_before_build
+    findings = validate_before_build(root, name, options.out_root, options.force)
     plan = plan_build(root, name, options.out_root)
+    plan.warnings = list(dict.fromkeys([*findings, *(w for w in plan.warnings if w.rule != "text-overflow")]))
     rendered, cached = draw_plan(plan, options, reporter)
     final = options.out_root / name
     staging = options.out_root / f".{name}.building"
