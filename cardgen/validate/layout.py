@@ -99,41 +99,46 @@ class LayoutChecker:
         shown = relative(self.game.template_dir / template, self.game.root)
         label = f"card '{card.id}'" if card else f"the back of deck '{deck}'"
         at = {"file": card.source_file, "row": card.source_row} if card else {"file": shown}
+        overflowing = {w.column for w in findings}
+        missing: dict[tuple[str, str | None], tuple[FontFace, set[str]]] = {}
+        outside: dict[str | None, tuple[str, set[str]]] = {}
         for run in text_runs(rendered.svg, self.game.spec.font):
             try:
                 face = self.fonts.face(run.family, run.bold, run.italic)
             except CardgenError:
                 continue  # an unknown family is a reference finding already
             column = _column_of(card, run.text)
-            findings += self._glyphs(face, run, label, column, at)
-            findings += self._safe_zone(face, run, geo, label, column, at)
+            missing.setdefault((face.family, column), (face, set()))[1].update(face.missing_glyphs(run.text))
+            sides = _outside_safe_zone(face, run, geo)
+            if sides and column not in overflowing:  # overflowing text spills out anyway; said once
+                outside.setdefault(column, (run.text, set()))[1].update(sides)
+        for (_, column), (face, chars) in missing.items():
+            if chars:
+                findings.append(_glyph_finding(face, sorted(chars), label, column, at))
+        for column, (text, sides) in outside.items():
+            safe = geo.safe
+            findings.append(Problem(f"{label}: text '{text[:30]}' crosses the {' and '.join(sorted(sides))} edge "
+                                    f"of the safe zone (x {safe.x:.0f}-{safe.x + safe.width:.0f}, y {safe.y:.0f}-"
+                                    f"{safe.y + safe.height:.0f} px); it may be cut off", column=column,
+                                    severity="warning", rule="safe-zone", **at))
         return findings
 
-    @staticmethod
-    def _glyphs(face: FontFace, run: TextRun, label: str, column: str | None, at: dict) -> list[Problem]:
-        missing = sorted(face.missing_glyphs(run.text))
-        if not missing:
-            return []
-        shown = ", ".join(f"'{ch}' (U+{ord(ch):04X})" for ch in missing[:5]) + (" ..." if len(missing) > 5 else "")
-        return [Problem(f"{label}: font '{face.family}' ({face.path.name}) has no glyph for {shown}; it will "
-                        "print as an empty box or nothing", column=column, severity="warning",
-                        rule="missing-glyph", **at)]
 
-    @staticmethod
-    def _safe_zone(face: FontFace, run: TextRun, geo: Geometry, label: str, column: str | None,
-                   at: dict) -> list[Problem]:
-        safe = geo.safe
-        left, right = run.x, run.x + face.width(run.text, run.size)
-        top, bottom = run.baseline - 0.75 * run.size, run.baseline + 0.2 * run.size  # the ink of most letters
-        outside = [side for side, out in (("left", left < safe.x - TOLERANCE_PX),
-                                          ("right", right > safe.x + safe.width + TOLERANCE_PX),
-                                          ("top", top < safe.y - TOLERANCE_PX),
-                                          ("bottom", bottom > safe.y + safe.height + TOLERANCE_PX)) if out]
-        if not outside:
-            return []
-        return [Problem(f"{label}: text '{run.text[:30]}' crosses the {' and '.join(outside)} edge of the safe "
-                        f"zone (x {safe.x:.0f}-{safe.x + safe.width:.0f}, y {safe.y:.0f}-{safe.y + safe.height:.0f}"
-                        " px); it may be cut off", column=column, severity="warning", rule="safe-zone", **at)]
+def _glyph_finding(face: FontFace, chars: list[str], label: str, column: str | None, at: dict) -> Problem:
+    shown = ", ".join(f"'{ch}' (U+{ord(ch):04X})" for ch in chars[:5]) + (" ..." if len(chars) > 5 else "")
+    return Problem(f"{label}: font '{face.family}' ({face.path.name}) has no glyph for {shown}; it will print "
+                   "as an empty box or nothing", column=column, severity="warning", rule="missing-glyph", **at)
+
+
+def _outside_safe_zone(face: FontFace, run: TextRun, geo: Geometry) -> set[str]:
+    """The edges of the safe zone a run of text crosses."""
+    safe = geo.safe
+    left, right = run.x, run.x + face.width(run.text, run.size)
+    top, bottom = run.baseline - 0.75 * run.size, run.baseline + 0.2 * run.size  # the ink of most letters
+    return {side for side, out in (("left", left < safe.x - TOLERANCE_PX),
+                                   ("right", right > safe.x + safe.width + TOLERANCE_PX),
+                                   ("top", top < safe.y - TOLERANCE_PX),
+                                   ("bottom", bottom > safe.y + safe.height + TOLERANCE_PX)) if out}
 
 
 def _column_of(card: Card | None, text: str) -> str | None:

@@ -55,15 +55,18 @@ def _suggest(word: str, choices: set[str] | list[str]) -> str:
     return f"; did you mean '{close[0]}'?" if close else ""
 
 
-def deck_templates(deck: DeckSpec) -> list[str]:
-    """The face and back templates a deck names (every choice of a `by:` template too)."""
-    names = []
-    for choice in (deck.face, deck.back):
+def deck_templates(game: Game, deck_name: str) -> dict[str, Where]:
+    """The face and back templates a deck names (every choice of a `by:` template too), with their lines."""
+    deck = game.spec.decks[deck_name]
+    names: dict[str, Where] = {}
+    for side, choice in (("face", deck.face), ("back", deck.back)):
+        where = Where(relative(game.manifest_path, game.root), game.line("decks", deck_name, side))
         if isinstance(choice, Choice):
-            names += [*choice.templates.values(), *([choice.default] if choice.default else [])]
+            for name in [*choice.templates.values(), *([choice.default] if choice.default else [])]:
+                names.setdefault(name, where)
         elif choice:
-            names.append(choice)
-    return list(dict.fromkeys(names))
+            names.setdefault(choice, where)
+    return names
 
 
 class TemplateScanner:
@@ -75,24 +78,27 @@ class TemplateScanner:
         self.parsed: dict[str, tuple[nodes.Template, str, str] | None] = {}
         self.findings: list[Problem] = []
 
-    def uses(self, roots: list[str], manifest_line: int | None) -> tuple[TemplateUse, set[str]]:
-        """What the templates reachable from `roots` use, and the names of those that failed to load."""
-        use, failed, todo, done = TemplateUse(), set(), list(roots), set()
+    def uses(self, roots: dict[str, Where]) -> tuple[TemplateUse, set[str]]:
+        """What the templates reachable from `roots` (name -> where it is named) use, and those that failed."""
+        use, failed, done = TemplateUse(), set(), set()
+        todo = list(roots.items())
         while todo:
-            name = todo.pop(0)
+            name, named_at = todo.pop(0)
             if name in done:
                 continue
             done.add(name)
-            parsed = self._parse(name, manifest_line)
+            parsed = self._parse(name, named_at)
             if parsed is None:
                 failed.add(name)
                 continue
             tree, source, shown = parsed
             _scan(tree, source, shown, use)
-            todo += [n for n in meta.find_referenced_templates(tree) if isinstance(n, str)]
+            for child in meta.find_referenced_templates(tree):
+                if isinstance(child, str):
+                    todo.append((child, Where(shown, source[: source.find(child)].count("\n") + 1)))
         return use, failed
 
-    def _parse(self, name: str, manifest_line: int | None) -> tuple[nodes.Template, str, str] | None:
+    def _parse(self, name: str, named_at: Where) -> tuple[nodes.Template, str, str] | None:
         if name not in self.parsed:
             self.parsed[name] = None
             try:
@@ -101,16 +107,15 @@ class TemplateScanner:
                 self.parsed[name] = (self.env.parse(source, name, filename), source, shown)
             except jinja2.TemplateNotFound:
                 self.findings.append(Problem(f"template '{name}' not found in templates/{self.game.name}/ or "
-                                             "templates/", file=relative(self.game.manifest_path, self.game.root),
-                                             row=manifest_line, rule="missing-template"))
+                                             "templates/", file=named_at.file, row=named_at.line,
+                                             rule="missing-template"))
             except jinja2.TemplateSyntaxError as exc:
                 self.findings.append(Problem(f"template syntax error: {exc.message}",
                                              file=relative(exc.filename or name, self.game.root), row=exc.lineno,
                                              rule="template-syntax"))
             except (OSError, UnicodeDecodeError) as exc:
-                self.findings.append(Problem(f"cannot read template '{name}': {exc}", rule="missing-template",
-                                             file=relative(self.game.manifest_path, self.game.root),
-                                             row=manifest_line))
+                self.findings.append(Problem(f"cannot read template '{name}': {exc}", file=named_at.file,
+                                             row=named_at.line, rule="missing-template"))
         return self.parsed[name]
 
 
@@ -222,8 +227,11 @@ class ReferenceChecker:
         """Every reference finding of the game."""
         findings: list[Problem] = []
         for deck_name, deck in self.game.spec.decks.items():
-            use, failed = self.scanner.uses(deck_templates(deck), self.game.line("decks", deck_name, "face"))
-            self.uses[deck_name], self.failed_templates = use, self.failed_templates | failed
+            roots = deck_templates(self.game, deck_name)
+            use, failed = self.scanner.uses(roots)
+            self.uses[deck_name] = use
+            if failed:  # a template whose partial is broken cannot be rendered either
+                self.failed_templates |= failed | set(roots)
             findings += self._deck_fields(deck_name, deck, use)
             findings += self._constants(use)
         findings = self.scanner.findings + findings + self._aliases() + self._game_font()
