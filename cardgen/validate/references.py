@@ -333,9 +333,9 @@ class ReferenceChecker:
 
     @staticmethod
     def _icon_finding(problem: Problem, context: str, column: str, at: dict) -> Problem:
-        if problem.file:  # the icon file itself is unsafe or broken: report it where it is
-            return Problem(problem.message, file=problem.file, rule="unknown-icon")
         message = f"{problem.message}{' (' + context + ')' if context else ''}"
+        if problem.file:  # the icon file itself is unsafe or broken: name it, at the card that uses it
+            message = f"icon file {problem.file} cannot be used: {problem.message}"
         return Problem(message, column=column, rule="unknown-icon", **at)
 
     def _unused_columns(self) -> list[Problem]:
