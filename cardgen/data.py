@@ -125,8 +125,12 @@ def read_csv_table(path: Path, shown_as: str, delimiter: str | None = None, enco
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter or _sniff_delimiter(text.lstrip("\n")))
     try:
         header: list[str] = []
-        while not any(header):  # the blank lines left where comments were
-            header = next(reader)
+        while not any(h.strip() for h in header):  # the blank lines left where comments were
+            next_row = next(reader, None)
+            if next_row is None:
+                raise CardgenError("the file has no header row with column names", file=shown_as,
+                                   rule="empty-file")
+            header = next_row
         header_line = reader.line_num
         table = Table(shown_as, _read_header(header, shown_as, header_line, notes), [], notes, header_line)
         line, blank = header_line + 1, None
