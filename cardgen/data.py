@@ -293,15 +293,6 @@ def read_table(game: Game, source: DataSource) -> Table:
     raise CardgenError(f"unknown data file type '{suffix}'; expected .csv, .yaml or .xlsx", file=shown_as)
 
 
-def read_rows(game: Game, deck: DeckSpec) -> list[Row]:
-    """A deck's data rows as text; raises CardgenError listing every error found while reading."""
-    table = read_table(game, deck.source)  # type: ignore[arg-type]
-    errors = [p for p in table.problems if p.severity == "error"]
-    if errors:
-        raise CardgenError(errors)
-    return table.rows
-
-
 # ---------------------------------------------------------------- typed conversion
 
 def convert_value(text: str, spec: FieldSpec) -> Any:

@@ -17,7 +17,12 @@ from cardgen.data import load_cards
 from cardgen.errors import CardgenError
 from cardgen.manifest import load_game
 from cardgen.validate import validate_game
-from tests.test_validate_support import FACE, MANIFEST, rules_of, with_manifest, write_game, ws  # noqa: F401
+from tests.test_validate_support import MANIFEST, mini_workspace, rules_of, with_manifest, write_game
+
+
+@pytest.fixture(name="ws")
+def _ws(tmp_path: Path) -> Path:
+    return mini_workspace(tmp_path)
 
 IMAGE_MANIFEST = MANIFEST.replace("      text: str\n", "      text: str\n      art: str\n")
 IMAGE_FACE = '<svg {{ geo.svg_attrs }}>{{ image(card.art, 10, 10, 50, 50) }}</svg>\n'

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import csv
 import io
+import os
 import tempfile
 from pathlib import Path
 from xml.etree import ElementTree
@@ -24,7 +25,9 @@ from cardgen.templates import SVGRenderer
 from cardgen.validate import validate_game
 from tests.test_validate_support import make_workspace, write_game
 
-SETTINGS = settings(max_examples=int(__import__("os").environ.get("PROPS", 50)), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# PROPS=1000 runs more examples when hunting for bugs; 50 keeps the suite fast.
+SETTINGS = settings(max_examples=int(os.environ.get("PROPS", 50)), deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
 CSV_ALPHABET = st.sampled_from(list(',;\t|"\'\n\r #abcAB01 é€😀\ufeff\x00\\'))
 
 
@@ -55,7 +58,8 @@ def test_any_text_renders_or_is_a_clear_finding(workspace: Path, name: str, text
     game = load_game(workspace, "mini")
     [card] = load_cards(game)
     fonts = FontBook(workspace / "fonts")
-    svg = SVGRenderer(game, fonts, IconLibrary(workspace, game.spec.icons)).render("face.svg", card.id, "main", card).svg
+    renderer = SVGRenderer(game, fonts, IconLibrary(workspace, game.spec.icons))
+    svg = renderer.render("face.svg", card.id, "main", card).svg
     ElementTree.fromstring(svg)
     image = draw_svg(svg, 173, 252, 100, workspace, game.data_dir.resolve().as_uri() + "/")
     assert image.size == (173, 252)

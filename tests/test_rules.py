@@ -11,7 +11,12 @@ import pytest
 from cardgen.expressions import ExpressionError, check_aggregate, check_expression, evaluate_aggregate, evaluate_mask
 from cardgen.validate import validate_game
 from cardgen.validate.rules import unknown_terms
-from tests.test_validate_support import REPO, rules_of, with_manifest, write_game, ws  # noqa: F401
+from tests.test_validate_support import REPO, mini_workspace, rules_of, with_manifest, write_game
+
+
+@pytest.fixture(name="ws")
+def _ws(tmp_path: Path) -> Path:
+    return mini_workspace(tmp_path)
 
 FRAME = pd.DataFrame([{"name": "A", "tier": 1, "damage": 6.0, "count": 2},
                       {"name": "B", "tier": 1, "damage": 9.0, "count": 3},

@@ -4,13 +4,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from cardgen.build import BuildOptions, build_game
 from cardgen.cli import main
 from cardgen.errors import CardgenError
 from cardgen.validate import validate_game
-from tests.test_validate_support import FACE, MANIFEST, REPO, rules_of, with_manifest, write_game, ws  # noqa: F401
+from tests.test_validate_support import FACE, MANIFEST, REPO, mini_workspace, with_manifest, write_game
+
+
+@pytest.fixture(name="ws")
+def _ws(tmp_path: Path) -> Path:
+    return mini_workspace(tmp_path)
 
 
 def messages(findings: list) -> str:

@@ -5,8 +5,6 @@ import shutil
 import textwrap
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parent.parent
 
 MANIFEST = """\
@@ -78,9 +76,8 @@ def write_game(root: Path, name: str = "mini", manifest: str = MANIFEST, files: 
     return data
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    """A workspace holding the small game `mini`."""
+def mini_workspace(tmp_path: Path) -> Path:
+    """A workspace holding the small game `mini` (test modules wrap it as their `ws` fixture)."""
     root = make_workspace(tmp_path)
     write_game(root)
     return root

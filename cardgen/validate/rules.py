@@ -14,8 +14,14 @@ import pandas as pd
 
 from cardgen.data import Card
 from cardgen.errors import Problem, relative
-from cardgen.expressions import ExpressionError, check_aggregate, check_expression, columns_in, \
-    evaluate_aggregate, evaluate_mask
+from cardgen.expressions import (
+    ExpressionError,
+    check_aggregate,
+    check_expression,
+    columns_in,
+    evaluate_aggregate,
+    evaluate_mask,
+)
 from cardgen.manifest import ExpectSpec, Game, RuleSpec, TermSpec
 from cardgen.text import ICON_PATTERN
 
