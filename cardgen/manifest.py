@@ -310,6 +310,14 @@ class TermSpec(Strict):
     known: list[str] = Field(default_factory=list, description="the rulebook's terms (its glossary)")
 
 
+class RefersSpec(Strict):
+    """Values that name other things of the game: decks (`to: decks`) or cards (`to: <column>` of cards)."""
+
+    column: str
+    to: str = "decks"
+    among: list[str] | None = Field(None, description="with `to: <column>`: only cards of these decks count")
+
+
 class RuleSpec(Strict):
     """One game rule: which cards it looks at and what must hold, with a message citing the rulebook."""
 
@@ -323,6 +331,7 @@ class RuleSpec(Strict):
     per: str | None = Field(None, description="check `total` for each value of this column separately")
     expect: ExpectSpec | None = None
     terms: TermSpec | None = None
+    refers: RefersSpec | None = None
 
     @field_validator("decks", mode="before")
     @classmethod
@@ -331,9 +340,9 @@ class RuleSpec(Strict):
 
     @model_validator(mode="after")
     def _one_kind(self) -> "RuleSpec":
-        kinds = [k for k in ("check", "total", "expect", "terms") if getattr(self, k) is not None]
+        kinds = [k for k in ("check", "total", "expect", "terms", "refers") if getattr(self, k) is not None]
         if len(kinds) != 1:
-            raise ValueError(f"rule '{self.id}' needs exactly one of check:, total:, expect: or terms:"
+            raise ValueError(f"rule '{self.id}' needs exactly one of check:, total:, expect:, terms: or refers:"
                              + (f" (it has {', '.join(kinds)})" if kinds else ""))
         if self.per is not None and self.total is None:
             raise ValueError(f"rule '{self.id}': per: goes with total:")

@@ -17,7 +17,7 @@ from cardgen.data import load_cards
 from cardgen.errors import CardgenError
 from cardgen.manifest import load_game
 from cardgen.validate import validate_game
-from tests.test_validate_support import MANIFEST, mini_workspace, rules_of, with_manifest, write_game
+from tests.test_validate_support import FACE, MANIFEST, mini_workspace, rules_of, with_manifest, write_game
 
 
 @pytest.fixture(name="ws")
@@ -321,3 +321,19 @@ def test_data_file_that_is_a_folder(ws: Path) -> None:
     path.mkdir()
     [finding] = validate_game(ws, "mini")
     assert finding.message == "the data file does not exist"
+
+
+def test_oversized_icon_file_is_refused(ws: Path) -> None:
+    (ws / "icons" / "huge.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10">'
+                                           + "<!-- padding -->" * 70_000 + "</svg>")
+    write_game(ws, files={"cards.csv": "name,text\nA,Big :huge:\n"})
+    [finding] = validate_game(ws, "mini")
+    assert finding.row == 2 and "icons/huge.svg" in finding.message and "larger than 1000 kB" in finding.message
+
+
+def test_template_helper_given_nonsense_is_a_finding(ws: Path) -> None:
+    write_game(ws, templates={"face.svg": FACE.replace("min_size=8)", "min_size=8, align='sideways')"),
+                              "back.svg": "<svg {{ geo.svg_attrs }}/>"})
+    findings = validate_game(ws, "mini")
+    assert {f.rule for f in findings} == {"render"} and findings[0].row == 2
+    assert "cannot render card 'alpha' with face.svg: KeyError" in findings[0].message

@@ -194,3 +194,27 @@ def test_scrapbots_health_and_attack_rules(scrapbots: Path) -> None:
     _edit_cards(scrapbots, "Head Trauma,Wound,wound,20,", "Head Trauma,Wound,wound,19,")
     rules = set(rules_of(validate_game(scrapbots, "scrapbots", layout=False)))
     assert {"health-steps", "attack-costs-energy", "twenty-wounds", "hundred-cards", "card-list"} <= rules
+
+
+def test_refers_rule_checks_deck_and_card_names(ws: Path) -> None:
+    manifest = with_manifest("""\
+        rules:
+          - id: deck-types
+            message: "Deck types name decks (rulebook: Monsters)"
+            refers: {column: decks_of, to: decks}
+          - id: summons
+            message: "A summoned card exists (rulebook: Summoning)"
+            refers: {column: summons, to: name, among: [main]}
+    """).replace("  text: str\n", "  text: str\n  decks_of: list\n")
+    write_game(ws, manifest=manifest, files={"cards.csv": """\
+        name,decks_of,summons
+        Alpha,main;mian,Beta
+        Beta,,Gamma
+    """})
+    shown = [str(f) for f in validate_game(ws, "mini", layout=False)]
+    assert shown == [
+        "data/mini/cards.csv:2:decks_of: error: Deck types name decks (rulebook: Monsters); no deck 'mian'; "
+        "did you mean 'main'? (deck-types)",
+        "data/mini/cards.csv:3:summons: error: A summoned card exists (rulebook: Summoning); no card name "
+        "'Gamma' (summons)",
+    ]

@@ -94,6 +94,12 @@ class LayoutChecker:
             rendered = self.renderer.render(template, card.id if card else template, deck, card)
         except CardgenError as exc:
             return exc.problems
+        except Exception as exc:  # a helper given nonsense by a template (align="sideways"): a finding, not a crash
+            where = f"card '{card.id}'" if card else f"the back of deck '{deck}'"
+            return [Problem(f"cannot render {where} with {template}: {type(exc).__name__}: {exc}",
+                            file=card.source_file if card else relative(self.game.template_dir / template,
+                                                                        self.game.root),
+                            row=card.source_row if card else None, rule="render")]
         findings = [as_error(w) if w.rule == "text-overflow" else w for w in rendered.warnings]
         geo = Geometry(self.game.deck_size(self.game.spec.decks[deck]))
         shown = relative(self.game.template_dir / template, self.game.root)

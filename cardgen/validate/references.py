@@ -372,6 +372,8 @@ class ReferenceChecker:
                 used |= {rule.expect.key, rule.expect.column}
             if rule.terms:
                 used |= {rule.terms.column, *rule.terms.text}
+            if rule.refers:
+                used |= {rule.refers.column, rule.refers.to}
         return used
 
 

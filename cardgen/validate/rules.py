@@ -22,7 +22,7 @@ from cardgen.expressions import (
     evaluate_aggregate,
     evaluate_mask,
 )
-from cardgen.manifest import ExpectSpec, Game, RuleSpec, TermSpec
+from cardgen.manifest import ExpectSpec, Game, RefersSpec, RuleSpec, TermSpec
 from cardgen.text import ICON_PATTERN
 
 
@@ -92,6 +92,8 @@ class RuleChecker:
             return self._aggregate_rule(index, rule, frame)
         if rule.expect:
             return self._expect_rule(index, rule, rule.expect, frame)
+        if rule.refers:
+            return self._refers_rule(rule, rule.refers, frame)
         return self._term_rule(index, rule, rule.terms, frame)  # type: ignore[arg-type]
 
     def _card_finding(self, rule: RuleSpec, position: int, message: str, column: str | None) -> Problem | None:
@@ -157,6 +159,27 @@ class RuleChecker:
                 problem = self._card_finding(rule, int(position), f"{rule.message}; '{keys[position]}' is not "
                                              f"listed" + _suggest(keys[position], list(expect.values)), expect.key)
                 findings += [problem] if problem else []
+        return findings
+
+    def _refers_rule(self, rule: RuleSpec, refers: RefersSpec, frame: pd.DataFrame) -> list[Problem]:
+        """Every value (or list item) of a column names a deck, or a card by the values of another column."""
+        if refers.column not in frame.columns:
+            raise ExpressionError(f"refers: unknown column '{refers.column}'")
+        if refers.to == "decks":
+            targets, what = set(self.game.spec.decks), "deck"
+        else:
+            if refers.to not in self.frame.columns:
+                raise ExpressionError(f"refers: unknown column '{refers.to}'")
+            pool = self.frame if not refers.among else self.frame[self.frame["deck"].isin(refers.among)]
+            targets, what = set(pool[refers.to].dropna().astype(str)), f"card {refers.to}"
+        findings = []
+        for position, value in frame[refers.column].items():
+            items = value if isinstance(value, list) else [] if _show(value) == "(empty)" else [value]
+            for item in items:
+                if str(item) not in targets:
+                    problem = self._card_finding(rule, int(position), f"{rule.message}; no {what} '{item}'"
+                                                 + _suggest(str(item), targets), refers.column)
+                    findings += [problem] if problem else []
         return findings
 
     def _term_rule(self, index: int, rule: RuleSpec, terms: TermSpec, frame: pd.DataFrame) -> list[Problem]:
