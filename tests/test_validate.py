@@ -105,7 +105,7 @@ def test_unknown_icon_in_text_is_found_before_rendering(ws: Path) -> None:
 def test_template_field_missing_from_data_names_template_line(ws: Path) -> None:
     write_game(ws, templates={"face.svg": FACE.replace("card.text", "card.txt"), "back.svg": "<svg/>"})
     findings = validate_game(ws, "mini")
-    assert findings[0].file == "templates/mini/face.svg" and findings[0].row == 4
+    assert len(findings) == 1 and findings[0].file == "templates/mini/face.svg" and findings[0].row == 4
     assert findings[0].message == "the template uses card.txt but deck 'main' has no column 'txt'; did you mean 'text'?"
 
 

@@ -230,10 +230,10 @@ class ReferenceChecker:
             roots = deck_templates(self.game, deck_name)
             use, failed = self.scanner.uses(roots)
             self.uses[deck_name] = use
-            if failed:  # a template whose partial is broken cannot be rendered either
+            found = self._deck_fields(deck_name, deck, use) + self._constants(use)
+            if failed or found:  # rendering these templates would only fail again on the same problem
                 self.failed_templates |= failed | set(roots)
-            findings += self._deck_fields(deck_name, deck, use)
-            findings += self._constants(use)
+            findings += found
         findings = self.scanner.findings + findings + self._aliases() + self._game_font()
         for card in self.data.cards:
             findings += self._card(card, self.uses.get(card.deck, TemplateUse()))
