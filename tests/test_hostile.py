@@ -337,3 +337,13 @@ def test_template_helper_given_nonsense_is_a_finding(ws: Path) -> None:
     findings = validate_game(ws, "mini")
     assert {f.rule for f in findings} == {"render"} and findings[0].row == 2
     assert "cannot render card 'alpha' with face.svg: KeyError" in findings[0].message
+
+
+def test_very_long_markup_cell_is_a_finding_not_a_hang(ws: Path) -> None:
+    write_game(ws, manifest=with_manifest("""\
+        rules:
+          - {id: terms, message: m, terms: {text: [text], known: []}}
+    """), files={"cards.csv": "name,text\nA," + "**a*" * 200_000 + "\n"})
+    [finding] = validate_game(ws, "mini")
+    assert (finding.row, finding.column, finding.rule) == (2, "text", "too-long")
+    assert "the cell holds 800,000 characters" in finding.message

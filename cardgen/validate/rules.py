@@ -194,6 +194,9 @@ class RuleChecker:
         known = _term_words(terms.known) | _term_words(frame["name"].dropna().astype(str)
                                                        if "name" in frame.columns else [])
         for position, values in frame.iterrows():
+            card = self.cards[int(position)]
+            if (card.source_file, card.source_row) in self.skip_rows:
+                continue
             for column in terms.text:
                 for word in unknown_terms(values.get(column), known):
                     problem = self._card_finding(rule, int(position), f"{rule.message}; '{word}' is neither a "

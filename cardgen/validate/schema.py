@@ -14,6 +14,7 @@ from cardgen.manifest import Game
 
 # Control characters cannot be printed and are not allowed in SVG (XML); tab and newlines are fine.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
+MAX_CELL_CHARS = 10_000  # far more than any card holds; longer text is a mistake (or slows layout to a crawl)
 
 
 def check_data(game: Game, data: GameData) -> list[Problem]:
@@ -35,6 +36,11 @@ def _check_table(table: Table, name_columns: set[str]) -> list[Problem]:
         findings.append(Problem("the file has no cards: a header but no data rows", file=table.file,
                                 row=table.header_line, severity="warning", rule="empty-file"))
     for row in table.rows:
+        for column, text in row.values.items():
+            if len(text) > MAX_CELL_CHARS:
+                findings.append(Problem(f"the cell holds {len(text):,} characters; at most {MAX_CELL_CHARS:,} "
+                                        "fit on a card", file=row.file, row=row.line, column=column,
+                                        rule="too-long"))
         if _CONTROL.search("".join(row.values.values())):
             for column, text in row.values.items():
                 bad = _CONTROL.search(text)
