@@ -218,3 +218,17 @@ def test_refers_rule_checks_deck_and_card_names(ws: Path) -> None:
         "data/mini/cards.csv:3:summons: error: A summoned card exists (rulebook: Summoning); no card name "
         "'Gamma' (summons)",
     ]
+
+
+def test_rules_on_undeclared_columns_and_on_no_cards(ws: Path) -> None:
+    manifest = with_manifest("""\
+        rules:
+          - {id: tier1, message: "Tier 1 deals 5-7", where: "tier == 1", check: "5 <= damage <= 7"}
+          - {id: some-cards, message: "At least one card", total: "rows() >= 1"}
+    """)
+    write_game(ws, manifest=manifest, files={"cards.csv": "name,tier,damage\nA,1,9\nB,2,9\n"})
+    assert [(f.rule, f.row, f.column) for f in validate_game(ws, "mini", layout=False)] == [("tier1", 2, "damage")]
+    write_game(ws, manifest=manifest, files={"cards.csv": "name,tier,damage,count\n"})
+    findings = validate_game(ws, "mini", layout=False)
+    assert [(f.rule, f.message) for f in findings if f.rule != "empty-file"] == [
+        ("some-cards", "At least one card; rows() = 0")]

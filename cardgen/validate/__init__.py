@@ -32,7 +32,7 @@ def validate_game(root: Path, name: str, layout: bool = True) -> list[Problem]:
     references = ReferenceChecker(game, data)
     findings += references.check()
     bad_rows = {(p.file, p.row) for p in errors_in(findings) if p.row is not None}
-    findings += RuleChecker(game, data.cards, bad_rows).check()  # type: ignore[arg-type]
+    findings += RuleChecker(game, data, bad_rows).check()  # type: ignore[arg-type]
     if layout:
         bad_rows = {(p.file, p.row) for p in errors_in(findings) if p.row is not None}
         findings += LayoutChecker(game).check(data.cards, bad_rows,  # type: ignore[arg-type]

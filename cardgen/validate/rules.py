@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from cardgen.data import Card
+from cardgen.data import GameData
 from cardgen.errors import Problem, relative
 from cardgen.expressions import (
     ExpressionError,
@@ -26,15 +26,24 @@ from cardgen.manifest import ExpectSpec, Game, RefersSpec, RuleSpec, TermSpec
 from cardgen.text import ICON_PATTERN
 
 
-def card_frame(cards: list[Card]) -> pd.DataFrame:
-    """One row per card: its typed fields plus `id`, `deck` and `copies` (what a template's `card` holds)."""
+def card_frame(cards: list[Card], columns: list[str], declared: set[str]) -> pd.DataFrame:
+    """One row per card: its typed fields plus `id`, `deck` and `copies` (what a template's `card` holds).
+
+    Every column is there even without cards, so an aggregate over no cards is 0, not an error.
+    """
     records = [{**card.fields, "id": card.id, "deck": card.deck, "copies": card.copies} for card in cards]
-    frame = pd.DataFrame(records, index=range(len(cards)))
+    names = list(dict.fromkeys([*columns, "id", "deck", "copies"]))
+    frame = pd.DataFrame(records, index=range(len(cards)), columns=names, dtype=object)
     for column in frame.columns:
         values = frame[column].dropna()
-        # A column of numbers with gaps (or with no values at all) must stay numeric for `health % 10`.
-        if frame[column].dtype == object and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                                 for v in values):
+        if column not in declared and len(values):
+            # An undeclared column is text; a rule comparing `tier == 1` means its numbers.
+            numbers = pd.to_numeric(values, errors="coerce")
+            if numbers.notna().all():
+                frame[column] = pd.to_numeric(frame[column], errors="coerce")
+                continue
+        # A column of numbers with gaps (or with no values at all) must be numeric for `health % 10`.
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
             frame[column] = frame[column].astype(float)
     return frame
 
@@ -42,9 +51,11 @@ def card_frame(cards: list[Card]) -> pd.DataFrame:
 class RuleChecker:
     """Checks a game's rules against its cards."""
 
-    def __init__(self, game: Game, cards: list[Card], skip_rows: set[tuple[str, int]]) -> None:
-        self.game, self.cards = game, cards
-        self.frame = card_frame(cards)
+    def __init__(self, game: Game, data: GameData, skip_rows: set[tuple[str, int]]) -> None:
+        self.game, self.cards = game, data.cards
+        declared = set().union(*(game.fields_of(deck) for deck in game.spec.decks.values()))
+        headers = [h for table in data.tables.values() for h in table.header if h]
+        self.frame = card_frame(data.cards, [*declared, *headers], declared)
         self.skip_rows = skip_rows  # rows with data errors already: a rule would only repeat them
         self.manifest = relative(game.manifest_path, game.root)
 
