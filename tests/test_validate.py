@@ -209,3 +209,14 @@ def test_cli_build_force_flag(ws: Path, tmp_path: Path) -> None:
     args = ["--root", str(ws), "build", "--out", str(tmp_path / "o"), "-j", "1"]
     assert CliRunner().invoke(main, args).exit_code == 1
     assert CliRunner().invoke(main, [*args, "--force"]).exit_code == 1  # a bad value still cannot be loaded
+
+
+def test_safe_zone_respects_text_anchor(ws: Path) -> None:
+    centred = '<svg {{ geo.svg_attrs }}><text x="{{ geo.width / 2 }}" y="100" font-size="12" ' \
+              'text-anchor="middle">{{ card.name }}</text></svg>\n'
+    write_game(ws, templates={"face.svg": centred, "back.svg": "<svg {{ geo.svg_attrs }}/>"})
+    assert validate_game(ws, "mini") == []
+    write_game(ws, templates={"face.svg": centred.replace("middle", "end").replace("geo.width / 2", "20"),
+                              "back.svg": "<svg {{ geo.svg_attrs }}/>"})
+    assert {(f.rule, f.message.split(" crosses")[1][:13]) for f in validate_game(ws, "mini")} == {
+        ("safe-zone", " the left edg")}

@@ -46,6 +46,7 @@ class TextRun:
     family: str
     bold: bool
     italic: bool
+    anchor: str = "start"
 
 
 def text_runs(svg: str, default_family: str | None) -> list[TextRun]:
@@ -62,7 +63,8 @@ def text_runs(svg: str, default_family: str | None) -> list[TextRun]:
                 x = _float(_attr(span_attrs, "x") or _attr(attrs, "x"), 0.0)
                 bold = (_attr(span_attrs, "font-weight") or _attr(attrs, "font-weight")) == "bold"
                 italic = (_attr(span_attrs, "font-style") or _attr(attrs, "font-style")) == "italic"
-                runs.append(TextRun(text, x, baseline, size, family, bold, italic))
+                anchor = _attr(span_attrs, "text-anchor") or _attr(attrs, "text-anchor") or "start"
+                runs.append(TextRun(text, x, baseline, size, family, bold, italic, anchor))
     return runs
 
 
@@ -139,7 +141,9 @@ def _glyph_finding(face: FontFace, chars: list[str], label: str, column: str | N
 def _outside_safe_zone(face: FontFace, run: TextRun, geo: Geometry) -> set[str]:
     """The edges of the safe zone a run of text crosses."""
     safe = geo.safe
-    left, right = run.x, run.x + face.width(run.text, run.size)
+    width = face.width(run.text, run.size)
+    left = run.x - {"middle": width / 2, "end": width}.get(run.anchor, 0.0)
+    right = left + width
     top, bottom = run.baseline - 0.75 * run.size, run.baseline + 0.2 * run.size  # the ink of most letters
     return {side for side, out in (("left", left < safe.x - TOLERANCE_PX),
                                    ("right", right > safe.x + safe.width + TOLERANCE_PX),

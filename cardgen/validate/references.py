@@ -243,14 +243,14 @@ class ReferenceChecker:
         """The manifest as shown in findings."""
         return relative(self.game.manifest_path, self.game.root)
 
-    def columns_of(self, deck_name: str) -> set[str]:
+    def _columns_of(self, deck_name: str) -> set[str]:
         """Every column a deck's cards can have: the data file's header and the declared fields."""
         deck = self.game.spec.decks[deck_name]
         header = next((t.header for f, t in self.data.tables.items() if deck_name in self.data.decks_of[f]), [])
         return {h for h in header if h} | set(self.game.fields_of(deck))
 
     def _deck_fields(self, deck_name: str, deck: DeckSpec, use: TemplateUse) -> list[Problem]:
-        columns = self.columns_of(deck_name)
+        columns = self._columns_of(deck_name)
         if not any(deck_name in decks for decks in self.data.decks_of.values()):
             return []  # the data file could not be read; that is reported already
         return [Problem(f"the template uses card.{name} but deck '{deck_name}' has no column '{name}'"

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from cardgen.data import GameData
+from cardgen.data import Card, GameData
 from cardgen.errors import Problem, relative
 from cardgen.expressions import (
     ExpressionError,
