@@ -347,3 +347,11 @@ def test_very_long_markup_cell_is_a_finding_not_a_hang(ws: Path) -> None:
     [finding] = validate_game(ws, "mini")
     assert (finding.row, finding.column, finding.rule) == (2, "text", "too-long")
     assert "the cell holds 800,000 characters" in finding.message
+
+
+@pytest.mark.parametrize("viewbox", ["0 0 1e-300 1e-300", "0 0 1e12 10"])
+def test_icon_with_absurd_viewbox_is_refused(ws: Path, viewbox: str) -> None:
+    (ws / "icons" / "odd.svg").write_text(f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="{viewbox}"/>')
+    write_game(ws, files={"cards.csv": "name,text\nA,Odd :odd:\n"})
+    [finding] = validate_game(ws, "mini")
+    assert finding.row == 2 and "icons/odd.svg" in finding.message and "viewBox is" in finding.message

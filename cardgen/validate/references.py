@@ -25,7 +25,8 @@ from cardgen.text import ICON_PATTERN
 
 MAX_IMAGE_PIXELS = 64_000_000   # a 20 x 20 inch board at 400 DPI; a bigger image is a mistake or an attack
 MAX_IMAGE_BYTES = 50_000_000
-MAX_SVG_SIDE = 20_000           # px, for the width/height an SVG image declares
+MAX_SVG_SIDE = 20_000           # px, for the width/height an SVG image or the viewBox an icon declares
+MIN_ICON_SIDE = 0.01            # a tinier viewBox scales an icon by absurd factors
 CARD_KEYS = {"id", "name", "copies"}  # what a template's `card` holds besides the data columns
 
 
@@ -295,8 +296,13 @@ class ReferenceChecker:
         """The problem with an icon name (unknown, or an unsafe file), or None."""
         if name not in self._icon_cache:
             try:
-                self.icons.get(name)
+                icon = self.icons.get(name)
+                width, height = icon.viewbox[2:]
                 self._icon_cache[name] = None
+                if not MIN_ICON_SIDE <= min(width, height) <= max(width, height) <= MAX_SVG_SIDE:
+                    self._icon_cache[name] = Problem(f"the icon's viewBox is {width:g} x {height:g}; expected "
+                                                     f"sides between {MIN_ICON_SIDE:g} and {MAX_SVG_SIDE}",
+                                                     file=relative(icon.path, self.game.root))
             except CardgenError as exc:
                 self._icon_cache[name] = exc.problems[0]
         return self._icon_cache[name]
