@@ -316,7 +316,8 @@ class ReferenceChecker:
         """Icons and images a card's values name: in `:icon:` markup, icon columns and image columns."""
         findings = []
         at = {"file": card.source_file, "row": card.source_row}
-        text_columns = set(card.text_fields) | use.text_columns | {self.game.spec.decks[card.deck].name}
+        # Markup matters where a template draws the text: a text helper's column, or a rules-text column it uses.
+        text_columns = (set(card.text_fields) & set(use.fields)) | use.text_columns
         for column in text_columns:
             value = card.fields.get(column)
             for name in dict.fromkeys(ICON_PATTERN.findall(value)) if isinstance(value, str) else ():
