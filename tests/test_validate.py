@@ -220,3 +220,21 @@ def test_safe_zone_respects_text_anchor(ws: Path) -> None:
                               "back.svg": "<svg {{ geo.svg_attrs }}/>"})
     assert {(f.rule, f.message.split(" crosses")[1][:13]) for f in validate_game(ws, "mini")} == {
         ("safe-zone", " the left edg")}
+
+
+def test_cli_validates_every_game_and_reports_each(ws: Path) -> None:
+    write_game(ws, "broken", manifest=MANIFEST.replace("title: Mini", "titel: Mini"))
+    result = CliRunner().invoke(main, ["--root", str(ws), "validate"])
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        "data/broken/game.yaml:1: error: title: this key is required",
+        "data/broken/game.yaml:1: error: titel: unknown key 'titel'; did you mean 'title'?",
+        "broken: 2 errors, 0 warnings (fix the errors before building)",
+        "mini: 0 errors, 0 warnings (ok)",
+    ]
+
+
+def test_rule_naming_an_unknown_deck(ws: Path) -> None:
+    write_game(ws, manifest=with_manifest("rules:\n  - {id: r, message: m, decks: [mian], check: \"power >= 0\"}\n"))
+    [finding] = validate_game(ws, "mini")
+    assert finding.message == "rule 'r' cannot be checked: unknown deck 'mian' in decks:; the decks are main"
