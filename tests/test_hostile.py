@@ -355,3 +355,9 @@ def test_icon_with_absurd_viewbox_is_refused(ws: Path, viewbox: str) -> None:
     write_game(ws, files={"cards.csv": "name,text\nA,Odd :odd:\n"})
     [finding] = validate_game(ws, "mini")
     assert finding.row == 2 and "icons/odd.svg" in finding.message and "viewBox is" in finding.message
+
+
+def test_yaml_nested_too_deeply(ws: Path) -> None:
+    write_game(ws, manifest=with_manifest("deep: " + "[" * 50_000 + "]" * 50_000 + "\n"))
+    [finding] = validate_game(ws, "mini")
+    assert finding.file == "data/mini/game.yaml" and "nested too deeply" in finding.message
