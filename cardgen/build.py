@@ -48,6 +48,7 @@ class BuildOptions:
     out_root: Path
     jobs: int = os.cpu_count() or 1
     keep_svg: bool = False
+    force: bool = False  # build even when validation finds errors
 
 
 @dataclass
@@ -213,7 +214,10 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     reporter = reporter or SilentReporter()
     stages = stages or []
     configure_fontconfig([root / "fonts"])
+    from cardgen.validate import validate_before_build
+    findings = validate_before_build(root, name, options.out_root, options.force)
     plan = plan_build(root, name, options.out_root)
+    plan.warnings = list(dict.fromkeys([*findings, *(w for w in plan.warnings if w.rule != "text-overflow")]))
     final = options.out_root / name
     previous = read_previous_record(final)
     record = card_record(plan, 0, 0)

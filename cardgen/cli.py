@@ -69,8 +69,10 @@ def _reporter():
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=os.cpu_count() or 1, show_default=True,
               help="Processes drawing cards in parallel.")
 @click.option("--pod", is_flag=True, help="Also write print-on-demand PNGs (The Game Crafter sizes) to pod/.")
+@click.option("--force", is_flag=True, help="Build even when validation finds errors.")
 @click.pass_obj
-def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, jobs: int, pod: bool) -> None:
+def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, jobs: int, pod: bool,
+          force: bool) -> None:
     """Build GAMES (all games when none are named): card PNGs and build.json under output/."""
     from cardgen.build import BuildOptions, build_game
     from cardgen.outputs import default_stages
@@ -78,7 +80,7 @@ def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, 
 
     stages = [s for s in default_stages() if s is not pod_stage] + [write_pod] if pod else default_stages()
 
-    options = BuildOptions((out or root / "output").resolve(), jobs, keep_svg)
+    options = BuildOptions((out or root / "output").resolve(), jobs, keep_svg, force)
     problems: list = []
     for name in _games(root, games):
         try:
@@ -358,3 +360,30 @@ def tts(root: Path, game: str, out: Path | None, base_url: str | None, image_for
     click.echo(f"{game}: Tabletop Simulator saved object -> {saved}")
     if target is not None:
         click.echo(f"{game}: installed -> {install(saved.parent, game, target)}")
+
+
+@main.command()
+@click.argument("games", nargs=-1)
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text: one line per finding; json: for editors and tools.")
+@click.option("--no-layout", is_flag=True, help="Skip the layout layer (it renders every card to SVG).")
+@click.pass_context
+def validate(ctx: click.Context, games: tuple[str, ...], output_format: str, no_layout: bool) -> None:
+    """Check GAMES (all when none are named): manifest, data, references, game rules and layout.
+
+    Prints one line per finding and a summary; exits with 1 when there are errors (warnings alone: 0).
+    """
+    from cardgen.validate import validate_game
+    from cardgen.validate.findings import errors_in, format_json, summary
+
+    results = {name: validate_game(ctx.obj, name, layout=not no_layout) for name in _games(ctx.obj, games)}
+    if output_format == "json":
+        click.echo(format_json(results))
+    else:
+        for findings in results.values():
+            for finding in findings:
+                click.secho(str(finding), fg="red" if finding.severity == "error" else "yellow")
+        for name, findings in results.items():
+            click.echo(summary(name, findings))
+    if any(errors_in(findings) for findings in results.values()):
+        ctx.exit(1)

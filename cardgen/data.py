@@ -1,8 +1,11 @@
 """Load a deck's rows as text and convert them by the manifest's field types into Card records."""
 from __future__ import annotations
 
+import codecs
 import csv
+import difflib
 import io
+import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -10,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from cardgen.errors import CardgenError, Problem, relative
-from cardgen.expressions import ExpressionError, evaluate_mask
-from cardgen.manifest import Choice, DeckSpec, FieldSpec, Game
+from cardgen.expressions import evaluate_mask
+from cardgen.manifest import Choice, DataSource, DeckSpec, FieldSpec, Game
 
 TRUE_WORDS = {"true", "yes", "y", "1", "x"}
 FALSE_WORDS = {"false", "no", "n", "0"}
@@ -44,18 +47,48 @@ class Card:
 
 # ---------------------------------------------------------------- reading files as text
 
-def _decode(raw: bytes, encoding: str | None, shown_as: str) -> str:
+SPREADSHEET_ERRORS = ("#VALUE!", "#REF!", "#NAME?", "#DIV/0!", "#N/A", "#NUM!", "#NULL!", "#SPILL!", "#CALC!")
+_MAX_CSV_CELL = 1_000_000  # characters; the csv module's default limit (131072) is too low for long texts
+
+
+@dataclass
+class Table:
+    """A data file read as text: its header, its rows and what was noticed while reading it."""
+
+    file: str
+    header: list[str]
+    rows: list[Row]
+    problems: list[Problem] = field(default_factory=list)
+    header_line: int = 1
+
+
+def _decode(raw: bytes, encoding: str | None, shown_as: str, notes: list[Problem]) -> str:
+    """Text of a data file: the declared encoding, else UTF-8 (with or without BOM), UTF-16 or cp1252."""
     if encoding:
         try:
             return raw.decode(encoding)
         except (UnicodeDecodeError, LookupError) as exc:
             raise CardgenError(f"cannot decode the file as {encoding}: {exc}", file=shown_as) from None
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # Excel's "Unicode text" export
+        return raw.decode("utf-16")
+    if b"\x00" in raw:
+        raise CardgenError("the file holds NUL bytes: it is not a text file (a workbook saved with "
+                           "the wrong extension?); expected CSV text", file=shown_as)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise CardgenError(f"the file is not UTF-8 (byte 0x{raw[exc.start]:02x}); save it as UTF-8 "
-                           "or set `encoding: cp1252` on the deck's source", file=shown_as, row=line) from None
+        try:
+            text = raw.decode("cp1252")
+        except UnicodeDecodeError:
+            raise CardgenError(f"the file is not UTF-8 (byte 0x{raw[exc.start]:02x}) nor Windows-1252; save "
+                               "it as UTF-8 or set `encoding:` on the deck's source", file=shown_as,
+                               row=line) from None
+        notes.append(Problem(f"the file is not UTF-8 (byte 0x{raw[exc.start]:02x}); it was read as "
+                             "Windows-1252 (cp1252). Save it as UTF-8, or set `encoding: cp1252` on the "
+                             "deck's source to say so", file=shown_as, row=line, severity="warning",
+                             rule="encoding"))
+        return text
 
 
 def _leading_comment_lines(text: str) -> int:
@@ -75,58 +108,126 @@ def _sniff_delimiter(text: str) -> str:
     return best if counts[best] else ","
 
 
-def read_csv_rows(path: Path, shown_as: str, delimiter: str | None = None,
-                  encoding: str | None = None) -> list[Row]:
-    """Read a CSV file as text rows keyed by header; delimiter and BOM are detected."""
-    text = _decode(path.read_bytes(), encoding, shown_as)
+def _blank_row(shown_as: str, line: int) -> Problem:
+    return Problem("blank row between cards; it is skipped", file=shown_as, row=line, severity="warning",
+                   rule="blank-row")
+
+
+def read_csv_table(path: Path, shown_as: str, delimiter: str | None = None, encoding: str | None = None) -> Table:
+    """Read a CSV file as text rows keyed by header; encoding, BOM and delimiter are detected."""
+    notes: list[Problem] = []
+    text = _decode(path.read_bytes(), encoding, shown_as, notes)
     skipped = _leading_comment_lines(text)
     text = "\n" * skipped + text.split("\n", skipped)[-1] if skipped else text
     if not text.strip():
-        raise CardgenError("the file is empty; expected a header row and data rows", file=shown_as)
+        raise CardgenError("the file is empty; expected a header row and data rows", file=shown_as, rule="empty-file")
+    csv.field_size_limit(_MAX_CSV_CELL)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter or _sniff_delimiter(text.lstrip("\n")))
-    header: list[str] = []
-    while not any(header):  # the blank lines left where comments were
-        header = [h.strip() for h in next(reader)]
-    _check_header(header, shown_as)
-    rows = []
-    header_line = reader.line_num
-    line = header_line + 1
-    for cells in reader:
-        if any(c.strip() for c in cells):
-            if len(cells) > len(header) and any(c.strip() for c in cells[len(header):]):
-                raise CardgenError(f"this row has {len(cells)} cells but the header has {len(header)} columns",
-                                   file=shown_as, row=line)
-            values = {h: (cells[i] if i < len(cells) else "") for i, h in enumerate(header) if h}
-            rows.append(Row(values, shown_as, line))
-        line = reader.line_num + 1
-    return rows
+    try:
+        header: list[str] = []
+        while not any(h.strip() for h in header):  # the blank lines left where comments were
+            next_row = next(reader, None)
+            if next_row is None:
+                raise CardgenError("the file has no header row with column names", file=shown_as,
+                                   rule="empty-file")
+            header = next_row
+        header_line = reader.line_num
+        table = Table(shown_as, _read_header(header, shown_as, header_line, notes), [], notes, header_line)
+        line, blank = header_line + 1, None
+        for cells in reader:
+            if not any(c.strip() for c in cells):
+                blank = blank or line
+            else:
+                if blank:
+                    notes.append(_blank_row(shown_as, blank))
+                    blank = None
+                table.rows.append(_row_of(table.header, cells, shown_as, line, notes))
+            line = reader.line_num + 1
+    except csv.Error as exc:
+        raise CardgenError(f"the file is not valid CSV: {exc}", file=shown_as, row=reader.line_num) from None
+    return table
 
 
-def _check_header(header: list[str], shown_as: str) -> None:
-    seen: set[str] = set()
+def _row_of(header: list[str], cells: list[str], shown_as: str, line: int, notes: list[Problem]) -> Row:
+    """A row keyed by header; cells beyond the header are errors, missing ones are read as empty."""
+    if len(cells) > len(header) and any(c.strip() for c in cells[len(header):]):
+        notes.append(Problem(f"this row has {len(cells)} cells but the header has {len(header)} columns; the "
+                             "extra cells are ignored (a comma or delimiter inside a value needs quotes)",
+                             file=shown_as, row=line, rule="ragged-row"))
+    elif len(cells) < len(header):
+        notes.append(Problem(f"this row has {len(cells)} cells but the header has {len(header)} columns; "
+                             "the missing ones are read as empty", file=shown_as, row=line, severity="warning",
+                             rule="ragged-row"))
+    values: dict[str, str] = {}
     for i, name in enumerate(header):
+        if name and name not in values:  # a duplicate column was reported; the first one counts
+            values[name] = cells[i] if i < len(cells) else ""
+    return Row(values, shown_as, line)
+
+
+def _read_header(cells: list[str], shown_as: str, line: int, notes: list[Problem]) -> list[str]:
+    """Column names of a header row: stripped, duplicates reported (the first one is used)."""
+    header = [c.strip() for c in cells]
+    seen: set[str] = set()
+    for i, (name, cell) in enumerate(zip(header, cells)):
         if name and name in seen:
-            raise CardgenError(f"column '{name}' appears twice in the header (column {i + 1}); "
-                               "expected unique column names", file=shown_as, column=name)
+            notes.append(Problem(f"column '{name}' appears twice in the header (column {i + 1}); expected "
+                                 "unique column names", file=shown_as, row=line, column=name,
+                                 rule="duplicate-header"))
+        if name != cell:
+            notes.append(Problem(f"column name '{cell}' has spaces around it; it is read as '{name}'",
+                                 file=shown_as, row=line, column=name, severity="warning", rule="spaces"))
         seen.add(name)
+    return header
 
 
-def read_yaml_rows(path: Path, shown_as: str) -> list[Row]:
-    """Read a YAML list of mappings, every scalar kept as the text written."""
+def _yaml_text(value: Any) -> str:
+    """A YAML value as the text a cell would hold: lists joined by ';'."""
+    if value is None:
+        return ""
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return ";".join(value)
+    if isinstance(value, str):
+        return value
+    raise ValueError("expected a text, a number or a list of them here, not a mapping")
+
+
+def _merged(item: dict) -> dict:
+    """A mapping with YAML merge keys (`<<: *defaults`) applied: its own keys win."""
+    merge = item.pop("<<", None)
+    if merge is None:
+        return item
+    parents = merge if isinstance(merge, list) else [merge]
+    result: dict = {}
+    for parent in parents:
+        if isinstance(parent, dict):
+            result.update(_merged(dict(parent)))
+    return {**result, **item}
+
+
+def read_yaml_table(path: Path, shown_as: str) -> Table:
+    """Read a YAML list of mappings, every scalar kept as the text written (anchors and merges work)."""
     import yaml
 
-    from cardgen.yamlsource import load_yaml  # checks syntax with line numbers
+    from cardgen.yamlsource import load_yaml  # checks syntax and alias expansion with line numbers
     load_yaml(path, shown_as)
-    node = yaml.compose(path.read_text(encoding="utf-8-sig"), Loader=yaml.BaseLoader)
-    data = yaml.load(path.read_text(encoding="utf-8-sig"), Loader=yaml.BaseLoader)
+    text = path.read_text(encoding="utf-8-sig")
+    node = yaml.compose(text, Loader=yaml.BaseLoader)
+    data = yaml.load(text, Loader=yaml.BaseLoader)
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         raise CardgenError("expected a YAML list of mappings (one `- name: ...` entry per card)", file=shown_as)
-    rows = []
+    table = Table(shown_as, [], [])
     for item, item_node in zip(data, node.value):
-        values = {str(k): "" if v is None else (v if isinstance(v, str) else ";".join(map(str, v)))
-                  for k, v in item.items()}
-        rows.append(Row(values, shown_as, item_node.start_mark.line + 1))
-    return rows
+        line = item_node.start_mark.line + 1
+        values = {}
+        for key, value in _merged(dict(item)).items():
+            try:
+                values[str(key)] = _yaml_text(value)
+            except ValueError as exc:
+                table.problems.append(Problem(str(exc), file=shown_as, row=line, column=str(key)))
+        table.header += [k for k in values if k not in table.header]
+        table.rows.append(Row(values, shown_as, line))
+    return table
 
 
 def _cell_text(value: Any) -> str:
@@ -137,7 +238,7 @@ def _cell_text(value: Any) -> str:
     return str(value)
 
 
-def read_xlsx_rows(path: Path, shown_as: str, sheet: str | None) -> list[Row]:
+def read_xlsx_table(path: Path, shown_as: str, sheet: str | None) -> Table:
     """Read one sheet of an XLSX workbook as text rows (formulas as their cached values)."""
     import openpyxl
 
@@ -145,24 +246,34 @@ def read_xlsx_rows(path: Path, shown_as: str, sheet: str | None) -> list[Row]:
         book = openpyxl.load_workbook(path, read_only=True, data_only=True)
     except Exception as exc:  # openpyxl raises many types for a damaged file
         raise CardgenError(f"cannot open the workbook: {exc}", file=shown_as) from None
-    if sheet is not None and sheet not in book.sheetnames:
-        raise CardgenError(f"no sheet '{sheet}'; the workbook has {', '.join(book.sheetnames)}", file=shown_as)
-    rows_iter = (book[sheet] if sheet else book.worksheets[0]).iter_rows(values_only=True)
-    header = [_cell_text(h).strip() for h in next(rows_iter, ())]
-    _check_header(header, shown_as)
-    rows = []
-    for number, cells in enumerate(rows_iter, start=2):
-        texts = [_cell_text(c) for c in cells]
-        if any(t.strip() for t in texts):
-            rows.append(Row({h: (texts[i] if i < len(texts) else "") for i, h in enumerate(header) if h},
-                            shown_as, number))
-    book.close()
-    return rows
+    try:
+        if sheet is not None and sheet not in book.sheetnames:
+            raise CardgenError(f"no sheet '{sheet}'; the workbook has {', '.join(book.sheetnames)}",
+                               file=shown_as)
+        rows_iter = (book[sheet] if sheet else book.worksheets[0]).iter_rows(values_only=True)
+        notes: list[Problem] = []
+        header_cells = [_cell_text(h) for h in next(rows_iter, ())]
+        if not any(h.strip() for h in header_cells):
+            raise CardgenError("the sheet is empty or its first row is blank; expected a header row",
+                               file=shown_as, row=1, rule="empty-file")
+        table = Table(shown_as, _read_header(header_cells, shown_as, 1, notes), [], notes)
+        blank = None
+        for number, cells in enumerate(rows_iter, start=2):
+            texts = [_cell_text(c) for c in cells]
+            if not any(t.strip() for t in texts):  # formatted but empty rows come out as blank rows
+                blank = blank or number
+                continue
+            if blank:
+                notes.append(_blank_row(shown_as, blank))
+                blank = None
+            table.rows.append(_row_of(table.header, texts, shown_as, number, notes))
+    finally:
+        book.close()
+    return table
 
 
-def read_rows(game: Game, deck: DeckSpec) -> list[Row]:
-    """Read a deck's data source, by file type."""
-    source = deck.source
+def read_table(game: Game, source: DataSource) -> Table:
+    """Read a data source, by file type; raises CardgenError when the file cannot be read at all."""
     path = (game.data_dir / source.file).resolve()
     shown_as = relative(game.data_dir / source.file, game.root)
     if not path.is_relative_to(game.root.resolve()):
@@ -170,12 +281,15 @@ def read_rows(game: Game, deck: DeckSpec) -> list[Row]:
     if not path.is_file():
         raise CardgenError("the data file does not exist", file=shown_as)
     suffix = path.suffix.lower()
-    if suffix in (".csv", ".tsv", ".txt"):
-        return read_csv_rows(path, shown_as, source.delimiter, source.encoding)
-    if suffix in (".yaml", ".yml"):
-        return read_yaml_rows(path, shown_as)
-    if suffix == ".xlsx":
-        return read_xlsx_rows(path, shown_as, source.sheet)
+    try:
+        if suffix in (".csv", ".tsv", ".txt"):
+            return read_csv_table(path, shown_as, source.delimiter, source.encoding)
+        if suffix in (".yaml", ".yml"):
+            return read_yaml_table(path, shown_as)
+        if suffix == ".xlsx":
+            return read_xlsx_table(path, shown_as, source.sheet)
+    except OSError as exc:
+        raise CardgenError(f"cannot read the file: {exc.strerror or exc}", file=shown_as) from None
     raise CardgenError(f"unknown data file type '{suffix}'; expected .csv, .yaml or .xlsx", file=shown_as)
 
 
@@ -197,9 +311,12 @@ def convert_value(text: str, spec: FieldSpec) -> Any:
         return _in_range(int(stripped), spec)
     if kind == "float":
         try:
-            return _in_range(float(stripped), spec)
+            number = float(stripped)
         except ValueError:
             raise ValueError(f"'{stripped}' is not a number") from None
+        if not math.isfinite(number):
+            raise ValueError(f"'{stripped}' is not a finite number")
+        return _in_range(number, spec)
     if kind == "bool":
         if stripped.lower() in TRUE_WORDS:
             return True
@@ -208,10 +325,16 @@ def convert_value(text: str, spec: FieldSpec) -> Any:
         raise ValueError(f"'{stripped}' is not yes/no (expected true, false, yes, no, 1 or 0)")
     if kind == "enum":
         if stripped not in spec.values:  # type: ignore[operator]
-            raise ValueError(f"'{stripped}' is not one of {', '.join(spec.values)}")  # type: ignore[arg-type]
+            raise ValueError(f"'{stripped}' is not one of {', '.join(spec.values)}"  # type: ignore[arg-type]
+                             + _did_you_mean(stripped, spec.values or []))
         return stripped
     items = [i.strip() for i in stripped.split(spec.separator) if i.strip()]
-    return [convert_value(i, FieldSpec(type=spec.item)) for i in items]
+    return [convert_value(i, _ITEM_SPECS[spec.item]) for i in items]
+
+
+def _did_you_mean(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 def _in_range(number: float, spec: FieldSpec) -> float:
@@ -222,6 +345,10 @@ def _in_range(number: float, spec: FieldSpec) -> float:
     return number
 
 
+_TEXT = FieldSpec()  # undeclared columns stay text (built once: this runs for every cell)
+_ITEM_SPECS = {kind: FieldSpec(type=kind) for kind in ("str", "int", "float")}
+
+
 def slugify(text: str) -> str:
     """An id from a name: lowercase ASCII words joined by hyphens."""
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
@@ -229,15 +356,23 @@ def slugify(text: str) -> str:
 
 
 def convert_row(row: Row, specs: dict[str, FieldSpec]) -> tuple[dict[str, Any], list[Problem]]:
-    """Typed values of one row (undeclared columns stay text) and the problems found."""
+    """Typed values of one row (undeclared columns stay text) and the problems found.
+
+    A cell that cannot be converted is reported and holds None, so later checks still see the row.
+    """
     values: dict[str, Any] = {}
     problems = []
     for column, text in row.values.items():
-        spec = specs.get(column, FieldSpec())
+        if text.strip() in SPREADSHEET_ERRORS:
+            problems.append(Problem(f"the spreadsheet shows the error {text.strip()} here; fix the formula",
+                                    file=row.file, row=row.line, column=column, rule="spreadsheet-error"))
+            values[column] = None
+            continue
         try:
-            values[column] = convert_value(text, spec)
+            values[column] = convert_value(text, specs.get(column, _TEXT))
         except ValueError as exc:
             problems.append(Problem(f"{exc}", file=row.file, row=row.line, column=column))
+            values[column] = None
     for column, spec in specs.items():
         if column not in row.values:
             if spec.required and spec.default is None:
@@ -245,6 +380,21 @@ def convert_row(row: Row, specs: dict[str, FieldSpec]) -> tuple[dict[str, Any], 
                                         column=column))
             values[column] = spec.default
     return values, problems
+
+
+def convert_table(table: Table, specs: dict[str, FieldSpec]) -> tuple[list[dict[str, Any]], list[Problem]]:
+    """Typed values of every row; a required column missing from the header is reported once."""
+    absent = {c for c, s in specs.items() if s.required and s.default is None and c not in table.header}
+    problems = [Problem(f"required column '{c}' is missing from the header"
+                        + _did_you_mean(c, [h for h in table.header if h not in specs]),
+                        file=table.file, row=table.header_line, column=c, rule="missing-column")
+                for c in sorted(absent) if table.header]
+    typed = []
+    for row in table.rows:
+        values, row_problems = convert_row(row, specs)
+        typed.append(values)
+        problems += [p for p in row_problems if p.column not in absent]
+    return typed, problems
 
 
 # ---------------------------------------------------------------- cards of a deck
@@ -276,10 +426,9 @@ def _copies(values: dict[str, Any], deck: DeckSpec, row: Row) -> int:
     return copies
 
 
-def _filter_rows(game: Game, deck_name: str, deck: DeckSpec, rows: list[Row],
-                 typed: list[dict[str, Any]]) -> list[int]:
+def _filter_rows(game: Game, deck_name: str, deck: DeckSpec, typed: list[dict[str, Any]]) -> list[int]:
     if not deck.filter:
-        return list(range(len(rows)))
+        return list(range(len(typed)))
     import pandas as pd
 
     frame = pd.DataFrame(typed, dtype=object)
@@ -291,49 +440,104 @@ def _filter_rows(game: Game, deck_name: str, deck: DeckSpec, rows: list[Row],
     return [i for i, keep in enumerate(mask.tolist()) if keep]
 
 
-def load_deck(game: Game, deck_name: str) -> list[Card]:
-    """Read, type-convert and filter one deck's rows into Card records."""
+def deck_cards(game: Game, deck_name: str, rows: list[Row],
+               typed: list[dict[str, Any]]) -> tuple[list[Card], list[Problem]]:
+    """The Card records of one deck from its typed rows, and every problem found making them."""
     deck = game.spec.decks[deck_name]
-    rows = read_rows(game, deck)
-    specs = game.fields_of(deck)
-    typed, problems = [], []
-    for row in rows:
-        values, row_problems = convert_row(row, specs)
-        typed.append(values)
-        problems += row_problems
-    if problems:
-        raise CardgenError(problems)
-    cards = []
-    for i in _filter_rows(game, deck_name, deck, rows, typed):
+    try:
+        selected = _filter_rows(game, deck_name, deck, typed)
+    except CardgenError as exc:
+        return [], exc.problems
+    cards, problems = [], []
+    for i in selected:
         row, values = rows[i], typed[i]
         name = str(values.get(deck.name) or "")
         card_id = str(values.get(deck.id) or "") if deck.id else slugify(name)
-        if not card_id:
-            raise CardgenError("the card has no id: its name is empty", file=row.file, row=row.line,
-                               column=deck.id or deck.name)
-        cards.append(Card(card_id, deck_name, name, _copies(values, deck, row), values,
-                          _template_for(deck.face, values, row), _template_for(deck.back, values, row),
-                          row.file, row.line, list(deck.text)))
+        try:
+            if not card_id:
+                raise CardgenError("the card has no id: its name is empty", file=row.file, row=row.line,
+                                   column=deck.id or deck.name)
+            cards.append(Card(card_id, deck_name, name, _copies(values, deck, row), values,
+                              _template_for(deck.face, values, row), _template_for(deck.back, values, row),  # type: ignore[arg-type]
+                              row.file, row.line, list(deck.text)))
+        except CardgenError as exc:
+            problems += exc.problems
+    return cards, problems
+
+
+def _errors_only(problems: list[Problem]) -> list[Problem]:
+    return [p for p in problems if p.severity == "error"]
+
+
+def load_deck(game: Game, deck_name: str) -> list[Card]:
+    """Read, type-convert and filter one deck's rows into Card records; raise on any error."""
+    deck = game.spec.decks[deck_name]
+    table = read_table(game, deck.source)  # type: ignore[arg-type]
+    typed, problems = convert_table(table, game.fields_of(deck))
+    cards, card_problems = deck_cards(game, deck_name, table.rows, typed)
+    errors = _errors_only(table.problems + problems + card_problems)
+    if errors:
+        raise CardgenError(errors)
     return cards
+
+
+@dataclass
+class GameData:
+    """A game's data as loaded: every card that could be made, the files read and every problem found."""
+
+    cards: list[Card]
+    problems: list[Problem]
+    tables: dict[str, Table] = field(default_factory=dict)
+    decks_of: dict[str, list[str]] = field(default_factory=dict)
+
+
+def read_game_data(game: Game) -> GameData:
+    """Read every deck's data without stopping at the first problem (a file shared by decks is read once)."""
+    tables: dict[tuple, Table | None] = {}
+    converted: dict[tuple, list[dict[str, Any]]] = {}
+    data = GameData([], [])
+    for deck_name, deck in game.spec.decks.items():
+        source: DataSource = deck.source  # type: ignore[assignment]
+        key = (source.file, source.sheet, source.delimiter, source.encoding)
+        if key not in tables:
+            try:
+                tables[key] = read_table(game, source)
+                data.problems += tables[key].problems  # type: ignore[union-attr]
+            except CardgenError as exc:
+                tables[key] = None
+                data.problems += exc.problems
+        table = tables[key]
+        if table is None:
+            continue
+        data.tables[table.file] = table
+        data.decks_of.setdefault(table.file, []).append(deck_name)
+        specs = game.fields_of(deck)
+        spec_key = (key, tuple((k, v.model_dump_json()) for k, v in specs.items()))
+        if spec_key not in converted:
+            converted[spec_key], found = convert_table(table, specs)
+            data.problems += found
+        cards, found = deck_cards(game, deck_name, table.rows, converted[spec_key])
+        data.cards += cards
+        data.problems += found
+    seen: dict[str, Card] = {}
+    for card in data.cards:
+        if card.id in seen:
+            first = seen[card.id]
+            data.problems.append(Problem(f"duplicate card id '{card.id}' (also at {first.source_file}:"
+                                         f"{first.source_row}); ids must be unique within the game",
+                                         file=card.source_file, row=card.source_row, rule="duplicate-id"))
+        seen.setdefault(card.id, card)
+    data.problems = list(dict.fromkeys(data.problems))
+    return data
 
 
 def load_cards(game: Game) -> list[Card]:
-    """All cards of a game, deck by deck in manifest order; ids must be unique within the game."""
-    cards: list[Card] = []
-    problems: list[Problem] = []
-    for deck_name in game.spec.decks:
-        try:
-            cards += load_deck(game, deck_name)
-        except CardgenError as exc:
-            problems += exc.problems
-    seen: dict[str, Card] = {}
-    for card in cards:
-        if card.id in seen:
-            first = seen[card.id]
-            problems.append(Problem(f"duplicate card id '{card.id}' (also at {first.source_file}:"
-                                    f"{first.source_row}); ids must be unique within the game",
-                                    file=card.source_file, row=card.source_row))
-        seen.setdefault(card.id, card)
-    if problems:
-        raise CardgenError(problems)
-    return cards
+    """All cards of a game, deck by deck in manifest order; raise CardgenError on any error.
+
+    Warnings (a cp1252 file, a blank row) do not stop loading: `cardgen validate` shows them.
+    """
+    data = read_game_data(game)
+    errors = _errors_only(data.problems)
+    if errors:
+        raise CardgenError(errors)
+    return data.cards

@@ -1,12 +1,16 @@
 """Designer-written expressions (deck filters, rules), checked before pandas evaluates them.
 
 pandas' `DataFrame.eval` is no sandbox (attributes, `@locals` and dunder chains get through),
-so an expression is parsed with `ast` first and only a small, harmless vocabulary is allowed.
+so an expression is parsed with `ast` first and only a small, harmless vocabulary is allowed:
+column names, literals, comparisons, and/or/not, arithmetic, `in [...]`, and a few named helpers
+that cardgen itself turns into pandas code after the check.
 """
 from __future__ import annotations
 
 import ast
+import math
 import re
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -17,29 +21,77 @@ _ALLOWED_NODES = (
     ast.Name, ast.Load, ast.Constant, ast.List, ast.Tuple,
 )
 
+# Row helpers: name -> the pandas method called on the column (cardgen writes that call, not the designer).
+ROW_HELPERS = {"filled": "notna", "empty": "isna"}
+
+# Aggregates over the rows a rule selects: name -> (number of column arguments, how it is computed).
+AGGREGATES: dict[str, tuple[int, Callable[..., Any]]] = {
+    "rows": (0, lambda frame: len(frame)),
+    "count": (1, lambda column: int(column.notna().sum())),
+    "sum": (1, lambda column: _number(column.sum(min_count=0))),
+    "min": (1, lambda column: _number(column.min())),
+    "max": (1, lambda column: _number(column.max())),
+    "distinct": (1, lambda column: int(column.dropna().nunique())),
+}
+
 
 class ExpressionError(ValueError):
     """An expression that is not allowed or does not parse."""
 
 
-def check_expression(expr: str, columns: set[str] | None = None) -> ast.Expression:
-    """Parse an expression and refuse anything beyond columns, literals, comparisons and arithmetic."""
+def _number(value: Any) -> Any:
+    """A plain Python number from a pandas result (NaN stays NaN: an empty selection has no min)."""
+    if isinstance(value, float) and math.isnan(value):
+        return value
+    return value.item() if hasattr(value, "item") else value
+
+
+def check_expression(expr: str, columns: set[str] | None = None,
+                     calls: dict[str, int] | None = None) -> ast.Expression:
+    """Parse an expression and refuse anything beyond columns, literals, comparisons, arithmetic and helpers.
+
+    `calls` maps the helper names allowed here to their number of column arguments
+    (default: the row helpers `filled(column)` and `empty(column)`).
+    """
+    calls = {name: 1 for name in ROW_HELPERS} if calls is None else calls
     if "@" in expr:
         raise ExpressionError("'@' (reading Python variables) is not allowed")
+    source = expr.strip()
     try:
-        tree = ast.parse(expr.strip(), mode="eval")
+        tree = ast.parse(source, mode="eval")
     except SyntaxError as exc:
         raise ExpressionError(f"cannot parse '{expr}': {exc.msg}") from None
+    helper_names = set()
     for node in ast.walk(tree):
+        part = ast.get_source_segment(source, node) or type(node).__name__
+        if isinstance(node, ast.Call):
+            _check_call(node, part, calls)
+            helper_names.add(id(node.func))
+            continue
         if not isinstance(node, _ALLOWED_NODES):
-            part = ast.get_source_segment(expr.strip(), node) or type(node).__name__
-            raise ExpressionError(f"'{part}' is not allowed; use column names, literals, "
-                                  "comparisons, and/or/not, arithmetic and `in [...]`")
+            raise ExpressionError(f"'{part}' is not allowed; use column names, literals, comparisons, "
+                                  f"and/or/not, arithmetic, `in [...]`{_helper_hint(calls)}")
         if isinstance(node, ast.Name) and node.id.startswith("_"):
             raise ExpressionError(f"'{node.id}' is not allowed: names starting with _ are refused")
-        if isinstance(node, ast.Name) and columns is not None and node.id not in columns | {"True", "False"}:
+        if (isinstance(node, ast.Name) and id(node) not in helper_names and columns is not None
+                and node.id not in columns | {"True", "False"}):
             raise ExpressionError(f"unknown column '{node.id}'")
-    return tree
+    return tree  # type: ignore[return-value]
+
+
+def _helper_hint(calls: dict[str, int]) -> str:
+    return f" and {', '.join(f'{n}()' for n in sorted(calls))}" if calls else ""
+
+
+def _check_call(node: ast.Call, part: str, calls: dict[str, int]) -> None:
+    """A call is allowed only to a named helper, with plain column names as its arguments."""
+    if not isinstance(node.func, ast.Name) or node.func.id not in calls:
+        raise ExpressionError(f"'{part}' is not allowed: the only functions here are"
+                              f"{_helper_hint(calls)[4:] or ' none'}")
+    arity = calls[node.func.id]
+    if node.keywords or len(node.args) != arity or not all(isinstance(a, ast.Name) for a in node.args):
+        wanted = "no arguments" if arity == 0 else "one column name"
+        raise ExpressionError(f"'{part}': {node.func.id}() takes {wanted}")
 
 
 def _quote_backticks(expr: str, columns: set[str]) -> str:
@@ -50,10 +102,57 @@ def _quote_backticks(expr: str, columns: set[str]) -> str:
     return expr
 
 
+class _RowHelpers(ast.NodeTransformer):
+    """Turn checked helper calls into the pandas calls they stand for: filled(x) -> x.notna()."""
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        method = ROW_HELPERS[node.func.id]  # type: ignore[attr-defined]
+        return ast.Call(ast.Attribute(node.args[0], method, ast.Load()), [], [])
+
+
 def evaluate_mask(frame: pd.DataFrame, expr: str) -> pd.Series:
     """Evaluate a checked boolean expression row by row; missing values count as False."""
-    check_expression(expr, set(frame.columns))
-    result = frame.eval(_quote_backticks(expr, set(frame.columns)), engine="python")
+    tree = check_expression(expr, set(frame.columns))
+    text = ast.unparse(_RowHelpers().visit(tree)) if "(" in expr else expr
+    result = frame.eval(_quote_backticks(text, set(frame.columns)), engine="python")
     if not isinstance(result, pd.Series):
         result = pd.Series([bool(result)] * len(frame), index=frame.index)
     return result.fillna(False).astype(bool)
+
+
+def columns_in(expr: str) -> list[str]:
+    """The column names an (already checked) expression reads, in order of appearance."""
+    tree = ast.parse(expr.strip(), mode="eval")
+    funcs = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    names = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in funcs]
+    return list(dict.fromkeys(n.id for n in sorted(names, key=lambda n: n.col_offset)))
+
+
+def check_aggregate(expr: str, columns: set[str] | None = None) -> ast.Expression:
+    """Check an aggregate expression such as `sum(count) == 20` or `3 <= rows() <= 10`."""
+    return check_expression(expr, columns, {name: arity for name, (arity, _) in AGGREGATES.items()})
+
+
+def evaluate_aggregate(frame: pd.DataFrame, expr: str) -> tuple[bool, dict[str, Any]]:
+    """Whether an aggregate expression holds over a frame's rows, and the value of each aggregate in it."""
+    tree = check_aggregate(expr, set(frame.columns))
+    values: dict[str, Any] = {}
+    names: dict[str, str] = {}
+
+    class Replace(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            label = ast.unparse(node)
+            if label not in names:
+                _, compute = AGGREGATES[node.func.id]  # type: ignore[attr-defined]
+                args = [frame[a.id] for a in node.args] or [frame]  # type: ignore[attr-defined]
+                names[label] = f"agg{len(names)}"
+                values[label] = compute(*args)
+            return ast.Name(names[label], ast.Load())
+
+    text = ast.unparse(Replace().visit(tree))
+    scalars = pd.DataFrame([{names[label]: value for label, value in values.items()}] or [{}], dtype=object)
+    if not len(scalars.columns):
+        scalars = pd.DataFrame(index=[0])
+    result = scalars.eval(text, engine="python")
+    holds = bool(result.iloc[0]) if isinstance(result, pd.Series) else bool(result)
+    return holds, values

@@ -122,6 +122,7 @@ class GameSpec(Strict):
     sizes: dict[str, SizeSpec] = Field(default_factory=dict)
     print_options: PrintSpec = Field(default_factory=lambda: PrintSpec(), alias="print")
     tts: TTSSpec = Field(default_factory=lambda: TTSSpec())
+    rules: list["RuleSpec"] = Field(default_factory=list, description="game rules checked by cardgen validate")
 
     @field_validator("version", mode="before")
     @classmethod
@@ -346,4 +347,67 @@ class TTSSpec(Strict):
                               description="token decks exported as Custom_Token: shape cut from transparency")
 
 
+
+# ---------------------------------------------------------------- game rules (`rules:`, checked by cardgen validate)
+
+class ExpectSpec(Strict):
+    """A table the rulebook gives, such as its card list: the value of `column` for each `key`."""
+
+    key: str = "name"
+    column: str = "count"
+    values: dict[str, int | float | str]
+    complete: bool = Field(True, description="cards the table does not list are findings too")
+
+
+class TermSpec(Strict):
+    """Names and terms used consistently: rulebook names exist as cards, words in card text are known."""
+
+    names: list[str] = Field(default_factory=list, description="names the rulebook uses; each must be a value "
+                                                               "of `column`")
+    column: str = "name"
+    text: list[str] = Field(default_factory=list, description="columns of rules text whose capitalised and bold "
+                                                              "words must be known terms or card names")
+    known: list[str] = Field(default_factory=list, description="the rulebook's terms (its glossary)")
+
+
+class RefersSpec(Strict):
+    """Values that name other things of the game: decks (`to: decks`) or cards (`to: <column>` of cards)."""
+
+    column: str
+    to: str = "decks"
+    among: list[str] | None = Field(None, description="with `to: <column>`: only cards of these decks count")
+
+
+class RuleSpec(Strict):
+    """One game rule: which cards it looks at and what must hold, with a message citing the rulebook."""
+
+    id: str
+    message: str
+    severity: Literal["error", "warning"] = "error"
+    decks: list[str] | None = None
+    where: str | None = None
+    check: str | None = Field(None, description="row rule: true on every selected card")
+    total: str | None = Field(None, description="aggregate rule over the selected cards, e.g. sum(count) == 20")
+    per: str | None = Field(None, description="check `total` for each value of this column separately")
+    expect: ExpectSpec | None = None
+    terms: TermSpec | None = None
+    refers: RefersSpec | None = None
+
+    @field_validator("decks", mode="before")
+    @classmethod
+    def _one_deck(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "RuleSpec":
+        kinds = [k for k in ("check", "total", "expect", "terms", "refers") if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            raise ValueError(f"rule '{self.id}' needs exactly one of check:, total:, expect:, terms: or refers:"
+                             + (f" (it has {', '.join(kinds)})" if kinds else ""))
+        if self.per is not None and self.total is None:
+            raise ValueError(f"rule '{self.id}': per: goes with total:")
+        return self
+
+
+# GameSpec names models defined after it (print, tts, rules): resolve those names now.
 GameSpec.model_rebuild()

@@ -9,23 +9,38 @@ import yaml
 from cardgen.errors import CardgenError
 
 KeyPath = tuple[str | int, ...]
+MAX_EXPANDED_NODES = 200_000  # a card file has thousands of values; a "billion laughs" file has billions
 
 
 class _Loader(yaml.SafeLoader):
     """A safe loader (no Python objects) that keeps YAML anchors and merges working."""
 
 
-def _index_lines(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int]) -> None:
+def _index_lines(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], seen: set[int]) -> None:
     lines.setdefault(path, node.start_mark.line + 1)
+    if id(node) in seen:  # an alias: its lines are those of the anchor, already indexed
+        return
+    seen.add(id(node))
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
             if isinstance(key, yaml.ScalarNode):
                 child = path + (key.value,)
                 lines[child] = key.start_mark.line + 1
-                _index_lines(value, child, lines)
+                _index_lines(value, child, lines, seen)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _index_lines(item, path + (i,), lines)
+            _index_lines(item, path + (i,), lines, seen)
+
+
+def expanded_size(node: yaml.Node, sizes: dict[int, int] | None = None) -> int:
+    """How many nodes a YAML document becomes once every alias is expanded (each node counted once)."""
+    sizes = {} if sizes is None else sizes
+    if id(node) not in sizes:
+        sizes[id(node)] = 1  # a recursive alias counts once instead of looping
+        children = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else \
+            node.value if isinstance(node, yaml.SequenceNode) else []
+        sizes[id(node)] = 1 + sum(expanded_size(child, sizes) for child in children)
+    return sizes[id(node)]
 
 
 def load_yaml(path: Path, shown_as: str) -> tuple[Any, dict[KeyPath, int]]:
@@ -36,15 +51,20 @@ def load_yaml(path: Path, shown_as: str) -> tuple[Any, dict[KeyPath, int]]:
         raise CardgenError(f"cannot read the file: {exc}", file=shown_as) from None
     try:
         node = yaml.compose(text, Loader=_Loader)
+        if node is not None and expanded_size(node) > MAX_EXPANDED_NODES:
+            raise CardgenError(f"the YAML expands to more than {MAX_EXPANDED_NODES} values through aliases "
+                               "(*name); this is refused", file=shown_as)
         data = yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark else None
         problem = getattr(exc, "problem", None) or str(exc)
         raise CardgenError(f"YAML syntax error: {problem}", file=shown_as, row=line) from None
+    except RecursionError:
+        raise CardgenError("the YAML is nested too deeply", file=shown_as) from None
     lines: dict[KeyPath, int] = {}
     if node is not None:
-        _index_lines(node, (), lines)
+        _index_lines(node, (), lines, set())
     return data, lines
 
 

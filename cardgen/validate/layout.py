@@ -1,0 +1,158 @@
+"""Layer 5, layout: every face and back is rendered to SVG (not drawn) and its text is inspected.
+
+Text that does not fit its box even at the minimum size is an error; text outside the safe zone
+and characters the font cannot draw are warnings.
+"""
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+
+from cardgen.data import Card
+from cardgen.errors import CardgenError, Problem, relative
+from cardgen.fonts import FontBook, FontFace
+from cardgen.icons import IconLibrary
+from cardgen.manifest import Game
+from cardgen.templates import Geometry, SVGRenderer
+from cardgen.validate.findings import as_error
+
+_TEXT = re.compile(r"<text\b([^>]*)>(.*?)</text>", re.DOTALL)
+_TSPAN = re.compile(r"<tspan\b([^>]*)>(.*?)</tspan>", re.DOTALL)
+_TAG = re.compile(r"<[^>]+>")
+TOLERANCE_PX = 1.0
+
+
+def _attr(attrs: str, name: str) -> str | None:
+    match = re.search(rf'(?<![\w-]){name}\s*=\s*"([^"]*)"', attrs)
+    return html.unescape(match.group(1)) if match else None
+
+
+def _float(text: str | None, default: float) -> float:
+    try:
+        return float(text) if text is not None else default
+    except ValueError:
+        return default
+
+
+@dataclass
+class TextRun:
+    """A run of text in a rendered SVG: where it starts, its size and face."""
+
+    text: str
+    x: float
+    baseline: float
+    size: float
+    family: str
+    bold: bool
+    italic: bool
+    anchor: str = "start"
+
+
+def text_runs(svg: str, default_family: str | None) -> list[TextRun]:
+    """The text runs of an SVG written by cardgen's text helpers (or plain <text> in a template)."""
+    runs = []
+    for attrs, body in _TEXT.findall(svg):
+        family = (_attr(attrs, "font-family") or default_family or "").split(",")[0].strip().strip("'\"")
+        size = _float(_attr(attrs, "font-size"), 16.0)
+        baseline = _float(_attr(attrs, "y"), 0.0)
+        spans = _TSPAN.findall(body) or [("", body)]
+        for span_attrs, inner in spans:
+            text = html.unescape(_TAG.sub("", inner))
+            if text.strip():
+                x = _float(_attr(span_attrs, "x") or _attr(attrs, "x"), 0.0)
+                bold = (_attr(span_attrs, "font-weight") or _attr(attrs, "font-weight")) == "bold"
+                italic = (_attr(span_attrs, "font-style") or _attr(attrs, "font-style")) == "italic"
+                anchor = _attr(span_attrs, "text-anchor") or _attr(attrs, "text-anchor") or "start"
+                runs.append(TextRun(text, x, baseline, size, family, bold, italic, anchor))
+    return runs
+
+
+class LayoutChecker:
+    """Renders every card of a game to SVG and checks its text."""
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self.fonts = FontBook(game.root / "fonts")
+        self.renderer = SVGRenderer(game, self.fonts, IconLibrary(game.root, game.spec.icons))
+
+    def check(self, cards: list[Card], skip_rows: set[tuple[str, int]], skip_templates: set[str]) -> list[Problem]:
+        """Findings of every card face and every deck's back (cards and templates with errors are skipped)."""
+        findings: list[Problem] = []
+        backs: set[tuple[str, str]] = set()
+        for card in cards:
+            if (card.source_file, card.source_row) in skip_rows or card.copies == 0:
+                continue
+            if card.face_template not in skip_templates:
+                findings += self._render(card.face_template, card.deck, card)
+            if card.back_template and card.back_template not in skip_templates:
+                backs.add((card.deck, card.back_template))
+        for deck, template in sorted(backs):
+            findings += self._render(template, deck, None)
+        return list(dict.fromkeys(findings))
+
+    def _render(self, template: str, deck: str, card: Card | None) -> list[Problem]:
+        try:
+            rendered = self.renderer.render(template, card.id if card else template, deck, card)
+        except CardgenError as exc:
+            return exc.problems
+        except Exception as exc:  # a helper given nonsense by a template (align="sideways"): a finding, not a crash
+            where = f"card '{card.id}'" if card else f"the back of deck '{deck}'"
+            return [Problem(f"cannot render {where} with {template}: {type(exc).__name__}: {exc}",
+                            file=card.source_file if card else relative(self.game.template_dir / template,
+                                                                        self.game.root),
+                            row=card.source_row if card else None, rule="render")]
+        findings = [as_error(w) if w.rule == "text-overflow" else w for w in rendered.warnings]
+        geo = Geometry(self.game.deck_size(self.game.spec.decks[deck]))
+        shown = relative(self.game.template_dir / template, self.game.root)
+        label = f"card '{card.id}'" if card else f"the back of deck '{deck}'"
+        at = {"file": card.source_file, "row": card.source_row} if card else {"file": shown}
+        overflowing = {w.column for w in findings}
+        missing: dict[tuple[str, str | None], tuple[FontFace, set[str]]] = {}
+        outside: dict[str | None, tuple[str, set[str]]] = {}
+        for run in text_runs(rendered.svg, self.game.spec.font):
+            try:
+                face = self.fonts.face(run.family, run.bold, run.italic)
+            except CardgenError:
+                continue  # an unknown family is a reference finding already
+            column = _column_of(card, run.text)
+            missing.setdefault((face.family, column), (face, set()))[1].update(face.missing_glyphs(run.text))
+            sides = _outside_safe_zone(face, run, geo)
+            if sides and column not in overflowing:  # overflowing text spills out anyway; said once
+                outside.setdefault(column, (run.text, set()))[1].update(sides)
+        for (_, column), (face, chars) in missing.items():
+            if chars:
+                findings.append(_glyph_finding(face, sorted(chars), label, column, at))
+        for column, (text, sides) in outside.items():
+            safe = geo.safe
+            findings.append(Problem(f"{label}: text '{text[:30]}' crosses the {' and '.join(sorted(sides))} edge "
+                                    f"of the safe zone (x {safe.x:.0f}-{safe.x + safe.width:.0f}, y {safe.y:.0f}-"
+                                    f"{safe.y + safe.height:.0f} px); it may be cut off", column=column,
+                                    severity="warning", rule="safe-zone", **at))
+        return findings
+
+
+def _glyph_finding(face: FontFace, chars: list[str], label: str, column: str | None, at: dict) -> Problem:
+    shown = ", ".join(f"'{ch}' (U+{ord(ch):04X})" for ch in chars[:5]) + (" ..." if len(chars) > 5 else "")
+    return Problem(f"{label}: font '{face.family}' ({face.path.name}) has no glyph for {shown}; it will print "
+                   "as an empty box or nothing", column=column, severity="warning", rule="missing-glyph", **at)
+
+
+def _outside_safe_zone(face: FontFace, run: TextRun, geo: Geometry) -> set[str]:
+    """The edges of the safe zone a run of text crosses."""
+    safe = geo.safe
+    width = face.width(run.text, run.size)
+    left = run.x - {"middle": width / 2, "end": width}.get(run.anchor, 0.0)
+    right = left + width
+    top, bottom = run.baseline - 0.75 * run.size, run.baseline + 0.2 * run.size  # the ink of most letters
+    return {side for side, out in (("left", left < safe.x - TOLERANCE_PX),
+                                   ("right", right > safe.x + safe.width + TOLERANCE_PX),
+                                   ("top", top < safe.y - TOLERANCE_PX),
+                                   ("bottom", bottom > safe.y + safe.height + TOLERANCE_PX)) if out}
+
+
+def _column_of(card: Card | None, text: str) -> str | None:
+    """The field a piece of rendered text most likely comes from."""
+    if card is None:
+        return None
+    return next((k for k, v in card.fields.items() if isinstance(v, str) and text.strip() in v), None)

@@ -1,0 +1,393 @@
+"""Layer 3, references: templates, partials, fonts, icons and images exist and are safe to draw,
+every field a template uses exists in the data, and every data column is used by something.
+
+Templates are parsed, not rendered: the fields, icons, images and fonts they name are read from
+Jinja's syntax tree, so a problem is reported at the template line that causes it.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+from jinja2 import meta, nodes
+
+from cardgen.data import Card, GameData
+from cardgen.errors import CardgenError, Problem, relative
+from cardgen.expressions import ExpressionError, columns_in
+from cardgen.fonts import FontBook, families_in_svg
+from cardgen.icons import IconLibrary, _refuse_unsafe
+from cardgen.manifest import Choice, DeckSpec, Game
+from cardgen.templates import make_environment, safe_path
+from cardgen.text import ICON_PATTERN
+
+MAX_IMAGE_PIXELS = 64_000_000   # a 20 x 20 inch board at 400 DPI; a bigger image is a mistake or an attack
+MAX_IMAGE_BYTES = 50_000_000
+MAX_SVG_SIDE = 20_000           # px, for the width/height an SVG image or the viewBox an icon declares
+MIN_ICON_SIDE = 0.01            # a tinier viewBox scales an icon by absurd factors
+CARD_KEYS = {"id", "name", "copies"}  # what a template's `card` holds besides the data columns
+
+
+@dataclass
+class Where:
+    """A place in a template."""
+
+    file: str
+    line: int | None
+
+
+@dataclass
+class TemplateUse:
+    """What a set of templates names: fields of `card`, icons, images, fonts, and the templates themselves."""
+
+    fields: dict[str, Where] = field(default_factory=dict)
+    icons: dict[str, Where] = field(default_factory=dict)
+    icon_columns: dict[str, Where] = field(default_factory=dict)
+    images: dict[str, Where] = field(default_factory=dict)
+    image_columns: dict[str, Where] = field(default_factory=dict)
+    text_columns: set[str] = field(default_factory=set)
+    fonts: dict[str, Where] = field(default_factory=dict)
+
+
+def _suggest(word: str, choices: set[str] | list[str]) -> str:
+    close = difflib.get_close_matches(word, sorted(choices), n=1)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def deck_templates(game: Game, deck_name: str) -> dict[str, Where]:
+    """The face and back templates a deck names (every choice of a `by:` template too), with their lines."""
+    deck = game.spec.decks[deck_name]
+    names: dict[str, Where] = {}
+    for side, choice in (("face", deck.face), ("back", deck.back)):
+        where = Where(relative(game.manifest_path, game.root), game.line("decks", deck_name, side))
+        if isinstance(choice, Choice):
+            for name in [*choice.templates.values(), *([choice.default] if choice.default else [])]:
+                names.setdefault(name, where)
+        elif choice:
+            names.setdefault(choice, where)
+    return names
+
+
+class TemplateScanner:
+    """Parses a game's templates once each and records what they use, with syntax and missing-file findings."""
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self.env = make_environment(game)
+        self.parsed: dict[str, tuple[nodes.Template, str, str] | None] = {}
+        self.findings: list[Problem] = []
+
+    def uses(self, roots: dict[str, Where]) -> tuple[TemplateUse, set[str]]:
+        """What the templates reachable from `roots` (name -> where it is named) use, and those that failed."""
+        use, failed, done = TemplateUse(), set(), set()
+        todo = list(roots.items())
+        while todo:
+            name, named_at = todo.pop(0)
+            if name in done:
+                continue
+            done.add(name)
+            parsed = self._parse(name, named_at)
+            if parsed is None:
+                failed.add(name)
+                continue
+            tree, source, shown = parsed
+            _scan(tree, source, shown, use)
+            for child in meta.find_referenced_templates(tree):
+                if isinstance(child, str):
+                    todo.append((child, Where(shown, source[: source.find(child)].count("\n") + 1)))
+        return use, failed
+
+    def _parse(self, name: str, named_at: Where) -> tuple[nodes.Template, str, str] | None:
+        if name not in self.parsed:
+            self.parsed[name] = None
+            try:
+                source, filename, _ = self.env.loader.get_source(self.env, name)  # type: ignore[union-attr]
+                shown = relative(filename, self.game.root)
+                self.parsed[name] = (self.env.parse(source, name, filename), source, shown)
+            except jinja2.TemplateNotFound:
+                self.findings.append(Problem(f"template '{name}' not found in templates/{self.game.name}/ or "
+                                             "templates/", file=named_at.file, row=named_at.line,
+                                             rule="missing-template"))
+            except jinja2.TemplateSyntaxError as exc:
+                self.findings.append(Problem(f"template syntax error: {exc.message}",
+                                             file=relative(exc.filename or name, self.game.root), row=exc.lineno,
+                                             rule="template-syntax"))
+            except (OSError, UnicodeDecodeError) as exc:
+                self.findings.append(Problem(f"cannot read template '{name}': {exc}", file=named_at.file,
+                                             row=named_at.line, rule="missing-template"))
+        return self.parsed[name]
+
+
+def _card_field(node: nodes.Node) -> str | None:
+    """The field name when a node is `card.X` or `card['X']`."""
+    if isinstance(node, nodes.Getattr) and isinstance(node.node, nodes.Name) and node.node.name == "card":
+        return node.attr
+    if (isinstance(node, nodes.Getitem) and isinstance(node.node, nodes.Name) and node.node.name == "card"
+            and isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str)):
+        return node.arg.value
+    return None
+
+
+def _scan(tree: nodes.Template, source: str, shown: str, use: TemplateUse) -> None:
+    for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
+        name = _card_field(node)
+        if name is not None:
+            use.fields.setdefault(name, Where(shown, node.lineno))
+    for call in tree.find_all(nodes.Call):
+        where = Where(shown, call.lineno)
+        helper = call.node.name if isinstance(call.node, nodes.Name) else None
+        first = call.args[0] if call.args else None
+        column = _card_field(first) if first is not None else None
+        constant = first.value if isinstance(first, nodes.Const) and isinstance(first.value, str) else None
+        if helper == "icon":
+            (use.icon_columns if column else use.icons).setdefault(column or constant or "", where)
+        elif helper == "image":
+            (use.image_columns if column else use.images).setdefault(column or constant or "", where)
+        elif helper in ("text_box", "text_line") and column:
+            use.text_columns.add(column)
+        for keyword in call.kwargs:
+            if keyword.key == "font" and isinstance(keyword.value, nodes.Const):
+                use.fonts.setdefault(str(keyword.value.value), where)
+    use.icons.pop("", None)
+    use.images.pop("", None)
+    for family in families_in_svg(source):
+        if "{" not in family:  # a family written as a Jinja expression is checked when it renders
+            line = source[: source.find(family)].count("\n") + 1
+            use.fonts.setdefault(family, Where(shown, line))
+
+
+# ---------------------------------------------------------------- images
+
+def check_image_file(path: Path, shown: str) -> str | None:
+    """Why an image file cannot be drawn safely, or None: unreadable, too large, or an unsafe SVG."""
+    size = path.stat().st_size
+    if size > MAX_IMAGE_BYTES:
+        return f"image '{shown}' is {size // 1_000_000} MB; the limit is {MAX_IMAGE_BYTES // 1_000_000} MB"
+    if path.suffix.lower() == ".svg":
+        return _check_svg_image(path, shown)
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            width, height = image.size
+    except Image.DecompressionBombError:
+        return f"image '{shown}' has far too many pixels to draw"
+    except (OSError, ValueError, SyntaxError) as exc:  # Pillow's ways of saying "not an image I know"
+        return f"image '{shown}' cannot be read as an image: {exc}"
+    if width * height > MAX_IMAGE_PIXELS:
+        return (f"image '{shown}' is {width} x {height} px; more than {MAX_IMAGE_PIXELS // 1_000_000} million "
+                "pixels is refused (scale it down: a card needs about 1 million)")
+    return None
+
+
+def _check_svg_image(path: Path, shown: str) -> str | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+        _refuse_unsafe(text, shown)
+    except UnicodeDecodeError:
+        return f"image '{shown}' is not UTF-8 text; an SVG image must be"
+    except CardgenError as exc:
+        return exc.problems[0].message.replace("icons must", "images must")
+    root = re.search(r"<svg\b[^>]*>", text)
+    if root is None:
+        return f"image '{shown}' has no <svg> element"
+    for attr in ("width", "height"):
+        value = re.search(rf'\s{attr}\s*=\s*["\']\s*([\d.eE+]+)', root.group())
+        if value and float(value.group(1)) > MAX_SVG_SIDE:
+            return f"image '{shown}' declares {attr}={value.group(1)}; more than {MAX_SVG_SIDE} px is refused"
+    return None
+
+
+def image_problem(game: Game, text: str) -> str | None:
+    """Why an image named in data or a template cannot be used, or None when it is fine."""
+    try:
+        path = safe_path(game, text)
+    except CardgenError as exc:
+        return exc.problems[0].message
+    return check_image_file(path, relative(path, game.root))
+
+
+# ---------------------------------------------------------------- the layer
+
+class ReferenceChecker:
+    """Checks a game's references; keeps what it learns about templates for the other layers."""
+
+    def __init__(self, game: Game, data: GameData) -> None:
+        self.game, self.data = game, data
+        self.fonts = FontBook(game.root / "fonts")
+        self.icons = IconLibrary(game.root, game.spec.icons)
+        self.scanner = TemplateScanner(game)
+        self.uses: dict[str, TemplateUse] = {}
+        self.failed_templates: set[str] = set()
+        self._icon_cache: dict[str, Problem | None] = {}
+        self._image_cache: dict[str, str | None] = {}
+
+    def check(self) -> list[Problem]:
+        """Every reference finding of the game."""
+        findings: list[Problem] = []
+        for deck_name, deck in self.game.spec.decks.items():
+            roots = deck_templates(self.game, deck_name)
+            use, failed = self.scanner.uses(roots)
+            self.uses[deck_name] = use
+            found = self._deck_fields(deck_name, deck, use) + self._constants(use)
+            if failed or found:  # rendering these templates would only fail again on the same problem
+                self.failed_templates |= failed | set(roots)
+            findings += found
+        findings = self.scanner.findings + findings + self._aliases() + self._game_font()
+        for card in self.data.cards:
+            findings += self._card(card, self.uses.get(card.deck, TemplateUse()))
+        return findings + self._unused_columns()
+
+    def manifest_file(self) -> str:
+        """The manifest as shown in findings."""
+        return relative(self.game.manifest_path, self.game.root)
+
+    def _columns_of(self, deck_name: str) -> set[str]:
+        """Every column a deck's cards can have: the data file's header and the declared fields."""
+        deck = self.game.spec.decks[deck_name]
+        header = next((t.header for f, t in self.data.tables.items() if deck_name in self.data.decks_of[f]), [])
+        return {h for h in header if h} | set(self.game.fields_of(deck))
+
+    def _deck_fields(self, deck_name: str, deck: DeckSpec, use: TemplateUse) -> list[Problem]:
+        columns = self._columns_of(deck_name)
+        if not any(deck_name in decks for decks in self.data.decks_of.values()):
+            return []  # the data file could not be read; that is reported already
+        return [Problem(f"the template uses card.{name} but deck '{deck_name}' has no column '{name}'"
+                        + _suggest(name, columns | CARD_KEYS), file=where.file, row=where.line,
+                        rule="undefined-field")
+                for name, where in use.fields.items() if name not in columns | CARD_KEYS]
+
+    def _constants(self, use: TemplateUse) -> list[Problem]:
+        findings = []
+        for name, where in use.icons.items():
+            problem = self._icon(name)
+            if problem:
+                findings.append(Problem(problem.message, file=where.file, row=where.line, rule="unknown-icon"))
+        for text, where in use.images.items():
+            message = self._image(text)
+            if message:
+                findings.append(Problem(message, file=where.file, row=where.line, rule="image"))
+        for family, where in use.fonts.items():
+            try:
+                self.fonts.face(family)
+            except CardgenError as exc:
+                findings.append(Problem(exc.problems[0].message, file=where.file, row=where.line,
+                                        rule="missing-font"))
+        return findings
+
+    def _aliases(self) -> list[Problem]:
+        return [Problem(f"icons.{alias}: no icon file icons/**/{target}.svg" + _suggest(target, self.icons.files),
+                        file=self.manifest_file(), row=self.game.line("icons", alias), rule="unknown-icon")
+                for alias, target in self.game.spec.icons.items() if target not in self.icons.files]
+
+    def _game_font(self) -> list[Problem]:
+        if not self.game.spec.font:
+            return []
+        try:
+            self.fonts.face(self.game.spec.font)
+        except CardgenError as exc:
+            return [Problem(f"font: {exc.problems[0].message}", file=self.manifest_file(),
+                            row=self.game.line("font"), rule="missing-font")]
+        return []
+
+    def _icon(self, name: str) -> Problem | None:
+        """The problem with an icon name (unknown, or an unsafe file), or None."""
+        if name not in self._icon_cache:
+            try:
+                icon = self.icons.get(name)
+                width, height = icon.viewbox[2:]
+                self._icon_cache[name] = None
+                if not MIN_ICON_SIDE <= min(width, height) <= max(width, height) <= MAX_SVG_SIDE:
+                    self._icon_cache[name] = Problem(f"the icon's viewBox is {width:g} x {height:g}; expected "
+                                                     f"sides between {MIN_ICON_SIDE:g} and {MAX_SVG_SIDE}",
+                                                     file=relative(icon.path, self.game.root))
+            except CardgenError as exc:
+                self._icon_cache[name] = exc.problems[0]
+        return self._icon_cache[name]
+
+    def _image(self, text: str) -> str | None:
+        if text not in self._image_cache:
+            self._image_cache[text] = image_problem(self.game, text)
+        return self._image_cache[text]
+
+    def _card(self, card: Card, use: TemplateUse) -> list[Problem]:
+        """Icons and images a card's values name: in `:icon:` markup, icon columns and image columns."""
+        findings = []
+        at = {"file": card.source_file, "row": card.source_row}
+        # Markup matters where a template draws the text: a text helper's column, or a rules-text column it uses.
+        text_columns = (set(card.text_fields) & set(use.fields)) | use.text_columns
+        for column in text_columns:
+            value = card.fields.get(column)
+            for name in dict.fromkeys(ICON_PATTERN.findall(value)) if isinstance(value, str) else ():
+                problem = self._icon(name)
+                if problem:
+                    findings.append(self._icon_finding(problem, f":{name}: in the text", column, at))
+        for column in use.icon_columns:
+            value = card.fields.get(column)
+            problem = self._icon(str(value)) if value not in (None, "") else \
+                Problem("a template draws this column as an icon but it is empty")
+            if problem:
+                findings.append(self._icon_finding(problem, "", column, at))
+        for column in use.image_columns:
+            value = card.fields.get(column)
+            message = self._image(str(value)) if value not in (None, "") else \
+                "a template draws this column as an image but it is empty"
+            if message:
+                findings.append(Problem(message, column=column, rule="image", **at))  # type: ignore[arg-type]
+        return findings
+
+    @staticmethod
+    def _icon_finding(problem: Problem, context: str, column: str, at: dict) -> Problem:
+        message = f"{problem.message}{' (' + context + ')' if context else ''}"
+        if problem.file:  # the icon file itself is unsafe or broken: name it, at the card that uses it
+            message = f"icon file {problem.file} cannot be used: {problem.message}"
+        return Problem(message, column=column, rule="unknown-icon", **at)
+
+    def _unused_columns(self) -> list[Problem]:
+        """Data columns nothing uses, when the game declares its fields: most often a misspelt name."""
+        findings = []
+        for file, table in self.data.tables.items():
+            decks = self.data.decks_of[file]
+            declared = set().union(*(self.game.fields_of(self.game.spec.decks[d]) for d in decks))
+            if not declared:
+                continue
+            used = declared | set().union(*(self._used_by_deck(d) for d in decks)) | self._used_by_rules()
+            for column in table.header:
+                if column and column not in used:
+                    findings.append(Problem(f"column '{column}' is not declared under fields: and no template or "
+                                            f"rule uses it{_suggest(column, declared | used)}", file=file,
+                                            row=table.header_line, column=column, severity="warning",
+                                            rule="unknown-column"))
+        return findings
+
+    def _used_by_deck(self, deck_name: str) -> set[str]:
+        deck = self.game.spec.decks[deck_name]
+        use = self.uses.get(deck_name, TemplateUse())
+        used = {deck.name, deck.count, *deck.text, *use.fields, *use.icon_columns, *use.image_columns}
+        used |= {c.by for c in (deck.face, deck.back) if isinstance(c, Choice)} | ({deck.id} if deck.id else set())
+        return used | set(_expression_columns(deck.filter))
+
+    def _used_by_rules(self) -> set[str]:
+        used: set[str] = set()
+        for rule in self.game.spec.rules:
+            for expr in (rule.where, rule.check, rule.total):
+                used |= set(_expression_columns(expr))
+            used |= {rule.per} if rule.per else set()
+            if rule.expect:
+                used |= {rule.expect.key, rule.expect.column}
+            if rule.terms:
+                used |= {rule.terms.column, *rule.terms.text}
+            if rule.refers:
+                used |= {rule.refers.column, rule.refers.to}
+        return used
+
+
+def _expression_columns(expr: str | None) -> list[str]:
+    if not expr:
+        return []
+    try:
+        return columns_in(expr)
+    except (SyntaxError, ExpressionError):
+        return []

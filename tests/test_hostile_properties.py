@@ -1,0 +1,101 @@
+"""Property-based tests: any text in any field renders or yields a clear finding; CSV loading and the
+expression sandbox raise nothing but their own error types."""
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import os
+import tempfile
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cardgen.data import load_cards, read_csv_table
+from cardgen.errors import CardgenError
+from cardgen.expressions import ExpressionError, check_aggregate, check_expression
+from cardgen.fonts import FontBook, configure_fontconfig
+from cardgen.icons import IconLibrary
+from cardgen.manifest import load_game
+from cardgen.render import draw_svg
+from cardgen.templates import SVGRenderer
+from cardgen.validate import validate_game
+from tests.test_validate_support import make_workspace, write_game
+
+# PROPS=1000 runs more examples when hunting for bugs; 50 keeps the suite fast.
+SETTINGS = settings(max_examples=int(os.environ.get("PROPS", 50)), deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+CSV_ALPHABET = st.sampled_from(list(',;\t|"\'\n\r #abcAB01 é€😀\ufeff\x00\\'))
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = make_workspace(tmp_path_factory.mktemp("props"))
+    write_game(root)
+    configure_fontconfig([root / "fonts"])
+    return root
+
+
+def _csv(rows: list[list[str]]) -> str:
+    out = io.StringIO()
+    csv.writer(out).writerows(rows)
+    return out.getvalue()
+
+
+FIELD = st.one_of(st.text(max_size=200), st.sampled_from(["Unit", "Spell", "1", "-1", "11", "", " x ", "#REF!"]))
+
+
+@SETTINGS
+@given(values=st.tuples(st.text(max_size=40), FIELD, FIELD, FIELD, st.text(max_size=200)))
+def test_any_text_in_any_field_renders_or_is_a_clear_finding(workspace: Path, values: tuple) -> None:
+    header = ["name", "kind", "power", "count", "text"]
+    write_game(workspace, files={"cards.csv": _csv([header, list(values)])})
+    findings = validate_game(workspace, "mini")
+    errors = [f for f in findings if f.severity == "error"]
+    for finding in findings:  # every finding says where and what
+        assert finding.file and finding.message
+    if errors:
+        return
+    game = load_game(workspace, "mini")
+    cards = load_cards(game)
+    if not cards:  # an all-blank row: the file has no cards, which is a warning
+        assert [f.rule for f in findings] == ["empty-file"]
+        return
+    card = cards[0]
+    fonts = FontBook(workspace / "fonts")
+    renderer = SVGRenderer(game, fonts, IconLibrary(workspace, game.spec.icons))
+    svg = renderer.render("face.svg", card.id, "main", card).svg
+    ElementTree.fromstring(svg)
+    image = draw_svg(svg, 173, 252, 100, workspace, game.data_dir.resolve().as_uri() + "/")
+    assert image.size == (173, 252)
+
+
+@SETTINGS
+@given(content=st.one_of(st.binary(max_size=500), st.text(CSV_ALPHABET, max_size=300).map(str.encode)))
+def test_csv_loading_raises_only_cardgen_errors(content: bytes) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "cards.csv"
+        path.write_bytes(content)
+        try:
+            table = read_csv_table(path, "cards.csv")
+        except CardgenError as exc:
+            assert all(p.file == "cards.csv" and p.message for p in exc.problems)
+            return
+        assert all(isinstance(v, str) for row in table.rows for v in row.values.values())
+
+
+@SETTINGS
+@given(expr=st.one_of(st.text(max_size=60), st.text(st.sampled_from(list("abc_().[]'@ =<>!+-*/%0123")), max_size=40)))
+def test_expression_check_raises_only_expression_errors(expr: str) -> None:
+    for check in (check_expression, check_aggregate):
+        try:
+            tree = check(expr, {"a", "b", "c"})
+        except ExpressionError:
+            continue
+        nodes = list(ast.walk(tree))
+        assert not any(isinstance(n, (ast.Attribute, ast.Subscript, ast.Lambda, ast.comprehension)) for n in nodes)
+        assert all(isinstance(n.func, ast.Name) and not n.func.id.startswith("_")
+                   for n in nodes if isinstance(n, ast.Call))

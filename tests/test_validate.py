@@ -1,0 +1,240 @@
+"""cardgen validate: each layer's findings, the report formats, the exit code, and validation before a build."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cardgen.build import BuildOptions, build_game
+from cardgen.cli import main
+from cardgen.errors import CardgenError
+from cardgen.validate import validate_game
+from tests.test_validate_support import FACE, MANIFEST, REPO, mini_workspace, with_manifest, write_game
+
+
+@pytest.fixture(name="ws")
+def _ws(tmp_path: Path) -> Path:
+    return mini_workspace(tmp_path)
+
+
+def messages(findings: list) -> str:
+    return "\n".join(str(f) for f in findings)
+
+
+def test_clean_game_has_no_findings(ws: Path) -> None:
+    assert validate_game(ws, "mini") == []
+
+
+def test_scrapbots_validates_with_zero_findings() -> None:
+    findings = validate_game(REPO, "scrapbots")
+    assert [f for f in findings if f.severity == "error"] == []
+    assert findings == []
+
+
+# ---------------------------------------------------------------- layer 1: manifest
+
+def test_manifest_unknown_key_names_path_line_and_suggestion(ws: Path) -> None:
+    write_game(ws, manifest=MANIFEST.replace("        text: [text]", "        txet: [text]"))
+    [finding] = validate_game(ws, "mini")
+    assert str(finding) == ("data/mini/game.yaml:21: error: decks.main.txet: unknown key 'txet'; "
+                            "did you mean 'text'?")
+
+
+def test_manifest_wrong_value_names_key_and_line(ws: Path) -> None:
+    write_game(ws, manifest=MANIFEST.replace("dpi: 100", "dpi: lots"))
+    [finding] = validate_game(ws, "mini")
+    assert finding.file == "data/mini/game.yaml" and finding.row == 4 and "dpi:" in finding.message
+
+
+def test_rule_without_a_kind_is_a_manifest_error(ws: Path) -> None:
+    write_game(ws, manifest=with_manifest("rules:\n  - {id: r, message: m, where: \"power > 1\"}\n"))
+    [finding] = validate_game(ws, "mini")
+    assert "exactly one of check:, total:, expect:, terms: or refers:" in finding.message and finding.row == 23
+
+
+# ---------------------------------------------------------------- layer 2: data schema
+
+def test_schema_findings_name_file_row_column(ws: Path) -> None:
+    write_game(ws, files={"cards.csv": """\
+        name,kind,power,count,text,powr
+        Alpha,Unit,11,1,ok,
+        Beta,Spel,x,1,ok,
+        Alpha,Unit,1,1,ok,
+         Gamma ,Unit,1,1,ok,
+        Delta,Unit,#REF!,1,ok,
+    """})
+    findings = validate_game(ws, "mini", layout=False)
+    shown = messages(findings)
+    assert "data/mini/cards.csv:2:power: error: 11.0 is above the maximum 10" in shown or \
+        "data/mini/cards.csv:2:power: error: 11 is above the maximum 10" in shown
+    assert "data/mini/cards.csv:3:kind: error: 'Spel' is not one of Unit, Spell; did you mean 'Spell'?" in shown
+    assert "data/mini/cards.csv:3:power: error: 'x' is not a whole number" in shown
+    assert "data/mini/cards.csv:4: error: duplicate card id 'alpha' (also at data/mini/cards.csv:2)" in shown
+    assert "data/mini/cards.csv:5:name: warning: ' Gamma ' has spaces at its start or end" in shown
+    assert "data/mini/cards.csv:6:power: error: the spreadsheet shows the error #REF! here" in shown
+    assert ("data/mini/cards.csv:1:powr: warning: column 'powr' is not declared under fields: and no template "
+            "or rule uses it; did you mean 'power'?") in shown
+
+
+def test_missing_required_column_is_reported_once(ws: Path) -> None:
+    write_game(ws, files={"cards.csv": "nmae,kind\nA,Unit\nB,Unit\nC,Unit\n"})
+    findings = [f for f in validate_game(ws, "mini", layout=False) if f.rule == "missing-column"]
+    assert [str(f) for f in findings] == ["data/mini/cards.csv:1:name: error: required column 'name' is missing "
+                                          "from the header; did you mean 'nmae'? (missing-column)"]
+
+
+def test_zero_and_negative_copies(ws: Path) -> None:
+    write_game(ws, files={"cards.csv": "name,count\nA,0\nB,-2\n"})
+    shown = messages(validate_game(ws, "mini"))
+    assert "data/mini/cards.csv:2: warning: card 'a' has 0 copies; it is left out of the build" in shown
+    assert "data/mini/cards.csv:3:count: error: copy count -2 is negative; expected 0 or more" in shown
+
+
+# ---------------------------------------------------------------- layer 3: references
+
+def test_unknown_icon_in_text_is_found_before_rendering(ws: Path) -> None:
+    write_game(ws, files={"cards.csv": "name,text\nA,Pay 2 :scarp: now\n"})
+    findings = validate_game(ws, "mini")
+    assert [str(f) for f in findings] == [
+        "data/mini/cards.csv:2:text: error: unknown icon 'scarp' (no icons/**/scarp.svg); did you mean 'scrap'? "
+        "(:scarp: in the text) (unknown-icon)"]
+
+
+def test_template_field_missing_from_data_names_template_line(ws: Path) -> None:
+    write_game(ws, templates={"face.svg": FACE.replace("card.text", "card.txt"), "back.svg": "<svg/>"})
+    findings = validate_game(ws, "mini")
+    assert len(findings) == 1 and findings[0].file == "templates/mini/face.svg" and findings[0].row == 4
+    assert findings[0].message == "the template uses card.txt but deck 'main' has no column 'txt'; did you mean 'text'?"
+
+
+def test_missing_template_partial_font_and_icon(ws: Path) -> None:
+    face = ('{% include "parts.svg" %}<svg>{{ icon("no-such-icon", 0, 0, 10) }}'
+            '{{ text_line(card.name, 0, 0, 10, 10, font="Comic Sans") }}</svg>\n')
+    write_game(ws, manifest=MANIFEST.replace("back: back.svg", "back: backside.svg"),
+               templates={"face.svg": face})
+    found = {(f.rule, f.file, f.row) for f in validate_game(ws, "mini")}
+    assert ("missing-template", "templates/mini/face.svg", 1) in found  # parts.svg, where it is included
+    assert ("missing-template", "data/mini/game.yaml", 20) in found  # backside.svg, the deck's back
+    assert ("unknown-icon", "templates/mini/face.svg", 1) in found
+    assert ("missing-font", "templates/mini/face.svg", 1) in found
+    assert len(found) == 4
+
+
+def test_jinja_syntax_error_names_template_line(ws: Path) -> None:
+    write_game(ws, templates={"face.svg": "<svg>\n{{ card.name \n{% if %}</svg>\n", "back.svg": "<svg/>"})
+    findings = validate_game(ws, "mini")
+    assert [(f.rule, f.file) for f in findings] == [("template-syntax", "templates/mini/face.svg")]
+    assert findings[0].row in (2, 3)
+
+
+def test_icon_alias_to_missing_file(ws: Path) -> None:
+    write_game(ws, manifest=MANIFEST.replace("scrap: hexagonal-nut", "scrap: hexagonal-nutt"))
+    [finding] = [f for f in validate_game(ws, "mini") if f.file == "data/mini/game.yaml"]
+    assert finding.message == "icons.scrap: no icon file icons/**/hexagonal-nutt.svg; did you mean 'hexagonal-nut'?"
+    assert finding.row == 9
+
+
+# ---------------------------------------------------------------- layer 5: layout
+
+def test_text_overflow_is_an_error_naming_card_and_field(ws: Path) -> None:
+    write_game(ws, files={"cards.csv": "name,text\nWordy," + "a very long rules text " * 40 + "\n"})
+    [finding] = validate_game(ws, "mini")
+    assert finding.severity == "error" and finding.rule == "text-overflow"
+    assert (finding.file, finding.row, finding.column) == ("data/mini/cards.csv", 2, "text")
+    assert finding.message.startswith("card 'wordy': text does not fit its box even at the minimum size")
+
+
+def test_text_outside_safe_zone_is_a_warning(ws: Path) -> None:
+    face = FACE.replace("text_line(card.name, geo.safe.x,", "text_line(card.name, 2,")
+    write_game(ws, templates={"face.svg": face, "back.svg": "<svg {{ geo.svg_attrs }}/>"})
+    findings = validate_game(ws, "mini")
+    assert {f.rule for f in findings} == {"safe-zone"} and {f.severity for f in findings} == {"warning"}
+    assert findings[0].message.startswith("card 'alpha': text 'Alpha' crosses the left edge of the safe zone")
+
+
+def test_missing_glyph_is_a_warning_naming_the_font(ws: Path) -> None:
+    write_game(ws, files={"cards.csv": "name,text\nA,Fire 🔥 and Ωmega and 火\n"})
+    findings = validate_game(ws, "mini")
+    assert [f.rule for f in findings] == ["missing-glyph"]
+    assert "font 'Roboto Mono' (RobotoMono-Regular.ttf) has no glyph for" in findings[0].message
+    assert "'🔥' (U+1F525)" in findings[0].message and findings[0].column == "text"
+
+
+# ---------------------------------------------------------------- the command and the build
+
+def test_cli_text_output_and_exit_code(ws: Path) -> None:
+    write_game(ws, files={"cards.csv": "name,power\nA,99\n"})
+    result = CliRunner().invoke(main, ["--root", str(ws), "validate", "mini"])
+    assert result.exit_code == 1
+    assert result.output.splitlines() == ["data/mini/cards.csv:2:power: error: 99 is above the maximum 10",
+                                          "mini: 1 error, 0 warnings (fix the errors before building)"]
+
+
+def test_cli_json_output(ws: Path) -> None:
+    write_game(ws, files={"cards.csv": "name,power\n A,1\n"})
+    result = CliRunner().invoke(main, ["--root", str(ws), "validate", "--format", "json"])
+    assert result.exit_code == 0
+    report = json.loads(result.output)
+    assert report["ok"] is True and report["games"]["mini"]["warnings"] == 1
+    assert report["games"]["mini"]["findings"][0] == {"message": "' A' has spaces at its start or end; they are "
+                                                      "removed", "file": "data/mini/cards.csv", "row": 2,
+                                                      "column": "name", "severity": "warning", "rule": "spaces"}
+
+
+def test_build_stops_on_errors_unless_forced(ws: Path, tmp_path: Path) -> None:
+    write_game(ws, files={"cards.csv": "name,text\nWordy," + "a very long rules text " * 40 + "\n"})
+    out = tmp_path / "out"
+    try:
+        build_game(ws, "mini", BuildOptions(out, jobs=1))
+        raise AssertionError("the build should have stopped")
+    except CardgenError as exc:
+        assert [p.rule for p in exc.problems] == ["text-overflow"]
+    assert not (out / "mini").exists()
+    result = build_game(ws, "mini", BuildOptions(out, jobs=1, force=True))
+    assert (out / "mini" / "build.json").is_file()
+    assert [w.rule for w in result.warnings] == ["text-overflow"]
+
+
+def test_build_shows_warnings_once(ws: Path, tmp_path: Path) -> None:
+    write_game(ws, files={"cards.csv": "name,count\nA,0\nB,1\n"})
+    result = build_game(ws, "mini", BuildOptions(tmp_path / "out", jobs=1))
+    assert [str(w) for w in result.warnings] == [
+        "data/mini/cards.csv:2: warning: card 'a' has 0 copies; it is left out of the build"]
+
+
+def test_cli_build_force_flag(ws: Path, tmp_path: Path) -> None:
+    write_game(ws, files={"cards.csv": "name,power\nA,99\n"})
+    args = ["--root", str(ws), "build", "--out", str(tmp_path / "o"), "-j", "1"]
+    assert CliRunner().invoke(main, args).exit_code == 1
+    assert CliRunner().invoke(main, [*args, "--force"]).exit_code == 1  # a bad value still cannot be loaded
+
+
+def test_safe_zone_respects_text_anchor(ws: Path) -> None:
+    centred = '<svg {{ geo.svg_attrs }}><text x="{{ geo.width / 2 }}" y="100" font-size="12" ' \
+              'text-anchor="middle">{{ card.name }}</text></svg>\n'
+    write_game(ws, templates={"face.svg": centred, "back.svg": "<svg {{ geo.svg_attrs }}/>"})
+    assert validate_game(ws, "mini") == []
+    write_game(ws, templates={"face.svg": centred.replace("middle", "end").replace("geo.width / 2", "20"),
+                              "back.svg": "<svg {{ geo.svg_attrs }}/>"})
+    assert {(f.rule, f.message.split(" crosses")[1][:13]) for f in validate_game(ws, "mini")} == {
+        ("safe-zone", " the left edg")}
+
+
+def test_cli_validates_every_game_and_reports_each(ws: Path) -> None:
+    write_game(ws, "broken", manifest=MANIFEST.replace("title: Mini", "titel: Mini"))
+    result = CliRunner().invoke(main, ["--root", str(ws), "validate"])
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        "data/broken/game.yaml:1: error: title: this key is required",
+        "data/broken/game.yaml:1: error: titel: unknown key 'titel'; did you mean 'title'?",
+        "broken: 2 errors, 0 warnings (fix the errors before building)",
+        "mini: 0 errors, 0 warnings (ok)",
+    ]
+
+
+def test_rule_naming_an_unknown_deck(ws: Path) -> None:
+    write_game(ws, manifest=with_manifest("rules:\n  - {id: r, message: m, decks: [mian], check: \"power >= 0\"}\n"))
+    [finding] = validate_game(ws, "mini")
+    assert finding.message == "rule 'r' cannot be checked: unknown deck 'mian' in decks:; the decks are main"
