@@ -1,6 +1,7 @@
 """The build pipeline of one game: manifest -> cards -> SVG -> PNG (cached) -> outputs, swapped in atomically."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -13,10 +14,11 @@ from typing import Callable, Protocol
 from cardgen.changes import Changes, diff_records
 from cardgen.data import Card, load_cards
 from cardgen.errors import CardgenError, Problem
+from cardgen.freshness import is_current, settings_key, source_stamp
 from cardgen.fonts import FontBook, configure_fontconfig
 from cardgen.icons import IconLibrary
 from cardgen.manifest import Game, load_game
-from cardgen.render import RasterJob, content_key, run_jobs
+from cardgen.render import RasterJob, content_key, run_jobs, write_atomic
 from cardgen.templates import RenderedSVG, SVGRenderer
 
 
@@ -78,7 +80,7 @@ class BuildPlan:
 class BuildResult:
     """What a build did, for the CLI to report."""
 
-    game: Game
+    name: str
     out_dir: Path
     cards: int
     copies: int
@@ -187,7 +189,8 @@ def draw_plan(plan: BuildPlan, options: BuildOptions, reporter: Reporter) -> tup
 
 def build_fingerprint(record: dict, game: Game, options: BuildOptions, stages: list[OutputStage]) -> str:
     """A hash of everything a build's outputs depend on: cards, images, manifest, options and stages."""
-    stable = {k: v for k, v in record.items() if k not in ("built_at", "stats", "fingerprint")}
+    stable = {k: v for k, v in record.items()
+              if k not in ("built_at", "stats", "fingerprint", "settings", "sources", "warnings")}
     digest = hashlib.sha256(json.dumps(stable, sort_keys=True, default=str).encode())
     digest.update(game.manifest_path.read_bytes())
     digest.update(f"{options.keep_svg}|{[getattr(s, '__qualname__', repr(s)) for s in stages]}".encode())
@@ -202,34 +205,57 @@ def read_previous_record(out_dir: Path) -> dict | None:
         return None
 
 
+def _up_to_date(name: str, final: Path, record: dict, started: float, changes: Changes | None = None) -> BuildResult:
+    stats = record["stats"]
+    warnings = [Problem(**w) for w in record.get("warnings", [])]
+    return BuildResult(name, final, stats["cards"], stats["copies"], 0, stats["rendered"] + stats["cached"],
+                       time.perf_counter() - started, warnings, changes, up_to_date=True)
+
+
 def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter | None = None,
                stages: list[OutputStage] | None = None) -> BuildResult:
     """Build one game into `<out_root>/<name>/`; the previous output stays until the new one is complete.
 
-    When nothing an output depends on changed since the last build, nothing is drawn or written.
+    When no file the last build read has changed (sizes and times), nothing is validated, drawn or
+    written; when files changed but what they make did not, only build.json's file stamps are renewed.
     """
-    from cardgen.outputs.cards import card_record, write_card_files
+    from cardgen.outputs.cards import card_record
+    from cardgen.validate import validate_before_build
 
     started = time.perf_counter()
-    reporter = reporter or SilentReporter()
-    stages = stages or []
+    final = options.out_root / name
+    previous = read_previous_record(final)
+    settings = settings_key(options.keep_svg, options.force, [getattr(s, "__qualname__", repr(s)) for s in stages or []])
+    if is_current(previous, root, name, settings):
+        return _up_to_date(name, final, previous, started)  # type: ignore[arg-type]
     configure_fontconfig([root / "fonts"])
-    from cardgen.validate import validate_before_build
     findings = validate_before_build(root, name, options.out_root, options.force)
     plan = plan_build(root, name, options.out_root)
     plan.warnings = list(dict.fromkeys([*findings, *(w for w in plan.warnings if w.rule != "text-overflow")]))
-    final = options.out_root / name
-    previous = read_previous_record(final)
     record = card_record(plan, 0, 0)
-    record["fingerprint"] = build_fingerprint(record, plan.game, options, stages)
+    record["fingerprint"] = build_fingerprint(record, plan.game, options, stages or [])
+    used = {f.relative_to(root.resolve()).as_posix() for a in [*plan.faces.values(), *plan.backs.values()]
+            for f in a.rendered.files}
+    record.update(settings=settings, sources=source_stamp(root, name, sorted(used), recording=True),
+                  warnings=[dataclasses.asdict(w) for w in plan.warnings])
     changes = diff_records(previous, record) if previous else None
     if previous and previous.get("fingerprint") == record["fingerprint"]:
-        return BuildResult(plan.game, final, len(plan.cards), record["stats"]["copies"], 0,
-                           len(plan.faces) + len(plan.backs), time.perf_counter() - started, plan.warnings,
-                           changes, up_to_date=True)
-    rendered, cached = draw_plan(plan, options, reporter)
+        previous.update(settings=settings, sources=record["sources"], warnings=record["warnings"])
+        write_atomic(final / "build.json", lambda temp: temp.write_text(json.dumps(previous, indent=2)))
+        return _up_to_date(name, final, previous, started, changes)
+    rendered, cached = draw_plan(plan, options, reporter or SilentReporter())
     record["stats"].update(rendered=rendered, cached=cached)
-    staging = options.out_root / f".{name}.building"
+    _write_outputs(plan, record, options, stages or [], final)
+    return BuildResult(name, final, len(plan.cards), record["stats"]["copies"], rendered, cached,
+                       time.perf_counter() - started, plan.warnings, changes)
+
+
+def _write_outputs(plan: BuildPlan, record: dict, options: BuildOptions, stages: list[OutputStage],
+                   final: Path) -> None:
+    """Write card files and every output stage into a staging folder, then swap it into place."""
+    from cardgen.outputs.cards import write_card_files
+
+    staging = options.out_root / f".{final.name}.building"
     shutil.rmtree(staging, ignore_errors=True)
     try:
         write_card_files(plan, record, staging, options.keep_svg)
@@ -240,8 +266,6 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
         raise CardgenError(f"cannot write the output: {exc}", file=str(final)) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return BuildResult(plan.game, final, len(plan.cards), record["stats"]["copies"], rendered, cached,
-                       time.perf_counter() - started, plan.warnings, changes)
 
 
 def swap_into_place(staging: Path, final: Path) -> None:

@@ -99,7 +99,7 @@ def _report_build(result) -> None:
 
     for warning in result.warnings:
         click.secho(str(warning), fg="yellow", err=True)
-    name = result.game.name
+    name = result.name
     if result.changes is not None and not result.changes.empty:
         for line in describe(result.changes):
             click.echo(f"  {line}")

@@ -194,3 +194,32 @@ def test_print_changed_since_holds_only_changed_cards(tiny_game: Path) -> None:
     assert reader.pages[0].extract_text().count("page 1 of 2") == 1
     content = reader.pages[0].get_contents().get_data().decode("latin-1")
     assert content.count(" Do") == 3  # the changed card drawn three times, once per copy
+
+
+def test_unchanged_files_skip_validation_and_planning(tiny_game: Path, monkeypatch) -> None:
+    import os
+
+    import cardgen.build
+
+    _build(tiny_game)
+    old = time.time() - 10  # make every file look older than the racy window
+    for path in tiny_game.rglob("*"):
+        if path.is_file() and "output" not in path.parts:
+            os.utime(path, (old, old))
+    second = _build(tiny_game)  # same content: stamps are renewed, nothing drawn
+    assert second.up_to_date and second.rendered == 0
+    monkeypatch.setattr(cardgen.build, "plan_build", lambda *a: pytest.fail("planned although nothing changed"))
+    third = _build(tiny_game)
+    assert third.up_to_date
+    csv = tiny_game / "data" / "tiny" / "cards.csv"
+    csv.write_text(csv.read_text().replace("Alpha,1", "Alpha,9"))  # same size, new time
+    with pytest.raises(pytest.fail.Exception, match="planned"):
+        _build(tiny_game)
+
+
+def test_same_size_edit_right_after_a_build_is_seen(tiny_game: Path) -> None:
+    _build(tiny_game)
+    csv = tiny_game / "data" / "tiny" / "cards.csv"
+    csv.write_text(csv.read_text().replace("Alpha,1", "Alpha,9"))  # within the file-time tick, same size
+    result = _build(tiny_game)
+    assert not result.up_to_date and [c.id for c in result.changes.changed] == ["alpha"]
