@@ -10,10 +10,9 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    """An empty workspace in a temp folder that shares the repository's fonts and icons."""
-    root = tmp_path / "ws"
+def make_workspace(base: Path) -> Path:
+    """An empty workspace under `base` that shares the repository's fonts and icons."""
+    root = base / "ws"
     (root / "data").mkdir(parents=True)
     (root / "templates").mkdir()
     shutil.copytree(REPO / "fonts", root / "fonts")
@@ -21,18 +20,27 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
-def write_game(root: Path, name: str, manifest: str, files: dict[str, str],
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """An empty workspace in a temp folder that shares the repository's fonts and icons."""
+    return make_workspace(tmp_path)
+
+
+def write_game(root: Path, name: str, manifest: str, files: dict[str, str | bytes],
                templates: dict[str, str]) -> Path:
-    """Write a game's game.yaml, data files and templates into a workspace; return its data folder."""
+    """Write a game's game.yaml, data files (text is dedented, bytes kept) and templates; return its data folder."""
     data = root / "data" / name
     data.mkdir(parents=True, exist_ok=True)
-    (data / "game.yaml").write_text(textwrap.dedent(manifest))
-    for file, text in files.items():
-        (data / file).write_text(textwrap.dedent(text))
+    (data / "game.yaml").write_text(textwrap.dedent(manifest), encoding="utf-8")
+    for file, content in files.items():
+        if isinstance(content, bytes):
+            (data / file).write_bytes(content)
+        else:
+            (data / file).write_text(textwrap.dedent(content), encoding="utf-8")
     tdir = root / "templates" / name
     tdir.mkdir(parents=True, exist_ok=True)
     for file, text in templates.items():
-        (tdir / file).write_text(textwrap.dedent(text))
+        (tdir / file).write_text(textwrap.dedent(text), encoding="utf-8")
     return data
 
 

@@ -1,11 +1,13 @@
 """Helpers shared by the validator tests: a throw-away workspace with one small game."""
 from __future__ import annotations
 
-import shutil
 import textwrap
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.conftest import REPO, make_workspace
+from tests.conftest import write_game as write_any_game
+
+__all__ = ["REPO", "make_workspace", "write_game", "mini_workspace"]
 
 MANIFEST = """\
     title: Mini
@@ -48,32 +50,11 @@ CARDS = """\
 """
 
 
-def make_workspace(base: Path) -> Path:
-    """An empty workspace sharing the repository's fonts and icons."""
-    root = base / "ws"
-    (root / "data").mkdir(parents=True)
-    (root / "templates").mkdir()
-    shutil.copytree(REPO / "fonts", root / "fonts")
-    shutil.copytree(REPO / "icons", root / "icons")
-    return root
-
-
 def write_game(root: Path, name: str = "mini", manifest: str = MANIFEST, files: dict[str, str | bytes] | None = None,
                templates: dict[str, str] | None = None) -> Path:
-    """Write a game (manifest, data files, templates) into a workspace; return its data folder."""
-    data = root / "data" / name
-    data.mkdir(parents=True, exist_ok=True)
-    (data / "game.yaml").write_text(textwrap.dedent(manifest), encoding="utf-8")
-    for file, content in ({"cards.csv": CARDS} if files is None else files).items():
-        if isinstance(content, bytes):
-            (data / file).write_bytes(content)
-        else:
-            (data / file).write_text(textwrap.dedent(content), encoding="utf-8")
-    tdir = root / "templates" / name
-    tdir.mkdir(parents=True, exist_ok=True)
-    for file, text in ({"face.svg": FACE, "back.svg": BACK} if templates is None else templates).items():
-        (tdir / file).write_text(textwrap.dedent(text), encoding="utf-8")
-    return data
+    """Write a game into a workspace (by default the small game `mini`); return its data folder."""
+    return write_any_game(root, name, manifest, {"cards.csv": CARDS} if files is None else files,
+                          {"face.svg": FACE, "back.svg": BACK} if templates is None else templates)
 
 
 def mini_workspace(tmp_path: Path) -> Path:
