@@ -42,7 +42,7 @@ def generated_game(root: Path, cards: int) -> str:
     source = root / "data" / "scrapbots"
     target = root / "data" / "generated"
     target.mkdir()
-    manifest = (source / "game.yaml").read_text()
+    manifest = (source / "game.yaml").read_text().split("\nrules:")[0]  # Scrapbots' rules count its own cards
     (target / "game.yaml").write_text(manifest.replace("title: Scrapbots", "title: Generated"))
     for extra in source.iterdir():
         if extra.is_file() and extra.name not in ("game.yaml", "cards.csv"):

@@ -101,13 +101,16 @@ def cache_dir(out_root: Path) -> Path:
     return out_root / ".cache" / "png"
 
 
-def plan_build(root: Path, name: str, out_root: Path) -> BuildPlan:
-    """Load a game and render every face and distinct back to SVG; nothing is drawn yet."""
+def plan_build(root: Path, name: str, out_root: Path, rendered: dict | None = None) -> BuildPlan:
+    """Load a game and render every face and distinct back to SVG; nothing is drawn yet.
+
+    `rendered` holds SVGs rendered already (by validation), keyed by (template, deck, card id or None).
+    """
     game = load_game(root, name)
     cards = load_cards(game)
     fonts = FontBook(root / "fonts")
     icons = IconLibrary(root, game.spec.icons)
-    renderer = SVGRenderer(game, fonts, icons)
+    renderer = SVGRenderer(game, fonts, icons, rendered)
     plan = BuildPlan(game, [c for c in cards if c.copies > 0])
     for card in cards:
         if card.copies == 0:
@@ -229,8 +232,9 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     if is_current(previous, root, name, settings):
         return _up_to_date(name, final, previous, started)  # type: ignore[arg-type]
     configure_fontconfig([root / "fonts"])
-    findings = validate_before_build(root, name, options.out_root, options.force)
-    plan = plan_build(root, name, options.out_root)
+    svgs: dict = {}
+    findings = validate_before_build(root, name, options.out_root, options.force, svgs)
+    plan = plan_build(root, name, options.out_root, svgs)
     plan.warnings = list(dict.fromkeys([*findings, *(w for w in plan.warnings if w.rule != "text-overflow")]))
     record = card_record(plan, 0, 0)
     record["fingerprint"] = build_fingerprint(record, plan.game, options, stages or [])

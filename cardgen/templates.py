@@ -185,12 +185,16 @@ def _template_line(template_name: str) -> int | None:
 class SVGRenderer:
     """Renders card faces and backs of one game to SVG text."""
 
-    def __init__(self, game: Game, fonts: FontBook, icons: IconLibrary) -> None:
+    def __init__(self, game: Game, fonts: FontBook, icons: IconLibrary, done: dict | None = None) -> None:
         self.game, self.fonts, self.icons = game, fonts, icons
+        self.done = done or {}  # renders made earlier in this build: (template, deck, card id or None) -> SVG
         self.env = make_environment(game)
 
     def render(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
         """Render one template for a card (or for a deck's back when card is None)."""
+        earlier = self.done.get((template_name, deck, card.id if card else None))
+        if earlier is not None:
+            return earlier
         size = self.game.deck_size(self.game.spec.decks[deck])
         helpers = CardHelpers(self.game, self.fonts, self.icons, size, card)
         shown = relative(self.game.template_dir / template_name, self.game.root)

@@ -21,8 +21,12 @@ from cardgen.validate.schema import check_data
 __all__ = ["validate_game", "check_output_folder", "validate_before_build"]
 
 
-def validate_game(root: Path, name: str, layout: bool = True) -> list[Problem]:
-    """Every finding of one game, errors and warnings, layer by layer (layout can be skipped: it renders)."""
+def validate_game(root: Path, name: str, layout: bool = True, rendered: dict | None = None) -> list[Problem]:
+    """Every finding of one game, errors and warnings, layer by layer (layout can be skipped: it renders).
+
+    `rendered`, when given, receives the SVG of every face and back the layout layer rendered,
+    keyed by (template, deck, card id or None), so that a build need not render them again.
+    """
     try:
         game = load_game(root, name)
     except CardgenError as exc:
@@ -35,7 +39,7 @@ def validate_game(root: Path, name: str, layout: bool = True) -> list[Problem]:
     findings += RuleChecker(game, data, bad_rows).check()  # type: ignore[arg-type]
     if layout:
         bad_rows = {(p.file, p.row) for p in errors_in(findings) if p.row is not None}
-        findings += LayoutChecker(game).check(data.cards, bad_rows,  # type: ignore[arg-type]
+        findings += LayoutChecker(game, rendered).check(data.cards, bad_rows,  # type: ignore[arg-type]
                                               references.failed_templates)
     return unique(findings)
 
@@ -52,12 +56,13 @@ def check_output_folder(folder: Path) -> None:
                            "--out or fix its permissions", file=str(folder)) from None
 
 
-def validate_before_build(root: Path, name: str, out_root: Path, force: bool) -> list[Problem]:
+def validate_before_build(root: Path, name: str, out_root: Path, force: bool,
+                          rendered: dict | None = None) -> list[Problem]:
     """The first step of a build: validate (errors stop it unless forced) and check the output folder.
 
     Returns the findings to show with the build's result.
     """
-    findings = validate_game(root, name)
+    findings = validate_game(root, name, rendered=rendered)
     if errors_in(findings) and not force:
         raise CardgenError(findings)
     check_output_folder(out_root)

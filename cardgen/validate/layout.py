@@ -71,8 +71,9 @@ def text_runs(svg: str, default_family: str | None) -> list[TextRun]:
 class LayoutChecker:
     """Renders every card of a game to SVG and checks its text."""
 
-    def __init__(self, game: Game) -> None:
+    def __init__(self, game: Game, rendered: dict | None = None) -> None:
         self.game = game
+        self.rendered = rendered  # when given, every SVG rendered here is kept for the build to reuse
         self.fonts = FontBook(game.root / "fonts")
         self.renderer = SVGRenderer(game, self.fonts, IconLibrary(game.root, game.spec.icons))
 
@@ -102,6 +103,8 @@ class LayoutChecker:
                             file=card.source_file if card else relative(self.game.template_dir / template,
                                                                         self.game.root),
                             row=card.source_row if card else None, rule="render")]
+        if self.rendered is not None:
+            self.rendered[(template, deck, card.id if card else None)] = rendered
         findings = [as_error(w) if w.rule == "text-overflow" else w for w in rendered.warnings]
         geo = Geometry(self.game.deck_size(self.game.spec.decks[deck]))
         shown = relative(self.game.template_dir / template, self.game.root)
