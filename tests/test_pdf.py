@@ -305,3 +305,15 @@ def test_tokens_keep_their_transparency(tmp_path):
     assert len(reader.pages) == 1  # 30 one-inch tokens fit one Letter page
     (image,) = reader.pages[0]["/Resources"]["/XObject"].values()
     assert "/SMask" in image.get_object()
+
+
+def test_long_prints_are_split_into_files_numbered_across_them(built, record, few, tmp_path, monkeypatch):
+    import cardgen.outputs.pdf as pdf_module
+
+    monkeypatch.setattr(pdf_module, "PAGES_PER_FILE", 4)
+    result = write_print_pdf(record, built, PrintOptions(), tmp_path / "long.pdf", cards=few)
+    assert [p.name for p in result.files] == ["long-part1of3.pdf", "long-part2of3.pdf", "long-part3of3.pdf"]
+    readers = [pypdf.PdfReader(p) for p in result.files]
+    assert [len(r.pages) for r in readers] == [4, 4, 2]  # 16 + 20 copies: 2 + 3 front pages, each with its back
+    assert "page 5 of 10" in readers[1].pages[0].extract_text()
+    assert all(len(page.images) for r in readers for page in r.pages)

@@ -19,6 +19,7 @@ from cardgen.units import mm_to_pt
 log = logging.getLogger("cardgen")
 
 MARK_WIDTH_PT = 0.3
+PAGES_PER_FILE = 120  # even, so that a duplex front page and its back page share a file
 FOOTER_MAX_PT = 6.0
 FOOTER_MIN_PT = 3.5
 
@@ -50,13 +51,27 @@ def write_print_pdf(record: dict, build_dir: Path, options: PrintOptions, target
                          warnings=imposition.warnings)
     with tempfile.TemporaryDirectory(prefix="cardgen-print-") as scratch:
         images = ImageFiles(build_dir, options, Path(scratch))
-        documents = [(target, imposition.pages)]
+        documents = _volumes(target, imposition.pages)
         if imposition.back_pages:
-            documents.append((target.with_name(f"{target.stem}-backs.pdf"), imposition.back_pages))
-        for path, pages in documents:
-            write_atomic(path, lambda temp, pages=pages: _draw(temp, pages, record, images))
+            documents += _volumes(target.with_name(f"{target.stem}-backs.pdf"), imposition.back_pages)
+        for path, pages, first, total in documents:
+            write_atomic(path, lambda temp, pages=pages, first=first, total=total:
+                         _draw(temp, pages, record, images, first, total))
             result.files.append(path)
     return result
+
+
+def _volumes(path: Path, pages: list[Page]) -> list[tuple[Path, list[Page], int, int]]:
+    """Split a long document into files of at most PAGES_PER_FILE pages: (path, pages, first page, all pages).
+
+    reportlab keeps a document's images in memory until it is saved, so a game of thousands of
+    cards is written as several files (`<name>-part1of3.pdf`, ...) to keep memory bounded.
+    """
+    if len(pages) <= PAGES_PER_FILE:
+        return [(path, pages, 1, len(pages))]
+    starts = range(0, len(pages), PAGES_PER_FILE)
+    return [(path.with_name(f"{path.stem}-part{n}of{len(starts)}.pdf"), pages[i:i + PAGES_PER_FILE], i + 1,
+             len(pages)) for n, i in enumerate(starts, 1)]
 
 
 class ImageFiles:
@@ -118,8 +133,8 @@ class ImageFiles:
         return str(target)
 
 
-def _draw(path: Path, pages: list[Page], record: dict, images: ImageFiles) -> None:
-    """Draw pages into one PDF file."""
+def _draw(path: Path, pages: list[Page], record: dict, images: ImageFiles, first: int, total: int) -> None:
+    """Draw pages into one PDF file, numbered `first` on of `total` pages in the whole print."""
     from reportlab import rl_config
     from reportlab.pdfgen import canvas
 
@@ -128,13 +143,13 @@ def _draw(path: Path, pages: list[Page], record: dict, images: ImageFiles) -> No
     pdf = canvas.Canvas(str(path), pageCompression=1)
     pdf.setTitle(f"{game['title']} v{game['version']} print sheets")
     pdf.setCreator(f"cardgen {record.get('cardgen', '')}")
-    for number, page in enumerate(pages, 1):
+    for number, page in enumerate(pages, first):
         pdf.setPageSize((mm_to_pt(page.width), mm_to_pt(page.height)))
         _draw_page(pdf, page, images)
         deck = record["decks"].get(page.deck, {}).get("title", page.deck)
         side = page.note or page.side
         footer = (f"{game['title']} v{game['version']} · {deck} · {side} · built {record['built_at'][:10]}"
-                  f" · page {number} of {len(pages)}")
+                  f" · page {number} of {total}")
         _draw_footer(pdf, page, footer)
         pdf.showPage()
     pdf.save()
