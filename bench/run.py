@@ -253,6 +253,15 @@ def main() -> None:
     g2, _ = cold_builds(gen, ["generated"], 2, [])
     report(f"| generated game of 100 unique cards, card images only: --jobs 1 / --jobs 2 | {g1:.2f} s / {g2:.2f} s "
            f"({g_drawn} images), speed-up {g1 / g2:.2f}x |")
+    g_out = Path(tempfile.mkdtemp(prefix="cardgen-bench-"))
+    g_cold, _ = timed_build(gen, "generated", g_out, 2)
+    csv_path = gen / "data" / "generated" / "cards.csv"
+    golem = "Golem 00005,Scrapbot,center,1,9,,"
+    csv_path.write_text(csv_path.read_text().replace(golem + "70", golem + "80"))
+    g_edit, g_result = timed_build(gen, "generated", g_out, 2)
+    report(f"| generated game of 100 cards, all outputs: cold {g_cold:.2f} s; one card edited | {g_result.rendered} "
+           f"image(s) drawn, {g_edit * 1000:.0f} ms = {100 * g_edit / g_cold:.1f}% of its cold build |")
+    shutil.rmtree(g_out)
     report(f"| generated game, 100 cards (--jobs 2, command) | {small_s:.1f} s, {1000 * small_s / small_n:.0f} ms/image |")
     report(f"| generated game, {big_cards} cards (--jobs 2, command) | {big_s:.1f} s, "
            f"{1000 * big_s / big_n:.0f} ms/image = {(big_s / big_n) / (small_s / small_n):.2f}x the 100-card "
