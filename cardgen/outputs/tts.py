@@ -185,6 +185,25 @@ class _Exporter:
         known.update({b["image"]: b["hash"] for b in self.record["backs"].values()})
         return known.get(path, str(path))
 
+    def cell(self, path: str, deck: dict, size: tuple[int, int]) -> Image.Image:
+        """A card trimmed and scaled to a sheet cell, cached by the card's hash and the cell size.
+
+        Decoding and scaling every card of a sheet is most of a sheet's cost; with the cells cached,
+        remaking the sheet after a one-card edit decodes small cells and scales one card.
+        """
+        png = self.options.image_format == "png"
+        key = inputs_key(["cell", self.image_hash(path), f"{size}", f"{deck['bleed_mm']}", str(png)])
+        cached = self.out_dir.parent / ".cache" / "tts-cells" / key[:2] / f"{key}{'.png' if png else '.jpg'}"
+        if cached.is_file():
+            with Image.open(cached) as image:
+                return image.convert("RGB")
+        image = self.trimmed(path, deck).convert("RGB").resize(size, Image.LANCZOS)
+        # Cells are kept lossless for PNG sheets; for JPEG sheets a high-quality JPEG is lossless enough.
+        options = {"format": "PNG", "compress_level": 1} if png else {"format": "JPEG", "quality": 97,
+                                                                         "subsampling": 0}
+        write_atomic(cached, lambda temp: image.save(temp, **options))
+        return image
+
     def sheet_image(self, sheet: Sheet, load: Callable[[str], Image.Image]) -> Image.Image:
         """Cards pasted into their cells: slot k at column k % columns, row k // columns, no gaps.
 
@@ -252,7 +271,8 @@ class _Exporter:
         for index, sheet in enumerate(sheets):
             layout = f"{sheet.width}x{sheet.height}/{sheet.cell_width}x{sheet.cell_height}/{deck['bleed_mm']}"
             face_url = self.save_cached(
-                lambda sheet=sheet: self.sheet_image(sheet, lambda i: self.trimmed(by_id[i]["face"], deck)),
+                lambda sheet=sheet: self.sheet_image(
+                    sheet, lambda i: self.cell(by_id[i]["face"], deck, (sheet.cell_width, sheet.cell_height))),
                 f"{deck_name}-{index + 1}", [layout, *(by_id[i]["hash"] for i in sheet.card_ids)])
             if unique_back:
                 back_url = self.save_cached(lambda sheet=sheet: self.sheet_image(sheet, back_of),
