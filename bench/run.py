@@ -251,8 +251,9 @@ def main() -> None:
     generated_game(gen, 100)
     g1, g_drawn = cold_builds(gen, ["generated"], 1, [])
     g2, _ = cold_builds(gen, ["generated"], 2, [])
+    g_floor = floor_seconds(gen, svgs_of(gen, ["generated"]))
     report(f"| generated game of 100 unique cards, card images only: --jobs 1 / --jobs 2 | {g1:.2f} s / {g2:.2f} s "
-           f"({g_drawn} images), speed-up {g1 / g2:.2f}x |")
+           f"({g_drawn} images), speed-up {g1 / g2:.2f}x; floor {g_floor:.2f} s, overhead {g1 / g_floor:.2f}x |")
     g_out = Path(tempfile.mkdtemp(prefix="cardgen-bench-"))
     g_cold, _ = timed_build(gen, "generated", g_out, 2)
     csv_path = gen / "data" / "generated" / "cards.csv"
