@@ -263,7 +263,8 @@ def main() -> None:
     report(f"| generated game of 100 cards, all outputs: cold {g_cold:.2f} s; one card edited | {g_result.rendered} "
            f"image(s) drawn, {g_edit * 1000:.0f} ms = {100 * g_edit / g_cold:.1f}% of its cold build |")
     shutil.rmtree(g_out)
-    report(f"| generated game, 100 cards (--jobs 2, command) | {small_s:.1f} s, {1000 * small_s / small_n:.0f} ms/image |")
+    report(f"| generated game, 100 cards (--jobs 2, command) | {small_s:.1f} s, "
+           f"{1000 * small_s / small_n:.0f} ms/image |")
     report(f"| generated game, {big_cards} cards (--jobs 2, command) | {big_s:.1f} s, "
            f"{1000 * big_s / big_n:.0f} ms/image = {(big_s / big_n) / (small_s / small_n):.2f}x the 100-card "
            f"cost per card; peak RSS of one process {peak:.0f} MiB |")

@@ -228,7 +228,8 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     started = time.perf_counter()
     final = options.out_root / name
     previous = read_previous_record(final)
-    settings = settings_key(options.keep_svg, options.force, [getattr(s, "__qualname__", repr(s)) for s in stages or []])
+    stage_names = [getattr(stage, "__qualname__", repr(stage)) for stage in stages or []]
+    settings = settings_key(options.keep_svg, options.force, stage_names)
     if is_current(previous, root, name, settings):
         return _up_to_date(name, final, previous, started)  # type: ignore[arg-type]
     configure_fontconfig([root / "fonts"])

@@ -456,7 +456,8 @@ def tile_pages(item: Item, options: PrintOptions) -> list[Page]:
             page = Page(width, height, "front", item.deck, [slot],
                         note=f"tile {row * cols + col + 1} of {rows * cols} (row {row + 1}, column {col + 1})")
             # Overlap lines: where the neighbours' edges fall on this tile.
-            overlap = Rect(clip.x + (TILE_OVERLAP_MM if col else 0), clip.y + (TILE_OVERLAP_MM if row < rows - 1 else 0),
+            overlap = Rect(clip.x + (TILE_OVERLAP_MM if col else 0),
+                           clip.y + (TILE_OVERLAP_MM if row < rows - 1 else 0),
                            clip.w - TILE_OVERLAP_MM * ((col > 0) + (col < cols - 1)),
                            clip.h - TILE_OVERLAP_MM * ((row > 0) + (row < rows - 1)))
             edges = [slot.trim, overlap] if rows * cols > 1 else [slot.trim]

@@ -272,7 +272,8 @@ class _Exporter:
             layout = f"{sheet.width}x{sheet.height}/{sheet.cell_width}x{sheet.cell_height}/{deck['bleed_mm']}"
             face_url = self.save_cached(
                 lambda sheet=sheet: self.sheet_image(
-                    sheet, lambda i: self.cell(by_id[i]["face"], deck, (sheet.cell_width, sheet.cell_height))),
+                    sheet, lambda card_id: self.cell(by_id[card_id]["face"], deck, (sheet.cell_width,
+                                                                                     sheet.cell_height))),
                 f"{deck_name}-{index + 1}", [layout, *(by_id[i]["hash"] for i in sheet.card_ids)])
             if unique_back:
                 back_url = self.save_cached(lambda sheet=sheet: self.sheet_image(sheet, back_of),
