@@ -239,13 +239,30 @@ def _model_keys(loc: tuple) -> list[str]:
     return []
 
 
+def _key_path(loc: tuple, lines: dict) -> tuple:
+    """The YAML key path of a pydantic error location, without the union member tags pydantic adds.
+
+    A tag ("DeckSpec", "str", "function-after[...]") never is a key of the file, so a part is kept
+    when the file has that key path, or when it does not look like a tag (a missing key).
+    """
+    models = {cls.__name__ for cls in Strict.__subclasses__()}
+    kept: tuple = ()
+    for part in loc:
+        tag = isinstance(part, str) and (part in models or part in ("str", "int", "float", "bool") or "[" in part)
+        if (*kept, part) in lines or not tag:
+            kept = (*kept, part)
+    return kept
+
+
 def _problems_from(exc: ValidationError, shown_as: str, lines: dict) -> list[Problem]:
+    found = [(_key_path(err["loc"], lines), err) for err in exc.errors()]
+    # A union reports each member that failed: where a mapping member found a problem deeper inside a
+    # key, the scalar members' "should be a string" at the key itself is noise.
+    deeper = {loc[:i] for loc, _ in found for i in range(len(loc))}
     problems = []
-    for err in exc.errors():
-        # pydantic adds the union member name ("DeckSpec", "str") to paths; drop those.
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and (p[:1].isupper() or p in
-                                                  ("str", "function-after[_known_size(), SizeSpec]"))))
-        loc = tuple(p for p in loc if "[" not in str(p))
+    for loc, err in found:
+        if loc in deeper and err["type"] not in ("extra_forbidden", "missing"):
+            continue
         key = ".".join(str(p) for p in loc) or "(top level)"
         if err["type"] == "extra_forbidden":
             message = f"unknown key '{loc[-1]}'{_suggest(str(loc[-1]), _model_keys(loc))}"
@@ -254,7 +271,6 @@ def _problems_from(exc: ValidationError, shown_as: str, lines: dict) -> list[Pro
         else:
             message = err["msg"].removeprefix("Value error, ")
         problems.append(Problem(f"{key}: {message}", file=shown_as, row=line_of(lines, loc)))
-    # A union reports each failed member; keep one line per key and message.
     return list(dict.fromkeys(problems))
 
 

@@ -66,3 +66,13 @@ def test_poker_pixels_with_bleed() -> None:
     spec = GameSpec.model_validate({"title": "t", "decks": {"d": {"source": "x.csv", "face": "f.svg"}}})
     size = resolve_size("poker", spec)
     assert (size.full_width_px, size.full_height_px) == (825, 1125)
+
+
+def test_capitalised_deck_and_column_names_stay_in_the_key_path(workspace) -> None:
+    manifest = SIMPLE_MANIFEST.replace("      main:", "      Main:").replace("      power: int", "      Power: {type: integer}")
+    write_game(workspace, "caps", manifest.replace("        face: face.svg", "        face: {by: kind}"), {}, {})
+    with pytest.raises(CardgenError) as info:
+        load_game(workspace, "caps")
+    messages = [p.message for p in info.value.problems]
+    assert any(m.startswith("fields.Power.type:") for m in messages), messages
+    assert any(m.startswith("decks.Main.face.templates: this key is required") for m in messages), messages
