@@ -228,15 +228,21 @@ def _model_keys(loc: tuple) -> list[str]:
     """The keys allowed at the place of an unknown key, for a 'did you mean'."""
     model: Any = GameSpec
     for part in loc[:-1]:
-        if isinstance(model, type) and issubclass(model, BaseModel) and part in model.model_fields:
-            annotation = model.model_fields[part].annotation
+        fields = _yaml_fields(model) if isinstance(model, type) and issubclass(model, BaseModel) else {}
+        if part in fields:
+            annotation = fields[part].annotation
             args = getattr(annotation, "__args__", (annotation,))
             model = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), args[-1])
         elif hasattr(model, "__args__"):
             model = next((a for a in model.__args__ if isinstance(a, type) and issubclass(a, BaseModel)), model)
     if isinstance(model, type) and issubclass(model, BaseModel):
-        return list(model.model_fields)
+        return list(_yaml_fields(model))
     return []
+
+
+def _yaml_fields(model: type[BaseModel]) -> dict[str, Any]:
+    """A model's fields by the key written in YAML (its alias, as `print` for `print_options`)."""
+    return {info.alias or name: info for name, info in model.model_fields.items()}
 
 
 def _key_path(loc: tuple, lines: dict) -> tuple:

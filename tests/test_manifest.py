@@ -76,3 +76,12 @@ def test_capitalised_deck_and_column_names_stay_in_the_key_path(workspace) -> No
     messages = [p.message for p in info.value.problems]
     assert any(m.startswith("fields.Power.type:") for m in messages), messages
     assert any(m.startswith("decks.Main.face.templates: this key is required") for m in messages), messages
+
+
+def test_unknown_key_in_an_aliased_section_gets_a_suggestion(workspace) -> None:
+    write_game(workspace, "p", SIMPLE_MANIFEST + "    print:\n      papr: a4\n    prnt: {}\n", {}, {})
+    with pytest.raises(CardgenError) as info:
+        load_game(workspace, "p")
+    messages = [p.message for p in info.value.problems]
+    assert "print.papr: unknown key 'papr'; did you mean 'paper'?" in messages
+    assert "prnt: unknown key 'prnt'; did you mean 'print'?" in messages
