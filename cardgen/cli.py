@@ -174,8 +174,11 @@ _PRINT_CHOICES = {
               help="Folder for the PDF (default: output/<game>/print).")
 @click.option("--changed-since", "since", default=None,
               help="Only the cards added or changed since this snapshot (see `cardgen snapshot`).")
+@click.option("--from", "built_root", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output root holding the built game, if it was built with `build --out` (default: <root>/output).")
 @click.pass_obj
-def print_command(root: Path, game: str, out: Path | None, since: str | None, **flags: object) -> None:
+def print_command(root: Path, game: str, out: Path | None, since: str | None, built_root: Path | None,
+                  **flags: object) -> None:
     """Write the print-and-play PDF of a built GAME (reads output/<game>/build.json)."""
     from cardgen.outputs.cards import read_build_record
     from cardgen.outputs.imposition import PrintOptions
@@ -183,7 +186,7 @@ def print_command(root: Path, game: str, out: Path | None, since: str | None, **
 
     spec = _print_spec(root, game, flags)
     options = PrintOptions.from_spec(spec)
-    build_dir = root / "output" / game
+    build_dir = (built_root or root / "output").resolve() / game
     record = read_build_record(build_dir)
     target = (out or build_dir / "print") / print_pdf_name(game, options)
     cards = None

@@ -223,3 +223,14 @@ def test_same_size_edit_right_after_a_build_is_seen(tiny_game: Path) -> None:
     csv.write_text(csv.read_text().replace("Alpha,1", "Alpha,9"))  # within the file-time tick, same size
     result = _build(tiny_game)
     assert not result.up_to_date and [c.id for c in result.changes.changed] == ["alpha"]
+
+
+def test_print_from_a_build_made_elsewhere(tiny_game: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    elsewhere = tmp_path / "elsewhere"
+    assert runner.invoke(main, ["--root", str(tiny_game), "build", "-j", "1", "--out", str(elsewhere)]).exit_code == 0
+    missing = runner.invoke(main, ["--root", str(tiny_game), "print", "tiny"])
+    assert missing.exit_code == 1 and "run `cardgen build tiny` first" in missing.output
+    result = runner.invoke(main, ["--root", str(tiny_game), "print", "tiny", "--from", str(elsewhere)])
+    assert result.exit_code == 0, result.output
+    assert (elsewhere / "tiny" / "print" / "tiny-letter.pdf").is_file()
