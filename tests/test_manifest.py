@@ -69,7 +69,8 @@ def test_poker_pixels_with_bleed() -> None:
 
 
 def test_capitalised_deck_and_column_names_stay_in_the_key_path(workspace) -> None:
-    manifest = SIMPLE_MANIFEST.replace("      main:", "      Main:").replace("      power: int", "      Power: {type: integer}")
+    manifest = SIMPLE_MANIFEST.replace("      main:", "      Main:")
+    manifest = manifest.replace("      power: int", "      Power: {type: integer}")
     write_game(workspace, "caps", manifest.replace("        face: face.svg", "        face: {by: kind}"), {}, {})
     with pytest.raises(CardgenError) as info:
         load_game(workspace, "caps")
