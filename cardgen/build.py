@@ -19,7 +19,7 @@ from cardgen.fonts import FontBook, configure_fontconfig
 from cardgen.icons import IconLibrary
 from cardgen.manifest import Game, load_game
 from cardgen.render import RasterJob, content_key, run_jobs, write_atomic
-from cardgen.templates import RenderedSVG, SVGRenderer
+from cardgen.templates import RenderedSVG, SVGCache, SVGRenderer, svg_cache_dir
 
 
 class Reporter(Protocol):
@@ -110,7 +110,7 @@ def plan_build(root: Path, name: str, out_root: Path, rendered: dict | None = No
     cards = load_cards(game)
     fonts = FontBook(root / "fonts")
     icons = IconLibrary(root, game.spec.icons)
-    renderer = SVGRenderer(game, fonts, icons, rendered)
+    renderer = SVGRenderer(game, fonts, icons, rendered, SVGCache(svg_cache_dir(out_root), game))
     plan = BuildPlan(game, [c for c in cards if c.copies > 0])
     for card in cards:
         if card.copies == 0:

@@ -1,6 +1,9 @@
 """The Jinja environment and the per-card context: SVG text for every face and back."""
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -182,19 +185,89 @@ def _template_line(template_name: str) -> int | None:
     return line
 
 
+def svg_cache_dir(out_root: Path) -> Path:
+    """Where builds keep rendered SVGs for the next build."""
+    return out_root / ".cache" / "svg"
+
+
+class SVGCache:
+    """Rendered SVGs kept on disk between builds, keyed by everything a render reads.
+
+    The key covers the manifest, every file under templates/, icons/ and fonts/ (by content), the
+    card's fields, copies and source row, the deck and the template name. Images a card draws are
+    named in its SVG by path; their content is part of the PNG cache key, not this one.
+    """
+
+    def __init__(self, folder: Path, game: Game) -> None:
+        from cardgen import __version__
+        from cardgen.render import file_digest
+
+        self.folder = folder
+        digest = hashlib.sha256(f"{__version__}\0".encode() + game.manifest_path.read_bytes())
+        for shared in ("templates", "icons", "fonts"):
+            for path in sorted((game.root / shared).rglob("*")) if (game.root / shared).is_dir() else []:
+                if path.is_file():
+                    digest.update(f"{path.relative_to(game.root)}:{file_digest(path)}".encode())
+        self.base = digest.hexdigest()
+
+    def key(self, template_name: str, deck: str, card: Card | None) -> str:
+        """The cache key of one render."""
+        about = None if card is None else [card.id, card.name, card.copies, card.fields, card.source_file,
+                                           card.source_row]
+        text = json.dumps([self.base, template_name, deck, about], sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    def _path(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.json"
+
+    def get(self, key: str, name: str) -> RenderedSVG | None:
+        """A cached render whose image files all still exist, or None."""
+        try:
+            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        files = [Path(f) for f in data["files"]]
+        if not all(f.is_file() for f in files):
+            return None  # render again: that reports the missing image properly
+        return RenderedSVG(name, data["svg"], files, [Problem(**w) for w in data["warnings"]])
+
+    def put(self, key: str, rendered: RenderedSVG) -> None:
+        """Keep a render for the next build (best effort: a cache that cannot be written is skipped)."""
+        from cardgen.render import write_atomic
+
+        data = {"svg": rendered.svg, "files": [str(f) for f in rendered.files],
+                "warnings": [dataclasses.asdict(w) for w in rendered.warnings]}
+        try:
+            write_atomic(self._path(key), lambda temp: temp.write_text(json.dumps(data), encoding="utf-8"))
+        except OSError:
+            pass
+
+
 class SVGRenderer:
     """Renders card faces and backs of one game to SVG text."""
 
-    def __init__(self, game: Game, fonts: FontBook, icons: IconLibrary, done: dict | None = None) -> None:
+    def __init__(self, game: Game, fonts: FontBook, icons: IconLibrary, done: dict | None = None,
+                 cache: SVGCache | None = None) -> None:
         self.game, self.fonts, self.icons = game, fonts, icons
         self.done = done or {}  # renders made earlier in this build: (template, deck, card id or None) -> SVG
+        self.cache = cache
         self.env = make_environment(game)
 
     def render(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
-        """Render one template for a card (or for a deck's back when card is None)."""
+        """Render one template for a card (or for a deck's back when card is None), from the caches if there."""
         earlier = self.done.get((template_name, deck, card.id if card else None))
         if earlier is not None:
             return earlier
+        if self.cache is None:
+            return self._render(template_name, key, deck, card)
+        cache_key = self.cache.key(template_name, deck, card)
+        rendered = self.cache.get(cache_key, key)
+        if rendered is None:
+            rendered = self._render(template_name, key, deck, card)
+            self.cache.put(cache_key, rendered)
+        return rendered
+
+    def _render(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
         size = self.game.deck_size(self.game.spec.decks[deck])
         helpers = CardHelpers(self.game, self.fonts, self.icons, size, card)
         shown = relative(self.game.template_dir / template_name, self.game.root)

@@ -234,3 +234,44 @@ def test_print_from_a_build_made_elsewhere(tiny_game: Path, tmp_path: Path) -> N
     result = runner.invoke(main, ["--root", str(tiny_game), "print", "tiny", "--from", str(elsewhere)])
     assert result.exit_code == 0, result.output
     assert (elsewhere / "tiny" / "print" / "tiny-letter.pdf").is_file()
+
+
+def test_svg_cache_renders_only_what_changed(tiny_game: Path, monkeypatch) -> None:
+    from cardgen.templates import SVGRenderer
+
+    renders: list[str] = []
+    original = SVGRenderer._render
+
+    def counting(self, template_name, key, deck, card):
+        renders.append(key)
+        return original(self, template_name, key, deck, card)
+
+    monkeypatch.setattr(SVGRenderer, "_render", counting)
+    _build(tiny_game)
+    assert sorted(renders) == ["alpha", "back.svg", "beta", "na"]
+    renders.clear()
+    csv = tiny_game / "data" / "tiny" / "cards.csv"
+    csv.write_text(csv.read_text().replace("Plain", "Plainer"))
+    _build(tiny_game)
+    assert renders == ["na"]  # validation rendered it once; the build reused that
+    renders.clear()
+    face = tiny_game / "templates" / "tiny" / "face.svg"
+    face.write_text(face.read_text().replace("#ffffff", "#fffff0"))
+    result = _build(tiny_game)
+    assert sorted(renders) == ["alpha", "back.svg", "beta", "na"] and result.rendered == 3
+
+
+def test_cached_svg_with_a_deleted_image_is_an_error_not_a_crash(workspace: Path) -> None:
+    from PIL import Image
+
+    from cardgen.errors import CardgenError
+    from tests.conftest import SIMPLE_BACK, SIMPLE_MANIFEST, write_game
+
+    face = '<svg {{ geo.svg_attrs }}>{{ image(card.art, 0, 0, 100, 100) }}</svg>'
+    data = write_game(workspace, "i", SIMPLE_MANIFEST, {"cards.csv": "name,art\nA,red.png\n"},
+                      {"face.svg": face, "back.svg": SIMPLE_BACK})
+    Image.new("RGB", (4, 4), "red").save(data / "red.png")
+    build_game(workspace, "i", BuildOptions(workspace / "output", jobs=1))
+    (data / "red.png").unlink()
+    with pytest.raises(CardgenError, match="red.png"):
+        build_game(workspace, "i", BuildOptions(workspace / "output", jobs=1))

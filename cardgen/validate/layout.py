@@ -14,7 +14,7 @@ from cardgen.errors import CardgenError, Problem, relative
 from cardgen.fonts import FontBook, FontFace
 from cardgen.icons import IconLibrary
 from cardgen.manifest import Game
-from cardgen.templates import Geometry, SVGRenderer
+from cardgen.templates import Geometry, SVGCache, SVGRenderer
 from cardgen.validate.findings import as_error
 
 _TEXT = re.compile(r"<text\b([^>]*)>(.*?)</text>", re.DOTALL)
@@ -71,11 +71,11 @@ def text_runs(svg: str, default_family: str | None) -> list[TextRun]:
 class LayoutChecker:
     """Renders every card of a game to SVG and checks its text."""
 
-    def __init__(self, game: Game, rendered: dict | None = None) -> None:
+    def __init__(self, game: Game, rendered: dict | None = None, cache: SVGCache | None = None) -> None:
         self.game = game
         self.rendered = rendered  # when given, every SVG rendered here is kept for the build to reuse
         self.fonts = FontBook(game.root / "fonts")
-        self.renderer = SVGRenderer(game, self.fonts, IconLibrary(game.root, game.spec.icons))
+        self.renderer = SVGRenderer(game, self.fonts, IconLibrary(game.root, game.spec.icons), cache=cache)
 
     def check(self, cards: list[Card], skip_rows: set[tuple[str, int]], skip_templates: set[str]) -> list[Problem]:
         """Findings of every card face and every deck's back (cards and templates with errors are skipped)."""
