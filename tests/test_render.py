@@ -25,6 +25,12 @@ def _texts(svg: str) -> list[str]:
     return ["".join(t.itertext()) for t in root.iter(f"{SVG_NS}tspan")]
 
 
+def _plan_with_face(workspace: Path, face: str, cards: str = "name,power\nAlpha,1\n"):
+    """Write a one-deck game `g` with this face template and data, then plan its build."""
+    write_game(workspace, "g", SIMPLE_MANIFEST, {"cards.csv": cards}, {"face.svg": face, "back.svg": SIMPLE_BACK})
+    return plan_build(workspace, "g", workspace / "output")
+
+
 def test_markup_parsing() -> None:
     paragraphs = parse_markup("**Activate:** deal 2 :energy:\nnext *line here*")
     first = paragraphs[0]
@@ -88,31 +94,22 @@ def test_escaping_and_markup_render_as_text(tiny_game) -> None:
 
 
 def test_undefined_field_names_template_line_and_card(workspace) -> None:
-    face = '<svg {{ geo.svg_attrs }}>\n  <text>{{ card.nmae }}</text>\n</svg>\n'
-    write_game(workspace, "u", SIMPLE_MANIFEST, {"cards.csv": "name,power\nAlpha,1\n"},
-               {"face.svg": face, "back.svg": SIMPLE_BACK})
     with pytest.raises(CardgenError) as info:
-        plan_build(workspace, "u", workspace / "output")
+        _plan_with_face(workspace, '<svg {{ geo.svg_attrs }}>\n  <text>{{ card.nmae }}</text>\n</svg>\n')
     problem = info.value.problems[0]
-    assert problem.file == "templates/u/face.svg" and problem.row == 2
+    assert problem.file == "templates/g/face.svg" and problem.row == 2
     assert "nmae" in problem.message and "card 'alpha'" in problem.message and "cards.csv:2" in problem.message
 
 
 def test_template_syntax_error_names_line(workspace) -> None:
-    face = '<svg {{ geo.svg_attrs }}>\n{% if card.name %}\n</svg>\n'
-    write_game(workspace, "s", SIMPLE_MANIFEST, {"cards.csv": "name,power\nAlpha,1\n"},
-               {"face.svg": face, "back.svg": SIMPLE_BACK})
     with pytest.raises(CardgenError, match="template syntax error") as info:
-        plan_build(workspace, "s", workspace / "output")
-    assert info.value.problems[0].file == "templates/s/face.svg"
+        _plan_with_face(workspace, '<svg {{ geo.svg_attrs }}>\n{% if card.name %}\n</svg>\n')
+    assert info.value.problems[0].file == "templates/g/face.svg"
 
 
 def test_unbundled_font_is_an_error(workspace) -> None:
-    face = '<svg {{ geo.svg_attrs }}><text font-family="Comic Sans MS">x</text></svg>'
-    write_game(workspace, "f", SIMPLE_MANIFEST, {"cards.csv": "name,power\nAlpha,1\n"},
-               {"face.svg": face, "back.svg": SIMPLE_BACK})
     with pytest.raises(CardgenError, match="font family 'Comic Sans MS' is not bundled"):
-        plan_build(workspace, "f", workspace / "output")
+        _plan_with_face(workspace, '<svg {{ geo.svg_attrs }}><text font-family="Comic Sans MS">x</text></svg>')
 
 
 def test_url_fetcher_refuses_outside_and_network(tmp_path: Path) -> None:
@@ -130,11 +127,9 @@ def test_url_fetcher_refuses_outside_and_network(tmp_path: Path) -> None:
 
 
 def test_image_helper_refuses_escaping_paths(workspace) -> None:
-    face = '<svg {{ geo.svg_attrs }}>{{ image(card.art, 0, 0, 100, 100) }}</svg>'
-    write_game(workspace, "i", SIMPLE_MANIFEST, {"cards.csv": "name,art\nA,../../../etc/passwd\n"},
-               {"face.svg": face, "back.svg": SIMPLE_BACK})
     with pytest.raises(CardgenError, match="outside the project"):
-        plan_build(workspace, "i", workspace / "output")
+        _plan_with_face(workspace, '<svg {{ geo.svg_attrs }}>{{ image(card.art, 0, 0, 100, 100) }}</svg>',
+                        "name,art\nA,../../../etc/passwd\n")
 
 
 def test_image_in_card_is_drawn(workspace) -> None:
