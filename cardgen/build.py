@@ -200,14 +200,6 @@ def build_fingerprint(record: dict, game: Game, options: BuildOptions, stages: l
     return digest.hexdigest()[:32]
 
 
-def read_previous_record(out_dir: Path) -> dict | None:
-    """The build.json of the last finished build, if there is a readable one."""
-    try:
-        return json.loads((out_dir / "build.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 def _up_to_date(name: str, final: Path, record: dict, started: float, changes: Changes | None = None) -> BuildResult:
     stats = record["stats"]
     warnings = [Problem(**w) for w in record.get("warnings", [])]
@@ -222,7 +214,7 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     When no file the last build read has changed (sizes and times), nothing is validated, drawn or
     written; when files changed but what they make did not, only build.json's file stamps are renewed.
     """
-    from cardgen.outputs.cards import card_record
+    from cardgen.outputs.cards import card_record, read_previous_record
     from cardgen.validate import validate_before_build
 
     started = time.perf_counter()

@@ -248,13 +248,11 @@ def calibrate(root: Path, paper: str, duplex: str, out: Path | None) -> None:
 @click.pass_obj
 def snapshot(root: Path, game: str, name: str, out: Path | None, force: bool) -> None:
     """Record the current build of GAME as version NAME (e.g. the one you printed)."""
-    from cardgen.build import read_previous_record
     from cardgen.changes import snapshot_path
+    from cardgen.outputs.cards import read_build_record
     from cardgen.render import write_atomic
 
-    record = read_previous_record((out or root / "output") / game)
-    if record is None:
-        raise CardgenError(f"{game} has not been built yet; run `cardgen build {game}` first")
+    record = read_build_record((out or root / "output") / game)
     path = snapshot_path(root, game, name)
     if path.exists() and not force:
         raise CardgenError(f"snapshot '{name}' of {game} exists already ({path}); use --force to replace it")
@@ -271,12 +269,10 @@ def snapshot(root: Path, game: str, name: str, out: Path | None, force: bool) ->
 @click.pass_obj
 def changes(root: Path, game: str, since: str, out: Path | None) -> None:
     """List the cards of GAME added, changed or removed since a snapshot, with field changes."""
-    from cardgen.build import read_previous_record
     from cardgen.changes import describe, diff_records, load_snapshot
+    from cardgen.outputs.cards import read_build_record
 
-    record = read_previous_record((out or root / "output") / game)
-    if record is None:
-        raise CardgenError(f"{game} has not been built yet; run `cardgen build {game}` first")
+    record = read_build_record((out or root / "output") / game)
     diff = diff_records(load_snapshot(root, game, since), record)
     click.echo(f"{game} since '{since}': {len(diff.added)} added, {len(diff.changed)} changed, "
                f"{len(diff.removed)} removed")

@@ -9,7 +9,6 @@ from xml.etree import ElementTree
 
 from cardgen.errors import CardgenError, relative
 
-SVG_NS = "{http://www.w3.org/2000/svg}"
 _MAX_ICON_BYTES = 1_000_000
 
 

@@ -86,11 +86,19 @@ def _deck_record(game, name: str) -> dict:
             "pixels": {"width": size.full_width_px, "height": size.full_height_px}}
 
 
+def read_previous_record(out_dir: Path) -> dict | None:
+    """The build.json of the last finished build, if there is a readable one."""
+    try:
+        return json.loads((out_dir / BUILD_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
 def read_build_record(out_dir: Path) -> dict:
-    """Load build.json of a built game (for output stages run on their own)."""
+    """Load build.json of a built game (for commands run after a build); a clear error when there is none."""
     from cardgen.errors import CardgenError
 
-    path = out_dir / BUILD_RECORD
-    if not path.is_file():
-        raise CardgenError(f"no build found at {path}; run `cardgen build {out_dir.name}` first")
-    return json.loads(path.read_text(encoding="utf-8"))
+    record = read_previous_record(out_dir)
+    if record is None:
+        raise CardgenError(f"no build found at {out_dir / BUILD_RECORD}; run `cardgen build {out_dir.name}` first")
+    return record

@@ -6,8 +6,6 @@ from dataclasses import asdict, replace
 
 from cardgen.errors import Problem
 
-Finding = Problem
-
 
 def unique(*groups: list[Problem]) -> list[Problem]:
     """Findings of several lists in order, each once."""
