@@ -5,7 +5,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,8 @@ from cardgen.freshness import is_current, settings_key, source_stamp
 from cardgen.fonts import FontBook, configure_fontconfig
 from cardgen.icons import IconLibrary
 from cardgen.manifest import Game, load_game
+from cardgen.ownership import (check_game_name, check_output_root, make_staging, mark, refuse_foreign,
+                               remove_ours)
 from cardgen.render import RasterJob, content_key, run_jobs, write_atomic
 from cardgen.templates import RenderedSVG, SVGCache, SVGRenderer, svg_cache_dir
 
@@ -218,7 +219,10 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     from cardgen.validate import validate_before_build
 
     started = time.perf_counter()
-    final = options.out_root / name
+    check_output_root(root, options.out_root)
+    final = options.out_root / check_game_name(name)
+    for folder in (final, options.out_root / ".cache"):  # before any work: what the build replaces is cardgen's
+        refuse_foreign(folder)
     previous = read_previous_record(final)
     stage_names = [getattr(stage, "__qualname__", repr(stage)) for stage in stages or []]
     settings = settings_key(options.keep_svg, options.force, stage_names)
@@ -227,6 +231,7 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     configure_fontconfig([root / "fonts"])
     svgs: dict = {}
     findings = validate_before_build(root, name, options.out_root, options.force, svgs)
+    mark(options.out_root / ".cache")
     plan = plan_build(root, name, options.out_root, svgs)
     plan.warnings = list(dict.fromkeys([*findings, *(w for w in plan.warnings if w.rule != "text-overflow")]))
     record = card_record(plan, 0, 0)
@@ -252,8 +257,7 @@ def _write_outputs(plan: BuildPlan, record: dict, options: BuildOptions, stages:
     """Write card files and every output stage into a staging folder, then swap it into place."""
     from cardgen.outputs.cards import write_card_files
 
-    staging = options.out_root / f".{final.name}.building"
-    shutil.rmtree(staging, ignore_errors=True)
+    staging = make_staging(options.out_root, final.name)
     try:
         write_card_files(plan, record, staging, options.keep_svg)
         for stage in stages:
@@ -262,14 +266,18 @@ def _write_outputs(plan: BuildPlan, record: dict, options: BuildOptions, stages:
     except OSError as exc:
         raise CardgenError(f"cannot write the output: {exc}", file=str(final)) from None
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_ours(staging)
 
 
 def swap_into_place(staging: Path, final: Path) -> None:
-    """Replace a finished output folder with a newly built one, keeping the old one until the end."""
+    """Replace a finished output folder with a newly built one, keeping the old one until the end.
+
+    Only a folder cardgen made is replaced: anything else at `final` stops the swap with an error.
+    """
+    refuse_foreign(final)
     old = final.with_name(f".{final.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    if final.exists():
+    remove_ours(old)
+    if final.exists() or final.is_symlink():
         os.replace(final, old)
     os.replace(staging, final)
-    shutil.rmtree(old, ignore_errors=True)
+    remove_ours(old)
