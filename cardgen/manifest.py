@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from cardgen.errors import CardgenError, Problem
 from cardgen.ownership import check_game_name
-from cardgen.units import CARD_PRESETS, parse_length
+from cardgen.units import CARD_PRESETS, parse_length, parse_offset, parse_paper
 from cardgen.yamlsource import line_of, load_yaml
 
 MANIFEST_NAME = "game.yaml"
@@ -337,16 +337,12 @@ class PrintSpec(Strict):
     @field_validator("paper")
     @classmethod
     def _paper(cls, value: str) -> str:
-        from cardgen.outputs.imposition import parse_paper
-
         parse_paper(value)
         return value
 
     @field_validator("back_offset")
     @classmethod
     def _offset(cls, value: str | list[float]) -> str | list[float]:
-        from cardgen.outputs.imposition import parse_offset
-
         parse_offset(value)
         return value
 

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from tests.hostile_example import GAME, assert_refused, run, snapshot_files
-from tests.hostile_example import built_example, example, fresh_example  # noqa: F401  (fixtures)
 
 
 def _sources(root: Path) -> dict[str, bytes]:
