@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from cardgen.errors import CardgenError
+from cardgen.storage import CACHE_DIR
 
 STAMP = ".cardgen-made"
 STAMP_TEXT = "This folder was made by cardgen; `cardgen build` and `cardgen clean` may replace or delete it.\n"
@@ -83,7 +84,7 @@ def _stamped(folder: Path) -> bool:
         return True
     if not folder.is_dir() or folder.is_symlink():
         return False
-    if folder.name == ".cache":  # made before stamps existed: only the cache's own parts inside
+    if folder.name == CACHE_DIR:  # made before stamps existed: only the cache's own parts inside
         parts = {p.name for p in folder.iterdir()}
         return bool(parts) and parts <= _LEGACY_CACHE_PARTS
     try:  # a game output made before stamps existed: its build.json says so
@@ -114,7 +115,7 @@ def clean_output_root(out_root: Path, everything: bool) -> tuple[list[Path], lis
     itself when nothing else is left. Returns (removed, left alone); an error when a removal fails."""
     if not out_root.is_dir():
         return [], []
-    targets = sorted(out_root.iterdir()) if everything else [out_root / ".cache"]
+    targets = sorted(out_root.iterdir()) if everything else [out_root / CACHE_DIR]
     removed, kept = [], []
     for target in targets:
         if not (target.exists() or target.is_symlink()):

@@ -9,7 +9,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from cardgen.cli import main
-from tests.conftest import REPO
+
+REPO = Path(__file__).resolve().parent.parent
 
 GAME = "scrapbots"
 
