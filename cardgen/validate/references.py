@@ -20,8 +20,8 @@ from cardgen.expressions import ExpressionError, columns_in
 from cardgen.fonts import FontBook, families_in_svg
 from cardgen.icons import IconLibrary, _refuse_unsafe
 from cardgen.manifest import Choice, DeckSpec, Game
-from cardgen.templates import make_environment, safe_path
 from cardgen.markup import icon_names
+from cardgen.templates import make_environment, safe_path
 
 MAX_IMAGE_PIXELS = 64_000_000   # a 20 x 20 inch board at 400 DPI; a bigger image is a mistake or an attack
 MAX_IMAGE_BYTES = 50_000_000
@@ -104,7 +104,7 @@ class TemplateScanner:
             self.parsed[name] = None
             try:
                 source, filename, _ = self.env.loader.get_source(self.env, name)  # type: ignore[union-attr]
-                shown = relative(filename, self.game.root)
+                shown = relative(filename or name, self.game.root)
                 self.parsed[name] = (self.env.parse(source, name, filename), source, shown)
             except jinja2.TemplateNotFound:
                 self.findings.append(Problem(f"template '{name}' not found in templates/{self.game.name}/ or "
@@ -235,7 +235,7 @@ class ReferenceChecker:
             if failed or found:  # rendering these templates would only fail again on the same problem
                 self.failed_templates |= failed | set(roots)
             findings += found
-        findings = self.scanner.findings + findings + self._aliases() + self._game_font()
+        findings = self.scanner.findings + findings + self._aliases() + self._game_font() + self._missing_backs()
         for card in self.data.cards:
             findings += self._card(card, self.uses.get(card.deck, TemplateUse()))
         return findings + self._unused_columns()
@@ -278,9 +278,21 @@ class ReferenceChecker:
         return findings
 
     def _aliases(self) -> list[Problem]:
-        return [Problem(f"icons.{alias}: no icon file icons/**/{target}.svg" + _suggest(target, self.icons.files),
+        return [Problem(f"icons.{alias}: no icon file icons/**/{target}.svg" + _suggest(target, list(self.icons.files)),
                         file=self.manifest_file(), row=self.game.line("icons", alias), rule="unknown-icon")
                 for alias, target in self.game.spec.icons.items() if target not in self.icons.files]
+
+    def _missing_backs(self) -> list[Problem]:
+        """A warning per card deck without a `back:`, saying what each output does instead."""
+        instead = {"long-edge": "a blank back page after each of its sheets",
+                   "short-edge": "a blank back page after each of its sheets",
+                   "none": "no backs (blank pages in the -backs.pdf, if other decks have backs)",
+                   "fold": "an empty back half on each of its pages"}[self.game.spec.print_options.duplex]
+        return [Problem(f"deck '{name}' has no back: the print PDF gets {instead}, and Tabletop Simulator a plain "
+                        "dark grey back; add `back: <template>.svg` to the deck to give its cards a back",
+                        file=self.manifest_file(), row=self.game.line("decks", name), severity="warning",
+                        rule="no-back")
+                for name, deck in self.game.spec.decks.items() if deck.kind == "card" and deck.back is None]
 
     def _game_font(self) -> list[Problem]:
         if not self.game.spec.font:
