@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from cardgen.errors import CardgenError, Problem
 from cardgen.storage import write_json
@@ -128,6 +128,15 @@ class BuildRecord(Entry):
     sources: dict[str, list[int]] = Field(default_factory=dict)
     warnings: list[Problem] = Field(default_factory=list)
 
+    @model_validator(mode="after")
+    def _backs_listed(self) -> BuildRecord:
+        """Every card's back is one of the record's backs, so that its hash is known."""
+        listed = {back.image for back in self.backs.values()}
+        for index, card in enumerate(self.cards):
+            if card.back is not None and card.back not in listed:
+                raise ValueError(f"cards.{index}.back: '{card.back}' is not one of the record's backs")
+        return self
+
     def cards_of(self, deck: str) -> list[CardEntry]:
         """The cards of one deck, in data order."""
         return [card for card in self.cards if card.deck == deck]
@@ -162,8 +171,9 @@ class BuildRecord(Entry):
             return cls.model_validate(data)
         except ValidationError as exc:
             first = exc.errors()[0]
-            key = ".".join(str(part) for part in first["loc"]) or "(top level)"
-            raise CardgenError(f"not a build record cardgen can read ({key}: {first['msg']})",
+            key = ".".join(str(part) for part in first["loc"])
+            message = first["msg"].removeprefix("Value error, ")
+            raise CardgenError(f"not a build record cardgen can read ({key + ': ' if key else ''}{message})",
                                file=shown_as) from None
 
     @classmethod

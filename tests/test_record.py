@@ -82,3 +82,10 @@ def test_the_pdf_tells_images_apart_by_the_recorded_hash(built: Path, tmp_path: 
                     for ref in page["/Resources"]["/XObject"].values()})
 
     assert (embedded(distinct), embedded(merged)) == (3, 2)
+
+
+def test_a_back_missing_from_the_backs_is_refused(built: Path) -> None:
+    data = json.loads((built / "build.json").read_text())
+    data["cards"][2]["back"] = "backs/elsewhere.png"
+    with pytest.raises(CardgenError, match=r"cards\.2\.back: 'backs/elsewhere.png' is not one of the record's"):
+        BuildRecord.parse(data, "build.json")
