@@ -4,7 +4,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,10 +14,11 @@ from cardgen.errors import CardgenError, Problem
 from cardgen.fonts import configure_fontconfig
 from cardgen.freshness import is_current, settings_key, source_stamp
 from cardgen.manifest import Game
+from cardgen.ownership import check_game_name, check_output_root, make_staging, mark, refuse_foreign, remove_ours
 from cardgen.plan import BuildPlan, draw_plan, place_card_files, plan_build, record_of
 from cardgen.progress import Reporter, SilentReporter
 from cardgen.record import BuildRecord
-from cardgen.storage import swap_into_place
+from cardgen.storage import cache_root, swap_into_place
 
 
 @dataclass
@@ -78,7 +78,10 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     from cardgen.validate import validate_before_build
 
     started = time.perf_counter()
-    final = options.out_root / name
+    check_output_root(root, options.out_root)
+    final = options.out_root / check_game_name(name)
+    for folder in (final, cache_root(options.out_root)):  # before any work: what a build replaces is cardgen's
+        refuse_foreign(folder)
     previous = BuildRecord.previous(final)
     stage_names = [getattr(stage, "__qualname__", repr(stage)) for stage in stages or []]
     settings = settings_key(options.keep_svg, options.force, stage_names)
@@ -87,6 +90,7 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     configure_fontconfig([root / "fonts"])
     svgs: dict = {}
     findings = validate_before_build(root, name, options.out_root, options.force, svgs)
+    mark(cache_root(options.out_root))
     plan = plan_build(root, name, options.out_root, svgs)
     plan.warnings = list(dict.fromkeys([*findings, *(w for w in plan.warnings if w.rule != "text-overflow")]))
     record = record_of(plan)
@@ -112,8 +116,7 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
 def _write_outputs(plan: BuildPlan, record: BuildRecord, options: BuildOptions, stages: list[OutputStage],
                    final: Path) -> None:
     """Write card files and every output stage into a staging folder, then swap it into place."""
-    staging = options.out_root / f".{final.name}.building"
-    shutil.rmtree(staging, ignore_errors=True)
+    staging = make_staging(options.out_root, final.name)
     try:
         place_card_files(plan, record, staging, options.keep_svg)
         for stage in stages:
@@ -122,4 +125,4 @@ def _write_outputs(plan: BuildPlan, record: BuildRecord, options: BuildOptions, 
     except OSError as exc:
         raise CardgenError(f"cannot write the output: {exc}", file=str(final)) from None
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_ours(staging)
