@@ -86,7 +86,8 @@ class Includer:
             except CardgenError as exc:
                 problems += exc.problems
                 continue
-            options = merged.value.get("options") if isinstance(merged.value.get("options"), dict) else {}
+            given = merged.value.get("options")
+            options: dict[str, Any] = given if isinstance(given, dict) else {}
             if isinstance(merged.value.get("filter"), str):
                 merged.value["filter"] = bind_options(merged.value["filter"], options)
             rules = merged.value.get("rules")

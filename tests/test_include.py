@@ -40,13 +40,15 @@ CARDS = """\
 """
 FACE = """\
     {% import "./parts.svg" as parts %}
-    <svg {{ geo.svg_attrs }}>{{ parts.frame(geo) }}<text x="10" y="40" font-family="Roboto Mono">{{ card.name }}</text></svg>
+    <svg {{ geo.svg_attrs }}>{{ parts.frame(geo) }}
+      <text x="10" y="40" font-family="Roboto Mono">{{ card.name }}</text></svg>
 """
 PARTS = """\
     {% macro frame(geo) %}<rect width="{{ geo.width }}" height="{{ geo.height }}" fill="#fafafa"/>{% endmacro %}
 """
 BACK = """\
-    <svg {{ geo.svg_attrs }}><rect width="{{ geo.width }}" height="{{ geo.height }}" fill="{{ deck.options.back_color }}"/></svg>
+    <svg {{ geo.svg_attrs }}>
+      <rect width="{{ geo.width }}" height="{{ geo.height }}" fill="{{ deck.options.back_color }}"/></svg>
 """
 
 
