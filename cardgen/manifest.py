@@ -8,8 +8,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+<<<<<<< HEAD
 from cardgen.errors import CardgenError, Problem, relative
 from cardgen.include import Includer, located_file
+=======
+from cardgen.errors import CardgenError, Problem
+from cardgen.ownership import check_game_name
+>>>>>>> main
 from cardgen.units import CARD_PRESETS, parse_length, parse_offset, parse_paper
 from cardgen.yamlsource import line_of, load_yaml
 
@@ -316,6 +321,7 @@ def _file_of(files: dict, lines: dict, loc: tuple) -> str | None:
 
 def load_game(root: Path, name: str) -> Game:
     """Load and validate `data/<name>/game.yaml` of a workspace."""
+    check_game_name(name)
     data_dir = root / "data" / name
     path = data_dir / MANIFEST_NAME
     shown_as = f"data/{name}/{MANIFEST_NAME}"
