@@ -8,13 +8,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-<<<<<<< HEAD
 from cardgen.errors import CardgenError, Problem, relative
 from cardgen.include import Includer, located_file
-=======
-from cardgen.errors import CardgenError, Problem
 from cardgen.ownership import check_game_name
->>>>>>> main
 from cardgen.units import CARD_PRESETS, parse_length, parse_offset, parse_paper
 from cardgen.yamlsource import line_of, load_yaml
 
