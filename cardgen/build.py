@@ -56,7 +56,8 @@ def build_fingerprint(record: BuildRecord, game: Game, options: BuildOptions, st
     stable = record.model_dump(mode="json", exclude={"built_at", "stats", "fingerprint", "settings", "sources",
                                                      "warnings"})
     digest = hashlib.sha256(json.dumps(stable, sort_keys=True, default=str).encode())
-    digest.update(game.manifest_path.read_bytes())
+    for manifest in game.manifest_files:
+        digest.update(manifest.read_bytes())
     digest.update(f"{options.keep_svg}|{[getattr(s, '__qualname__', repr(s)) for s in stages]}".encode())
     return digest.hexdigest()[:32]
 
@@ -96,7 +97,7 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     record = record_of(plan)
     record.fingerprint = build_fingerprint(record, plan.game, options, stages or [])
     used = {f.relative_to(root.resolve()).as_posix() for a in [*plan.faces.values(), *plan.backs.values()]
-            for f in a.rendered.files}
+            for f in a.rendered.files} | set(plan.game.files_elsewhere())
     record.settings = settings
     record.sources = source_stamp(root, name, sorted(used), recording=True)
     record.warnings = plan.warnings
