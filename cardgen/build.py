@@ -14,7 +14,7 @@ from typing import Callable, Protocol
 from cardgen.changes import Changes, diff_records
 from cardgen.data import Card, load_cards
 from cardgen.errors import CardgenError, Problem
-from cardgen.freshness import is_current, settings_key, source_stamp
+from cardgen.freshness import current_record, settings_key, source_stamp
 from cardgen.fonts import FontBook, configure_fontconfig
 from cardgen.icons import IconLibrary
 from cardgen.manifest import Game, load_game
@@ -219,11 +219,12 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
 
     started = time.perf_counter()
     final = options.out_root / name
-    previous = read_previous_record(final)
     stage_names = [getattr(stage, "__qualname__", repr(stage)) for stage in stages or []]
     settings = settings_key(options.keep_svg, options.force, stage_names)
-    if is_current(previous, root, name, settings):
-        return _up_to_date(name, final, previous, started)  # type: ignore[arg-type]
+    current = current_record(final, root, name, settings)
+    if current is not None:
+        return _up_to_date(name, final, current, started)
+    previous = read_previous_record(final)
     configure_fontconfig([root / "fonts"])
     svgs: dict = {}
     findings = validate_before_build(root, name, options.out_root, options.force, svgs)

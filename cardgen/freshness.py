@@ -3,15 +3,19 @@
 A build records the size and modification time of every file it read (the game's data folder,
 all templates, icons and fonts, and images named in data). When none of them changed and the
 build settings are the same, a rebuild has nothing to do and skips validation and rendering.
+This module is imported by that no-change path before anything else: it must stay light (no
+pandas, pydantic, cairosvg, reportlab or Pillow, directly or through other cardgen modules).
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from pathlib import Path
 from typing import Iterable
 
 from cardgen import __version__
+from cardgen.errors import Problem
 
 SHARED_FOLDERS = ("templates", "icons", "fonts")
 RACY_NS = 2_000_000_000
@@ -63,3 +67,18 @@ def is_current(previous: dict | None, root: Path, game: str, settings: str) -> b
     if not previous or previous.get("settings") != settings or "sources" not in previous:
         return False
     return previous["sources"] == source_stamp(root, game, extra_sources(previous))
+
+
+def current_record(out_dir: Path, root: Path, game: str, settings: str) -> dict | None:
+    """The build record (build.json) of `out_dir` when that build is still current, else None.
+
+    Reads the record as plain JSON: a record that is unreadable or lacks what the caller needs
+    is simply not current, and the build that follows deals with it.
+    """
+    try:
+        record = json.loads((out_dir / "build.json").read_text(encoding="utf-8"))
+        current = is_current(record, root, game, settings) and int(record["stats"]["cards"]) >= 0 \
+            and all(Problem(**warning) for warning in record.get("warnings", []))
+    except (OSError, ValueError, TypeError, AttributeError, KeyError):
+        return None
+    return record if current else None
