@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cardgen.build import BuildOptions, build_game, png_cache
+from cardgen.build import BuildOptions, build_game
 from cardgen.cli import main
+from cardgen.plan import png_cache
 from cardgen.watch import affected_games, watch_games
 
 
@@ -302,18 +303,25 @@ def test_no_change_command_loads_no_pipeline_library(tiny_game: Path) -> None:
     assert "'spare' has 0 copies" in done.stderr
 
 
-def test_unreadable_build_record_is_rebuilt_not_trusted(tiny_game: Path) -> None:
+def test_touched_build_record_or_stamps_are_rebuilt_not_trusted(tiny_game: Path) -> None:
     runner = CliRunner()
     runner.invoke(main, ["--root", str(tiny_game), "build", "-j", "1"])
     _age_sources(tiny_game)
     runner.invoke(main, ["--root", str(tiny_game), "build", "-j", "1"])
-    record_path = tiny_game / "output" / "tiny" / "build.json"
-    record = json.loads(record_path.read_text())
-    for broken in ({**record, "warnings": [{"nonsense": 1}]}, "[1, 2"):
-        record_path.write_text(broken if isinstance(broken, str) else json.dumps(broken))
+    out = tiny_game / "output" / "tiny"
+    record, stamps = (out / "build.json").read_text(), (out / ".build-stamps.json").read_text()
+    no_cards = json.dumps({k: v for k, v in json.loads(record).items() if k != "cards"})
+    nonsense = json.dumps({**json.loads(stamps), "warnings": [{"nonsense": 1}]})
+    for file, broken in (("build.json", no_cards), ("build.json", "[1, 2"), (".build-stamps.json", "{"),
+                         (".build-stamps.json", nonsense)):
+        (out / file).write_text(broken)
         result = runner.invoke(main, ["--root", str(tiny_game), "build", "-j", "1"])
         assert result.exit_code == 0, result.output
-        assert json.loads(record_path.read_text())["stats"]["cards"] == 3
+        if file == "build.json":  # a record not as the build wrote it is never trusted: built again
+            assert "up to date" not in result.output and "drawn" in result.output
+        assert len(json.loads((out / "build.json").read_text())["cards"]) == 3
+        assert json.loads((out / ".build-stamps.json").read_text())["cards"] == 3
+        assert "up to date" in runner.invoke(main, ["--root", str(tiny_game), "build", "-j", "1"]).output
 
 
 def test_stage_names_match_the_stages() -> None:
