@@ -15,7 +15,7 @@ from pathlib import Path
 STAGES = [
     ("base", ["errors", "units", "ownership", "storage", "yamlsource", "expressions", "progress", "workspace",
               "__init__"]),
-    ("load", ["manifest", "include", "sources", "data", "fonts", "icons", "freshness"]),
+    ("load", ["manifest", "include", "sources", "data", "markup", "fonts", "icons", "freshness"]),
     ("svg", ["text", "templates"]),
     ("context", ["context"]),
     ("validate", ["validate"]),
