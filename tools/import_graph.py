@@ -16,7 +16,7 @@ STAGES = [
     ("base", ["errors", "units", "ownership", "storage", "yamlsource", "expressions", "progress", "workspace",
               "__init__"]),
     ("load", ["manifest", "include", "sources", "data", "markup", "fonts", "icons", "freshness"]),
-    ("svg", ["text", "templates"]),
+    ("svg", ["text", "sandbox", "templates"]),
     ("context", ["context"]),
     ("validate", ["validate"]),
     ("raster", ["render"]),
