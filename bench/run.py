@@ -22,10 +22,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from cardgen.build import BuildOptions, build_game, plan_build  # noqa: E402
+from cardgen.build import BuildOptions, build_game  # noqa: E402
+from cardgen.context import BuildContext  # noqa: E402
 from cardgen.fonts import configure_fontconfig  # noqa: E402
 from cardgen.manifest import list_games  # noqa: E402
 from cardgen.outputs import default_stages  # noqa: E402
+from cardgen.plan import plan_build  # noqa: E402
 
 CARDGEN = [sys.executable, "-m", "cardgen"]
 
@@ -83,7 +85,7 @@ def svgs_of(root: Path, games: list[str]) -> list[tuple[str, int, int]]:
     """The SVG text and pixel size of every distinct image the games draw."""
     items = []
     for game in games:
-        plan = plan_build(root, game, root / "output")
+        plan = plan_build(BuildContext.load(root, game, root / "output"))
         for art in [*plan.faces.values(), *plan.backs.values()]:
             size = plan.game.deck_size(plan.game.spec.decks[art.deck])
             items.append((art.rendered.svg, size.full_width_px, size.full_height_px))

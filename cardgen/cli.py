@@ -73,7 +73,9 @@ def _reporter():
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=os.cpu_count() or 1, show_default=True,
               help="Processes drawing cards in parallel.")
 @click.option("--pod", is_flag=True, help="Also write print-on-demand PNGs (The Game Crafter sizes) to pod/.")
-@click.option("--force", is_flag=True, help="Build even when validation finds errors.")
+@click.option("--force", is_flag=True,
+              help="Build despite errors: cards whose data has errors or that cannot be drawn are left out, "
+                   "the rest is built; the exit code is still 1.")
 @click.pass_obj
 def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, jobs: int, pod: bool,
           force: bool) -> None:
@@ -86,6 +88,7 @@ def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, 
 
     options = BuildOptions((out or root / "output").resolve(), jobs, keep_svg, force)
     problems: list = []
+    forced = 0
     for name in _games(root, games):
         try:
             result = build_game(root, name, options, _reporter(), stages)
@@ -93,16 +96,20 @@ def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, 
             problems += exc.problems
             continue
         _report_build(result)
+        forced += sum(f.severity == "error" for f in result.findings)
     if problems:
         raise CardgenError(problems)
+    if forced:
+        click.echo(f"built with {forced} error(s) (--force): the cards named above are left out", err=True)
+        sys.exit(1)
 
 
 def _report_build(result) -> None:
     """Print a build's warnings, what changed since the previous build, and its counts."""
     from cardgen.changes import describe
 
-    for warning in result.warnings:
-        click.secho(str(warning), fg="yellow", err=True)
+    for finding in result.findings:
+        click.secho(str(finding), fg="red" if finding.severity == "error" else "yellow", err=True)
     name = result.name
     if result.changes is not None and not result.changes.empty:
         for line in describe(result.changes):
