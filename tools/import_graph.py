@@ -15,7 +15,7 @@ from pathlib import Path
 STAGES = [
     ("base", ["errors", "units", "ownership", "storage", "yamlsource", "expressions", "progress", "__init__"]),
     ("load", ["manifest", "include", "sources", "data", "markup", "fonts", "icons"]),
-    ("svg", ["text", "templates"]),
+    ("svg", ["text", "sandbox", "templates"]),
     ("context", ["context"]),
     ("validate", ["validate"]),
     ("raster", ["render"]),
