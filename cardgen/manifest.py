@@ -344,7 +344,8 @@ def load_game(root: Path, name: str) -> Game:
 
 def _check_deck_names(game: Game) -> None:
     """A deck's name is the folder of its card images (cards/<deck>/): it must be a safe folder name."""
-    problems, folded = [], {}
+    problems: list[Problem] = []
+    folded: dict[str, str] = {}
     for deck_name in game.spec.decks:
         file, row = game.where("decks", deck_name)
         unsafe = unsafe_reason(deck_name)
