@@ -14,13 +14,13 @@ from pathlib import Path
 # (text, templates) ranks before validation because the layout checks render cards to measure them.
 STAGES = [
     ("base", ["errors", "units", "filenames", "ownership", "storage", "yamlsource", "expressions", "progress",
-              "__init__"]),
-    ("load", ["manifest", "include", "sources", "data", "markup", "fonts", "icons"]),
+              "workspace", "__init__"]),
+    ("load", ["manifest", "include", "sources", "data", "markup", "fonts", "icons", "freshness"]),
     ("svg", ["text", "sandbox", "templates"]),
     ("context", ["context"]),
     ("validate", ["validate"]),
     ("raster", ["render"]),
-    ("record", ["record", "changes", "freshness"]),
+    ("record", ["record", "changes"]),
     ("outputs", ["outputs", "stages"]),
     ("build", ["plan", "build", "watch"]),
     ("cli", ["cli", "commands", "__main__"]),
