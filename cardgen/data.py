@@ -14,6 +14,7 @@ from typing import Any
 
 from cardgen.errors import CardgenError, Problem, relative
 from cardgen.expressions import evaluate_mask
+from cardgen.filenames import collision_key, safe_slug, unsafe_reason
 from cardgen.manifest import Choice, DataSource, DeckSpec, FieldSpec, Game
 
 TRUE_WORDS = {"true", "yes", "y", "1", "x"}
@@ -368,7 +369,7 @@ _ITEM_SPECS = {kind: FieldSpec(type=kind) for kind in ("str", "int", "float")}
 def slugify(text: str) -> str:
     """An id from a name: lowercase ASCII words joined by hyphens."""
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-") or "card"
+    return safe_slug(re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")) or "card"
 
 
 def convert_row(row: Row, specs: dict[str, FieldSpec]) -> tuple[dict[str, Any], list[Problem]]:
@@ -479,6 +480,11 @@ def deck_cards(game: Game, deck_name: str, rows: list[Row],
                               row.file, row.line, list(deck.text)))
         except CardgenError as exc:
             problems += exc.problems
+            continue
+        unsafe = unsafe_reason(card_id)
+        if unsafe:  # the id names the card's image file, cards/<deck>/<id>.png; kept so the rules see the card
+            problems.append(Problem(f"card id '{card_id}' cannot be a file name: {unsafe}", file=row.file,
+                                    row=row.line, column=deck.id or deck.name, rule="unsafe-id"))
     return cards, problems
 
 
@@ -537,6 +543,7 @@ def read_game_data(game: Game) -> GameData:
         data.cards += cards
         data.problems += found
     seen: dict[str, Card] = {}
+    folded: dict[str, Card] = {}
     for card in data.cards:
         if card.id in seen:
             first = seen[card.id]
@@ -546,6 +553,12 @@ def read_game_data(game: Game) -> GameData:
                                             "rows: give one an `id_prefix:`)"),
                                          file=card.source_file, row=card.source_row, rule="duplicate-id"))
         seen.setdefault(card.id, card)
+        alike = folded.setdefault(collision_key(card.id), card)
+        if alike.id != card.id:
+            data.problems.append(Problem(f"card id '{card.id}' and '{alike.id}' ({alike.source_file}:"
+                                         f"{alike.source_row}) differ only in case or accents: Windows and macOS "
+                                         "would store their images as one file; make them differ",
+                                         file=card.source_file, row=card.source_row, rule="duplicate-id"))
     data.problems = list(dict.fromkeys(data.problems))
     return data
 

@@ -198,6 +198,8 @@ def place_card_files(plan: BuildPlan, record: BuildRecord, out_dir: Path, keep_s
     arts += [(f"cards/{card.deck}/{card.id}.png", plan.faces[card.id]) for card in plan.cards]
     for relative_path, art in arts:
         target = out_dir / relative_path
+        if not target.resolve().is_relative_to(out_dir.resolve()):  # ids and deck names are checked on loading
+            raise CardgenError(f"refused to write {relative_path} outside the output folder")
         place_file(art.cache_path, target)
         if keep_svg:
             write_text(target.with_suffix(".svg"), art.rendered.svg)
