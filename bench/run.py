@@ -33,7 +33,8 @@ CARDGEN = [sys.executable, "-m", "cardgen"]
 def workspace_copy(target: Path) -> Path:
     """A copy of the repository's workspace (data, templates, fonts, icons) to edit freely."""
     for folder in ("data", "templates", "fonts", "icons"):
-        shutil.copytree(REPO / folder, target / folder, ignore=shutil.ignore_patterns("snapshots"))
+        if (REPO / folder).exists():
+            shutil.copytree(REPO / folder, target / folder, ignore=shutil.ignore_patterns("snapshots"))
     return target
 
 

@@ -20,6 +20,7 @@ from cardgen.icons import IconLibrary
 from cardgen.manifest import Game, load_game
 from cardgen.render import RasterJob, content_key, run_jobs, write_atomic
 from cardgen.templates import RenderedSVG, SVGCache, SVGRenderer, svg_cache_dir
+from cardgen.validate.findings import unique
 
 
 class Reporter(Protocol):
@@ -125,7 +126,7 @@ def plan_build(root: Path, name: str, out_root: Path, rendered: dict | None = No
         except CardgenError as exc:
             problems += exc.problems
     if problems:
-        raise CardgenError(problems)
+        raise CardgenError(unique(problems))  # a missing font once, not once per card
     for art in [*plan.faces.values(), *plan.backs.values()]:
         plan.warnings += art.rendered.warnings
     return plan

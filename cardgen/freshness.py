@@ -54,8 +54,10 @@ def extra_sources(previous: dict) -> list[str]:
 
 
 def settings_key(*parts: object) -> str:
-    """A hash of the build settings and the cardgen version."""
-    return hashlib.sha256(repr((__version__, *parts)).encode()).hexdigest()[:16]
+    """A hash of the build settings, the cardgen version and its bundled fonts, icons and partials."""
+    from cardgen.bundled import bundle_digest
+
+    return hashlib.sha256(repr((__version__, bundle_digest(), *parts)).encode()).hexdigest()[:16]
 
 
 def is_current(previous: dict | None, root: Path, game: str, settings: str) -> bool:

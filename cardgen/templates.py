@@ -168,8 +168,10 @@ def safe_path(game: Game, path: str) -> Path:
 
 
 def make_environment(game: Game) -> jinja2.Environment:
-    """Jinja for SVG: XML autoescaping, undefined names are errors, game and shared template folders."""
-    folders = [str(game.template_dir), str(game.root / "templates")]
+    """Jinja for SVG: XML autoescaping, undefined names are errors; the game's, shared and bundled templates."""
+    from cardgen.bundled import TEMPLATES_DIR
+
+    folders = [str(game.template_dir), str(game.root / "templates"), str(TEMPLATES_DIR)]
     return jinja2.Environment(loader=jinja2.FileSystemLoader(folders), autoescape=True,
                               undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 
@@ -185,6 +187,13 @@ def _template_line(template_name: str) -> int | None:
     return line
 
 
+def _in_render(problem: Problem, where: str, shown: str, line: int | None) -> Problem:
+    """A helper's problem placed at its template line; said once per template, not per card, when no
+    card is to blame (a missing font)."""
+    message = problem.message if problem.rule == "missing-font" else f"{problem.message} (while rendering {where})"
+    return dataclasses.replace(problem, message=message, file=problem.file or shown, row=problem.row or line)
+
+
 def svg_cache_dir(out_root: Path) -> Path:
     """Where builds keep rendered SVGs for the next build."""
     return out_root / ".cache" / "svg"
@@ -194,16 +203,18 @@ class SVGCache:
     """Rendered SVGs kept on disk between builds, keyed by everything a render reads.
 
     The key covers the manifest, every file under templates/, icons/ and fonts/ (by content), the
-    card's fields, copies and source row, the deck and the template name. Images a card draws are
-    named in its SVG by path; their content is part of the PNG cache key, not this one.
+    bundled fonts, icons and partials, the card's fields, copies and source row, the deck and the
+    template name. Images a card draws are named in its SVG by path; their content is part of the
+    PNG cache key, not this one.
     """
 
     def __init__(self, folder: Path, game: Game) -> None:
         from cardgen import __version__
+        from cardgen.bundled import bundle_digest
         from cardgen.render import file_digest
 
         self.folder = folder
-        digest = hashlib.sha256(f"{__version__}\0".encode() + game.manifest_path.read_bytes())
+        digest = hashlib.sha256(f"{__version__}\0{bundle_digest()}\0".encode() + game.manifest_path.read_bytes())
         for shared in ("templates", "icons", "fonts"):
             for path in sorted((game.root / shared).rglob("*")) if (game.root / shared).is_dir() else []:
                 if path.is_file():
@@ -286,8 +297,7 @@ class SVGRenderer:
                                row=_template_line(template_name)) from None
         except CardgenError as exc:
             line = _template_line(template_name)
-            raise CardgenError([Problem(f"{p.message} (while rendering {where})", p.file or shown,
-                                        p.row or line, p.column) for p in exc.problems]) from None
+            raise CardgenError([_in_render(p, where, shown, line) for p in exc.problems]) from None
         self._check_fonts(svg, shown)
         return RenderedSVG(key, svg, helpers.files, helpers.warnings)
 
@@ -296,7 +306,7 @@ class SVGRenderer:
         deck_spec = spec.decks[deck]
         context: dict[str, Any] = {
             "game": {"name": self.game.name, "title": spec.title, "version": spec.version,
-                     "description": spec.description},
+                     "description": spec.description, "font": spec.font},
             "deck": {"name": deck, "title": deck_spec.title or deck.replace("_", " ").title()},
             "geo": Geometry(size),
         }
@@ -311,4 +321,4 @@ class SVGRenderer:
             try:
                 self.fonts.face(family)
             except CardgenError as exc:
-                raise CardgenError(exc.problems[0].message, file=shown) from None
+                raise CardgenError(dataclasses.replace(exc.problems[0], file=shown)) from None

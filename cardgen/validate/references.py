@@ -49,6 +49,8 @@ class TemplateUse:
     image_columns: dict[str, Where] = field(default_factory=dict)
     text_columns: set[str] = field(default_factory=set)
     fonts: dict[str, Where] = field(default_factory=dict)
+    optional: set[str] = field(default_factory=set)  # fields a template tests (`is defined`, `default`): may be absent
+    guarded: set[str] = field(default_factory=set)  # fields a template tests with `if`: may be empty
 
 
 def _suggest(word: str, choices: set[str] | list[str]) -> str:
@@ -130,7 +132,26 @@ def _card_field(node: nodes.Node) -> str | None:
     return None
 
 
+def _tested_fields(tree: nodes.Template) -> tuple[set[str], set[str]]:
+    """Fields a template asks about before use: (`is defined` or `| default`, tested by `if`)."""
+    optional, guarded = set(), set()
+    for test in tree.find_all(nodes.Test):
+        if test.name in ("defined", "undefined") and _card_field(test.node):
+            optional.add(_card_field(test.node))  # type: ignore[arg-type]
+    for filtered in tree.find_all(nodes.Filter):
+        if filtered.name in ("default", "d") and filtered.node is not None and _card_field(filtered.node):
+            optional.add(_card_field(filtered.node))  # type: ignore[arg-type]
+    for branch in [*tree.find_all(nodes.If), *tree.find_all(nodes.CondExpr)]:
+        for node in [branch.test, *branch.test.find_all((nodes.Getattr, nodes.Getitem))]:
+            if _card_field(node):
+                guarded.add(_card_field(node))  # type: ignore[arg-type]
+    return optional, guarded
+
+
 def _scan(tree: nodes.Template, source: str, shown: str, use: TemplateUse) -> None:
+    optional, guarded = _tested_fields(tree)
+    use.optional |= optional
+    use.guarded |= guarded
     for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
         name = _card_field(node)
         if name is not None:
@@ -257,7 +278,7 @@ class ReferenceChecker:
         return [Problem(f"the template uses card.{name} but deck '{deck_name}' has no column '{name}'"
                         + _suggest(name, columns | CARD_KEYS), file=where.file, row=where.line,
                         rule="undefined-field")
-                for name, where in use.fields.items() if name not in columns | CARD_KEYS]
+                for name, where in use.fields.items() if name not in columns | CARD_KEYS | use.optional]
 
     def _constants(self, use: TemplateUse) -> list[Problem]:
         findings = []
@@ -278,9 +299,10 @@ class ReferenceChecker:
         return findings
 
     def _aliases(self) -> list[Problem]:
-        return [Problem(f"icons.{alias}: no icon file icons/**/{target}.svg" + _suggest(target, self.icons.files),
+        return [Problem(f"icons.{alias}: no icon named '{target}' (neither a bundled game-icons.net icon nor "
+                        f"icons/**/{target}.svg){self.icons.suggest(target)}",
                         file=self.manifest_file(), row=self.game.line("icons", alias), rule="unknown-icon")
-                for alias, target in self.game.spec.icons.items() if target not in self.icons.files]
+                for alias, target in self.game.spec.icons.items() if not self.icons.has(target)]
 
     def _game_font(self) -> list[Problem]:
         if not self.game.spec.font:
@@ -326,12 +348,16 @@ class ReferenceChecker:
                     findings.append(self._icon_finding(problem, f":{name}: in the text", column, at))
         for column in use.icon_columns:
             value = card.fields.get(column)
+            if value in (None, "") and column in use.optional | use.guarded:
+                continue  # the template draws it only when there is one
             problem = self._icon(str(value)) if value not in (None, "") else \
                 Problem("a template draws this column as an icon but it is empty")
             if problem:
                 findings.append(self._icon_finding(problem, "", column, at))
         for column in use.image_columns:
             value = card.fields.get(column)
+            if value in (None, "") and column in use.optional | use.guarded:
+                continue
             message = self._image(str(value)) if value not in (None, "") else \
                 "a template draws this column as an image but it is empty"
             if message:
