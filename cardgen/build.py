@@ -5,7 +5,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,21 +13,28 @@ from typing import Callable, Protocol
 from cardgen.changes import Changes, diff_records
 from cardgen.data import Card, load_cards
 from cardgen.errors import CardgenError, Problem
-from cardgen.freshness import is_current, settings_key, source_stamp
 from cardgen.fonts import FontBook, configure_fontconfig
+from cardgen.freshness import is_current, settings_key, source_stamp
 from cardgen.icons import IconLibrary
 from cardgen.manifest import Game, load_game
-from cardgen.render import RasterJob, content_key, run_jobs, write_atomic
-from cardgen.templates import RenderedSVG, SVGCache, SVGRenderer, svg_cache_dir
+from cardgen.ownership import check_game_name, check_output_root, make_staging, mark, refuse_foreign, remove_ours
+from cardgen.render import RasterJob, content_key, run_jobs
+from cardgen.storage import Cache, cache_root, swap_into_place, write_json
+from cardgen.templates import RenderedSVG, SVGCache, SVGRenderer
 from cardgen.validate.findings import unique
 
 
 class Reporter(Protocol):
     """Where the pipeline reports progress; the CLI supplies a rich or a plain one."""
 
-    def start(self, label: str, total: int) -> None: ...
-    def advance(self) -> None: ...
-    def finish(self) -> None: ...
+    def start(self, label: str, total: int) -> None:
+        """Begin a phase of `total` items."""
+
+    def advance(self) -> None:
+        """One item of the phase is done."""
+
+    def finish(self) -> None:
+        """The phase is over."""
 
 
 class SilentReporter:
@@ -97,9 +103,9 @@ class BuildResult:
 OutputStage = Callable[[Game, dict, Path], None]
 
 
-def cache_dir(out_root: Path) -> Path:
-    """The content-addressed render cache shared by all games of an output root."""
-    return out_root / ".cache" / "png"
+def png_cache(out_root: Path) -> Cache:
+    """The content-addressed cache of drawn card images, shared by all games of an output root."""
+    return Cache(out_root, "png", ".png")
 
 
 def plan_build(root: Path, name: str, out_root: Path, rendered: dict | None = None) -> BuildPlan:
@@ -111,7 +117,7 @@ def plan_build(root: Path, name: str, out_root: Path, rendered: dict | None = No
     cards = load_cards(game)
     fonts = FontBook(root / "fonts")
     icons = IconLibrary(root, game.spec.icons)
-    renderer = SVGRenderer(game, fonts, icons, rendered, SVGCache(svg_cache_dir(out_root), game))
+    renderer = SVGRenderer(game, fonts, icons, rendered, SVGCache(out_root, game))
     plan = BuildPlan(game, [c for c in cards if c.copies > 0])
     for card in cards:
         if card.copies == 0:
@@ -159,7 +165,7 @@ def _artwork(name: str, rendered: RenderedSVG, game: Game, deck: str, fonts: Fon
     kind = game.spec.decks[deck].kind  # tokens and boards keep transparency: part of the key
     key = content_key(rendered.svg + kind, size.full_width_px, size.full_height_px, size.dpi,
                       [*rendered.files, *font_files])
-    return Artwork(name, rendered, deck, key, cache_dir(out_root) / key[:2] / f"{key}.png")
+    return Artwork(name, rendered, deck, key, png_cache(out_root).path(key))
 
 
 def draw_plan(plan: BuildPlan, options: BuildOptions, reporter: Reporter) -> tuple[int, int]:
@@ -219,7 +225,10 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     from cardgen.validate import validate_before_build
 
     started = time.perf_counter()
-    final = options.out_root / name
+    check_output_root(root, options.out_root)
+    final = options.out_root / check_game_name(name)
+    for folder in (final, cache_root(options.out_root)):  # before any work: what a build replaces is cardgen's
+        refuse_foreign(folder)
     previous = read_previous_record(final)
     stage_names = [getattr(stage, "__qualname__", repr(stage)) for stage in stages or []]
     settings = settings_key(options.keep_svg, options.force, stage_names)
@@ -228,6 +237,7 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     configure_fontconfig([root / "fonts"])
     svgs: dict = {}
     findings = validate_before_build(root, name, options.out_root, options.force, svgs)
+    mark(cache_root(options.out_root))
     plan = plan_build(root, name, options.out_root, svgs)
     plan.warnings = list(dict.fromkeys([*findings, *(w for w in plan.warnings if w.rule != "text-overflow")]))
     record = card_record(plan, 0, 0)
@@ -239,7 +249,7 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     changes = diff_records(previous, record) if previous else None
     if previous and previous.get("fingerprint") == record["fingerprint"]:
         previous.update(settings=settings, sources=record["sources"], warnings=record["warnings"])
-        write_atomic(final / "build.json", lambda temp: temp.write_text(json.dumps(previous, indent=2)))
+        write_json(final / "build.json", previous)
         return _up_to_date(name, final, previous, started, changes)
     rendered, cached = draw_plan(plan, options, reporter or SilentReporter())
     record["stats"].update(rendered=rendered, cached=cached)
@@ -253,8 +263,7 @@ def _write_outputs(plan: BuildPlan, record: dict, options: BuildOptions, stages:
     """Write card files and every output stage into a staging folder, then swap it into place."""
     from cardgen.outputs.cards import write_card_files
 
-    staging = options.out_root / f".{final.name}.building"
-    shutil.rmtree(staging, ignore_errors=True)
+    staging = make_staging(options.out_root, final.name)
     try:
         write_card_files(plan, record, staging, options.keep_svg)
         for stage in stages:
@@ -263,14 +272,5 @@ def _write_outputs(plan: BuildPlan, record: dict, options: BuildOptions, stages:
     except OSError as exc:
         raise CardgenError(f"cannot write the output: {exc}", file=str(final)) from None
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_ours(staging)
 
-
-def swap_into_place(staging: Path, final: Path) -> None:
-    """Replace a finished output folder with a newly built one, keeping the old one until the end."""
-    old = final.with_name(f".{final.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    if final.exists():
-        os.replace(final, old)
-    os.replace(staging, final)
-    shutil.rmtree(old, ignore_errors=True)

@@ -26,7 +26,7 @@ def render_inputs() -> list[Path]:
 
 @lru_cache(maxsize=1)
 def _digest(stamp: tuple) -> str:
-    from cardgen.render import file_digest
+    from cardgen.storage import file_digest
 
     digest = hashlib.sha256()
     for path in render_inputs():

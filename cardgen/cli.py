@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -152,7 +153,7 @@ def _print_spec(root: Path, game: str, flags: dict):
         raise CardgenError([_flag_problem(e) for e in exc.errors()]) from None
 
 
-def _flag_problem(error: dict):
+def _flag_problem(error: Any):
     from cardgen.errors import Problem
 
     flag = "--" + "-".join(str(p) for p in error["loc"]).replace("_", "-") if error["loc"] else "options"
@@ -235,10 +236,11 @@ def _changed_cards(root: Path, game: str, since: str, record: dict) -> list[dict
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for the PDF (default: output/).")
 @click.pass_obj
-def calibrate(root: Path, paper: str, duplex: str, out: Path | None) -> None:
+def calibrate(root: Path, paper: str, duplex: Any, out: Path | None) -> None:
     """Write a one-sheet duplex test page to measure the back offset of a printer."""
     from cardgen.outputs.calibrate import write_calibration_pdf
-    from cardgen.outputs.imposition import PrintOptions, parse_paper
+    from cardgen.outputs.imposition import PrintOptions
+    from cardgen.units import parse_paper
 
     try:
         parse_paper(paper)
@@ -261,15 +263,13 @@ def snapshot(root: Path, game: str, name: str, out: Path | None, force: bool) ->
     """Record the current build of GAME as version NAME (e.g. the one you printed)."""
     from cardgen.changes import snapshot_path
     from cardgen.outputs.cards import read_build_record
-    from cardgen.render import write_atomic
+    from cardgen.storage import write_json
 
     record = read_build_record((out or root / "output") / game)
     path = snapshot_path(root, game, name)
     if path.exists() and not force:
         raise CardgenError(f"snapshot '{name}' of {game} exists already ({path}); use --force to replace it")
-    import json
-
-    write_atomic(path, lambda temp: temp.write_text(json.dumps(record, indent=2, ensure_ascii=False)))
+    write_json(path, record)
     click.echo(f"{game}: snapshot '{name}' of {len(record['cards'])} cards -> {path.relative_to(root)}")
 
 
@@ -297,14 +297,17 @@ def changes(root: Path, game: str, since: str, out: Path | None) -> None:
 @click.option("--outputs", is_flag=True, help="Also delete every built game, not only the render cache.")
 @click.pass_obj
 def clean(root: Path, out: Path | None, outputs: bool) -> None:
-    """Empty the render cache (and with --outputs, the built games too)."""
-    import shutil
+    """Empty the render cache (and with --outputs, the built games too).
 
-    out_root = out or root / "output"
-    targets = [out_root] if outputs else [out_root / ".cache"]
-    for target in targets:
-        shutil.rmtree(target, ignore_errors=True)
-    click.echo(f"removed {', '.join(str(t) for t in targets)}")
+    Only what cardgen made is removed (its folders hold a .cardgen-made stamp); anything else is left alone.
+    """
+    from cardgen.ownership import check_output_root, clean_output_root
+
+    out_root = check_output_root(root, out or root / "output")
+    removed, kept = clean_output_root(out_root, outputs)
+    click.echo(f"removed {', '.join(str(t) for t in removed)}" if removed else f"nothing to remove in {out_root}")
+    if kept:
+        click.echo(f"left alone (not made by cardgen): {', '.join(str(t) for t in kept)}")
 
 
 @main.command()

@@ -53,7 +53,7 @@ def _parse_svg(text: str, name: str, path: Path, shown_as: str) -> Icon:
         raise CardgenError(f"the icon's viewBox '{box}' is not four numbers with a positive size",
                            file=shown_as)
     body = re.sub(r"^\s*<svg[^>]*>|</svg>\s*$", "", text.strip(), flags=re.DOTALL)
-    return Icon(name, path, viewbox, body)  # type: ignore[arg-type]
+    return Icon(name, path, viewbox, body)
 
 
 @lru_cache(maxsize=512)

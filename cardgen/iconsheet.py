@@ -33,7 +33,8 @@ def sheet_svg(icons: list[Icon], color: str = "#1d1d1d") -> tuple[str, int, int]
 def write_sheet(icons: list[Icon], target: Path, color: str = "#1d1d1d") -> Path:
     """Draw a preview sheet of icons to a PNG file."""
     from cardgen.fonts import configure_fontconfig
-    from cardgen.render import draw_svg, write_atomic
+    from cardgen.render import draw_svg
+    from cardgen.storage import write_atomic
 
     configure_fontconfig([])
     svg, width, height = sheet_svg(icons, color)

@@ -97,7 +97,7 @@ def game_files(name: str, options: InitOptions) -> dict[str, str]:
 
 def create_game(root: Path, name: str, options: InitOptions) -> list[Path]:
     """Write a new game into a workspace (made when the folder has none); return the files written."""
-    from cardgen.outputs.imposition import parse_paper
+    from cardgen.units import parse_paper
 
     if not GAME_NAME.match(name):
         raise CardgenError(f"'{name}' cannot be a game name: use lower-case letters, digits, - and _ "

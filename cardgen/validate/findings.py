@@ -7,7 +7,6 @@ from dataclasses import asdict, replace
 
 from cardgen.errors import Problem
 
-
 _FAMILY = re.compile(r"font family '([^']*)'")
 
 

@@ -106,7 +106,7 @@ class TemplateScanner:
             self.parsed[name] = None
             try:
                 source, filename, _ = self.env.loader.get_source(self.env, name)  # type: ignore[union-attr]
-                shown = relative(filename, self.game.root)
+                shown = relative(filename or name, self.game.root)
                 self.parsed[name] = (self.env.parse(source, name, filename), source, shown)
             except jinja2.TemplateNotFound:
                 self.findings.append(Problem(f"template '{name}' not found in templates/{self.game.name}/ or "
@@ -134,18 +134,19 @@ def _card_field(node: nodes.Node) -> str | None:
 
 def _tested_fields(tree: nodes.Template) -> tuple[set[str], set[str]]:
     """Fields a template asks about before use: (`is defined` or `| default`, tested by `if`)."""
-    optional, guarded = set(), set()
+    optional: set[str] = set()
     for test in tree.find_all(nodes.Test):
-        if test.name in ("defined", "undefined") and _card_field(test.node):
-            optional.add(_card_field(test.node))  # type: ignore[arg-type]
+        if test.name in ("defined", "undefined"):
+            optional.add(_card_field(test.node) or "")
     for filtered in tree.find_all(nodes.Filter):
-        if filtered.name in ("default", "d") and filtered.node is not None and _card_field(filtered.node):
-            optional.add(_card_field(filtered.node))  # type: ignore[arg-type]
-    for branch in [*tree.find_all(nodes.If), *tree.find_all(nodes.CondExpr)]:
+        if filtered.name in ("default", "d") and filtered.node is not None:
+            optional.add(_card_field(filtered.node) or "")
+    guarded: set[str] = set()
+    branches: list[nodes.If | nodes.CondExpr] = [*tree.find_all(nodes.If), *tree.find_all(nodes.CondExpr)]
+    for branch in branches:
         for node in [branch.test, *branch.test.find_all((nodes.Getattr, nodes.Getitem))]:
-            if _card_field(node):
-                guarded.add(_card_field(node))  # type: ignore[arg-type]
-    return optional, guarded
+            guarded.add(_card_field(node) or "")
+    return optional - {""}, guarded - {""}
 
 
 def _scan(tree: nodes.Template, source: str, shown: str, use: TemplateUse) -> None:
@@ -256,7 +257,7 @@ class ReferenceChecker:
             if failed or found:  # rendering these templates would only fail again on the same problem
                 self.failed_templates |= failed | set(roots)
             findings += found
-        findings = self.scanner.findings + findings + self._aliases() + self._game_font()
+        findings = self.scanner.findings + findings + self._aliases() + self._game_font() + self._missing_backs()
         for card in self.data.cards:
             findings += self._card(card, self.uses.get(card.deck, TemplateUse()))
         return findings + self._unused_columns()
@@ -303,6 +304,18 @@ class ReferenceChecker:
                         f"icons/**/{target}.svg){self.icons.suggest(target)}",
                         file=self.manifest_file(), row=self.game.line("icons", alias), rule="unknown-icon")
                 for alias, target in self.game.spec.icons.items() if not self.icons.has(target)]
+
+    def _missing_backs(self) -> list[Problem]:
+        """A warning per card deck without a `back:`, saying what each output does instead."""
+        instead = {"long-edge": "a blank back page after each of its sheets",
+                   "short-edge": "a blank back page after each of its sheets",
+                   "none": "no backs (blank pages in the -backs.pdf, if other decks have backs)",
+                   "fold": "an empty back half on each of its pages"}[self.game.spec.print_options.duplex]
+        return [Problem(f"deck '{name}' has no back: the print PDF gets {instead}, and Tabletop Simulator a plain "
+                        "dark grey back; add `back: <template>.svg` to the deck to give its cards a back",
+                        file=self.manifest_file(), row=self.game.line("decks", name), severity="warning",
+                        rule="no-back")
+                for name, deck in self.game.spec.decks.items() if deck.kind == "card" and deck.back is None]
 
     def _game_font(self) -> list[Problem]:
         if not self.game.spec.font:
