@@ -202,7 +202,8 @@ def build_fingerprint(record: dict, game: Game, options: BuildOptions, stages: l
     stable = {k: v for k, v in record.items()
               if k not in ("built_at", "stats", "fingerprint", "settings", "sources", "warnings")}
     digest = hashlib.sha256(json.dumps(stable, sort_keys=True, default=str).encode())
-    digest.update(game.manifest_path.read_bytes())
+    for manifest in game.manifest_files:
+        digest.update(manifest.read_bytes())
     digest.update(f"{options.keep_svg}|{[getattr(s, '__qualname__', repr(s)) for s in stages]}".encode())
     return digest.hexdigest()[:32]
 
@@ -243,7 +244,7 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     record = card_record(plan, 0, 0)
     record["fingerprint"] = build_fingerprint(record, plan.game, options, stages or [])
     used = {f.relative_to(root.resolve()).as_posix() for a in [*plan.faces.values(), *plan.backs.values()]
-            for f in a.rendered.files}
+            for f in a.rendered.files} | set(plan.game.files_elsewhere())
     record.update(settings=settings, sources=source_stamp(root, name, sorted(used), recording=True),
                   warnings=[dataclasses.asdict(w) for w in plan.warnings])
     changes = diff_records(previous, record) if previous else None

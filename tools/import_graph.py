@@ -15,7 +15,7 @@ from pathlib import Path
 STAGES = [
     ("base", ["errors", "units", "ownership", "storage", "yamlsource", "expressions", "progress", "__init__",
               "bundled"]),
-    ("load", ["manifest", "sources", "data", "fonts", "icons", "freshness"]),
+    ("load", ["manifest", "include", "sources", "data", "fonts", "icons", "freshness"]),
     ("svg", ["text", "templates"]),
     ("context", ["context"]),
     ("validate", ["validate"]),
