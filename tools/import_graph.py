@@ -13,9 +13,9 @@ from pathlib import Path
 # Pipeline order: a module may import modules of its own rank or lower ranks only. The SVG renderer
 # (text, templates) ranks before validation because the layout checks render cards to measure them.
 STAGES = [
-    ("base", ["errors", "units", "ownership", "storage", "yamlsource", "expressions", "progress", "__init__",
-              "bundled"]),
-    ("load", ["manifest", "include", "sources", "data", "fonts", "icons"]),
+    ("base", ["errors", "units", "ownership", "storage", "yamlsource", "expressions", "progress", "__init__"]),
+    ("bundled", ["bundled"]),  # cardgen's own fonts, icons, partials and init files
+    ("load", ["manifest", "include", "sources", "data", "markup", "fonts", "icons"]),
     ("svg", ["text", "templates"]),
     ("context", ["context"]),
     ("validate", ["validate"]),
