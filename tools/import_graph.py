@@ -16,7 +16,7 @@ STAGES = [
     ("base", ["errors", "units", "ownership", "storage", "yamlsource", "expressions", "progress", "__init__"]),
     ("bundled", ["bundled"]),  # cardgen's own fonts, icons, partials and init files
     ("load", ["manifest", "include", "sources", "data", "markup", "fonts", "icons"]),
-    ("svg", ["text", "templates"]),
+    ("svg", ["text", "sandbox", "templates"]),
     ("context", ["context"]),
     ("validate", ["validate"]),
     ("raster", ["render"]),
