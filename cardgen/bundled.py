@@ -34,7 +34,11 @@ def _digest(stamp: tuple) -> str:
     return digest.hexdigest()[:32]
 
 
+def bundle_stamp() -> tuple:
+    """Name, size and modification time of every bundled render input: cheap, and new after any reinstall."""
+    return tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in render_inputs())
+
+
 def bundle_digest() -> str:
     """A content hash of the bundled render inputs (for cache keys; recomputed only when a file's stamp changes)."""
-    stamp = tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in render_inputs())
-    return _digest(stamp)
+    return _digest(bundle_stamp())
