@@ -117,7 +117,14 @@ def _blank_row(shown_as: str, line: int) -> Problem:
 def read_csv_table(path: Path, shown_as: str, delimiter: str | None = None, encoding: str | None = None) -> Table:
     """Read a CSV file as text rows keyed by header; encoding, BOM and delimiter are detected."""
     notes: list[Problem] = []
-    text = _decode(path.read_bytes(), encoding, shown_as, notes)
+    table = csv_table(_decode(path.read_bytes(), encoding, shown_as, notes), shown_as, delimiter)
+    table.problems[:0] = notes
+    return table
+
+
+def csv_table(text: str, shown_as: str, delimiter: str | None = None) -> Table:
+    """CSV text as rows keyed by its header (`shown_as` names it in findings); the delimiter is detected."""
+    notes: list[Problem] = []
     skipped = _leading_comment_lines(text)
     text = "\n" * skipped + text.split("\n", skipped)[-1] if skipped else text
     if not text.strip():
@@ -207,12 +214,21 @@ def _merged(item: dict) -> dict:
 
 
 def read_yaml_table(path: Path, shown_as: str) -> Table:
-    """Read a YAML list of mappings, every scalar kept as the text written (anchors and merges work)."""
+    """Read a YAML file holding a list of mappings (see `yaml_table`)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CardgenError(f"cannot read the file: {exc}", file=shown_as) from None
+    return yaml_table(text, shown_as)
+
+
+def yaml_table(text: str, shown_as: str) -> Table:
+    """YAML text holding a list of mappings as rows, every scalar kept as the text written (anchors and merges
+    work; `shown_as` names it in findings)."""
     import yaml
 
-    from cardgen.yamlsource import load_yaml  # checks syntax and alias expansion with line numbers
-    load_yaml(path, shown_as)
-    text = path.read_text(encoding="utf-8-sig")
+    from cardgen.yamlsource import parse_yaml  # checks syntax and alias expansion with line numbers
+    parse_yaml(text, shown_as)
     node = yaml.compose(text, Loader=yaml.BaseLoader)
     data = yaml.load(text, Loader=yaml.BaseLoader)
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
