@@ -232,21 +232,23 @@ def print_command(root: Path, game: str, out: Path | None, since: str | None, bu
     """Write the print-and-play PDF of a built GAME (reads output/<game>/build.json)."""
     from cardgen.outputs.imposition import PrintOptions
     from cardgen.outputs.pdf import print_pdf_name, write_print_pdf
+    from cardgen.ownership import check_game_name, output_lock
     from cardgen.record import BuildRecord
 
     spec = _print_spec(root, game, flags)
     options = PrintOptions.from_spec(spec)
-    build_dir = (built_root or root / "output").resolve() / game
-    record = BuildRecord.of_build(build_dir)
-    target = (out or build_dir / "print") / print_pdf_name(game, options)
-    cards = None
-    if since is not None:
-        cards = _changed_cards(root, game, since, record)
-        target = target.with_name(f"{target.stem}-changed-since-{since}.pdf")
-    try:
-        result = write_print_pdf(record, build_dir, options, target, cards)
-    except OSError as exc:  # a card image gone since the build, or an unwritable folder
-        raise CardgenError(f"cannot write the print PDF: {exc}; run `cardgen build {game}` again?") from None
+    build_dir = (built_root or root / "output").resolve() / check_game_name(game)
+    with output_lock(build_dir.parent, create=False):  # no build swaps the images away meanwhile
+        record = BuildRecord.of_build(build_dir)
+        target = (out or build_dir / "print") / print_pdf_name(game, options)
+        cards = None
+        if since is not None:
+            cards = _changed_cards(root, game, since, record)
+            target = target.with_name(f"{target.stem}-changed-since-{since}.pdf")
+        try:
+            result = write_print_pdf(record, build_dir, options, target, cards)
+        except OSError as exc:  # a card image gone since the build, or an unwritable folder
+            raise CardgenError(f"cannot write the print PDF: {exc}; run `cardgen build {game}` again?") from None
     for warning in result.warnings:
         click.secho(f"warning: {warning}", fg="yellow", err=True)
     for path in result.files:
@@ -396,14 +398,20 @@ def tts(root: Path, game: str, out: Path | None, base_url: str | None, image_for
     from cardgen.manifest import load_game
     from cardgen.outputs.tts import TTSOptions, export_tts
     from cardgen.outputs.tts_install import install, install_dir
+    from cardgen.ownership import output_lock
     from cardgen.record import BuildRecord
 
     loaded = load_game(root, game)
     target = install_dir(tts_dir) if do_install else None  # fail before the work if TTS is not there
     out_dir = (out or root / "output").resolve() / game
-    record = BuildRecord.of_build(out_dir)
     options = TTSOptions.from_spec(loaded.spec.tts, base_url=base_url, image_format=image_format)
-    saved = export_tts(loaded, record, out_dir, options)
+    with output_lock(out_dir.parent, create=False):  # no build swaps the images away meanwhile
+        record = BuildRecord.of_build(out_dir)
+        try:
+            saved = export_tts(loaded, record, out_dir, options)
+        except OSError as exc:  # a read-only output folder, a full disk
+            raise CardgenError(f"cannot write the Tabletop Simulator export: {exc.strerror or exc}",
+                               file=str(out_dir / "tts")) from None
     click.echo(f"{game}: Tabletop Simulator saved object -> {saved}")
     if target is not None:
         click.echo(f"{game}: installed -> {install(saved.parent, game, target)}")

@@ -297,7 +297,7 @@ def test_failed_or_interrupted_build_keeps_previous_output(ws: Path, tmp_path: P
         build_game(ws, "mini", BuildOptions(out, jobs=1), None, [stage])
     after = {p.relative_to(out): p.read_bytes() for p in (out / "mini").rglob("*") if p.is_file()}
     assert after == before
-    assert sorted(p.name for p in out.iterdir()) == [".cache", "mini"]
+    assert sorted(p.name for p in out.iterdir()) == [".cache", ".cardgen.lock", "mini"]
 
 
 # ---------------------------------------------------------------- the command line never shows a traceback
