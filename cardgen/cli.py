@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from cardgen import __version__
 from cardgen.errors import CardgenError
 
 if TYPE_CHECKING:
@@ -41,12 +43,22 @@ class CardgenGroup(click.Group):
 @click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=".",
               help="Workspace folder holding data/ and templates/ (default: current folder).")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
-@click.version_option(package_name="cardgen")
+@click.version_option(__version__, prog_name="cardgen")
 @click.pass_context
 def main(ctx: click.Context, root: Path, debug: bool) -> None:
     """cardgen: turn card data (CSV/YAML/XLSX) and SVG templates into print-and-play cards."""
     ctx.meta["cardgen.debug"] = debug
     ctx.obj = root.resolve()
+
+
+def _complete_games(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+    """Shell completion of game names: the games of the workspace given by --root (or the current folder)."""
+    from click.shell_completion import CompletionItem
+
+    from cardgen.manifest import list_games
+
+    root = ctx.find_root().params.get("root") or Path(".")
+    return [CompletionItem(name) for name in list_games(Path(root)) if name.startswith(incomplete)]
 
 
 def _games(root: Path, names: tuple[str, ...]) -> list[str]:
@@ -66,7 +78,7 @@ def _reporter():
 
 
 @main.command()
-@click.argument("games", nargs=-1)
+@click.argument("games", nargs=-1, shell_complete=_complete_games)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output root (default: <root>/output).")
 @click.option("--svg", "keep_svg", is_flag=True, help="Also keep each card's rendered SVG next to its PNG.")
@@ -80,37 +92,44 @@ def _reporter():
 def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, jobs: int, pod: bool,
           force: bool) -> None:
     """Build GAMES (all games when none are named): card PNGs and build.json under output/."""
-    import time
-
-    from cardgen.freshness import current_build, settings_key
-    from cardgen.outputs import stage_names
-    from cardgen.ownership import check_game_name, check_output_root
+    from cardgen.ownership import check_output_root
 
     out_root = check_output_root(root, out or root / "output")
-    # The same settings build_game records: a game whose last build is current is reported from its
-    # build.json alone, without importing the pipeline (pandas, cairosvg, reportlab stay unloaded).
-    settings = settings_key(keep_svg, force, stage_names(pod))
     problems: list = []
     forced = 0
     for name in _games(root, games):
-        started = time.perf_counter()
         try:
-            current = current_build(out_root / check_game_name(name), root, name, settings)
-            if current is not None:
-                _report_current(name, *current, time.perf_counter() - started)
-                forced += sum(f.severity == "error" for f in current[1])
-                continue
-            result = _build_one(root, name, out_root, jobs, keep_svg, force, pod)
+            forced += _bring_up_to_date(root, name, out_root, jobs, keep_svg, force, pod)
         except CardgenError as exc:
             problems += exc.problems
-            continue
-        _report_build(result)
-        forced += sum(f.severity == "error" for f in result.findings)
     if problems:
         raise CardgenError(problems)
     if forced:
         click.echo(f"built with {forced} error(s) (--force): the cards named above are left out", err=True)
         sys.exit(1)
+
+
+def _bring_up_to_date(root: Path, name: str, out_root: Path, jobs: int = os.cpu_count() or 1,
+                      keep_svg: bool = False, force: bool = False, pod: bool = False) -> int:
+    """Build one game unless its last build is current, and report what was done; return how many
+    errors a forced build left (their cards are out).
+
+    A current build is reported from its build.json alone, without importing the pipeline (pandas,
+    cairosvg, reportlab stay unloaded): the settings compared are the ones build_game records.
+    """
+    from cardgen.freshness import current_build, settings_key
+    from cardgen.outputs import stage_names
+    from cardgen.ownership import check_game_name
+
+    started = time.perf_counter()
+    settings = settings_key(keep_svg, force, stage_names(pod))
+    current = current_build(out_root / check_game_name(name), root, name, settings)
+    if current is not None:
+        _report_current(name, *current, time.perf_counter() - started)
+        return sum(f.severity == "error" for f in current[1])
+    result = _build_one(root, name, out_root, jobs, keep_svg, force, pod)
+    _report_build(result)
+    return sum(f.severity == "error" for f in result.findings)
 
 
 def _build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool, force: bool, pod: bool):
@@ -194,7 +213,7 @@ _PRINT_CHOICES = {
 
 
 @main.command("print")
-@click.argument("game")
+@click.argument("game", shell_complete=_complete_games)
 @click.option("--paper", help="letter, a4, legal, a3 or a size such as 210x297mm (default: game.yaml, letter).")
 @click.option("--orientation", type=click.Choice(_PRINT_CHOICES["orientation"]), help="Default: auto (most cards).")
 @click.option("--duplex", type=click.Choice(_PRINT_CHOICES["duplex"]),
@@ -218,22 +237,47 @@ _PRINT_CHOICES = {
 @click.pass_obj
 def print_command(root: Path, game: str, out: Path | None, since: str | None, built_root: Path | None,
                   **flags: object) -> None:
-    """Write the print-and-play PDF of a built GAME (reads output/<game>/build.json)."""
+    """Write the print-and-play PDF of GAME, building first whatever is missing or out of date.
+
+    Without flags this is the build's own PDF (one per paper of game.yaml's `print:`). A PDF made with
+    other options into output/<game>/print is named after what differs (`scrapbots-a4.pdf`,
+    `scrapbots-letter-fold.pdf`) and kept up to date by later builds until you delete it.
+    """
+    from cardgen.manifest import load_game
     from cardgen.outputs.imposition import PrintOptions
-    from cardgen.outputs.pdf import print_pdf_name, write_print_pdf
+    from cardgen.outputs.kept_prints import keep, pdf_name, read_kept
+    from cardgen.outputs.pdf import write_print_pdf
+    from cardgen.ownership import check_game_name, check_output_root, output_lock
     from cardgen.record import BuildRecord
 
     spec = _print_spec(root, game, flags)
-    options = PrintOptions.from_spec(spec)
-    build_dir = (built_root or root / "output").resolve() / game
-    record = BuildRecord.of_build(build_dir)
-    target = (out or build_dir / "print") / print_pdf_name(game, options)
-    cards = None
-    if since is not None:
-        cards = _changed_cards(root, game, since, record)
-        target = target.with_name(f"{target.stem}-changed-since-{since}.pdf")
+    usual = PrintOptions.all_from_spec(load_game(root, game).spec.print_options)
+    out_root = check_output_root(root, built_root or root / "output")
+    _bring_up_to_date(root, game, out_root)
+    build_dir = out_root / check_game_name(game)
+    print_dir = (build_dir / "print").resolve()
+    with output_lock(out_root, create=False):  # no build swaps the images away meanwhile
+        record = BuildRecord.of_build(build_dir)
+        cards = None if since is None else _changed_cards(root, game, since, record)
+        own, kept = {pdf_name(game, o, usual) for o in usual}, read_kept(print_dir)
+        for options in PrintOptions.all_from_spec(spec):
+            name = pdf_name(game, options, usual)
+            target = (out or print_dir) / name
+            if since is not None:
+                target = target.with_name(f"{target.stem}-changed-since-{since}.pdf")
+            kept_here = since is None and target.parent.resolve() == print_dir  # later builds remake it
+            if kept_here and (name in own or kept.get(name) == options) and target.is_file():
+                click.echo(f"{game}: {target} (up to date: builds make it)")
+                continue
+            _write_pdf(game, record, build_dir, options, target, cards, write_print_pdf)
+            if kept_here and name not in own:
+                keep(print_dir, name, options)
+
+
+def _write_pdf(game: str, record, build_dir: Path, options, target: Path, cards, write) -> None:
+    """Write one print PDF and report its files, pages and warnings."""
     try:
-        result = write_print_pdf(record, build_dir, options, target, cards)
+        result = write(record, build_dir, options, target, cards)
     except OSError as exc:  # a card image gone since the build, or an unwritable folder
         raise CardgenError(f"cannot write the print PDF: {exc}; run `cardgen build {game}` again?") from None
     for warning in result.warnings:
@@ -281,7 +325,7 @@ def calibrate(root: Path, paper: str, duplex: Any, out: Path | None) -> None:
 # ---------------------------------------------------------------- fast regeneration: snapshots, changes, watch
 
 @main.command()
-@click.argument("game")
+@click.argument("game", shell_complete=_complete_games)
 @click.argument("name")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output root.")
 @click.option("--force", is_flag=True, help="Replace an existing snapshot of that name.")
@@ -297,7 +341,7 @@ def snapshot(root: Path, game: str, name: str, out: Path | None, force: bool) ->
 
 
 @main.command()
-@click.argument("game")
+@click.argument("game", shell_complete=_complete_games)
 @click.option("--since", "since", required=True, help="Name of a snapshot (see `cardgen snapshot`).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output root.")
 @click.pass_obj
@@ -334,7 +378,7 @@ def clean(root: Path, out: Path | None, outputs: bool) -> None:
 
 
 @main.command()
-@click.argument("games", nargs=-1)
+@click.argument("games", nargs=-1, shell_complete=_complete_games)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output root.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=os.cpu_count() or 1, show_default=True)
 @click.pass_obj
@@ -367,7 +411,7 @@ def watch(root: Path, games: tuple[str, ...], out: Path | None, jobs: int) -> No
 
 
 @main.command()
-@click.argument("game")
+@click.argument("game", shell_complete=_complete_games)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output root holding the built game (default: <root>/output).")
 @click.option("--base-url", default=None,
@@ -381,25 +425,40 @@ def watch(root: Path, games: tuple[str, ...], out: Path | None, jobs: int) -> No
 @click.pass_obj
 def tts(root: Path, game: str, out: Path | None, base_url: str | None, image_format: str | None,
         do_install: bool, tts_dir: Path | None) -> None:
-    """Export a built GAME to Tabletop Simulator: deck sheets, tokens, boards and a saved object."""
+    """Export GAME to Tabletop Simulator (deck sheets, tokens, boards and a saved object), building first
+    whatever is missing or out of date.
+
+    The build writes output/<game>/tts with game.yaml's `tts:` settings; other settings given here
+    replace that export until the next build (put them in game.yaml to keep them).
+    """
     from cardgen.manifest import load_game
-    from cardgen.outputs.tts import TTSOptions, export_tts
+    from cardgen.outputs.tts import TTSOptions, export_tts, saved_object_path
     from cardgen.outputs.tts_install import install, install_dir
+    from cardgen.ownership import check_output_root, output_lock
     from cardgen.record import BuildRecord
 
     loaded = load_game(root, game)
     target = install_dir(tts_dir) if do_install else None  # fail before the work if TTS is not there
-    out_dir = (out or root / "output").resolve() / game
-    record = BuildRecord.of_build(out_dir)
+    out_root = check_output_root(root, out or root / "output")
+    _bring_up_to_date(root, game, out_root)
+    out_dir = out_root / game
     options = TTSOptions.from_spec(loaded.spec.tts, base_url=base_url, image_format=image_format)
-    saved = export_tts(loaded, record, out_dir, options)
-    click.echo(f"{game}: Tabletop Simulator saved object -> {saved}")
-    if target is not None:
-        click.echo(f"{game}: installed -> {install(saved.parent, game, target)}")
+    with output_lock(out_root, create=False):  # no build swaps the images away meanwhile
+        record = BuildRecord.of_build(out_dir)
+        saved = saved_object_path(out_dir, record)
+        if options != TTSOptions.from_spec(loaded.spec.tts) or not saved.is_file():
+            try:
+                saved = export_tts(loaded, record, out_dir, options)
+            except OSError as exc:  # a read-only output folder, a full disk
+                raise CardgenError(f"cannot write the Tabletop Simulator export: {exc.strerror or exc}",
+                                   file=str(out_dir / "tts")) from None
+        click.echo(f"{game}: Tabletop Simulator saved object -> {saved}")
+        if target is not None:
+            click.echo(f"{game}: installed -> {install(saved.parent, game, target)}")
 
 
 @main.command()
-@click.argument("games", nargs=-1)
+@click.argument("games", nargs=-1, shell_complete=_complete_games)
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text: one line per finding; json: for editors and tools.")
 @click.option("--no-layout", is_flag=True, help="Skip the layout layer (it renders every card to SVG).")
@@ -423,3 +482,104 @@ def validate(ctx: click.Context, games: tuple[str, ...], output_format: str, no_
             click.echo(summary(name, findings))
     if any(errors_in(findings) for findings in results.values()):
         ctx.exit(1)
+
+
+# ---------------------------------------------------------------- starting a game, icons and fonts
+
+@main.command()
+@click.argument("name")
+@click.option("--size", default="poker", show_default=True,
+              help="Card size: a preset (poker, bridge, mini, mini-euro, tarot, square, business, jumbo), "
+                   "optionally 'landscape', or WIDTHxHEIGHT such as 63x88mm.")
+@click.option("--paper", default="letter", show_default=True, help="Paper of the print PDF: letter, a4, ...")
+@click.option("--decks", default="1", show_default=True,
+              help="Number of decks, or their names separated by commas (heroes,monsters).")
+@click.pass_obj
+def init(root: Path, name: str, size: str, paper: str, decks: str) -> None:
+    """Start a new game NAME: manifest, example cards, face and back templates and a README.
+
+    In an empty folder this makes the workspace too; `cardgen build NAME` then works at once.
+    """
+    from cardgen.scaffold import InitOptions, create_game, deck_names
+
+    written = create_game(root, name, InitOptions(size, paper, deck_names(decks)))
+    for path in written:
+        click.echo(f"  wrote {path.relative_to(root)}")
+    click.echo(f"{name}: ready. Next: `cardgen build {name}` (or `cardgen serve {name}` to see the cards as you "
+               f"edit data/{name}/ and templates/{name}/)")
+
+
+@main.group(invoke_without_command=True)
+@click.option("--credits", "show_credits", is_flag=True, help="Print the attribution the icons' license asks for.")
+@click.pass_context
+def icons(ctx: click.Context, show_credits: bool) -> None:
+    """The icons cards can use: the bundled game-icons.net set and the workspace's icons/ folder."""
+    from cardgen.bundled import ICON_ATTRIBUTION
+    from cardgen.icons import IconLibrary
+
+    if show_credits:
+        click.echo(ICON_ATTRIBUTION.read_text(encoding="utf-8"))
+    elif ctx.invoked_subcommand is None:
+        library = IconLibrary(ctx.obj)
+        click.echo(f"{len(library.bundled.names):,} bundled game-icons.net icons (CC BY 3.0; see "
+                   f"`cardgen icons --credits`), {len(library.files)} in {ctx.obj / 'icons'}.")
+        click.echo("Find names with `cardgen icons search WORD`, see one with `cardgen icons show NAME`.")
+
+
+@icons.command("search")
+@click.argument("words", nargs=-1, required=True)
+@click.option("--show", "sheet", is_flag=True, help="Also write a preview PNG of the matches (at most 120).")
+@click.pass_obj
+def icons_search(root: Path, words: tuple[str, ...], sheet: bool) -> None:
+    """List the icon names holding every one of WORDS (e.g. `cardgen icons search sword`)."""
+    from cardgen.icons import IconLibrary
+
+    library = IconLibrary(root)
+    found = library.search(list(words))
+    for name in found:
+        click.echo(name + ("  (icons/)" if name in library.files else ""))
+    if not found:
+        raise CardgenError(f"no icon name holds {' and '.join(repr(w) for w in words)}"
+                           f"{library.suggest('-'.join(words))}")
+    click.echo(f"{len(found)} icon{'' if len(found) == 1 else 's'}", err=True)
+    if sheet:
+        _write_icon_sheet(root, library, found[:120], "search-" + "-".join(words))
+
+
+@icons.command("show")
+@click.argument("names", nargs=-1, required=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="PNG file to write (default: output/icons/NAME.png).")
+@click.option("--color", default="#1d1d1d", show_default=True, help="Colour to draw the icons in.")
+@click.pass_obj
+def icons_show(root: Path, names: tuple[str, ...], out: Path | None, color: str) -> None:
+    """Write a preview PNG of one or more icons (e.g. `cardgen icons show gears cog`)."""
+    from cardgen.icons import IconLibrary
+
+    _write_icon_sheet(root, IconLibrary(root), list(names), "-".join(names[:3]), out, color)
+
+
+def _write_icon_sheet(root: Path, library, names: list[str], stem: str, out: Path | None = None,
+                      color: str = "#1d1d1d") -> None:
+    from cardgen.iconsheet import write_sheet
+
+    drawn = [library.get(name) for name in names]
+    target = write_sheet(drawn, out or root / "output" / "icons" / f"{stem[:80]}.png", color)
+    click.echo(f"preview of {len(drawn)} icon(s) -> {target}")
+
+
+@main.command()
+@click.pass_obj
+def fonts(root: Path) -> None:
+    """List the font families templates can use: the workspace's fonts/ and cardgen's bundled fonts."""
+    from cardgen.bundled import FONTS_DIR
+    from cardgen.fonts import FontBook
+
+    book = FontBook(root / "fonts")
+    for family in book.families:
+        faces = [f for f in book.faces.values() if f.family == family]
+        names = {(False, False): "regular", (False, True): "italic", (True, False): "bold", (True, True): "bold italic"}
+        styles = ", ".join(names[style] for style in sorted({(f.bold, f.italic) for f in faces}))
+        where = "bundled" if all(f.path.parent == FONTS_DIR for f in faces) else "fonts/"
+        click.echo(f"{family}: {styles} ({where})")
+    click.echo("Add a family by copying its static .ttf/.otf files (and license) into fonts/ in the workspace.")
