@@ -219,6 +219,7 @@ _PRINT_CHOICES = {
 def print_command(root: Path, game: str, out: Path | None, since: str | None, built_root: Path | None,
                   **flags: object) -> None:
     """Write the print-and-play PDF of a built GAME (reads output/<game>/build.json)."""
+    from cardgen.freshness import seal_outputs
     from cardgen.outputs.imposition import PrintOptions
     from cardgen.outputs.pdf import print_pdf_name, write_print_pdf
     from cardgen.ownership import check_game_name, output_lock
@@ -236,6 +237,8 @@ def print_command(root: Path, game: str, out: Path | None, since: str | None, bu
             target = target.with_name(f"{target.stem}-changed-since-{since}.pdf")
         try:
             result = write_print_pdf(record, build_dir, options, target, cards)
+            if target.is_relative_to(build_dir):  # the build stays current: these are its files now
+                seal_outputs(build_dir, target.parent)
         except OSError as exc:  # a card image gone since the build, or an unwritable folder
             raise CardgenError(f"cannot write the print PDF: {exc}; run `cardgen build {game}` again?") from None
     for warning in result.warnings:
@@ -384,6 +387,7 @@ def watch(root: Path, games: tuple[str, ...], out: Path | None, jobs: int) -> No
 def tts(root: Path, game: str, out: Path | None, base_url: str | None, image_format: str | None,
         do_install: bool, tts_dir: Path | None) -> None:
     """Export a built GAME to Tabletop Simulator: deck sheets, tokens, boards and a saved object."""
+    from cardgen.freshness import seal_outputs
     from cardgen.manifest import load_game
     from cardgen.outputs.tts import TTSOptions, export_tts
     from cardgen.outputs.tts_install import install, install_dir
@@ -398,6 +402,7 @@ def tts(root: Path, game: str, out: Path | None, base_url: str | None, image_for
         record = BuildRecord.of_build(out_dir)
         try:
             saved = export_tts(loaded, record, out_dir, options)
+            seal_outputs(out_dir, saved.parent)  # the build stays current: the new export is its own
         except OSError as exc:  # a read-only output folder, a full disk
             raise CardgenError(f"cannot write the Tabletop Simulator export: {exc.strerror or exc}",
                                file=str(out_dir / "tts")) from None
