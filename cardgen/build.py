@@ -28,6 +28,7 @@ from cardgen.plan import BuildPlan, draw_plan, place_card_files, plan_build, rec
 from cardgen.progress import Reporter, SilentReporter
 from cardgen.record import BuildRecord
 from cardgen.storage import cache_root, swap_into_place
+from cardgen.validate.findings import unique
 
 
 @dataclass
@@ -111,7 +112,7 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
     findings = validate_context(context)
     mark(cache_root(options.out_root))
     plan = plan_build(context, findings, options.force)
-    plan.findings = list(dict.fromkeys([*findings, *(w for w in plan.findings if w.rule != "text-overflow")]))
+    plan.findings = unique(findings, [w for w in plan.findings if w.rule != "text-overflow"])
     record = record_of(plan)
     record.fingerprint = build_fingerprint(record, plan.game, options, stages)
     used = {f.relative_to(root.resolve()).as_posix() for a in [*plan.faces.values(), *plan.backs.values()]
