@@ -17,8 +17,12 @@ $(STAMP): pyproject.toml
 demo: install
 	$(BIN)/cardgen build
 
+# Tests, then the linters: ruff, mypy and the one-way import check (no module imports a later stage).
 test: install
 	$(BIN)/python -m pytest -n 2 -q
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/python tools/import_graph.py
 
 bench: install
 	$(BIN)/python bench/run.py

@@ -155,7 +155,7 @@ def watch_latency(root: Path) -> float:
     process = subprocess.Popen([*CARDGEN, "--root", str(root), "watch", "scrapbots", "-j", "1"],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
-        for line in process.stdout:  # wait for the first build and the observer
+        for line in process.stdout or []:  # wait for the first build and the observer
             if line.startswith("watching"):
                 break
         time.sleep(0.5)

@@ -22,6 +22,7 @@ def rows(count: int) -> str:
 
 
 def timed(root: Path, layout: bool) -> float:
+    """Seconds to validate the workspace's game (with or without the layout layer); it must have no errors."""
     started = time.perf_counter()
     findings = validate_game(root, "mini", layout=layout)
     assert not [f for f in findings if f.severity == "error"], findings[:3]
@@ -29,6 +30,7 @@ def timed(root: Path, layout: bool) -> float:
 
 
 def main() -> None:
+    """Time validation of 100,000 rows without layout and 1,000 rows with it."""
     with tempfile.TemporaryDirectory() as folder:
         root = make_workspace(Path(folder))
         for count, layout in ((100_000, False), (1_000, True)):

@@ -14,20 +14,26 @@ from typing import Callable, Protocol
 from cardgen.changes import Changes, diff_records
 from cardgen.data import Card, load_cards
 from cardgen.errors import CardgenError, Problem
-from cardgen.freshness import is_current, settings_key, source_stamp
 from cardgen.fonts import FontBook, configure_fontconfig
+from cardgen.freshness import is_current, settings_key, source_stamp
 from cardgen.icons import IconLibrary
 from cardgen.manifest import Game, load_game
-from cardgen.render import RasterJob, content_key, run_jobs, write_atomic
-from cardgen.templates import RenderedSVG, SVGCache, SVGRenderer, svg_cache_dir
+from cardgen.render import RasterJob, content_key, run_jobs
+from cardgen.storage import Cache, swap_into_place, write_json
+from cardgen.templates import RenderedSVG, SVGCache, SVGRenderer
 
 
 class Reporter(Protocol):
     """Where the pipeline reports progress; the CLI supplies a rich or a plain one."""
 
-    def start(self, label: str, total: int) -> None: ...
-    def advance(self) -> None: ...
-    def finish(self) -> None: ...
+    def start(self, label: str, total: int) -> None:
+        """Begin a phase of `total` items."""
+
+    def advance(self) -> None:
+        """One item of the phase is done."""
+
+    def finish(self) -> None:
+        """The phase is over."""
 
 
 class SilentReporter:
@@ -96,9 +102,9 @@ class BuildResult:
 OutputStage = Callable[[Game, dict, Path], None]
 
 
-def cache_dir(out_root: Path) -> Path:
-    """The content-addressed render cache shared by all games of an output root."""
-    return out_root / ".cache" / "png"
+def png_cache(out_root: Path) -> Cache:
+    """The content-addressed cache of drawn card images, shared by all games of an output root."""
+    return Cache(out_root, "png", ".png")
 
 
 def plan_build(root: Path, name: str, out_root: Path, rendered: dict | None = None) -> BuildPlan:
@@ -110,7 +116,7 @@ def plan_build(root: Path, name: str, out_root: Path, rendered: dict | None = No
     cards = load_cards(game)
     fonts = FontBook(root / "fonts")
     icons = IconLibrary(root, game.spec.icons)
-    renderer = SVGRenderer(game, fonts, icons, rendered, SVGCache(svg_cache_dir(out_root), game))
+    renderer = SVGRenderer(game, fonts, icons, rendered, SVGCache(out_root, game))
     plan = BuildPlan(game, [c for c in cards if c.copies > 0])
     for card in cards:
         if card.copies == 0:
@@ -158,7 +164,7 @@ def _artwork(name: str, rendered: RenderedSVG, game: Game, deck: str, fonts: Fon
     kind = game.spec.decks[deck].kind  # tokens and boards keep transparency: part of the key
     key = content_key(rendered.svg + kind, size.full_width_px, size.full_height_px, size.dpi,
                       [*rendered.files, *font_files])
-    return Artwork(name, rendered, deck, key, cache_dir(out_root) / key[:2] / f"{key}.png")
+    return Artwork(name, rendered, deck, key, png_cache(out_root).path(key))
 
 
 def draw_plan(plan: BuildPlan, options: BuildOptions, reporter: Reporter) -> tuple[int, int]:
@@ -238,7 +244,7 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     changes = diff_records(previous, record) if previous else None
     if previous and previous.get("fingerprint") == record["fingerprint"]:
         previous.update(settings=settings, sources=record["sources"], warnings=record["warnings"])
-        write_atomic(final / "build.json", lambda temp: temp.write_text(json.dumps(previous, indent=2)))
+        write_json(final / "build.json", previous)
         return _up_to_date(name, final, previous, started, changes)
     rendered, cached = draw_plan(plan, options, reporter or SilentReporter())
     record["stats"].update(rendered=rendered, cached=cached)
@@ -264,12 +270,3 @@ def _write_outputs(plan: BuildPlan, record: dict, options: BuildOptions, stages:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
-
-def swap_into_place(staging: Path, final: Path) -> None:
-    """Replace a finished output folder with a newly built one, keeping the old one until the end."""
-    old = final.with_name(f".{final.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    if final.exists():
-        os.replace(final, old)
-    os.replace(staging, final)
-    shutil.rmtree(old, ignore_errors=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -141,7 +142,7 @@ def _print_spec(root: Path, game: str, flags: dict):
         raise CardgenError([_flag_problem(e) for e in exc.errors()]) from None
 
 
-def _flag_problem(error: dict):
+def _flag_problem(error: Any):
     from cardgen.errors import Problem
 
     flag = "--" + "-".join(str(p) for p in error["loc"]).replace("_", "-") if error["loc"] else "options"
@@ -224,10 +225,11 @@ def _changed_cards(root: Path, game: str, since: str, record: dict) -> list[dict
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for the PDF (default: output/).")
 @click.pass_obj
-def calibrate(root: Path, paper: str, duplex: str, out: Path | None) -> None:
+def calibrate(root: Path, paper: str, duplex: Any, out: Path | None) -> None:
     """Write a one-sheet duplex test page to measure the back offset of a printer."""
     from cardgen.outputs.calibrate import write_calibration_pdf
-    from cardgen.outputs.imposition import PrintOptions, parse_paper
+    from cardgen.outputs.imposition import PrintOptions
+    from cardgen.units import parse_paper
 
     try:
         parse_paper(paper)
@@ -250,15 +252,13 @@ def snapshot(root: Path, game: str, name: str, out: Path | None, force: bool) ->
     """Record the current build of GAME as version NAME (e.g. the one you printed)."""
     from cardgen.changes import snapshot_path
     from cardgen.outputs.cards import read_build_record
-    from cardgen.render import write_atomic
+    from cardgen.storage import write_json
 
     record = read_build_record((out or root / "output") / game)
     path = snapshot_path(root, game, name)
     if path.exists() and not force:
         raise CardgenError(f"snapshot '{name}' of {game} exists already ({path}); use --force to replace it")
-    import json
-
-    write_atomic(path, lambda temp: temp.write_text(json.dumps(record, indent=2, ensure_ascii=False)))
+    write_json(path, record)
     click.echo(f"{game}: snapshot '{name}' of {len(record['cards'])} cards -> {path.relative_to(root)}")
 
 
@@ -289,8 +289,10 @@ def clean(root: Path, out: Path | None, outputs: bool) -> None:
     """Empty the render cache (and with --outputs, the built games too)."""
     import shutil
 
+    from cardgen.storage import cache_root
+
     out_root = out or root / "output"
-    targets = [out_root] if outputs else [out_root / ".cache"]
+    targets = [out_root] if outputs else [cache_root(out_root)]
     for target in targets:
         shutil.rmtree(target, ignore_errors=True)
     click.echo(f"removed {', '.join(str(t) for t in targets)}")

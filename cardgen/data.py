@@ -223,7 +223,7 @@ def read_yaml_table(path: Path, shown_as: str) -> Table:
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         raise CardgenError("expected a YAML list of mappings (one `- name: ...` entry per card)", file=shown_as)
     table = Table(shown_as, [], [])
-    for item, item_node in zip(data, node.value):
+    for item, item_node in zip(data, node.value if node is not None else []):
         line = item_node.start_mark.line + 1
         key_lines = {str(key.value): key.start_mark.line + 1 for key, _ in item_node.value
                      if isinstance(key, yaml.ScalarNode)}

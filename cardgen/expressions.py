@@ -76,7 +76,7 @@ def check_expression(expr: str, columns: set[str] | None = None,
         if (isinstance(node, ast.Name) and id(node) not in helper_names and columns is not None
                 and node.id not in columns | {"True", "False"}):
             raise ExpressionError(f"unknown column '{node.id}'")
-    return tree  # type: ignore[return-value]
+    return tree
 
 
 def _helper_hint(calls: dict[str, int]) -> str:

@@ -83,7 +83,7 @@ def _read_face(path: Path) -> FontFace:
 
 @lru_cache(maxsize=None)
 def _scan(folder: Path, stamp: tuple) -> dict[tuple[str, bool, bool], FontFace]:
-    faces = {}
+    faces: dict[tuple[str, bool, bool], FontFace] = {}
     for path in sorted(folder.iterdir()):
         if path.suffix.lower() in FONT_SUFFIXES:
             face = _read_face(path)

@@ -50,7 +50,7 @@ def _parse_icon(path: Path, mtime: int, shown_as: str) -> Icon:
         raise CardgenError(f"the icon's viewBox '{box}' is not four numbers with a positive size",
                            file=shown_as)
     body = re.sub(r"^\s*<svg[^>]*>|</svg>\s*$", "", text.strip(), flags=re.DOTALL)
-    return Icon(path.stem, path, viewbox, body)  # type: ignore[arg-type]
+    return Icon(path.stem, path, viewbox, body)
 
 
 class IconLibrary:

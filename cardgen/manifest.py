@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cardgen.errors import CardgenError, Problem
-from cardgen.units import CARD_PRESETS, parse_length
+from cardgen.units import CARD_PRESETS, parse_length, parse_offset, parse_paper
 from cardgen.yamlsource import line_of, load_yaml
 
 MANIFEST_NAME = "game.yaml"
@@ -335,16 +335,12 @@ class PrintSpec(Strict):
     @field_validator("paper")
     @classmethod
     def _paper(cls, value: str) -> str:
-        from cardgen.outputs.imposition import parse_paper
-
         parse_paper(value)
         return value
 
     @field_validator("back_offset")
     @classmethod
     def _offset(cls, value: str | list[float]) -> str | list[float]:
-        from cardgen.outputs.imposition import parse_offset
-
         parse_offset(value)
         return value
 

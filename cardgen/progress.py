@@ -1,7 +1,12 @@
 """Progress reporting for the CLI: a rich bar on a terminal, plain lines in logs and CI."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 
 class PlainReporter:
@@ -34,7 +39,7 @@ class RichReporter:
 
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                  TimeElapsedColumn(), transient=True)
-        self.task = None
+        self.task: TaskID | None = None
 
     def start(self, label: str, total: int) -> None:
         """Show a bar for a phase."""

@@ -7,16 +7,15 @@ interrupted build never leaves a half-written PNG behind.
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 import urllib.parse
 import urllib.request
 import zlib
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable
+
+from cardgen.storage import file_digest, write_atomic
 
 RENDERER_VERSION = "1"
 # zlib level 1 with the run-length strategy: card art is mostly flat colour, which RLE packs
@@ -42,21 +41,6 @@ class RasterJob:
 
 class RenderFailure(Exception):
     """cairosvg could not draw an SVG; the message says why."""
-
-
-@lru_cache(maxsize=4096)
-def _file_digest(path: str, mtime_ns: int, size: int) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def file_digest(path: Path) -> str:
-    """Content hash of a file (memoised by path, mtime and size)."""
-    stat = path.stat()
-    return _file_digest(str(path), stat.st_mtime_ns, stat.st_size)
 
 
 def content_key(svg: str, width: int, height: int, dpi: int, files: Iterable[Path]) -> str:
@@ -125,24 +109,6 @@ def draw_svg(svg: str, width: int, height: int, dpi: int, root: Path, base_url: 
     image = Image.frombuffer("RGBA", size, bytes(data), "raw", "BGRa", stride, 1) if transparent \
         else Image.frombuffer("RGB", size, bytes(data), "raw", "BGRX", stride, 1)
     return image if image.size == (width, height) else image.resize((width, height))
-
-
-_UMASK = os.umask(0)
-os.umask(_UMASK)
-
-
-def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
-    """Write a file through a temporary name in the same folder, then rename it into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(handle)
-    try:
-        os.chmod(temp, 0o666 & ~_UMASK)  # mkstemp makes files private; outputs should be like any other file
-        write(Path(temp))
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 def run_job(job: RasterJob) -> tuple[str, str | None]:

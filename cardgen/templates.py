@@ -17,6 +17,7 @@ from cardgen.errors import CardgenError, Problem, relative
 from cardgen.fonts import FontBook, families_in_svg
 from cardgen.icons import IconLibrary
 from cardgen.manifest import CardSize, Game
+from cardgen.storage import Cache, file_digest
 from cardgen.text import TextMeasurer, TextStyle, fit_text, icon_svg, layout_to_svg
 from cardgen.units import MM_PER_INCH, PT_PER_INCH, mm_to_px
 
@@ -185,11 +186,6 @@ def _template_line(template_name: str) -> int | None:
     return line
 
 
-def svg_cache_dir(out_root: Path) -> Path:
-    """Where builds keep rendered SVGs for the next build."""
-    return out_root / ".cache" / "svg"
-
-
 class SVGCache:
     """Rendered SVGs kept on disk between builds, keyed by everything a render reads.
 
@@ -198,11 +194,10 @@ class SVGCache:
     named in its SVG by path; their content is part of the PNG cache key, not this one.
     """
 
-    def __init__(self, folder: Path, game: Game) -> None:
+    def __init__(self, out_root: Path, game: Game) -> None:
         from cardgen import __version__
-        from cardgen.render import file_digest
 
-        self.folder = folder
+        self.store = Cache(out_root, "svg", ".json")
         digest = hashlib.sha256(f"{__version__}\0".encode() + game.manifest_path.read_bytes())
         for shared in ("templates", "icons", "fonts"):
             for path in sorted((game.root / shared).rglob("*")) if (game.root / shared).is_dir() else []:
@@ -217,14 +212,10 @@ class SVGCache:
         text = json.dumps([self.base, template_name, deck, about], sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
-    def _path(self, key: str) -> Path:
-        return self.folder / key[:2] / f"{key}.json"
-
     def get(self, key: str, name: str) -> RenderedSVG | None:
         """A cached render whose image files all still exist, or None."""
-        try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        data = self.store.read_json(key)
+        if data is None:
             return None
         files = [Path(f) for f in data["files"]]
         if not all(f.is_file() for f in files):
@@ -233,14 +224,8 @@ class SVGCache:
 
     def put(self, key: str, rendered: RenderedSVG) -> None:
         """Keep a render for the next build (best effort: a cache that cannot be written is skipped)."""
-        from cardgen.render import write_atomic
-
-        data = {"svg": rendered.svg, "files": [str(f) for f in rendered.files],
-                "warnings": [dataclasses.asdict(w) for w in rendered.warnings]}
-        try:
-            write_atomic(self._path(key), lambda temp: temp.write_text(json.dumps(data), encoding="utf-8"))
-        except OSError:
-            pass
+        self.store.put_json(key, {"svg": rendered.svg, "files": [str(f) for f in rendered.files],
+                                  "warnings": [dataclasses.asdict(w) for w in rendered.warnings]})
 
 
 class SVGRenderer:

@@ -65,7 +65,7 @@ def parse_markup(text: str) -> list[list[list[Piece]]]:
         if match.start() > pos:
             word.append(Piece(text[pos:match.start()]))
         pos = match.end()
-        kind = match.lastgroup
+        kind = match.lastgroup or ""
         if kind in ("space", "newline"):
             end_word()
             if kind == "newline":

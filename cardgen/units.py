@@ -1,4 +1,4 @@
-"""Lengths and card size presets, parsed in one place (mm is the internal unit)."""
+"""Lengths, card size presets, papers and offsets, parsed in one place (mm is the internal unit)."""
 from __future__ import annotations
 
 import re
@@ -16,6 +16,12 @@ CARD_PRESETS: dict[str, tuple[float, float]] = {
     "square": (69.85, 69.85),
     "business": (50.8, 88.9),
     "jumbo": (88.9, 127.0),
+}
+
+# Paper sizes in mm, portrait (width, height).
+PAPERS: dict[str, tuple[float, float]] = {
+    "letter": (215.9, 279.4), "legal": (215.9, 355.6), "tabloid": (279.4, 431.8),
+    "a4": (210.0, 297.0), "a3": (297.0, 420.0),
 }
 
 _LENGTH = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(mm|cm|in|px|pt)?\s*$")
@@ -42,3 +48,33 @@ def mm_to_px(mm: float, dpi: float) -> float:
 def mm_to_pt(mm: float) -> float:
     """Millimetres to PDF points."""
     return mm / MM_PER_INCH * PT_PER_INCH
+
+
+_PAPER_SIZE = re.compile(r"^\s*([\d.]+)\s*x\s*([\d.]+)\s*(mm|cm|in)?\s*$", re.IGNORECASE)
+
+
+def parse_paper(text: str) -> tuple[float, float]:
+    """A paper name or 'WIDTHxHEIGHT[mm|cm|in]' as (width, height) in mm."""
+    name = text.strip().lower()
+    if name in PAPERS:
+        return PAPERS[name]
+    match = _PAPER_SIZE.match(name)
+    if not match:
+        raise ValueError(f"unknown paper '{text}'; expected {', '.join(PAPERS)} or a size such as 210x297mm")
+    unit = match.group(3) or "mm"
+    width, height = (parse_length(f"{match.group(i)}{unit}") for i in (1, 2))
+    if min(width, height) < 50:
+        raise ValueError(f"paper '{text}' is too small")
+    return width, height
+
+
+def parse_offset(value: str | list[float] | tuple[float, float]) -> tuple[float, float]:
+    """A back offset 'X,Y' (mm) or [X, Y] as a pair of floats."""
+    parts = value.split(",") if isinstance(value, str) else list(value)
+    try:
+        x, y = (float(p) for p in parts)
+    except (TypeError, ValueError):
+        raise ValueError(f"back offset '{value}' is not 'X,Y' in mm (for example 0.5,-1)") from None
+    if max(abs(x), abs(y)) > 10:
+        raise ValueError(f"back offset '{value}' is larger than 10 mm; measure it with `cardgen calibrate`")
+    return x, y

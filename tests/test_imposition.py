@@ -7,8 +7,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cardgen.outputs.imposition import (EDGE_MM, Item, Page, PrintOptions, Rect, bounds, impose, items_from_cards,
-                                        parse_offset, parse_paper, plan_layout)
+from cardgen.outputs.imposition import (
+    EDGE_MM,
+    Item,
+    Page,
+    PrintOptions,
+    Rect,
+    bounds,
+    impose,
+    items_from_cards,
+    plan_layout,
+)
+from cardgen.units import parse_offset, parse_paper
 
 POKER = (63.5, 88.9)
 BLEED = 3.175

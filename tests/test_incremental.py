@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cardgen.build import BuildOptions, build_game, cache_dir
+from cardgen.build import BuildOptions, build_game, png_cache
 from cardgen.cli import main
 from cardgen.watch import affected_games, watch_games
 
@@ -80,7 +80,7 @@ def test_interrupted_build_leaves_previous_output_and_recovers(tiny_game: Path) 
     assert (tiny_game / "output" / "tiny" / "build.json").read_text() == before
     assert not list((tiny_game / "output").glob(".tiny*"))
     # A worker killed while writing leaves only a temporary file, which is never taken for a cache entry.
-    stray = next(cache_dir(tiny_game / "output").glob("*/*.png"))
+    stray = next(png_cache(tiny_game / "output").folder.glob("*/*.png"))
     (stray.parent / f".{stray.name}.junk.tmp").write_bytes(b"half a png")
     result = _build(tiny_game)
     assert not result.up_to_date

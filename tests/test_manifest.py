@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from cardgen.errors import CardgenError
-from cardgen.manifest import load_game, resolve_size, GameSpec
+from cardgen.manifest import GameSpec, load_game, resolve_size
 from tests.conftest import REPO, SIMPLE_MANIFEST, write_game
 
 

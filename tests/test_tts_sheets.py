@@ -7,8 +7,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cardgen.outputs.tts_sheets import (KEY_COUNT, KEY_FIRST, MAX_SIDE_PX, SLOTS_PER_SHEET, Guids, cell_size,
-                                        choose_grid, derive_key, plan_sheets)
+from cardgen.outputs.tts_sheets import (
+    KEY_COUNT,
+    KEY_FIRST,
+    MAX_SIDE_PX,
+    SLOTS_PER_SHEET,
+    Guids,
+    cell_size,
+    choose_grid,
+    derive_key,
+    plan_sheets,
+)
 
 
 @given(count=st.integers(1, SLOTS_PER_SHEET), width=st.integers(50, 3000), height=st.integers(50, 3000))

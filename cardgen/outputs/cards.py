@@ -3,25 +3,13 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 from cardgen import __version__
-from cardgen.render import write_atomic
+from cardgen.storage import place_file, write_json
 
 BUILD_RECORD = "build.json"
-
-
-def place_file(cache_file: Path, target: Path) -> None:
-    """Put a cached file at its output path (a hard link when possible: no copy, same bytes)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.unlink(missing_ok=True)
-    try:
-        os.link(cache_file, target)
-    except OSError:
-        shutil.copyfile(cache_file, target)
 
 
 def _jsonable(value: Any) -> Any:
@@ -72,8 +60,7 @@ def write_card_files(plan, record: dict, out_dir: Path, keep_svg: bool) -> None:
         place_file(art.cache_path, target)
         if keep_svg:
             target.with_suffix(".svg").write_text(art.rendered.svg, encoding="utf-8")
-    write_atomic(out_dir / BUILD_RECORD,
-                 lambda temp: temp.write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8"))
+    write_json(out_dir / BUILD_RECORD, record)
 
 
 def _deck_record(game, name: str) -> dict:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from cardgen.render import write_atomic
+from cardgen.storage import write_atomic
 
 GALLERY_FILE = "index.html"
 

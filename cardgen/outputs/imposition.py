@@ -11,13 +11,8 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Iterable, Literal
 
-from cardgen.units import parse_length
+from cardgen.units import parse_length, parse_offset, parse_paper
 
-# Paper sizes in mm, portrait (width, height).
-PAPERS: dict[str, tuple[float, float]] = {
-    "letter": (215.9, 279.4), "legal": (215.9, 355.6), "tabloid": (279.4, 431.8),
-    "a4": (210.0, 297.0), "a3": (297.0, 420.0),
-}
 EDGE_MM = 3.0            # marks and the footer stay this far from the paper edge
 MARK_CLEARANCE_MM = 1.0  # crop marks stop this short of the cards
 MARK_LENGTH_MM = 5.0     # longest crop mark (they are shorter when the margin is narrow)
@@ -121,36 +116,6 @@ class PrintOptions:
     def paper_name(self) -> str:
         """The paper as used in file names: 'letter', 'a4', '210x297mm'."""
         return re.sub(r"[^a-z0-9.x-]+", "", self.paper.lower())
-
-
-_PAPER_SIZE = re.compile(r"^\s*([\d.]+)\s*x\s*([\d.]+)\s*(mm|cm|in)?\s*$", re.IGNORECASE)
-
-
-def parse_paper(text: str) -> tuple[float, float]:
-    """A paper name or 'WIDTHxHEIGHT[mm|cm|in]' as (width, height) in mm."""
-    name = text.strip().lower()
-    if name in PAPERS:
-        return PAPERS[name]
-    match = _PAPER_SIZE.match(name)
-    if not match:
-        raise ValueError(f"unknown paper '{text}'; expected {', '.join(PAPERS)} or a size such as 210x297mm")
-    unit = match.group(3) or "mm"
-    width, height = (parse_length(f"{match.group(i)}{unit}") for i in (1, 2))
-    if min(width, height) < 50:
-        raise ValueError(f"paper '{text}' is too small")
-    return width, height
-
-
-def parse_offset(value: str | list[float] | tuple[float, float]) -> tuple[float, float]:
-    """A back offset 'X,Y' (mm) or [X, Y] as a pair of floats."""
-    parts = value.split(",") if isinstance(value, str) else list(value)
-    try:
-        x, y = (float(p) for p in parts)
-    except (TypeError, ValueError):
-        raise ValueError(f"back offset '{value}' is not 'X,Y' in mm (for example 0.5,-1)") from None
-    if max(abs(x), abs(y)) > 10:
-        raise ValueError(f"back offset '{value}' is larger than 10 mm; measure it with `cardgen calibrate`")
-    return x, y
 
 
 @dataclass(frozen=True)
@@ -293,7 +258,7 @@ def plan_layout(card_w: float, card_h: float, bleed: float, options: PrintOption
                            Line(EDGE_MM, height / 2, width - EDGE_MM, height / 2))]
         else:
             candidates = [(Rect(margin, margin, width - 2 * margin, height - 2 * margin),
-                           mirror_axis(options.duplex, width, height), None)]
+                           mirror_axis(options.duplex, width, height), None)]  # type: ignore[list-item]
         for region, axis, fold in candidates:
             trims, frame = _grid(region, card_w, card_h, bleed, options)
             if trims and (best is None or len(trims) > best.capacity):

@@ -5,15 +5,16 @@ name, and files with the same content are mapped to one name first.
 """
 from __future__ import annotations
 
+import functools
 import logging
-import zlib
 import tempfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from cardgen.errors import Problem
 from cardgen.outputs.imposition import Page, PrintOptions, impose, items_from_cards
-from cardgen.render import file_digest, write_atomic
+from cardgen.storage import Cache, file_digest, write_atomic
 from cardgen.units import mm_to_pt
 
 log = logging.getLogger("cardgen")
@@ -55,8 +56,8 @@ def write_print_pdf(record: dict, build_dir: Path, options: PrintOptions, target
         if imposition.back_pages:
             documents += _volumes(target.with_name(f"{target.stem}-backs.pdf"), imposition.back_pages)
         for path, pages, first, total in documents:
-            write_atomic(path, lambda temp, pages=pages, first=first, total=total:
-                         _draw(temp, pages, record, images, first, total))
+            write_atomic(path, functools.partial(_draw, pages=pages, record=record, images=images, first=first,
+                                                 total=total))
             result.files.append(path)
     return result
 
@@ -81,6 +82,7 @@ class ImageFiles:
         self.build_dir = build_dir
         self.options = options
         self.scratch = scratch
+        self.cache = Cache(build_dir.parent, "pdf-images", ".zlib")
         self._by_path: dict[str, str] = {}
         self._by_digest: dict[str, str] = {}
 
@@ -95,17 +97,16 @@ class ImageFiles:
         if source.suffix.lower() != ".png":
             return None
         digest = file_digest(source)
-        cached = self.build_dir.parent / ".cache" / "pdf-images" / digest[:2] / f"{digest}.zlib"
-        if not cached.is_file():
+        stored = self.cache.read_bytes(digest)
+        if stored is None:
             from PIL import Image
 
             with Image.open(source) as picture:
                 if picture.mode != "RGB":
                     return None
-                header = f"{picture.width} {picture.height}\n".encode()
-                data = zlib.compress(picture.tobytes())
-            write_atomic(cached, lambda temp: temp.write_bytes(header + data))
-        header, data = cached.read_bytes().split(b"\n", 1)
+                stored = f"{picture.width} {picture.height}\n".encode() + zlib.compress(picture.tobytes())
+            self.cache.put_bytes(digest, stored)
+        header, data = stored.split(b"\n", 1)
         width, height = map(int, header.split())
         return width, height, data
 

@@ -8,10 +8,10 @@ with the deck's back as `pod/<deck>/back.png` and a `pod/<deck>/cards.csv` listi
 from __future__ import annotations
 
 import csv
-import os
+import functools
 from pathlib import Path
 
-from cardgen.render import write_atomic
+from cardgen.storage import place_file, write_atomic
 from cardgen.units import MM_PER_INCH
 
 POD_DPI = 300
@@ -41,13 +41,13 @@ def write_pod(game, record: dict, out_dir: Path) -> None:
                     _export(out_dir / card["face"], target, size, card["dpi"])
                     first = target
                 else:
-                    _link(first, target)
+                    place_file(first, target)
                 rows.append((target.name, card["id"], card["name"], str(copy), str(card["copies"])))
         backs = {c["back"] for c in cards if c.get("back")}
         for back in sorted(backs):
             name = "back.png" if len(backs) == 1 else f"back-{Path(back).stem}.png"
             _export(out_dir / back, folder / name, size, cards[0]["dpi"])
-        write_atomic(folder / "cards.csv", lambda temp, rows=rows: _write_csv(temp, rows))
+        write_atomic(folder / "cards.csv", functools.partial(_write_csv, rows=rows))
 
 
 def pod_stage(game, record: dict, out_dir: Path) -> None:
@@ -56,16 +56,9 @@ def pod_stage(game, record: dict, out_dir: Path) -> None:
         write_pod(game, record, out_dir)
 
 
-def _write_csv(path: Path, rows: list[tuple[str, ...]]) -> None:
+def _write_csv(path: Path, rows: list[tuple[str, str, str, str, str]]) -> None:
     with open(path, "w", newline="", encoding="utf-8") as handle:
         csv.writer(handle).writerows(rows)
-
-
-def _link(source: Path, target: Path) -> None:
-    try:
-        os.link(source, target)
-    except OSError:
-        target.write_bytes(source.read_bytes())
 
 
 def _export(source: Path, target: Path, size: tuple[int, int], dpi: int) -> None:
@@ -75,14 +68,14 @@ def _export(source: Path, target: Path, size: tuple[int, int], dpi: int) -> None
     target.parent.mkdir(parents=True, exist_ok=True)
     with Image.open(source) as image:
         if image.size == size:
-            _link(source, target)
+            place_file(source, target)
             return
         # Scale to 300 DPI, then crop (or stretch, for less bleed than 1/8 in) around the centre.
         scale = POD_DPI / dpi
-        scaled = image.resize((round(image.width * scale), round(image.height * scale)), Image.LANCZOS)
+        scaled = image.resize((round(image.width * scale), round(image.height * scale)), Image.Resampling.LANCZOS)
         left, top = (scaled.width - size[0]) // 2, (scaled.height - size[1]) // 2
         if left >= 0 and top >= 0:
             scaled = scaled.crop((left, top, left + size[0], top + size[1]))
         else:
-            scaled = scaled.resize(size, Image.LANCZOS)
+            scaled = scaled.resize(size, Image.Resampling.LANCZOS)
         write_atomic(target, lambda temp: scaled.save(temp, "PNG"))

@@ -6,8 +6,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from cardgen import __version__
-from cardgen.outputs.cards import place_file
-from cardgen.render import file_digest, write_atomic
+from cardgen.storage import Cache, file_digest
 
 
 def inputs_key(inputs: Iterable[str | Path]) -> str:
@@ -19,16 +18,16 @@ def inputs_key(inputs: Iterable[str | Path]) -> str:
     return digest.hexdigest()[:32]
 
 
-def reuse_or_make(out_dir: Path, target: Path, inputs: Iterable[str | Path], make: Callable[[Path], None]) -> bool:
+def reuse_or_make(out_dir: Path, target: Path, inputs: Iterable[str | Path], make: Callable[[Path], object]) -> bool:
     """Put at `target` the file that `make(path)` writes from `inputs`; skip making it when cached.
 
     `out_dir` is the game's output folder (the cache lives beside it). Returns True when the file
     was made now, False when it was reused.
     """
     key = inputs_key(inputs)
-    cached = out_dir.parent / ".cache" / "outputs" / key[:2] / f"{key}{target.suffix}"
-    made = not cached.is_file()
+    cache = Cache(out_dir.parent, "outputs", target.suffix)
+    made = not cache.has(key)
     if made:
-        write_atomic(cached, make)
-    place_file(cached, target)
+        cache.write(key, make)
+    cache.place(key, target)
     return made

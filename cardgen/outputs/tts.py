@@ -7,23 +7,22 @@ data in `tts_sheets.py`; copying into Tabletop Simulator's Saved Objects folder 
 """
 from __future__ import annotations
 
+import functools
 import io
-import json
 import re
 import shutil
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from PIL import Image
 
-from cardgen.build import swap_into_place
 from cardgen.errors import CardgenError, relative
 from cardgen.manifest import Game, TTSSpec
-from cardgen.outputs.tts_sheets import MAX_SIDE_PX, Guids, Sheet, plan_sheets
 from cardgen.outputs.reuse import inputs_key, reuse_or_make
-from cardgen.render import write_atomic
+from cardgen.outputs.tts_sheets import MAX_SIDE_PX, Guids, Sheet, plan_sheets
+from cardgen.storage import Cache, swap_into_place, write_json
 
 TTS_DIR = "tts"
 THUMBNAIL_PX = 256
@@ -48,10 +47,10 @@ class TTSOptions:
     @classmethod
     def from_spec(cls, spec: TTSSpec, **overrides: object) -> "TTSOptions":
         """Options from the manifest's `tts:` section, with command-line values (not None) on top."""
-        values = {"image_format": spec.image_format, "jpeg_quality": spec.jpeg_quality,
+        values: dict[str, Any] = {"image_format": spec.image_format, "jpeg_quality": spec.jpeg_quality,
                   "base_url": spec.base_url, "cutout": tuple(spec.cutout)}
         values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)  # type: ignore[arg-type]
+        return cls(**values)
 
 
 def tts_stage(game: Game, record: dict, out_dir: Path) -> None:
@@ -104,12 +103,6 @@ def _url_maker(base_url: str | None, folder: Path) -> Callable[[str], str]:
     if base_url:
         return lambda name: f"{base_url.rstrip('/')}/{urllib.parse.quote(name)}"
     return lambda name: file_url(folder / name)
-
-
-def write_json(path: Path, data: dict) -> None:
-    """Write a JSON file atomically, indented, UTF-8."""
-    write_atomic(path, lambda temp: temp.write_text(json.dumps(data, indent=2, ensure_ascii=False),
-                                                     encoding="utf-8"))
 
 
 def tts_text(text: str) -> str:
@@ -193,16 +186,20 @@ class _Exporter:
         """
         png = self.options.image_format == "png"
         key = inputs_key(["cell", self.image_hash(path), f"{size}", f"{deck['bleed_mm']}", str(png)])
-        cached = self.out_dir.parent / ".cache" / "tts-cells" / key[:2] / f"{key}{'.png' if png else '.jpg'}"
-        if cached.is_file():
-            with Image.open(cached) as image:
-                return image.convert("RGB")
-        image = self.trimmed(path, deck).convert("RGB").resize(size, Image.LANCZOS)
+        cache = Cache(self.out_dir.parent, "tts-cells", ".png" if png else ".jpg")
+        if cache.has(key):
+            with Image.open(cache.path(key)) as stored:
+                return stored.convert("RGB")
+        image = self.trimmed(path, deck).convert("RGB").resize(size, Image.Resampling.LANCZOS)
         # Cells are kept lossless for PNG sheets; for JPEG sheets a high-quality JPEG is lossless enough.
-        options = {"format": "PNG", "compress_level": 1} if png else {"format": "JPEG", "quality": 97,
+        options: dict[str, Any] = {"format": "PNG", "compress_level": 1} if png else {"format": "JPEG", "quality": 97,
                                                                          "subsampling": 0}
-        write_atomic(cached, lambda temp: image.save(temp, **options))
+        cache.write(key, lambda temp: image.save(temp, **options))
         return image
+
+    def face_cell(self, by_id: dict[str, dict], deck: dict, size: tuple[int, int], card_id: str) -> Image.Image:
+        """The face of a card (by id) as a sheet cell of `size`."""
+        return self.cell(by_id[card_id]["face"], deck, size)
 
     def sheet_image(self, sheet: Sheet, load: Callable[[str], Image.Image]) -> Image.Image:
         """Cards pasted into their cells: slot k at column k % columns, row k // columns, no gaps.
@@ -211,7 +208,7 @@ class _Exporter:
         """
         canvas = Image.new("RGB", (sheet.width, sheet.height), "black")
         for slot, card_id in enumerate(sheet.card_ids):
-            cell = load(card_id).convert("RGB").resize((sheet.cell_width, sheet.cell_height), Image.LANCZOS)
+            cell = load(card_id).convert("RGB").resize((sheet.cell_width, sheet.cell_height), Image.Resampling.LANCZOS)
             canvas.paste(cell, sheet.origin(slot))
         return canvas
 
@@ -265,18 +262,17 @@ class _Exporter:
         if not unique_back:  # one back image for the deck (and one file for decks sharing a back)
             sharpest = max(sheets, key=lambda s: s.cell_width * s.cell_height)
             size = (sharpest.cell_width, sharpest.cell_height)
-            shared_back = self.save_cached(lambda: back_of(cards[0]["id"]).resize(size, Image.LANCZOS), "back",
-                                           [self.image_hash(cards[0]["back"]), f"{size}", f"{deck['bleed_mm']}"])
+            back_inputs = [self.image_hash(cards[0]["back"]), f"{size}", f"{deck['bleed_mm']}"]
+            shared_back = self.save_cached(lambda: back_of(cards[0]["id"]).resize(size, Image.Resampling.LANCZOS),
+                                           "back", back_inputs)
         custom = {}
         for index, sheet in enumerate(sheets):
             layout = f"{sheet.width}x{sheet.height}/{sheet.cell_width}x{sheet.cell_height}/{deck['bleed_mm']}"
-            face_url = self.save_cached(
-                lambda sheet=sheet: self.sheet_image(
-                    sheet, lambda card_id: self.cell(by_id[card_id]["face"], deck, (sheet.cell_width,
-                                                                                     sheet.cell_height))),
-                f"{deck_name}-{index + 1}", [layout, *(by_id[i]["hash"] for i in sheet.card_ids)])
+            cells = functools.partial(self.face_cell, by_id, deck, (sheet.cell_width, sheet.cell_height))
+            face_url = self.save_cached(functools.partial(self.sheet_image, sheet, cells), f"{deck_name}-{index + 1}",
+                                        [layout, *(by_id[i]["hash"] for i in sheet.card_ids)])
             if unique_back:
-                back_url = self.save_cached(lambda sheet=sheet: self.sheet_image(sheet, back_of),
+                back_url = self.save_cached(functools.partial(self.sheet_image, sheet, back_of),
                                             f"{deck_name}-{index + 1}-backs",
                                             [layout, *(self.image_hash(by_id[i]["back"]) for i in sheet.card_ids)])
             else:
@@ -306,13 +302,13 @@ class _Exporter:
         """A card back, trimmed, at the card's size; a plain one when the deck has none."""
         if path is None:
             return Image.new("RGB", size, PLAIN_BACK)
-        return self.trimmed(path, deck).convert("RGB").resize(size, Image.LANCZOS)
+        return self.trimmed(path, deck).convert("RGB").resize(size, Image.Resampling.LANCZOS)
 
     def component_image(self, card: dict, deck: dict, keep_alpha: bool) -> str:
         """A token's or board's image, trimmed and kept within the size limit; its URL."""
         def make() -> Image.Image:
             image = self.trimmed(card["face"], deck)
-            image.thumbnail((MAX_SIDE_PX, MAX_SIDE_PX), Image.LANCZOS)
+            image.thumbnail((MAX_SIDE_PX, MAX_SIDE_PX), Image.Resampling.LANCZOS)
             return image
 
         self.cover.append((card["face"], deck))
@@ -363,9 +359,9 @@ class _Exporter:
         shown = self.cover[:3]
         for i, (path, deck) in enumerate(shown):
             face = self.trimmed(path, deck).convert("RGBA")
-            face.thumbnail((110, 154), Image.LANCZOS)
+            face.thumbnail((110, 154), Image.Resampling.LANCZOS)
             angle = (i - (len(shown) - 1) / 2) * -12
-            turned = face.rotate(angle, resample=Image.BICUBIC, expand=True)
+            turned = face.rotate(angle, resample=Image.Resampling.BICUBIC, expand=True)
             x = (THUMBNAIL_PX - turned.width) // 2 + round((i - (len(shown) - 1) / 2) * 50)
             canvas.alpha_composite(turned, (max(0, x), (THUMBNAIL_PX - turned.height) // 2))
         return canvas.convert("RGB")

@@ -2,6 +2,7 @@
 thumbnail and images into `Saves/Saved Objects/cardgen/`, with local image URLs pointed at the copies."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -10,8 +11,8 @@ from pathlib import Path
 from typing import Callable
 
 from cardgen.errors import CardgenError
-from cardgen.outputs.tts import file_url, write_json
-from cardgen.render import write_atomic
+from cardgen.outputs.tts import file_url
+from cardgen.storage import write_atomic, write_json
 
 URL_KEYS = ("FaceURL", "BackURL", "ImageURL", "ImageSecondaryURL")
 
@@ -51,7 +52,7 @@ def install(tts_out: Path, game: str, target: Path) -> Path:
         if stale.name not in names:
             stale.unlink()
     for image in images:
-        write_atomic(images_dir / image.name, lambda temp, src=image: shutil.copyfile(src, temp))
+        write_atomic(images_dir / image.name, functools.partial(shutil.copyfile, image))
     local = file_url(tts_out) + "/"
     saved = json.loads(saved_json.read_text(encoding="utf-8"))
     _rewrite_urls(saved, lambda url: file_url(images_dir) + "/" + url[len(local):]

@@ -12,7 +12,7 @@ from pathlib import Path
 from cardgen.data import read_game_data
 from cardgen.errors import CardgenError, Problem
 from cardgen.manifest import load_game
-from cardgen.templates import SVGCache, svg_cache_dir
+from cardgen.templates import SVGCache
 from cardgen.validate.findings import errors_in, unique
 from cardgen.validate.layout import LayoutChecker
 from cardgen.validate.references import ReferenceChecker
@@ -23,12 +23,12 @@ __all__ = ["validate_game", "check_output_folder", "validate_before_build"]
 
 
 def validate_game(root: Path, name: str, layout: bool = True, rendered: dict | None = None,
-                  svg_cache: Path | None = None) -> list[Problem]:
+                  out_root: Path | None = None) -> list[Problem]:
     """Every finding of one game, errors and warnings, layer by layer (layout can be skipped: it renders).
 
     `rendered`, when given, receives the SVG of every face and back the layout layer rendered,
     keyed by (template, deck, card id or None), so that a build need not render them again;
-    `svg_cache` is a folder of SVGs rendered by earlier builds (see `SVGCache`).
+    `out_root`, when given, holds the SVGs rendered by earlier builds (see `SVGCache`).
     """
     try:
         game = load_game(root, name)
@@ -42,7 +42,7 @@ def validate_game(root: Path, name: str, layout: bool = True, rendered: dict | N
     findings += RuleChecker(game, data, bad_rows).check()  # type: ignore[arg-type]
     if layout:
         bad_rows = {(p.file, p.row) for p in errors_in(findings) if p.row is not None}
-        cache = SVGCache(svg_cache, game) if svg_cache is not None else None
+        cache = SVGCache(out_root, game) if out_root is not None else None
         findings += LayoutChecker(game, rendered, cache).check(data.cards, bad_rows,  # type: ignore[arg-type]
                                               references.failed_templates)
     return unique(findings)
@@ -67,7 +67,7 @@ def validate_before_build(root: Path, name: str, out_root: Path, force: bool,
     Returns the findings to show with the build's result.
     """
     check_output_folder(out_root)
-    findings = validate_game(root, name, rendered=rendered, svg_cache=svg_cache_dir(out_root))
+    findings = validate_game(root, name, rendered=rendered, out_root=out_root)
     if errors_in(findings) and not force:
         raise CardgenError(findings)
     return findings

@@ -104,7 +104,7 @@ class TemplateScanner:
             self.parsed[name] = None
             try:
                 source, filename, _ = self.env.loader.get_source(self.env, name)  # type: ignore[union-attr]
-                shown = relative(filename, self.game.root)
+                shown = relative(filename or name, self.game.root)
                 self.parsed[name] = (self.env.parse(source, name, filename), source, shown)
             except jinja2.TemplateNotFound:
                 self.findings.append(Problem(f"template '{name}' not found in templates/{self.game.name}/ or "
@@ -278,7 +278,7 @@ class ReferenceChecker:
         return findings
 
     def _aliases(self) -> list[Problem]:
-        return [Problem(f"icons.{alias}: no icon file icons/**/{target}.svg" + _suggest(target, self.icons.files),
+        return [Problem(f"icons.{alias}: no icon file icons/**/{target}.svg" + _suggest(target, list(self.icons.files)),
                         file=self.manifest_file(), row=self.game.line("icons", alias), rule="unknown-icon")
                 for alias, target in self.game.spec.icons.items() if target not in self.icons.files]
 

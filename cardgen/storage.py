@@ -1,0 +1,154 @@
+"""Files on disk, written so that nothing is ever half-written: atomic writes, digests, links, folder swaps
+and the content-addressed caches under `<output root>/.cache/<kind>/`.
+
+Every file cardgen writes goes through a temporary name in the same folder and a rename, so an
+interrupted build leaves either the old file or the new one, never a torn one. Every cache path is
+made by `Cache`; no other module builds one by hand.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+CACHE_DIR = ".cache"
+
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
+    """Write a file through a temporary name in the same folder, then rename it into place.
+
+    `write(temp)` writes the content to the temporary path; when it raises, the temporary file is
+    removed and `path` is left as it was.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(handle)
+    try:
+        os.chmod(temp, 0o666 & ~_UMASK)  # mkstemp makes files private; outputs should be like any other file
+        write(Path(temp))
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write UTF-8 text atomically."""
+    write_atomic(path, lambda temp: temp.write_text(text, encoding="utf-8"))
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write a JSON file atomically: indented, UTF-8, non-ASCII kept as it is."""
+    write_text(path, json.dumps(data, indent=2, ensure_ascii=False))
+
+
+@lru_cache(maxsize=4096)
+def _file_digest(path: str, mtime_ns: int, size: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    """SHA-256 of a file's content (memoised by path, modification time and size)."""
+    stat = path.stat()
+    return _file_digest(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+def place_file(source: Path, target: Path) -> None:
+    """Put a copy of `source` at `target`: a hard link when possible (no copy, same bytes), else a copy.
+
+    Whatever was at `target` is replaced; a copy is written atomically.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.unlink(missing_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:
+        write_atomic(target, lambda temp: shutil.copyfile(source, temp))
+
+
+def swap_into_place(staging: Path, final: Path) -> None:
+    """Replace a finished folder with a newly built one, keeping the old one until the new one is in place."""
+    old = final.with_name(f".{final.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if final.exists():
+        os.replace(final, old)
+    os.replace(staging, final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def cache_root(out_root: Path) -> Path:
+    """The folder holding every cache of an output root."""
+    return out_root / CACHE_DIR
+
+
+class Cache:
+    """One kind of content-addressed cache: entry `key` lives at `<out_root>/.cache/<kind>/<key[:2]>/<key><suffix>`.
+
+    Keys are hex digests of everything an entry is made from, so an entry never goes stale: a change
+    of input makes a new key. Entries are written atomically; writing is best effort for callers that
+    can do without (`put_*` returns False when the cache cannot be written).
+    """
+
+    def __init__(self, out_root: Path, kind: str, suffix: str = "") -> None:
+        self.folder = cache_root(out_root) / kind
+        self.kind = kind
+        self.suffix = suffix
+
+    def path(self, key: str, suffix: str | None = None) -> Path:
+        """Where the entry of a key lives (whether or not it exists)."""
+        return self.folder / key[:2] / f"{key}{self.suffix if suffix is None else suffix}"
+
+    def has(self, key: str, suffix: str | None = None) -> bool:
+        """Whether the entry of a key exists."""
+        return self.path(key, suffix).is_file()
+
+    def write(self, key: str, write: Callable[[Path], object], suffix: str | None = None) -> Path:
+        """Make an entry with `write(temp_path)` (atomically); return its path."""
+        path = self.path(key, suffix)
+        write_atomic(path, write)
+        return path
+
+    def read_bytes(self, key: str, suffix: str | None = None) -> bytes | None:
+        """An entry's bytes, or None when it is missing or unreadable."""
+        try:
+            return self.path(key, suffix).read_bytes()
+        except OSError:
+            return None
+
+    def put_bytes(self, key: str, data: bytes, suffix: str | None = None) -> bool:
+        """Store bytes under a key; False when the cache cannot be written."""
+        try:
+            self.write(key, lambda temp: temp.write_bytes(data), suffix)
+        except OSError:
+            return False
+        return True
+
+    def read_json(self, key: str) -> Any | None:
+        """An entry parsed as JSON, or None when it is missing, unreadable or not JSON."""
+        data = self.read_bytes(key)
+        if data is None:
+            return None
+        try:
+            return json.loads(data.decode("utf-8"))
+        except ValueError:
+            return None
+
+    def put_json(self, key: str, data: Any) -> bool:
+        """Store a JSON value under a key; False when the cache cannot be written."""
+        return self.put_bytes(key, json.dumps(data).encode("utf-8"))
+
+    def place(self, key: str, target: Path, suffix: str | None = None) -> None:
+        """Put an entry at an output path (hard link or copy)."""
+        place_file(self.path(key, suffix), target)

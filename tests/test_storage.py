@@ -1,0 +1,91 @@
+"""Storage: atomic writes leave the old file on failure, the cache layout, links and the folder swap."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from cardgen.storage import Cache, cache_root, file_digest, place_file, swap_into_place, write_atomic, write_json
+
+PACKAGE = Path(__file__).resolve().parent.parent / "cardgen"
+
+
+def test_write_atomic_keeps_the_old_file_when_writing_fails(tmp_path: Path) -> None:
+    target = tmp_path / "a.txt"
+    target.write_text("old")
+
+    def half_write(temp: Path) -> None:
+        temp.write_text("half")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        write_atomic(target, half_write)
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["a.txt"]  # no temporary file left behind
+
+
+def test_write_json_is_readable_utf8(tmp_path: Path) -> None:
+    write_json(tmp_path / "sub" / "x.json", {"name": "Épée"})
+    text = (tmp_path / "sub" / "x.json").read_text(encoding="utf-8")
+    assert "Épée" in text and json.loads(text) == {"name": "Épée"}
+
+
+def test_file_digest_follows_the_content(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"one")
+    first = file_digest(path)
+    path.write_bytes(b"two!")
+    assert file_digest(path) != first
+
+
+def test_cache_entries_live_under_kind_and_key_prefix(tmp_path: Path) -> None:
+    cache = Cache(tmp_path, "png", ".png")
+    key = "ab" + "0" * 30
+    assert cache.path(key) == tmp_path / ".cache" / "png" / "ab" / f"{key}.png"
+    assert not cache.has(key) and cache.read_bytes(key) is None
+    assert cache.put_bytes(key, b"pixels")
+    assert cache.has(key) and cache.read_bytes(key) == b"pixels"
+    assert cache_root(tmp_path) == tmp_path / ".cache"
+
+
+def test_cache_json_round_trip_and_a_torn_entry_reads_as_missing(tmp_path: Path) -> None:
+    cache = Cache(tmp_path, "svg", ".json")
+    cache.put_json("cd12", {"svg": "<svg/>"})
+    assert cache.read_json("cd12") == {"svg": "<svg/>"}
+    cache.path("cd12").write_text('{"svg": "<sv')
+    assert cache.read_json("cd12") is None
+
+
+def test_cache_put_is_best_effort_when_it_cannot_write(tmp_path: Path) -> None:
+    (tmp_path / ".cache").write_text("a file where the cache folder should be")
+    assert Cache(tmp_path, "svg").put_bytes("ef00", b"x") is False
+
+
+def test_place_file_links_or_copies_and_replaces(tmp_path: Path) -> None:
+    source = tmp_path / "source.png"
+    source.write_bytes(b"new")
+    target = tmp_path / "out" / "card.png"
+    target.parent.mkdir()
+    target.write_bytes(b"old")
+    place_file(source, target)
+    assert target.read_bytes() == b"new"
+
+
+def test_swap_into_place_replaces_a_folder_whole(tmp_path: Path) -> None:
+    final, staging = tmp_path / "game", tmp_path / ".game.building"
+    final.mkdir()
+    (final / "stale.png").write_text("old")
+    staging.mkdir()
+    (staging / "fresh.png").write_text("new")
+    swap_into_place(staging, final)
+    assert [p.name for p in final.iterdir()] == ["fresh.png"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["game"]
+
+
+def test_no_module_but_storage_builds_a_cache_path() -> None:
+    """Cache paths come from `Cache` alone: no other module names the .cache folder."""
+    offenders = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+                 if p.name != "storage.py" and re.search(r"""["']\.cache["']""", p.read_text(encoding="utf-8"))]
+    assert offenders == []
