@@ -137,9 +137,38 @@ def test_duplex_none_puts_backs_in_their_own_pages():
     assert [p.side for p in imposition.back_pages] == ["back", "back"]
 
 
-def test_cards_without_a_back_get_no_back_page():
-    imposition = impose(items(card("a", 3, back=None)), PrintOptions())
-    assert [p.side for p in imposition.pages] == ["front"]
+def check_pairs(imposition) -> None:
+    """Duplex: fronts and backs alternate, and each back holds the backs of its own front's pieces."""
+    pages = imposition.pages
+    assert imposition.paired and len(pages) % 2 == 0
+    for front, back in zip(pages[::2], pages[1::2]):
+        assert (front.side, back.side) == ("front", "back") and front.deck == back.deck
+        assert {(s.card_id, s.copy) for s in back.slots} <= {(s.card_id, s.copy) for s in front.slots}
+
+
+@pytest.mark.parametrize("duplex", ["long-edge", "short-edge"])
+def test_every_front_page_is_followed_by_its_back_page_blank_where_there_is_none(duplex):
+    token = card("t", 40, deck="tokens", size=(22.0, 22.0), back=None, bleed=1.0)
+    double_token = card("d", 5, deck="markers", size=(22.0, 22.0), back="marker-back.png", bleed=1.0)
+    board = card("mat", 1, deck="mat", size=(400.0, 300.0), back=None, bleed=0.0)
+    cards = [card("a", 10), token, card("n", 4, deck="plain", back=None), double_token, board, card("z", 2)]
+    imposition = impose(items(*cards), PrintOptions(duplex=duplex))
+    check_pairs(imposition)
+    pages = imposition.pages
+    assert [p.deck for p in pages[::2]] == ["main", "main", "tokens", "plain", "markers"] + ["mat"] * 4 + ["main"]
+    blank = [p for p in pages[1::2] if not p.slots]
+    assert [p.deck for p in blank] == ["tokens", "plain"] + ["mat"] * 4
+    assert all("blank" in p.note and p.footer for p in blank)
+    (markers,) = [p for p in pages[1::2] if p.deck == "markers"]
+    assert [s.image for s in markers.slots] == ["marker-back.png"] * 5
+
+
+def test_duplex_none_backs_line_up_with_their_fronts_page_for_page():
+    cards = [card("a", 10), card("n", 4, deck="plain", back=None), card("z", 2)]
+    imposition = impose(items(*cards), PrintOptions(duplex="none"))
+    assert len(imposition.pages) == len(imposition.back_pages) == 4
+    assert [len(p.slots) for p in imposition.back_pages] == [9, 1, 0, 2]
+    assert not impose(items(card("n", 4, back=None)), PrintOptions(duplex="none")).back_pages
 
 
 def test_gap_spacing_keeps_each_bleed_and_picks_the_orientation_holding_most():
@@ -185,7 +214,7 @@ def test_marks_can_be_left_off_back_pages():
 def test_a_board_larger_than_the_paper_is_printed_in_overlapping_tiles():
     board = card("map", 1, deck="board", size=(500.0, 400.0), back=None)
     imposition = impose(items(card("a", 1), board), PrintOptions())
-    tiles = [p for p in imposition.pages if p.deck == "board"]
+    tiles = [p for p in fronts(imposition.pages) if p.deck == "board"]
     assert len(tiles) == 6 and not imposition.warnings  # 3 x 2 tiles of a Letter page
     covered = []
     for page in tiles:
@@ -201,9 +230,22 @@ def test_a_board_larger_than_the_paper_is_printed_in_overlapping_tiles():
     assert lefts[1] < covered[0].right - 9.99  # neighbours overlap by 10 mm
 
 
-def test_a_tiled_board_with_a_back_says_the_back_is_left_out():
+def test_a_tiled_board_with_a_back_gets_the_back_of_each_tile_behind_it():
     imposition = impose(items(card("map", 1, deck="board", size=(500.0, 400.0))), PrintOptions())
-    assert "without its back" in imposition.warnings[0] and all(p.side == "front" for p in imposition.pages)
+    check_pairs(imposition)
+    assert not imposition.warnings and len(imposition.pages) == 12
+    for front, back in zip(imposition.pages[::2], imposition.pages[1::2]):
+        (face,), (rear,) = front.slots, back.slots
+        assert rear.image == "b.png" and "back of tile" in back.note
+        # Turned over the long edge of a portrait page: the same board region, mirrored left to right.
+        assert rear.clip == pytest.approx(face.clip.mirror("x", front.width, front.height))
+        assert rear.trim == pytest.approx(face.trim.mirror("x", front.width, front.height))
+        check_page(back)
+
+
+def test_a_board_with_a_back_in_fold_mode_says_the_back_is_left_out():
+    imposition = impose(items(card("map", 1, deck="board", size=(150.0, 200.0))), PrintOptions(duplex="fold"))
+    assert "without its back" in imposition.warnings[0] and [p.side for p in imposition.pages] == ["front"]
 
 
 def test_subset_of_cards():

@@ -98,6 +98,47 @@ def _deck_pages(record: dict, per_page: int) -> int:
     return sum(math.ceil(n / per_page) for n in decks.values())
 
 
+def assert_duplex_pairs(paths: list[Path], names: dict[str, str]) -> int:
+    """Every file has an even page count; page 2k is the back of page 2k-1, as its footer says and its
+    images show: the backs of the front's pieces at their mirrored places, or nothing (a blank back).
+    Returns the number of blank back pages."""
+    blank = 0
+    for path in paths:
+        reader = pypdf.PdfReader(path)
+        assert len(reader.pages) % 2 == 0, f"{path.name}: {len(reader.pages)} pages"
+        pages = placed_images(path, names)
+        for k in range(0, len(pages), 2):
+            front_text, back_text = (reader.pages[k + i].extract_text() for i in (0, 1))
+            assert "· back" not in front_text and "· back" in back_text, (path.name, k + 1)
+            width = float(reader.pages[k].mediabox.width) / PT
+            front_rects = sorted((round(width - r.right, 1), round(r.y, 1)) for _, r in pages[k])
+            if not pages[k + 1]:
+                assert "blank" in back_text
+                blank += 1
+                continue
+            assert all(name == "back" for name, _ in pages[k + 1])
+            back_rects = sorted((round(r.x, 1), round(r.y, 1)) for _, r in pages[k + 1])
+            assert back_rects == front_rects, (path.name, k + 2)
+    return blank
+
+
+def test_duplex_pdf_pairs_every_front_with_its_back_tokens_and_mat_tiles_included(built, record, names):
+    path = built / "print" / "scrapbots-letter.pdf"
+    # 100 cards on 13 sheets, then the damage tokens and the play mat in 4 tiles, none of which has a back.
+    assert assert_duplex_pairs([path], names) == 1 + 4
+    assert len(pypdf.PdfReader(path).pages) == 2 * (_deck_pages(record, 9) + 1 + 4)
+
+
+def test_parts_of_a_long_print_never_split_a_front_from_its_back(built, record, names, few, tmp_path, monkeypatch):
+    import cardgen.outputs.pdf as pdf_module
+
+    monkeypatch.setattr(pdf_module, "PAGES_PER_FILE", 4)
+    tokens = [c for c in record["cards"] if c["deck"] == "damage"]
+    result = write_print_pdf(record, built, PrintOptions(), tmp_path / "parts.pdf", cards=tokens + few)
+    assert len(result.files) == 3
+    assert assert_duplex_pairs(result.files, names) == 1  # the token sheet's blank back
+
+
 def test_build_writes_a_long_edge_letter_pdf_with_every_copy(built, record, letter_pages):
     reader = pypdf.PdfReader(built / "print" / "scrapbots-letter.pdf")
     assert len(reader.pages) > 2 * _deck_pages(record, 9)  # then the damage tokens and the tiled play mat
@@ -166,7 +207,7 @@ def test_crop_marks_lie_outside_every_card_and_3mm_from_the_edge(built, record, 
 def test_each_distinct_image_is_embedded_once_without_ascii85(built, record):
     path = built / "print" / "scrapbots-letter.pdf"
     reader = pypdf.PdfReader(path)
-    objects = {ref.idnum for page in reader.pages for ref in page["/Resources"]["/XObject"].values()}
+    objects = {ref.idnum for page in reader.pages for ref in page["/Resources"].get("/XObject", {}).values()}
     assert len(objects) == len(record["cards"]) + len(record["backs"])  # 17 faces + 1 back for 100 copies
     assert b"ASCII85Decode" not in path.read_bytes()
     assert path.stat().st_size < 30e6
@@ -181,7 +222,8 @@ def test_every_page_has_a_footer(built, record):
         assert record["built_at"][:10] in text
     assert "Starting Decks" in reader.pages[0].extract_text()
     assert "Wounds" in reader.pages[2 * _deck_pages(record, 9) - 1].extract_text()
-    assert "Play Mat" in reader.pages[-1].extract_text() and "tile" in reader.pages[-1].extract_text()
+    assert "Play Mat" in reader.pages[-2].extract_text() and "tile 4 of 4" in reader.pages[-2].extract_text()
+    assert "Play Mat" in reader.pages[-1].extract_text() and "back (blank" in reader.pages[-1].extract_text()
 
 
 def test_duplex_none_gap_spacing_writes_a_separate_backs_pdf(built, record, names, few, tmp_path):
@@ -291,20 +333,24 @@ def test_print_section_of_the_manifest_is_checked(tmp_path):
     assert problem.row == next(n for n, line in enumerate(manifest.read_text().splitlines(), 1) if "sideways" in line)
 
 
-def test_tokens_keep_their_transparency(tmp_path):
-    token = Image.new("RGBA", (300, 300), (0, 0, 0, 0))
-    token.paste((200, 40, 40, 255), (50, 50, 250, 250))
+def test_tokens_keep_their_transparency_and_get_their_back_design(tmp_path):
     (tmp_path / "cards" / "tokens").mkdir(parents=True)
-    token.save(tmp_path / "cards" / "tokens" / "t.png")
-    card = {"id": "t", "deck": "tokens", "kind": "token", "copies": 30, "face": "cards/tokens/t.png", "back": None,
-            "size_mm": {"width": 25.4, "height": 25.4}, "bleed_mm": 0, "dpi": 300}
+    for name, colour in (("t", (200, 40, 40, 255)), ("b", (40, 40, 200, 255))):
+        token = Image.new("RGBA", (300, 300), (0, 0, 0, 0))
+        token.paste(colour, (50, 50, 250, 250))
+        token.save(tmp_path / "cards" / "tokens" / f"{name}.png")
+    card = {"id": "t", "deck": "tokens", "kind": "token", "copies": 30, "face": "cards/tokens/t.png",
+            "back": "cards/tokens/b.png", "size_mm": {"width": 25.4, "height": 25.4}, "bleed_mm": 0, "dpi": 300}
     record = {"cardgen": "test", "built_at": "2026-01-01T00:00:00", "game": {"title": "T", "version": "1"},
               "decks": {"tokens": {"title": "Tokens"}}, "cards": [card]}
     path = write_print_pdf(record, tmp_path, PrintOptions(), tmp_path / "tokens.pdf").files[0]
     reader = pypdf.PdfReader(path)
-    assert len(reader.pages) == 1  # 30 one-inch tokens fit one Letter page
-    (image,) = reader.pages[0]["/Resources"]["/XObject"].values()
-    assert "/SMask" in image.get_object()
+    assert len(reader.pages) == 2  # 30 one-inch tokens fit one Letter page; their backs the next
+    for page, colour in zip(reader.pages, ((200, 40, 40), (40, 40, 200))):
+        (image,) = page["/Resources"]["/XObject"].values()
+        assert "/SMask" in image.get_object()
+        (shown,) = page.images
+        assert shown.image.convert("RGB").getpixel((150, 150)) == colour
 
 
 def test_long_prints_are_split_into_files_numbered_across_them(built, record, few, tmp_path, monkeypatch):

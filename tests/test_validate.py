@@ -238,3 +238,14 @@ def test_rule_naming_an_unknown_deck(ws: Path) -> None:
     write_game(ws, manifest=with_manifest("rules:\n  - {id: r, message: m, decks: [mian], check: \"power >= 0\"}\n"))
     [finding] = validate_game(ws, "mini")
     assert finding.message == "rule 'r' cannot be checked: unknown deck 'mian' in decks:; the decks are main"
+
+
+def test_a_card_deck_without_a_back_warns_once_saying_what_each_output_does(ws: Path, tmp_path: Path) -> None:
+    write_game(ws, manifest=MANIFEST.replace("        back: back.svg\n", "") + "    print: {duplex: short-edge}\n")
+    [finding] = validate_game(ws, "mini")
+    assert (finding.severity, finding.rule, finding.row) == ("warning", "no-back", 17)  # the line of `main:`
+    assert "deck 'main' has no back" in finding.message
+    assert "blank back page" in finding.message and "Tabletop Simulator a plain dark grey back" in finding.message
+    result = CliRunner().invoke(main, ["--root", str(ws), "build", "--out", str(tmp_path / "o"), "-j", "1"])
+    assert result.exit_code == 0, result.output
+    assert result.output.count("has no back") == 1

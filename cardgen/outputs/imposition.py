@@ -201,12 +201,25 @@ class Layout:
 
 
 @dataclass
+class Leaf:
+    """One sheet of paper: its front page and the page printed on its other side (None: fold, one side)."""
+
+    front: Page
+    back: Page | None = None
+
+
+@dataclass
 class Imposition:
-    """The pages of the print PDF, the pages of a separate backs PDF (duplex none), and warnings."""
+    """The pages of the print PDF, the pages of a separate backs PDF (duplex none), and warnings.
+
+    In long-edge and short-edge duplex `pages` alternate front, back, front, back...: page 2k is
+    the back of page 2k-1 (`paired`). With duplex none, `back_pages[i]` is the back of `pages[i]`.
+    """
 
     pages: list[Page]
     back_pages: list[Page]
     warnings: list[str]
+    paired: bool = False
 
 
 def _grid(region: Rect, card_w: float, card_h: float, bleed: float, options: PrintOptions) -> tuple[list[Rect], Rect]:
@@ -363,26 +376,49 @@ def _finish(page: Page, frame: Rect, marks: bool, cuts: bool) -> Page:
 
 def impose(items: list[Item], options: PrintOptions) -> Imposition:
     """Lay every item out on pages: grouped by deck in data order, one card size per page."""
-    pages: list[Page] = []
-    back_pages: list[Page] = []
+    leaves: list[Leaf] = []
     warnings: list[str] = []
     for (deck, width, height, bleed), group in groupby(items, key=lambda i: (i.deck, i.width_mm, i.height_mm,
                                                                               i.bleed_mm)):
         group_items = list(group)
         layout = plan_layout(width, height, bleed, options)
         if layout is None:
-            # Larger than the paper (a board): each copy is printed in overlapping tiles, fronts only.
+            # Larger than the paper (a board) or than half of it (fold): printed one per page, in
+            # overlapping tiles when larger than the paper.
             for item in group_items:
-                pages += tile_pages(item, options)
-            if any(item.back for item in group_items):
-                warnings.append(f"deck '{deck}': {width:g} x {height:g} mm does not fit a {options.duplex} sheet "
-                                f"of {options.paper} paper; printed one per page (in overlapping tiles if larger "
-                                "than the paper), without its back")
+                leaves += tile_leaves(item, options)
+            if options.duplex == "fold" and any(item.back for item in group_items):
+                warnings.append(f"deck '{deck}': {width:g} x {height:g} mm does not fit half a sheet of "
+                                f"{options.paper} paper; printed one per page without its back (fold needs "
+                                "room for both sides)")
             continue
         for start in range(0, len(group_items), layout.capacity):
-            chunk = group_items[start:start + layout.capacity]
-            pages += _sheet(chunk, layout, deck, options, back_pages)
-    return Imposition(pages, back_pages, warnings)
+            leaves.append(_leaf(group_items[start:start + layout.capacity], layout, deck, options))
+    return _bind(leaves, options, warnings)
+
+
+def _bind(leaves: list[Leaf], options: PrintOptions, warnings: list[str]) -> Imposition:
+    """The pages in print order: each front followed by its back (a blank page if it has none).
+
+    A duplex printer prints page 2k on the back of page 2k-1; a missing back page would shift
+    every later back onto the wrong front, so sheets without backs get a blank one.
+    """
+    fronts = [leaf.front for leaf in leaves]
+    if options.duplex == "fold":
+        return Imposition(fronts, [], warnings)
+    backs = [leaf.back or blank_back(leaf.front, options) for leaf in leaves]
+    if options.duplex == "none":
+        return Imposition(fronts, backs if any(leaf.back for leaf in leaves) else [], warnings)
+    return Imposition([page for pair in zip(fronts, backs) for page in pair], [], warnings, paired=True)
+
+
+def blank_back(front: Page, options: PrintOptions) -> Page:
+    """The back of a sheet whose pieces have no back design: no images, only its footer."""
+    axis = mirror_axis(options.duplex, front.width, front.height)
+    occupied = bounds(s.clip for s in front.slots).mirror(axis, front.width, front.height)
+    page = Page(front.width, front.height, "back", front.deck, [], note="back (blank: no back design)")
+    page.footer = footer_slot(page, occupied.shift(*options.back_offset))
+    return page
 
 
 TILE_OVERLAP_MM = 10.0  # neighbouring tiles repeat this much of the image, for glueing
@@ -392,11 +428,12 @@ def _tile_counts(full: float, room: float) -> int:
     return 1 if full <= room else 1 + -int(-(full - room) // (room - TILE_OVERLAP_MM))
 
 
-def tile_pages(item: Item, options: PrintOptions) -> list[Page]:
+def tile_leaves(item: Item, options: PrintOptions) -> list[Leaf]:
     """An item larger than the paper as tiles: each page shows part of the image, neighbours overlap.
 
     Overlap marks in the margin show where the next tile's edge goes; trim marks show the board's
-    own edges. The whole image is embedded once and clipped on each page.
+    own edges. The whole image is embedded once and clipped on each page. In duplex, each tile's
+    back shows the part of the item's back behind it.
     """
     full_w, full_h = item.width_mm + 2 * item.bleed_mm, item.height_mm + 2 * item.bleed_mm
     margin = options.margin_mm
@@ -411,46 +448,58 @@ def tile_pages(item: Item, options: PrintOptions) -> list[Page]:
     tile_w = full_w if cols == 1 else (full_w + (cols - 1) * TILE_OVERLAP_MM) / cols
     tile_h = full_h if rows == 1 else (full_h + (rows - 1) * TILE_OVERLAP_MM) / rows
     clip = Rect((width - tile_w) / 2, (height - tile_h) / 2, tile_w, tile_h)
-    pages = []
+    axis = mirror_axis(options.duplex, width, height)
+    leaves = []
     for row in range(rows):
         for col in range(cols):
             # Where this tile's top-left corner is within the image, measured from the image's top-left.
             ax, ay = col * (tile_w - TILE_OVERLAP_MM), row * (tile_h - TILE_OVERLAP_MM)
             image = Rect(clip.x - ax, clip.top + ay - full_h, full_w, full_h)
             slot = Slot(item.face, image.grow(-item.bleed_mm), item.bleed_mm, clip, item.card_id, item.copy)
-            page = Page(width, height, "front", item.deck, [slot],
-                        note=f"tile {row * cols + col + 1} of {rows * cols} (row {row + 1}, column {col + 1})")
+            name = f"tile {row * cols + col + 1} of {rows * cols} (row {row + 1}, column {col + 1})"
             # Overlap lines: where the neighbours' edges fall on this tile.
             overlap = Rect(clip.x + (TILE_OVERLAP_MM if col else 0),
                            clip.y + (TILE_OVERLAP_MM if row < rows - 1 else 0),
                            clip.w - TILE_OVERLAP_MM * ((col > 0) + (col < cols - 1)),
                            clip.h - TILE_OVERLAP_MM * ((row > 0) + (row < rows - 1)))
             edges = [slot.trim, overlap] if rows * cols > 1 else [slot.trim]
-            if options.crop_marks:
-                page.marks = crop_marks(clip, edges, width, height)
-            page.footer = footer_slot(page, clip)
-            pages.append(page)
-    return pages
+            front = _tile_page(Page(width, height, "front", item.deck, [slot], note=name), clip, edges,
+                               options.crop_marks)
+            back = None
+            if item.back and options.duplex != "fold":
+                # The sheet turns over like a card: the back image, unmirrored, at the mirrored place.
+                def turned(rect: Rect) -> Rect:
+                    return rect.mirror(axis, width, height).shift(*options.back_offset)
+
+                back_slot = Slot(item.back, turned(slot.trim), item.bleed_mm, turned(clip), item.card_id,
+                                 item.copy)
+                back = _tile_page(Page(width, height, "back", item.deck, [back_slot], note=f"back of {name}"),
+                                  turned(clip), [turned(e) for e in edges], options.crop_marks and options.back_marks)
+            leaves.append(Leaf(front, back))
+    return leaves
 
 
-def _sheet(chunk: list[Item], layout: Layout, deck: str, options: PrintOptions, back_pages: list[Page]) -> list[Page]:
-    """The page(s) of one sheet: front, back (duplex) or both halves on one page (fold)."""
+def _tile_page(page: Page, clip: Rect, edges: list[Rect], marks: bool) -> Page:
+    """Add the marks of a tile's edges and the footer place to a tile page."""
+    if marks:
+        page.marks = crop_marks(clip, edges, page.width, page.height)
+    page.footer = footer_slot(page, clip)
+    return page
+
+
+def _leaf(chunk: list[Item], layout: Layout, deck: str, options: PrintOptions) -> Leaf:
+    """One sheet of cards: the front and its back (duplex), or both halves on one page (fold)."""
     w, h = layout.width, layout.height
     fronts = _slots(chunk, layout, False, layout.mirror_axis, (0.0, 0.0))
     if options.duplex == "fold":
         backs = _slots(chunk, layout, True, layout.mirror_axis, (0.0, 0.0))
         page = Page(w, h, "fold", deck, fronts + backs, fold=layout.fold)
-        _finish(page, layout.frame, options.crop_marks, options.cut_lines)
-        return [page]
+        return Leaf(_finish(page, layout.frame, options.crop_marks, options.cut_lines))
     front = _finish(Page(w, h, "front", deck, fronts), layout.frame, options.crop_marks, options.cut_lines)
     backs = _slots(chunk, layout, True, layout.mirror_axis, options.back_offset)
     if not backs:
-        return [front]
+        return Leaf(front)
     frame = layout.frame.mirror(layout.mirror_axis, w, h).shift(*options.back_offset)
     back = _finish(Page(w, h, "back", deck, backs), frame, options.crop_marks and options.back_marks,
                    options.cut_lines and options.back_marks)
-    if options.duplex == "none":
-        back_pages.append(back)
-        return [front]
-    return [front, back]
-
+    return Leaf(front, back)

@@ -20,7 +20,7 @@ from cardgen.units import mm_to_pt
 log = logging.getLogger("cardgen")
 
 MARK_WIDTH_PT = 0.3
-PAGES_PER_FILE = 120  # even, so that a duplex front page and its back page share a file
+PAGES_PER_FILE = 120  # at most; a duplex front page and its back page always share a file
 FOOTER_MAX_PT = 6.0
 FOOTER_MIN_PT = 3.5
 
@@ -52,9 +52,10 @@ def write_print_pdf(record: dict, build_dir: Path, options: PrintOptions, target
                          warnings=imposition.warnings)
     with tempfile.TemporaryDirectory(prefix="cardgen-print-") as scratch:
         images = ImageFiles(build_dir, options, Path(scratch))
-        documents = _volumes(target, imposition.pages)
+        step = 2 if imposition.paired else 1
+        documents = _volumes(target, imposition.pages, step)
         if imposition.back_pages:
-            documents += _volumes(target.with_name(f"{target.stem}-backs.pdf"), imposition.back_pages)
+            documents += _volumes(target.with_name(f"{target.stem}-backs.pdf"), imposition.back_pages, step)
         for path, pages, first, total in documents:
             write_atomic(path, functools.partial(_draw, pages=pages, record=record, images=images, first=first,
                                                  total=total))
@@ -62,16 +63,19 @@ def write_print_pdf(record: dict, build_dir: Path, options: PrintOptions, target
     return result
 
 
-def _volumes(path: Path, pages: list[Page]) -> list[tuple[Path, list[Page], int, int]]:
+def _volumes(path: Path, pages: list[Page], step: int) -> list[tuple[Path, list[Page], int, int]]:
     """Split a long document into files of at most PAGES_PER_FILE pages: (path, pages, first page, all pages).
 
     reportlab keeps a document's images in memory until it is saved, so a game of thousands of
-    cards is written as several files (`<name>-part1of3.pdf`, ...) to keep memory bounded.
+    cards is written as several files (`<name>-part1of3.pdf`, ...) to keep memory bounded. Files
+    hold whole groups of `step` pages: 2 for duplex, so that no file ends between a front and
+    its back. A fronts file and its backs file (duplex none) are split at the same pages.
     """
-    if len(pages) <= PAGES_PER_FILE:
+    size = max(step, PAGES_PER_FILE - PAGES_PER_FILE % step)
+    if len(pages) <= size:
         return [(path, pages, 1, len(pages))]
-    starts = range(0, len(pages), PAGES_PER_FILE)
-    return [(path.with_name(f"{path.stem}-part{n}of{len(starts)}.pdf"), pages[i:i + PAGES_PER_FILE], i + 1,
+    starts = range(0, len(pages), size)
+    return [(path.with_name(f"{path.stem}-part{n}of{len(starts)}.pdf"), pages[i:i + size], i + 1,
              len(pages)) for n, i in enumerate(starts, 1)]
 
 

@@ -235,7 +235,7 @@ class ReferenceChecker:
             if failed or found:  # rendering these templates would only fail again on the same problem
                 self.failed_templates |= failed | set(roots)
             findings += found
-        findings = self.scanner.findings + findings + self._aliases() + self._game_font()
+        findings = self.scanner.findings + findings + self._aliases() + self._game_font() + self._missing_backs()
         for card in self.data.cards:
             findings += self._card(card, self.uses.get(card.deck, TemplateUse()))
         return findings + self._unused_columns()
@@ -281,6 +281,18 @@ class ReferenceChecker:
         return [Problem(f"icons.{alias}: no icon file icons/**/{target}.svg" + _suggest(target, list(self.icons.files)),
                         file=self.manifest_file(), row=self.game.line("icons", alias), rule="unknown-icon")
                 for alias, target in self.game.spec.icons.items() if target not in self.icons.files]
+
+    def _missing_backs(self) -> list[Problem]:
+        """A warning per card deck without a `back:`, saying what each output does instead."""
+        instead = {"long-edge": "a blank back page after each of its sheets",
+                   "short-edge": "a blank back page after each of its sheets",
+                   "none": "no backs (blank pages in the -backs.pdf, if other decks have backs)",
+                   "fold": "an empty back half on each of its pages"}[self.game.spec.print_options.duplex]
+        return [Problem(f"deck '{name}' has no back: the print PDF gets {instead}, and Tabletop Simulator a plain "
+                        "dark grey back; add `back: <template>.svg` to the deck to give its cards a back",
+                        file=self.manifest_file(), row=self.game.line("decks", name), severity="warning",
+                        rule="no-back")
+                for name, deck in self.game.spec.decks.items() if deck.kind == "card" and deck.back is None]
 
     def _game_font(self) -> list[Problem]:
         if not self.game.spec.font:
