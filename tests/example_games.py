@@ -32,8 +32,9 @@ def edit(root: Path, game: str, file: str, old: str, new: str) -> None:
 
 
 def rules_fired(root: Path, game: str) -> set[str]:
-    """The rule ids of the errors the validator reports (layout skipped: rules need no rendering)."""
-    return {f.rule for f in validate_game(root, game, layout=False) if f.severity == "error" and f.rule}
+    """The rule ids of the findings (errors and warnings) the validator reports; layout is skipped, rules
+    need no rendering."""
+    return {f.rule for f in validate_game(root, game, layout=False) if f.rule}
 
 
 def shared_build(tmp_path_factory, worker_id: str, game: str) -> tuple[Path, str]:

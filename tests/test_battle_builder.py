@@ -107,7 +107,6 @@ def test_every_rule_has_a_break() -> None:
 
 @pytest.mark.parametrize("rule", sorted(BREAKS))
 def test_rule_fires_when_broken(copy: Path, rule: str) -> None:
-    assert rule not in rules_fired(copy, GAME)
     edit(copy, GAME, *BREAKS[rule])
     assert rule in rules_fired(copy, GAME)
 

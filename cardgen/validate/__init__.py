@@ -9,7 +9,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from cardgen.data import read_game_data
+from cardgen.data import GameData, read_game_data
 from cardgen.errors import CardgenError, Problem
 from cardgen.manifest import load_game
 from cardgen.templates import SVGCache
@@ -38,14 +38,20 @@ def validate_game(root: Path, name: str, layout: bool = True, rendered: dict | N
     findings = check_data(game, data)
     references = ReferenceChecker(game, data)
     findings += references.check()
-    bad_rows = {(p.file, p.row) for p in errors_in(findings) if p.row is not None}
-    findings += RuleChecker(game, data, bad_rows).check()  # type: ignore[arg-type]
+    findings += RuleChecker(game, data, _bad_rows(findings, data)).check()
     if layout:
-        bad_rows = {(p.file, p.row) for p in errors_in(findings) if p.row is not None}
         cache = SVGCache(out_root, game) if out_root is not None else None
-        findings += LayoutChecker(game, rendered, cache).check(data.cards, bad_rows,  # type: ignore[arg-type]
-                                              references.failed_templates)
+        findings += LayoutChecker(game, rendered, cache).check(data.cards, _bad_rows(findings, data),
+                                                               references.failed_templates)
     return unique(findings)
+
+
+def _bad_rows(findings: list[Problem], data: GameData) -> set[tuple[str, int]]:
+    """The (file, row) of every card with an error; an error at a YAML key's line counts for its card."""
+    card_row = {(row.file, line): row.line for table in data.tables.values() for row in table.rows
+                for line in row.key_lines.values()}
+    return {(p.file, card_row.get((p.file, p.row), p.row)) for p in errors_in(findings)
+            if p.file is not None and p.row is not None}
 
 
 def check_output_folder(folder: Path) -> None:
