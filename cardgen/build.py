@@ -5,7 +5,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,8 +17,9 @@ from cardgen.fonts import FontBook, configure_fontconfig
 from cardgen.freshness import is_current, settings_key, source_stamp
 from cardgen.icons import IconLibrary
 from cardgen.manifest import Game, load_game
+from cardgen.ownership import check_game_name, check_output_root, make_staging, mark, refuse_foreign, remove_ours
 from cardgen.render import RasterJob, content_key, run_jobs
-from cardgen.storage import Cache, swap_into_place, write_json
+from cardgen.storage import Cache, cache_root, swap_into_place, write_json
 from cardgen.templates import RenderedSVG, SVGCache, SVGRenderer
 
 
@@ -224,7 +224,10 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     from cardgen.validate import validate_before_build
 
     started = time.perf_counter()
-    final = options.out_root / name
+    check_output_root(root, options.out_root)
+    final = options.out_root / check_game_name(name)
+    for folder in (final, cache_root(options.out_root)):  # before any work: what a build replaces is cardgen's
+        refuse_foreign(folder)
     previous = read_previous_record(final)
     stage_names = [getattr(stage, "__qualname__", repr(stage)) for stage in stages or []]
     settings = settings_key(options.keep_svg, options.force, stage_names)
@@ -233,6 +236,7 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     configure_fontconfig([root / "fonts"])
     svgs: dict = {}
     findings = validate_before_build(root, name, options.out_root, options.force, svgs)
+    mark(cache_root(options.out_root))
     plan = plan_build(root, name, options.out_root, svgs)
     plan.warnings = list(dict.fromkeys([*findings, *(w for w in plan.warnings if w.rule != "text-overflow")]))
     record = card_record(plan, 0, 0)
@@ -258,8 +262,7 @@ def _write_outputs(plan: BuildPlan, record: dict, options: BuildOptions, stages:
     """Write card files and every output stage into a staging folder, then swap it into place."""
     from cardgen.outputs.cards import write_card_files
 
-    staging = options.out_root / f".{final.name}.building"
-    shutil.rmtree(staging, ignore_errors=True)
+    staging = make_staging(options.out_root, final.name)
     try:
         write_card_files(plan, record, staging, options.keep_svg)
         for stage in stages:
@@ -268,5 +271,5 @@ def _write_outputs(plan: BuildPlan, record: dict, options: BuildOptions, stages:
     except OSError as exc:
         raise CardgenError(f"cannot write the output: {exc}", file=str(final)) from None
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_ours(staging)
 

@@ -286,16 +286,17 @@ def changes(root: Path, game: str, since: str, out: Path | None) -> None:
 @click.option("--outputs", is_flag=True, help="Also delete every built game, not only the render cache.")
 @click.pass_obj
 def clean(root: Path, out: Path | None, outputs: bool) -> None:
-    """Empty the render cache (and with --outputs, the built games too)."""
-    import shutil
+    """Empty the render cache (and with --outputs, the built games too).
 
-    from cardgen.storage import cache_root
+    Only what cardgen made is removed (its folders hold a .cardgen-made stamp); anything else is left alone.
+    """
+    from cardgen.ownership import check_output_root, clean_output_root
 
-    out_root = out or root / "output"
-    targets = [out_root] if outputs else [cache_root(out_root)]
-    for target in targets:
-        shutil.rmtree(target, ignore_errors=True)
-    click.echo(f"removed {', '.join(str(t) for t in targets)}")
+    out_root = check_output_root(root, out or root / "output")
+    removed, kept = clean_output_root(out_root, outputs)
+    click.echo(f"removed {', '.join(str(t) for t in removed)}" if removed else f"nothing to remove in {out_root}")
+    if kept:
+        click.echo(f"left alone (not made by cardgen): {', '.join(str(t) for t in kept)}")
 
 
 @main.command()

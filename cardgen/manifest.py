@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cardgen.errors import CardgenError, Problem
+from cardgen.ownership import check_game_name
 from cardgen.units import CARD_PRESETS, parse_length, parse_offset, parse_paper
 from cardgen.yamlsource import line_of, load_yaml
 
@@ -282,6 +283,7 @@ def _problems_from(exc: ValidationError, shown_as: str, lines: dict) -> list[Pro
 
 def load_game(root: Path, name: str) -> Game:
     """Load and validate `data/<name>/game.yaml` of a workspace."""
+    check_game_name(name)
     data_dir = root / "data" / name
     path = data_dir / MANIFEST_NAME
     shown_as = f"data/{name}/{MANIFEST_NAME}"

@@ -79,13 +79,19 @@ def place_file(source: Path, target: Path) -> None:
 
 
 def swap_into_place(staging: Path, final: Path) -> None:
-    """Replace a finished folder with a newly built one, keeping the old one until the new one is in place."""
+    """Replace a finished folder with a newly built one, keeping the old one until the new one is in place.
+
+    Only a folder cardgen made is replaced or removed: anything else at `final` stops the swap with an error.
+    """
+    from cardgen.ownership import refuse_foreign, remove_ours
+
+    refuse_foreign(final)
     old = final.with_name(f".{final.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    if final.exists():
+    remove_ours(old)
+    if final.exists() or final.is_symlink():
         os.replace(final, old)
     os.replace(staging, final)
-    shutil.rmtree(old, ignore_errors=True)
+    remove_ours(old)
 
 
 def cache_root(out_root: Path) -> Path:

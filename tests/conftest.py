@@ -82,3 +82,7 @@ def tiny_game(workspace: Path) -> Path:
     (workspace / "data" / "tiny" / "game.yaml").write_text(
         textwrap.dedent(SIMPLE_MANIFEST) + "icons:\n  scrap: hexagonal-nut\n")
     return workspace
+
+
+# The hostile suite's copies of the example game (defined there, registered here for every test module).
+from tests.hostile_example import built_example, example, fresh_example  # noqa: E402,F401

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from cardgen.ownership import STAMP, mark
 from cardgen.storage import Cache, cache_root, file_digest, place_file, swap_into_place, write_atomic, write_json
 
 PACKAGE = Path(__file__).resolve().parent.parent / "cardgen"
@@ -74,13 +75,11 @@ def test_place_file_links_or_copies_and_replaces(tmp_path: Path) -> None:
 
 
 def test_swap_into_place_replaces_a_folder_whole(tmp_path: Path) -> None:
-    final, staging = tmp_path / "game", tmp_path / ".game.building"
-    final.mkdir()
+    final, staging = mark(tmp_path / "game"), mark(tmp_path / ".game.building")  # both made by cardgen
     (final / "stale.png").write_text("old")
-    staging.mkdir()
     (staging / "fresh.png").write_text("new")
     swap_into_place(staging, final)
-    assert [p.name for p in final.iterdir()] == ["fresh.png"]
+    assert sorted(p.name for p in final.iterdir()) == [STAMP, "fresh.png"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["game"]
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 # Pipeline order: a module may import modules of its own rank or lower ranks only. The SVG renderer
 # (text, templates) ranks before validation because the layout checks render cards to measure them.
 STAGES = [
-    ("base", ["errors", "units", "storage", "yamlsource", "expressions", "progress", "__init__"]),
+    ("base", ["errors", "units", "ownership", "storage", "yamlsource", "expressions", "progress", "__init__"]),
     ("load", ["manifest", "sources", "data", "fonts", "icons", "freshness"]),
     ("svg", ["text", "templates"]),
     ("context", ["context"]),

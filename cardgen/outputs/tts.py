@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import io
 import re
-import shutil
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from cardgen.errors import CardgenError, relative
 from cardgen.manifest import Game, TTSSpec
 from cardgen.outputs.reuse import inputs_key, reuse_or_make
 from cardgen.outputs.tts_sheets import MAX_SIDE_PX, Guids, Sheet, plan_sheets
+from cardgen.ownership import make_staging, remove_ours
 from cardgen.storage import Cache, swap_into_place, write_json
 
 TTS_DIR = "tts"
@@ -64,9 +64,7 @@ def export_tts(game: Game, record: dict, out_dir: Path, options: TTSOptions) -> 
     # During `cardgen build` out_dir is a staging folder renamed to output/<game> at the end: URLs name the
     # final place.
     final_dir = out_dir.parent / game.name / TTS_DIR
-    staging = out_dir / f".{TTS_DIR}.building"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
+    staging = make_staging(out_dir, TTS_DIR)
     try:
         exporter = _Exporter(game.name, record, out_dir, staging, options, _url_maker(options.base_url, final_dir))
         saved = exporter.saved_object()
@@ -76,7 +74,7 @@ def export_tts(game: Game, record: dict, out_dir: Path, options: TTSOptions) -> 
                       lambda temp: exporter.thumbnail().save(temp, format="PNG"))
         swap_into_place(staging, out_dir / TTS_DIR)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_ours(staging)
     return final_dir / f"{stem}.json"
 
 

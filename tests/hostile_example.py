@@ -1,0 +1,69 @@
+"""The example game as hostile-input tests use it: a copy of the repository's workspace, built once per module
+(so every copy starts with a warm cache), and the CLI run in that copy as a designer would run it."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from cardgen.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+
+GAME = "scrapbots"
+
+
+def copy_example(base: Path) -> Path:
+    """A workspace under `base` holding copies of the example game's data, templates, fonts and icons."""
+    root = base / "ws"
+    for folder in ("data", "templates", "fonts", "icons"):
+        shutil.copytree(REPO / folder / GAME if folder in ("data", "templates") else REPO / folder,
+                        root / folder / GAME if folder in ("data", "templates") else root / folder)
+    return root
+
+
+def run(root: Path, *args: str, monkeypatch: pytest.MonkeyPatch | None = None) -> Result:
+    """Run `cardgen ARGS` with the workspace as the current folder (relative --out paths resolve there)."""
+    if monkeypatch is not None:
+        monkeypatch.chdir(root)
+        return CliRunner().invoke(main, list(args))
+    return CliRunner().invoke(main, ["--root", str(root), *args])
+
+
+def snapshot_files(folder: Path) -> dict[str, bytes]:
+    """Every file under a folder with its bytes, by relative path (to show nothing was changed)."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def assert_refused(result: Result, *words: str) -> None:
+    """The command failed with a one-line error (no traceback) that says the given words."""
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+    errors = [line for line in result.output.splitlines() if "error:" in line]
+    assert len(errors) == 1, result.output
+    for word in words:
+        assert word in errors[0], errors[0]
+
+
+@pytest.fixture(scope="module")
+def built_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example workspace, built once for the module."""
+    root = copy_example(tmp_path_factory.mktemp("example"))
+    result = run(root, "build", "-j", "1")
+    assert result.exit_code == 0, result.output
+    return root
+
+
+@pytest.fixture
+def example(built_example: Path, tmp_path: Path) -> Path:
+    """A private copy of the built example workspace (outputs and warm cache included) for one test."""
+    return Path(shutil.copytree(built_example, tmp_path / "ws", symlinks=True))
+
+
+@pytest.fixture
+def fresh_example(tmp_path: Path) -> Path:
+    """A copy of the example workspace that was never built."""
+    return copy_example(tmp_path)
