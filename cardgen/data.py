@@ -452,8 +452,8 @@ def _filter_rows(game: Game, deck_name: str, deck: DeckSpec, typed: list[dict[st
     try:
         mask = evaluate_mask(frame, deck.filter)
     except Exception as exc:  # pandas raises many error types for a bad expression
-        raise CardgenError(f"decks.{deck_name}.filter: {exc}", file=relative(game.manifest_path, game.root),
-                           row=game.line("decks", deck_name, "filter")) from None
+        file, row = game.where("decks", deck_name, "filter")
+        raise CardgenError(f"decks.{deck_name}.filter: {exc}", file=file, row=row) from None
     return [i for i, keep in enumerate(mask.tolist()) if keep]
 
 
@@ -470,6 +470,7 @@ def deck_cards(game: Game, deck_name: str, rows: list[Row],
         row, values = rows[i], typed[i]
         name = str(values.get(deck.name) or "")
         card_id = str(values.get(deck.id) or "") if deck.id else slugify(name)
+        card_id = deck.id_prefix + card_id if card_id else card_id
         try:
             if not card_id:
                 raise CardgenError("the card has no id: its name is empty", file=row.file, row=row.line,
@@ -541,7 +542,9 @@ def read_game_data(game: Game) -> GameData:
         if card.id in seen:
             first = seen[card.id]
             data.problems.append(Problem(f"duplicate card id '{card.id}' (also at {first.source_file}:"
-                                         f"{first.source_row}); ids must be unique within the game",
+                                         f"{first.source_row}); ids must be unique within the game"
+                                         + ("" if first.deck == card.deck else " (decks made from the same "
+                                            "rows: give one an `id_prefix:`)"),
                                          file=card.source_file, row=card.source_row, rule="duplicate-id"))
         seen.setdefault(card.id, card)
     data.problems = list(dict.fromkeys(data.problems))

@@ -23,16 +23,28 @@ _ALLOWED_NODES = (
 
 # Row helpers: name -> the pandas method called on the column (cardgen writes that call, not the designer).
 ROW_HELPERS = {"filled": "notna", "empty": "isna"}
+# Row helpers taking a column and a quoted pattern: matches(code, '[JQKA]+') is true where the whole text matches.
+PATTERN_HELPERS = {"matches"}
+MAX_PATTERN_CHARS = 200
 
-# Aggregates over the rows a rule selects: name -> (number of column arguments, how it is computed).
+# Aggregates over the rows a rule selects: name -> (number of column arguments, -1 for one or more, how it is
+# computed).
 AGGREGATES: dict[str, tuple[int, Callable[..., Any]]] = {
     "rows": (0, lambda frame: len(frame)),
     "count": (1, lambda column: int(column.notna().sum())),
     "sum": (1, lambda column: _number(column.sum(min_count=0))),
     "min": (1, lambda column: _number(column.min())),
     "max": (1, lambda column: _number(column.max())),
-    "distinct": (1, lambda column: int(column.dropna().nunique())),
+    "distinct": (-1, lambda *columns: _distinct(columns)),
 }
+
+
+def _distinct(columns: tuple[pd.Series, ...]) -> int:
+    """How many different values (or combinations of values, for several columns) the filled rows have."""
+    if len(columns) == 1:
+        return int(columns[0].dropna().nunique())
+    rows = pd.concat(columns, axis=1).dropna()
+    return len({tuple(map(str, row)) for row in rows.itertuples(index=False)})
 
 
 class ExpressionError(ValueError):
@@ -53,7 +65,8 @@ def check_expression(expr: str, columns: set[str] | None = None,
     `calls` maps the helper names allowed here to their number of column arguments
     (default: the row helpers `filled(column)` and `empty(column)`).
     """
-    calls = {name: 1 for name in ROW_HELPERS} if calls is None else calls
+    calls = {**{name: 1 for name in ROW_HELPERS}, **{name: 2 for name in PATTERN_HELPERS}} if calls is None \
+        else calls
     if "@" in expr:
         raise ExpressionError("'@' (reading Python variables) is not allowed")
     source = expr.strip()
@@ -89,9 +102,29 @@ def _check_call(node: ast.Call, part: str, calls: dict[str, int]) -> None:
         raise ExpressionError(f"'{part}' is not allowed: the only functions here are"
                               f"{_helper_hint(calls)[4:] or ' none'}")
     arity = calls[node.func.id]
-    if node.keywords or len(node.args) != arity or not all(isinstance(a, ast.Name) for a in node.args):
-        wanted = "no arguments" if arity == 0 else "one column name"
+    if node.func.id in PATTERN_HELPERS:
+        _check_pattern_call(node, part)
+        return
+    count_ok = len(node.args) >= 1 if arity < 0 else len(node.args) == arity
+    if node.keywords or not count_ok or not all(isinstance(a, ast.Name) for a in node.args):
+        wanted = {0: "no arguments", 1: "one column name"}.get(arity, "one or more column names")
         raise ExpressionError(f"'{part}': {node.func.id}() takes {wanted}")
+
+
+def _check_pattern_call(node: ast.Call, part: str) -> None:
+    """matches(column, 'pattern'): a column name and a quoted regular expression that compiles."""
+    args = node.args
+    if node.keywords or len(args) != 2 or not isinstance(args[0], ast.Name) or \
+            not (isinstance(args[1], ast.Constant) and isinstance(args[1].value, str)):
+        raise ExpressionError(f"'{part}': matches() takes a column name and a quoted pattern, "
+                              "as in matches(combo, '[JQKA]+')")
+    pattern = args[1].value
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise ExpressionError(f"'{part}': the pattern is longer than {MAX_PATTERN_CHARS} characters")
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ExpressionError(f"'{part}': the pattern is not a regular expression: {exc}") from None
 
 
 def _quote_backticks(expr: str, columns: set[str]) -> str:
@@ -103,11 +136,20 @@ def _quote_backticks(expr: str, columns: set[str]) -> str:
 
 
 class _RowHelpers(ast.NodeTransformer):
-    """Turn checked helper calls into the pandas calls they stand for: filled(x) -> x.notna()."""
+    """Turn checked helper calls into the pandas calls they stand for: filled(x) -> x.notna(),
+    matches(x, 'p') -> x.astype('str').str.fullmatch('p').where(x.notna(), False) (empty never matches)."""
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
+        column = node.args[0]
+        if node.func.id in PATTERN_HELPERS:  # type: ignore[attr-defined]
+            text = ast.Call(ast.Attribute(column, "astype", ast.Load()), [ast.Constant("str")], [])
+            matched = ast.Call(ast.Attribute(ast.Attribute(text, "str", ast.Load()), "fullmatch", ast.Load()),
+                               [node.args[1]], [])
+            filled = ast.Call(ast.Attribute(column, "notna", ast.Load()), [], [])
+            # One call chain, no `&`: pandas reads `not a & b` as `(not a) & b`.
+            return ast.Call(ast.Attribute(matched, "where", ast.Load()), [filled, ast.Constant(False)], [])
         method = ROW_HELPERS[node.func.id]  # type: ignore[attr-defined]
-        return ast.Call(ast.Attribute(node.args[0], method, ast.Load()), [], [])
+        return ast.Call(ast.Attribute(column, method, ast.Load()), [], [])
 
 
 def evaluate_mask(frame: pd.DataFrame, expr: str) -> pd.Series:

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from cardgen.errors import CardgenError, Problem
+from cardgen.errors import CardgenError, Problem, relative
+from cardgen.include import Includer, located_file
 from cardgen.ownership import check_game_name
 from cardgen.units import CARD_PRESETS, parse_length, parse_offset, parse_paper
 from cardgen.yamlsource import line_of, load_yaml
@@ -98,6 +99,8 @@ class DeckSpec(Strict):
     text: list[str] = Field(default_factory=list, description="columns holding rules text")
     size: SizeSpec | str | None = None
     fields: dict[str, FieldSpec | FieldType] = Field(default_factory=dict)
+    options: dict[str, Any] = Field(default_factory=dict, description="values templates read as deck.options.<name>")
+    id_prefix: str = Field("", description="put before every card id of the deck (two decks made from the same rows)")
 
     @field_validator("source", mode="before")
     @classmethod
@@ -170,6 +173,22 @@ class Game:
     template_dir: Path
     manifest_path: Path
     lines: dict
+    files: dict = field(default_factory=dict)  # key path -> file shown, for keys from included definitions
+    includes: tuple[Path, ...] = ()  # the deck definitions the manifest includes
+
+    @property
+    def manifest_files(self) -> list[Path]:
+        """The manifest and every deck definition it includes: what the game's settings are read from."""
+        return [self.manifest_path, *self.includes]
+
+    def files_elsewhere(self) -> list[str]:
+        """Files the game reads outside data/<game>/ (included definitions, their data), relative to the root."""
+        root = self.root.resolve()
+        own = self.data_dir.resolve()
+        sources = [(self.data_dir / d.source.file).resolve() for d in self.spec.decks.values()
+                   if isinstance(d.source, DataSource)]
+        return sorted({p.relative_to(root).as_posix() for p in [*self.includes, *sources]
+                       if p.is_relative_to(root) and not p.is_relative_to(own)})
 
     def deck_size(self, deck: DeckSpec) -> CardSize:
         """The resolved card size of a deck (its own size, else the game's)."""
@@ -181,8 +200,15 @@ class Game:
         return {k: FieldSpec(type=v) if isinstance(v, str) else v for k, v in merged.items()}
 
     def line(self, *path: str | int) -> int | None:
-        """The manifest line of a key path, for error messages."""
+        """The line of a key path, for error messages (in the file `where` names)."""
         return line_of(self.lines, tuple(path))
+
+    def where(self, *path: str | int) -> tuple[str, int | None]:
+        """The file (relative to the workspace) and line of a key path: game.yaml or an included definition."""
+        key = tuple(path)
+        while key and key not in self.lines:
+            key = key[:-1]
+        return self.files.get(key) or relative(self.manifest_path, self.root), line_of(self.lines, tuple(path))
 
 
 def resolve_size(size: SizeSpec | str, game: GameSpec) -> CardSize:
@@ -261,7 +287,7 @@ def _key_path(loc: tuple, lines: dict) -> tuple:
     return kept
 
 
-def _problems_from(exc: ValidationError, shown_as: str, lines: dict) -> list[Problem]:
+def _problems_from(exc: ValidationError, shown_as: str, lines: dict, files: dict | None = None) -> list[Problem]:
     found = [(_key_path(err["loc"], lines), err) for err in exc.errors()]
     # A union reports each member that failed: where a mapping member found a problem deeper inside a
     # key, the scalar members' "should be a string" at the key itself is noise.
@@ -277,8 +303,16 @@ def _problems_from(exc: ValidationError, shown_as: str, lines: dict) -> list[Pro
             message = "this key is required"
         else:
             message = err["msg"].removeprefix("Value error, ")
-        problems.append(Problem(f"{key}: {message}", file=shown_as, row=line_of(lines, loc)))
+        problems.append(Problem(f"{key}: {message}", file=_file_of(files or {}, lines, loc) or shown_as,
+                                row=line_of(lines, loc)))
     return list(dict.fromkeys(problems))
+
+
+def _file_of(files: dict, lines: dict, loc: tuple) -> str | None:
+    """The file a key path was written in (for keys of an included deck definition)."""
+    while loc and loc not in lines:
+        loc = loc[:-1]
+    return files.get(loc)
 
 
 def load_game(root: Path, name: str) -> Game:
@@ -294,11 +328,14 @@ def load_game(root: Path, name: str) -> Game:
     raw, lines = load_yaml(path, shown_as)
     if not isinstance(raw, dict):
         raise CardgenError("the manifest must be a mapping of keys (title:, decks:, ...)", file=shown_as)
+    includer = Includer(root, shown_as)
+    merged = includer.expand_decks(located_file(raw, lines, shown_as), data_dir)
+    raw, lines, files = merged.value, merged.lines, merged.files
     try:
         spec = GameSpec.model_validate(raw)
     except ValidationError as exc:
-        raise CardgenError(_problems_from(exc, shown_as, lines)) from None
-    game = Game(name, spec, root, data_dir, root / "templates" / name, path, lines)
+        raise CardgenError(_problems_from(exc, shown_as, lines, files)) from None
+    game = Game(name, spec, root, data_dir, root / "templates" / name, path, lines, files, tuple(includer.files))
     _check_sizes(game, shown_as)
     return game
 
@@ -309,8 +346,8 @@ def _check_sizes(game: Game, shown_as: str) -> None:
         try:
             game.deck_size(deck)
         except ValueError as exc:
-            problems.append(Problem(f"decks.{deck_name}.size: {exc}", file=shown_as,
-                                    row=game.line("decks", deck_name, "size")))
+            file, row = game.where("decks", deck_name, "size")
+            problems.append(Problem(f"decks.{deck_name}.size: {exc}", file=file, row=row))
     if problems:
         raise CardgenError(problems)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import posixpath
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -168,11 +169,31 @@ def safe_path(game: Game, path: str) -> Path:
     return resolved
 
 
+class SVGEnvironment(jinja2.Environment):
+    """Jinja where `./name` and `../name` in extends, include and import are relative to the current template.
+
+    That lets the templates of a deck definition kept in a subfolder (`templates/common/standard-deck/`)
+    name their partials without knowing where the folder is.
+    """
+
+    def join_path(self, template: str, parent: str) -> str:
+        """The name of a template referenced from `parent`."""
+        if template.startswith(("./", "../")):
+            return posixpath.normpath(posixpath.join(posixpath.dirname(parent), template))
+        return template
+
+
 def make_environment(game: Game) -> jinja2.Environment:
     """Jinja for SVG: XML autoescaping, undefined names are errors, game and shared template folders."""
     folders = [str(game.template_dir), str(game.root / "templates")]
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(folders), autoescape=True,
-                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    return SVGEnvironment(loader=jinja2.FileSystemLoader(folders), autoescape=True,
+                          undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+
+
+def template_file(game: Game, name: str) -> Path:
+    """The file a template name stands for: in templates/<game>/, else in templates/ (as Jinja looks)."""
+    own = game.template_dir / name
+    return own if own.is_file() else game.root / "templates" / name
 
 
 def _template_line(template_name: str) -> int | None:
@@ -198,7 +219,9 @@ class SVGCache:
         from cardgen import __version__
 
         self.store = Cache(out_root, "svg", ".json")
-        digest = hashlib.sha256(f"{__version__}\0".encode() + game.manifest_path.read_bytes())
+        digest = hashlib.sha256(f"{__version__}\0".encode())
+        for manifest in game.manifest_files:
+            digest.update(manifest.read_bytes())
         for shared in ("templates", "icons", "fonts"):
             for path in sorted((game.root / shared).rglob("*")) if (game.root / shared).is_dir() else []:
                 if path.is_file():
@@ -255,7 +278,7 @@ class SVGRenderer:
     def _render(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
         size = self.game.deck_size(self.game.spec.decks[deck])
         helpers = CardHelpers(self.game, self.fonts, self.icons, size, card)
-        shown = relative(self.game.template_dir / template_name, self.game.root)
+        shown = relative(template_file(self.game, template_name), self.game.root)
         where = f"card '{card.id}' ({card.source_file}:{card.source_row})" if card else f"the back of deck '{deck}'"
         try:
             template = self.env.get_template(template_name)
@@ -282,7 +305,8 @@ class SVGRenderer:
         context: dict[str, Any] = {
             "game": {"name": self.game.name, "title": spec.title, "version": spec.version,
                      "description": spec.description},
-            "deck": {"name": deck, "title": deck_spec.title or deck.replace("_", " ").title()},
+            "deck": {"name": deck, "title": deck_spec.title or deck.replace("_", " ").title(),
+                     "options": deck_spec.options},
             "geo": Geometry(size),
         }
         context.update({name: getattr(helpers, name) for name in

@@ -63,6 +63,24 @@ def test_row_expressions_with_helpers() -> None:
     assert evaluate_mask(FRAME, "name in ['A', 'C']").tolist() == [True, False, True]
 
 
+def test_matches_is_a_whole_text_pattern_and_empty_never_matches() -> None:
+    assert evaluate_mask(FRAME, "matches(name, '[AB]')").tolist() == [True, True, False]
+    assert evaluate_mask(FRAME, "not matches(name, 'A|C') and tier == 1").tolist() == [False, True, False]
+    assert evaluate_mask(FRAME, "matches(damage, '.*')").tolist() == [True, True, False]  # the empty damage
+    for bad in ("matches(name)", "matches(name, tier)", "matches(name, '(')", "matches('A', 'A')",
+                f"matches(name, '{'x' * 201}')"):
+        with pytest.raises(ExpressionError, match="matches"):
+            check_expression(bad, set(FRAME.columns))
+
+
+def test_distinct_counts_combinations_of_columns() -> None:
+    frame = pd.DataFrame([{"rank": "2", "suit": "S"}, {"rank": "2", "suit": "H"}, {"rank": "2", "suit": "S"},
+                          {"rank": None, "suit": "D"}], dtype=object)
+    assert evaluate_aggregate(frame, "distinct(rank, suit) == 2 and distinct(suit) == 3")[0]
+    with pytest.raises(ExpressionError, match="one or more column names"):
+        check_aggregate("distinct() == 1")
+
+
 def test_aggregate_values_are_reported() -> None:
     assert evaluate_aggregate(FRAME, "sum(count) == 6") == (True, {"sum(count)": 6})
     holds, values = evaluate_aggregate(FRAME[FRAME.tier == 2], "3 <= rows() <= 10")

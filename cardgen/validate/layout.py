@@ -14,7 +14,7 @@ from cardgen.errors import CardgenError, Problem, relative
 from cardgen.fonts import FontBook, FontFace
 from cardgen.icons import IconLibrary
 from cardgen.manifest import Game
-from cardgen.templates import Geometry, SVGCache, SVGRenderer
+from cardgen.templates import Geometry, SVGCache, SVGRenderer, template_file
 from cardgen.validate.findings import as_error
 
 _TEXT = re.compile(r"<text\b([^>]*)>(.*?)</text>", re.DOTALL)
@@ -100,14 +100,14 @@ class LayoutChecker:
         except Exception as exc:  # a helper given nonsense by a template (align="sideways"): a finding, not a crash
             where = f"card '{card.id}'" if card else f"the back of deck '{deck}'"
             return [Problem(f"cannot render {where} with {template}: {type(exc).__name__}: {exc}",
-                            file=card.source_file if card else relative(self.game.template_dir / template,
+                            file=card.source_file if card else relative(template_file(self.game, template),
                                                                         self.game.root),
                             row=card.source_row if card else None, rule="render")]
         if self.rendered is not None:
             self.rendered[(template, deck, card.id if card else None)] = rendered
         findings = [as_error(w) if w.rule == "text-overflow" else w for w in rendered.warnings]
         geo = Geometry(self.game.deck_size(self.game.spec.decks[deck]))
-        shown = relative(self.game.template_dir / template, self.game.root)
+        shown = relative(template_file(self.game, template), self.game.root)
         label = f"card '{card.id}'" if card else f"the back of deck '{deck}'"
         at = {"file": card.source_file, "row": card.source_row} if card else {"file": shown}
         overflowing = {w.column for w in findings}

@@ -61,7 +61,7 @@ def deck_templates(game: Game, deck_name: str) -> dict[str, Where]:
     deck = game.spec.decks[deck_name]
     names: dict[str, Where] = {}
     for side, choice in (("face", deck.face), ("back", deck.back)):
-        where = Where(relative(game.manifest_path, game.root), game.line("decks", deck_name, side))
+        where = Where(*game.where("decks", deck_name, side))
         if isinstance(choice, Choice):
             for name in [*choice.templates.values(), *([choice.default] if choice.default else [])]:
                 names.setdefault(name, where)
@@ -96,7 +96,8 @@ class TemplateScanner:
             _scan(tree, source, shown, use)
             for child in meta.find_referenced_templates(tree):
                 if isinstance(child, str):
-                    todo.append((child, Where(shown, source[: source.find(child)].count("\n") + 1)))
+                    line = source[: source.find(child)].count("\n") + 1
+                    todo.append((self.env.join_path(child, name), Where(shown, line)))
         return use, failed
 
     def _parse(self, name: str, named_at: Where) -> tuple[nodes.Template, str, str] | None:

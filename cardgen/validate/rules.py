@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from cardgen.data import Card, GameData
-from cardgen.errors import Problem, relative
+from cardgen.errors import Problem
 from cardgen.expressions import (
     ExpressionError,
     check_aggregate,
@@ -57,7 +57,6 @@ class RuleChecker:
         headers = [h for table in data.tables.values() for h in table.header if h]
         self.frame = card_frame(data.cards, [*declared, *headers], declared)
         self.skip_rows = skip_rows  # rows with data errors already: a rule would only repeat them
-        self.manifest = relative(game.manifest_path, game.root)
 
     def check(self) -> list[Problem]:
         """The findings of every rule."""
@@ -74,8 +73,8 @@ class RuleChecker:
 
     def _at_rule(self, index: int, rule: RuleSpec, message: str, severity: str | None = None,
                  *key: str | int) -> Problem:
-        return Problem(message, file=self.manifest, row=self.game.line("rules", index, *key),
-                       severity=severity or rule.severity, rule=rule.id)
+        file, row = self.game.where("rules", index, *key)
+        return Problem(message, file=file, row=row, severity=severity or rule.severity, rule=rule.id)
 
     def _selected(self, index: int, rule: RuleSpec) -> pd.DataFrame:
         columns = set(self.frame.columns)
@@ -141,9 +140,10 @@ class RuleChecker:
                 shown = ", ".join(f"{label} = {_show(value)}" for label, value in values.items())
                 scope = f" for {rule.per} = {_show(key)}" if rule.per else ""
                 files = sorted({self.cards[int(i)].source_file for i in group.index})
+                at_rule = self.game.where("rules", index)
                 findings.append(Problem(f"{rule.message}; {shown}{scope}", file=files[0] if len(files) == 1
-                                        else self.manifest, row=None if len(files) == 1 else
-                                        self.game.line("rules", index), severity=rule.severity, rule=rule.id))
+                                        else at_rule[0], row=None if len(files) == 1 else at_rule[1],
+                                        severity=rule.severity, rule=rule.id))
         return findings
 
     def _expect_rule(self, index: int, rule: RuleSpec, expect: ExpectSpec, frame: pd.DataFrame) -> list[Problem]:
