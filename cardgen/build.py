@@ -12,7 +12,7 @@ from typing import Callable
 from cardgen.changes import Changes, diff_records
 from cardgen.errors import CardgenError, Problem
 from cardgen.fonts import configure_fontconfig
-from cardgen.freshness import is_current, settings_key, source_stamp
+from cardgen.freshness import current_build, settings_key, source_stamp
 from cardgen.manifest import Game
 from cardgen.ownership import check_game_name, check_output_root, make_staging, mark, refuse_foreign, remove_ours
 from cardgen.plan import BuildPlan, draw_plan, place_card_files, plan_build, record_of
@@ -86,7 +86,7 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     previous = BuildRecord.previous(final)
     stage_names = [getattr(stage, "__qualname__", repr(stage)) for stage in stages or []]
     settings = settings_key(options.keep_svg, options.force, stage_names)
-    if previous is not None and is_current(previous, root, name, settings):
+    if previous is not None and current_build(final, root, name, settings) is not None:
         return _up_to_date(name, final, previous, started)
     configure_fontconfig([root / "fonts"])
     svgs: dict = {}

@@ -12,9 +12,9 @@ from cardgen.errors import CardgenError, Problem, relative
 from cardgen.include import Includer, located_file
 from cardgen.ownership import check_game_name
 from cardgen.units import CARD_PRESETS, parse_length, parse_offset, parse_paper
+from cardgen.workspace import MANIFEST_NAME, list_games
 from cardgen.yamlsource import line_of, load_yaml
 
-MANIFEST_NAME = "game.yaml"
 FieldType = Literal["str", "int", "float", "bool", "enum", "list"]
 
 
@@ -236,14 +236,6 @@ def resolve_size(size: SizeSpec | str, game: GameSpec) -> CardSize:
     bleed = parse_length(spec.bleed if spec.bleed is not None else game.bleed, dpi)
     safe = parse_length(spec.safe if spec.safe is not None else game.safe, dpi)
     return CardSize(width, height, bleed, safe, dpi)
-
-
-def list_games(root: Path) -> list[str]:
-    """Names of the games in a workspace: folders of `data/` that hold a game.yaml."""
-    data = root / "data"
-    if not data.is_dir():
-        return []
-    return sorted(p.name for p in data.iterdir() if (p / MANIFEST_NAME).is_file())
 
 
 def _suggest(word: str, choices: list[str]) -> str:
