@@ -96,10 +96,11 @@ def edit_one_card(root: Path, game: str, value: int) -> str:
 
 def svg_listing(root: Path, game: str, target: Path) -> int:
     """Write the SVG text, size and base URL of every image a build of `game` draws, for bench/floor.py."""
-    from cardgen.build import plan_build
+    from cardgen.context import BuildContext
+    from cardgen.plan import plan_build
 
     with tempfile.TemporaryDirectory(prefix="cardgen-bench-plan-") as scratch:
-        plan = plan_build(root, game, Path(scratch))
+        plan = plan_build(BuildContext.load(root, game, Path(scratch)))
     items = []
     for art in [*plan.faces.values(), *plan.backs.values()]:
         deck = plan.game.spec.decks[art.deck]

@@ -73,7 +73,9 @@ def _reporter():
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=os.cpu_count() or 1, show_default=True,
               help="Processes drawing cards in parallel.")
 @click.option("--pod", is_flag=True, help="Also write print-on-demand PNGs (The Game Crafter sizes) to pod/.")
-@click.option("--force", is_flag=True, help="Build even when validation finds errors.")
+@click.option("--force", is_flag=True,
+              help="Build despite errors: cards whose data has errors or that cannot be drawn are left out, "
+                   "the rest is built; the exit code is still 1.")
 @click.pass_obj
 def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, jobs: int, pod: bool,
           force: bool) -> None:
@@ -89,20 +91,26 @@ def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, 
     # build.json alone, without importing the pipeline (pandas, cairosvg, reportlab stay unloaded).
     settings = settings_key(keep_svg, force, stage_names(pod))
     problems: list = []
+    forced = 0
     for name in _games(root, games):
         started = time.perf_counter()
         try:
             current = current_build(out_root / check_game_name(name), root, name, settings)
             if current is not None:
                 _report_current(name, *current, time.perf_counter() - started)
+                forced += sum(f.severity == "error" for f in current[1])
                 continue
             result = _build_one(root, name, out_root, jobs, keep_svg, force, pod)
         except CardgenError as exc:
             problems += exc.problems
             continue
         _report_build(result)
+        forced += sum(f.severity == "error" for f in result.findings)
     if problems:
         raise CardgenError(problems)
+    if forced:
+        click.echo(f"built with {forced} error(s) (--force): the cards named above are left out", err=True)
+        sys.exit(1)
 
 
 def _build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool, force: bool, pod: bool):
@@ -115,8 +123,8 @@ def _build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool,
 
 def _report_current(name: str, cards: int, warnings: list, seconds: float) -> None:
     """Print what a current build recorded: its warnings and that there is nothing to do."""
-    for warning in warnings:
-        click.secho(str(warning), fg="yellow", err=True)
+    for finding in warnings:
+        click.secho(str(finding), fg="red" if finding.severity == "error" else "yellow", err=True)
     _echo_up_to_date(name, cards, seconds)
 
 
@@ -128,8 +136,8 @@ def _report_build(result) -> None:
     """Print a build's warnings, what changed since the previous build, and its counts."""
     from cardgen.changes import describe
 
-    for warning in result.warnings:
-        click.secho(str(warning), fg="yellow", err=True)
+    for finding in result.findings:
+        click.secho(str(finding), fg="red" if finding.severity == "error" else "yellow", err=True)
     name = result.name
     if result.changes is not None and not result.changes.empty:
         for line in describe(result.changes):

@@ -127,7 +127,7 @@ class BuildRecord(Entry):
     fingerprint: str | None = None
     settings: str | None = None
     sources: dict[str, list[int]] = Field(default_factory=dict)
-    warnings: list[Problem] = Field(default_factory=list)
+    warnings: list[Problem] = Field(default_factory=list)  # the build's findings (errors too, when forced)
 
     @model_validator(mode="after")
     def _backs_listed(self) -> BuildRecord:

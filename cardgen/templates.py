@@ -257,25 +257,27 @@ class SVGCache:
 class SVGRenderer:
     """Renders card faces and backs of one game to SVG text."""
 
-    def __init__(self, game: Game, fonts: FontBook, icons: IconLibrary, done: dict | None = None,
-                 cache: SVGCache | None = None) -> None:
+    def __init__(self, game: Game, fonts: FontBook, icons: IconLibrary, cache: SVGCache | None = None) -> None:
         self.game, self.fonts, self.icons = game, fonts, icons
-        self.done = done or {}  # renders made earlier in this build: (template, deck, card id or None) -> SVG
+        self.done: dict[tuple[str, str, str | None], RenderedSVG] = {}  # renders made by this renderer
         self.cache = cache
         self.env = make_environment(game)
 
     def render(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
         """Render one template for a card (or for a deck's back when card is None), from the caches if there."""
-        earlier = self.done.get((template_name, deck, card.id if card else None))
+        memo = (template_name, deck, card.id if card else None)
+        earlier = self.done.get(memo)
         if earlier is not None:
             return earlier
         if self.cache is None:
-            return self._render(template_name, key, deck, card)
-        cache_key = self.cache.key(template_name, deck, card)
-        rendered = self.cache.get(cache_key, key)
-        if rendered is None:
             rendered = self._render(template_name, key, deck, card)
-            self.cache.put(cache_key, rendered)
+        else:
+            cache_key = self.cache.key(template_name, deck, card)
+            cached = self.cache.get(cache_key, key)
+            rendered = cached or self._render(template_name, key, deck, card)
+            if cached is None:
+                self.cache.put(cache_key, rendered)
+        self.done[memo] = rendered
         return rendered
 
     def _render(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
