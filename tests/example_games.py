@@ -16,9 +16,10 @@ from tests.conftest import REPO
 
 
 def game_copy(base: Path, game: str) -> Path:
-    """A workspace under `base` holding a copy of one example game (its data, every template, fonts, icons)."""
+    """A workspace under `base` holding a copy of one example game (its data and every template; fonts and
+    icons are cardgen's bundled ones)."""
     root = base / "ws"
-    for folder in ("fonts", "icons", "templates", f"data/{game}"):
+    for folder in ("templates", f"data/{game}"):
         shutil.copytree(REPO / folder, root / folder)
     return root
 
