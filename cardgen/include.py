@@ -6,7 +6,8 @@ and `rules:` (game rules about this deck). Its data files are named relative to 
 templates live in the matching folder of `templates/` (`data/common/standard-deck/deck.yaml` ->
 `templates/common/standard-deck/`). A deck that includes it may set any deck key beside `include:`:
 
-- keys replace the definition's (`title`, `back`, `size`, ...); `fields` are merged column by column;
+- keys replace the definition's (`title`, `back`, `size`, ...); `fields` are merged column by column, and
+  so are the `templates:` of a face or back chosen per card (`face: {templates: {joker: my-joker.svg}}`);
 - `filter:` narrows the definition's filter (both must hold);
 - `options:` sets the definition's options (only those it has, of the same type);
 - `rules: false` leaves the definition's rules out (for a deck that keeps only some of its cards).
@@ -214,6 +215,9 @@ def _overlay(definition: Located, deck: Located) -> Located:
         elif key == "fields" and isinstance(value, dict) and isinstance(merged.value.get("fields"), dict):
             value = {**merged.value["fields"], **value}
             below = _joined(definition.sub("fields"), below)  # each column located where it was written
+        elif key in TEMPLATE_KEYS and isinstance(value, dict) and isinstance(merged.value.get(key), dict):
+            value = _merged_choice(merged.value[key], value)
+            below = _joined(definition.sub(key), below)
         elif key == "filter" and isinstance(value, str) and isinstance(merged.value.get("filter"), str):
             value = f"({merged.value['filter']}) and ({value})"
         elif key == "rules":
@@ -223,6 +227,14 @@ def _overlay(definition: Located, deck: Located) -> Located:
     if merged.value.get("rules") is None:
         merged.value.pop("rules", None)
     return merged
+
+
+def _merged_choice(included: dict, given: dict) -> dict:
+    """A template chosen per card: the including deck's `templates:` replace the definition's one by one."""
+    templates = given.get("templates")
+    if isinstance(templates, dict) and isinstance(included.get("templates"), dict):
+        templates = {**included["templates"], **templates}
+    return {**included, **given, **({"templates": templates} if templates is not None else {})}
 
 
 def _joined(first: Located, then: Located, shift: int = 0) -> Located:
