@@ -17,6 +17,8 @@ from PIL import Image, ImageDraw, ImageFilter
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cardgen.outputs.imposition import PrintOptions  # noqa: E402
 from cardgen.outputs.pdf import write_print_pdf  # noqa: E402
+from cardgen.record import BuildRecord  # noqa: E402
+from cardgen.storage import file_digest  # noqa: E402
 
 CARDS = 100
 SIZE = (825, 1125)
@@ -45,10 +47,16 @@ def main() -> None:
         cards = []
         for n in range(CARDS):
             synthetic_card(root / "cards" / f"c{n}.png", n)
-            cards.append({"id": f"c{n}", "deck": "main", "copies": 1, "face": f"cards/c{n}.png", "back": None,
-                          "size_mm": {"width": 63.5, "height": 88.9}, "bleed_mm": 3.175, "kind": "card"})
-        record = {"cardgen": "bench", "built_at": "2026-01-01T00:00:00", "cards": cards,
-                  "game": {"title": "Bench", "version": "1"}, "decks": {"main": {"title": "Main"}}}
+            cards.append({"id": f"c{n}", "deck": "main", "name": f"Card {n}", "copies": 1, "face": f"cards/c{n}.png",
+                          "back": None, "source": {"file": "bench"}, "size_mm": {"width": 63.5, "height": 88.9},
+                          "bleed_mm": 3.175, "dpi": 300, "pixels": {"width": SIZE[0], "height": SIZE[1]},
+                          "hash": file_digest(root / "cards" / f"c{n}.png")})
+        size = {"size_mm": {"width": 63.5, "height": 88.9}, "bleed_mm": 3.175, "dpi": 300,
+                "pixels": {"width": SIZE[0], "height": SIZE[1]}}
+        record = BuildRecord.model_validate({
+            "cardgen": "bench", "built_at": "2026-01-01T00:00:00", "cards": cards, "stats": {"cards": CARDS,
+                                                                                           "copies": CARDS},
+            "game": {"name": "bench", "title": "Bench", "version": "1"}, "decks": {"main": {"title": "Main", **size}}})
         for images in ("png", "jpeg"):
             target = root / f"{images}.pdf"
             started = time.perf_counter()

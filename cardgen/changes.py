@@ -1,13 +1,14 @@
 """What changed between two builds (or a build and a named snapshot): cards added, removed, changed."""
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cardgen.errors import CardgenError
+from cardgen.record import BuildRecord, CardEntry
+from cardgen.storage import write_json
 
 _SNAPSHOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -26,8 +27,8 @@ class CardChange:
 class Changes:
     """The difference between an older and a newer build record."""
 
-    added: list[dict] = field(default_factory=list)
-    removed: list[dict] = field(default_factory=list)
+    added: list[CardEntry] = field(default_factory=list)
+    removed: list[CardEntry] = field(default_factory=list)
     changed: list[CardChange] = field(default_factory=list)
 
     @property
@@ -37,25 +38,25 @@ class Changes:
 
     def card_ids(self) -> set[str]:
         """Ids of the cards to reprint: added or changed ones."""
-        return {c["id"] for c in self.added} | {c.id for c in self.changed}
+        return {c.id for c in self.added} | {c.id for c in self.changed}
 
 
-def _card_fields(card: dict) -> dict[str, Any]:
-    return {**card.get("fields", {}), "copies": card.get("copies")}
+def _card_fields(card: CardEntry) -> dict[str, Any]:
+    return {**card.fields, "copies": card.copies}
 
 
-def diff_records(old: dict, new: dict) -> Changes:
+def diff_records(old: BuildRecord, new: BuildRecord) -> Changes:
     """Compare two build records card by card (by id)."""
-    before = {c["id"]: c for c in old.get("cards", [])}
-    after = {c["id"]: c for c in new.get("cards", [])}
+    before = {c.id: c for c in old.cards}
+    after = {c.id: c for c in new.cards}
     changes = Changes(added=[after[i] for i in after if i not in before],
                       removed=[before[i] for i in before if i not in after])
     for card_id in (i for i in after if i in before):
         was, now = _card_fields(before[card_id]), _card_fields(after[card_id])
         fields = {k: (was.get(k), now.get(k)) for k in sorted(set(was) | set(now)) if was.get(k) != now.get(k)}
-        image = before[card_id].get("hash") != after[card_id].get("hash")
+        image = before[card_id].hash != after[card_id].hash
         if fields or image:
-            changes.changed.append(CardChange(card_id, after[card_id]["name"], fields, image))
+            changes.changed.append(CardChange(card_id, after[card_id].name, fields, image))
     return changes
 
 
@@ -63,8 +64,8 @@ def describe(changes: Changes) -> list[str]:
     """Short human lines: `+ added`, `- removed`, `~ changed: field old -> new`."""
     if changes.empty:
         return ["no card changed"]
-    lines = [f"+ {c['id']} ({c['name']}) added" for c in changes.added]
-    lines += [f"- {c['id']} ({c['name']}) removed" for c in changes.removed]
+    lines = [f"+ {c.id} ({c.name}) added" for c in changes.added]
+    lines += [f"- {c.id} ({c.name}) removed" for c in changes.removed]
     for change in changes.changed:
         parts = [f"{k} {_show(a)} -> {_show(b)}" for k, (a, b) in change.fields.items()]
         if change.image_changed and not parts:
@@ -85,11 +86,20 @@ def snapshot_path(root: Path, game: str, name: str) -> Path:
     return root / "data" / game / "snapshots" / f"{name}.json"
 
 
-def load_snapshot(root: Path, game: str, name: str) -> dict:
-    """Read a named snapshot; a clear error lists the existing ones when it is missing."""
+def load_snapshot(root: Path, game: str, name: str) -> BuildRecord:
+    """Read a named snapshot; a clear error lists the existing ones when it is missing or unreadable."""
     path = snapshot_path(root, game, name)
     if not path.is_file():
         known = sorted(p.stem for p in path.parent.glob("*.json")) if path.parent.is_dir() else []
         raise CardgenError(f"no snapshot '{name}' of {game}"
                            + (f"; snapshots: {', '.join(known)}" if known else "; make one with `cardgen snapshot`"))
-    return json.loads(path.read_text(encoding="utf-8"))
+    return BuildRecord.read(path)
+
+
+def save_snapshot(record: BuildRecord, root: Path, game: str, name: str, replace: bool = False) -> Path:
+    """Keep a build record as a named snapshot of a game; an error when that name exists (unless `replace`)."""
+    path = snapshot_path(root, game, name)
+    if path.exists() and not replace:
+        raise CardgenError(f"snapshot '{name}' of {game} exists already ({path}); use --force to replace it")
+    write_json(path, record.to_json())
+    return path

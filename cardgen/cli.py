@@ -8,11 +8,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from cardgen.errors import CardgenError
+
+if TYPE_CHECKING:
+    from cardgen.record import BuildRecord, CardEntry
 
 
 class CardgenGroup(click.Group):
@@ -181,14 +184,14 @@ _PRINT_CHOICES = {
 def print_command(root: Path, game: str, out: Path | None, since: str | None, built_root: Path | None,
                   **flags: object) -> None:
     """Write the print-and-play PDF of a built GAME (reads output/<game>/build.json)."""
-    from cardgen.outputs.cards import read_build_record
     from cardgen.outputs.imposition import PrintOptions
     from cardgen.outputs.pdf import print_pdf_name, write_print_pdf
+    from cardgen.record import BuildRecord
 
     spec = _print_spec(root, game, flags)
     options = PrintOptions.from_spec(spec)
     build_dir = (built_root or root / "output").resolve() / game
-    record = read_build_record(build_dir)
+    record = BuildRecord.of_build(build_dir)
     target = (out or build_dir / "print") / print_pdf_name(game, options)
     cards = None
     if since is not None:
@@ -205,7 +208,7 @@ def print_command(root: Path, game: str, out: Path | None, since: str | None, bu
     click.echo(f"{game}: {result.pages} pages" + (f" + {result.back_pages} back pages" if result.back_pages else ""))
 
 
-def _changed_cards(root: Path, game: str, since: str, record: dict) -> list[dict]:
+def _changed_cards(root: Path, game: str, since: str, record: BuildRecord) -> list[CardEntry]:
     """The cards of a build added or changed since a snapshot; an error when there are none."""
     from cardgen.changes import describe, diff_records, load_snapshot
 
@@ -215,7 +218,7 @@ def _changed_cards(root: Path, game: str, since: str, record: dict) -> list[dict
         raise CardgenError(f"no card of {game} was added or changed since '{since}'; nothing to print")
     for line in describe(changes):
         click.echo(f"  {line}")
-    return [card for card in record["cards"] if card["id"] in wanted]
+    return [card for card in record.cards if card.id in wanted]
 
 
 @main.command()
@@ -250,16 +253,12 @@ def calibrate(root: Path, paper: str, duplex: Any, out: Path | None) -> None:
 @click.pass_obj
 def snapshot(root: Path, game: str, name: str, out: Path | None, force: bool) -> None:
     """Record the current build of GAME as version NAME (e.g. the one you printed)."""
-    from cardgen.changes import snapshot_path
-    from cardgen.outputs.cards import read_build_record
-    from cardgen.storage import write_json
+    from cardgen.changes import save_snapshot
+    from cardgen.record import BuildRecord
 
-    record = read_build_record((out or root / "output") / game)
-    path = snapshot_path(root, game, name)
-    if path.exists() and not force:
-        raise CardgenError(f"snapshot '{name}' of {game} exists already ({path}); use --force to replace it")
-    write_json(path, record)
-    click.echo(f"{game}: snapshot '{name}' of {len(record['cards'])} cards -> {path.relative_to(root)}")
+    record = BuildRecord.of_build((out or root / "output") / game)
+    path = save_snapshot(record, root, game, name, replace=force)
+    click.echo(f"{game}: snapshot '{name}' of {len(record.cards)} cards -> {path.relative_to(root)}")
 
 
 @main.command()
@@ -270,9 +269,9 @@ def snapshot(root: Path, game: str, name: str, out: Path | None, force: bool) ->
 def changes(root: Path, game: str, since: str, out: Path | None) -> None:
     """List the cards of GAME added, changed or removed since a snapshot, with field changes."""
     from cardgen.changes import describe, diff_records, load_snapshot
-    from cardgen.outputs.cards import read_build_record
+    from cardgen.record import BuildRecord
 
-    record = read_build_record((out or root / "output") / game)
+    record = BuildRecord.of_build((out or root / "output") / game)
     diff = diff_records(load_snapshot(root, game, since), record)
     click.echo(f"{game} since '{since}': {len(diff.added)} added, {len(diff.changed)} changed, "
                f"{len(diff.removed)} removed")
@@ -349,14 +348,14 @@ def tts(root: Path, game: str, out: Path | None, base_url: str | None, image_for
         do_install: bool, tts_dir: Path | None) -> None:
     """Export a built GAME to Tabletop Simulator: deck sheets, tokens, boards and a saved object."""
     from cardgen.manifest import load_game
-    from cardgen.outputs.cards import read_build_record
     from cardgen.outputs.tts import TTSOptions, export_tts
     from cardgen.outputs.tts_install import install, install_dir
+    from cardgen.record import BuildRecord
 
     loaded = load_game(root, game)
     target = install_dir(tts_dir) if do_install else None  # fail before the work if TTS is not there
     out_dir = (out or root / "output").resolve() / game
-    record = read_build_record(out_dir)
+    record = BuildRecord.of_build(out_dir)
     options = TTSOptions.from_spec(loaded.spec.tts, base_url=base_url, image_format=image_format)
     saved = export_tts(loaded, record, out_dir, options)
     click.echo(f"{game}: Tabletop Simulator saved object -> {saved}")

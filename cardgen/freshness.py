@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Iterable
 
 from cardgen import __version__
+from cardgen.record import BuildRecord
 
 SHARED_FOLDERS = ("templates", "icons", "fonts")
 RACY_NS = 2_000_000_000
@@ -47,10 +48,10 @@ def source_stamp(root: Path, game: str, extra: Iterable[str] = (), recording: bo
     return stamp
 
 
-def extra_sources(previous: dict) -> list[str]:
+def extra_sources(previous: BuildRecord) -> list[str]:
     """Files a build read outside the folders `source_stamp` scans (images named in data)."""
-    scanned = ("data/" + previous["game"]["name"] + "/", *(f"{f}/" for f in SHARED_FOLDERS))
-    return [p for p in previous.get("sources", {}) if not p.startswith(scanned)]
+    scanned = ("data/" + previous.game.name + "/", *(f"{f}/" for f in SHARED_FOLDERS))
+    return [p for p in previous.sources if not p.startswith(scanned)]
 
 
 def settings_key(*parts: object) -> str:
@@ -58,8 +59,8 @@ def settings_key(*parts: object) -> str:
     return hashlib.sha256(repr((__version__, *parts)).encode()).hexdigest()[:16]
 
 
-def is_current(previous: dict | None, root: Path, game: str, settings: str) -> bool:
+def is_current(previous: BuildRecord, root: Path, game: str, settings: str) -> bool:
     """True when the previous build used these settings and no file it read has changed since."""
-    if not previous or previous.get("settings") != settings or "sources" not in previous:
+    if previous.settings != settings or not previous.sources:
         return False
-    return previous["sources"] == source_stamp(root, game, extra_sources(previous))
+    return previous.sources == source_stamp(root, game, extra_sources(previous))

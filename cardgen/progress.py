@@ -1,12 +1,38 @@
-"""Progress reporting for the CLI: a rich bar on a terminal, plain lines in logs and CI."""
+"""Progress reporting: the Reporter protocol the pipeline calls; a rich bar on a terminal, plain lines in logs."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import click
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
+
+
+class Reporter(Protocol):
+    """Where the pipeline reports progress; the CLI supplies a rich or a plain one."""
+
+    def start(self, label: str, total: int) -> None:
+        """Begin a phase of `total` items."""
+
+    def advance(self) -> None:
+        """One item of the phase is done."""
+
+    def finish(self) -> None:
+        """The phase is over."""
+
+
+class SilentReporter:
+    """A reporter that says nothing (tests, library use)."""
+
+    def start(self, label: str, total: int) -> None:
+        """Begin a phase."""
+
+    def advance(self) -> None:
+        """One item done."""
+
+    def finish(self) -> None:
+        """Phase over."""
 
 
 class PlainReporter:

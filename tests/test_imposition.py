@@ -18,6 +18,7 @@ from cardgen.outputs.imposition import (
     items_from_cards,
     plan_layout,
 )
+from cardgen.record import CardEntry
 from cardgen.units import parse_offset, parse_paper
 
 POKER = (63.5, 88.9)
@@ -26,13 +27,15 @@ QUARTER_INCH = 6.35
 
 
 def card(card_id: str, copies: int, deck: str = "main", size: tuple[float, float] = POKER, back: str | None = "b.png",
-         bleed: float = BLEED) -> dict:
-    """A build.json card record with just what imposition reads."""
-    return {"id": card_id, "deck": deck, "copies": copies, "face": f"cards/{deck}/{card_id}.png", "back": back,
-            "size_mm": {"width": size[0], "height": size[1]}, "bleed_mm": bleed, "kind": "card"}
+         bleed: float = BLEED) -> CardEntry:
+    """A build record card entry (what imposition reads, plus placeholders for the rest)."""
+    return CardEntry.model_validate({
+        "id": card_id, "name": card_id, "deck": deck, "copies": copies, "face": f"cards/{deck}/{card_id}.png",
+        "back": back, "size_mm": {"width": size[0], "height": size[1]}, "bleed_mm": bleed, "kind": "card",
+        "source": {"file": "cards.csv"}, "dpi": 300, "pixels": {"width": 1, "height": 1}, "hash": card_id})
 
 
-def items(*cards: dict) -> list[Item]:
+def items(*cards: CardEntry) -> list[Item]:
     return items_from_cards(list(cards))
 
 
@@ -82,7 +85,7 @@ def test_every_copy_appears_once_grouped_by_deck_in_data_order():
     cards = [card("a", 8), card("b", 3), card("c", 2, deck="other"), card("d", 1)]
     imposition = impose(items(*cards), PrintOptions())
     placed = [(s.card_id, s.copy) for p in fronts(imposition.pages) for s in p.slots]
-    assert Counter(placed) == Counter((c["id"], n) for c in cards for n in range(1, c["copies"] + 1))
+    assert Counter(placed) == Counter((c.id, n) for c in cards for n in range(1, c.copies + 1))
     assert [p.deck for p in fronts(imposition.pages)] == ["main", "main", "other", "main"]
     assert [len(p.slots) for p in fronts(imposition.pages)] == [9, 2, 2, 1]
 

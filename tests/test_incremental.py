@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cardgen.build import BuildOptions, build_game, png_cache
+from cardgen.build import BuildOptions, build_game
 from cardgen.cli import main
+from cardgen.plan import png_cache
 from cardgen.watch import affected_games, watch_games
 
 

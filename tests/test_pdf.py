@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import shutil
 from collections import Counter
@@ -19,6 +18,7 @@ from cardgen.cli import main
 from cardgen.outputs.imposition import PrintOptions, Rect
 from cardgen.outputs.pdf import print_stage, write_print_pdf
 from cardgen.outputs.pod import pod_pixels, write_pod
+from cardgen.record import BuildRecord, CardEntry
 
 ROOT = Path(__file__).resolve().parents[1]
 PT = 72 / 25.4  # points per mm
@@ -34,16 +34,16 @@ def built(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def record(built) -> dict:
-    return json.loads((built / "build.json").read_text())
+def record(built) -> BuildRecord:
+    return BuildRecord.read(built / "build.json")
 
 
 @pytest.fixture(scope="module")
 def names(built, record) -> dict[str, str]:
     """Pixel hash -> card id (or 'back'), to tell which card an embedded image is."""
-    by_pixels = {_pixels(Image.open(built / c["face"])): c["id"] for c in record["cards"]}
-    for back in record["backs"].values():
-        by_pixels[_pixels(Image.open(built / back["image"]))] = "back"
+    by_pixels = {_pixels(Image.open(built / c.face)): c.id for c in record.cards}
+    for back in record.backs.values():
+        by_pixels[_pixels(Image.open(built / back.image))] = "back"
     return by_pixels
 
 
@@ -56,13 +56,13 @@ def all_letter_pages(built, names) -> list[list[tuple[str, Rect]]]:
 @pytest.fixture(scope="module")
 def letter_pages(all_letter_pages, record) -> list[list[tuple[str, Rect]]]:
     """The pages of playing cards (fronts and backs); tokens and the board come after them."""
-    return all_letter_pages[:2 * _deck_pages(record, 9)]
+    return all_letter_pages[:2 * _deck_pages(record.cards, 9)]
 
 
 @pytest.fixture(scope="module")
-def few(record) -> list[dict]:
+def few(record) -> list[CardEntry]:
     """A subset of the cards (the two smaller decks: 16 + 20 copies), to keep PDF writing fast."""
-    return [c for c in record["cards"] if c["deck"] in ("starting", "wounds")]
+    return [c for c in record.cards if c.deck in ("starting", "wounds")]
 
 
 def _pixels(image: Image.Image) -> str:
@@ -85,16 +85,16 @@ def placed_images(path: Path, names: dict[str, str]) -> list[list[tuple[str, Rec
     return pages
 
 
-def _copies(record: dict) -> dict[str, int]:
-    return {c["id"]: c["copies"] for c in record["cards"] if c["kind"] == "card"}
+def _copies(cards: list[CardEntry]) -> dict[str, int]:
+    return {c.id: c.copies for c in cards if c.kind == "card"}
 
 
-def _deck_pages(record: dict, per_page: int) -> int:
+def _deck_pages(cards: list[CardEntry], per_page: int) -> int:
     """Pages of playing cards (tokens and boards are imposed after them, without backs)."""
-    decks = Counter()
-    for c in record["cards"]:
-        if c["kind"] == "card":
-            decks[c["deck"]] += c["copies"]
+    decks: Counter[str] = Counter()
+    for c in cards:
+        if c.kind == "card":
+            decks[c.deck] += c.copies
     return sum(math.ceil(n / per_page) for n in decks.values())
 
 
@@ -126,14 +126,14 @@ def test_duplex_pdf_pairs_every_front_with_its_back_tokens_and_mat_tiles_include
     path = built / "print" / "scrapbots-letter.pdf"
     # 100 cards on 13 sheets, then the damage tokens and the play mat in 4 tiles, none of which has a back.
     assert assert_duplex_pairs([path], names) == 1 + 4
-    assert len(pypdf.PdfReader(path).pages) == 2 * (_deck_pages(record, 9) + 1 + 4)
+    assert len(pypdf.PdfReader(path).pages) == 2 * (_deck_pages(record.cards, 9) + 1 + 4)
 
 
 def test_parts_of_a_long_print_never_split_a_front_from_its_back(built, record, names, few, tmp_path, monkeypatch):
     import cardgen.outputs.pdf as pdf_module
 
     monkeypatch.setattr(pdf_module, "PAGES_PER_FILE", 4)
-    tokens = [c for c in record["cards"] if c["deck"] == "damage"]
+    tokens = record.cards_of("damage")
     result = write_print_pdf(record, built, PrintOptions(), tmp_path / "parts.pdf", cards=tokens + few)
     assert len(result.files) == 3
     assert assert_duplex_pairs(result.files, names) == 1  # the token sheet's blank back
@@ -141,19 +141,19 @@ def test_parts_of_a_long_print_never_split_a_front_from_its_back(built, record, 
 
 def test_build_writes_a_long_edge_letter_pdf_with_every_copy(built, record, letter_pages):
     reader = pypdf.PdfReader(built / "print" / "scrapbots-letter.pdf")
-    assert len(reader.pages) > 2 * _deck_pages(record, 9)  # then the damage tokens and the tiled play mat
+    assert len(reader.pages) > 2 * _deck_pages(record.cards, 9)  # then the damage tokens and the tiled play mat
     card_pages = reader.pages[:len(letter_pages)]
     assert all(tuple(p.mediabox[2:]) == LETTER_PT for p in card_pages)
     assert all(sorted(p.mediabox[2:]) == sorted(LETTER_PT) for p in reader.pages)  # the mat's tiles: landscape
     pages = letter_pages
     fronts = Counter(name for page in pages[::2] for name, _ in page)
-    assert fronts == Counter(_copies(record))
+    assert fronts == Counter(_copies(record.cards))
     assert all(name == "back" for page in pages[1::2] for name, _ in page)
     assert [len(p) for p in pages[::2]] == [len(p) for p in pages[1::2]]
 
 
 def test_cards_sit_on_a_grid_inside_the_margins_without_overlap(record, letter_pages):
-    bleed = record["decks"]["starting"]["bleed_mm"]
+    bleed = record.decks["starting"].bleed_mm
     pages = letter_pages
     paper = Rect(0, 0, 215.9, 279.4)
     for page in pages:
@@ -193,7 +193,7 @@ def test_short_edge_backs_reverse_the_rows(built, record, names, few, tmp_path):
 
 
 def test_crop_marks_lie_outside_every_card_and_3mm_from_the_edge(built, record, letter_pages):
-    bleed = record["decks"]["starting"]["bleed_mm"]
+    bleed = record.decks["starting"].bleed_mm
     with pdfplumber.open(built / "print" / "scrapbots-letter.pdf") as pdf:
         for page, images in zip(pdf.pages, letter_pages):
             cards = [rect.grow(-bleed) for _, rect in images]
@@ -208,7 +208,7 @@ def test_each_distinct_image_is_embedded_once_without_ascii85(built, record):
     path = built / "print" / "scrapbots-letter.pdf"
     reader = pypdf.PdfReader(path)
     objects = {ref.idnum for page in reader.pages for ref in page["/Resources"].get("/XObject", {}).values()}
-    assert len(objects) == len(record["cards"]) + len(record["backs"])  # 17 faces + 1 back for 100 copies
+    assert len(objects) == len(record.cards) + len(record.backs)  # 17 faces + 1 back for 100 copies
     assert b"ASCII85Decode" not in path.read_bytes()
     assert path.stat().st_size < 30e6
 
@@ -219,9 +219,9 @@ def test_every_page_has_a_footer(built, record):
     for number in (1, 2, total):
         text = reader.pages[number - 1].extract_text()
         assert "Scrapbots v0.3" in text and f"page {number} of {total}" in text
-        assert record["built_at"][:10] in text
+        assert record.built_at[:10] in text
     assert "Starting Decks" in reader.pages[0].extract_text()
-    assert "Wounds" in reader.pages[2 * _deck_pages(record, 9) - 1].extract_text()
+    assert "Wounds" in reader.pages[2 * _deck_pages(record.cards, 9) - 1].extract_text()
     assert "Play Mat" in reader.pages[-2].extract_text() and "tile 4 of 4" in reader.pages[-2].extract_text()
     assert "Play Mat" in reader.pages[-1].extract_text() and "back (blank" in reader.pages[-1].extract_text()
 
@@ -232,7 +232,7 @@ def test_duplex_none_gap_spacing_writes_a_separate_backs_pdf(built, record, name
     fronts, backs = result.files
     assert backs.name == "gap-backs.pdf"
     front_pages, back_pages = placed_images(fronts, names), placed_images(backs, names)
-    assert len(front_pages) == len(back_pages) == _deck_pages({"cards": few}, 6)  # 3 x 2 on landscape A4
+    assert len(front_pages) == len(back_pages) == _deck_pages(few, 6)  # 3 x 2 on landscape A4
     for page in front_pages:
         rects = [r for _, r in page]  # gap: whole images, each with its bleed, apart
         assert not any(a.overlaps(b) for i, a in enumerate(rects) for b in rects[i + 1:])
@@ -240,24 +240,24 @@ def test_duplex_none_gap_spacing_writes_a_separate_backs_pdf(built, record, name
 
 
 def test_a_subset_of_cards(built, record, names, tmp_path):
-    wounds = [c for c in record["cards"] if c["deck"] == "wounds"]
+    wounds = [c for c in record.cards if c.deck == "wounds"]
     path = write_print_pdf(record, built, PrintOptions(), tmp_path / "subset.pdf", cards=wounds).files[0]
     pages = placed_images(path, names)
-    assert Counter(n for page in pages[::2] for n, _ in page) == Counter(_copies({"cards": wounds}))
+    assert Counter(n for page in pages[::2] for n, _ in page) == Counter(_copies(wounds))
 
 
 def test_jpeg_images_option(built, record, names, tmp_path):
-    cards = [c for c in record["cards"] if c["deck"] == "wounds"]
+    cards = [c for c in record.cards if c.deck == "wounds"]
     path = write_print_pdf(record, built, PrintOptions(images="jpeg"), tmp_path / "jpg.pdf", cards=cards).files[0]
     assert b"DCTDecode" in path.read_bytes()
     reader = pypdf.PdfReader(path)
-    assert sum(len(p.images) for p in reader.pages) == 2 * math.ceil(cards[0]["copies"] / 9)
+    assert sum(len(p.images) for p in reader.pages) == 2 * math.ceil(cards[0].copies / 9)
 
 
 def test_fold_and_glue_pages(built, record, names, few, tmp_path):
     path = write_print_pdf(record, built, PrintOptions(duplex="fold"), tmp_path / "fold.pdf", cards=few).files[0]
     pages = placed_images(path, names)
-    assert len(pages) == _deck_pages({"cards": few}, 4)
+    assert len(pages) == _deck_pages(few, 4)
     for page in pages:
         faces = [r for n, r in page if n != "back"]
         backs = [r for n, r in page if n == "back"]
@@ -307,13 +307,13 @@ def test_print_on_demand_export(built, record, tmp_path):
     out = tmp_path / "pod-build"
     shutil.copytree(built, out)
     write_pod(None, record, out)
-    for deck in dict.fromkeys(c["deck"] for c in record["cards"]):
+    for deck in dict.fromkeys(c.deck for c in record.cards):
         files = sorted((out / "pod" / deck).glob("[0-9]*.png"))
-        assert len(files) == sum(c["copies"] for c in record["cards"] if c["deck"] == deck)
-        size = record["decks"][deck]["size_mm"]
-        expected = pod_pixels(size["width"], size["height"])  # trim + 1/8 in bleed at 300 DPI
+        assert len(files) == sum(c.copies for c in record.cards if c.deck == deck)
+        size = record.decks[deck].size_mm
+        expected = pod_pixels(size.width, size.height)  # trim + 1/8 in bleed at 300 DPI
         assert Image.open(files[0]).size == expected
-        if record["decks"][deck]["kind"] == "card":
+        if record.decks[deck].kind == "card":
             assert expected == (825, 1125)
             assert Image.open(out / "pod" / deck / "back.png").size == (825, 1125)
         assert (out / "pod" / deck / "cards.csv").read_text().count("\n") == len(files) + 1
@@ -339,10 +339,15 @@ def test_tokens_keep_their_transparency_and_get_their_back_design(tmp_path):
         token = Image.new("RGBA", (300, 300), (0, 0, 0, 0))
         token.paste(colour, (50, 50, 250, 250))
         token.save(tmp_path / "cards" / "tokens" / f"{name}.png")
-    card = {"id": "t", "deck": "tokens", "kind": "token", "copies": 30, "face": "cards/tokens/t.png",
-            "back": "cards/tokens/b.png", "size_mm": {"width": 25.4, "height": 25.4}, "bleed_mm": 0, "dpi": 300}
-    record = {"cardgen": "test", "built_at": "2026-01-01T00:00:00", "game": {"title": "T", "version": "1"},
-              "decks": {"tokens": {"title": "Tokens"}}, "cards": [card]}
+    size = {"size_mm": {"width": 25.4, "height": 25.4}, "bleed_mm": 0, "dpi": 300,
+            "pixels": {"width": 300, "height": 300}}
+    card = {"id": "t", "name": "T", "deck": "tokens", "kind": "token", "copies": 30, "face": "cards/tokens/t.png",
+            "back": "cards/tokens/b.png", "source": {"file": "t.csv", "row": 2}, "hash": "t" * 32, **size}
+    record = BuildRecord.model_validate({
+        "cardgen": "test", "built_at": "2026-01-01T00:00:00", "game": {"name": "t", "title": "T", "version": "1"},
+        "decks": {"tokens": {"title": "Tokens", "kind": "token", **size}}, "cards": [card],
+        "backs": {"b": {"image": "cards/tokens/b.png", "deck": "tokens", "template": "b.svg", "hash": "b" * 32}},
+        "stats": {"cards": 1, "copies": 30}})
     path = write_print_pdf(record, tmp_path, PrintOptions(), tmp_path / "tokens.pdf").files[0]
     reader = pypdf.PdfReader(path)
     assert len(reader.pages) == 2  # 30 one-inch tokens fit one Letter page; their backs the next

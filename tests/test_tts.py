@@ -20,8 +20,8 @@ from cardgen.build import BuildOptions, build_game
 from cardgen.cli import main
 from cardgen.errors import CardgenError
 from cardgen.manifest import load_game
-from cardgen.outputs.cards import read_build_record
 from cardgen.outputs.tts import TTSOptions, export_tts, tts_stage, tts_text
+from cardgen.record import BuildRecord, CardEntry
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADER = ["SaveName", "Date", "VersionNumber", "GameMode", "GameType", "GameComplexity", "Tags", "Gravity",
@@ -94,21 +94,21 @@ def _mini_workspace(root: Path) -> None:
     (templates / "chip.svg").write_text(CHIP_SVG)
 
 
-def _build(root: Path, name: str, out_root: Path) -> tuple[Path, dict, dict]:
+def _build(root: Path, name: str, out_root: Path) -> tuple[Path, BuildRecord, dict]:
     build_game(root, name, BuildOptions(out_root=out_root, jobs=2), None, [tts_stage])
     out_dir = out_root / name
     [saved] = (out_dir / "tts").glob("*.json")
-    return out_dir, read_build_record(out_dir), json.loads(saved.read_text(encoding="utf-8"))
+    return out_dir, BuildRecord.of_build(out_dir), json.loads(saved.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
-def scrapbots(tmp_path_factory) -> tuple[Path, dict, dict]:
+def scrapbots(tmp_path_factory) -> tuple[Path, BuildRecord, dict]:
     """(output folder, build record, saved object) of the Scrapbots example."""
     return _build(ROOT, "scrapbots", tmp_path_factory.mktemp("out"))
 
 
 @pytest.fixture(scope="module")
-def mini(tmp_path_factory) -> tuple[Path, dict, dict]:
+def mini(tmp_path_factory) -> tuple[Path, BuildRecord, dict]:
     """(output folder, build record, saved object) of the made-up game."""
     root = tmp_path_factory.mktemp("mini")
     _mini_workspace(root)
@@ -141,9 +141,9 @@ def _path(url: str) -> Path:
     return Path(urllib.parse.unquote(urllib.parse.urlparse(url).path))
 
 
-def _trimmed_card(out_dir: Path, card: dict) -> Image.Image:
-    bleed = round(card["bleed_mm"] / 25.4 * card["dpi"])
-    image = Image.open(out_dir / card["face"]).convert("RGB")
+def _trimmed_card(out_dir: Path, card: CardEntry) -> Image.Image:
+    bleed = round(card.bleed_mm / 25.4 * card.dpi)
+    image = Image.open(out_dir / card.face).convert("RGB")
     return image.crop((bleed, bleed, image.width - bleed, image.height - bleed))
 
 
@@ -170,12 +170,12 @@ def test_every_deck_is_there_face_down_with_its_cards_and_copies(scrapbots) -> N
     _, record, saved = scrapbots
     decks = {d["Nickname"]: d for d in _decks(saved)}
     assert set(decks) == {"Starting Decks", "Center Deck", "Wounds"}
-    for name, deck in record["decks"].items():
-        if deck["kind"] != "card":
+    for name, deck in record.decks.items():
+        if deck.kind != "card":
             continue
-        obj = decks[deck["title"]]
-        cards = [c for c in record["cards"] if c["deck"] == name]
-        expected = [(c["name"], tts_text(c["text"])) for c in cards for _ in range(c["copies"])]
+        obj = decks[deck.title]
+        cards = record.cards_of(name)
+        expected = [(c.name, tts_text(c.text)) for c in cards for _ in range(c.copies)]
         assert [(c["Nickname"], c["Description"]) for c in obj["ContainedObjects"]] == expected
         assert all(c["Name"] == "Card" and c["Hands"] for c in obj["ContainedObjects"])
         assert obj["Transform"]["rotZ"] == 180  # face down
@@ -205,7 +205,7 @@ def test_card_ids_point_into_existing_sheet_cells(scrapbots, mini) -> None:
 def test_sheet_images_have_whole_cells_within_the_size_limit(scrapbots, mini) -> None:
     for out_dir, record, saved in (scrapbots, mini):
         for deck in _decks(saved):
-            card = next(c for c in record["cards"] if c["name"] == deck["ContainedObjects"][0]["Nickname"])
+            card = next(c for c in record.cards if c.name == deck["ContainedObjects"][0]["Nickname"])
             trim = _trimmed_card(out_dir, card).size
             for sheet in deck["CustomDeck"].values():
                 assert 1 <= sheet["NumWidth"] <= 10 and 1 <= sheet["NumHeight"] <= 7
@@ -223,9 +223,9 @@ def _slot_image(sheet: dict, slot: int, url_key: str = "FaceURL") -> Image.Image
         return image.convert("RGB").crop((x, y, x + w, y + h))
 
 
-def _check_slots(out_dir: Path, record: dict, deck: dict, card_indexes: list[int]) -> None:
+def _check_slots(out_dir: Path, record: BuildRecord, deck: dict, card_indexes: list[int]) -> None:
     """Slot k of a sheet shows the card whose CardID is key * 100 + k, and not its neighbour."""
-    by_name = {c["name"]: c for c in record["cards"]}
+    by_name = {c.name: c for c in record.cards}
     for index in card_indexes:
         obj = deck["ContainedObjects"][index]
         key, slot = divmod(obj["CardID"], 100)

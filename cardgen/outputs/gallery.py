@@ -4,6 +4,8 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+from cardgen.manifest import Game
+from cardgen.record import BuildRecord, CardEntry
 from cardgen.storage import write_atomic
 
 GALLERY_FILE = "index.html"
@@ -21,35 +23,35 @@ figcaption .id { color: #999; font-size: .75rem; display: block; }
 """
 
 
-def _figure(card: dict) -> str:
-    name, card_id = html.escape(card["name"]), html.escape(card["id"])
-    return (f'<figure id="{card_id}"><a href="{html.escape(card["face"])}"><img loading="lazy" '
-            f'src="{html.escape(card["face"])}" alt="{name}"></a><figcaption>{name}'
-            f'<span class="copies">x{card["copies"]}</span><span class="id">{card_id} &middot; '
-            f'{html.escape(card["source"]["file"])}:{card["source"]["row"]}</span></figcaption></figure>')
+def _figure(card: CardEntry) -> str:
+    name, card_id = html.escape(card.name), html.escape(card.id)
+    return (f'<figure id="{card_id}"><a href="{html.escape(card.face)}"><img loading="lazy" '
+            f'src="{html.escape(card.face)}" alt="{name}"></a><figcaption>{name}'
+            f'<span class="copies">x{card.copies}</span><span class="id">{card_id} &middot; '
+            f'{html.escape(card.source.file)}:{card.source.row}</span></figcaption></figure>')
 
 
-def gallery_html(record: dict) -> str:
+def gallery_html(record: BuildRecord) -> str:
     """The gallery page of a build record: one section per deck, its back first."""
-    game = record["game"]
+    game = record.game
     sections = []
-    for deck_name, deck in record["decks"].items():
-        cards = [c for c in record["cards"] if c["deck"] == deck_name]
+    for deck_name, deck in record.decks.items():
+        cards = record.cards_of(deck_name)
         if not cards:
             continue
-        backs = sorted({c["back"] for c in cards if c["back"]})
+        backs = sorted({c.back for c in cards if c.back})
         back_figures = "".join(f'<figure><img loading="lazy" src="{html.escape(b)}" alt="back">'
                                f"<figcaption>back</figcaption></figure>" for b in backs)
-        copies = sum(c["copies"] for c in cards)
-        sections.append(f'<section><h2>{html.escape(deck["title"])} <small>{len(cards)} cards, {copies} '
+        copies = sum(c.copies for c in cards)
+        sections.append(f'<section><h2>{html.escape(deck.title)} <small>{len(cards)} cards, {copies} '
                         f'with copies</small></h2><div class="grid">{back_figures}'
                         f'{"".join(_figure(c) for c in cards)}</div></section>')
-    title = html.escape(f"{game['title']} v{game['version']}")
+    title = html.escape(f"{game.title} v{game.version}")
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
-            f"<style>{_STYLE}</style></head><body><h1>{title} <small>built {html.escape(record['built_at'])}, "
-            f"{record['stats']['copies']} cards</small></h1>{''.join(sections)}</body></html>\n")
+            f"<style>{_STYLE}</style></head><body><h1>{title} <small>built {html.escape(record.built_at)}, "
+            f"{record.stats.copies} cards</small></h1>{''.join(sections)}</body></html>\n")
 
 
-def write_gallery(game, record: dict, out_dir: Path) -> None:
+def write_gallery(game: Game, record: BuildRecord, out_dir: Path) -> None:
     """Output stage: write index.html next to the card images."""
     write_atomic(out_dir / GALLERY_FILE, lambda temp: temp.write_text(gallery_html(record), encoding="utf-8"))

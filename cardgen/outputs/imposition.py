@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Iterable, Literal
 
+from cardgen.record import CardEntry
 from cardgen.units import parse_length, parse_offset, parse_paper
 
 EDGE_MM = 3.0            # marks and the footer stay this far from the paper edge
@@ -133,11 +134,10 @@ class Item:
     kind: str = "card"
 
 
-def items_from_cards(cards: list[dict]) -> list[Item]:
-    """Every copy of every card record (build.json `cards`), in data order."""
-    return [Item(c["id"], c["deck"], n, c["face"], c.get("back"), c["size_mm"]["width"], c["size_mm"]["height"],
-                 c["bleed_mm"], c.get("kind", "card"))
-            for c in cards for n in range(1, c["copies"] + 1)]
+def items_from_cards(cards: list[CardEntry]) -> list[Item]:
+    """Every copy of every card of a build record, in data order."""
+    return [Item(c.id, c.deck, n, c.face, c.back, c.size_mm.width, c.size_mm.height, c.bleed_mm, c.kind)
+            for c in cards for n in range(1, c.copies + 1)]
 
 
 @dataclass(frozen=True)

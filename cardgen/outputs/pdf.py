@@ -1,7 +1,7 @@
 """The print-and-play PDF: pages laid out by `cardgen.outputs.imposition`, drawn with reportlab.
 
 Each distinct image is embedded once: reportlab reuses an image drawn twice from the same file
-name, and files with the same content are mapped to one name first.
+name, and images with the same content (by the hash the build record holds) are mapped to one name first.
 """
 from __future__ import annotations
 
@@ -11,10 +11,13 @@ import tempfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from cardgen.errors import Problem
+from cardgen.manifest import Game
 from cardgen.outputs.imposition import Page, PrintOptions, impose, items_from_cards
-from cardgen.storage import Cache, file_digest, write_atomic
+from cardgen.record import BuildRecord, CardEntry
+from cardgen.storage import Cache, write_atomic
 from cardgen.units import mm_to_pt
 
 log = logging.getLogger("cardgen")
@@ -40,18 +43,18 @@ def print_pdf_name(game: str, options: PrintOptions) -> str:
     return f"{game}-{options.paper_name}.pdf"
 
 
-def write_print_pdf(record: dict, build_dir: Path, options: PrintOptions, target: Path,
-                    cards: list[dict] | None = None) -> PrintResult:
+def write_print_pdf(record: BuildRecord, build_dir: Path, options: PrintOptions, target: Path,
+                    cards: list[CardEntry] | None = None) -> PrintResult:
     """Write the print PDF of a build record (or of some of its cards) to `target`.
 
     `build_dir` is the folder the record's image paths are relative to. With duplex `none`
     the backs go to a second file next to it, `<name>-backs.pdf`.
     """
-    imposition = impose(items_from_cards(record["cards"] if cards is None else cards), options)
+    imposition = impose(items_from_cards(record.cards if cards is None else cards), options)
     result = PrintResult(pages=len(imposition.pages), back_pages=len(imposition.back_pages),
                          warnings=imposition.warnings)
     with tempfile.TemporaryDirectory(prefix="cardgen-print-") as scratch:
-        images = ImageFiles(build_dir, options, Path(scratch))
+        images = ImageFiles(build_dir, record.image_hashes(), options, Path(scratch))
         step = 2 if imposition.paired else 1
         documents = _volumes(target, imposition.pages, step)
         if imposition.back_pages:
@@ -80,15 +83,21 @@ def _volumes(path: Path, pages: list[Page], step: int) -> list[tuple[Path, list[
 
 
 class ImageFiles:
-    """Maps build image paths to the files drawn: one name per distinct content, JPEG if asked."""
+    """Maps build image paths to the files drawn: one name per distinct content, JPEG if asked.
 
-    def __init__(self, build_dir: Path, options: PrintOptions, scratch: Path) -> None:
+    Contents are told apart by the hashes of the build record (`hashes`, by image path); no image
+    file is hashed again.
+    """
+
+    def __init__(self, build_dir: Path, hashes: dict[str, str], options: PrintOptions, scratch: Path) -> None:
         self.build_dir = build_dir
+        self.hashes = hashes
         self.options = options
         self.scratch = scratch
         self.cache = Cache(build_dir.parent, "pdf-images", ".zlib")
         self._by_path: dict[str, str] = {}
         self._by_digest: dict[str, str] = {}
+        self._digest_of: dict[str, str] = {}  # drawn file -> content hash
 
     def stream(self, drawn: str) -> tuple[int, int, bytes] | None:
         """Width, height and zlib-compressed RGB data of a PNG to embed, cached between builds by content.
@@ -100,7 +109,7 @@ class ImageFiles:
         source = Path(drawn)
         if source.suffix.lower() != ".png":
             return None
-        digest = file_digest(source)
+        digest = self._digest_of[drawn]
         stored = self.cache.read_bytes(digest)
         if stored is None:
             from PIL import Image
@@ -118,9 +127,11 @@ class ImageFiles:
         """The file to draw for an image path of the build record."""
         if image not in self._by_path:
             source = self.build_dir / image
-            digest = file_digest(source)
+            digest = self.hashes[image]
             if digest not in self._by_digest:
-                self._by_digest[digest] = self._prepare(source, digest)
+                drawn = self._prepare(source, digest)
+                self._by_digest[digest] = drawn
+                self._digest_of[drawn] = digest
             self._by_path[image] = self._by_digest[digest]
         return self._by_path[image]
 
@@ -138,50 +149,56 @@ class ImageFiles:
         return str(target)
 
 
-def _draw(path: Path, pages: list[Page], record: dict, images: ImageFiles, first: int, total: int) -> None:
+def _draw(path: Path, pages: list[Page], record: BuildRecord, images: ImageFiles, first: int, total: int) -> None:
     """Draw pages into one PDF file, numbered `first` on of `total` pages in the whole print."""
     from reportlab import rl_config
     from reportlab.pdfgen import canvas
 
     rl_config.useA85 = 0  # ASCII85 makes image streams 25% larger and slower to write
-    game = record["game"]
+    game = record.game
     pdf = canvas.Canvas(str(path), pageCompression=1)
-    pdf.setTitle(f"{game['title']} v{game['version']} print sheets")
-    pdf.setCreator(f"cardgen {record.get('cardgen', '')}")
+    pdf.setTitle(f"{game.title} v{game.version} print sheets")
+    pdf.setCreator(f"cardgen {record.cardgen}")
     for number, page in enumerate(pages, first):
         pdf.setPageSize((mm_to_pt(page.width), mm_to_pt(page.height)))
         _draw_page(pdf, page, images)
-        deck = record["decks"].get(page.deck, {}).get("title", page.deck)
+        deck = record.decks[page.deck].title if page.deck in record.decks else page.deck
         side = page.note or page.side
-        footer = (f"{game['title']} v{game['version']} · {deck} · {side} · built {record['built_at'][:10]}"
+        footer = (f"{game.title} v{game.version} · {deck} · {side} · built {record.built_at[:10]}"
                   f" · page {number} of {total}")
         _draw_footer(pdf, page, footer)
         pdf.showPage()
     pdf.save()
 
 
-def _embed_cached(pdf, drawn: str, images: ImageFiles) -> None:
+def _embed_cached(pdf: Any, drawn: str, images: ImageFiles) -> None:
     """Register an image's XObject from the cached stream, under the name `drawImage` looks up.
 
-    This mirrors what reportlab's `Canvas.drawImage` does for a file name the first time it sees
-    it, minus the decoding and compressing (tests check the embedded pixels equal the cards).
+    reportlab has no public call that embeds an image stream compressed already: `Canvas.drawImage`
+    always decodes and compresses the file, which is most of a PDF's writing time. This mirrors what
+    `drawImage` does for a file name the first time it sees it, minus that work; it is the one place
+    that touches reportlab's internals, and when they change (AttributeError, ImportError) the image
+    is left to `drawImage` (slower, same pixels). Tests check the embedded pixels equal the cards.
     """
-    from reportlab.lib.utils import _digester
-    from reportlab.pdfbase.pdfdoc import PDFImageXObject
+    try:
+        from reportlab.lib.utils import _digester
+        from reportlab.pdfbase.pdfdoc import PDFImageXObject
 
-    name = _digester(f"{drawn}auto".encode())
-    reg_name = pdf._doc.getXObjectName(name)
-    if reg_name in pdf._doc.idToObject:
+        name = _digester(f"{drawn}auto".encode())
+        reg_name = pdf._doc.getXObjectName(name)
+        if reg_name in pdf._doc.idToObject:
+            return
+        stream = images.stream(drawn)
+        if stream is None:
+            return
+        image = PDFImageXObject(name)
+        image.width, image.height, image.streamContent = stream
+        image.bitsPerComponent, image.colorSpace, image._filters, image.mask = 8, "DeviceRGB", ("FlateDecode",), None
+        pdf._setXObjects(image)
+        pdf._doc.Reference(image, reg_name)
+        pdf._doc.addForm(name, image)
+    except (AttributeError, ImportError):
         return
-    stream = images.stream(drawn)
-    if stream is None:
-        return
-    image = PDFImageXObject(name)
-    image.width, image.height, image.streamContent = stream
-    image.bitsPerComponent, image.colorSpace, image._filters, image.mask = 8, "DeviceRGB", ("FlateDecode",), None
-    pdf._setXObjects(image)
-    pdf._doc.Reference(image, reg_name)
-    pdf._doc.addForm(name, image)
 
 
 def _draw_page(pdf, page: Page, images: ImageFiles) -> None:
@@ -240,7 +257,7 @@ def _pt(*values: float) -> list[float]:
     return [mm_to_pt(v) for v in values]
 
 
-def print_stage(game, record: dict, out_dir: Path) -> None:
+def print_stage(game: Game, record: BuildRecord, out_dir: Path) -> None:
     """Output stage of `cardgen build`: `print/<game>-<paper>.pdf` with the manifest's print options."""
     options = PrintOptions.from_spec(game.spec.print_options)
     result = write_print_pdf(record, out_dir, options, out_dir / "print" / print_pdf_name(game.name, options))

@@ -11,6 +11,8 @@ import csv
 import functools
 from pathlib import Path
 
+from cardgen.manifest import Game
+from cardgen.record import BuildRecord
 from cardgen.storage import place_file, write_atomic
 from cardgen.units import MM_PER_INCH
 
@@ -23,34 +25,34 @@ def pod_pixels(width_mm: float, height_mm: float) -> tuple[int, int]:
     return tuple(round((mm / MM_PER_INCH + 2 * POD_BLEED_IN) * POD_DPI) for mm in (width_mm, height_mm))  # type: ignore[return-value]
 
 
-def write_pod(game, record: dict, out_dir: Path) -> None:
+def write_pod(game: Game, record: BuildRecord, out_dir: Path) -> None:
     """Write `pod/` into a game's output folder (an output stage, run by `cardgen build --pod`)."""
     pod = out_dir / "pod"
-    for deck in dict.fromkeys(card["deck"] for card in record["cards"]):
-        cards = [c for c in record["cards"] if c["deck"] == deck]
+    for deck in dict.fromkeys(card.deck for card in record.cards):
+        cards = record.cards_of(deck)
         folder = pod / deck
-        size = pod_pixels(cards[0]["size_mm"]["width"], cards[0]["size_mm"]["height"])
+        size = pod_pixels(cards[0].size_mm.width, cards[0].size_mm.height)
         rows = [("file", "id", "name", "copy", "of")]
         number = 0
         for card in cards:
             first = None
-            for copy in range(1, card["copies"] + 1):
+            for copy in range(1, card.copies + 1):
                 number += 1
-                target = folder / f"{number:03d}-{card['id']}.png"
+                target = folder / f"{number:03d}-{card.id}.png"
                 if first is None:
-                    _export(out_dir / card["face"], target, size, card["dpi"])
+                    _export(out_dir / card.face, target, size, card.dpi)
                     first = target
                 else:
                     place_file(first, target)
-                rows.append((target.name, card["id"], card["name"], str(copy), str(card["copies"])))
-        backs = {c["back"] for c in cards if c.get("back")}
+                rows.append((target.name, card.id, card.name, str(copy), str(card.copies)))
+        backs = {c.back for c in cards if c.back}
         for back in sorted(backs):
             name = "back.png" if len(backs) == 1 else f"back-{Path(back).stem}.png"
-            _export(out_dir / back, folder / name, size, cards[0]["dpi"])
+            _export(out_dir / back, folder / name, size, cards[0].dpi)
         write_atomic(folder / "cards.csv", functools.partial(_write_csv, rows=rows))
 
 
-def pod_stage(game, record: dict, out_dir: Path) -> None:
+def pod_stage(game: Game, record: BuildRecord, out_dir: Path) -> None:
     """Output stage: the print-on-demand export when the manifest asks for it (`print: {pod: true}`)."""
     if game.spec.print_options.pod:
         write_pod(game, record, out_dir)

@@ -22,6 +22,7 @@ from cardgen.manifest import Game, TTSSpec
 from cardgen.outputs.reuse import inputs_key, reuse_or_make
 from cardgen.outputs.tts_sheets import MAX_SIDE_PX, Guids, Sheet, plan_sheets
 from cardgen.ownership import make_staging, remove_ours
+from cardgen.record import BuildRecord, CardEntry, DeckEntry
 from cardgen.storage import Cache, swap_into_place, write_json
 
 TTS_DIR = "tts"
@@ -53,12 +54,12 @@ class TTSOptions:
         return cls(**values)
 
 
-def tts_stage(game: Game, record: dict, out_dir: Path) -> None:
+def tts_stage(game: Game, record: BuildRecord, out_dir: Path) -> None:
     """The output stage of `cardgen build`: export with the manifest's settings."""
     export_tts(game, record, out_dir, TTSOptions.from_spec(game.spec.tts))
 
 
-def export_tts(game: Game, record: dict, out_dir: Path, options: TTSOptions) -> Path:
+def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSOptions) -> Path:
     """Write `<out_dir>/tts/` from a build record; return the saved-object JSON path (at its final place)."""
     _check_cutout(game, record, options)
     # During `cardgen build` out_dir is a staging folder renamed to output/<game> at the end: URLs name the
@@ -68,7 +69,7 @@ def export_tts(game: Game, record: dict, out_dir: Path, options: TTSOptions) -> 
     try:
         exporter = _Exporter(game.name, record, out_dir, staging, options, _url_maker(options.base_url, final_dir))
         saved = exporter.saved_object()
-        stem = file_stem(record["game"]["title"])
+        stem = file_stem(record.game.title)
         write_json(staging / f"{stem}.json", saved)
         reuse_or_make(out_dir, staging / f"{stem}.png", ["thumbnail", *exporter.cover_hashes()],
                       lambda temp: exporter.thumbnail().save(temp, format="PNG"))
@@ -83,9 +84,9 @@ def file_stem(title: str) -> str:
     return re.sub(r'[<>:"/\\|?*\x00-\x1f]', "_", title).strip(" .") or "game"
 
 
-def _check_cutout(game: Game, record: dict, options: TTSOptions) -> None:
+def _check_cutout(game: Game, record: BuildRecord, options: TTSOptions) -> None:
     for name in options.cutout:
-        if record["decks"].get(name, {}).get("kind") != "token":
+        if name not in record.decks or record.decks[name].kind != "token":
             raise CardgenError(f"tts.cutout: '{name}' is not a token deck of this game",
                                file=relative(game.manifest_path, game.root), row=game.line("tts", "cutout"))
 
@@ -128,19 +129,19 @@ def _base(name: str, guid: str, nickname: str, description: str, transform: dict
 class _Exporter:
     """Writes one game's images into the staging folder and builds its objects."""
 
-    def __init__(self, game: str, record: dict, out_dir: Path, staging: Path, options: TTSOptions,
+    def __init__(self, game: str, record: BuildRecord, out_dir: Path, staging: Path, options: TTSOptions,
                  url: Callable[[str], str]) -> None:
         self.game, self.record, self.out_dir, self.staging = game, record, out_dir, staging
         self.options, self.url = options, url
         self.guid = Guids(game)
         self.keys: set[int] = set()
-        self.cover: list[tuple[str, dict]] = []  # (face image path, deck) of each deck's first card
+        self.cover: list[tuple[str, DeckEntry]] = []  # (face image path, deck) of each deck's first card
 
     # ------------------------------------------------------------ images
 
-    def trimmed(self, path: str, deck: dict) -> Image.Image:
+    def trimmed(self, path: str, deck: DeckEntry) -> Image.Image:
         """A card image from the build with its bleed cut off."""
-        bleed = round(deck["bleed_mm"] / 25.4 * deck["dpi"])
+        bleed = deck.bleed_px
         with Image.open(self.out_dir / path) as image:
             image.load()
             return image.crop((bleed, bleed, image.width - bleed, image.height - bleed))
@@ -172,18 +173,16 @@ class _Exporter:
 
     def image_hash(self, path: str | None) -> str:
         """The content hash the build recorded for a face or back image path."""
-        known = {c["face"]: c["hash"] for c in self.record["cards"]}
-        known.update({b["image"]: b["hash"] for b in self.record["backs"].values()})
-        return known.get(path, str(path))
+        return self.record.image_hash(path) or str(path)
 
-    def cell(self, path: str, deck: dict, size: tuple[int, int]) -> Image.Image:
+    def cell(self, path: str, deck: DeckEntry, size: tuple[int, int]) -> Image.Image:
         """A card trimmed and scaled to a sheet cell, cached by the card's hash and the cell size.
 
         Decoding and scaling every card of a sheet is most of a sheet's cost; with the cells cached,
         remaking the sheet after a one-card edit decodes small cells and scales one card.
         """
         png = self.options.image_format == "png"
-        key = inputs_key(["cell", self.image_hash(path), f"{size}", f"{deck['bleed_mm']}", str(png)])
+        key = inputs_key(["cell", self.image_hash(path), f"{size}", f"{deck.bleed_mm}", str(png)])
         cache = Cache(self.out_dir.parent, "tts-cells", ".png" if png else ".jpg")
         if cache.has(key):
             with Image.open(cache.path(key)) as stored:
@@ -195,9 +194,10 @@ class _Exporter:
         cache.write(key, lambda temp: image.save(temp, **options))
         return image
 
-    def face_cell(self, by_id: dict[str, dict], deck: dict, size: tuple[int, int], card_id: str) -> Image.Image:
+    def face_cell(self, by_id: dict[str, CardEntry], deck: DeckEntry, size: tuple[int, int],
+                  card_id: str) -> Image.Image:
         """The face of a card (by id) as a sheet cell of `size`."""
-        return self.cell(by_id[card_id]["face"], deck, size)
+        return self.cell(by_id[card_id].face, deck, size)
 
     def sheet_image(self, sheet: Sheet, load: Callable[[str], Image.Image]) -> Image.Image:
         """Cards pasted into their cells: slot k at column k % columns, row k // columns, no gaps.
@@ -214,110 +214,110 @@ class _Exporter:
 
     def saved_object(self) -> dict:
         """The whole saved-object file: header plus every deck, token supply and board of the game."""
-        rows: dict[str, list[dict]] = {"card": [], "token": [], "board": []}
-        for deck_name, deck in self.record["decks"].items():
-            cards = [c for c in self.record["cards"] if c["deck"] == deck_name]
+        rows: dict[str, list[tuple[str, DeckEntry, list[CardEntry]]]] = {"card": [], "token": [], "board": []}
+        for deck_name, deck in self.record.decks.items():
+            cards = self.record.cards_of(deck_name)
             if cards:
-                rows[deck["kind"]].append({"name": deck_name, "deck": deck, "cards": cards})
+                rows[deck.kind].append((deck_name, deck, cards))
         objects = []
-        for i, entry in enumerate(rows["card"]):
-            objects.append(self.card_deck(entry["name"], entry["deck"], entry["cards"], _transform(
+        for i, (deck_name, deck, cards) in enumerate(rows["card"]):
+            objects.append(self.card_deck(deck_name, deck, cards, _transform(
                 (i - (len(rows["card"]) - 1) / 2) * 3.5, 0, face_down=True,
-                scale=entry["deck"]["size_mm"]["height"] / CARD_HEIGHT_MM)))
+                scale=deck.size_mm.height / CARD_HEIGHT_MM)))
         x = 0.0
-        for entry in rows["token"]:
-            for card in entry["cards"]:
-                objects += self.token_objects(entry["name"], entry["deck"], card, x)
+        for deck_name, deck, cards in rows["token"]:
+            for card in cards:
+                objects += self.token_objects(deck_name, deck, card, x)
                 x += 3.0
         z = 3.0  # boards go behind the decks, one after the other (a table unit is about an inch)
-        for entry in rows["board"]:
-            half = entry["deck"]["size_mm"]["height"] / 25.4 / 2
-            for card in entry["cards"]:
-                objects.append(self.board(entry["deck"], card, z + half))
+        for _, deck, cards in rows["board"]:
+            half = deck.size_mm.height / 25.4 / 2
+            for card in cards:
+                objects.append(self.board(deck, card, z + half))
                 z += 2 * half + 1.0
-        game = self.record["game"]
-        return {"SaveName": game["title"], "Date": self.record.get("built_at", ""), "VersionNumber": "",
-                "GameMode": game["title"], "GameType": "", "GameComplexity": "", "Tags": [], "Gravity": 0.5,
+        game = self.record.game
+        return {"SaveName": game.title, "Date": self.record.built_at, "VersionNumber": "",
+                "GameMode": game.title, "GameType": "", "GameComplexity": "", "Tags": [], "Gravity": 0.5,
                 "PlayArea": 0.5, "Table": "", "Sky": "", "Note": "", "TabStates": {},
                 "LuaScript": "", "LuaScriptState": "", "XmlUI": "", "ObjectStates": objects}
 
-    def card_deck(self, deck_name: str, deck: dict, cards: list[dict], transform: dict) -> dict:
+    def card_deck(self, deck_name: str, deck: DeckEntry, cards: list[CardEntry], transform: dict) -> dict:
         """A DeckCustom of a deck's cards (copies repeated), or a lone Card when it has one card."""
-        by_id = {c["id"]: c for c in cards}
-        bleed = 2 * round(deck["bleed_mm"] / 25.4 * deck["dpi"])
-        card_size = (deck["pixels"]["width"] - bleed, deck["pixels"]["height"] - bleed)  # as `trimmed` cuts
-        self.cover.append((cards[0]["face"], deck))
+        by_id = {c.id: c for c in cards}
+        bleed = 2 * deck.bleed_px
+        card_size = (deck.pixels.width - bleed, deck.pixels.height - bleed)  # as `trimmed` cuts
+        self.cover.append((cards[0].face, deck))
         sheets = plan_sheets(self.game, deck_name, list(by_id), *card_size, self.keys)
         backs: dict[str | None, Image.Image] = {}  # each distinct back, loaded once
 
         def back_of(card_id: str) -> Image.Image:
-            path = by_id[card_id]["back"]
+            path = by_id[card_id].back
             if path not in backs:
                 backs[path] = self.back_image(path, deck, card_size)
             return backs[path]
 
-        unique_back = len({c["back"] for c in cards}) > 1  # different backs: a back sheet per face sheet
+        unique_back = len({c.back for c in cards}) > 1  # different backs: a back sheet per face sheet
         if not unique_back:  # one back image for the deck (and one file for decks sharing a back)
             sharpest = max(sheets, key=lambda s: s.cell_width * s.cell_height)
             size = (sharpest.cell_width, sharpest.cell_height)
-            back_inputs = [self.image_hash(cards[0]["back"]), f"{size}", f"{deck['bleed_mm']}"]
-            shared_back = self.save_cached(lambda: back_of(cards[0]["id"]).resize(size, Image.Resampling.LANCZOS),
+            back_inputs = [self.image_hash(cards[0].back), f"{size}", f"{deck.bleed_mm}"]
+            shared_back = self.save_cached(lambda: back_of(cards[0].id).resize(size, Image.Resampling.LANCZOS),
                                            "back", back_inputs)
         custom = {}
         for index, sheet in enumerate(sheets):
-            layout = f"{sheet.width}x{sheet.height}/{sheet.cell_width}x{sheet.cell_height}/{deck['bleed_mm']}"
+            layout = f"{sheet.width}x{sheet.height}/{sheet.cell_width}x{sheet.cell_height}/{deck.bleed_mm}"
             cells = functools.partial(self.face_cell, by_id, deck, (sheet.cell_width, sheet.cell_height))
             face_url = self.save_cached(functools.partial(self.sheet_image, sheet, cells), f"{deck_name}-{index + 1}",
-                                        [layout, *(by_id[i]["hash"] for i in sheet.card_ids)])
+                                        [layout, *(by_id[i].hash for i in sheet.card_ids)])
             if unique_back:
                 back_url = self.save_cached(functools.partial(self.sheet_image, sheet, back_of),
                                             f"{deck_name}-{index + 1}-backs",
-                                            [layout, *(self.image_hash(by_id[i]["back"]) for i in sheet.card_ids)])
+                                            [layout, *(self.image_hash(by_id[i].back) for i in sheet.card_ids)])
             else:
                 back_url = shared_back
             custom[str(sheet.key)] = {"FaceURL": face_url, "BackURL": back_url, "NumWidth": sheet.columns,
                                       "NumHeight": sheet.rows, "BackIsHidden": True, "UniqueBack": unique_back,
-                                      "Type": DECK_TYPES[deck["shape"]]}
-        sideways = deck["size_mm"]["width"] > deck["size_mm"]["height"]
+                                      "Type": DECK_TYPES[deck.shape]}
+        sideways = deck.size_mm.width > deck.size_mm.height
         contained = []
         for sheet in sheets:
             for slot, card_id in enumerate(sheet.card_ids):
                 card = by_id[card_id]
-                for copy in range(card["copies"]):
+                for copy in range(card.copies):
                     contained.append(_base(
-                        "Card", self.guid(f"card/{card_id}/{copy}"), card["name"], tts_text(card["text"]),
+                        "Card", self.guid(f"card/{card_id}/{copy}"), card.name, tts_text(card.text),
                         dict(transform), CardID=sheet.tts_id(slot), SidewaysCard=sideways,
                         CustomDeck={str(sheet.key): custom[str(sheet.key)]}, Hands=True, HideWhenFaceDown=True,
                         GMNotes=card_id))
         if len(contained) == 1:
             return contained[0]
-        return _base("DeckCustom", self.guid(f"deck/{deck_name}"), deck["title"],
-                     f"{self.record['game']['title']} v{self.record['game']['version']}: {len(contained)} cards",
+        return _base("DeckCustom", self.guid(f"deck/{deck_name}"), deck.title,
+                     f"{self.record.game.title} v{self.record.game.version}: {len(contained)} cards",
                      transform, SidewaysCard=sideways, HideWhenFaceDown=True,
                      DeckIDs=[c["CardID"] for c in contained], CustomDeck=custom, ContainedObjects=contained)
 
-    def back_image(self, path: str | None, deck: dict, size: tuple[int, int]) -> Image.Image:
+    def back_image(self, path: str | None, deck: DeckEntry, size: tuple[int, int]) -> Image.Image:
         """A card back, trimmed, at the card's size; a plain one when the deck has none."""
         if path is None:
             return Image.new("RGB", size, PLAIN_BACK)
         return self.trimmed(path, deck).convert("RGB").resize(size, Image.Resampling.LANCZOS)
 
-    def component_image(self, card: dict, deck: dict, keep_alpha: bool) -> str:
+    def component_image(self, card: CardEntry, deck: DeckEntry, keep_alpha: bool) -> str:
         """A token's or board's image, trimmed and kept within the size limit; its URL."""
         def make() -> Image.Image:
-            image = self.trimmed(card["face"], deck)
+            image = self.trimmed(card.face, deck)
             image.thumbnail((MAX_SIDE_PX, MAX_SIDE_PX), Image.Resampling.LANCZOS)
             return image
 
-        self.cover.append((card["face"], deck))
-        return self.save_cached(make, card["id"], [card["hash"], f"{deck['bleed_mm']}"], keep_alpha)
+        self.cover.append((card.face, deck))
+        return self.save_cached(make, card.id, [card.hash, f"{deck.bleed_mm}"], keep_alpha)
 
-    def token_objects(self, deck_name: str, deck: dict, card: dict, x: float) -> list[dict]:
+    def token_objects(self, deck_name: str, deck: DeckEntry, card: CardEntry, x: float) -> list[dict]:
         """A token as a Custom_Tile (or Custom_Token when cut out): in an Infinite_Bag for an endless
         supply, else one object per copy, stacked."""
         url = self.component_image(card, deck, keep_alpha=True)
-        back_url = self.component_image({**card, "face": card["back"], "id": f"{card['id']}-back"}, deck,
-                                        keep_alpha=True) if card["back"] else url
+        back_url = self.component_image(card.model_copy(update={"face": card.back, "id": f"{card.id}-back"}), deck,
+                                        keep_alpha=True) if card.back else url
         image = {"ImageURL": url, "ImageSecondaryURL": back_url, "ImageScalar": 1.0, "WidthScale": 0.0}
         if deck_name in self.options.cutout:
             kind = "Custom_Token"
@@ -326,25 +326,25 @@ class _Exporter:
         else:
             kind = "Custom_Tile"
             # Stretch off: the tile takes the image's proportions, which are already the token's.
-            image["CustomTile"] = {"Type": TILE_TYPES[deck["shape"]], "Thickness": 0.2, "Stackable": True,
+            image["CustomTile"] = {"Type": TILE_TYPES[deck.shape], "Thickness": 0.2, "Stackable": True,
                                    "Stretch": False}
-        scale = deck["size_mm"]["height"] / TILE_HEIGHT_MM
+        scale = deck.size_mm.height / TILE_HEIGHT_MM
 
         def token(name: str, y: float) -> dict:
-            return _base(kind, self.guid(name), card["name"], tts_text(card["text"]),
+            return _base(kind, self.guid(name), card.name, tts_text(card.text),
                          _transform(x, -5.0, y=y, scale=scale), CustomImage=image)
 
-        if deck["supply"]:
-            return [_base("Infinite_Bag", self.guid(f"bag/{card['id']}"), card["name"],
-                          f"Endless supply: {tts_text(card['text'])}", _transform(x, -5.0),
-                          ContainedObjects=[token(f"token/{card['id']}", 1.0)])]
-        return [token(f"token/{card['id']}/{copy}", 1.0 + 0.25 * copy) for copy in range(card["copies"])]
+        if deck.supply:
+            return [_base("Infinite_Bag", self.guid(f"bag/{card.id}"), card.name,
+                          f"Endless supply: {tts_text(card.text)}", _transform(x, -5.0),
+                          ContainedObjects=[token(f"token/{card.id}", 1.0)])]
+        return [token(f"token/{card.id}/{copy}", 1.0 + 0.25 * copy) for copy in range(card.copies)]
 
-    def board(self, deck: dict, card: dict, z: float) -> dict:
+    def board(self, deck: DeckEntry, card: CardEntry, z: float) -> dict:
         """A Custom_Board, locked as Tabletop Simulator makes boards; its proportions follow its image."""
         url = self.component_image(card, deck, keep_alpha=self.options.image_format == "png")
-        return _base("Custom_Board", self.guid(f"board/{card['id']}"), card["name"], tts_text(card["text"]),
-                     _transform(0, z, scale=deck["size_mm"]["height"] / TILE_HEIGHT_MM), Locked=True,
+        return _base("Custom_Board", self.guid(f"board/{card.id}"), card.name, tts_text(card.text),
+                     _transform(0, z, scale=deck.size_mm.height / TILE_HEIGHT_MM), Locked=True,
                      CustomImage={"ImageURL": url, "ImageSecondaryURL": "", "ImageScalar": 1.0, "WidthScale": 0.0})
 
     def cover_hashes(self) -> list[str]:

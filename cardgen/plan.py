@@ -1,0 +1,189 @@
+"""A game's build plan: every card face and distinct back rendered to SVG with its image cache key, drawn to
+PNG where the cache lacks it, then placed as card files with the build record beside them."""
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cardgen import __version__
+from cardgen.data import Card, load_cards
+from cardgen.errors import CardgenError, Problem
+from cardgen.fonts import FontBook, families_in_svg
+from cardgen.icons import IconLibrary
+from cardgen.manifest import Game, load_game
+from cardgen.progress import Reporter
+from cardgen.record import BackEntry, BuildRecord, CardEntry, DeckEntry, Dimensions, GameEntry, Pixels, SourceRef, Stats
+from cardgen.render import RasterJob, content_key, run_jobs
+from cardgen.storage import Cache, place_file, write_text
+from cardgen.templates import RenderedSVG, SVGCache, SVGRenderer
+
+
+@dataclass
+class Artwork:
+    """One image to produce: a card face or a distinct back, its SVG and its cache file."""
+
+    name: str
+    rendered: RenderedSVG
+    deck: str
+    key: str
+    cache_path: Path
+
+
+@dataclass
+class BuildPlan:
+    """What a game's build draws: faces per card id, backs per name, plus the game and its cards."""
+
+    game: Game
+    cards: list[Card]
+    faces: dict[str, Artwork] = field(default_factory=dict)
+    backs: dict[str, Artwork] = field(default_factory=dict)
+    card_back: dict[str, str | None] = field(default_factory=dict)
+    warnings: list[Problem] = field(default_factory=list)
+
+def png_cache(out_root: Path) -> Cache:
+    """The content-addressed cache of drawn card images, shared by all games of an output root."""
+    return Cache(out_root, "png", ".png")
+
+
+def plan_build(root: Path, name: str, out_root: Path, rendered: dict | None = None) -> BuildPlan:
+    """Load a game and render every face and distinct back to SVG; nothing is drawn yet.
+
+    `rendered` holds SVGs rendered already (by validation), keyed by (template, deck, card id or None).
+    """
+    game = load_game(root, name)
+    cards = load_cards(game)
+    fonts = FontBook(root / "fonts")
+    icons = IconLibrary(root, game.spec.icons)
+    renderer = SVGRenderer(game, fonts, icons, rendered, SVGCache(out_root, game))
+    plan = BuildPlan(game, [c for c in cards if c.copies > 0])
+    for card in cards:
+        if card.copies == 0:
+            plan.warnings.append(Problem(f"card '{card.id}' has 0 copies; it is left out of the build",
+                                         file=card.source_file, row=card.source_row, severity="warning"))
+    problems: list[Problem] = []
+    for card in plan.cards:
+        try:
+            plan.faces[card.id] = _artwork(card.id, renderer.render(card.face_template, card.id, card.deck, card),
+                                           game, card.deck, fonts, out_root)
+            plan.card_back[card.id] = _plan_back(plan, renderer, card, fonts, out_root)
+        except CardgenError as exc:
+            problems += exc.problems
+    if problems:
+        raise CardgenError(problems)
+    for art in [*plan.faces.values(), *plan.backs.values()]:
+        plan.warnings += art.rendered.warnings
+    return plan
+
+
+def _plan_back(plan: BuildPlan, renderer: SVGRenderer, card: Card, fonts: FontBook, out_root: Path) -> str | None:
+    """Render a card's back once per (deck, template) and share it by content."""
+    if card.back_template is None:
+        return None
+    stem = Path(card.back_template).stem
+    for name, art in plan.backs.items():
+        if art.deck == card.deck and art.rendered.key == card.back_template:
+            return name
+    rendered = renderer.render(card.back_template, card.back_template, card.deck, None)
+    art = _artwork(stem, rendered, plan.game, card.deck, fonts, out_root)
+    for name, existing in plan.backs.items():
+        if existing.key == art.key:
+            return name
+    name = stem if stem not in plan.backs else f"{stem}-{card.deck}"
+    art.name = name
+    plan.backs[name] = art
+    return name
+
+
+def _artwork(name: str, rendered: RenderedSVG, game: Game, deck: str, fonts: FontBook, out_root: Path) -> Artwork:
+    size = game.deck_size(game.spec.decks[deck])
+    font_files = [f for family in families_in_svg(rendered.svg) for f in fonts.files_for(family)]
+    kind = game.spec.decks[deck].kind  # tokens and boards keep transparency: part of the key
+    key = content_key(rendered.svg + kind, size.full_width_px, size.full_height_px, size.dpi,
+                      [*rendered.files, *font_files])
+    return Artwork(name, rendered, deck, key, png_cache(out_root).path(key))
+
+
+def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter) -> tuple[int, int]:
+    """Draw every artwork missing from the cache; return (rendered, cached)."""
+    game = plan.game
+    arts = {a.key: a for a in [*plan.faces.values(), *plan.backs.values()]}
+    todo = [a for a in arts.values() if not a.cache_path.is_file()]
+    raster_jobs = []
+    for art in todo:
+        size = game.deck_size(game.spec.decks[art.deck])
+        raster_jobs.append(RasterJob(art.key, art.rendered.svg, size.full_width_px, size.full_height_px, size.dpi,
+                              str(game.root.resolve()), game.data_dir.resolve().as_uri() + "/",
+                              str(art.cache_path), (str((game.root / "fonts").resolve()),),
+                              game.spec.decks[art.deck].kind != "card"))
+    problems: list[Problem] = []
+
+    def done(key: str, error: str | None) -> None:
+        reporter.advance()
+        if error:
+            art = arts[key]
+            card = next((c for c in plan.cards if c.id == art.name), None)
+            problems.append(Problem(f"{'card ' + repr(card.id) if card else 'back ' + repr(art.name)}: {error}",
+                                    file=card.source_file if card else None, row=card.source_row if card else None))
+
+    run_jobs(raster_jobs, jobs, done, lambda: reporter.start(f"{game.name}: drawing", len(raster_jobs)))
+    reporter.finish()
+    if problems:
+        raise CardgenError(problems)
+    return len(raster_jobs), len(arts) - len(raster_jobs)
+
+
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _deck_entry(game: Game, name: str) -> DeckEntry:
+    deck = game.spec.decks[name]
+    size = game.deck_size(deck)
+    return DeckEntry(title=deck.title or name.replace("_", " ").title(), kind=deck.kind, shape=deck.shape,
+                     supply=deck.supply, size_mm=Dimensions(width=size.width_mm, height=size.height_mm),
+                     bleed_mm=size.bleed_mm, safe_mm=size.safe_mm, dpi=size.dpi,
+                     pixels=Pixels(width=size.full_width_px, height=size.full_height_px))
+
+
+def record_of(plan: BuildPlan) -> BuildRecord:
+    """The build record (build.json) of a planned build: game, decks, backs and every card with its hash."""
+    game = plan.game
+    backs = {name: BackEntry(image=f"backs/{name}.png", deck=art.deck, template=art.rendered.key, hash=art.key)
+             for name, art in plan.backs.items()}
+    cards = []
+    for card in plan.cards:
+        size = game.deck_size(game.spec.decks[card.deck])
+        back = plan.card_back[card.id]
+        cards.append(CardEntry(
+            id=card.id, deck=card.deck, kind=game.spec.decks[card.deck].kind, name=card.name, copies=card.copies,
+            face=f"cards/{card.deck}/{card.id}.png", back=backs[back].image if back else None,
+            source=SourceRef(file=card.source_file, row=card.source_row),
+            size_mm=Dimensions(width=size.width_mm, height=size.height_mm), bleed_mm=size.bleed_mm, dpi=size.dpi,
+            pixels=Pixels(width=size.full_width_px, height=size.full_height_px), hash=plan.faces[card.id].key,
+            text="\n".join(str(card.fields.get(f) or "") for f in card.text_fields).strip(),
+            fields={k: _jsonable(v) for k, v in card.fields.items()}))
+    return BuildRecord(
+        cardgen=__version__,
+        built_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        game=GameEntry(name=game.name, title=game.spec.title, version=game.spec.version,
+                       description=game.spec.description),
+        decks={name: _deck_entry(game, name) for name in game.spec.decks}, backs=backs,
+        stats=Stats(cards=len(cards), copies=sum(c.copies for c in cards)), cards=cards)
+
+
+def place_card_files(plan: BuildPlan, record: BuildRecord, out_dir: Path, keep_svg: bool) -> None:
+    """Place cards/<deck>/<id>.png and backs/<name>.png from the cache, then write build.json."""
+    arts = [(f"backs/{name}.png", art) for name, art in plan.backs.items()]
+    arts += [(f"cards/{card.deck}/{card.id}.png", plan.faces[card.id]) for card in plan.cards]
+    for relative_path, art in arts:
+        target = out_dir / relative_path
+        place_file(art.cache_path, target)
+        if keep_svg:
+            write_text(target.with_suffix(".svg"), art.rendered.svg)
+    record.save(out_dir)

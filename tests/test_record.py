@@ -1,0 +1,91 @@
+"""The typed build record: a round trip through build.json, old or hand-edited records, hashes read not redone."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pypdf
+import pytest
+from click.testing import CliRunner
+
+from cardgen.build import BuildOptions, build_game
+from cardgen.cli import main
+from cardgen.errors import CardgenError
+from cardgen.outputs.imposition import PrintOptions
+from cardgen.outputs.pdf import write_print_pdf
+from cardgen.record import BuildRecord
+
+
+@pytest.fixture
+def built(tiny_game: Path) -> Path:
+    """The tiny game built without outputs; returns output/tiny."""
+    build_game(tiny_game, "tiny", BuildOptions(tiny_game / "output", jobs=1))
+    return tiny_game / "output" / "tiny"
+
+
+def test_record_round_trips_through_build_json(built: Path, tmp_path: Path) -> None:
+    record = BuildRecord.read(built / "build.json")
+    assert [c.name for c in record.cards] == ["Alpha", "Beta", "NA"]
+    assert record.cards[0].fields["power"] == 1 and record.cards[0].copies == 2
+    assert record.cards[0].source.file == "data/tiny/cards.csv" and record.cards[0].source.row == 2
+    assert record.decks["main"].pixels.width == record.cards[0].pixels.width
+    assert record.image_hash(record.cards[1].face) == record.cards[1].hash
+    assert record.image_hash(record.cards[1].back) == next(iter(record.backs.values())).hash
+    record.save(tmp_path)
+    assert BuildRecord.read(tmp_path / "build.json") == record
+    assert json.loads((tmp_path / "build.json").read_text()) == json.loads((built / "build.json").read_text())
+
+
+def test_a_record_missing_a_key_names_it(built: Path) -> None:
+    data = json.loads((built / "build.json").read_text())
+    del data["cards"][1]["hash"]
+    with pytest.raises(CardgenError, match=r"cards\.1\.hash: Field required"):
+        BuildRecord.parse(data, "build.json")
+
+
+def test_keys_of_a_later_cardgen_are_ignored(built: Path) -> None:
+    data = json.loads((built / "build.json").read_text())
+    data["cards"][0]["rarity_color"] = "gold"
+    assert BuildRecord.parse(data, "build.json").cards[0].id == data["cards"][0]["id"]
+
+
+@pytest.mark.parametrize("damage", ["{ not json", '{"cards": "hand edited"}'])
+def test_a_damaged_build_json_is_rebuilt_cleanly(built: Path, tiny_game: Path, damage: str) -> None:
+    (built / "build.json").write_text(damage)
+    result = CliRunner().invoke(main, ["--root", str(tiny_game), "build", "tiny", "-j", "1"])
+    assert result.exit_code == 0, result.output
+    assert len(BuildRecord.read(built / "build.json").cards) == 3
+
+
+@pytest.mark.parametrize("damage, says", [("{ not json", "not valid JSON"),
+                                          ('{"cards": []}', "not a build record cardgen can read")])
+def test_commands_after_a_build_explain_a_damaged_build_json(built: Path, tiny_game: Path, damage: str,
+                                                            says: str) -> None:
+    (built / "build.json").write_text(damage)
+    for command in (["print", "tiny"], ["tts", "tiny"], ["snapshot", "tiny", "v1"]):
+        result = CliRunner().invoke(main, ["--root", str(tiny_game), *command])
+        assert result.exit_code == 1, (command, result.output)
+        assert says in result.output and "cardgen build tiny" in result.output
+        assert "Traceback" not in result.output
+
+
+def test_the_pdf_tells_images_apart_by_the_recorded_hash(built: Path, tmp_path: Path) -> None:
+    """The print stage reads each card's content hash from the record and never hashes image files again:
+    two cards recorded with one hash are embedded as one image."""
+    record = BuildRecord.read(built / "build.json")
+    distinct = write_print_pdf(record, built, PrintOptions(duplex="none"), tmp_path / "a.pdf").files[0]
+    record.cards[1].hash = record.cards[0].hash
+    merged = write_print_pdf(record, built, PrintOptions(duplex="none"), tmp_path / "b.pdf").files[0]
+
+    def embedded(path: Path) -> int:
+        return len({ref.idnum for page in pypdf.PdfReader(path).pages
+                    for ref in page["/Resources"]["/XObject"].values()})
+
+    assert (embedded(distinct), embedded(merged)) == (3, 2)
+
+
+def test_a_back_missing_from_the_backs_is_refused(built: Path) -> None:
+    data = json.loads((built / "build.json").read_text())
+    data["cards"][2]["back"] = "backs/elsewhere.png"
+    with pytest.raises(CardgenError, match=r"cards\.2\.back: 'backs/elsewhere.png' is not one of the record's"):
+        BuildRecord.parse(data, "build.json")
