@@ -14,12 +14,10 @@ from markupsafe import Markup, escape
 
 from cardgen.fonts import FontBook
 from cardgen.icons import Icon
+from cardgen.markup import Span, parse
 
-# **bold**, *italic*, :icon-name:, a newline (real or written as \n), or a space.
-_TOKEN = re.compile(r"\*\*(?P<bold>.+?)\*\*|\*(?P<italic>[^*\s][^*]*?)\*|:(?P<icon>[a-z][a-z0-9_-]*):"
-                    r"|(?P<newline>\r?\n|\\n)|(?P<space>[ \t]+)")
-ICON_PATTERN = re.compile(r":([a-z][a-z0-9_-]*):")
 ICON_WIDTH_EM = 1.1  # an inline icon is drawn 1 em high and takes a little more than 1 em
+_SPACES = re.compile(r"([ \t]+)")
 
 
 @dataclass(frozen=True)
@@ -33,10 +31,18 @@ class Piece:
 
 
 @dataclass
-class Line:
-    """One laid-out line: its words (each a list of pieces) and its width."""
+class Word:
+    """Pieces with no space between them, and the spaces written before them (dropped where a line wraps)."""
 
-    words: list[list[Piece]] = field(default_factory=list)
+    pieces: list[Piece] = field(default_factory=list)
+    spaces: list[Piece] = field(default_factory=list)
+
+
+@dataclass
+class Line:
+    """One laid-out line: its words and its width."""
+
+    words: list[Word] = field(default_factory=list)
     width: float = 0.0
 
 
@@ -49,40 +55,29 @@ class Layout:
     fits: bool
 
 
-def parse_markup(text: str) -> list[list[list[Piece]]]:
-    """Split card text into paragraphs of words of styled pieces."""
-    paragraphs: list[list[list[Piece]]] = [[]]
-    word: list[Piece] = []
-
-    def end_word() -> None:
-        nonlocal word
-        if word:
-            paragraphs[-1].append(word)
-            word = []
-
-    pos = 0
-    for match in _TOKEN.finditer(text):
-        if match.start() > pos:
-            word.append(Piece(text[pos:match.start()]))
-        pos = match.end()
-        kind = match.lastgroup or ""
-        if kind in ("space", "newline"):
-            end_word()
-            if kind == "newline":
-                paragraphs.append([])
-        elif kind == "icon":
-            word.append(Piece(match.group("icon"), icon=True))
-        else:
-            inner = match.group(kind)
-            for i, part in enumerate(inner.split(" ")):  # styled runs can hold several words
-                if i:
-                    end_word()
-                if part:
-                    word.append(Piece(part, bold=kind == "bold", italic=kind == "italic"))
-    if pos < len(text):
-        word.append(Piece(text[pos:]))
-    end_word()
-    return paragraphs
+def paragraphs(spans: list[Span]) -> list[list[Word]]:
+    """Spans split at line breaks into paragraphs of words; spaces at a paragraph's end are dropped."""
+    result: list[list[Word]] = [[]]
+    word = Word()
+    for span in spans:
+        if span.kind == "break":
+            if word.pieces:
+                result[-1].append(word)
+            result.append([])
+            word = Word()
+            continue
+        parts = [span.text] if span.kind == "icon" else [p for p in _SPACES.split(span.text) if p]
+        for part in parts:
+            if span.kind == "text" and _SPACES.fullmatch(part):
+                if word.pieces:
+                    result[-1].append(word)
+                    word = Word()
+                word.spaces.append(Piece(" " * len(part), span.bold, span.italic))  # a tab prints as a space
+            else:
+                word.pieces.append(Piece(part, span.bold, span.italic, icon=span.kind == "icon"))
+    if word.pieces:
+        result[-1].append(word)
+    return result
 
 
 class TextMeasurer:
@@ -98,30 +93,25 @@ class TextMeasurer:
             return ICON_WIDTH_EM * size
         return self.fonts.face(self.family, piece.bold, piece.italic).width(piece.text, size)
 
-    def word_width(self, word: list[Piece], size: float) -> float:
-        """Width of a word made of pieces."""
-        return sum(self.piece_width(p, size) for p in word)
-
-    def space(self, size: float) -> float:
-        """Width of a space."""
-        return self.fonts.face(self.family).width(" ", size)
+    def width(self, pieces: list[Piece], size: float) -> float:
+        """Width of pieces drawn one after the other."""
+        return sum(self.piece_width(p, size) for p in pieces)
 
 
-def wrap(paragraphs: list[list[list[Piece]]], measurer: TextMeasurer, size: float,
+def wrap(paragraphs: list[list[Word]], measurer: TextMeasurer, size: float,
          width: float) -> tuple[list[Line], bool]:
-    """Greedy word wrap; also says whether every word fits the width."""
+    """Greedy word wrap that keeps spaces as written except where a line wraps; says whether every word fits."""
     lines: list[Line] = []
-    space = measurer.space(size)
     fits = True
     for paragraph in paragraphs:
         line = Line()
         for word in paragraph:
-            w = measurer.word_width(word, size)
+            w = measurer.width(word.pieces, size)
             fits = fits and w <= width + 1e-6
-            extra = w + (space if line.words else 0)
+            extra = w + measurer.width(word.spaces, size)
             if line.words and line.width + extra > width + 1e-6:
                 lines.append(line)
-                line = Line([word], w)
+                line = Line([Word(word.pieces)], w)
             else:
                 line.words.append(word)
                 line.width += extra
@@ -133,10 +123,10 @@ def fit_text(text: str, measurer: TextMeasurer, width: float, height: float, siz
              min_size: float, line_height: float = 1.2, max_lines: int | None = None,
              step: float = 0.05) -> Layout:
     """Lay out text at the largest size from `size` down to `min_size` (in steps) that fits the box."""
-    paragraphs = parse_markup(text)
+    words = paragraphs(parse(text))
     current = size
     while True:
-        lines, wide_ok = wrap(paragraphs, measurer, current, width)
+        lines, wide_ok = wrap(words, measurer, current, width)
         tall = len(lines) * current * line_height
         fits = wide_ok and tall <= height + 1e-6 and (max_lines is None or len(lines) <= max_lines)
         if fits or current <= min_size:
@@ -178,11 +168,9 @@ def _line_svg(line: Line, left: float, baseline: float, size: float, style: Text
               measurer: TextMeasurer, icon_lookup: Callable[[str], Icon]) -> str:
     spans, icons = [], []
     cursor = left
-    space = measurer.space(size)
-    for i, word in enumerate(line.words):
-        if i:
-            cursor += space
-        for piece in word:
+    for word in line.words:
+        cursor += measurer.width(word.spaces, size)
+        for piece in word.pieces:
             w = measurer.piece_width(piece, size)
             if piece.icon:
                 color = style.icon_colors.get(piece.text, style.fill)

@@ -6,6 +6,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner, Result
+
+from cardgen.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -42,6 +45,13 @@ def write_game(root: Path, name: str, manifest: str, files: dict[str, str | byte
     for file, text in templates.items():
         (tdir / file).write_text(textwrap.dedent(text), encoding="utf-8")
     return data
+
+
+def run_cli(root: Path, *args: str, expect: int = 0) -> Result:
+    """Run `cardgen --root root ARGS...` in-process; fail with its output unless it exits with `expect`."""
+    result = CliRunner().invoke(main, ["--root", str(root), *args])
+    assert result.exit_code == expect, f"exit {result.exit_code}, expected {expect}:\n{result.output}"
+    return result
 
 
 SIMPLE_MANIFEST = """\

@@ -13,7 +13,7 @@ from cardgen.build import BuildOptions, build_game, plan_build
 from cardgen.errors import CardgenError
 from cardgen.fonts import FontBook, configure_fontconfig
 from cardgen.render import RenderFailure, draw_svg, make_url_fetcher
-from cardgen.text import TextMeasurer, fit_text, parse_markup
+from cardgen.text import TextMeasurer, fit_text
 from tests.conftest import REPO, SIMPLE_BACK, SIMPLE_MANIFEST, write_game
 
 FONTS = FontBook(REPO / "fonts")
@@ -31,23 +31,14 @@ def _plan_with_face(workspace: Path, face: str, cards: str = "name,power\nAlpha,
     return plan_build(workspace, "g", workspace / "output")
 
 
-def test_markup_parsing() -> None:
-    paragraphs = parse_markup("**Activate:** deal 2 :energy:\nnext *line here*")
-    first = paragraphs[0]
-    assert first[0][0].text == "Activate:" and first[0][0].bold
-    assert first[-1][0].icon and first[-1][0].text == "energy"
-    assert [p.text for w in paragraphs[1] for p in w] == ["next", "line", "here"]
-    assert all(p.italic for p in paragraphs[1][1] + paragraphs[1][2])
-
-
 def test_wrapped_lines_fit_their_box() -> None:
     measurer = TextMeasurer(FONTS, "Roboto Mono")
     text = "Deal 20 damage to the opposing Lane and 10 splash damage to each adjacent Lane. " * 2
     layout = fit_text(text, measurer, width=500, height=400, size=40, min_size=20)
     assert layout.fits and len(layout.lines) > 1
     for line in layout.lines:
-        measured = sum(measurer.word_width(w, layout.size) for w in line.words) + \
-            measurer.space(layout.size) * (len(line.words) - 1)
+        assert not line.words[0].spaces  # the space where a line wraps is not drawn
+        measured = sum(measurer.width(w.spaces + w.pieces, layout.size) for w in line.words)
         assert measured <= 500 + 1e-6
         assert measured == pytest.approx(line.width)
     assert len(layout.lines) * layout.size * 1.2 <= 400

@@ -299,7 +299,7 @@ def test_a_large_deck_spreads_over_two_sheets(mini) -> None:
     with Image.open(_path(sheets[0]["FaceURL"])) as image:
         assert image.width == 4090 and image.height == 7 * round(409 * 600 / 420)
     assert sheets[1]["NumWidth"] * sheets[1]["NumHeight"] == 5
-    assert big["ContainedObjects"][3]["Description"] == "[b]Rule[/b] 3 scrap"
+    assert big["ContainedObjects"][3]["Description"] == "[b]Rule[/b] 3 [scrap]"
     assert sheets[0]["BackURL"] == sheets[1]["BackURL"]  # one back image per deck
 
 
@@ -379,7 +379,7 @@ def test_manifest_tts_section_is_checked(tmp_path) -> None:
 
 
 def test_bbcode_descriptions() -> None:
-    assert tts_text("**Activate:** gain 1 :energy:.\\n*Flavour*") == "[b]Activate:[/b] gain 1 energy.\n[i]Flavour[/i]"
+    assert tts_text("**Activate:** gain 1 :energy:.\\n*Flavour*") == "[b]Activate:[/b] gain 1 [energy].\n[i]Flavour[/i]"
 
 
 # ---------------------------------------------------------------- command line

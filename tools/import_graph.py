@@ -14,7 +14,7 @@ from pathlib import Path
 # (text, templates) ranks before validation because the layout checks render cards to measure them.
 STAGES = [
     ("base", ["errors", "units", "ownership", "storage", "yamlsource", "expressions", "progress", "__init__"]),
-    ("load", ["manifest", "include", "sources", "data", "fonts", "icons"]),
+    ("load", ["manifest", "include", "sources", "data", "markup", "fonts", "icons"]),
     ("svg", ["text", "templates"]),
     ("context", ["context"]),
     ("validate", ["validate"]),

@@ -19,6 +19,7 @@ from PIL import Image
 
 from cardgen.errors import CardgenError, relative
 from cardgen.manifest import Game, TTSSpec
+from cardgen.markup import parse
 from cardgen.outputs.reuse import inputs_key, reuse_or_make
 from cardgen.outputs.tts_sheets import MAX_SIDE_PX, Guids, Sheet, plan_sheets
 from cardgen.ownership import make_staging, remove_ours
@@ -104,12 +105,30 @@ def _url_maker(base_url: str | None, folder: Path) -> Callable[[str], str]:
     return lambda name: file_url(folder / name)
 
 
+# Names Tabletop Simulator would read as a rich-text tag if an icon were written as `[name]`.
+_TTS_TAG = re.compile(r"[biusc]|sub|sup|[0-9a-f]{6}|[0-9a-f]{8}|-", re.IGNORECASE)
+
+
+def tts_icon(name: str) -> str:
+    """An inline icon as a readable word: its name as written, in brackets (`:power_up:` -> `[power up]`)."""
+    word = re.sub(r"[_-]+", " ", name).strip()
+    return f"[{word} ]" if _TTS_TAG.fullmatch(word) else f"[{word}]"
+
+
 def tts_text(text: str) -> str:
-    """Card markup (**bold**, *italic*, :icon:, \\n) as Tabletop Simulator BBCode."""
-    text = text.replace("\\n", "\n")
-    text = re.sub(r"\*\*(.+?)\*\*", r"[b]\1[/b]", text)
-    text = re.sub(r"\*(.+?)\*", r"[i]\1[/i]", text)
-    return re.sub(r":([a-z][a-z0-9-]*):", lambda m: m.group(1).replace("-", " "), text)
+    """Card markup as Tabletop Simulator rich text: [b]bold[/b], [i]italic[/i], icons as `[name]`."""
+    out: list[str] = []
+    open_tags: list[str] = []
+    for span in parse(text):
+        wanted = [tag for tag, on in (("b", span.bold), ("i", span.italic)) if on]
+        while set(open_tags) - set(wanted):  # tags nest: close down to the last one still wanted
+            out.append(f"[/{open_tags.pop()}]")
+        for tag in (t for t in wanted if t not in open_tags):
+            out.append(f"[{tag}]")
+            open_tags.append(tag)
+        out.append(tts_icon(span.text) if span.kind == "icon" else span.text)
+    out += [f"[/{tag}]" for tag in reversed(open_tags)]
+    return "".join(out)
 
 
 def _transform(x: float, z: float, y: float = 1.0, face_down: bool = False, scale: float = 1.0) -> dict:

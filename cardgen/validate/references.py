@@ -20,8 +20,8 @@ from cardgen.expressions import ExpressionError, columns_in
 from cardgen.fonts import FontBook, families_in_svg
 from cardgen.icons import IconLibrary, _refuse_unsafe
 from cardgen.manifest import Choice, DeckSpec, Game
+from cardgen.markup import icon_names
 from cardgen.templates import make_environment, safe_path
-from cardgen.text import ICON_PATTERN
 
 MAX_IMAGE_PIXELS = 64_000_000   # a 20 x 20 inch board at 400 DPI; a bigger image is a mistake or an attack
 MAX_IMAGE_BYTES = 50_000_000
@@ -333,7 +333,7 @@ class ReferenceChecker:
         text_columns = (set(card.text_fields) & set(use.fields)) | use.text_columns
         for column in text_columns:
             value = card.fields.get(column)
-            for name in dict.fromkeys(ICON_PATTERN.findall(value)) if isinstance(value, str) else ():
+            for name in icon_names(value) if isinstance(value, str) else ():
                 problem = self._icon(name)
                 if problem:
                     findings.append(self._icon_finding(problem, f":{name}: in the text", column, at))

@@ -23,7 +23,7 @@ from cardgen.expressions import (
     evaluate_mask,
 )
 from cardgen.manifest import ExpectSpec, Game, RefersSpec, RuleSpec, TermSpec
-from cardgen.text import ICON_PATTERN
+from cardgen.markup import parse
 
 
 def card_frame(cards: list[Card], columns: list[str], declared: set[str]) -> pd.DataFrame:
@@ -241,9 +241,9 @@ def unknown_terms(text: Any, known: set[str]) -> list[str]:
     """
     if not isinstance(text, str) or not text:
         return []
-    text = ICON_PATTERN.sub(" ", text)
-    bold = [w for run in re.findall(r"\*\*(.+?)\*\*", text) for w in _WORD.findall(run)]
-    plain = re.sub(r"(?<!\*)\*(?!\*)[^*]+\*(?!\*)", " ", text.replace("**", ""))  # drop italic flavour text
+    spans = parse(text)
+    bold = [w for s in spans if s.kind == "text" and s.bold for w in _WORD.findall(s.text)]
+    plain = "".join(" " if s.kind == "icon" or s.italic and s.kind == "text" else s.text for s in spans)
     capitals = []
     for sentence in _SENTENCE_END.split(plain):
         words = _WORD.findall(sentence)
