@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+import warnings
 from typing import Any, Callable
 
 import pandas as pd
@@ -71,7 +72,8 @@ def check_expression(expr: str, columns: set[str] | None = None,
         raise ExpressionError("'@' (reading Python variables) is not allowed")
     source = expr.strip()
     try:
-        tree = ast.parse(source, mode="eval")
+        with warnings.catch_warnings(action="ignore"):  # '\d' in a pattern is no escape: taken as written below
+            tree = ast.parse(source, mode="eval")
     except SyntaxError as exc:
         raise ExpressionError(f"cannot parse '{expr}': {exc.msg}") from None
     helper_names = set()
@@ -79,6 +81,8 @@ def check_expression(expr: str, columns: set[str] | None = None,
         part = ast.get_source_segment(source, node) or type(node).__name__
         if isinstance(node, ast.Call):
             _check_call(node, part, calls)
+            if node.func.id in PATTERN_HELPERS:  # type: ignore[attr-defined]
+                node.args[1] = ast.Constant(_raw_text(source, node.args[1]))
             helper_names.add(id(node.func))
             continue
         if not isinstance(node, _ALLOWED_NODES):
@@ -109,6 +113,13 @@ def _check_call(node: ast.Call, part: str, calls: dict[str, int]) -> None:
     if node.keywords or not count_ok or not all(isinstance(a, ast.Name) for a in node.args):
         wanted = {0: "no arguments", 1: "one column name"}.get(arity, "one or more column names")
         raise ExpressionError(f"'{part}': {node.func.id}() takes {wanted}")
+
+
+def _raw_text(source: str, node: ast.expr) -> str:
+    """A quoted pattern as written, backslashes kept (like a raw string): matches(code, '\\d+') is digits."""
+    written = ast.get_source_segment(source, node) or ""
+    return written[1:-1] if len(written) >= 2 and written[0] == written[-1] and written[0] in "'\"" \
+        else node.value  # type: ignore[attr-defined]
 
 
 def _check_pattern_call(node: ast.Call, part: str) -> None:

@@ -234,8 +234,7 @@ BREAKAGES = [
 @pytest.mark.parametrize("game,file,old,new,rule", BREAKAGES, ids=[b[-1] for b in BREAKAGES])
 def test_every_rule_fails_on_data_that_breaks_it(tmp_path: Path, game: str, file: str, old: str, new: str,
                                                   rule: str) -> None:
-    root = copy_workspace(tmp_path, (game,))
-    assert rule not in {p.rule for p in validate_game(root, game, layout=False)}
+    root = copy_workspace(tmp_path, (game,))  # the unbroken games have no finding (the CLI test above)
     _edit(root / file, old, new)
     fired = [p for p in validate_game(root, game, layout=False) if p.rule == rule]
     assert fired and all(p.severity == "error" for p in fired), rule
