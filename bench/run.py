@@ -1,7 +1,15 @@
-"""cardgen benchmarks: prints figures and ratios measured side by side, and writes bench/RESULTS.md.
+"""cardgen benchmarks: the figures of the speed targets, each against a floor or baseline measured in the same run.
 
-Run with `make bench` (or `python bench/run.py --quick` for a short run). Every figure is measured in
-this one run on this machine; nothing here is a pass/fail test.
+Run `make bench` (every figure, 10,000 cards in the scale figure) or
+`.venv/bin/python bench/run.py --quick` (the scale figure at 1,000 cards), or pick figures:
+`.venv/bin/python bench/run.py --figures cold20,nochange`. Each figure prints a table and replaces its
+own section of bench/RESULTS.md. Builds run as whole `cardgen build` commands in a fresh process, on
+generated games of N different Scrapbots-style cards (one copy each); nothing here is a pass/fail test.
+
+Figures: cold1000 and cold20 (cold build with every output, against the floor of bench/floor.py on the
+same SVGs), nochange (a rebuild with nothing to do, against Python's own start-up), edit (one card
+changed, against the cold build at 20, 100 and 1,000 cards), scale (cost per card at 10,000 against
+1,000 cards, peak memory, --jobs 2 against --jobs 1).
 """
 from __future__ import annotations
 
@@ -11,266 +19,407 @@ import io
 import json
 import os
 import platform
-import resource
+import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 REPO = Path(__file__).resolve().parent.parent
+BENCH = REPO / "bench"
+RESULTS = BENCH / "RESULTS.md"
 sys.path.insert(0, str(REPO))
 
-from cardgen.build import BuildOptions, build_game, plan_build  # noqa: E402
-from cardgen.fonts import configure_fontconfig  # noqa: E402
-from cardgen.manifest import list_games  # noqa: E402
-from cardgen.outputs import default_stages  # noqa: E402
-
-CARDGEN = [sys.executable, "-m", "cardgen"]
+_script = Path(sys.executable).parent / "cardgen"
+CARDGEN = [str(_script)] if _script.exists() else [sys.executable, "-m", "cardgen"]
+EDITED_FIELD = "scrap"  # a number every Scrapbots-style card shows; editing it changes one card's face only
 
 
-def workspace_copy(target: Path) -> Path:
-    """A copy of the repository's workspace (data, templates, fonts, icons) to edit freely."""
+# ---------------------------------------------------------------- workspaces and games
+
+
+def workspace(target: Path) -> Path:
+    """A copy of the repository's workspace (data, templates, fonts, icons) to build and edit freely."""
     for folder in ("data", "templates", "fonts", "icons"):
-        shutil.copytree(REPO / folder, target / folder, ignore=shutil.ignore_patterns("snapshots"))
+        if (REPO / folder).is_dir():
+            shutil.copytree(REPO / folder, target / folder, ignore=shutil.ignore_patterns("snapshots"))
     return target
 
 
 def generated_game(root: Path, cards: int) -> str:
-    """Add a game `generated` of `cards` unique Scrapbots-style cards (one copy each) to a workspace."""
-    source = root / "data" / "scrapbots"
-    target = root / "data" / "generated"
+    """Add a game `gen<cards>` of `cards` different Scrapbots-style cards (one copy each); return its name."""
+    name = f"gen{cards}"
+    source, target = root / "data" / "scrapbots", root / "data" / name
+    if target.exists():
+        return name
     target.mkdir()
     manifest = (source / "game.yaml").read_text().split("\nrules:")[0]  # Scrapbots' rules count its own cards
-    (target / "game.yaml").write_text(manifest.replace("title: Scrapbots", "title: Generated"))
+    (target / "game.yaml").write_text(manifest.replace("title: Scrapbots", f"title: Generated {cards}"))
     for extra in source.iterdir():
         if extra.is_file() and extra.name not in ("game.yaml", "cards.csv"):
             shutil.copy(extra, target / extra.name)
-    rows = [r for r in csv.DictReader(line for line in (source / "cards.csv").read_text().splitlines()
-                                      if not line.startswith("#"))]
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]))
-    writer.writeheader()
+    rows = list(csv.DictReader(line for line in (source / "cards.csv").read_text().splitlines()
+                               if not line.startswith("#")))
+    generated = []
     for i in range(cards):
         row = dict(rows[i % len(rows)])
         row.update(name=f"{row['name']} {i:05d}", count="1")
-        writer.writerow(row)
-    (target / "cards.csv").write_text(out.getvalue())
-    shutil.copytree(root / "templates" / "scrapbots", root / "templates" / "generated")
-    return "generated"
+        generated.append(row)
+    _write_rows(target / "cards.csv", generated)
+    shutil.copytree(root / "templates" / "scrapbots", root / "templates" / name)
+    return name
 
 
-def timed_build(root: Path, game: str, out: Path, jobs: int, stages: list | None = None):
-    """Build a game in this process (all output stages unless told); return (seconds, result)."""
-    started = time.perf_counter()
-    result = build_game(root, game, BuildOptions(out, jobs=jobs), None, default_stages() if stages is None else stages)
-    return time.perf_counter() - started, result
+def _write_rows(path: Path, rows: list[dict]) -> None:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    path.write_text(out.getvalue())
 
 
-def cold_builds(root: Path, games: list[str], jobs: int, stages: list | None = None) -> tuple[float, int]:
-    """Build games from an empty cache; return total seconds and images drawn."""
-    out = Path(tempfile.mkdtemp(prefix="cardgen-bench-"))
-    seconds, drawn = 0.0, 0
-    for game in games:
-        s, result = timed_build(root, game, out, jobs, stages)
-        seconds, drawn = seconds + s, drawn + result.rendered
-    shutil.rmtree(out)
-    return seconds, drawn
+def edit_one_card(root: Path, game: str, value: int) -> str:
+    """Set one number of the middle card of a generated game (a new value each time); return that card's name."""
+    path = root / "data" / game / "cards.csv"
+    rows = list(csv.DictReader(io.StringIO(path.read_text())))
+    row = rows[len(rows) // 2]
+    row[EDITED_FIELD] = str(value)
+    _write_rows(path, rows)
+    return row["name"]
 
 
-def svgs_of(root: Path, games: list[str]) -> list[tuple[str, int, int]]:
-    """The SVG text and pixel size of every distinct image the games draw."""
+def svg_listing(root: Path, game: str, target: Path) -> int:
+    """Write the SVG text, size and base URL of every image a build of `game` draws, for bench/floor.py."""
+    from cardgen.context import BuildContext
+    from cardgen.plan import plan_build
+
+    with tempfile.TemporaryDirectory(prefix="cardgen-bench-plan-") as scratch:
+        plan = plan_build(BuildContext.load(root, game, Path(scratch)))
     items = []
-    for game in games:
-        plan = plan_build(root, game, root / "output")
-        for art in [*plan.faces.values(), *plan.backs.values()]:
-            size = plan.game.deck_size(plan.game.spec.decks[art.deck])
-            items.append((art.rendered.svg, size.full_width_px, size.full_height_px))
-    return items
+    for art in [*plan.faces.values(), *plan.backs.values()]:
+        deck = plan.game.spec.decks[art.deck]
+        size = plan.game.deck_size(deck)
+        items.append({"svg": art.rendered.svg, "width": size.full_width_px, "height": size.full_height_px,
+                      "dpi": size.dpi, "base_url": plan.game.data_dir.resolve().as_uri() + "/",
+                      "transparent": deck.kind != "card"})
+    target.write_text(json.dumps({"font_dirs": [str(root / "fonts")], "items": items}))
+    return len(items)
 
 
-def floor_seconds(root: Path, items) -> float:
-    """cairosvg drawing to a surface plus the same PNG encoding, with no cardgen around it."""
-    import cairosvg.parser
-    import cairosvg.surface
-    from PIL import Image
+# ---------------------------------------------------------------- running and measuring
 
-    from cardgen.render import PNG_OPTIONS, make_url_fetcher
-    fetch = make_url_fetcher(root)
+
+@dataclass
+class Run:
+    """One whole command: wall seconds, and peak memory of its process tree (MiB; PSS summed, largest RSS)."""
+
+    seconds: float
+    peak_pss_mib: float = 0.0
+    peak_rss_mib: float = 0.0
+    stdout: str = ""
+
+
+def _tree(pid: int) -> list[int]:
+    pids, i = [pid], 0
+    while i < len(pids):
+        try:
+            for task in os.listdir(f"/proc/{pids[i]}/task"):
+                with open(f"/proc/{pids[i]}/task/{task}/children") as handle:
+                    pids += [int(p) for p in handle.read().split()]
+        except OSError:
+            pass
+        i += 1
+    return pids
+
+
+def _memory(pid: int) -> tuple[float, float]:
+    """PSS summed over a process tree (shared pages counted once), and the largest RSS of one process, in MiB."""
+    pss, rss = 0, 0
+    for p in _tree(pid):
+        try:
+            with open(f"/proc/{p}/smaps_rollup") as handle:
+                fields = {line.split(":")[0]: int(line.split()[1]) for line in handle if line.endswith("kB\n")}
+        except OSError:
+            continue
+        pss, rss = pss + fields.get("Pss", 0), max(rss, fields.get("Rss", 0))
+    return pss / 1024, rss / 1024
+
+
+def run(args: list[str], memory: bool = False) -> Run:
+    """Run a command to its end; fail loudly when it fails."""
     started = time.perf_counter()
-    for svg, width, height in items:
-        tree = cairosvg.parser.Tree(bytestring=svg.encode(), url=root.as_uri() + "/", url_fetcher=fetch)
-        surface = cairosvg.surface.PNGSurface(tree, None, 300, output_width=width, output_height=height,
-                                              background_color="white").cairo
-        image = Image.frombuffer("RGB", (surface.get_width(), surface.get_height()), bytes(surface.get_data()),
-                                 "raw", "BGRX", surface.get_stride(), 1)
-        image.save(io.BytesIO(), format="PNG", **PNG_OPTIONS)
-    return time.perf_counter() - started
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peaks = [0.0, 0.0]
 
+    def sample() -> None:
+        while process.poll() is None:
+            pss, rss = _memory(process.pid)
+            peaks[0], peaks[1] = max(peaks[0], pss), max(peaks[1], rss)
+            time.sleep(0.1)
 
-def svg2png_seconds(root: Path, items) -> float:
-    """What a quick script does: cairosvg.svg2png per card, writing PNG files."""
-    import cairosvg
-
-    started = time.perf_counter()
-    for svg, width, height in items:
-        cairosvg.svg2png(bytestring=svg.encode(), url=root.as_uri() + "/", output_width=width, output_height=height)
-    return time.perf_counter() - started
-
-
-def inkscape_seconds(items) -> float | None:
-    """Inkscape's batch export of the same SVGs, when inkscape is installed."""
-    if not shutil.which("inkscape"):
-        return None
-    folder = Path(tempfile.mkdtemp(prefix="cardgen-inkscape-"))
-    files = []
-    for i, (svg, _, _) in enumerate(items):
-        files.append(folder / f"{i}.svg")
-        files[-1].write_text(svg)
-    started = time.perf_counter()
-    subprocess.run(["inkscape", "--export-type=png", *map(str, files)], check=True, capture_output=True)
+    sampler = threading.Thread(target=sample, daemon=True)
+    if memory:
+        sampler.start()
+    out, err = process.communicate()
     seconds = time.perf_counter() - started
-    shutil.rmtree(folder)
-    return seconds
+    if memory:
+        sampler.join()
+    if process.returncode:
+        raise SystemExit(f"failed: {' '.join(args)}\n{out}\n{err}")
+    return Run(seconds, peaks[0], peaks[1], out)
 
 
-def one_card_edit(root: Path, out: Path, games: list[str]) -> tuple[float, int]:
-    """Change one number of one Scrapbots card and rebuild every game; return seconds and images drawn."""
-    path = root / "data" / "scrapbots" / "cards.csv"
-    text = path.read_text()
-    path.write_text(text.replace("Golem,Scrapbot,center,2,9,,70", "Golem,Scrapbot,center,2,9,,80"))
-    started = time.perf_counter()
-    drawn = sum(timed_build(root, game, out, 1)[1].rendered for game in games)
-    seconds = time.perf_counter() - started
-    path.write_text(text)
-    for game in games:
-        timed_build(root, game, out, 1)
-    return seconds, drawn
+def build(root: Path, game: str | None, out: Path, jobs: int = 2, memory: bool = False) -> Run:
+    """`cardgen build [game] --out OUT -j JOBS` in the workspace, as a designer runs it."""
+    return run([*CARDGEN, "--root", str(root), "build", *([game] if game else []), "--out", str(out),
+                "-j", str(jobs)], memory)
 
 
-def watch_latency(root: Path) -> float:
-    """Seconds from saving a CSV edit to the updated build.json, with `cardgen watch` running."""
-    out = root / "output"
-    process = subprocess.Popen([*CARDGEN, "--root", str(root), "watch", "scrapbots", "-j", "1"],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+def cold_build(root: Path, game: str, jobs: int = 2, memory: bool = False) -> Run:
+    """A build into an empty output root (so an empty cache)."""
+    out = Path(tempfile.mkdtemp(prefix="cardgen-bench-out-"))
     try:
-        for line in process.stdout or []:  # wait for the first build and the observer
-            if line.startswith("watching"):
-                break
-        time.sleep(0.5)
-        record = out / "scrapbots" / "build.json"
-        before = record.read_text()
-        path = root / "data" / "scrapbots" / "cards.csv"
-        text = path.read_text()
-        saved = time.perf_counter()
-        path.write_text(text.replace("Drone,Scrapbot,center,8,2,,10", "Drone,Scrapbot,center,8,2,,20"))
-        while record.read_text() == before and time.perf_counter() - saved < 60:
-            time.sleep(0.02)
-        latency = time.perf_counter() - saved
-        path.write_text(text)
-        return latency
+        return build(root, game, out, jobs, memory)
     finally:
-        process.terminate()
-        process.wait()
+        shutil.rmtree(out, ignore_errors=True)
 
 
-def scale_run(root: Path, cards: int) -> tuple[float, int, float]:
-    """Build a generated game of `cards` cards in a subprocess; return seconds, images drawn, peak RSS MiB."""
-    game = generated_game(root, cards) if not (root / "data" / "generated").exists() else "generated"
-    out = Path(tempfile.mkdtemp(prefix="cardgen-scale-"))
-    started = time.perf_counter()
-    done = subprocess.run([*CARDGEN, "--root", str(root), "build", game, "--out", str(out), "-j", "2"],
-                          capture_output=True, text=True)
-    seconds = time.perf_counter() - started
-    if done.returncode:
-        raise SystemExit(f"scale build failed:\n{done.stdout}\n{done.stderr}")
-    record = json.loads((out / game / "build.json").read_text())
-    shutil.rmtree(out)
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return seconds, record["stats"]["rendered"], peak
+def floor(listing: Path) -> float:
+    """Seconds bench/floor.py takes to draw and encode the listed SVGs (drawing loop only)."""
+    out = Path(tempfile.mkdtemp(prefix="cardgen-bench-floor-"))
+    try:
+        done = run([sys.executable, str(BENCH / "floor.py"), str(listing), str(out)])
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    return float(json.loads(done.stdout)["seconds"])
+
+
+def median(values: list[float]) -> float:
+    """The median of some measurements."""
+    return statistics.median(values)
+
+
+def spread(values: list[float], unit: str = "s", scale: float = 1.0) -> str:
+    """Measurements as `median (min-max, n runs)`."""
+    if len(values) == 1:
+        return f"{values[0] * scale:.2f} {unit} (1 run)"
+    return (f"{median(values) * scale:.2f} {unit} ({min(values) * scale:.2f}-{max(values) * scale:.2f}, "
+            f"{len(values)} runs)")
+
+
+# ---------------------------------------------------------------- figures
+
+
+class Bench:
+    """Shared state of one benchmark run: the work folder, repetitions, and results figures reuse."""
+
+    def __init__(self, work: Path, repeat: int, quick: bool) -> None:
+        self.work, self.repeat, self.quick = work, repeat, quick
+        self.root = workspace(work / "ws")
+        self.cold: dict[int, list[float]] = {}  # cold build seconds (--jobs 2) by game size
+
+    def game(self, cards: int) -> str:
+        """The generated game of `cards` cards in the shared workspace."""
+        return generated_game(self.root, cards)
+
+    def cold_against_floor(self, cards: int, target: str, repeat: int, single: bool) -> list[str]:
+        """Cold builds of every output (--jobs 2, and --jobs 1 when `single`), interleaved with floor runs."""
+        game = self.game(cards)
+        listing = self.work / f"{game}-svgs.json"
+        images = svg_listing(self.root, game, listing)
+        floors, twos, ones = [], [], []
+        for _ in range(repeat):
+            floors.append(floor(listing))
+            twos.append(cold_build(self.root, game, 2).seconds)
+            if single:
+                ones.append(cold_build(self.root, game, 1).seconds)
+        self.cold[cards] = twos
+        command = f"cardgen build {game} --out EMPTY -j 2"
+        rows = [
+            "| measurement | seconds | ratio to the floor |", "| --- | --- | --- |",
+            f"| floor: bench/floor.py draws the same {images} SVGs and encodes PNGs, one process | "
+            f"{spread(floors)} | 1.00x |",
+            f"| `{command}`: every output, cold, whole command | {spread(twos)} | "
+            f"**{median(twos) / median(floors):.2f}x** (target {target}) |",
+        ]
+        if ones:
+            rows.append(f"| the same with `-j 1` | {spread(ones)} | {median(ones) / median(floors):.2f}x; "
+                        f"`-j 2` is {median(ones) / median(twos):.2f}x faster |")
+        return rows
+
+    def cold1000(self) -> list[str]:
+        """Figure: 1,000 different cards, cold, every output, --jobs 2, against the floor."""
+        return self.cold_against_floor(1000, "at most 0.7x", max(1, min(self.repeat, 3)), single=False)
+
+    def cold20(self) -> list[str]:
+        """Figure: 20 different cards (21 images), cold, every output, against the floor."""
+        return self.cold_against_floor(20, "at most 1.5x", max(self.repeat, 5), single=True)
+
+    def nochange(self) -> list[str]:
+        """Figure: a rebuild with nothing to do as a whole command, against Python's own start-up."""
+        examples = workspace(self.work / "examples")
+        game = self.game(100)
+        out_examples, out_game = self.work / "out-examples", self.work / "out-nochange"
+        build(examples, None, out_examples)
+        build(self.root, game, out_game)
+        repeat = max(self.repeat, 7)
+        bare = [run([sys.executable, "-c", "pass"]).seconds for _ in range(repeat)]
+        imports = [run([sys.executable, "-c", "import click"]).seconds for _ in range(repeat)]
+        all_games = [build(examples, None, out_examples).seconds for _ in range(repeat)]
+        one_game = [build(self.root, game, out_game).seconds for _ in range(repeat)]
+        check = build(examples, None, out_examples).stdout
+        games = len(re.findall(r"up to date", check))
+        return [
+            "| measurement | seconds | minus Python start-up |", "| --- | --- | --- |",
+            f"| baseline: `python -c pass` | {spread(bare)} | |",
+            f"| baseline: `python -c 'import click'` | {spread(imports)} | "
+            f"{median(imports) - median(bare):.3f} s |",
+            f"| `cardgen build` in the example workspace, nothing changed ({games} games up to date) | "
+            f"{spread(all_games)} | {median(all_games) - median(bare):.3f} s (target: whole command under 0.3 s) |",
+            f"| `cardgen build {game}` (100 cards), nothing changed | {spread(one_game)} | "
+            f"{median(one_game) - median(bare):.3f} s |",
+        ]
+
+    def edit(self) -> list[str]:
+        """Figure: one card edited, every output updated, as a whole command, at 20, 100 and 1,000 cards."""
+        rows = ["| cards | cold build (-j 2) | one-card edit, whole command | share of the cold build | "
+                "images drawn | TTS images rewritten |", "| --- | --- | --- | --- | --- | --- |"]
+        for cards in (20, 100, 1000):
+            game = self.game(cards)
+            out = self.work / f"out-edit-{cards}"
+            cold = build(self.root, game, out).seconds
+            colds = self.cold.get(cards, []) or [cold]
+            edits, drawn, rewritten = [], [], ""
+            for attempt in range(max(1, min(self.repeat, 3))):
+                edit_one_card(self.root, game, 40 + attempt)
+                before = set(os.listdir(out / game / "tts"))
+                edits.append(build(self.root, game, out).seconds)
+                record = json.loads((out / game / "build.json").read_text())
+                drawn.append(record["stats"]["rendered"])
+                after = set(os.listdir(out / game / "tts"))
+                rewritten = f"{len(after - before)} of {len(after)}"
+            share = 100 * median(edits) / median(colds)
+            rows.append(f"| {cards} | {spread(colds)} | {spread(edits)} | **{share:.1f}%** | "
+                        f"{', '.join(map(str, drawn))} | {rewritten} |")
+        rows.append("\nTargets: the 100-card edit under 0.5 s as a whole command; every edit under 10% of "
+                    "its cold build. The cold column is the median of the cold figures when they ran in "
+                    "this run, else one cold build.")
+        return rows
+
+    def scale(self) -> list[str]:
+        """Figure: cost per card at N = 10,000 (1,000 with --quick) against N / 10, peak memory, jobs."""
+        big = 1000 if self.quick else 10000
+        small = big // 10
+        small_run = cold_build(self.root, self.game(small), 2)
+        two = cold_build(self.root, self.game(big), 2, memory=True)
+        one = cold_build(self.root, self.game(big), 1, memory=True)
+        per_small, per_big = small_run.seconds / small, two.seconds / big
+        return [
+            "| measurement | figure |", "| --- | --- |",
+            f"| baseline: {small} cards, cold, -j 2 | {small_run.seconds:.1f} s, {1000 * per_small:.1f} ms/card |",
+            f"| {big} cards, cold, -j 2 | {two.seconds:.1f} s, {1000 * per_big:.1f} ms/card = "
+            f"**{per_big / per_small:.2f}x** the cost per card at {small} (target: about 1x, linear) |",
+            f"| peak memory, -j 2 (PSS of every process summed; largest single RSS) | "
+            f"**{two.peak_pss_mib:.0f} MiB**; {two.peak_rss_mib:.0f} MiB (target: under 600 MiB) |",
+            f"| {big} cards, cold, -j 1 | {one.seconds:.1f} s; -j 2 is **{one.seconds / two.seconds:.2f}x** faster "
+            f"(target: at least 1.8x); peak {one.peak_pss_mib:.0f} MiB |",
+        ]
+
+
+FIGURES: dict[str, tuple[str, Callable[[Bench], list[str]]]] = {
+    "cold1000": ("Cold build, 1,000 different cards, every output, against the floor", Bench.cold1000),
+    "cold20": ("Cold build, 20 different cards (21 images), every output, against the floor", Bench.cold20),
+    "nochange": ("No-change rebuild, whole command", Bench.nochange),
+    "edit": ("One card edited, every output updated, whole command", Bench.edit),
+    "scale": ("10,000 cards: cost per card, peak memory, --jobs 2 against --jobs 1", Bench.scale),
+}
+
+
+def machine() -> str:
+    """The machine a figure was measured on, and how busy it was."""
+    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                  if line.startswith("model name")), platform.machine())
+    memory = next((int(line.split()[1]) // 1024 for line in Path("/proc/meminfo").read_text().splitlines()
+                   if line.startswith("MemTotal")), 0)
+    versions = []
+    for module in ("cairosvg", "PIL", "reportlab"):
+        try:
+            versions.append(f"{module} {__import__(module).__version__}")
+        except ImportError:
+            pass
+    return (f"{model}, {os.cpu_count()} cores, {memory} MiB RAM, Python {platform.python_version()}, "
+            f"{', '.join(versions)}")
+
+
+def commit() -> str:
+    """The commit measured (with a mark when the work tree has changes)."""
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "cardgen"],
+                           capture_output=True, text=True).stdout.strip()
+    return head + (" + uncommitted changes" if dirty else "")
+
+
+def write_section(name: str, text: str) -> None:
+    """Replace one figure's section of RESULTS.md (between its markers), keeping the others."""
+    begin, end = f"<!-- figure:{name} -->", f"<!-- /figure:{name} -->"
+    current = RESULTS.read_text() if RESULTS.exists() else ""
+    if "<!-- figure:" not in current:
+        current = ("# cardgen benchmarks\n\nWritten by `bench/run.py` (`make bench`); each section is one "
+                   "figure of issue 14, measured with its floor or baseline in the same run.\n")
+    section = f"{begin}\n{text}\n{end}"
+    if begin in current:
+        current = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: section, current, flags=re.S)
+    else:
+        order = list(FIGURES)
+        later = [f"<!-- figure:{n} -->" for n in order[order.index(name) + 1:] if f"<!-- figure:{n} -->" in current]
+        if later:
+            at = current.index(later[0])
+            current = current[:at] + section + "\n\n" + current[at:]
+        else:
+            current = current.rstrip("\n") + "\n\n" + section + "\n"
+    RESULTS.write_text(current)
 
 
 def main() -> None:
-    """Run every measurement, print it, and write bench/RESULTS.md."""
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="small scale test (1,000 cards instead of 10,000)")
+    """Measure the chosen figures, print them and write them into bench/RESULTS.md."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="the scale figure at 1,000 cards instead of 10,000")
+    parser.add_argument("--figures", default=",".join(FIGURES), help=f"comma-separated, of: {', '.join(FIGURES)}")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (some figures use more)")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="cardgen-bench-ws-"))
-    root = workspace_copy(work / "ws")
-    configure_fontconfig([root / "fonts"])
-    games = list_games(root)
-    lines: list[str] = []
-    cold_builds(root, games, 1)  # warm-up: imports, font cache and template compilation are paid once
-
-    def report(text: str) -> None:
-        print(text, flush=True)
-        lines.append(text)
-
-    report(f"# cardgen benchmarks\n\nMachine: {platform.machine()}, {os.cpu_count()} cores, Python "
-           f"{platform.python_version()}; games: {', '.join(games)}; stages: "
-           f"{', '.join(s.__module__.split('.')[-1] for s in default_stages()) or 'card PNGs only'}.\n")
-    report("| measurement | figure |\n| --- | --- |")
-    cold1, drawn = cold_builds(root, games, 1, [])
-    cold2, _ = cold_builds(root, games, 2, [])
-    report(f"| card images only (no PDF/TTS): cold build of every example game, --jobs 1 | {cold1:.2f} s, "
-           f"{drawn} images, {drawn / cold1:.1f} images/s, {1000 * cold1 / drawn:.0f} ms/image |")
-    report(f"| card images only, cold, --jobs 2 | {cold2:.2f} s, {1000 * cold2 / drawn:.0f} ms/image; "
-           f"speed-up {cold1 / cold2:.2f}x |")
-    items = svgs_of(root, games)
-    floor = floor_seconds(root, items)
-    quick = svg2png_seconds(root, items)
-    report(f"| floor: cairosvg draw + the same PNG encoding, no cardgen ({len(items)} images) | {floor:.2f} s, "
-           f"{1000 * floor / len(items):.0f} ms/image |")
-    report(f"| pipeline overhead (card images, --jobs 1 / floor) | {cold1 / floor:.2f}x |")
-    report(f"| cairosvg.svg2png per card | {quick:.2f} s, {1000 * quick / len(items):.0f} ms/image; "
-           f"cardgen --jobs 1 is {quick / cold1:.2f}x faster, --jobs 2 {quick / cold2:.2f}x |")
-    inkscape = inkscape_seconds(items)
-    report("| Inkscape batch export | " + (f"{inkscape:.2f} s; cardgen --jobs 2 is {inkscape / cold2:.2f}x faster |"
-                                           if inkscape else "inkscape not installed here |"))
-    full1, _ = cold_builds(root, games, 1)
-    full2, _ = cold_builds(root, games, 2)
-    report(f"| full cold build (cards, PDF, TTS, gallery), --jobs 1 / --jobs 2 | {full1:.2f} s / {full2:.2f} s |")
-    out = root / "output"
-    first = sum(timed_build(root, g, out, 1)[0] for g in games)
-    warm = sum(timed_build(root, g, out, 1)[0] for g in games)
-    report(f"| no-change rebuild (in process) | {warm * 1000:.0f} ms = {100 * warm / first:.1f}% of the cold build "
-           f"({first:.2f} s) |")
-    started = time.perf_counter()
-    subprocess.run([*CARDGEN, "--root", str(root), "build"], capture_output=True, check=True)
-    report(f"| no-change rebuild (`cardgen build` command, with Python start-up) | "
-           f"{time.perf_counter() - started:.2f} s |")
-    edit, edit_drawn = one_card_edit(root, out, games)
-    report(f"| one card edited in a CSV | {edit_drawn} image(s) drawn, {edit * 1000:.0f} ms = "
-           f"{100 * edit / first:.1f}% of the cold build |")
-    report(f"| watch mode: save -> updated build.json | {watch_latency(root):.2f} s |")
-    small_s, small_n, _ = scale_run(workspace_copy(work / "ws100"), 100)
-    big_cards = 1000 if args.quick else 10000
-    big_s, big_n, peak = scale_run(workspace_copy(work / "wsbig"), big_cards)
-    gen = workspace_copy(work / "wsgen")
-    generated_game(gen, 100)
-    g1, g_drawn = cold_builds(gen, ["generated"], 1, [])
-    g2, _ = cold_builds(gen, ["generated"], 2, [])
-    g_floor = floor_seconds(gen, svgs_of(gen, ["generated"]))
-    report(f"| generated game of 100 unique cards, card images only: --jobs 1 / --jobs 2 | {g1:.2f} s / {g2:.2f} s "
-           f"({g_drawn} images), speed-up {g1 / g2:.2f}x; floor {g_floor:.2f} s, overhead {g1 / g_floor:.2f}x |")
-    g_out = Path(tempfile.mkdtemp(prefix="cardgen-bench-"))
-    g_cold, _ = timed_build(gen, "generated", g_out, 2)
-    csv_path = gen / "data" / "generated" / "cards.csv"
-    golem = "Golem 00005,Scrapbot,center,1,9,,"
-    csv_path.write_text(csv_path.read_text().replace(golem + "70", golem + "80"))
-    g_edit, g_result = timed_build(gen, "generated", g_out, 2)
-    report(f"| generated game of 100 cards, all outputs: cold {g_cold:.2f} s; one card edited | {g_result.rendered} "
-           f"image(s) drawn, {g_edit * 1000:.0f} ms = {100 * g_edit / g_cold:.1f}% of its cold build |")
-    shutil.rmtree(g_out)
-    report(f"| generated game, 100 cards (--jobs 2, command) | {small_s:.1f} s, "
-           f"{1000 * small_s / small_n:.0f} ms/image |")
-    report(f"| generated game, {big_cards} cards (--jobs 2, command) | {big_s:.1f} s, "
-           f"{1000 * big_s / big_n:.0f} ms/image = {(big_s / big_n) / (small_s / small_n):.2f}x the 100-card "
-           f"cost per card; peak RSS of one process {peak:.0f} MiB |")
-    shutil.rmtree(work)
-    (REPO / "bench" / "RESULTS.md").write_text("\n".join(lines) + "\n")
-    print(f"\nwritten to {REPO / 'bench' / 'RESULTS.md'}")
+    chosen = [name.strip() for name in args.figures.split(",") if name.strip()]
+    unknown = [name for name in chosen if name not in FIGURES]
+    if unknown:
+        parser.error(f"unknown figure(s): {', '.join(unknown)}")
+    work = Path(tempfile.mkdtemp(prefix="cardgen-bench-"))
+    try:
+        bench = Bench(work, args.repeat, args.quick)
+        for name in chosen:
+            title, measure = FIGURES[name]
+            load_before = os.getloadavg()[0]
+            started = time.perf_counter()
+            table = measure(bench)
+            load_after = os.getloadavg()[0]
+            command = f"python bench/run.py --figures {name}" + (" --quick" if args.quick and name == "scale" else "")
+            text = "\n".join([
+                f"## {title}", "",
+                f"Measured {time.strftime('%Y-%m-%d %H:%M')} on commit {commit()}, in "
+                f"{time.perf_counter() - started:.0f} s; machine: {machine()}; load average "
+                f"{load_before:.1f} before, {load_after:.1f} after"
+                + (" (**the machine was shared and loaded: absolute times are noisy, ratios less so**)"
+                   if max(load_before, load_after) > 1.5 else "") + ".",
+                f"Reproduce: `{command}`.", "", *table])
+            print(text + "\n", flush=True)
+            write_section(name, text)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Callable
 
 from cardgen.changes import Changes, diff_records
+from cardgen.context import BuildContext
 from cardgen.errors import CardgenError, Problem
 from cardgen.fonts import configure_fontconfig
-from cardgen.freshness import is_current, settings_key, source_stamp
+from cardgen.freshness import current_build, settings_key, source_stamp
 from cardgen.manifest import Game
 from cardgen.ownership import check_game_name, check_output_root, make_staging, mark, refuse_foreign, remove_ours
 from cardgen.plan import BuildPlan, draw_plan, place_card_files, plan_build, record_of
@@ -42,7 +43,7 @@ class BuildResult:
     rendered: int
     cached: int
     seconds: float
-    warnings: list[Problem]
+    findings: list[Problem]  # warnings, and the errors of a forced build
     changes: Changes | None = None
     up_to_date: bool = False
 
@@ -76,7 +77,7 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     When no file the last build read has changed (sizes and times), nothing is validated, drawn or
     written; when files changed but what they make did not, only build.json's file stamps are renewed.
     """
-    from cardgen.validate import validate_before_build
+    from cardgen.validate import check_output_folder, validate_context
 
     started = time.perf_counter()
     check_output_root(root, options.out_root)
@@ -86,21 +87,22 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     previous = BuildRecord.previous(final)
     stage_names = [getattr(stage, "__qualname__", repr(stage)) for stage in stages or []]
     settings = settings_key(options.keep_svg, options.force, stage_names)
-    if previous is not None and is_current(previous, root, name, settings):
+    if previous is not None and current_build(final, root, name, settings) is not None:
         return _up_to_date(name, final, previous, started)
     configure_fontconfig([root / "fonts"])
-    svgs: dict = {}
-    findings = validate_before_build(root, name, options.out_root, options.force, svgs)
+    check_output_folder(options.out_root)
+    context = BuildContext.load(root, name, options.out_root)
+    findings = validate_context(context)
     mark(cache_root(options.out_root))
-    plan = plan_build(root, name, options.out_root, svgs)
-    plan.warnings = list(dict.fromkeys([*findings, *(w for w in plan.warnings if w.rule != "text-overflow")]))
+    plan = plan_build(context, findings, options.force)
+    plan.findings = list(dict.fromkeys([*findings, *(w for w in plan.findings if w.rule != "text-overflow")]))
     record = record_of(plan)
     record.fingerprint = build_fingerprint(record, plan.game, options, stages or [])
     used = {f.relative_to(root.resolve()).as_posix() for a in [*plan.faces.values(), *plan.backs.values()]
             for f in a.rendered.files} | set(plan.game.files_elsewhere())
     record.settings = settings
     record.sources = source_stamp(root, name, sorted(used), recording=True)
-    record.warnings = plan.warnings
+    record.warnings = plan.findings
     changes = diff_records(previous, record) if previous else None
     if previous and previous.fingerprint == record.fingerprint:
         previous = previous.model_copy(update={"settings": settings, "sources": record.sources,
@@ -111,7 +113,7 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     record.stats.rendered, record.stats.cached = rendered, cached
     _write_outputs(plan, record, options, stages or [], final)
     return BuildResult(name, final, len(plan.cards), record.stats.copies, rendered, cached,
-                       time.perf_counter() - started, plan.warnings, changes)
+                       time.perf_counter() - started, plan.findings, changes)
 
 
 def _write_outputs(plan: BuildPlan, record: BuildRecord, options: BuildOptions, stages: list[OutputStage],

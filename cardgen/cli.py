@@ -50,7 +50,7 @@ def main(ctx: click.Context, root: Path, debug: bool) -> None:
 
 
 def _games(root: Path, names: tuple[str, ...]) -> list[str]:
-    from cardgen.manifest import list_games
+    from cardgen.workspace import list_games
 
     games = list(names) or list_games(root)
     if not games:
@@ -73,42 +73,77 @@ def _reporter():
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=os.cpu_count() or 1, show_default=True,
               help="Processes drawing cards in parallel.")
 @click.option("--pod", is_flag=True, help="Also write print-on-demand PNGs (The Game Crafter sizes) to pod/.")
-@click.option("--force", is_flag=True, help="Build even when validation finds errors.")
+@click.option("--force", is_flag=True,
+              help="Build despite errors: cards whose data has errors or that cannot be drawn are left out, "
+                   "the rest is built; the exit code is still 1.")
 @click.pass_obj
 def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, jobs: int, pod: bool,
           force: bool) -> None:
     """Build GAMES (all games when none are named): card PNGs and build.json under output/."""
-    from cardgen.build import BuildOptions, build_game
-    from cardgen.outputs import default_stages
-    from cardgen.outputs.pod import pod_stage, write_pod
+    import time
 
-    stages = [s for s in default_stages() if s is not pod_stage] + [write_pod] if pod else default_stages()
+    from cardgen.freshness import current_build, settings_key
+    from cardgen.outputs import stage_names
+    from cardgen.ownership import check_game_name, check_output_root
 
-    options = BuildOptions((out or root / "output").resolve(), jobs, keep_svg, force)
+    out_root = check_output_root(root, out or root / "output")
+    # The same settings build_game records: a game whose last build is current is reported from its
+    # build.json alone, without importing the pipeline (pandas, cairosvg, reportlab stay unloaded).
+    settings = settings_key(keep_svg, force, stage_names(pod))
     problems: list = []
+    forced = 0
     for name in _games(root, games):
+        started = time.perf_counter()
         try:
-            result = build_game(root, name, options, _reporter(), stages)
+            current = current_build(out_root / check_game_name(name), root, name, settings)
+            if current is not None:
+                _report_current(name, *current, time.perf_counter() - started)
+                forced += sum(f.severity == "error" for f in current[1])
+                continue
+            result = _build_one(root, name, out_root, jobs, keep_svg, force, pod)
         except CardgenError as exc:
             problems += exc.problems
             continue
         _report_build(result)
+        forced += sum(f.severity == "error" for f in result.findings)
     if problems:
         raise CardgenError(problems)
+    if forced:
+        click.echo(f"built with {forced} error(s) (--force): the cards named above are left out", err=True)
+        sys.exit(1)
+
+
+def _build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool, force: bool, pod: bool):
+    """Run the whole pipeline for one game (imports it on first use)."""
+    from cardgen.build import BuildOptions, build_game
+    from cardgen.outputs import default_stages
+
+    return build_game(root, name, BuildOptions(out_root, jobs, keep_svg, force), _reporter(), default_stages(pod))
+
+
+def _report_current(name: str, cards: int, warnings: list, seconds: float) -> None:
+    """Print what a current build recorded: its warnings and that there is nothing to do."""
+    for finding in warnings:
+        click.secho(str(finding), fg="red" if finding.severity == "error" else "yellow", err=True)
+    _echo_up_to_date(name, cards, seconds)
+
+
+def _echo_up_to_date(name: str, cards: int, seconds: float) -> None:
+    click.echo(f"{name}: up to date ({cards} cards), nothing to do, {seconds:.1f}s")
 
 
 def _report_build(result) -> None:
     """Print a build's warnings, what changed since the previous build, and its counts."""
     from cardgen.changes import describe
 
-    for warning in result.warnings:
-        click.secho(str(warning), fg="yellow", err=True)
+    for finding in result.findings:
+        click.secho(str(finding), fg="red" if finding.severity == "error" else "yellow", err=True)
     name = result.name
     if result.changes is not None and not result.changes.empty:
         for line in describe(result.changes):
             click.echo(f"  {line}")
     if result.up_to_date:
-        click.echo(f"{name}: up to date ({result.cards} cards), nothing to do, {result.seconds:.1f}s")
+        _echo_up_to_date(name, result.cards, result.seconds)
     else:
         click.echo(f"{name}: {result.cards} cards ({result.copies} with copies), {result.rendered} drawn, "
                    f"{result.cached} from cache, {result.seconds:.1f}s -> {result.out_dir}")

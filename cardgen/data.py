@@ -14,6 +14,7 @@ from typing import Any
 
 from cardgen.errors import CardgenError, Problem, relative
 from cardgen.expressions import evaluate_mask
+from cardgen.filenames import collision_key, safe_slug, unsafe_reason
 from cardgen.manifest import Choice, DataSource, DeckSpec, FieldSpec, Game
 
 TRUE_WORDS = {"true", "yes", "y", "1", "x"}
@@ -116,7 +117,14 @@ def _blank_row(shown_as: str, line: int) -> Problem:
 def read_csv_table(path: Path, shown_as: str, delimiter: str | None = None, encoding: str | None = None) -> Table:
     """Read a CSV file as text rows keyed by header; encoding, BOM and delimiter are detected."""
     notes: list[Problem] = []
-    text = _decode(path.read_bytes(), encoding, shown_as, notes)
+    table = csv_table(_decode(path.read_bytes(), encoding, shown_as, notes), shown_as, delimiter)
+    table.problems[:0] = notes
+    return table
+
+
+def csv_table(text: str, shown_as: str, delimiter: str | None = None) -> Table:
+    """CSV text as rows keyed by its header (`shown_as` names it in findings); the delimiter is detected."""
+    notes: list[Problem] = []
     skipped = _leading_comment_lines(text)
     text = "\n" * skipped + text.split("\n", skipped)[-1] if skipped else text
     if not text.strip():
@@ -206,12 +214,21 @@ def _merged(item: dict) -> dict:
 
 
 def read_yaml_table(path: Path, shown_as: str) -> Table:
-    """Read a YAML list of mappings, every scalar kept as the text written (anchors and merges work)."""
+    """Read a YAML file holding a list of mappings (see `yaml_table`)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CardgenError(f"cannot read the file: {exc}", file=shown_as) from None
+    return yaml_table(text, shown_as)
+
+
+def yaml_table(text: str, shown_as: str) -> Table:
+    """YAML text holding a list of mappings as rows, every scalar kept as the text written (anchors and merges
+    work; `shown_as` names it in findings)."""
     import yaml
 
-    from cardgen.yamlsource import load_yaml  # checks syntax and alias expansion with line numbers
-    load_yaml(path, shown_as)
-    text = path.read_text(encoding="utf-8-sig")
+    from cardgen.yamlsource import parse_yaml  # checks syntax and alias expansion with line numbers
+    parse_yaml(text, shown_as)
     node = yaml.compose(text, Loader=yaml.BaseLoader)
     data = yaml.load(text, Loader=yaml.BaseLoader)
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
@@ -352,7 +369,7 @@ _ITEM_SPECS = {kind: FieldSpec(type=kind) for kind in ("str", "int", "float")}
 def slugify(text: str) -> str:
     """An id from a name: lowercase ASCII words joined by hyphens."""
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-") or "card"
+    return safe_slug(re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")) or "card"
 
 
 def convert_row(row: Row, specs: dict[str, FieldSpec]) -> tuple[dict[str, Any], list[Problem]]:
@@ -463,6 +480,11 @@ def deck_cards(game: Game, deck_name: str, rows: list[Row],
                               row.file, row.line, list(deck.text)))
         except CardgenError as exc:
             problems += exc.problems
+            continue
+        unsafe = unsafe_reason(card_id)
+        if unsafe:  # the id names the card's image file, cards/<deck>/<id>.png; kept so the rules see the card
+            problems.append(Problem(f"card id '{card_id}' cannot be a file name: {unsafe}", file=row.file,
+                                    row=row.line, column=deck.id or deck.name, rule="unsafe-id"))
     return cards, problems
 
 
@@ -521,6 +543,7 @@ def read_game_data(game: Game) -> GameData:
         data.cards += cards
         data.problems += found
     seen: dict[str, Card] = {}
+    folded: dict[str, Card] = {}
     for card in data.cards:
         if card.id in seen:
             first = seen[card.id]
@@ -530,6 +553,12 @@ def read_game_data(game: Game) -> GameData:
                                             "rows: give one an `id_prefix:`)"),
                                          file=card.source_file, row=card.source_row, rule="duplicate-id"))
         seen.setdefault(card.id, card)
+        alike = folded.setdefault(collision_key(card.id), card)
+        if alike.id != card.id:
+            data.problems.append(Problem(f"card id '{card.id}' and '{alike.id}' ({alike.source_file}:"
+                                         f"{alike.source_row}) differ only in case or accents: Windows and macOS "
+                                         "would store their images as one file; make them differ",
+                                         file=card.source_file, row=card.source_row, rule="duplicate-id"))
     data.problems = list(dict.fromkeys(data.problems))
     return data
 

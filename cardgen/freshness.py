@@ -3,19 +3,27 @@
 A build records the size and modification time of every file it read (the game's data folder,
 all templates, icons and fonts, and images named in data). When none of them changed and the
 build settings are the same, a rebuild has nothing to do and skips validation and rendering.
+
+Those stamps are kept beside build.json in a small file of their own, `.build-stamps.json`, together
+with the size and time of build.json as the build wrote it: the no-change path reads that one file,
+not the whole record, and trusts a record no one has touched since. It runs before anything else is
+imported, so this module stays light (no pandas, pydantic, cairosvg, reportlab or Pillow).
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from pathlib import Path
 from typing import Iterable
 
 from cardgen import __version__
-from cardgen.record import BuildRecord
+from cardgen.errors import Problem
+from cardgen.storage import write_json
 
 SHARED_FOLDERS = ("templates", "icons", "fonts")
 RACY_NS = 2_000_000_000
+STAMPS = ".build-stamps.json"
 
 
 def _files(root: Path, game: str) -> Iterable[Path]:
@@ -48,10 +56,10 @@ def source_stamp(root: Path, game: str, extra: Iterable[str] = (), recording: bo
     return stamp
 
 
-def extra_sources(previous: BuildRecord) -> list[str]:
+def _extra_sources(game: str, sources: dict[str, list[int]]) -> list[str]:
     """Files a build read outside the folders `source_stamp` scans (images named in data)."""
-    scanned = ("data/" + previous.game.name + "/", *(f"{f}/" for f in SHARED_FOLDERS))
-    return [p for p in previous.sources if not p.startswith(scanned)]
+    scanned = ("data/" + game + "/", *(f"{f}/" for f in SHARED_FOLDERS))
+    return [p for p in sources if not p.startswith(scanned)]
 
 
 def settings_key(*parts: object) -> str:
@@ -59,8 +67,29 @@ def settings_key(*parts: object) -> str:
     return hashlib.sha256(repr((__version__, *parts)).encode()).hexdigest()[:16]
 
 
-def is_current(previous: BuildRecord, root: Path, game: str, settings: str) -> bool:
-    """True when the previous build used these settings and no file it read has changed since."""
-    if previous.settings != settings or not previous.sources:
-        return False
-    return previous.sources == source_stamp(root, game, extra_sources(previous))
+def seal_record(record_path: Path, record: dict) -> None:
+    """Write the stamps of a just-written build record next to it (call right after writing it)."""
+    stat = record_path.stat()
+    write_json(record_path.with_name(STAMPS), {
+        "record": [stat.st_size, stat.st_mtime_ns], "settings": record.get("settings"),
+        "sources": record.get("sources", {}), "cards": record["stats"]["cards"],
+        "warnings": record.get("warnings", [])})
+
+
+def current_build(out_dir: Path, root: Path, game: str, settings: str) -> tuple[int, list[Problem]] | None:
+    """(cards, warnings) of the build in `out_dir` when it is still current, else None.
+
+    Current means: build.json is exactly as that build wrote it, the settings are the same, and no
+    file the build read has changed since. Anything unreadable is simply not current.
+    """
+    try:
+        stamps = json.loads((out_dir / STAMPS).read_text(encoding="utf-8"))
+        stat = (out_dir / "build.json").stat()
+        if stamps["record"] != [stat.st_size, stat.st_mtime_ns] or stamps["settings"] != settings:
+            return None
+        sources = stamps["sources"]
+        if not sources or sources != source_stamp(root, game, _extra_sources(game, sources)):
+            return None
+        return int(stamps["cards"]), [Problem(**warning) for warning in stamps["warnings"]]
+    except (OSError, ValueError, TypeError, AttributeError, KeyError):
+        return None

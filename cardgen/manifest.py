@@ -9,12 +9,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cardgen.errors import CardgenError, Problem, relative
+from cardgen.filenames import collision_key, unsafe_reason
 from cardgen.include import Includer, located_file
 from cardgen.ownership import check_game_name
 from cardgen.units import CARD_PRESETS, parse_length, parse_offset, parse_paper
+from cardgen.workspace import MANIFEST_NAME, list_games
 from cardgen.yamlsource import line_of, load_yaml
 
-MANIFEST_NAME = "game.yaml"
 FieldType = Literal["str", "int", "float", "bool", "enum", "list"]
 
 
@@ -238,14 +239,6 @@ def resolve_size(size: SizeSpec | str, game: GameSpec) -> CardSize:
     return CardSize(width, height, bleed, safe, dpi)
 
 
-def list_games(root: Path) -> list[str]:
-    """Names of the games in a workspace: folders of `data/` that hold a game.yaml."""
-    data = root / "data"
-    if not data.is_dir():
-        return []
-    return sorted(p.name for p in data.iterdir() if (p / MANIFEST_NAME).is_file())
-
-
 def _suggest(word: str, choices: list[str]) -> str:
     close = difflib.get_close_matches(word, choices, n=1)
     return f"; did you mean '{close[0]}'?" if close else ""
@@ -337,7 +330,25 @@ def load_game(root: Path, name: str) -> Game:
         raise CardgenError(_problems_from(exc, shown_as, lines, files)) from None
     game = Game(name, spec, root, data_dir, root / "templates" / name, path, lines, files, tuple(includer.files))
     _check_sizes(game, shown_as)
+    _check_deck_names(game)
     return game
+
+
+def _check_deck_names(game: Game) -> None:
+    """A deck's name is the folder of its card images (cards/<deck>/): it must be a safe folder name."""
+    problems: list[Problem] = []
+    folded: dict[str, str] = {}
+    for deck_name in game.spec.decks:
+        file, row = game.where("decks", deck_name)
+        unsafe = unsafe_reason(deck_name)
+        alike = folded.setdefault(collision_key(deck_name), deck_name)
+        if alike != deck_name:
+            unsafe = f"it differs from deck '{alike}' only in case or accents (one folder on Windows and macOS)"
+        if unsafe:
+            problems.append(Problem(f"decks: the deck name '{deck_name}' cannot be a folder name: {unsafe}",
+                                    file=file, row=row))
+    if problems:
+        raise CardgenError(problems)
 
 
 def _check_sizes(game: Game, shown_as: str) -> None:

@@ -8,16 +8,16 @@ from pathlib import Path
 from typing import Any
 
 from cardgen import __version__
-from cardgen.data import Card, load_cards
+from cardgen.context import BuildContext
+from cardgen.data import Card
 from cardgen.errors import CardgenError, Problem
-from cardgen.fonts import FontBook, families_in_svg
-from cardgen.icons import IconLibrary
-from cardgen.manifest import Game, load_game
+from cardgen.fonts import families_in_svg
+from cardgen.manifest import Game
 from cardgen.progress import Reporter
 from cardgen.record import BackEntry, BuildRecord, CardEntry, DeckEntry, Dimensions, GameEntry, Pixels, SourceRef, Stats
 from cardgen.render import RasterJob, content_key, run_jobs
 from cardgen.storage import Cache, place_file, write_text
-from cardgen.templates import RenderedSVG, SVGCache, SVGRenderer
+from cardgen.templates import RenderedSVG
 
 
 @dataclass
@@ -40,44 +40,58 @@ class BuildPlan:
     faces: dict[str, Artwork] = field(default_factory=dict)
     backs: dict[str, Artwork] = field(default_factory=dict)
     card_back: dict[str, str | None] = field(default_factory=dict)
-    warnings: list[Problem] = field(default_factory=list)
+    findings: list[Problem] = field(default_factory=list)  # warnings, and errors of a forced build
 
 def png_cache(out_root: Path) -> Cache:
     """The content-addressed cache of drawn card images, shared by all games of an output root."""
     return Cache(out_root, "png", ".png")
 
 
-def plan_build(root: Path, name: str, out_root: Path, rendered: dict | None = None) -> BuildPlan:
-    """Load a game and render every face and distinct back to SVG; nothing is drawn yet.
+def plan_build(context: BuildContext, findings: list[Problem] | None = None, force: bool = False) -> BuildPlan:
+    """Render every face and distinct back of a loaded game to SVG; nothing is drawn yet.
 
-    `rendered` holds SVGs rendered already (by validation), keyed by (template, deck, card id or None).
+    Errors in the game's data or in `findings` (validation's) stop the plan. With `force` they do
+    not: a card whose data cannot be read (an error in its row) or that cannot be rendered is left out
+    with an error finding, and every other card is planned, errors of the other layers and all.
     """
-    game = load_game(root, name)
-    cards = load_cards(game)
-    fonts = FontBook(root / "fonts")
-    icons = IconLibrary(root, game.spec.icons)
-    renderer = SVGRenderer(game, fonts, icons, rendered, SVGCache(out_root, game))
-    plan = BuildPlan(game, [c for c in cards if c.copies > 0])
-    for card in cards:
+    errors = [p for p in [*context.data.problems, *(findings or [])] if p.severity == "error"]
+    if errors and not force:
+        raise CardgenError(errors)
+    broken = {(p.file, p.row) for p in context.data.problems if p.severity == "error" and p.row is not None}
+    plan = BuildPlan(context.game, [])
+    for card in context.data.cards:
         if card.copies == 0:
-            plan.warnings.append(Problem(f"card '{card.id}' has 0 copies; it is left out of the build",
+            plan.findings.append(Problem(f"card '{card.id}' has 0 copies; it is left out of the build",
                                          file=card.source_file, row=card.source_row, severity="warning"))
-    problems: list[Problem] = []
-    for card in plan.cards:
-        try:
-            plan.faces[card.id] = _artwork(card.id, renderer.render(card.face_template, card.id, card.deck, card),
-                                           game, card.deck, fonts, out_root)
-            plan.card_back[card.id] = _plan_back(plan, renderer, card, fonts, out_root)
-        except CardgenError as exc:
-            problems += exc.problems
-    if problems:
-        raise CardgenError(problems)
+        elif (card.source_file, card.source_row) in broken:
+            plan.findings.append(_left_out(card, "its data has errors (above)"))
+        else:
+            _plan_card(plan, context, card, force)
     for art in [*plan.faces.values(), *plan.backs.values()]:
-        plan.warnings += art.rendered.warnings
+        plan.findings += art.rendered.warnings
     return plan
 
 
-def _plan_back(plan: BuildPlan, renderer: SVGRenderer, card: Card, fonts: FontBook, out_root: Path) -> str | None:
+def _left_out(card: Card, why: str) -> Problem:
+    return Problem(f"card '{card.id}' is left out of the build: {why}", file=card.source_file, row=card.source_row)
+
+
+def _plan_card(plan: BuildPlan, context: BuildContext, card: Card, force: bool) -> None:
+    """Render a card's face and back into the plan; a card that cannot be rendered stops the plan unless forced."""
+    try:
+        face = context.renderer.render(card.face_template, card.id, card.deck, card)
+        back = _plan_back(plan, context, card)
+    except CardgenError as exc:
+        if not force:
+            raise
+        plan.findings += [*exc.problems, _left_out(card, "it cannot be rendered")]
+        return
+    plan.faces[card.id] = _artwork(card.id, face, plan.game, card.deck, context)
+    plan.card_back[card.id] = back
+    plan.cards.append(card)
+
+
+def _plan_back(plan: BuildPlan, context: BuildContext, card: Card) -> str | None:
     """Render a card's back once per (deck, template) and share it by content."""
     if card.back_template is None:
         return None
@@ -85,8 +99,8 @@ def _plan_back(plan: BuildPlan, renderer: SVGRenderer, card: Card, fonts: FontBo
     for name, art in plan.backs.items():
         if art.deck == card.deck and art.rendered.key == card.back_template:
             return name
-    rendered = renderer.render(card.back_template, card.back_template, card.deck, None)
-    art = _artwork(stem, rendered, plan.game, card.deck, fonts, out_root)
+    rendered = context.renderer.render(card.back_template, card.back_template, card.deck, None)
+    art = _artwork(stem, rendered, plan.game, card.deck, context)
     for name, existing in plan.backs.items():
         if existing.key == art.key:
             return name
@@ -96,13 +110,14 @@ def _plan_back(plan: BuildPlan, renderer: SVGRenderer, card: Card, fonts: FontBo
     return name
 
 
-def _artwork(name: str, rendered: RenderedSVG, game: Game, deck: str, fonts: FontBook, out_root: Path) -> Artwork:
+def _artwork(name: str, rendered: RenderedSVG, game: Game, deck: str, context: BuildContext) -> Artwork:
     size = game.deck_size(game.spec.decks[deck])
-    font_files = [f for family in families_in_svg(rendered.svg) for f in fonts.files_for(family)]
+    font_files = [f for family in families_in_svg(rendered.svg) for f in context.fonts.files_for(family)]
     kind = game.spec.decks[deck].kind  # tokens and boards keep transparency: part of the key
     key = content_key(rendered.svg + kind, size.full_width_px, size.full_height_px, size.dpi,
                       [*rendered.files, *font_files])
-    return Artwork(name, rendered, deck, key, png_cache(out_root).path(key))
+    assert context.out_root is not None, "a build context has an output root"
+    return Artwork(name, rendered, deck, key, png_cache(context.out_root).path(key))
 
 
 def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter) -> tuple[int, int]:
@@ -183,6 +198,8 @@ def place_card_files(plan: BuildPlan, record: BuildRecord, out_dir: Path, keep_s
     arts += [(f"cards/{card.deck}/{card.id}.png", plan.faces[card.id]) for card in plan.cards]
     for relative_path, art in arts:
         target = out_dir / relative_path
+        if not target.resolve().is_relative_to(out_dir.resolve()):  # ids and deck names are checked on loading
+            raise CardgenError(f"refused to write {relative_path} outside the output folder")
         place_file(art.cache_path, target)
         if keep_svg:
             write_text(target.with_suffix(".svg"), art.rendered.svg)

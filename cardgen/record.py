@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from cardgen.errors import CardgenError, Problem
+from cardgen.freshness import seal_record
 from cardgen.storage import write_json
 
 BUILD_RECORD = "build.json"
@@ -126,7 +127,7 @@ class BuildRecord(Entry):
     fingerprint: str | None = None
     settings: str | None = None
     sources: dict[str, list[int]] = Field(default_factory=dict)
-    warnings: list[Problem] = Field(default_factory=list)
+    warnings: list[Problem] = Field(default_factory=list)  # the build's findings (errors too, when forced)
 
     @model_validator(mode="after")
     def _backs_listed(self) -> BuildRecord:
@@ -161,8 +162,10 @@ class BuildRecord(Entry):
         return self.model_dump(mode="json")
 
     def save(self, out_dir: Path) -> None:
-        """Write `<out_dir>/build.json` atomically."""
-        write_json(out_dir / BUILD_RECORD, self.to_json())
+        """Write `<out_dir>/build.json` atomically, and its stamps for the no-change check (freshness.py)."""
+        data = self.to_json()
+        write_json(out_dir / BUILD_RECORD, data)
+        seal_record(out_dir / BUILD_RECORD, data)
 
     @classmethod
     def parse(cls, data: Any, shown_as: str) -> BuildRecord:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from jinja2.sandbox import SecurityError
 from markupsafe import Markup, escape
 
 from cardgen.data import Card
@@ -18,6 +19,7 @@ from cardgen.errors import CardgenError, Problem, relative
 from cardgen.fonts import FontBook, families_in_svg
 from cardgen.icons import IconLibrary
 from cardgen.manifest import CardSize, Game
+from cardgen.sandbox import TemplateLimit, TemplateSandbox, render_bounded
 from cardgen.storage import Cache, file_digest
 from cardgen.text import TextMeasurer, TextStyle, fit_text, icon_svg, layout_to_svg
 from cardgen.units import MM_PER_INCH, PT_PER_INCH, mm_to_px
@@ -169,8 +171,9 @@ def safe_path(game: Game, path: str) -> Path:
     return resolved
 
 
-class SVGEnvironment(jinja2.Environment):
-    """Jinja where `./name` and `../name` in extends, include and import are relative to the current template.
+class SVGEnvironment(TemplateSandbox):
+    """Sandboxed Jinja (see sandbox.py) where `./name` and `../name` in extends, include and import are
+    relative to the current template.
 
     That lets the templates of a deck definition kept in a subfolder (`templates/common/standard-deck/`)
     name their partials without knowing where the folder is.
@@ -183,8 +186,8 @@ class SVGEnvironment(jinja2.Environment):
         return template
 
 
-def make_environment(game: Game) -> jinja2.Environment:
-    """Jinja for SVG: XML autoescaping, undefined names are errors, game and shared template folders."""
+def make_environment(game: Game) -> SVGEnvironment:
+    """Sandboxed Jinja for SVG: XML autoescaping, undefined names are errors, game and shared template folders."""
     folders = [str(game.template_dir), str(game.root / "templates")]
     return SVGEnvironment(loader=jinja2.FileSystemLoader(folders), autoescape=True,
                           undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
@@ -254,25 +257,27 @@ class SVGCache:
 class SVGRenderer:
     """Renders card faces and backs of one game to SVG text."""
 
-    def __init__(self, game: Game, fonts: FontBook, icons: IconLibrary, done: dict | None = None,
-                 cache: SVGCache | None = None) -> None:
+    def __init__(self, game: Game, fonts: FontBook, icons: IconLibrary, cache: SVGCache | None = None) -> None:
         self.game, self.fonts, self.icons = game, fonts, icons
-        self.done = done or {}  # renders made earlier in this build: (template, deck, card id or None) -> SVG
+        self.done: dict[tuple[str, str, str | None], RenderedSVG] = {}  # renders made by this renderer
         self.cache = cache
         self.env = make_environment(game)
 
     def render(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
         """Render one template for a card (or for a deck's back when card is None), from the caches if there."""
-        earlier = self.done.get((template_name, deck, card.id if card else None))
+        memo = (template_name, deck, card.id if card else None)
+        earlier = self.done.get(memo)
         if earlier is not None:
             return earlier
         if self.cache is None:
-            return self._render(template_name, key, deck, card)
-        cache_key = self.cache.key(template_name, deck, card)
-        rendered = self.cache.get(cache_key, key)
-        if rendered is None:
             rendered = self._render(template_name, key, deck, card)
-            self.cache.put(cache_key, rendered)
+        else:
+            cache_key = self.cache.key(template_name, deck, card)
+            cached = self.cache.get(cache_key, key)
+            rendered = cached or self._render(template_name, key, deck, card)
+            if cached is None:
+                self.cache.put(cache_key, rendered)
+        self.done[memo] = rendered
         return rendered
 
     def _render(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
@@ -282,7 +287,7 @@ class SVGRenderer:
         where = f"card '{card.id}' ({card.source_file}:{card.source_row})" if card else f"the back of deck '{deck}'"
         try:
             template = self.env.get_template(template_name)
-            svg = template.render(self._context(helpers, deck, card, size))
+            svg = render_bounded(self.env, template, self._context(helpers, deck, card, size))
         except jinja2.TemplateSyntaxError as exc:
             raise CardgenError(f"template syntax error: {exc.message}",
                                file=relative(exc.filename or shown, self.game.root), row=exc.lineno) from None
@@ -291,6 +296,11 @@ class SVGRenderer:
                                file=relative(self.game.manifest_path, self.game.root)) from None
         except jinja2.UndefinedError as exc:
             raise CardgenError(f"{exc.message} while rendering {where}", file=shown,
+                               row=_template_line(template_name)) from None
+        except (TemplateLimit, SecurityError, OverflowError, RecursionError) as exc:
+            # a template reaching for Python's internals, or past a bound of the sandbox
+            message = str(exc) if isinstance(exc, TemplateLimit) else f"{type(exc).__name__}: {exc}"
+            raise CardgenError(f"{message} (while rendering {where})", file=shown,
                                row=_template_line(template_name)) from None
         except CardgenError as exc:
             line = _template_line(template_name)

@@ -49,6 +49,11 @@ def load_yaml(path: Path, shown_as: str) -> tuple[Any, dict[KeyPath, int]]:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise CardgenError(f"cannot read the file: {exc}", file=shown_as) from None
+    return parse_yaml(text, shown_as)
+
+
+def parse_yaml(text: str, shown_as: str) -> tuple[Any, dict[KeyPath, int]]:
+    """Parse YAML text (`shown_as` names it in errors); return the data and a map from key path to line number."""
     try:
         node = yaml.compose(text, Loader=_Loader)
         if node is not None and expanded_size(node) > MAX_EXPANDED_NODES:

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -197,16 +200,19 @@ def test_print_changed_since_holds_only_changed_cards(tiny_game: Path) -> None:
     assert content.count(" Do") == 3  # the changed card drawn three times, once per copy
 
 
-def test_unchanged_files_skip_validation_and_planning(tiny_game: Path, monkeypatch) -> None:
-    import os
+def _age_sources(root: Path) -> None:
+    """Make every input file look older than the racy window, so that stamps are recorded for it."""
+    old = time.time() - 10
+    for path in root.rglob("*"):
+        if path.is_file() and "output" not in path.parts:
+            os.utime(path, (old, old))
 
+
+def test_unchanged_files_skip_validation_and_planning(tiny_game: Path, monkeypatch) -> None:
     import cardgen.build
 
     _build(tiny_game)
-    old = time.time() - 10  # make every file look older than the racy window
-    for path in tiny_game.rglob("*"):
-        if path.is_file() and "output" not in path.parts:
-            os.utime(path, (old, old))
+    _age_sources(tiny_game)
     second = _build(tiny_game)  # same content: stamps are renewed, nothing drawn
     assert second.up_to_date and second.rendered == 0
     monkeypatch.setattr(cardgen.build, "plan_build", lambda *a: pytest.fail("planned although nothing changed"))
@@ -276,3 +282,51 @@ def test_cached_svg_with_a_deleted_image_is_an_error_not_a_crash(workspace: Path
     (data / "red.png").unlink()
     with pytest.raises(CardgenError, match="red.png"):
         build_game(workspace, "i", BuildOptions(workspace / "output", jobs=1))
+
+
+HEAVY_LIBRARIES = {"pandas", "numpy", "pydantic", "cairosvg", "cairocffi", "reportlab", "PIL", "jinja2", "yaml"}
+
+
+def test_no_change_command_loads_no_pipeline_library(tiny_game: Path) -> None:
+    csv = tiny_game / "data" / "tiny" / "cards.csv"
+    csv.write_text(csv.read_text() + "Spare,4,Not printed,0\n")  # a warning the fast path must repeat
+    runner = CliRunner()
+    assert runner.invoke(main, ["--root", str(tiny_game), "build", "-j", "1"]).exit_code == 0
+    _age_sources(tiny_game)
+    assert runner.invoke(main, ["--root", str(tiny_game), "build", "-j", "1"]).exit_code == 0  # stamps renewed
+    code = ("import sys; from cardgen.cli import main; "
+            f"main(['--root', {str(tiny_game)!r}, 'build'], standalone_mode=False); "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & " + repr(HEAVY_LIBRARIES) + "))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "tiny: up to date (3 cards)" in done.stdout
+    assert done.stdout.strip().endswith("[]"), done.stdout
+    assert "'spare' has 0 copies" in done.stderr
+
+
+def test_touched_build_record_or_stamps_are_rebuilt_not_trusted(tiny_game: Path) -> None:
+    runner = CliRunner()
+    runner.invoke(main, ["--root", str(tiny_game), "build", "-j", "1"])
+    _age_sources(tiny_game)
+    runner.invoke(main, ["--root", str(tiny_game), "build", "-j", "1"])
+    out = tiny_game / "output" / "tiny"
+    record, stamps = (out / "build.json").read_text(), (out / ".build-stamps.json").read_text()
+    no_cards = json.dumps({k: v for k, v in json.loads(record).items() if k != "cards"})
+    nonsense = json.dumps({**json.loads(stamps), "warnings": [{"nonsense": 1}]})
+    for file, broken in (("build.json", no_cards), ("build.json", "[1, 2"), (".build-stamps.json", "{"),
+                         (".build-stamps.json", nonsense)):
+        (out / file).write_text(broken)
+        result = runner.invoke(main, ["--root", str(tiny_game), "build", "-j", "1"])
+        assert result.exit_code == 0, result.output
+        if file == "build.json":  # a record not as the build wrote it is never trusted: built again
+            assert "up to date" not in result.output and "drawn" in result.output
+        assert len(json.loads((out / "build.json").read_text())["cards"]) == 3
+        assert json.loads((out / ".build-stamps.json").read_text())["cards"] == 3
+        assert "up to date" in runner.invoke(main, ["--root", str(tiny_game), "build", "-j", "1"]).output
+
+
+def test_stage_names_match_the_stages() -> None:
+    from cardgen.outputs import default_stages, stage_names
+
+    for pod in (False, True):
+        assert stage_names(pod) == [stage.__qualname__ for stage in default_stages(pod)]
+    assert "write_pod" in stage_names(True) and "pod_stage" not in stage_names(True)

@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from cardgen.build import BuildOptions, build_game, plan_build
+from cardgen.build import BuildOptions, build_game
+from cardgen.context import BuildContext
 from cardgen.errors import CardgenError
 from cardgen.fonts import FontBook, configure_fontconfig
+from cardgen.plan import plan_build
 from cardgen.render import RenderFailure, draw_svg, make_url_fetcher
 from cardgen.text import TextMeasurer, fit_text
 from tests.conftest import REPO, SIMPLE_BACK, SIMPLE_MANIFEST, write_game
@@ -28,7 +30,7 @@ def _texts(svg: str) -> list[str]:
 def _plan_with_face(workspace: Path, face: str, cards: str = "name,power\nAlpha,1\n"):
     """Write a one-deck game `g` with this face template and data, then plan its build."""
     write_game(workspace, "g", SIMPLE_MANIFEST, {"cards.csv": cards}, {"face.svg": face, "back.svg": SIMPLE_BACK})
-    return plan_build(workspace, "g", workspace / "output")
+    return plan_build(BuildContext.load(workspace, "g", workspace / "output"))
 
 
 def test_wrapped_lines_fit_their_box() -> None:
@@ -75,7 +77,7 @@ def test_measured_width_matches_cairo_ink(tmp_path: Path) -> None:
 
 
 def test_escaping_and_markup_render_as_text(tiny_game) -> None:
-    plan = plan_build(tiny_game, "tiny", tiny_game / "output")
+    plan = plan_build(BuildContext.load(tiny_game, "tiny", tiny_game / "output"))
     svg = plan.faces["alpha"].rendered.svg
     ElementTree.fromstring(svg)  # well-formed despite & < > "
     assert "Fire" in _texts(svg) and "&" in _texts(svg) and "<2>" in _texts(svg) and '"quoted"' in _texts(svg)

@@ -61,6 +61,17 @@ decks:
     face: chip.svg
     supply: true
     size: {width: 20mm, height: 20mm, bleed: 0}
+  wide:
+    source: wide.csv
+    size: {width: 88.9mm, height: 63.5mm}   # landscape poker cards
+    face: face.svg
+    back: back.svg
+  strip:
+    kind: token
+    shape: rectangle
+    source: strip.csv
+    face: chip.svg
+    size: {width: 40mm, height: 15mm, bleed: 0}
 tts:
   cutout: [cut]
 """
@@ -88,6 +99,8 @@ def _mini_workspace(root: Path) -> None:
                                     "Red Two,#cc4444,0.7,red\n")
     (game / "chips.csv").write_text("name,count\nChip,3\n")
     (game / "cut.csv").write_text("name\nCut Token\n")
+    (game / "wide.csv").write_text("name,color,bar\nWide One,#227744,0.2\nWide Two,#772244,0.6\n")
+    (game / "strip.csv").write_text("name\nStrip\n")
     (templates / "face.svg").write_text(FACE_SVG)
     (templates / "back.svg").write_text(BACK_SVG % "#333333")
     (templates / "back2.svg").write_text(BACK_SVG % "#33cc33")
@@ -350,6 +363,105 @@ def test_the_play_mat_is_a_board_with_its_image(scrapbots) -> None:
         assert image.size == (2362, 1772)  # 400 x 300 mm at the board's own 150 dpi, no bleed
 
 
+# Sizes at scale 1, in table units, as docs/tts.md gives them from saves Tabletop Simulator wrote: a card's
+# long side, a tile's (or token's) height, a board's height (its width is WidthScale times that). A card at
+# scale 1 stands for a poker card, 88.9 mm long.
+DOCUMENTED_UNITS = {"card": 3.1, "tile": 2.0, "board": 16.7}
+MM_PER_UNIT = 88.9 / 3.1
+
+
+def _on_table_mm(obj: dict) -> tuple[float, float]:
+    """An object's (width, height) on the table in mm, from its scale and the documented sizes."""
+    scale = obj["Transform"]["scaleX"]
+    assert obj["Transform"]["scaleZ"] == scale
+    if obj["Name"] in ("Card", "DeckCustom"):
+        return scale * DOCUMENTED_UNITS["card"] * MM_PER_UNIT, 0.0  # long side only: the sheet gives the rest
+    aspect = obj["CustomImage"]["WidthScale"] if obj["Name"] == "Custom_Board" else None
+    height = scale * DOCUMENTED_UNITS["board" if aspect else "tile"] * MM_PER_UNIT
+    return (height * aspect if aspect else 0.0), height
+
+
+def _designed_mm(obj: dict, record: BuildRecord) -> dict:
+    """The size game.yaml gives the deck an object comes from."""
+    if obj["Name"] == "DeckCustom":
+        return next(d for d in record.decks.values() if d.title == obj["Nickname"]).size_mm.model_dump()
+    card = next(c for c in record.cards if c.id == obj["GMNotes"] or c.name == obj["Nickname"])
+    return card.size_mm.model_dump()
+
+
+def test_every_object_has_its_designed_size_on_the_table(scrapbots, mini) -> None:
+    checked = set()
+    for _, record, saved in (scrapbots, mini):
+        for obj in _walk(saved["ObjectStates"]):
+            if obj["Name"] in ("Infinite_Bag",):
+                continue
+            size = _designed_mm(obj, record)
+            width, height = _on_table_mm(obj)
+            if obj["Name"] in ("Card", "DeckCustom"):
+                assert width == pytest.approx(max(size["width"], size["height"]), rel=0.002), obj["Nickname"]
+                assert obj["SidewaysCard"] == (size["width"] > size["height"])
+            else:
+                assert height == pytest.approx(size["height"], rel=0.002), obj["Nickname"]
+                if obj["Name"] == "Custom_Board":
+                    assert width == pytest.approx(size["width"], rel=0.002)
+            checked.add(obj["Name"])
+    assert checked == {"Card", "DeckCustom", "Custom_Tile", "Custom_Token", "Custom_Board"}
+
+
+def test_scrapbots_sizes_are_the_ones_the_docs_state(scrapbots) -> None:
+    objects = _objects(scrapbots[2])
+    token = objects["Damage Counter"]["ContainedObjects"][0]
+    found = {"poker card": objects["Center Deck"]["Transform"]["scaleX"], "22 mm token": token["Transform"]["scaleX"],
+             "mat": objects["Play Mat"]["Transform"]["scaleX"]}
+    assert found == {"poker card": 1.0, "22 mm token": 0.3836, "mat": 0.6264}
+    assert objects["Play Mat"]["CustomImage"]["WidthScale"] == pytest.approx(4 / 3)
+    docs = (ROOT / "docs" / "tts.md").read_text()
+    assert all(f"| {value} |" in docs for value in ("1.0", "0.3836", "0.6264"))
+
+
+def test_landscape_cards_stay_at_scale_one_sideways(mini) -> None:
+    wide = _objects(mini[2])["Wide"]
+    assert wide["SidewaysCard"] is True and wide["Transform"]["scaleX"] == 1.0
+    assert all(card["SidewaysCard"] for card in wide["ContainedObjects"])
+    big = _objects(mini[2])["Big"]  # portrait jumbo cards: their long side over a poker card's
+    assert big["SidewaysCard"] is False and big["Transform"]["scaleX"] > 1
+
+
+def test_keys_change_when_a_decks_pictures_change(mini, tmp_path) -> None:
+    root = Path(shutil.copytree(mini[0].parent.parent, tmp_path / "ws", copy_function=os.link, symlinks=True))
+    before = {o["Nickname"]: sorted(o["CustomDeck"]) for o in mini[2]["ObjectStates"] if "CustomDeck" in o}
+    solo = root / "data" / "mini" / "solo.csv"
+    solo.unlink()  # a link to the fixture's file: replace it, do not write through it
+    solo.write_text("name,color,bar,count\nLonely,#228844,0.4,1\n")
+    _, _, saved = _build(root, "mini", root / "output")
+    after = {o["Nickname"]: sorted(o["CustomDeck"]) for o in saved["ObjectStates"] if "CustomDeck" in o}
+    assert after["Lonely"] != before["Lonely"]  # new picture, new key: no table mixes the two
+    assert {k: v for k, v in after.items() if k != "Lonely"} == {k: v for k, v in before.items() if k != "Lonely"}
+
+
+def test_file_urls_escape_only_what_would_break_them(tmp_path) -> None:
+    from cardgen.outputs.tts import file_url
+
+    image = tmp_path / "My Games" / "50% #1" / "x.png"
+    url = file_url(image)
+    assert url == "file://" + str(tmp_path) + "/My Games/50%25 %231/x.png"  # spaces stay, as TTS writes them
+    assert _path(url) == image
+
+
+def test_install_finds_a_documents_folder_moved_to_onedrive(tmp_path, monkeypatch) -> None:
+    from cardgen.outputs import tts_install
+
+    monkeypatch.setattr(tts_install.sys, "platform", "win32")
+    monkeypatch.setenv("USERPROFILE", str(tmp_path / "home"))
+    monkeypatch.setenv("OneDrive", str(tmp_path / "OneDrive"))
+    moved = tmp_path / "OneDrive" / "Documents" / "My Games" / "Tabletop Simulator"
+    (moved / "Saves").mkdir(parents=True)
+    assert tts_install.default_tts_dir() == moved
+    monkeypatch.delenv("OneDrive")
+    usual = tmp_path / "home" / "Documents" / "My Games" / "Tabletop Simulator"
+    assert tts_install.default_tts_dir() == usual
+
+
 def test_tokens_cut_out_or_stacked(mini) -> None:
     objects = mini[2]["ObjectStates"]
     chips = [o for o in objects if o["Nickname"] == "Chip"]
@@ -387,10 +499,14 @@ def test_bbcode_descriptions() -> None:
 def test_tts_command_exports_and_installs(scrapbots, tmp_path) -> None:
     out_dir = _copy_build(scrapbots[0], tmp_path)
     tts_home = tmp_path / "Tabletop Simulator"
-    old_images = tts_home / "Saves" / "Saved Objects" / "cardgen" / "scrapbots"
+    old_images = tts_home / "Saves" / "Saved Objects" / "cardgen" / "scrapbots"  # where installs used to put them
     old_images.mkdir(parents=True)
     (old_images / "scrapbots-center-1-000000000000.jpg").write_bytes(b"old")
     (old_images / "mine.txt").write_text("not ours")
+    images = tts_home / "cardgen" / "scrapbots"
+    images.mkdir(parents=True)
+    (images / "scrapbots-center-1-111111111111.jpg").write_bytes(b"older export")
+    (images / "scrapbots-notes.jpg").write_bytes(b"the designer's own file")
     result = CliRunner().invoke(main, ["--root", str(ROOT), "tts", "scrapbots", "--out", str(out_dir.parent),
                                        "--format", "png", "--install", "--tts-dir", str(tts_home)])
     assert result.exit_code == 0, result.output
@@ -398,9 +514,12 @@ def test_tts_command_exports_and_installs(scrapbots, tmp_path) -> None:
     saved = json.loads((target / "Scrapbots.json").read_text(encoding="utf-8"))
     assert (target / "Scrapbots.png").is_file()
     sheet = next(iter(_objects(saved)["Center Deck"]["CustomDeck"].values()))
-    assert _path(sheet["FaceURL"]).parent == target / "scrapbots" and sheet["FaceURL"].endswith(".png")
-    assert "/Saved Objects/" in sheet["FaceURL"]  # a plain path, as Tabletop Simulator writes local files
-    assert not (old_images / "scrapbots-center-1-000000000000.jpg").exists() and (old_images / "mine.txt").exists()
+    assert _path(sheet["FaceURL"]).parent == images and sheet["FaceURL"].endswith(".png")
+    assert "/Tabletop Simulator/" in sheet["FaceURL"]  # a plain path, as Tabletop Simulator writes local files
+    # Nothing but the saved object and its thumbnail under Saved Objects: no image folder in its menu.
+    assert sorted(p.name for p in target.iterdir()) == ["Scrapbots.json", "Scrapbots.png", "scrapbots"]
+    assert [p.name for p in old_images.iterdir()] == ["mine.txt"]
+    assert not (images / "scrapbots-center-1-111111111111.jpg").exists() and (images / "scrapbots-notes.jpg").exists()
     assert all(_path(url).is_file() for o in _walk(saved) for s in o.get("CustomDeck", {}).values()
                for url in (s["FaceURL"], s["BackURL"]))
 

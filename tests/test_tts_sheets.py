@@ -66,6 +66,8 @@ def test_keys_are_stable_distinct_and_fit_a_card_id() -> None:
     keys = {derive_key(game, deck, i, set()) for game in ("a", "b") for deck in ("x", "y") for i in range(3)}
     assert len(keys) == 12
     assert all(KEY_FIRST <= k < KEY_FIRST + KEY_COUNT and k * 100 + 99 < 2**31 for k in keys)
+    # What the sheet shows is part of its key: other pictures, another key.
+    assert derive_key("g", "d", 0, set(), "faces-v1") != derive_key("g", "d", 0, set(), "faces-v2")
 
 
 def test_guids_are_six_hex_digits_unique_and_reproducible() -> None:

@@ -13,13 +13,14 @@ from pathlib import Path
 # Pipeline order: a module may import modules of its own rank or lower ranks only. The SVG renderer
 # (text, templates) ranks before validation because the layout checks render cards to measure them.
 STAGES = [
-    ("base", ["errors", "units", "ownership", "storage", "yamlsource", "expressions", "progress", "__init__"]),
-    ("load", ["manifest", "include", "sources", "data", "markup", "fonts", "icons"]),
-    ("svg", ["text", "templates"]),
+    ("base", ["errors", "units", "filenames", "ownership", "storage", "yamlsource", "expressions", "progress",
+              "workspace", "__init__"]),
+    ("load", ["manifest", "include", "sources", "data", "markup", "fonts", "icons", "freshness"]),
+    ("svg", ["text", "sandbox", "templates"]),
     ("context", ["context"]),
     ("validate", ["validate"]),
     ("raster", ["render"]),
-    ("record", ["record", "changes", "freshness"]),
+    ("record", ["record", "changes"]),
     ("outputs", ["outputs", "stages"]),
     ("build", ["plan", "build", "watch"]),
     ("cli", ["cli", "commands", "__main__"]),

@@ -3,15 +3,33 @@
 A stage is a function `(game, record, out_dir) -> None` (see `cardgen.build.OutputStage`):
 `record` is the build.json dict, `out_dir` the game's output folder being built (images are
 at `out_dir / card["face"]`). A new output format is one new module here plus one line below.
+
+The stages are named here as text and imported only when a build runs them: a rebuild with nothing
+to do needs their names (part of the build settings) but none of their libraries.
 """
 from __future__ import annotations
 
+import importlib
 
-def default_stages() -> list:
-    """The output stages `cardgen build` runs after the card PNGs and build.json, in order."""
-    from cardgen.outputs.gallery import write_gallery
-    from cardgen.outputs.pdf import print_stage
-    from cardgen.outputs.pod import pod_stage
-    from cardgen.outputs.tts import tts_stage
+# (module, function) of each stage `cardgen build` runs after the card PNGs and build.json, in order.
+DEFAULT_STAGES = (("cardgen.outputs.pdf", "print_stage"), ("cardgen.outputs.pod", "pod_stage"),
+                  ("cardgen.outputs.tts", "tts_stage"), ("cardgen.outputs.gallery", "write_gallery"))
+# `--pod` writes the print-on-demand files whatever the manifest says.
+ALWAYS_POD = ("cardgen.outputs.pod", "write_pod")
 
-    return [print_stage, pod_stage, tts_stage, write_gallery]
+
+def _chosen(pod: bool) -> list[tuple[str, str]]:
+    stages = list(DEFAULT_STAGES)
+    if pod:
+        stages = [s for s in stages if s[1] != "pod_stage"] + [ALWAYS_POD]
+    return stages
+
+
+def stage_names(pod: bool = False) -> list[str]:
+    """The names of the stages `default_stages(pod)` returns, without importing them."""
+    return [name for _, name in _chosen(pod)]
+
+
+def default_stages(pod: bool = False) -> list:
+    """The output stages of `cardgen build` (with `--pod`: print-on-demand files always written)."""
+    return [getattr(importlib.import_module(module), name) for module, name in _chosen(pod)]

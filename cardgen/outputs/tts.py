@@ -22,16 +22,14 @@ from cardgen.manifest import Game, TTSSpec
 from cardgen.markup import parse
 from cardgen.outputs.reuse import inputs_key, reuse_or_make
 from cardgen.outputs.tts_sheets import MAX_SIDE_PX, Guids, Sheet, plan_sheets
+from cardgen.outputs.tts_sizes import board_scale, card_scale, table_units, tile_scale
 from cardgen.ownership import make_staging, remove_ours
 from cardgen.record import BuildRecord, CardEntry, DeckEntry
 from cardgen.storage import Cache, swap_into_place, write_json
 
 TTS_DIR = "tts"
 THUMBNAIL_PX = 256
-# Sizes on the table, measured on real mods (approximate): at scale 1 a card is as high as a poker card
-# whatever its proportions, and a tile, token or board is about 0.377 times that (1.318 in).
-CARD_HEIGHT_MM = 88.9
-TILE_HEIGHT_MM = 33.5
+GAP_UNITS = 1.0  # space between objects laid out on the table
 TILE_TYPES = {"rectangle": 0, "square": 0, "hex": 1, "circle": 2, "rounded": 3}
 DECK_TYPES = {"rounded": 0, "rectangle": 1, "square": 1, "hex": 3, "circle": 4}
 PLAIN_BACK = "#3a3733"  # the back of cards whose deck declares none
@@ -93,9 +91,10 @@ def _check_cutout(game: Game, record: BuildRecord, options: TTSOptions) -> None:
 
 
 def file_url(path: Path) -> str:
-    """A file:/// URL as Tabletop Simulator writes one for a local image: the plain absolute path, not
-    percent-encoded (file:///C:/Users/Me/My Games/... on Windows)."""
-    absolute = path.resolve().as_posix()
+    """A file:/// URL as Tabletop Simulator writes one for a local image: the plain absolute path with its
+    spaces (file:///C:/Users/Me/My Games/... on Windows), except `%` and `#`, which would otherwise start an
+    escape or cut the address short."""
+    absolute = path.resolve().as_posix().replace("%", "%25").replace("#", "%23")
     return "file://" + (absolute if absolute.startswith("/") else "/" + absolute)
 
 
@@ -232,28 +231,36 @@ class _Exporter:
     # ------------------------------------------------------------ objects
 
     def saved_object(self) -> dict:
-        """The whole saved-object file: header plus every deck, token supply and board of the game."""
+        """The whole saved-object file: header plus every deck, token supply and board of the game.
+
+        Decks lie face down side by side, tokens in a row in front of them and boards behind, each at
+        its size in game.yaml (see `tts_sizes`).
+        """
         rows: dict[str, list[tuple[str, DeckEntry, list[CardEntry]]]] = {"card": [], "token": [], "board": []}
         for deck_name, deck in self.record.decks.items():
             cards = self.record.cards_of(deck_name)
             if cards:
                 rows[deck.kind].append((deck_name, deck, cards))
         objects = []
-        for i, (deck_name, deck, cards) in enumerate(rows["card"]):
+        widths = [table_units(deck.size_mm.width) for _, deck, _ in rows["card"]]
+        x = -(sum(widths) + GAP_UNITS * (len(widths) - 1)) / 2
+        for (deck_name, deck, cards), width in zip(rows["card"], widths):
             objects.append(self.card_deck(deck_name, deck, cards, _transform(
-                (i - (len(rows["card"]) - 1) / 2) * 3.5, 0, face_down=True,
-                scale=deck.size_mm.height / CARD_HEIGHT_MM)))
+                x + width / 2, 0, face_down=True, scale=card_scale(deck.size_mm.width, deck.size_mm.height))))
+            x += width + GAP_UNITS
+        front = max((table_units(deck.size_mm.height) / 2 for _, deck, _ in rows["card"]), default=0.0) + GAP_UNITS
         x = 0.0
         for deck_name, deck, cards in rows["token"]:
+            width, depth = table_units(deck.size_mm.width), table_units(max(deck.size_mm.height, 25.4))
             for card in cards:
-                objects += self.token_objects(deck_name, deck, card, x)
-                x += 3.0
-        z = 3.0  # boards go behind the decks, one after the other (a table unit is about an inch)
+                objects += self.token_objects(deck_name, deck, card, x + width / 2, -front - depth / 2)
+                x += max(width, 1.0) + GAP_UNITS
+        z = front  # boards go behind the decks, one after the other
         for _, deck, cards in rows["board"]:
-            half = deck.size_mm.height / 25.4 / 2
+            height = table_units(deck.size_mm.height)
             for card in cards:
-                objects.append(self.board(deck, card, z + half))
-                z += 2 * half + 1.0
+                objects.append(self.board(deck, card, z + height / 2))
+                z += height + GAP_UNITS
         game = self.record.game
         return {"SaveName": game.title, "Date": self.record.built_at, "VersionNumber": "",
                 "GameMode": game.title, "GameType": "", "GameComplexity": "", "Tags": [], "Gravity": 0.5,
@@ -266,7 +273,11 @@ class _Exporter:
         bleed = 2 * deck.bleed_px
         card_size = (deck.pixels.width - bleed, deck.pixels.height - bleed)  # as `trimmed` cuts
         self.cover.append((cards[0].face, deck))
-        sheets = plan_sheets(self.game, deck_name, list(by_id), *card_size, self.keys)
+        # A key names the sheet's images: it changes whenever they do, or a table holding an older export
+        # of the deck would show the first images loaded under that key for both.
+        picture = f"{card_size}/{deck.bleed_mm}/{self.options.image_format}/{self.options.jpeg_quality}"
+        sheets = plan_sheets(self.game, deck_name, list(by_id), *card_size, self.keys, lambda ids: "|".join(
+            [picture, *(f"{by_id[i].hash}/{self.image_hash(by_id[i].back)}" for i in ids)]))
         backs: dict[str | None, Image.Image] = {}  # each distinct back, loaded once
 
         def back_of(card_id: str) -> Image.Image:
@@ -331,7 +342,7 @@ class _Exporter:
         self.cover.append((card.face, deck))
         return self.save_cached(make, card.id, [card.hash, f"{deck.bleed_mm}"], keep_alpha)
 
-    def token_objects(self, deck_name: str, deck: DeckEntry, card: CardEntry, x: float) -> list[dict]:
+    def token_objects(self, deck_name: str, deck: DeckEntry, card: CardEntry, x: float, z: float) -> list[dict]:
         """A token as a Custom_Tile (or Custom_Token when cut out): in an Infinite_Bag for an endless
         supply, else one object per copy, stacked."""
         url = self.component_image(card, deck, keep_alpha=True)
@@ -347,24 +358,27 @@ class _Exporter:
             # Stretch off: the tile takes the image's proportions, which are already the token's.
             image["CustomTile"] = {"Type": TILE_TYPES[deck.shape], "Thickness": 0.2, "Stackable": True,
                                    "Stretch": False}
-        scale = deck.size_mm.height / TILE_HEIGHT_MM
+        scale = tile_scale(deck.size_mm.height)
 
         def token(name: str, y: float) -> dict:
             return _base(kind, self.guid(name), card.name, tts_text(card.text),
-                         _transform(x, -5.0, y=y, scale=scale), CustomImage=image)
+                         _transform(x, z, y=y, scale=scale), CustomImage=image)
 
         if deck.supply:
             return [_base("Infinite_Bag", self.guid(f"bag/{card.id}"), card.name,
-                          f"Endless supply: {tts_text(card.text)}", _transform(x, -5.0),
+                          f"Endless supply: {tts_text(card.text)}", _transform(x, z),
                           ContainedObjects=[token(f"token/{card.id}", 1.0)])]
         return [token(f"token/{card.id}/{copy}", 1.0 + 0.25 * copy) for copy in range(card.copies)]
 
     def board(self, deck: DeckEntry, card: CardEntry, z: float) -> dict:
-        """A Custom_Board, locked as Tabletop Simulator makes boards; its proportions follow its image."""
+        """A Custom_Board, locked as Tabletop Simulator makes boards; `WidthScale` is its image's width over
+        its height, as Tabletop Simulator stores it for every board."""
         url = self.component_image(card, deck, keep_alpha=self.options.image_format == "png")
+        size = deck.size_mm
         return _base("Custom_Board", self.guid(f"board/{card.id}"), card.name, tts_text(card.text),
-                     _transform(0, z, scale=deck.size_mm.height / TILE_HEIGHT_MM), Locked=True,
-                     CustomImage={"ImageURL": url, "ImageSecondaryURL": "", "ImageScalar": 1.0, "WidthScale": 0.0})
+                     _transform(0, z, scale=board_scale(size.height)), Locked=True,
+                     CustomImage={"ImageURL": url, "ImageSecondaryURL": "", "ImageScalar": 1.0,
+                                  "WidthScale": round(size.width / size.height, 6)})
 
     def cover_hashes(self) -> list[str]:
         """What the thumbnail shows, as content hashes (it is remade only when they change)."""

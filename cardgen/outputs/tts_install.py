@@ -1,10 +1,13 @@
-"""Installing an export into Tabletop Simulator: its data folder per OS, and copying the saved object, its
-thumbnail and images into `Saves/Saved Objects/cardgen/`, with local image URLs pointed at the copies."""
+"""Installing an export into Tabletop Simulator: its data folder per OS, and copying the saved object and its
+thumbnail into `Saves/Saved Objects/cardgen/` and the images into `cardgen/<game>/` beside `Saves` (a folder
+under Saved Objects would show in the game's Saved Objects menu as an empty entry), with local image URLs
+pointed at the copies."""
 from __future__ import annotations
 
 import functools
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -15,42 +18,67 @@ from cardgen.outputs.tts import file_url
 from cardgen.storage import write_atomic, write_json
 
 URL_KEYS = ("FaceURL", "BackURL", "ImageURL", "ImageSecondaryURL")
+TTS_IN_DOCUMENTS = Path("My Games") / "Tabletop Simulator"
 
 
 def default_tts_dir() -> Path:
     """Tabletop Simulator's data folder on this OS (where `Saves/Saved Objects` lives)."""
     home = Path.home()
     if sys.platform.startswith("win"):
-        documents = Path(os.environ.get("USERPROFILE", home)) / "Documents"
-        return documents / "My Games" / "Tabletop Simulator"
+        candidates = [documents / TTS_IN_DOCUMENTS for documents in windows_documents()]
+        return next((c for c in candidates if (c / "Saves").is_dir()), candidates[0])
     if sys.platform == "darwin":
         return home / "Library" / "Tabletop Simulator"
     return home / ".local" / "share" / "Tabletop Simulator"
 
 
+def windows_documents() -> list[Path]:
+    """Where Windows may keep the Documents folder, most likely first.
+
+    OneDrive's folder backup moves Documents to `%OneDrive%\\Documents`; the shell's own record of the
+    folder (the registry's User Shell Folders) knows where it is wherever it was moved.
+    """
+    found: list[Path] = []
+    try:
+        import winreg  # only on Windows
+
+        key = winreg.OpenKey(winreg.HKEY_CURRENT_USER,  # type: ignore[attr-defined]
+                             r"Software\Microsoft\Windows\CurrentVersion\Explorer\User Shell Folders")
+        found.append(Path(os.path.expandvars(winreg.QueryValueEx(key, "Personal")[0])))  # type: ignore[attr-defined]
+    except (ImportError, OSError):
+        pass
+    for variable in ("OneDrive", "OneDriveConsumer", "OneDriveCommercial"):
+        if os.environ.get(variable):
+            found.append(Path(os.environ[variable]) / "Documents")
+    found.append(Path(os.environ.get("USERPROFILE", Path.home())) / "Documents")
+    return list(dict.fromkeys(found))
+
+
 def install_dir(tts_dir: Path | None) -> Path:
-    """Where `install` puts a game: `<TTS data>/Saves/Saved Objects/cardgen`; an error if TTS is not there."""
+    """Tabletop Simulator's data folder to install into; an error if Tabletop Simulator is not there."""
     data_dir = tts_dir or default_tts_dir()
     if not (data_dir / "Saves").is_dir():
         raise CardgenError(f"no Tabletop Simulator data folder at {data_dir} (expected a Saves folder there); "
                            "start Tabletop Simulator once, or pass --tts-dir")
-    return data_dir / "Saves" / "Saved Objects" / "cardgen"
+    return data_dir
 
 
-def install(tts_out: Path, game: str, target: Path) -> Path:
-    """Copy an export (JSON, thumbnail, images) into `target` (see `install_dir`), images in `target/<game>/`.
+def install(tts_out: Path, game: str, data_dir: Path) -> Path:
+    """Copy an export into Tabletop Simulator's data folder: the saved object and its thumbnail into
+    `Saves/Saved Objects/cardgen/`, the images into `cardgen/<game>/`.
 
-    Local file:/// image URLs are pointed at the installed copies; hosted URLs stay as they are.
-    Older images of the same game in the install folder are removed. Returns the installed JSON path.
+    Local file:/// image URLs are pointed at the installed copies; hosted URLs stay as they are. Images
+    an older export of the game left there (or, before, under Saved Objects) are removed; no other file
+    is touched. Returns the installed JSON path.
     """
-    images_dir = target / game
+    target = data_dir / "Saves" / "Saved Objects" / "cardgen"
+    images_dir = data_dir / "cardgen" / game
     images_dir.mkdir(parents=True, exist_ok=True)
     [saved_json] = list(tts_out.glob("*.json"))  # export_tts writes exactly one
-    images = [p for p in tts_out.iterdir() if p.suffix in (".jpg", ".png") and p.name.startswith(f"{game}-")]
+    images = [p for p in tts_out.iterdir() if _is_export_image(p.name, game)]
     names = {p.name for p in images}
-    for stale in images_dir.glob(f"{game}-*"):  # an older export's images: nothing refers to them now
-        if stale.name not in names:
-            stale.unlink()
+    _remove_old_images(images_dir, game, keep=names)
+    _remove_old_images(target / game, game, keep=set())  # where installs used to put them
     for image in images:
         write_atomic(images_dir / image.name, functools.partial(shutil.copyfile, image))
     local = file_url(tts_out) + "/"
@@ -61,6 +89,22 @@ def install(tts_out: Path, game: str, target: Path) -> Path:
     thumbnail = saved_json.with_suffix(".png")
     write_atomic(target / thumbnail.name, lambda temp: shutil.copyfile(thumbnail, temp))
     return target / saved_json.name
+
+
+def _is_export_image(name: str, game: str) -> bool:
+    """Whether a file name is one of the images an export of `game` writes: `<game>-...-<hash>.png/.jpg`."""
+    return re.fullmatch(rf"{re.escape(game)}-.+-[0-9a-f]{{12}}\.(png|jpg)", name) is not None
+
+
+def _remove_old_images(folder: Path, game: str, keep: set[str]) -> None:
+    """Delete the export images of `game` in a folder except `keep`; the folder too if that empties it."""
+    if not folder.is_dir():
+        return
+    for old in folder.iterdir():
+        if _is_export_image(old.name, game) and old.name not in keep:
+            old.unlink()
+    if not any(folder.iterdir()):
+        folder.rmdir()
 
 
 def _rewrite_urls(node: object, change: Callable[[str], str]) -> None:

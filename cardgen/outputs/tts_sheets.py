@@ -2,14 +2,16 @@
 and cell size, the `CustomDeck` keys and the object GUIDs. Nothing here reads or writes an image.
 
 Tabletop Simulator cuts a sheet into NumWidth x NumHeight equal cells (at most 10 x 7) and names the card in
-slot k of the sheet with key K `CardID = K * 100 + k`. Keys are shared by everything loaded on one table, so
-they are derived from the game and deck names: stable from build to build, and different between games.
+slot k of the sheet with key K `CardID = K * 100 + k`. Keys are shared by everything loaded on one table, and
+a table keeps the images it loaded first for a key: keys are derived from the game, the deck and what the
+sheet shows, so they stay the same while the cards do, change when a card changes, and differ between games.
 """
 from __future__ import annotations
 
 import hashlib
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 MAX_COLUMNS, MAX_ROWS = 10, 7
 SLOTS_PER_SHEET = MAX_COLUMNS * MAX_ROWS
@@ -78,9 +80,10 @@ def choose_grid(count: int, width: int, height: int) -> tuple[int, int]:
     return min(grids, key=rank)
 
 
-def derive_key(game: str, deck: str, index: int, taken: set[int]) -> int:
-    """A CustomDeck key from the game, deck and sheet number; the next free one if that is taken."""
-    digest = hashlib.sha256(f"cardgen/{game}/{deck}/{index}".encode()).digest()
+def derive_key(game: str, deck: str, index: int, taken: set[int], content: str = "") -> int:
+    """A CustomDeck key from the game, deck, sheet number and what the sheet shows; the next free one if
+    that is taken."""
+    digest = hashlib.sha256(f"cardgen/{game}/{deck}/{index}/{content}".encode()).digest()
     key = KEY_FIRST + int.from_bytes(digest[:8], "big") % KEY_COUNT
     while key in taken:
         key = KEY_FIRST + (key - KEY_FIRST + 1) % KEY_COUNT
@@ -88,14 +91,17 @@ def derive_key(game: str, deck: str, index: int, taken: set[int]) -> int:
     return key
 
 
-def plan_sheets(game: str, deck: str, card_ids: list[str], width: int, height: int,
-                taken: set[int]) -> list[Sheet]:
-    """Spread a deck's distinct cards (each width x height px) over sheets of up to 70 slots, in order."""
+def plan_sheets(game: str, deck: str, card_ids: list[str], width: int, height: int, taken: set[int],
+                content: Callable[[tuple[str, ...]], str] = "|".join) -> list[Sheet]:
+    """Spread a deck's distinct cards (each width x height px) over sheets of up to 70 slots, in order.
+
+    `content(card_ids)` describes what a sheet of those cards shows (their images), for its key.
+    """
     sheets = []
     for index, start in enumerate(range(0, len(card_ids), SLOTS_PER_SHEET)):
         ids = tuple(card_ids[start:start + SLOTS_PER_SHEET])
         columns, rows = choose_grid(len(ids), width, height)
-        sheets.append(Sheet(derive_key(game, deck, index, taken), ids, columns, rows,
+        sheets.append(Sheet(derive_key(game, deck, index, taken, content(ids)), ids, columns, rows,
                             *cell_size(width, height, columns, rows)))
     return sheets
 

@@ -9,42 +9,39 @@ import os
 import tempfile
 from pathlib import Path
 
-from cardgen.data import read_game_data
+from cardgen.context import BuildContext
 from cardgen.errors import CardgenError, Problem
-from cardgen.manifest import load_game
-from cardgen.templates import SVGCache
 from cardgen.validate.findings import errors_in, unique
 from cardgen.validate.layout import LayoutChecker
 from cardgen.validate.references import ReferenceChecker
 from cardgen.validate.rules import RuleChecker
 from cardgen.validate.schema import check_data
 
-__all__ = ["validate_game", "check_output_folder", "validate_before_build"]
+__all__ = ["validate_game", "validate_context", "check_output_folder"]
 
 
-def validate_game(root: Path, name: str, layout: bool = True, rendered: dict | None = None,
-                  out_root: Path | None = None) -> list[Problem]:
+def validate_game(root: Path, name: str, layout: bool = True, out_root: Path | None = None) -> list[Problem]:
     """Every finding of one game, errors and warnings, layer by layer (layout can be skipped: it renders).
 
-    `rendered`, when given, receives the SVG of every face and back the layout layer rendered,
-    keyed by (template, deck, card id or None), so that a build need not render them again;
     `out_root`, when given, holds the SVGs rendered by earlier builds (see `SVGCache`).
     """
     try:
-        game = load_game(root, name)
+        context = BuildContext.load(root, name, out_root)
     except CardgenError as exc:
         return exc.problems
-    data = read_game_data(game)
-    findings = check_data(game, data)
-    references = ReferenceChecker(game, data)
+    return validate_context(context, layout)
+
+
+def validate_context(context: BuildContext, layout: bool = True) -> list[Problem]:
+    """Every finding of a loaded game (layers 2 to 5); the SVGs the layout layer renders stay in its renderer."""
+    findings = check_data(context.game, context.data)
+    references = ReferenceChecker(context)
     findings += references.check()
     bad_rows = {(p.file, p.row) for p in errors_in(findings) if p.row is not None}
-    findings += RuleChecker(game, data, bad_rows).check()  # type: ignore[arg-type]
+    findings += RuleChecker(context.game, context.data, bad_rows).check()  # type: ignore[arg-type]
     if layout:
         bad_rows = {(p.file, p.row) for p in errors_in(findings) if p.row is not None}
-        cache = SVGCache(out_root, game) if out_root is not None else None
-        findings += LayoutChecker(game, rendered, cache).check(data.cards, bad_rows,  # type: ignore[arg-type]
-                                              references.failed_templates)
+        findings += LayoutChecker(context).check(bad_rows, references.failed_templates)  # type: ignore[arg-type]
     return unique(findings)
 
 
@@ -58,16 +55,3 @@ def check_output_folder(folder: Path) -> None:
     except OSError as exc:
         raise CardgenError(f"cannot write to the output folder: {exc.strerror or exc}; choose another with "
                            "--out or fix its permissions", file=str(folder)) from None
-
-
-def validate_before_build(root: Path, name: str, out_root: Path, force: bool,
-                          rendered: dict | None = None) -> list[Problem]:
-    """The first step of a build: validate (errors stop it unless forced) and check the output folder.
-
-    Returns the findings to show with the build's result.
-    """
-    check_output_folder(out_root)
-    findings = validate_game(root, name, rendered=rendered, out_root=out_root)
-    if errors_in(findings) and not force:
-        raise CardgenError(findings)
-    return findings

@@ -9,12 +9,11 @@ import html
 import re
 from dataclasses import dataclass
 
+from cardgen.context import BuildContext
 from cardgen.data import Card
 from cardgen.errors import CardgenError, Problem, relative
-from cardgen.fonts import FontBook, FontFace
-from cardgen.icons import IconLibrary
-from cardgen.manifest import Game
-from cardgen.templates import Geometry, SVGCache, SVGRenderer, template_file
+from cardgen.fonts import FontFace
+from cardgen.templates import Geometry, template_file
 from cardgen.validate.findings import as_error
 
 _TEXT = re.compile(r"<text\b([^>]*)>(.*?)</text>", re.DOTALL)
@@ -71,17 +70,15 @@ def text_runs(svg: str, default_family: str | None) -> list[TextRun]:
 class LayoutChecker:
     """Renders every card of a game to SVG and checks its text."""
 
-    def __init__(self, game: Game, rendered: dict | None = None, cache: SVGCache | None = None) -> None:
-        self.game = game
-        self.rendered = rendered  # when given, every SVG rendered here is kept for the build to reuse
-        self.fonts = FontBook(game.root / "fonts")
-        self.renderer = SVGRenderer(game, self.fonts, IconLibrary(game.root, game.spec.icons), cache=cache)
+    def __init__(self, context: BuildContext) -> None:
+        self.game, self.fonts, self.renderer = context.game, context.fonts, context.renderer
+        self.cards = context.data.cards
 
-    def check(self, cards: list[Card], skip_rows: set[tuple[str, int]], skip_templates: set[str]) -> list[Problem]:
+    def check(self, skip_rows: set[tuple[str, int]], skip_templates: set[str]) -> list[Problem]:
         """Findings of every card face and every deck's back (cards and templates with errors are skipped)."""
         findings: list[Problem] = []
         backs: set[tuple[str, str]] = set()
-        for card in cards:
+        for card in self.cards:
             if (card.source_file, card.source_row) in skip_rows or card.copies == 0:
                 continue
             if card.face_template not in skip_templates:
@@ -103,8 +100,6 @@ class LayoutChecker:
                             file=card.source_file if card else relative(template_file(self.game, template),
                                                                         self.game.root),
                             row=card.source_row if card else None, rule="render")]
-        if self.rendered is not None:
-            self.rendered[(template, deck, card.id if card else None)] = rendered
         findings = [as_error(w) if w.rule == "text-overflow" else w for w in rendered.warnings]
         geo = Geometry(self.game.deck_size(self.game.spec.decks[deck]))
         shown = relative(template_file(self.game, template), self.game.root)

@@ -14,11 +14,12 @@ from pathlib import Path
 import jinja2
 from jinja2 import meta, nodes
 
-from cardgen.data import Card, GameData
+from cardgen.context import BuildContext
+from cardgen.data import Card
 from cardgen.errors import CardgenError, Problem, relative
 from cardgen.expressions import ExpressionError, columns_in
-from cardgen.fonts import FontBook, families_in_svg
-from cardgen.icons import IconLibrary, _refuse_unsafe
+from cardgen.fonts import families_in_svg
+from cardgen.icons import _refuse_unsafe
 from cardgen.manifest import Choice, DeckSpec, Game
 from cardgen.markup import icon_names
 from cardgen.templates import make_environment, safe_path
@@ -215,11 +216,10 @@ def image_problem(game: Game, text: str) -> str | None:
 class ReferenceChecker:
     """Checks a game's references; keeps what it learns about templates for the other layers."""
 
-    def __init__(self, game: Game, data: GameData) -> None:
-        self.game, self.data = game, data
-        self.fonts = FontBook(game.root / "fonts")
-        self.icons = IconLibrary(game.root, game.spec.icons)
-        self.scanner = TemplateScanner(game)
+    def __init__(self, context: BuildContext) -> None:
+        self.game, self.data = context.game, context.data
+        self.fonts, self.icons = context.fonts, context.icons
+        self.scanner = TemplateScanner(context.game)
         self.uses: dict[str, TemplateUse] = {}
         self.failed_templates: set[str] = set()
         self._icon_cache: dict[str, Problem | None] = {}

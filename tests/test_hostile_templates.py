@@ -1,0 +1,71 @@
+"""Hostile templates in a downloaded game: validating it runs no Python, reads no file and does not hang."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.hostile_example import GAME, run
+
+ESCAPES = [  # each would run a command or read a file without the sandbox
+    "{{ cycler.__init__.__globals__.os.popen('touch PWNED').read() }}",
+    "{{ joiner.__init__.__globals__.__builtins__.open('PWNED', 'w').write('x') }}",
+    "{{ lipsum.__globals__['os'].system('touch PWNED') }}",
+    "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "{% set d = {} %}{{ d.update({'x': 1}) }}",  # the immutable sandbox: data cannot be changed
+]
+BOMBS = [  # each would hang or take gigabytes without the sandbox's bounds
+    ("{% for i in range(10**12) %}{% endfor %}", "larger than 5,000,000"),
+    ("{% for i in range(200000) %}{% endfor %}", "Range too big"),
+    ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "steps"),
+    ("{{ 'a' * 10**10 }}", "repeating a text"),
+    ("{{ 9 ** (9 ** 9) }}", "too large a number"),  # Jinja's ** is left-associative: 9**9**9 is small
+    ("{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
+     "makes a value of"),
+    ("{{ 'x' | center(10**9) }}", "number argument"),
+    ("{{ range(100000) | join('x' * 4000000) }}", "filter would make"),
+    ("{{ '%1000000000s' % 'a' }}", "format width"),
+    ("{{ '{:>1000000000}'.format('a') }}", "format width"),
+    ("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", "RecursionError"),
+    ("{% for i in range(99999) %}{{ 'y' * 99 }}{% endfor %}", "writes more than"),
+]
+
+
+def _with_back(root: Path, snippet: str) -> Path:
+    back = root / "templates" / GAME / "back.svg"
+    lines = back.read_text().splitlines(keepends=True)
+    back.write_text("".join([*lines[:2], snippet + "\n", *lines[2:]]))
+    return back
+
+
+@pytest.mark.parametrize("snippet", ESCAPES)
+def test_template_cannot_reach_python(fresh_example: Path, snippet: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    _with_back(fresh_example, snippet)
+    result = run(fresh_example, "validate", GAME, monkeypatch=monkeypatch)
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output and not (fresh_example / "PWNED").exists()
+    lines = [line for line in result.output.splitlines() if f"templates/{GAME}/back.svg:3" in line]
+    assert lines and all("error:" in line for line in lines), result.output
+
+
+@pytest.mark.parametrize("snippet, words", BOMBS)
+def test_template_bombs_are_findings_in_seconds(fresh_example: Path, snippet: str, words: str) -> None:
+    _with_back(fresh_example, snippet)
+    started = time.monotonic()
+    result = run(fresh_example, "validate", GAME)
+    assert time.monotonic() - started < 30
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    lines = [line for line in result.output.splitlines() if line.startswith(f"templates/{GAME}/back.svg")]
+    assert lines and words in lines[0] and "error:" in lines[0], result.output
+    assert ":3:" in lines[0] or words == "writes more than"  # the line is known unless the total is too long
+
+
+def test_designers_loops_and_filters_still_work(fresh_example: Path) -> None:
+    _with_back(fresh_example, "{% set ns = namespace(n=0) %}{% for i in range(3) %}{% set ns.n = ns.n + i %}"
+                              "{% endfor %}<!-- {{ ns.n }} {{ card is defined }} {{ 'ab' * 3 }} {{ 2 ** 10 }} "
+                              "{{ ['a', 'b'] | join(', ') }} {{ '%05.1f' % 3.14159 }} {{ '{:>4}'.format(7) }} "
+                              "{{ game.title | upper | replace('S', '$') }} -->")
+    result = run(fresh_example, "validate", GAME)
+    assert result.exit_code == 0, result.output
