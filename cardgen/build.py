@@ -15,11 +15,20 @@ from cardgen.errors import CardgenError, Problem
 from cardgen.fonts import configure_fontconfig
 from cardgen.freshness import current_build, settings_key, source_stamp
 from cardgen.manifest import Game
-from cardgen.ownership import check_game_name, check_output_root, make_staging, mark, refuse_foreign, remove_ours
+from cardgen.ownership import (
+    check_game_name,
+    check_output_root,
+    make_staging,
+    mark,
+    output_lock,
+    refuse_foreign,
+    remove_ours,
+)
 from cardgen.plan import BuildPlan, draw_plan, place_card_files, plan_build, record_of
 from cardgen.progress import Reporter, SilentReporter
 from cardgen.record import BuildRecord
 from cardgen.storage import cache_root, swap_into_place
+from cardgen.validate.findings import unique
 
 
 @dataclass
@@ -77,15 +86,23 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     When no file the last build read has changed (sizes and times), nothing is validated, drawn or
     written; when files changed but what they make did not, only build.json's file stamps are renewed.
     """
-    from cardgen.validate import check_output_folder, validate_context
-
     started = time.perf_counter()
     check_output_root(root, options.out_root)
     final = options.out_root / check_game_name(name)
-    for folder in (final, cache_root(options.out_root)):  # before any work: what a build replaces is cardgen's
-        refuse_foreign(folder)
+    with output_lock(options.out_root):  # one build per output root at a time
+        for folder in (final, cache_root(options.out_root)):  # before any work: what a build replaces is ours
+            refuse_foreign(folder)
+        return _build(root, name, options, reporter, stages or [], started)
+
+
+def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | None, stages: list[OutputStage],
+           started: float) -> BuildResult:
+    """The build of one game, holding the output root's lock."""
+    from cardgen.validate import check_output_folder, validate_context
+
+    final = options.out_root / name
     previous = BuildRecord.previous(final)
-    stage_names = [getattr(stage, "__qualname__", repr(stage)) for stage in stages or []]
+    stage_names = [getattr(stage, "__qualname__", repr(stage)) for stage in stages]
     settings = settings_key(options.keep_svg, options.force, stage_names)
     if previous is not None and current_build(final, root, name, settings) is not None:
         return _up_to_date(name, final, previous, started)
@@ -95,9 +112,9 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     findings = validate_context(context)
     mark(cache_root(options.out_root))
     plan = plan_build(context, findings, options.force)
-    plan.findings = list(dict.fromkeys([*findings, *(w for w in plan.findings if w.rule != "text-overflow")]))
+    plan.findings = unique(findings, [w for w in plan.findings if w.rule != "text-overflow"])
     record = record_of(plan)
-    record.fingerprint = build_fingerprint(record, plan.game, options, stages or [])
+    record.fingerprint = build_fingerprint(record, plan.game, options, stages)
     used = {f.relative_to(root.resolve()).as_posix() for a in [*plan.faces.values(), *plan.backs.values()]
             for f in a.rendered.files} | set(plan.game.files_elsewhere())
     record.settings = settings
@@ -111,7 +128,7 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
         return _up_to_date(name, final, previous, started, changes)
     rendered, cached = draw_plan(plan, options.jobs, reporter or SilentReporter())
     record.stats.rendered, record.stats.cached = rendered, cached
-    _write_outputs(plan, record, options, stages or [], final)
+    _write_outputs(plan, record, options, stages, final)
     return BuildResult(name, final, len(plan.cards), record.stats.copies, rendered, cached,
                        time.perf_counter() - started, plan.findings, changes)
 
