@@ -59,6 +59,16 @@ def _number(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
+def parse_expression(expr: str) -> ast.Expression:
+    """Python's syntax tree of an expression (raises SyntaxError).
+
+    '\\d' in a quoted pattern is no Python escape; matches() takes patterns as written, so the warning
+    Python gives for it is silenced.
+    """
+    with warnings.catch_warnings(action="ignore"):
+        return ast.parse(expr.strip(), mode="eval")
+
+
 def check_expression(expr: str, columns: set[str] | None = None,
                      calls: dict[str, int] | None = None) -> ast.Expression:
     """Parse an expression and refuse anything beyond columns, literals, comparisons, arithmetic and helpers.
@@ -72,8 +82,7 @@ def check_expression(expr: str, columns: set[str] | None = None,
         raise ExpressionError("'@' (reading Python variables) is not allowed")
     source = expr.strip()
     try:
-        with warnings.catch_warnings(action="ignore"):  # '\d' in a pattern is no escape: taken as written below
-            tree = ast.parse(source, mode="eval")
+        tree = parse_expression(source)
     except SyntaxError as exc:
         raise ExpressionError(f"cannot parse '{expr}': {exc.msg}") from None
     helper_names = set()
@@ -175,7 +184,7 @@ def evaluate_mask(frame: pd.DataFrame, expr: str) -> pd.Series:
 
 def columns_in(expr: str) -> list[str]:
     """The column names an (already checked) expression reads, in order of appearance."""
-    tree = ast.parse(expr.strip(), mode="eval")
+    tree = parse_expression(expr)
     funcs = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     names = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in funcs]
     return list(dict.fromkeys(n.id for n in sorted(names, key=lambda n: n.col_offset)))

@@ -16,12 +16,8 @@ from PIL import Image
 
 from cardgen.build import BuildOptions, build_game
 from cardgen.cli import main
-from cardgen.data import load_cards
-from cardgen.fonts import FontBook
-from cardgen.icons import IconLibrary
-from cardgen.manifest import load_game
+from cardgen.context import BuildContext
 from cardgen.outputs import default_stages
-from cardgen.templates import SVGRenderer
 from cardgen.validate import validate_game
 from tests.conftest import REPO
 
@@ -45,10 +41,10 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def copy_workspace(base: Path, games: tuple[str, ...] = GAMES) -> Path:
-    """The games and the standard deck, with fonts and icons, in a workspace of their own to change."""
+    """The games and the standard deck in a workspace of their own to change (fonts and icons are bundled)."""
     root = base / "ws"
-    for part in ("fonts", "icons", "data/common", "templates/common", *(f"{kind}/{game}" for game in games
-                                                                           for kind in ("data", "templates"))):
+    for part in ("data/common", "templates/common", *(f"{kind}/{game}" for game in games
+                                                      for kind in ("data", "templates"))):
         shutil.copytree(REPO / part, root / part, ignore=shutil.ignore_patterns("snapshots"))
     return root
 
@@ -148,10 +144,9 @@ def test_one_template_edit_changes_both_games(tmp_path: Path) -> None:
     template = root / "templates" / "common" / "standard-deck" / "number.svg"
     template.write_text(template.read_text().replace("{{ std.pips() }}", "{{ std.pips() }}<g id='edited'/>"))
     for game, deck in (("deebz", "blue"), ("sams-battle", "cards")):
-        loaded = load_game(root, game)
-        card = next(c for c in load_cards(loaded) if c.deck == deck and c.name == "7 of Hearts")
-        renderer = SVGRenderer(loaded, FontBook(root / "fonts"), IconLibrary(root, loaded.spec.icons))
-        assert "id='edited'" in renderer.render(card.face_template, card.id, deck, card).svg, game
+        context = BuildContext.load(root, game)
+        card = next(c for c in context.data.cards if c.deck == deck and c.name == "7 of Hearts")
+        assert "id='edited'" in context.renderer.render(card.face_template, card.id, deck, card).svg, game
 
 
 # ---------------------------------------------------------------- tokens and the board in the outputs
