@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -91,37 +92,44 @@ def _reporter():
 def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, jobs: int, pod: bool,
           force: bool) -> None:
     """Build GAMES (all games when none are named): card PNGs and build.json under output/."""
-    import time
-
-    from cardgen.freshness import current_build, settings_key
-    from cardgen.outputs import stage_names
-    from cardgen.ownership import check_game_name, check_output_root
+    from cardgen.ownership import check_output_root
 
     out_root = check_output_root(root, out or root / "output")
-    # The same settings build_game records: a game whose last build is current is reported from its
-    # build.json alone, without importing the pipeline (pandas, cairosvg, reportlab stay unloaded).
-    settings = settings_key(keep_svg, force, stage_names(pod))
     problems: list = []
     forced = 0
     for name in _games(root, games):
-        started = time.perf_counter()
         try:
-            current = current_build(out_root / check_game_name(name), root, name, settings)
-            if current is not None:
-                _report_current(name, *current, time.perf_counter() - started)
-                forced += sum(f.severity == "error" for f in current[1])
-                continue
-            result = _build_one(root, name, out_root, jobs, keep_svg, force, pod)
+            forced += _bring_up_to_date(root, name, out_root, jobs, keep_svg, force, pod)
         except CardgenError as exc:
             problems += exc.problems
-            continue
-        _report_build(result)
-        forced += sum(f.severity == "error" for f in result.findings)
     if problems:
         raise CardgenError(problems)
     if forced:
         click.echo(f"built with {forced} error(s) (--force): the cards named above are left out", err=True)
         sys.exit(1)
+
+
+def _bring_up_to_date(root: Path, name: str, out_root: Path, jobs: int = os.cpu_count() or 1,
+                      keep_svg: bool = False, force: bool = False, pod: bool = False) -> int:
+    """Build one game unless its last build is current, and report what was done; return how many
+    errors a forced build left (their cards are out).
+
+    A current build is reported from its build.json alone, without importing the pipeline (pandas,
+    cairosvg, reportlab stay unloaded): the settings compared are the ones build_game records.
+    """
+    from cardgen.freshness import current_build, settings_key
+    from cardgen.outputs import stage_names
+    from cardgen.ownership import check_game_name
+
+    started = time.perf_counter()
+    settings = settings_key(keep_svg, force, stage_names(pod))
+    current = current_build(out_root / check_game_name(name), root, name, settings)
+    if current is not None:
+        _report_current(name, *current, time.perf_counter() - started)
+        return sum(f.severity == "error" for f in current[1])
+    result = _build_one(root, name, out_root, jobs, keep_svg, force, pod)
+    _report_build(result)
+    return sum(f.severity == "error" for f in result.findings)
 
 
 def _build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool, force: bool, pod: bool):
@@ -229,26 +237,49 @@ _PRINT_CHOICES = {
 @click.pass_obj
 def print_command(root: Path, game: str, out: Path | None, since: str | None, built_root: Path | None,
                   **flags: object) -> None:
-    """Write the print-and-play PDF of a built GAME (reads output/<game>/build.json)."""
+    """Write the print-and-play PDF of GAME, building first whatever is missing or out of date.
+
+    Without flags this is the build's own PDF (one per paper of game.yaml's `print:`). A PDF made with
+    other options into output/<game>/print is named after what differs (`scrapbots-a4.pdf`,
+    `scrapbots-letter-fold.pdf`) and kept up to date by later builds until you delete it.
+    """
+    from cardgen.manifest import load_game
     from cardgen.outputs.imposition import PrintOptions
-    from cardgen.outputs.pdf import print_pdf_name, write_print_pdf
-    from cardgen.ownership import check_game_name, output_lock
+    from cardgen.outputs.kept_prints import keep, pdf_name, read_kept
+    from cardgen.outputs.pdf import write_print_pdf
+    from cardgen.ownership import check_game_name, check_output_root, output_lock
     from cardgen.record import BuildRecord
 
     spec = _print_spec(root, game, flags)
-    options = PrintOptions.from_spec(spec)
-    build_dir = (built_root or root / "output").resolve() / check_game_name(game)
-    with output_lock(build_dir.parent, create=False):  # no build swaps the images away meanwhile
+    usual = PrintOptions.all_from_spec(load_game(root, game).spec.print_options)
+    out_root = check_output_root(root, built_root or root / "output")
+    _bring_up_to_date(root, game, out_root)
+    build_dir = out_root / check_game_name(game)
+    print_dir = (build_dir / "print").resolve()
+    with output_lock(out_root, create=False):  # no build swaps the images away meanwhile
         record = BuildRecord.of_build(build_dir)
-        target = (out or build_dir / "print") / print_pdf_name(game, options)
-        cards = None
-        if since is not None:
-            cards = _changed_cards(root, game, since, record)
-            target = target.with_name(f"{target.stem}-changed-since-{since}.pdf")
-        try:
-            result = write_print_pdf(record, build_dir, options, target, cards)
-        except OSError as exc:  # a card image gone since the build, or an unwritable folder
-            raise CardgenError(f"cannot write the print PDF: {exc}; run `cardgen build {game}` again?") from None
+        cards = None if since is None else _changed_cards(root, game, since, record)
+        own, kept = {pdf_name(game, o, usual) for o in usual}, read_kept(print_dir)
+        for options in PrintOptions.all_from_spec(spec):
+            name = pdf_name(game, options, usual)
+            target = (out or print_dir) / name
+            if since is not None:
+                target = target.with_name(f"{target.stem}-changed-since-{since}.pdf")
+            kept_here = since is None and target.parent.resolve() == print_dir  # later builds remake it
+            if kept_here and (name in own or kept.get(name) == options) and target.is_file():
+                click.echo(f"{game}: {target} (up to date: builds make it)")
+                continue
+            _write_pdf(game, record, build_dir, options, target, cards, write_print_pdf)
+            if kept_here and name not in own:
+                keep(print_dir, name, options)
+
+
+def _write_pdf(game: str, record, build_dir: Path, options, target: Path, cards, write) -> None:
+    """Write one print PDF and report its files, pages and warnings."""
+    try:
+        result = write(record, build_dir, options, target, cards)
+    except OSError as exc:  # a card image gone since the build, or an unwritable folder
+        raise CardgenError(f"cannot write the print PDF: {exc}; run `cardgen build {game}` again?") from None
     for warning in result.warnings:
         click.secho(f"warning: {warning}", fg="yellow", err=True)
     for path in result.files:
@@ -394,27 +425,36 @@ def watch(root: Path, games: tuple[str, ...], out: Path | None, jobs: int) -> No
 @click.pass_obj
 def tts(root: Path, game: str, out: Path | None, base_url: str | None, image_format: str | None,
         do_install: bool, tts_dir: Path | None) -> None:
-    """Export a built GAME to Tabletop Simulator: deck sheets, tokens, boards and a saved object."""
+    """Export GAME to Tabletop Simulator (deck sheets, tokens, boards and a saved object), building first
+    whatever is missing or out of date.
+
+    The build writes output/<game>/tts with game.yaml's `tts:` settings; other settings given here
+    replace that export until the next build (put them in game.yaml to keep them).
+    """
     from cardgen.manifest import load_game
-    from cardgen.outputs.tts import TTSOptions, export_tts
+    from cardgen.outputs.tts import TTSOptions, export_tts, saved_object_path
     from cardgen.outputs.tts_install import install, install_dir
-    from cardgen.ownership import output_lock
+    from cardgen.ownership import check_output_root, output_lock
     from cardgen.record import BuildRecord
 
     loaded = load_game(root, game)
     target = install_dir(tts_dir) if do_install else None  # fail before the work if TTS is not there
-    out_dir = (out or root / "output").resolve() / game
+    out_root = check_output_root(root, out or root / "output")
+    _bring_up_to_date(root, game, out_root)
+    out_dir = out_root / game
     options = TTSOptions.from_spec(loaded.spec.tts, base_url=base_url, image_format=image_format)
-    with output_lock(out_dir.parent, create=False):  # no build swaps the images away meanwhile
+    with output_lock(out_root, create=False):  # no build swaps the images away meanwhile
         record = BuildRecord.of_build(out_dir)
-        try:
-            saved = export_tts(loaded, record, out_dir, options)
-        except OSError as exc:  # a read-only output folder, a full disk
-            raise CardgenError(f"cannot write the Tabletop Simulator export: {exc.strerror or exc}",
-                               file=str(out_dir / "tts")) from None
-    click.echo(f"{game}: Tabletop Simulator saved object -> {saved}")
-    if target is not None:
-        click.echo(f"{game}: installed -> {install(saved.parent, game, target)}")
+        saved = saved_object_path(out_dir, record)
+        if options != TTSOptions.from_spec(loaded.spec.tts) or not saved.is_file():
+            try:
+                saved = export_tts(loaded, record, out_dir, options)
+            except OSError as exc:  # a read-only output folder, a full disk
+                raise CardgenError(f"cannot write the Tabletop Simulator export: {exc.strerror or exc}",
+                                   file=str(out_dir / "tts")) from None
+        click.echo(f"{game}: Tabletop Simulator saved object -> {saved}")
+        if target is not None:
+            click.echo(f"{game}: installed -> {install(saved.parent, game, target)}")
 
 
 @main.command()

@@ -16,6 +16,7 @@ from typing import Any
 from cardgen.errors import Problem
 from cardgen.manifest import Game
 from cardgen.outputs.imposition import Page, PrintOptions, impose, items_from_cards
+from cardgen.outputs.kept_prints import pdf_name, read_kept, write_kept
 from cardgen.record import BuildRecord, CardEntry
 from cardgen.storage import write_atomic
 from cardgen.units import mm_to_pt
@@ -36,11 +37,6 @@ class PrintResult:
     pages: int = 0
     back_pages: int = 0
     warnings: list[str] = field(default_factory=list)
-
-
-def print_pdf_name(game: str, options: PrintOptions) -> str:
-    """The file name of a game's print PDF: `<game>-<paper>.pdf`."""
-    return f"{game}-{options.paper_name}.pdf"
 
 
 def write_print_pdf(record: BuildRecord, build_dir: Path, options: PrintOptions, target: Path,
@@ -288,10 +284,17 @@ def _pt(*values: float) -> list[float]:
 
 
 def print_stage(game: Game, record: BuildRecord, out_dir: Path) -> None:
-    """Output stage of `cardgen build`: `print/<game>-<paper>.pdf` with the manifest's print options."""
-    options = PrintOptions.from_spec(game.spec.print_options)
-    result = write_print_pdf(record, out_dir, options, out_dir / "print" / print_pdf_name(game.name, options))
-    for warning in result.warnings:
+    """Output stage of `cardgen build`: `print/<game>-<paper>.pdf` for each paper of the manifest's print
+    options, and again each PDF made earlier with `cardgen print` into that folder (see `kept_prints`)."""
+    usual = PrintOptions.all_from_spec(game.spec.print_options)
+    own = {pdf_name(game.name, options, usual): options for options in usual}
+    # During a build out_dir is a staging folder; the previous build's files are at the final place.
+    kept = {name: options for name, options in read_kept(out_dir.parent / game.name / "print").items()
+            if name not in own}
+    warnings: list[str] = []
+    for name, options in {**own, **kept}.items():
+        warnings += write_print_pdf(record, out_dir, options, out_dir / "print" / name).warnings
+    write_kept(out_dir / "print", kept)
+    for warning in dict.fromkeys(warnings):
         # Output stages have no warning channel of their own; the log reaches stderr.
         log.warning(str(Problem(warning, file=f"data/{game.name}/game.yaml", severity="warning")))
-
