@@ -27,7 +27,7 @@ from cardgen.record import (
     Stats,
 )
 from cardgen.render import CardWork, RasterJob, content_key, run_jobs
-from cardgen.storage import Cache, place_file, write_text
+from cardgen.storage import Cache, place_file, verify, write_text
 from cardgen.templates import RenderedSVG
 from cardgen.validate.findings import unique
 
@@ -144,7 +144,7 @@ def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter,
     arts = {a.key: a for a in [*plan.faces.values(), *plan.backs.values()]}
     raster_jobs = []
     for art in arts.values():
-        cached = art.cache_path.is_file()
+        cached = art.cache_path.is_file() and verify(art.cache_path)
         if cached and not work.get(art.key):
             continue
         size = game.deck_size(game.spec.decks[art.deck])
