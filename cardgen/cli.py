@@ -88,9 +88,12 @@ def _reporter():
 @click.option("--force", is_flag=True,
               help="Build despite errors: cards whose data has errors or that cannot be drawn are left out, "
                    "the rest is built; the exit code is still 1.")
+@click.option("--guides", is_flag=True,
+              help="Also write guides/: the card images with trim, bleed, safe zone and every text box, icon and "
+                   "image box drawn over them (and turn the gallery's guides on). The real outputs do not change.")
 @click.pass_obj
 def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, jobs: int, pod: bool,
-          force: bool) -> None:
+          force: bool, guides: bool) -> None:
     """Build GAMES (all games when none are named): card PNGs and build.json under output/."""
     from cardgen.ownership import check_output_root
 
@@ -99,7 +102,7 @@ def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, 
     forced = 0
     for name in _games(root, games):
         try:
-            forced += _bring_up_to_date(root, name, out_root, jobs, keep_svg, force, pod)
+            forced += _bring_up_to_date(root, name, out_root, jobs, keep_svg, force, pod, guides)
         except CardgenError as exc:
             problems += exc.problems
     if problems:
@@ -110,7 +113,7 @@ def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, 
 
 
 def _bring_up_to_date(root: Path, name: str, out_root: Path, jobs: int = os.cpu_count() or 1,
-                      keep_svg: bool = False, force: bool = False, pod: bool = False) -> int:
+                      keep_svg: bool = False, force: bool = False, pod: bool = False, guides: bool = False) -> int:
     """Build one game unless its last build is current, and report what was done; return how many
     errors a forced build left (their cards are out).
 
@@ -122,22 +125,24 @@ def _bring_up_to_date(root: Path, name: str, out_root: Path, jobs: int = os.cpu_
     from cardgen.ownership import check_game_name
 
     started = time.perf_counter()
-    settings = settings_key(keep_svg, force, stage_names(pod))
+    settings = settings_key(keep_svg, force, stage_names(pod, guides))
     current = current_build(out_root / check_game_name(name), root, name, settings)
     if current is not None:
         _report_current(name, *current, time.perf_counter() - started)
         return sum(f.severity == "error" for f in current[1])
-    result = _build_one(root, name, out_root, jobs, keep_svg, force, pod)
+    result = _build_one(root, name, out_root, jobs, keep_svg, force, pod, guides)
     _report_build(result)
     return sum(f.severity == "error" for f in result.findings)
 
 
-def _build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool, force: bool, pod: bool):
+def _build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool, force: bool, pod: bool,
+               guides: bool = False):
     """Run the whole pipeline for one game (imports it on first use)."""
     from cardgen.build import BuildOptions, build_game
     from cardgen.outputs import default_stages
 
-    return build_game(root, name, BuildOptions(out_root, jobs, keep_svg, force), _reporter(), default_stages(pod))
+    return build_game(root, name, BuildOptions(out_root, jobs, keep_svg, force), _reporter(),
+                      default_stages(pod, guides))
 
 
 def _report_current(name: str, cards: int, warnings: list, seconds: float) -> None:
@@ -408,6 +413,51 @@ def watch(root: Path, games: tuple[str, ...], out: Path | None, jobs: int) -> No
         watch_games(root, names, rebuild, threading.Event())
     except KeyboardInterrupt:
         click.echo("stopped watching")
+
+
+@main.command()
+@click.argument("game", shell_complete=_complete_games)
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="Port on 127.0.0.1 to serve on (0: any free port).")
+@click.option("--guides", is_flag=True, help="Draw layout guides (also in guides/); the gallery can toggle them.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output root.")
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=os.cpu_count() or 1, show_default=True,
+              help="Processes drawing cards in parallel.")
+@click.option("--open/--no-open", "open_browser", default=True, show_default=True,
+              help="Open the gallery in the web browser.")
+@click.pass_obj
+def serve(root: Path, game: str, port: int, guides: bool, out: Path | None, jobs: int, open_browser: bool) -> None:
+    """Serve GAME's gallery on localhost; rebuild on every save and reload the page (Ctrl-C stops)."""
+    import time
+
+    from cardgen.outputs.gallery import gallery_state
+    from cardgen.ownership import check_game_name, check_output_root
+    from cardgen.serve import serve_game
+
+    out_root = check_output_root(root, out or root / "output")
+    out_dir = out_root / check_game_name(game)
+
+    def build_once() -> str:
+        result = _build_one(root, game, out_root, jobs, False, False, False, guides)
+        _report_build(result)
+        return str(gallery_state(out_dir).get("built", ""))
+
+    try:
+        running = serve_game(root, game, out_dir, build_once, port, lambda text: click.secho(text, fg="red", err=True))
+    except OSError as exc:
+        raise CardgenError(f"cannot serve on port {port}: {exc.strerror or exc}; try --port 0") from None
+    click.echo(f"{game}: gallery at {running.url} (rebuilt on every save; Ctrl-C stops)")
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(running.url)
+    try:
+        while True:
+            time.sleep(1)
+    except KeyboardInterrupt:
+        click.echo("stopped serving")
+    finally:
+        running.stop()
 
 
 @main.command()

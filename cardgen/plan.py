@@ -14,7 +14,18 @@ from cardgen.errors import CardgenError, Problem
 from cardgen.fonts import families_in_svg
 from cardgen.manifest import Game
 from cardgen.progress import Reporter
-from cardgen.record import BackEntry, BuildRecord, CardEntry, DeckEntry, Dimensions, GameEntry, Pixels, SourceRef, Stats
+from cardgen.record import (
+    BackEntry,
+    BuildRecord,
+    CardEntry,
+    DeckEntry,
+    Dimensions,
+    GameEntry,
+    GuideBox,
+    Pixels,
+    SourceRef,
+    Stats,
+)
 from cardgen.render import RasterJob, content_key, run_jobs
 from cardgen.storage import Cache, place_file, write_text
 from cardgen.templates import RenderedSVG
@@ -171,7 +182,8 @@ def _deck_entry(game: Game, name: str) -> DeckEntry:
 def record_of(plan: BuildPlan) -> BuildRecord:
     """The build record (build.json) of a planned build: game, decks, backs and every card with its hash."""
     game = plan.game
-    backs = {name: BackEntry(image=f"backs/{name}.png", deck=art.deck, template=art.rendered.key, hash=art.key)
+    backs = {name: BackEntry(image=f"backs/{name}.png", deck=art.deck, template=art.rendered.key, hash=art.key,
+                             boxes=[GuideBox(**b) for b in art.rendered.boxes])
              for name, art in plan.backs.items()}
     cards = []
     for card in plan.cards:
@@ -184,7 +196,8 @@ def record_of(plan: BuildPlan) -> BuildRecord:
             size_mm=Dimensions(width=size.width_mm, height=size.height_mm), bleed_mm=size.bleed_mm, dpi=size.dpi,
             pixels=Pixels(width=size.full_width_px, height=size.full_height_px), hash=plan.faces[card.id].key,
             text="\n".join(str(card.fields.get(f) or "") for f in card.text_fields).strip(),
-            fields={k: _jsonable(v) for k, v in card.fields.items()}))
+            fields={k: _jsonable(v) for k, v in card.fields.items()},
+            boxes=[GuideBox(**b) for b in plan.faces[card.id].rendered.boxes]))
     return BuildRecord(
         cardgen=__version__,
         built_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -18,18 +18,23 @@ DEFAULT_STAGES = (("cardgen.outputs.pdf", "print_stage"), ("cardgen.outputs.pod"
 ALWAYS_POD = ("cardgen.outputs.pod", "write_pod")
 
 
-def _chosen(pod: bool) -> list[tuple[str, str]]:
+GUIDES = ("cardgen.outputs.guides", "write_guides")  # `--guides`: copies of the images with layout guides
+
+
+def _chosen(pod: bool, guides: bool = False) -> list[tuple[str, str]]:
     stages = list(DEFAULT_STAGES)
     if pod:
         stages = [s for s in stages if s[1] != "pod_stage"] + [ALWAYS_POD]
+    if guides:  # before the gallery, which shows them
+        stages.insert(stages.index(("cardgen.outputs.gallery", "write_gallery")), GUIDES)
     return stages
 
 
-def stage_names(pod: bool = False) -> list[str]:
-    """The names of the stages `default_stages(pod)` returns, without importing them."""
-    return [name for _, name in _chosen(pod)]
+def stage_names(pod: bool = False, guides: bool = False) -> list[str]:
+    """The names of the stages `default_stages(pod, guides)` returns, without importing them."""
+    return [name for _, name in _chosen(pod, guides)]
 
 
-def default_stages(pod: bool = False) -> list:
-    """The output stages of `cardgen build` (with `--pod`: print-on-demand files always written)."""
-    return [getattr(importlib.import_module(module), name) for module, name in _chosen(pod)]
+def default_stages(pod: bool = False, guides: bool = False) -> list:
+    """The output stages of `cardgen build` (`pod`: print-on-demand files always; `guides`: layout guides)."""
+    return [getattr(importlib.import_module(module), name) for module, name in _chosen(pod, guides)]
