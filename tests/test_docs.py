@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import typing
-from pathlib import Path
 
 import click
 from pydantic import BaseModel
