@@ -13,7 +13,7 @@ from cardgen.changes import Changes, diff_records
 from cardgen.context import BuildContext
 from cardgen.errors import CardgenError, Problem
 from cardgen.fonts import configure_fontconfig
-from cardgen.freshness import current_build, settings_key, source_stamp
+from cardgen.freshness import current_build, outputs_intact, seal_outputs, settings_key, source_stamp
 from cardgen.manifest import Game
 from cardgen.ownership import (
     check_game_name,
@@ -121,10 +121,11 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
     record.sources = source_stamp(root, name, sorted(used), recording=True)
     record.warnings = plan.findings
     changes = diff_records(previous, record) if previous else None
-    if previous and previous.fingerprint == record.fingerprint:
+    if previous and previous.fingerprint == record.fingerprint and outputs_intact(final):
         previous = previous.model_copy(update={"settings": settings, "sources": record.sources,
                                                "warnings": record.warnings})
         previous.save(final)
+        seal_outputs(final)
         return _up_to_date(name, final, previous, started, changes)
     rendered, cached = draw_plan(plan, options.jobs, reporter or SilentReporter())
     record.stats.rendered, record.stats.cached = rendered, cached
@@ -141,6 +142,7 @@ def _write_outputs(plan: BuildPlan, record: BuildRecord, options: BuildOptions, 
         place_card_files(plan, record, staging, options.keep_svg)
         for stage in stages:
             stage(plan.game, record, staging)
+        seal_outputs(staging)
         swap_into_place(staging, final)
     except OSError as exc:
         raise CardgenError(f"cannot write the output: {exc}", file=str(final)) from None

@@ -248,6 +248,7 @@ def print_command(root: Path, game: str, out: Path | None, since: str | None, bu
     other options into output/<game>/print is named after what differs (`scrapbots-a4.pdf`,
     `scrapbots-letter-fold.pdf`) and kept up to date by later builds until you delete it.
     """
+    from cardgen.freshness import seal_outputs
     from cardgen.manifest import load_game
     from cardgen.outputs.imposition import PrintOptions
     from cardgen.outputs.kept_prints import keep, pdf_name, read_kept
@@ -277,6 +278,8 @@ def print_command(root: Path, game: str, out: Path | None, since: str | None, bu
             _write_pdf(game, record, build_dir, options, target, cards, write_print_pdf)
             if kept_here and name not in own:
                 keep(print_dir, name, options)
+            if target.parent.resolve() == print_dir:  # the build stays current: its own print files
+                seal_outputs(build_dir, print_dir)
 
 
 def _write_pdf(game: str, record, build_dir: Path, options, target: Path, cards, write) -> None:
@@ -481,6 +484,7 @@ def tts(root: Path, game: str, out: Path | None, base_url: str | None, image_for
     The build writes output/<game>/tts with game.yaml's `tts:` settings; other settings given here
     replace that export until the next build (put them in game.yaml to keep them).
     """
+    from cardgen.freshness import seal_outputs
     from cardgen.manifest import load_game
     from cardgen.outputs.tts import TTSOptions, export_tts, saved_object_path
     from cardgen.outputs.tts_install import install, install_dir
@@ -499,6 +503,8 @@ def tts(root: Path, game: str, out: Path | None, base_url: str | None, image_for
         if options != TTSOptions.from_spec(loaded.spec.tts) or not saved.is_file():
             try:
                 saved = export_tts(loaded, record, out_dir, options)
+                if options == TTSOptions.from_spec(loaded.spec.tts):  # the build's own export: still current
+                    seal_outputs(out_dir, saved.parent)
             except OSError as exc:  # a read-only output folder, a full disk
                 raise CardgenError(f"cannot write the Tabletop Simulator export: {exc.strerror or exc}",
                                    file=str(out_dir / "tts")) from None

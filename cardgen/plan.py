@@ -27,7 +27,7 @@ from cardgen.record import (
     Stats,
 )
 from cardgen.render import RasterJob, content_key, run_jobs
-from cardgen.storage import Cache, place_file, write_text
+from cardgen.storage import Cache, place_file, verify, write_text
 from cardgen.templates import RenderedSVG
 from cardgen.validate.findings import unique
 
@@ -137,7 +137,7 @@ def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter) -> tuple[int, int]
     """Draw every artwork missing from the cache; return (rendered, cached)."""
     game = plan.game
     arts = {a.key: a for a in [*plan.faces.values(), *plan.backs.values()]}
-    todo = [a for a in arts.values() if not a.cache_path.is_file()]
+    todo = [a for a in arts.values() if not (a.cache_path.is_file() and verify(a.cache_path))]
     raster_jobs = []
     for art in todo:
         size = game.deck_size(game.spec.decks[art.deck])
