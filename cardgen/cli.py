@@ -1,4 +1,4 @@
-"""The `cardgen` command line: parses options, calls pipeline stages, prints results.
+"""The `cardgen` command line: each command parses its options and calls one function (`cardgen.commands`).
 
 Heavy libraries (pandas, cairosvg, reportlab) are imported inside commands so that
 `cardgen --help` and `cardgen list` start fast.
@@ -15,11 +15,30 @@ import click
 from cardgen.errors import CardgenError
 
 if TYPE_CHECKING:
-    from cardgen.record import BuildRecord, CardEntry
+    pass
 
 
 class CardgenGroup(click.Group):
-    """A click group that turns CardgenError into readable lines and an exit code."""
+    """A click group that turns CardgenError into readable lines and an exit code.
+
+    Commands whose flags come from an output's options model live in `cardgen.commands` and are
+    imported only when named, so that `cardgen build` with nothing to do loads none of it.
+    """
+
+    lazy = {"print": "cardgen.commands.print_cmd:print_command", "tts": "cardgen.commands.tts_cmd:tts_command"}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command, the lazily loaded ones included."""
+        return sorted([*super().list_commands(ctx), *self.lazy])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """A command by name, importing a lazily loaded one now."""
+        if cmd_name in self.lazy:
+            import importlib
+
+            module, name = self.lazy[cmd_name].split(":")
+            return getattr(importlib.import_module(module), name)
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> object:
         """Run a command; show problems as lines, tracebacks only with --debug."""
@@ -80,73 +99,9 @@ def _reporter():
 def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, jobs: int, pod: bool,
           force: bool) -> None:
     """Build GAMES (all games when none are named): card PNGs and build.json under output/."""
-    import time
+    from cardgen.commands.build_cmd import build_games
 
-    from cardgen.freshness import current_build, settings_key
-    from cardgen.outputs import stage_names
-    from cardgen.ownership import check_game_name, check_output_root
-
-    out_root = check_output_root(root, out or root / "output")
-    # The same settings build_game records: a game whose last build is current is reported from its
-    # build.json alone, without importing the pipeline (pandas, cairosvg, reportlab stay unloaded).
-    settings = settings_key(keep_svg, force, stage_names(pod))
-    problems: list = []
-    forced = 0
-    for name in _games(root, games):
-        started = time.perf_counter()
-        try:
-            current = current_build(out_root / check_game_name(name), root, name, settings)
-            if current is not None:
-                _report_current(name, *current, time.perf_counter() - started)
-                forced += sum(f.severity == "error" for f in current[1])
-                continue
-            result = _build_one(root, name, out_root, jobs, keep_svg, force, pod)
-        except CardgenError as exc:
-            problems += exc.problems
-            continue
-        _report_build(result)
-        forced += sum(f.severity == "error" for f in result.findings)
-    if problems:
-        raise CardgenError(problems)
-    if forced:
-        click.echo(f"built with {forced} error(s) (--force): the cards named above are left out", err=True)
-        sys.exit(1)
-
-
-def _build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool, force: bool, pod: bool):
-    """Run the whole pipeline for one game (imports it on first use)."""
-    from cardgen.build import BuildOptions, build_game
-    from cardgen.outputs import default_stages
-
-    return build_game(root, name, BuildOptions(out_root, jobs, keep_svg, force), _reporter(), default_stages(pod))
-
-
-def _report_current(name: str, cards: int, warnings: list, seconds: float) -> None:
-    """Print what a current build recorded: its warnings and that there is nothing to do."""
-    for finding in warnings:
-        click.secho(str(finding), fg="red" if finding.severity == "error" else "yellow", err=True)
-    _echo_up_to_date(name, cards, seconds)
-
-
-def _echo_up_to_date(name: str, cards: int, seconds: float) -> None:
-    click.echo(f"{name}: up to date ({cards} cards), nothing to do, {seconds:.1f}s")
-
-
-def _report_build(result) -> None:
-    """Print a build's warnings, what changed since the previous build, and its counts."""
-    from cardgen.changes import describe
-
-    for finding in result.findings:
-        click.secho(str(finding), fg="red" if finding.severity == "error" else "yellow", err=True)
-    name = result.name
-    if result.changes is not None and not result.changes.empty:
-        for line in describe(result.changes):
-            click.echo(f"  {line}")
-    if result.up_to_date:
-        _echo_up_to_date(name, result.cards, result.seconds)
-    else:
-        click.echo(f"{name}: {result.cards} cards ({result.copies} with copies), {result.rendered} drawn, "
-                   f"{result.cached} from cache, {result.seconds:.1f}s -> {result.out_dir}")
+    build_games(root, _games(root, games), out, jobs, keep_svg, force, pod)
 
 
 @main.command("list")
@@ -164,96 +119,6 @@ def list_command(root: Path) -> None:
             size = game.deck_size(deck)
             click.echo(f"  {deck_name}: {len(cards)} cards, {sum(c.copies for c in cards)} with copies, "
                        f"{size.width_mm:g} x {size.height_mm:g} mm")
-
-
-def _print_spec(root: Path, game: str, flags: dict):
-    """The game's `print:` options with command-line flags (those given) on top."""
-    from pydantic import ValidationError
-
-    from cardgen.manifest import PrintSpec, load_game
-
-    spec = load_game(root, game).spec.print_options
-    given = {k: v for k, v in flags.items() if v is not None}
-    try:
-        return PrintSpec.model_validate({**spec.model_dump(), **given})
-    except ValidationError as exc:
-        raise CardgenError([_flag_problem(e) for e in exc.errors()]) from None
-
-
-def _flag_problem(error: Any):
-    from cardgen.errors import Problem
-
-    flag = "--" + "-".join(str(p) for p in error["loc"]).replace("_", "-") if error["loc"] else "options"
-    return Problem(f"{flag}: {error['msg'].removeprefix('Value error, ')}")
-
-
-_PRINT_CHOICES = {
-    "orientation": ["auto", "portrait", "landscape"], "duplex": ["none", "long-edge", "short-edge", "fold"],
-    "spacing": ["touching", "gap"], "images": ["png", "jpeg"],
-}
-
-
-@main.command("print")
-@click.argument("game")
-@click.option("--paper", help="letter, a4, legal, a3 or a size such as 210x297mm (default: game.yaml, letter).")
-@click.option("--orientation", type=click.Choice(_PRINT_CHOICES["orientation"]), help="Default: auto (most cards).")
-@click.option("--duplex", type=click.Choice(_PRINT_CHOICES["duplex"]),
-              help="none: backs in a separate PDF; long-edge/short-edge: back page after each front; "
-                   "fold: fronts and mirrored backs on one page, fold in the middle.")
-@click.option("--spacing", type=click.Choice(_PRINT_CHOICES["spacing"]),
-              help="touching: cards share cuts, bleed clipped; gap: each card keeps its bleed.")
-@click.option("--gap", help="Space between cards in gap spacing, e.g. 2mm.")
-@click.option("--margin", help="Least distance from cards to the paper edge (default 6.35mm = 1/4 in).")
-@click.option("--back-offset", help="X,Y in mm added to back pages (right, up); see `cardgen calibrate`.")
-@click.option("--marks/--no-marks", "crop_marks", default=None, help="Crop marks in the margin.")
-@click.option("--cut-lines/--no-cut-lines", default=None, help="Thin lines along every trim.")
-@click.option("--back-marks/--no-back-marks", default=None, help="Marks on back pages too.")
-@click.option("--images", type=click.Choice(_PRINT_CHOICES["images"]), help="png (crisp) or jpeg (smaller).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Folder for the PDF (default: output/<game>/print).")
-@click.option("--changed-since", "since", default=None,
-              help="Only the cards added or changed since this snapshot (see `cardgen snapshot`).")
-@click.option("--from", "built_root", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Output root holding the built game, if it was built with `build --out` (default: <root>/output).")
-@click.pass_obj
-def print_command(root: Path, game: str, out: Path | None, since: str | None, built_root: Path | None,
-                  **flags: object) -> None:
-    """Write the print-and-play PDF of a built GAME (reads output/<game>/build.json)."""
-    from cardgen.outputs.imposition import PrintOptions
-    from cardgen.outputs.pdf import print_pdf_name, write_print_pdf
-    from cardgen.record import BuildRecord
-
-    spec = _print_spec(root, game, flags)
-    options = PrintOptions.from_spec(spec)
-    build_dir = (built_root or root / "output").resolve() / game
-    record = BuildRecord.of_build(build_dir)
-    target = (out or build_dir / "print") / print_pdf_name(game, options)
-    cards = None
-    if since is not None:
-        cards = _changed_cards(root, game, since, record)
-        target = target.with_name(f"{target.stem}-changed-since-{since}.pdf")
-    try:
-        result = write_print_pdf(record, build_dir, options, target, cards)
-    except OSError as exc:  # a card image gone since the build, or an unwritable folder
-        raise CardgenError(f"cannot write the print PDF: {exc}; run `cardgen build {game}` again?") from None
-    for warning in result.warnings:
-        click.secho(f"warning: {warning}", fg="yellow", err=True)
-    for path in result.files:
-        click.echo(f"{game}: {path} ({path.stat().st_size / 1e6:.1f} MB)")
-    click.echo(f"{game}: {result.pages} pages" + (f" + {result.back_pages} back pages" if result.back_pages else ""))
-
-
-def _changed_cards(root: Path, game: str, since: str, record: BuildRecord) -> list[CardEntry]:
-    """The cards of a build added or changed since a snapshot; an error when there are none."""
-    from cardgen.changes import describe, diff_records, load_snapshot
-
-    changes = diff_records(load_snapshot(root, game, since), record)
-    wanted = changes.card_ids()
-    if not wanted:
-        raise CardgenError(f"no card of {game} was added or changed since '{since}'; nothing to print")
-    for line in describe(changes):
-        click.echo(f"  {line}")
-    return [card for card in record.cards if card.id in wanted]
 
 
 @main.command()
@@ -340,62 +205,9 @@ def clean(root: Path, out: Path | None, outputs: bool) -> None:
 @click.pass_obj
 def watch(root: Path, games: tuple[str, ...], out: Path | None, jobs: int) -> None:
     """Build GAMES, then rebuild whatever an edit to data, templates, icons or fonts affects (Ctrl-C stops)."""
-    import threading
+    from cardgen.commands.build_cmd import watch_games
 
-    from cardgen.build import BuildOptions, build_game
-    from cardgen.outputs import default_stages
-    from cardgen.watch import watch_games
-
-    names = _games(root, games)
-    options = BuildOptions((out or root / "output").resolve(), jobs)
-
-    def rebuild(todo: list[str]) -> None:
-        for name in todo:
-            try:
-                _report_build(build_game(root, name, options, _reporter(), default_stages()))
-            except CardgenError as exc:
-                for problem in exc.problems:
-                    click.secho(str(problem), fg="red", err=True)
-                click.echo(f"{name}: not rebuilt; fix the problems above and save again", err=True)
-
-    rebuild(names)
-    click.echo(f"watching {root} for changes to {', '.join(names)} (Ctrl-C to stop)")
-    try:
-        watch_games(root, names, rebuild, threading.Event())
-    except KeyboardInterrupt:
-        click.echo("stopped watching")
-
-
-@main.command()
-@click.argument("game")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Output root holding the built game (default: <root>/output).")
-@click.option("--base-url", default=None,
-              help="Write image URLs as URL/<file name> (for images uploaded to a host) instead of file:/// paths.")
-@click.option("--format", "image_format", type=click.Choice(["jpeg", "png"]), default=None,
-              help="Image format of card sheets and boards (default: the manifest's tts.image_format, jpeg).")
-@click.option("--install", "do_install", is_flag=True,
-              help="Also copy the export into Tabletop Simulator's Saved Objects folder (cardgen subfolder).")
-@click.option("--tts-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Tabletop Simulator's data folder (default: the usual place on this OS).")
-@click.pass_obj
-def tts(root: Path, game: str, out: Path | None, base_url: str | None, image_format: str | None,
-        do_install: bool, tts_dir: Path | None) -> None:
-    """Export a built GAME to Tabletop Simulator: deck sheets, tokens, boards and a saved object."""
-    from cardgen.manifest import load_game
-    from cardgen.outputs.tts import TTSOptions, export_tts
-    from cardgen.outputs.tts_install import install, install_dir
-    from cardgen.record import BuildRecord
-
-    loaded = load_game(root, game)
-    target = install_dir(tts_dir) if do_install else None  # fail before the work if TTS is not there
-    out_dir = (out or root / "output").resolve() / game
-    record = BuildRecord.of_build(out_dir)
-    options = TTSOptions.from_spec(loaded.spec.tts, base_url=base_url, image_format=image_format)
-    saved = export_tts(loaded, record, out_dir, options)
-    click.echo(f"{game}: Tabletop Simulator saved object -> {saved}")
-    if target is not None:
-        click.echo(f"{game}: installed -> {install(saved.parent, game, target)}")
+    watch_games(root, _games(root, games), out, jobs)
 
 
 @main.command()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from cardgen import __version__
 from cardgen.context import BuildContext
@@ -15,7 +15,7 @@ from cardgen.fonts import families_in_svg
 from cardgen.manifest import Game
 from cardgen.progress import Reporter
 from cardgen.record import BackEntry, BuildRecord, CardEntry, DeckEntry, Dimensions, GameEntry, Pixels, SourceRef, Stats
-from cardgen.render import RasterJob, content_key, run_jobs
+from cardgen.render import CardHook, RasterJob, content_key, run_jobs
 from cardgen.storage import Cache, place_file, write_text
 from cardgen.templates import RenderedSVG
 
@@ -120,8 +120,11 @@ def _artwork(name: str, rendered: RenderedSVG, game: Game, deck: str, context: B
     return Artwork(name, rendered, deck, key, png_cache(context.out_root).path(key))
 
 
-def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter) -> tuple[int, int]:
-    """Draw every artwork missing from the cache; return (rendered, cached)."""
+def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter, hooks: Sequence[CardHook] = ()) -> tuple[int, int]:
+    """Draw every artwork missing from the cache; return (rendered, cached).
+
+    Each hook (an output stage's per-card work) is called in the worker with each drawn image's key and image.
+    """
     game = plan.game
     arts = {a.key: a for a in [*plan.faces.values(), *plan.backs.values()]}
     todo = [a for a in arts.values() if not a.cache_path.is_file()]
@@ -131,7 +134,7 @@ def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter) -> tuple[int, int]
         raster_jobs.append(RasterJob(art.key, art.rendered.svg, size.full_width_px, size.full_height_px, size.dpi,
                               str(game.root.resolve()), game.data_dir.resolve().as_uri() + "/",
                               str(art.cache_path), (str((game.root / "fonts").resolve()),),
-                              game.spec.decks[art.deck].kind != "card"))
+                              game.spec.decks[art.deck].kind != "card", tuple(hooks)))
     problems: list[Problem] = []
 
     def done(key: str, error: str | None) -> None:
@@ -192,8 +195,8 @@ def record_of(plan: BuildPlan) -> BuildRecord:
         stats=Stats(cards=len(cards), copies=sum(c.copies for c in cards)), cards=cards)
 
 
-def place_card_files(plan: BuildPlan, record: BuildRecord, out_dir: Path, keep_svg: bool) -> None:
-    """Place cards/<deck>/<id>.png and backs/<name>.png from the cache, then write build.json."""
+def place_card_files(plan: BuildPlan, out_dir: Path, keep_svg: bool) -> None:
+    """Place cards/<deck>/<id>.png and backs/<name>.png from the cache (and their SVGs, if kept)."""
     arts = [(f"backs/{name}.png", art) for name, art in plan.backs.items()]
     arts += [(f"cards/{card.deck}/{card.id}.png", plan.faces[card.id]) for card in plan.cards]
     for relative_path, art in arts:
@@ -203,4 +206,3 @@ def place_card_files(plan: BuildPlan, record: BuildRecord, out_dir: Path, keep_s
         place_file(art.cache_path, target)
         if keep_svg:
             write_text(target.with_suffix(".svg"), art.rendered.svg)
-    record.save(out_dir)

@@ -13,7 +13,7 @@ import zlib
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from cardgen.storage import file_digest, write_atomic
 
@@ -21,6 +21,11 @@ RENDERER_VERSION = "1"
 # zlib level 1 with the run-length strategy: card art is mostly flat colour, which RLE packs
 # smaller and faster than the default strategy (measured: 20 ms and 151 kB against 25 ms and 171 kB).
 PNG_OPTIONS = {"compress_level": 1, "compress_type": zlib.Z_RLE}
+
+
+# An output stage's per-card work (see `Stage.card_hook`): called in a render worker with a drawn image's
+# cache key (its content hash) and the image (a Pillow image). It must be picklable.
+CardHook = Callable[[str, Any], None]
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,7 @@ class RasterJob:
     target: str
     font_dirs: tuple[str, ...]
     transparent: bool = False
+    hooks: tuple[CardHook, ...] = ()  # output stages' per-card work, done while the image is in memory
 
 
 class RenderFailure(Exception):
@@ -121,6 +127,8 @@ def run_job(job: RasterJob) -> tuple[str, str | None]:
     except RenderFailure as exc:
         return job.key, str(exc)
     write_atomic(Path(job.target), lambda temp: image.save(temp, format="PNG", **PNG_OPTIONS))
+    for hook in job.hooks:
+        hook(job.key, image)
     return job.key, None
 
 

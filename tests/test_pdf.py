@@ -16,7 +16,7 @@ from PIL import Image
 from cardgen.build import BuildOptions, build_game
 from cardgen.cli import main
 from cardgen.outputs.imposition import PrintOptions, Rect
-from cardgen.outputs.pdf import print_stage, write_print_pdf
+from cardgen.outputs.pdf import write_print_pdf
 from cardgen.outputs.pod import pod_pixels, write_pod
 from cardgen.record import BuildRecord, CardEntry
 
@@ -29,7 +29,7 @@ LETTER_PT = (612, 792)
 def built(tmp_path_factory) -> Path:
     """Scrapbots built once (card PNGs, build.json and the print PDF); returns output/scrapbots."""
     out = tmp_path_factory.mktemp("out")
-    build_game(ROOT, "scrapbots", BuildOptions(out_root=out, jobs=2), None, [print_stage])
+    build_game(ROOT, "scrapbots", BuildOptions(out_root=out, jobs=2), None, ["print"])
     return out / "scrapbots"
 
 

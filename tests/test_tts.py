@@ -20,7 +20,7 @@ from cardgen.build import BuildOptions, build_game
 from cardgen.cli import main
 from cardgen.errors import CardgenError
 from cardgen.manifest import load_game
-from cardgen.outputs.tts import TTSOptions, export_tts, tts_stage, tts_text
+from cardgen.outputs.tts import TTSOptions, export_tts, tts_text
 from cardgen.record import BuildRecord, CardEntry
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,7 +108,7 @@ def _mini_workspace(root: Path) -> None:
 
 
 def _build(root: Path, name: str, out_root: Path) -> tuple[Path, BuildRecord, dict]:
-    build_game(root, name, BuildOptions(out_root=out_root, jobs=2), None, [tts_stage])
+    build_game(root, name, BuildOptions(out_root=out_root, jobs=2), None, ["tts"])
     out_dir = out_root / name
     [saved] = (out_dir / "tts").glob("*.json")
     return out_dir, BuildRecord.of_build(out_dir), json.loads(saved.read_text(encoding="utf-8"))

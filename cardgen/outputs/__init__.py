@@ -1,35 +1,34 @@
 """Output stages: each reads the build record and the card images and writes one kind of output.
 
-A stage is a function `(game, record, out_dir) -> None` (see `cardgen.build.OutputStage`):
-`record` is the build.json dict, `out_dir` the game's output folder being built (images are
-at `out_dir / card["face"]`). A new output format is one new module here plus one line below.
+A stage is a `Stage` object (see `cardgen.outputs.stage`): a name, the options model that is its manifest
+section, and `run(ctx) -> findings`. A new output format is one new module here plus one line in `STAGES`.
 
-The stages are named here as text and imported only when a build runs them: a rebuild with nothing
+Stages are registered by name as text and imported only when a build runs them: a rebuild with nothing
 to do needs their names (part of the build settings) but none of their libraries.
 """
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
-# (module, function) of each stage `cardgen build` runs after the card PNGs and build.json, in order.
-DEFAULT_STAGES = (("cardgen.outputs.pdf", "print_stage"), ("cardgen.outputs.pod", "pod_stage"),
-                  ("cardgen.outputs.tts", "tts_stage"), ("cardgen.outputs.gallery", "write_gallery"))
-# `--pod` writes the print-on-demand files whatever the manifest says.
-ALWAYS_POD = ("cardgen.outputs.pod", "write_pod")
+if TYPE_CHECKING:
+    from cardgen.outputs.stage import Stage
 
-
-def _chosen(pod: bool) -> list[tuple[str, str]]:
-    stages = list(DEFAULT_STAGES)
-    if pod:
-        stages = [s for s in stages if s[1] != "pod_stage"] + [ALWAYS_POD]
-    return stages
-
-
-def stage_names(pod: bool = False) -> list[str]:
-    """The names of the stages `default_stages(pod)` returns, without importing them."""
-    return [name for _, name in _chosen(pod)]
+# name -> "module:class" of every stage `cardgen build` runs after the card PNGs, in order.
+STAGES = {
+    "print": "cardgen.outputs.pdf:PrintStage",
+    "pod": "cardgen.outputs.pod:PodStage",
+    "tts": "cardgen.outputs.tts:TTSStage",
+    "gallery": "cardgen.outputs.gallery:GalleryStage",
+}
 
 
-def default_stages(pod: bool = False) -> list:
-    """The output stages of `cardgen build` (with `--pod`: print-on-demand files always written)."""
-    return [getattr(importlib.import_module(module), name) for module, name in _chosen(pod)]
+def stage_names() -> list[str]:
+    """The names of the registered stages, in the order a build runs them (nothing is imported)."""
+    return list(STAGES)
+
+
+def stage_class(name: str) -> type[Stage]:
+    """The stage registered under a name (its module is imported now)."""
+    module, cls = STAGES[name].split(":")
+    return getattr(importlib.import_module(module), cls)

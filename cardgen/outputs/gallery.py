@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
-from cardgen.manifest import Game
+from cardgen.errors import Problem
+from cardgen.outputs.stage import Stage, StageContext
 from cardgen.record import BuildRecord, CardEntry
-from cardgen.storage import write_atomic
+from cardgen.storage import write_text
 
 GALLERY_FILE = "index.html"
 
@@ -52,6 +52,12 @@ def gallery_html(record: BuildRecord) -> str:
             f"{record.stats.copies} cards</small></h1>{''.join(sections)}</body></html>\n")
 
 
-def write_gallery(game: Game, record: BuildRecord, out_dir: Path) -> None:
-    """Output stage: write index.html next to the card images."""
-    write_atomic(out_dir / GALLERY_FILE, lambda temp: temp.write_text(gallery_html(record), encoding="utf-8"))
+class GalleryStage(Stage):
+    """`index.html`: every card of the build on one page, to look over before printing."""
+
+    name = "gallery"
+
+    def run(self, ctx: StageContext) -> list[Problem]:
+        """Write index.html next to the card images."""
+        write_text(ctx.out_dir / GALLERY_FILE, gallery_html(ctx.record))
+        return []

@@ -6,7 +6,6 @@ name, and images with the same content (by the hash the build record holds) are 
 from __future__ import annotations
 
 import functools
-import logging
 import tempfile
 import zlib
 from dataclasses import dataclass, field
@@ -14,13 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from cardgen.errors import Problem
-from cardgen.manifest import Game
+from cardgen.manifest import PrintSpec
 from cardgen.outputs.imposition import Page, PrintOptions, impose, items_from_cards
+from cardgen.outputs.stage import Stage, StageContext, manifest_file
 from cardgen.record import BuildRecord, CardEntry
 from cardgen.storage import Cache, write_atomic
 from cardgen.units import mm_to_pt
-
-log = logging.getLogger("cardgen")
 
 MARK_WIDTH_PT = 0.3
 PAGES_PER_FILE = 120  # at most; a duplex front page and its back page always share a file
@@ -257,11 +255,17 @@ def _pt(*values: float) -> list[float]:
     return [mm_to_pt(v) for v in values]
 
 
-def print_stage(game: Game, record: BuildRecord, out_dir: Path) -> None:
-    """Output stage of `cardgen build`: `print/<game>-<paper>.pdf` with the manifest's print options."""
-    options = PrintOptions.from_spec(game.spec.print_options)
-    result = write_print_pdf(record, out_dir, options, out_dir / "print" / print_pdf_name(game.name, options))
-    for warning in result.warnings:
-        # Output stages have no warning channel of their own; the log reaches stderr.
-        log.warning(str(Problem(warning, file=f"data/{game.name}/game.yaml", severity="warning")))
+class PrintStage(Stage):
+    """`print/<game>-<paper>.pdf`, laid out by the manifest's `print:` section (the flags of `cardgen print`)."""
+
+    name = "print"
+    section = "print"
+    Options = PrintSpec
+
+    def run(self, ctx: StageContext) -> list[Problem]:
+        """Write the print PDF; what does not fit the paper comes back as warnings."""
+        options = PrintOptions.from_spec(self.options)
+        target = ctx.out_dir / "print" / print_pdf_name(ctx.game.name, options)
+        result = write_print_pdf(ctx.record, ctx.out_dir, options, target)
+        return [Problem(warning, file=manifest_file(ctx.game), severity="warning") for warning in result.warnings]
 
