@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from cardgen.commands import add_flags
+from cardgen.commands.flags import add_flags, folder_option
 from cardgen.errors import CardgenError
 from cardgen.manifest import PrintSpec, load_game
 from cardgen.outputs.imposition import PrintOptions
@@ -15,12 +15,11 @@ from cardgen.record import BuildRecord, CardEntry
 
 @click.command("print")
 @click.argument("game")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Folder for the PDF (default: output/<game>/print).")
+@folder_option("--out", help="Folder for the PDF (default: output/<game>/print).")
 @click.option("--changed-since", "since", default=None,
               help="Only the cards added or changed since this snapshot (see `cardgen snapshot`).")
-@click.option("--from", "built_root", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Output root holding the built game, if it was built with `build --out` (default: <root>/output).")
+@folder_option("--from", "built_root",
+               help="Output root holding the built game, if it was built with `build --out` (default: <root>/output).")
 @add_flags(PrintSpec, exclude=("pod",))
 @click.pass_obj
 def print_command(root: Path, game: str, out: Path | None, since: str | None, built_root: Path | None,

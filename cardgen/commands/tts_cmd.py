@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from cardgen.commands import add_flags
+from cardgen.commands.flags import add_flags, folder_option
 from cardgen.manifest import TTSSpec, load_game
 from cardgen.outputs.tts import TTSOptions, TTSStage, export_tts
 from cardgen.record import BuildRecord
@@ -13,12 +13,10 @@ from cardgen.record import BuildRecord
 
 @click.command("tts")
 @click.argument("game")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Output root holding the built game (default: <root>/output).")
+@folder_option("--out", help="Output root holding the built game (default: <root>/output).")
 @click.option("--install", "do_install", is_flag=True,
               help="Also copy the export into Tabletop Simulator's Saved Objects folder (cardgen subfolder).")
-@click.option("--tts-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Tabletop Simulator's data folder (default: the usual place on this OS).")
+@folder_option("--tts-dir", help="Tabletop Simulator's data folder (default: the usual place on this OS).")
 @add_flags(TTSSpec)
 @click.pass_obj
 def tts_command(root: Path, game: str, out: Path | None, do_install: bool, tts_dir: Path | None,
