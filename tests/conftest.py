@@ -54,6 +54,13 @@ def run_cli(root: Path, *args: str, expect: int = 0) -> Result:
     return result
 
 
+def sample_game(base: Path, manifest: str, files: dict[str, str | bytes], face: str, back: str | None = None) -> Path:
+    """A feature sample: a workspace under `base` holding one small game `s`; returns the workspace root."""
+    root = make_workspace(base)
+    write_game(root, "s", manifest, files, {"face.svg": face, "back.svg": back or SIMPLE_BACK})
+    return root
+
+
 SIMPLE_MANIFEST = """\
     title: Tiny
     version: 1

@@ -1,7 +1,9 @@
-"""The example game as hostile-input tests use it: a copy of the repository's workspace, built once per module
+"""The example game as the tests use it: a copy of the repository's workspace, built once per test session
 (so every copy starts with a warm cache), and the CLI run in that copy as a designer would run it."""
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 from pathlib import Path
 
@@ -48,13 +50,27 @@ def assert_refused(result: Result, *words: str) -> None:
         assert word in errors[0], errors[0]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def built_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example workspace, built once for the module."""
-    root = copy_example(tmp_path_factory.mktemp("example"))
-    result = run(root, "build", "-j", "1")
-    assert result.exit_code == 0, result.output
-    return root
+    """The example workspace built once for the whole session through the CLI (`cardgen build`: cards, print
+    PDF, Tabletop Simulator export, gallery). Read it, never change it: a test that writes takes `example`.
+
+    Under pytest-xdist each worker is a session of its own: the first worker to get here builds into the
+    folder all workers share, under a lock; the others wait and use that build.
+    """
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # pytest-of-<user>/pytest-<n>/, the parent of every worker's own folder
+    folder = shared / "built-example"
+    with open(shared / "built-example.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / "done").is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            root = copy_example(folder)
+            result = run(root, "build", "-j", "2")
+            assert result.exit_code == 0, result.output
+            (folder / "done").touch()
+    return folder / "ws"
 
 
 @pytest.fixture

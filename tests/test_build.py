@@ -11,19 +11,16 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image
 
-from cardgen.build import BuildOptions, build_game
 from cardgen.cli import main
 from tests.conftest import REPO
 
 REFERENCE = REPO / "tests" / "reference" / "scrapbots-scout.png"
 
 
-@pytest.fixture(scope="module")
-def scrapbots_build(tmp_path_factory) -> Path:
-    """Scrapbots built once for this module into a temp output root."""
-    out = tmp_path_factory.mktemp("out")
-    build_game(REPO, "scrapbots", BuildOptions(out, jobs=2))
-    return out / "scrapbots"
+@pytest.fixture
+def scrapbots_build(built_example: Path) -> Path:
+    """The example game's output folder, from the session's one build (read only)."""
+    return built_example / "output" / "scrapbots"
 
 
 def test_build_record_lists_every_card(scrapbots_build: Path) -> None:

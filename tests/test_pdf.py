@@ -13,7 +13,6 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image
 
-from cardgen.build import BuildOptions, build_game
 from cardgen.cli import main
 from cardgen.outputs.imposition import PrintOptions, Rect
 from cardgen.outputs.pdf import write_print_pdf
@@ -26,11 +25,9 @@ LETTER_PT = (612, 792)
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> Path:
-    """Scrapbots built once (card PNGs, build.json and the print PDF); returns output/scrapbots."""
-    out = tmp_path_factory.mktemp("out")
-    build_game(ROOT, "scrapbots", BuildOptions(out_root=out, jobs=2), None, ["print"])
-    return out / "scrapbots"
+def built(built_example: Path) -> Path:
+    """The example game's output folder (card PNGs, build.json and the print PDF), from the session's one build."""
+    return built_example / "output" / "scrapbots"
 
 
 @pytest.fixture(scope="module")
@@ -368,3 +365,37 @@ def test_long_prints_are_split_into_files_numbered_across_them(built, record, fe
     assert [len(r.pages) for r in readers] == [4, 4, 2]  # 16 + 20 copies: 2 + 3 front pages, each with its back
     assert "page 5 of 10" in readers[1].pages[0].extract_text()
     assert all(len(page.images) for r in readers for page in r.pages)
+
+
+def test_card_images_are_embedded_as_their_own_png_data(built, record) -> None:
+    """Each RGB card's image stream is its PNG's IDAT data, with parameters every reader applies."""
+    from cardgen.outputs.pdf import png_stream
+
+    images = {c.id: built / c.face for c in record.cards if c.kind == "card"}
+    images.update({name: built / back.image for name, back in record.backs.items()})
+    idat = {png_stream(path)[2]: name for name, path in images.items()}  # type: ignore[index]
+    reader = pypdf.PdfReader(built / "print" / "scrapbots-letter.pdf")
+    seen = set()
+    for page in reader.pages:
+        for obj in page["/Resources"].get("/XObject", {}).values():
+            image = obj.get_object()
+            if image.get("/DecodeParms") is None:
+                continue
+            # A lone filter is a name: poppler ignores a /DecodeParms dictionary beside a filter array.
+            assert image["/Filter"] == "/FlateDecode"
+            assert image["/DecodeParms"] == {"/Predictor": 15, "/Colors": 3, "/BitsPerComponent": 8,
+                                             "/Columns": image["/Width"]}
+            seen.add(idat.get(image._data, "an image not a card's own PNG data"))
+    assert seen == set(images)
+
+
+def test_png_stream_only_reads_plain_rgb_pngs(tmp_path) -> None:
+    from cardgen.outputs.pdf import png_stream
+
+    Image.new("RGB", (3, 2), "red").save(tmp_path / "rgb.png")
+    Image.new("RGBA", (3, 2), "red").save(tmp_path / "rgba.png")
+    Image.new("P", (3, 2)).save(tmp_path / "palette.png")
+    (tmp_path / "junk.png").write_bytes(b"not a png")
+    width, height, data = png_stream(tmp_path / "rgb.png")  # type: ignore[misc]
+    assert (width, height) == (3, 2) and data.startswith(b"\x78")  # a zlib stream
+    assert [png_stream(tmp_path / n) for n in ("rgba.png", "palette.png", "junk.png", "none.png")] == [None] * 4

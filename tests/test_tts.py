@@ -115,9 +115,11 @@ def _build(root: Path, name: str, out_root: Path) -> tuple[Path, BuildRecord, di
 
 
 @pytest.fixture(scope="module")
-def scrapbots(tmp_path_factory) -> tuple[Path, BuildRecord, dict]:
-    """(output folder, build record, saved object) of the Scrapbots example."""
-    return _build(ROOT, "scrapbots", tmp_path_factory.mktemp("out"))
+def scrapbots(built_example: Path) -> tuple[Path, BuildRecord, dict]:
+    """(output folder, build record, saved object) of the Scrapbots example, from the session's one build."""
+    out_dir = built_example / "output" / "scrapbots"
+    saved = json.loads((out_dir / "tts" / "Scrapbots.json").read_text(encoding="utf-8"))
+    return out_dir, BuildRecord.of_build(out_dir), saved
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,8 @@ name, and images with the same content (by the hash the build record holds) are 
 from __future__ import annotations
 
 import functools
+import struct
 import tempfile
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ from cardgen.manifest import PrintSpec
 from cardgen.outputs.imposition import Page, PrintOptions, impose, items_from_cards
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
 from cardgen.record import BuildRecord, CardEntry
-from cardgen.storage import Cache, write_atomic
+from cardgen.storage import write_atomic
 from cardgen.units import mm_to_pt
 
 MARK_WIDTH_PT = 0.3
@@ -92,34 +92,18 @@ class ImageFiles:
         self.hashes = hashes
         self.options = options
         self.scratch = scratch
-        self.cache = Cache(build_dir.parent, "pdf-images", ".zlib")
         self._by_path: dict[str, str] = {}
         self._by_digest: dict[str, str] = {}
-        self._digest_of: dict[str, str] = {}  # drawn file -> content hash
 
     def stream(self, drawn: str) -> tuple[int, int, bytes] | None:
-        """Width, height and zlib-compressed RGB data of a PNG to embed, cached between builds by content.
+        """Width, height and the compressed pixel data of a PNG to embed as it is.
 
-        Decoding and compressing card images is most of a PDF's writing time; with the cache a rebuild
-        after a one-card edit only compresses that card. None for images reportlab must handle itself
-        (JPEG passes through as it is; transparency needs a soft mask).
+        A PNG's IDAT data is a zlib stream of rows with PNG row filters, which PDF reads as FlateDecode
+        with a PNG predictor: the card's own encoding (made once, while drawing) is its image stream, and
+        nothing is decoded or compressed here. None for images reportlab must handle itself (JPEG passes
+        through as it is; transparency needs a soft mask; other PNG kinds are rare).
         """
-        source = Path(drawn)
-        if source.suffix.lower() != ".png":
-            return None
-        digest = self._digest_of[drawn]
-        stored = self.cache.read_bytes(digest)
-        if stored is None:
-            from PIL import Image
-
-            with Image.open(source) as picture:
-                if picture.mode != "RGB":
-                    return None
-                stored = f"{picture.width} {picture.height}\n".encode() + zlib.compress(picture.tobytes())
-            self.cache.put_bytes(digest, stored)
-        header, data = stored.split(b"\n", 1)
-        width, height = map(int, header.split())
-        return width, height, data
+        return png_stream(Path(drawn)) if drawn.lower().endswith(".png") else None
 
     def __call__(self, image: str) -> str:
         """The file to draw for an image path of the build record."""
@@ -127,9 +111,7 @@ class ImageFiles:
             source = self.build_dir / image
             digest = self.hashes[image]
             if digest not in self._by_digest:
-                drawn = self._prepare(source, digest)
-                self._by_digest[digest] = drawn
-                self._digest_of[drawn] = digest
+                self._by_digest[digest] = self._prepare(source, digest)
             self._by_path[image] = self._by_digest[digest]
         return self._by_path[image]
 
@@ -169,8 +151,32 @@ def _draw(path: Path, pages: list[Page], record: BuildRecord, images: ImageFiles
     pdf.save()
 
 
+def png_stream(path: Path) -> tuple[int, int, bytes] | None:
+    """(width, height, IDAT data) of an 8-bit RGB, non-interlaced PNG file; None for any other file."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        return None
+    at, width, height, idat = 8, 0, 0, []
+    while at + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[at:at + 8])
+        body = data[at + 8:at + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            if (depth, colour, interlace) != (8, 2, 0):
+                return None
+        elif kind == b"IDAT":
+            idat.append(body)
+        elif kind == b"IEND":
+            break
+        at += 12 + length
+    return (width, height, b"".join(idat)) if width and idat else None
+
+
 def _embed_cached(pdf: Any, drawn: str, images: ImageFiles) -> None:
-    """Register an image's XObject from the cached stream, under the name `drawImage` looks up.
+    """Register an image's XObject from its PNG data, under the name `drawImage` looks up.
 
     reportlab has no public call that embeds an image stream compressed already: `Canvas.drawImage`
     always decodes and compresses the file, which is most of a PDF's writing time. This mirrors what
@@ -180,7 +186,6 @@ def _embed_cached(pdf: Any, drawn: str, images: ImageFiles) -> None:
     """
     try:
         from reportlab.lib.utils import _digester
-        from reportlab.pdfbase.pdfdoc import PDFImageXObject
 
         name = _digester(f"{drawn}auto".encode())
         reg_name = pdf._doc.getXObjectName(name)
@@ -189,14 +194,39 @@ def _embed_cached(pdf: Any, drawn: str, images: ImageFiles) -> None:
         stream = images.stream(drawn)
         if stream is None:
             return
-        image = PDFImageXObject(name)
+        image = _png_image_class()(name)
         image.width, image.height, image.streamContent = stream
-        image.bitsPerComponent, image.colorSpace, image._filters, image.mask = 8, "DeviceRGB", ("FlateDecode",), None
         pdf._setXObjects(image)
         pdf._doc.Reference(image, reg_name)
         pdf._doc.addForm(name, image)
     except (AttributeError, ImportError):
         return
+
+
+@functools.cache
+def _png_image_class() -> type:
+    """reportlab's image XObject, written with the PNG predictor parameters its IDAT stream needs."""
+    from reportlab.pdfbase.pdfdoc import PDFDictionary, PDFImageXObject, PDFName, PDFStream
+
+    class PNGImageXObject(PDFImageXObject):
+        """An RGB image whose stream is a PNG's IDAT data (Flate with PNG row filters, predictor 15)."""
+
+        def format(self, document: Any) -> bytes:
+            """The object as PDF bytes: the dictionary reportlab writes for an image, plus /DecodeParms.
+
+            /Filter is a single name, not an array: some readers (poppler) read /DecodeParms only as an
+            array beside an array of filters.
+            """
+            stream = PDFStream(content=self.streamContent)
+            stream.dictionary.dict.update({
+                "Type": PDFName("XObject"), "Subtype": PDFName("Image"), "Width": self.width,
+                "Height": self.height, "BitsPerComponent": 8, "ColorSpace": PDFName("DeviceRGB"),
+                "Filter": PDFName("FlateDecode"), "Length": len(self.streamContent),
+                "DecodeParms": PDFDictionary({"Predictor": 15, "Colors": 3, "BitsPerComponent": 8,
+                                              "Columns": self.width})})
+            return stream.format(document)
+
+    return PNGImageXObject
 
 
 def _draw_page(pdf, page: Page, images: ImageFiles) -> None:
