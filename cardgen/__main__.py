@@ -1,4 +1,4 @@
 """Allow `python -m cardgen`."""
 from cardgen.cli import main
 
-main()
+main(prog_name="cardgen")

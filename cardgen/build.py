@@ -16,11 +16,20 @@ from cardgen.fonts import configure_fontconfig
 from cardgen.freshness import current_build, settings_key, source_stamp
 from cardgen.manifest import Game
 from cardgen.outputs.stage import Stage, StageContext
-from cardgen.ownership import check_game_name, check_output_root, make_staging, mark, refuse_foreign, remove_ours
+from cardgen.ownership import (
+    check_game_name,
+    check_output_root,
+    make_staging,
+    mark,
+    output_lock,
+    refuse_foreign,
+    remove_ours,
+)
 from cardgen.plan import BuildPlan, draw_plan, place_card_files, plan_build, record_of
 from cardgen.progress import Reporter, SilentReporter
 from cardgen.record import BuildRecord
 from cardgen.storage import cache_root, swap_into_place
+from cardgen.validate.findings import unique
 
 
 @dataclass
@@ -96,13 +105,21 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     When no file the last build read has changed (sizes and times), nothing is validated, drawn or
     written; when files changed but what they make did not, only build.json's file stamps are renewed.
     """
-    from cardgen.validate import check_output_folder, validate_context
-
     started = time.perf_counter()
     check_output_root(root, options.out_root)
     final = options.out_root / check_game_name(name)
-    for folder in (final, cache_root(options.out_root)):  # before any work: what a build replaces is cardgen's
-        refuse_foreign(folder)
+    with output_lock(options.out_root):  # one build per output root at a time
+        for folder in (final, cache_root(options.out_root)):  # before any work: what a build replaces is ours
+            refuse_foreign(folder)
+        return _build(root, name, options, reporter, stages, started)
+
+
+def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | None, stages: StageChoice,
+           started: float) -> BuildResult:
+    """The build of one game, holding the output root's lock."""
+    from cardgen.validate import check_output_folder, validate_context
+
+    final = options.out_root / name
     previous = BuildRecord.previous(final)
     settings = settings_key(options.keep_svg, options.force, *_stage_names(stages, options))
     if previous is not None and current_build(final, root, name, settings) is not None:
@@ -113,7 +130,7 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     findings = validate_context(context)
     mark(cache_root(options.out_root))
     plan = plan_build(context, findings, options.force)
-    plan.findings = list(dict.fromkeys([*findings, *(w for w in plan.findings if w.rule != "text-overflow")]))
+    plan.findings = unique(findings, [w for w in plan.findings if w.rule != "text-overflow"])
     record = record_of(plan)
     record.fingerprint = build_fingerprint(record, plan.game, options, stages)
     used = {f.relative_to(root.resolve()).as_posix() for a in [*plan.faces.values(), *plan.backs.values()]

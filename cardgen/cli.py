@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cardgen import __version__
+from cardgen.commands import complete_games
 from cardgen.errors import CardgenError
 
 if TYPE_CHECKING:
@@ -60,7 +62,7 @@ class CardgenGroup(click.Group):
 @click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=".",
               help="Workspace folder holding data/ and templates/ (default: current folder).")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
-@click.version_option(package_name="cardgen")
+@click.version_option(__version__, prog_name="cardgen")
 @click.pass_context
 def main(ctx: click.Context, root: Path, debug: bool) -> None:
     """cardgen: turn card data (CSV/YAML/XLSX) and SVG templates into print-and-play cards."""
@@ -85,7 +87,7 @@ def _reporter():
 
 
 @main.command()
-@click.argument("games", nargs=-1)
+@click.argument("games", nargs=-1, shell_complete=complete_games)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output root (default: <root>/output).")
 @click.option("--svg", "keep_svg", is_flag=True, help="Also keep each card's rendered SVG next to its PNG.")
@@ -146,7 +148,7 @@ def calibrate(root: Path, paper: str, duplex: Any, out: Path | None) -> None:
 # ---------------------------------------------------------------- fast regeneration: snapshots, changes, watch
 
 @main.command()
-@click.argument("game")
+@click.argument("game", shell_complete=complete_games)
 @click.argument("name")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output root.")
 @click.option("--force", is_flag=True, help="Replace an existing snapshot of that name.")
@@ -162,7 +164,7 @@ def snapshot(root: Path, game: str, name: str, out: Path | None, force: bool) ->
 
 
 @main.command()
-@click.argument("game")
+@click.argument("game", shell_complete=complete_games)
 @click.option("--since", "since", required=True, help="Name of a snapshot (see `cardgen snapshot`).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output root.")
 @click.pass_obj
@@ -199,7 +201,7 @@ def clean(root: Path, out: Path | None, outputs: bool) -> None:
 
 
 @main.command()
-@click.argument("games", nargs=-1)
+@click.argument("games", nargs=-1, shell_complete=complete_games)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output root.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=os.cpu_count() or 1, show_default=True)
 @click.pass_obj
@@ -211,7 +213,7 @@ def watch(root: Path, games: tuple[str, ...], out: Path | None, jobs: int) -> No
 
 
 @main.command()
-@click.argument("games", nargs=-1)
+@click.argument("games", nargs=-1, shell_complete=complete_games)
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text: one line per finding; json: for editors and tools.")
 @click.option("--no-layout", is_flag=True, help="Skip the layout layer (it renders every card to SVG).")
@@ -235,3 +237,104 @@ def validate(ctx: click.Context, games: tuple[str, ...], output_format: str, no_
             click.echo(summary(name, findings))
     if any(errors_in(findings) for findings in results.values()):
         ctx.exit(1)
+
+
+# ---------------------------------------------------------------- starting a game, icons and fonts
+
+@main.command()
+@click.argument("name")
+@click.option("--size", default="poker", show_default=True,
+              help="Card size: a preset (poker, bridge, mini, mini-euro, tarot, square, business, jumbo), "
+                   "optionally 'landscape', or WIDTHxHEIGHT such as 63x88mm.")
+@click.option("--paper", default="letter", show_default=True, help="Paper of the print PDF: letter, a4, ...")
+@click.option("--decks", default="1", show_default=True,
+              help="Number of decks, or their names separated by commas (heroes,monsters).")
+@click.pass_obj
+def init(root: Path, name: str, size: str, paper: str, decks: str) -> None:
+    """Start a new game NAME: manifest, example cards, face and back templates and a README.
+
+    In an empty folder this makes the workspace too; `cardgen build NAME` then works at once.
+    """
+    from cardgen.scaffold import InitOptions, create_game, deck_names
+
+    written = create_game(root, name, InitOptions(size, paper, deck_names(decks)))
+    for path in written:
+        click.echo(f"  wrote {path.relative_to(root)}")
+    click.echo(f"{name}: ready. Next: `cardgen build {name}` (or `cardgen serve {name}` to see the cards as you "
+               f"edit data/{name}/ and templates/{name}/)")
+
+
+@main.group(invoke_without_command=True)
+@click.option("--credits", "show_credits", is_flag=True, help="Print the attribution the icons' license asks for.")
+@click.pass_context
+def icons(ctx: click.Context, show_credits: bool) -> None:
+    """The icons cards can use: the bundled game-icons.net set and the workspace's icons/ folder."""
+    from cardgen.bundled import ICON_ATTRIBUTION
+    from cardgen.icons import IconLibrary
+
+    if show_credits:
+        click.echo(ICON_ATTRIBUTION.read_text(encoding="utf-8"))
+    elif ctx.invoked_subcommand is None:
+        library = IconLibrary(ctx.obj)
+        click.echo(f"{len(library.bundled.names):,} bundled game-icons.net icons (CC BY 3.0; see "
+                   f"`cardgen icons --credits`), {len(library.files)} in {ctx.obj / 'icons'}.")
+        click.echo("Find names with `cardgen icons search WORD`, see one with `cardgen icons show NAME`.")
+
+
+@icons.command("search")
+@click.argument("words", nargs=-1, required=True)
+@click.option("--show", "sheet", is_flag=True, help="Also write a preview PNG of the matches (at most 120).")
+@click.pass_obj
+def icons_search(root: Path, words: tuple[str, ...], sheet: bool) -> None:
+    """List the icon names holding every one of WORDS (e.g. `cardgen icons search sword`)."""
+    from cardgen.icons import IconLibrary
+
+    library = IconLibrary(root)
+    found = library.search(list(words))
+    for name in found:
+        click.echo(name + ("  (icons/)" if name in library.files else ""))
+    if not found:
+        raise CardgenError(f"no icon name holds {' and '.join(repr(w) for w in words)}"
+                           f"{library.suggest('-'.join(words))}")
+    click.echo(f"{len(found)} icon{'' if len(found) == 1 else 's'}", err=True)
+    if sheet:
+        _write_icon_sheet(root, library, found[:120], "search-" + "-".join(words))
+
+
+@icons.command("show")
+@click.argument("names", nargs=-1, required=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="PNG file to write (default: output/icons/NAME.png).")
+@click.option("--color", default="#1d1d1d", show_default=True, help="Colour to draw the icons in.")
+@click.pass_obj
+def icons_show(root: Path, names: tuple[str, ...], out: Path | None, color: str) -> None:
+    """Write a preview PNG of one or more icons (e.g. `cardgen icons show gears cog`)."""
+    from cardgen.icons import IconLibrary
+
+    _write_icon_sheet(root, IconLibrary(root), list(names), "-".join(names[:3]), out, color)
+
+
+def _write_icon_sheet(root: Path, library, names: list[str], stem: str, out: Path | None = None,
+                      color: str = "#1d1d1d") -> None:
+    from cardgen.iconsheet import write_sheet
+
+    drawn = [library.get(name) for name in names]
+    target = write_sheet(drawn, out or root / "output" / "icons" / f"{stem[:80]}.png", color)
+    click.echo(f"preview of {len(drawn)} icon(s) -> {target}")
+
+
+@main.command()
+@click.pass_obj
+def fonts(root: Path) -> None:
+    """List the font families templates can use: the workspace's fonts/ and cardgen's bundled fonts."""
+    from cardgen.bundled import FONTS_DIR
+    from cardgen.fonts import FontBook
+
+    book = FontBook(root / "fonts")
+    for family in book.families:
+        faces = [f for f in book.faces.values() if f.family == family]
+        names = {(False, False): "regular", (False, True): "italic", (True, False): "bold", (True, True): "bold italic"}
+        styles = ", ".join(names[style] for style in sorted({(f.bold, f.italic) for f in faces}))
+        where = "bundled" if all(f.path.parent == FONTS_DIR for f in faces) else "fonts/"
+        click.echo(f"{family}: {styles} ({where})")
+    click.echo("Add a family by copying its static .ttf/.otf files (and license) into fonts/ in the workspace.")

@@ -1,4 +1,7 @@
-"""Bundled fonts: make them the only fonts cairo sees, and measure text exactly as cairosvg draws it."""
+"""Fonts: cardgen's bundled fonts plus a workspace's `fonts/`, the only fonts cairo sees; text measured as drawn.
+
+A workspace's fonts add families and override a bundled face of the same family and style.
+"""
 from __future__ import annotations
 
 import ctypes
@@ -10,26 +13,31 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from cardgen.errors import CardgenError
+from cardgen import bundled
+from cardgen.errors import CardgenError, Problem
 
 FONT_SUFFIXES = (".ttf", ".otf")
 _configured_dirs: list[Path] = []
 
 
 def configure_fontconfig(font_dirs: list[Path]) -> None:
-    """Point fontconfig at the bundled font folders only, before cairo draws any text.
+    """Point fontconfig at the workspace font folders and the bundled fonts only, before cairo draws text.
 
-    System fonts are left out on purpose: a family that is not bundled then cannot silently
-    fall back to DejaVu, and cards render the same on every machine.
+    System fonts are left out on purpose: a family that is not available then cannot silently
+    fall back to DejaVu, and cards render the same on every machine. A bundled face that a
+    workspace font overrides (same family and style) is hidden from cairo too.
     """
-    new = [d.resolve() for d in font_dirs if d.resolve() not in _configured_dirs]
+    wanted = [d.resolve() for d in font_dirs] + [bundled.FONTS_DIR]
+    new = [d for d in dict.fromkeys(wanted) if d not in _configured_dirs]
     if not new:
         return
     if not _configured_dirs and "CARDGEN_FONTCONFIG_SET" not in os.environ:
         cache = Path(tempfile.gettempdir()) / "cardgen-fontconfig-cache"
-        dirs = "".join(f"<dir>{d}</dir>" for d in new)
-        conf = (f'<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig>{dirs}'
-                f"<cachedir>{cache}</cachedir></fontconfig>\n")
+        dirs = "".join(f"<dir>{_xml(d)}</dir>" for d in new)
+        hidden = "".join(f"<glob>{_xml(f)}</glob>" for f in _overridden_bundled_files(new))
+        reject = f"<selectfont><rejectfont>{hidden}</rejectfont></selectfont>" if hidden else ""
+        conf = (f'<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig>{dirs}{reject}'
+                f"<cachedir>{_xml(cache)}</cachedir></fontconfig>\n")
         handle, name = tempfile.mkstemp(prefix="cardgen-fonts-", suffix=".conf")
         os.write(handle, conf.encode())
         os.close(handle)
@@ -41,6 +49,16 @@ def configure_fontconfig(font_dirs: list[Path]) -> None:
         for d in new:
             lib.FcConfigAppFontAddDir(None, str(d).encode())
     _configured_dirs.extend(new)
+
+
+def _xml(path: Path) -> str:
+    return str(path).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _overridden_bundled_files(dirs: list[Path]) -> list[Path]:
+    """Bundled font files whose family and style a workspace folder provides too."""
+    workspace = set().union(*(_faces_in(d) for d in dirs if d != bundled.FONTS_DIR))
+    return [face.path for key, face in _faces_in(bundled.FONTS_DIR).items() if key in workspace]
 
 
 @dataclass
@@ -91,17 +109,24 @@ def _scan(folder: Path, stamp: tuple) -> dict[tuple[str, bool, bool], FontFace]:
     return faces
 
 
+def _faces_in(folder: Path) -> dict[tuple[str, bool, bool], FontFace]:
+    """The faces of a font folder by (family, bold, italic), re-read only when its files change."""
+    if not folder.is_dir():
+        return {}
+    stamp = tuple((p.name, p.stat().st_mtime_ns) for p in sorted(folder.iterdir()))
+    return _scan(folder, stamp)
+
+
 class FontBook:
-    """The bundled fonts of a workspace, by family and style."""
+    """The fonts a workspace can use: its own `fonts/` folder over cardgen's bundled fonts."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        stamp = tuple((p.name, p.stat().st_mtime_ns) for p in sorted(folder.glob("*"))) if folder.is_dir() else ()
-        self.faces = _scan(folder, stamp) if folder.is_dir() else {}
+        self.faces = {**_faces_in(bundled.FONTS_DIR), **_faces_in(folder)}
 
     @property
     def families(self) -> list[str]:
-        """The bundled family names."""
+        """Every family name available."""
         return sorted({face.family for face in self.faces.values()})
 
     def face(self, family: str, bold: bool = False, italic: bool = False) -> FontFace:
@@ -110,13 +135,23 @@ class FontBook:
         for style in ((bold, italic), (bold, False), (False, italic), (False, False)):
             if (key, *style) in self.faces:
                 return self.faces[(key, *style)]
-        raise CardgenError(f"font family '{family}' is not bundled in {self.folder.name}/; "
-                           f"bundled families: {', '.join(self.families) or 'none'}")
+        raise CardgenError(Problem(missing_family_message(family, self.families), rule="missing-font"))
 
     def files_for(self, family: str) -> list[Path]:
-        """Every bundled file of a family (a change in any of them changes how text renders)."""
+        """Every file of a family (a change in any of them changes how text renders)."""
         key = family.strip().strip("'\"").lower()
         return [face.path for k, face in sorted(self.faces.items()) if k[0] == key]
+
+
+def missing_family_message(family: str, available: list[str]) -> str:
+    """What to say about a font family that is neither in the workspace's fonts/ nor bundled."""
+    import difflib
+
+    close = difflib.get_close_matches(family, available, n=1, cutoff=0.6)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    return (f"font family '{family}' is not available{hint}. Fonts come from fonts/ in the workspace and from "
+            f"cardgen's bundled families ({', '.join(available)}). To use '{family}', copy its static .ttf or "
+            f".otf files (and license) into fonts/ next to data/; `cardgen fonts` lists every family")
 
 
 _FAMILY = re.compile(r"""font-family\s*(?:=\s*["']|:)\s*(?:'|&apos;|&quot;)?([^"';,&<>]+)""")

@@ -63,8 +63,10 @@ def _extra_sources(game: str, sources: dict[str, list[int]]) -> list[str]:
 
 
 def settings_key(*parts: object) -> str:
-    """A hash of the build settings and the cardgen version."""
-    return hashlib.sha256(repr((__version__, *parts)).encode()).hexdigest()[:16]
+    """A hash of the build settings, the cardgen version and its bundled fonts, icons and partials."""
+    from cardgen.bundled import bundle_stamp
+
+    return hashlib.sha256(repr((__version__, bundle_stamp(), *parts)).encode()).hexdigest()[:16]
 
 
 def seal_record(record_path: Path, record: dict) -> None:

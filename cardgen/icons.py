@@ -1,12 +1,19 @@
-"""Icons: SVG files under `icons/`, looked up by name (or a game's alias) and inlined into cards."""
+"""Icons: the bundled game-icons.net set and a workspace's `icons/**/*.svg`, by name or a game's alias.
+
+The bundled set (about 4,000 icons) stays one zip file inside the package; an icon is read from it
+by name when a card uses it. A workspace icon of the same name takes precedence.
+"""
 from __future__ import annotations
 
+import os
 import re
+import zipfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from xml.etree import ElementTree
 
+from cardgen import bundled
 from cardgen.errors import CardgenError, relative
 
 _MAX_ICON_BYTES = 1_000_000
@@ -31,11 +38,7 @@ def _refuse_unsafe(text: str, shown_as: str) -> None:
                            file=shown_as)
 
 
-@lru_cache(maxsize=512)
-def _parse_icon(path: Path, mtime: int, shown_as: str) -> Icon:
-    if path.stat().st_size > _MAX_ICON_BYTES:
-        raise CardgenError(f"the icon is larger than {_MAX_ICON_BYTES // 1000} kB", file=shown_as)
-    text = path.read_text(encoding="utf-8")
+def _parse_svg(text: str, name: str, path: Path, shown_as: str) -> Icon:
     _refuse_unsafe(text, shown_as)
     try:
         root = ElementTree.fromstring(text)
@@ -50,29 +53,96 @@ def _parse_icon(path: Path, mtime: int, shown_as: str) -> Icon:
         raise CardgenError(f"the icon's viewBox '{box}' is not four numbers with a positive size",
                            file=shown_as)
     body = re.sub(r"^\s*<svg[^>]*>|</svg>\s*$", "", text.strip(), flags=re.DOTALL)
-    return Icon(path.stem, path, viewbox, body)
+    return Icon(name, path, viewbox, body)
+
+
+@lru_cache(maxsize=512)
+def _parse_icon(path: Path, mtime: int, shown_as: str) -> Icon:
+    if path.stat().st_size > _MAX_ICON_BYTES:
+        raise CardgenError(f"the icon is larger than {_MAX_ICON_BYTES // 1000} kB", file=shown_as)
+    return _parse_svg(path.read_text(encoding="utf-8"), path.stem, path, shown_as)
+
+
+class BundledIcons:
+    """The game-icons.net set shipped inside cardgen: one zip, read one icon at a time."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._zip: tuple[int, zipfile.ZipFile] | None = None
+        self._names: frozenset[str] | None = None
+        self._icons: dict[str, Icon] = {}
+
+    def _open(self) -> zipfile.ZipFile:
+        # One handle per process: a handle shared with a forked worker would share its file offset.
+        if self._zip is None or self._zip[0] != os.getpid():
+            self._zip = (os.getpid(), zipfile.ZipFile(self.path))
+        return self._zip[1]
+
+    @property
+    def names(self) -> frozenset[str]:
+        """Every icon name in the bundle."""
+        if self._names is None:
+            self._names = frozenset(n[:-4] for n in self._open().namelist() if n.endswith(".svg"))
+        return self._names
+
+    def get(self, name: str) -> Icon:
+        """One bundled icon by name (KeyError when there is none)."""
+        if name not in self._icons:
+            if name not in self.names:
+                raise KeyError(name)
+            text = self._open().read(f"{name}.svg").decode("utf-8")
+            self._icons[name] = _parse_svg(text, name, self.path, f"game-icons.zip:{name}.svg")
+        return self._icons[name]
+
+
+_BUNDLES: dict[Path, BundledIcons] = {}
+
+
+def bundled_icons() -> BundledIcons:
+    """The bundled icon set (opened once per process)."""
+    path = bundled.ICON_BUNDLE
+    if path not in _BUNDLES:
+        _BUNDLES[path] = BundledIcons(path)
+    return _BUNDLES[path]
 
 
 class IconLibrary:
-    """Icons of a workspace by file name, plus a game's aliases (`scrap: hexagonal-nut`)."""
+    """Icons of a workspace (`icons/**/*.svg`) over the bundled set, plus a game's aliases (`scrap: hexagonal-nut`)."""
 
     def __init__(self, root: Path, aliases: dict[str, str] | None = None) -> None:
         self.root = root
         self.aliases = aliases or {}
+        self.bundled = bundled_icons()
         folder = root / "icons"
         self.files = {p.stem: p for p in sorted(folder.rglob("*.svg"))} if folder.is_dir() else {}
 
+    def has(self, name: str) -> bool:
+        """Whether an icon file of this name exists (in the workspace or bundled; aliases not followed)."""
+        return name in self.files or name in self.bundled.names
+
     def names(self) -> list[str]:
         """Every name an icon can be asked for."""
-        return sorted(set(self.files) | set(self.aliases))
+        return sorted(set(self.files) | set(self.aliases) | self.bundled.names)
+
+    def suggest(self, name: str) -> str:
+        """A "did you mean" for an unknown name, or nothing."""
+        import difflib
+
+        close = difflib.get_close_matches(name, self.names(), n=1)
+        return f"; did you mean '{close[0]}'?" if close else ""
 
     def get(self, name: str) -> Icon:
         """The icon for a name or alias; a clear error when there is none."""
         target = self.aliases.get(name, name)
         path = self.files.get(target)
-        if path is None:
-            import difflib
-            close = difflib.get_close_matches(name, self.names(), n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
-            raise CardgenError(f"unknown icon '{name}' (no icons/**/{target}.svg){hint}")
-        return _parse_icon(path, path.stat().st_mtime_ns, relative(path, self.root))
+        if path is not None:
+            return _parse_icon(path, path.stat().st_mtime_ns, relative(path, self.root))
+        if target in self.bundled.names:
+            return self.bundled.get(target)
+        raise CardgenError(f"unknown icon '{name}'{self.suggest(name)} (`cardgen icons search WORD` searches "
+                           f"the {len(self.bundled.names):,} bundled game-icons.net icons and icons/)")
+
+    def search(self, words: list[str]) -> list[str]:
+        """Names (workspace and bundled, not aliases) holding every one of the words."""
+        wanted = [w.lower() for w in words]
+        return sorted(n for n in set(self.files) | self.bundled.names if all(w in n.lower() for w in wanted))

@@ -12,7 +12,9 @@ import os
 import re
 import shutil
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from cardgen.errors import CardgenError
 from cardgen.storage import CACHE_DIR
@@ -22,6 +24,9 @@ STAMP_TEXT = "This folder was made by cardgen; `cardgen build` and `cardgen clea
 SOURCE_FOLDERS = ("data", "templates", "fonts", "icons")
 # Folders an older cardgen made in .cache before stamps existed: a .cache holding only these is cardgen's.
 _LEGACY_CACHE_PARTS = {"png", "svg", "tts-cells", "outputs", "pdf-images"}
+LOCK_FILE = ".cardgen.lock"
+_LEFTOVER_FOLDER = re.compile(r"\..+\.(building-\w+|building|old)")  # staging and swap folders of a killed run
+_LEFTOVER_FILE = re.compile(r"\..+\.tmp")  # a write_atomic temporary of a killed run
 _CALIBRATION_FILE = re.compile(r"calibration-[\w-]+\.pdf")  # `cardgen calibrate` writes these
 _GAME_NAME = re.compile(r"[^/\\:\x00]+")
 
@@ -115,19 +120,83 @@ def clean_output_root(out_root: Path, everything: bool) -> tuple[list[Path], lis
     itself when nothing else is left. Returns (removed, left alone); an error when a removal fails."""
     if not out_root.is_dir():
         return [], []
-    targets = sorted(out_root.iterdir()) if everything else [out_root / CACHE_DIR]
-    removed, kept = [], []
-    for target in targets:
-        if not (target.exists() or target.is_symlink()):
-            continue
-        if not (_stamped(target) or _CALIBRATION_FILE.fullmatch(target.name)):
-            kept.append(target)
-            continue
-        try:
-            target.unlink() if target.is_file() or target.is_symlink() else shutil.rmtree(target)
-        except OSError as exc:
-            raise CardgenError(f"cannot remove {target}: {exc.strerror or exc}; check its permissions") from None
-        removed.append(target)
+    with output_lock(out_root):
+        targets = sorted(out_root.iterdir()) if everything else [out_root / CACHE_DIR]
+        removed, kept = [], []
+        for target in targets:
+            if target.name == LOCK_FILE or not (target.exists() or target.is_symlink()):
+                continue
+            if not (_stamped(target) or _CALIBRATION_FILE.fullmatch(target.name)):
+                kept.append(target)
+                continue
+            try:
+                target.unlink() if target.is_file() or target.is_symlink() else shutil.rmtree(target)
+            except OSError as exc:
+                raise CardgenError(f"cannot remove {target}: {exc.strerror or exc}; nothing after it was "
+                                   "removed (check its permissions)") from None
+            removed.append(target)
     if everything and not kept:
-        out_root.rmdir()
+        try:
+            (out_root / LOCK_FILE).unlink(missing_ok=True)
+            out_root.rmdir()
+        except OSError:
+            pass  # another command started writing there meanwhile: the root stays
     return removed, kept
+
+
+@contextmanager
+def output_lock(out_root: Path, create: bool = True) -> Iterator[None]:
+    """Hold the lock of an output root: one cardgen command writes into it at a time (build, print, tts, clean).
+
+    A second command stops at once with a clear message instead of mixing its files with the first's. Once
+    the lock is held, what killed commands left behind (staging folders, temporary files) is removed.
+    Without `create`, a missing output root is not made (there is nothing to protect: the command's own
+    error about the missing build follows).
+    """
+    from filelock import FileLock, Timeout
+
+    if not create and not out_root.is_dir():
+        yield
+        return
+    try:
+        out_root.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(out_root / LOCK_FILE, blocking=False)
+        lock.acquire()
+    except Timeout:
+        raise CardgenError(f"another cardgen command (a build, print, tts or clean) is writing into {out_root} "
+                           "right now; wait for it to finish, or stop it, and run this again") from None
+    except OSError as exc:
+        raise CardgenError(f"cannot write to the output folder: {exc.strerror or exc}; choose another with "
+                           "--out or fix its permissions", file=str(out_root)) from None
+    try:
+        remove_leftovers(out_root)
+        yield
+    finally:
+        lock.release()
+
+
+def remove_leftovers(out_root: Path) -> None:
+    """Remove what killed commands left in an output root: stamped staging and swap folders, temporary files
+    in it and in its game folders (call it holding the output lock)."""
+    _remove_leftovers_in(out_root)
+    for game in (p for p in out_root.iterdir() if not p.name.startswith(".") and (p / STAMP).is_file()):
+        for folder in [game, *(p for p in game.iterdir() if p.is_dir() and not p.name.startswith("."))]:
+            _remove_leftovers_in(folder)
+
+
+def _remove_leftovers_in(folder: Path) -> None:
+    for path in list(folder.iterdir()):
+        if _LEFTOVER_FOLDER.fullmatch(path.name) and (path / STAMP).is_file():
+            _remove_leftover_folder(path)
+        elif _LEFTOVER_FILE.fullmatch(path.name) and path.is_file():
+            path.unlink(missing_ok=True)
+
+
+def _remove_leftover_folder(path: Path) -> None:
+    """Delete a staging folder; a swap's `.<name>.old` goes back in place when `<name>` is missing (a command
+    killed between the two renames of the swap)."""
+    final = path.with_name(path.name[1:].removesuffix(".old"))
+    if path.name.endswith(".old") and not final.exists():
+        os.replace(path, final)
+    else:
+        shutil.rmtree(path, ignore_errors=True)

@@ -18,6 +18,7 @@ from cardgen.record import BackEntry, BuildRecord, CardEntry, DeckEntry, Dimensi
 from cardgen.render import CardHook, RasterJob, content_key, run_jobs
 from cardgen.storage import Cache, place_file, write_text
 from cardgen.templates import RenderedSVG
+from cardgen.validate.findings import unique
 
 
 @dataclass
@@ -69,6 +70,7 @@ def plan_build(context: BuildContext, findings: list[Problem] | None = None, for
             _plan_card(plan, context, card, force)
     for art in [*plan.faces.values(), *plan.backs.values()]:
         plan.findings += art.rendered.warnings
+    plan.findings = unique(plan.findings)  # a missing font once, not once per card
     return plan
 
 

@@ -187,16 +187,23 @@ class SVGEnvironment(TemplateSandbox):
 
 
 def make_environment(game: Game) -> SVGEnvironment:
-    """Sandboxed Jinja for SVG: XML autoescaping, undefined names are errors, game and shared template folders."""
-    folders = [str(game.template_dir), str(game.root / "templates")]
+    """Sandboxed Jinja for SVG: XML autoescaping, undefined names are errors; game, shared and bundled templates."""
+    from cardgen.bundled import TEMPLATES_DIR
+
+    folders = [str(game.template_dir), str(game.root / "templates"), str(TEMPLATES_DIR)]
     return SVGEnvironment(loader=jinja2.FileSystemLoader(folders), autoescape=True,
                           undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 
 
 def template_file(game: Game, name: str) -> Path:
-    """The file a template name stands for: in templates/<game>/, else in templates/ (as Jinja looks)."""
-    own = game.template_dir / name
-    return own if own.is_file() else game.root / "templates" / name
+    """The file a template name stands for: in templates/<game>/, else templates/, else cardgen's own (as Jinja)."""
+    from cardgen.bundled import TEMPLATES_DIR
+
+    for folder in (game.template_dir, game.root / "templates"):
+        if (folder / name).is_file():
+            return folder / name
+    bundled = TEMPLATES_DIR / name
+    return bundled if bundled.is_file() else game.root / "templates" / name
 
 
 def _template_line(template_name: str) -> int | None:
@@ -210,19 +217,28 @@ def _template_line(template_name: str) -> int | None:
     return line
 
 
+def _in_render(problem: Problem, where: str, shown: str, line: int | None) -> Problem:
+    """A helper's problem placed at its template line; said once per template, not per card, when no
+    card is to blame (a missing font)."""
+    message = problem.message if problem.rule == "missing-font" else f"{problem.message} (while rendering {where})"
+    return dataclasses.replace(problem, message=message, file=problem.file or shown, row=problem.row or line)
+
+
 class SVGCache:
     """Rendered SVGs kept on disk between builds, keyed by everything a render reads.
 
     The key covers the manifest, every file under templates/, icons/ and fonts/ (by content), the
-    card's fields, copies and source row, the deck and the template name. Images a card draws are
-    named in its SVG by path; their content is part of the PNG cache key, not this one.
+    bundled fonts, icons and partials, the card's fields, copies and source row, the deck and the
+    template name. Images a card draws are named in its SVG by path; their content is part of the
+    PNG cache key, not this one.
     """
 
     def __init__(self, out_root: Path, game: Game) -> None:
         from cardgen import __version__
+        from cardgen.bundled import bundle_digest
 
         self.store = Cache(out_root, "svg", ".json")
-        digest = hashlib.sha256(f"{__version__}\0".encode())
+        digest = hashlib.sha256(f"{__version__}\0{bundle_digest()}\0".encode())
         for manifest in game.manifest_files:
             digest.update(manifest.read_bytes())
         for shared in ("templates", "icons", "fonts"):
@@ -304,8 +320,7 @@ class SVGRenderer:
                                row=_template_line(template_name)) from None
         except CardgenError as exc:
             line = _template_line(template_name)
-            raise CardgenError([Problem(f"{p.message} (while rendering {where})", p.file or shown,
-                                        p.row or line, p.column) for p in exc.problems]) from None
+            raise CardgenError([_in_render(p, where, shown, line) for p in exc.problems]) from None
         self._check_fonts(svg, shown)
         return RenderedSVG(key, svg, helpers.files, helpers.warnings)
 
@@ -314,7 +329,7 @@ class SVGRenderer:
         deck_spec = spec.decks[deck]
         context: dict[str, Any] = {
             "game": {"name": self.game.name, "title": spec.title, "version": spec.version,
-                     "description": spec.description},
+                     "description": spec.description, "font": spec.font},
             "deck": {"name": deck, "title": deck_spec.title or deck.replace("_", " ").title(),
                      "options": deck_spec.options},
             "geo": Geometry(size),
@@ -330,4 +345,4 @@ class SVGRenderer:
             try:
                 self.fonts.face(family)
             except CardgenError as exc:
-                raise CardgenError(exc.problems[0].message, file=shown) from None
+                raise CardgenError(dataclasses.replace(exc.problems[0], file=shown)) from None

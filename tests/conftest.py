@@ -1,7 +1,6 @@
 """Shared fixtures: the repository's workspace and small throw-away workspaces for one test."""
 from __future__ import annotations
 
-import shutil
 import textwrap
 from pathlib import Path
 
@@ -14,18 +13,16 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def make_workspace(base: Path) -> Path:
-    """An empty workspace under `base` that shares the repository's fonts and icons."""
+    """An empty workspace under `base`: only data/ and templates/ (fonts and icons are cardgen's bundled ones)."""
     root = base / "ws"
     (root / "data").mkdir(parents=True)
     (root / "templates").mkdir()
-    shutil.copytree(REPO / "fonts", root / "fonts")
-    shutil.copytree(REPO / "icons", root / "icons")
     return root
 
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    """An empty workspace in a temp folder that shares the repository's fonts and icons."""
+    """An empty workspace in a temp folder (bundled fonts and icons only)."""
     return make_workspace(tmp_path)
 
 

@@ -21,8 +21,9 @@ def copy_example(base: Path) -> Path:
     """A workspace under `base` holding copies of the example game's data, templates, fonts and icons."""
     root = base / "ws"
     for folder in ("data", "templates", "fonts", "icons"):
-        shutil.copytree(REPO / folder / GAME if folder in ("data", "templates") else REPO / folder,
-                        root / folder / GAME if folder in ("data", "templates") else root / folder)
+        source = REPO / folder / GAME if folder in ("data", "templates") else REPO / folder
+        if source.exists():  # fonts/ and icons/ are optional: cardgen bundles its own
+            shutil.copytree(source, root / folder / GAME if folder in ("data", "templates") else root / folder)
     return root
 
 

@@ -267,6 +267,7 @@ def test_unsafe_images_are_refused(ws: Path, name: str, content: object, message
 
 
 def test_unsafe_icon_file_is_named(ws: Path) -> None:
+    (ws / "icons").mkdir(exist_ok=True)
     (ws / "icons" / "evil.svg").write_text('<!DOCTYPE svg [<!ENTITY x SYSTEM "file:///etc/passwd">]><svg>&x;</svg>')
     write_game(ws, files={"cards.csv": "name,text\nA,Boom :evil:\n"})
     [finding] = validate_game(ws, "mini")
@@ -300,7 +301,7 @@ def test_failed_or_interrupted_build_keeps_previous_output(ws: Path, tmp_path: P
         build_game(ws, "mini", BuildOptions(out, jobs=1), None, [Failing()])
     after = {p.relative_to(out): p.read_bytes() for p in (out / "mini").rglob("*") if p.is_file()}
     assert after == before
-    assert sorted(p.name for p in out.iterdir()) == [".cache", "mini"]
+    assert sorted(p.name for p in out.iterdir()) == [".cache", ".cardgen.lock", "mini"]
 
 
 # ---------------------------------------------------------------- the command line never shows a traceback
@@ -328,6 +329,7 @@ def test_data_file_that_is_a_folder(ws: Path) -> None:
 
 
 def test_oversized_icon_file_is_refused(ws: Path) -> None:
+    (ws / "icons").mkdir(exist_ok=True)
     (ws / "icons" / "huge.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10">'
                                            + "<!-- padding -->" * 70_000 + "</svg>")
     write_game(ws, files={"cards.csv": "name,text\nA,Big :huge:\n"})
@@ -355,6 +357,7 @@ def test_very_long_markup_cell_is_a_finding_not_a_hang(ws: Path) -> None:
 
 @pytest.mark.parametrize("viewbox", ["0 0 1e-300 1e-300", "0 0 1e12 10"])
 def test_icon_with_absurd_viewbox_is_refused(ws: Path, viewbox: str) -> None:
+    (ws / "icons").mkdir(exist_ok=True)
     (ws / "icons" / "odd.svg").write_text(f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="{viewbox}"/>')
     write_game(ws, files={"cards.csv": "name,text\nA,Odd :odd:\n"})
     [finding] = validate_game(ws, "mini")

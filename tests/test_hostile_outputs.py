@@ -2,10 +2,13 @@
 outputs over or among the designer's own files."""
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from cardgen.ownership import mark
 from tests.hostile_example import GAME, assert_refused, run, snapshot_files
 
 
@@ -69,8 +72,8 @@ def test_clean_outputs_removes_only_what_cardgen_made(example: Path) -> None:
     result = run(example, "clean", "--outputs")
     assert result.exit_code == 0, result.output
     assert "left alone (not made by cardgen)" in result.output
-    assert sorted(p.name for p in output.iterdir()) == ["mine", "readme.txt"]
-    assert snapshot_files(output) == {"mine/notes.txt": b"my notes", "readme.txt": b"mine too"}
+    assert sorted(p.name for p in output.iterdir()) == [".cardgen.lock", "mine", "readme.txt"]
+    assert snapshot_files(output) == {".cardgen.lock": b"", "mine/notes.txt": b"my notes", "readme.txt": b"mine too"}
     assert (example / "data" / GAME / "cards.csv").is_file()
 
 
@@ -89,3 +92,53 @@ def test_clean_leaves_a_cache_folder_it_did_not_make(fresh_example: Path, tmp_pa
     assert "left alone" in result.output and (home / ".cache" / "pip" / "wheel").is_file()
     assert_refused(run(fresh_example, "build", "--out", str(home), "-j", "1"), ".cache", "not made by cardgen")
     assert (home / ".cache" / "pip" / "wheel").is_file()
+
+
+# ---------------------------------------------------------------- one command writes into an output root at a time
+
+def _hold_lock(output: Path) -> subprocess.Popen:
+    """Another process holding the output root's lock, as a running build does."""
+    code = ("import sys, time; from filelock import FileLock; lock = FileLock(sys.argv[1]); lock.acquire(); "
+            "print('held', flush=True); time.sleep(120)")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(output / ".cardgen.lock")], stdout=subprocess.PIPE,
+                              text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def test_second_command_while_one_writes_is_refused(example: Path) -> None:
+    output = example / "output"
+    cards = example / "data" / GAME / "cards.csv"
+    cards.write_text(cards.read_text().replace("It saw you first", "It saw you second"))
+    before = snapshot_files(output)
+    holder = _hold_lock(output)
+    try:
+        for args in (["build", "-j", "1"], ["print", GAME], ["tts", GAME], ["clean", "--outputs"]):
+            assert_refused(run(example, *args), "another cardgen command", "is writing into")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert snapshot_files(output) == before
+    result = run(example, "build", "-j", "1")
+    assert result.exit_code == 0 and "It saw you second" in (output / GAME / "build.json").read_text()
+
+
+def test_leftovers_of_killed_commands_are_removed_and_nothing_else(example: Path) -> None:
+    output = example / "output"
+    leftovers = [mark(output / f".{GAME}.building-x1"), mark(output / GAME / ".tts.building-x2")]
+    temporaries = [output / GAME / ".build.json.x3.tmp", output / GAME / "print" / ".scrapbots.pdf.x4.tmp"]
+    for path in temporaries:
+        path.write_text("half a file")
+    mine = output / ".mine.building-x5"  # not made by cardgen
+    mine.mkdir()
+    result = run(example, "print", GAME)
+    assert result.exit_code == 0, result.output
+    assert not any(p.exists() for p in [*leftovers, *temporaries]) and mine.is_dir()
+
+
+def test_output_of_a_swap_killed_between_its_renames_is_restored(example: Path) -> None:
+    output = example / "output"
+    (output / GAME).rename(output / f".{GAME}.old")  # killed after moving the old output away
+    result = run(example, "tts", GAME)
+    assert result.exit_code == 0, result.output
+    assert (output / GAME / "build.json").is_file() and not (output / f".{GAME}.old").exists()

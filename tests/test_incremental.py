@@ -57,16 +57,21 @@ def test_csv_edit_redraws_exactly_that_card(tiny_game: Path) -> None:
 def test_icon_edit_redraws_cards_using_it(tiny_game: Path) -> None:
     _build(tiny_game)
     before = _record(tiny_game)
-    icon = tiny_game / "icons" / "game-icons" / "hexagonal-nut.svg"
-    icon.write_text(icon.read_text().replace("<path", '<circle r="10" cx="20" cy="20"/><path', 1))
+    icon = tiny_game / "icons" / "hexagonal-nut.svg"  # a workspace icon overrides the bundled one of its name
+    icon.parent.mkdir()
+    icon.write_text('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 512 512"><circle r="200" cx="256" '
+                    'cy="256"/></svg>')
     result = _build(tiny_game)
     assert result.rendered == 1 and _drawn_ids(tiny_game, before) == {"beta"}
 
 
 def test_font_edit_redraws_every_card_using_it(tiny_game: Path) -> None:
+    from cardgen.bundled import FONTS_DIR
+
     _build(tiny_game)
-    font = tiny_game / "fonts" / "RobotoMono-Regular.ttf"
-    font.write_bytes(font.read_bytes() + b"\0\0\0\0")  # same font, different bytes
+    font = tiny_game / "fonts" / "RobotoMono-Regular.ttf"  # a workspace font overrides the bundled face
+    font.parent.mkdir()
+    font.write_bytes((FONTS_DIR / font.name).read_bytes() + b"\0\0\0\0")  # same font, different bytes
     result = _build(tiny_game)
     assert result.rendered == 3  # every face uses Roboto Mono; the plain back has no text
 

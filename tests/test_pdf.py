@@ -267,7 +267,8 @@ def _workspace(tmp_path: Path, built: Path) -> Path:
     root = tmp_path / "ws"
     root.mkdir()
     for part in ("data", "templates", "fonts", "icons"):
-        (root / part).symlink_to(ROOT / part)
+        if (ROOT / part).exists():
+            (root / part).symlink_to(ROOT / part)
     shutil.copytree(built, root / "output" / "scrapbots")
     return root
 

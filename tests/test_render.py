@@ -101,7 +101,7 @@ def test_template_syntax_error_names_line(workspace) -> None:
 
 
 def test_unbundled_font_is_an_error(workspace) -> None:
-    with pytest.raises(CardgenError, match="font family 'Comic Sans MS' is not bundled"):
+    with pytest.raises(CardgenError, match="font family 'Comic Sans MS' is not available"):
         _plan_with_face(workspace, '<svg {{ geo.svg_attrs }}><text font-family="Comic Sans MS">x</text></svg>')
 
 

@@ -174,7 +174,8 @@ def scrapbots(tmp_path: Path) -> Path:
     """A copy of the repository's Scrapbots game (data and templates) in a workspace of its own."""
     root = tmp_path / "ws"
     for folder in ("fonts", "icons", "templates/scrapbots", "data/scrapbots"):
-        shutil.copytree(REPO / folder, root / folder)
+        if (REPO / folder).exists():
+            shutil.copytree(REPO / folder, root / folder)
     return root
 
 

@@ -98,8 +98,8 @@ def test_unknown_icon_in_text_is_found_before_rendering(ws: Path) -> None:
     write_game(ws, files={"cards.csv": "name,text\nA,Pay 2 :scarp: now\n"})
     findings = validate_game(ws, "mini")
     assert [str(f) for f in findings] == [
-        "data/mini/cards.csv:2:text: error: unknown icon 'scarp' (no icons/**/scarp.svg); did you mean 'scrap'? "
-        "(:scarp: in the text) (unknown-icon)"]
+        "data/mini/cards.csv:2:text: error: unknown icon 'scarp'; did you mean 'scrap'? (`cardgen icons search "
+        "WORD` searches the 4,137 bundled game-icons.net icons and icons/) (:scarp: in the text) (unknown-icon)"]
 
 
 def test_template_field_missing_from_data_names_template_line(ws: Path) -> None:
@@ -132,7 +132,8 @@ def test_jinja_syntax_error_names_template_line(ws: Path) -> None:
 def test_icon_alias_to_missing_file(ws: Path) -> None:
     write_game(ws, manifest=MANIFEST.replace("scrap: hexagonal-nut", "scrap: hexagonal-nutt"))
     [finding] = [f for f in validate_game(ws, "mini") if f.file == "data/mini/game.yaml"]
-    assert finding.message == "icons.scrap: no icon file icons/**/hexagonal-nutt.svg; did you mean 'hexagonal-nut'?"
+    assert finding.message == ("icons.scrap: no icon named 'hexagonal-nutt' (neither a bundled game-icons.net icon "
+                               "nor icons/**/hexagonal-nutt.svg); did you mean 'hexagonal-nut'?")
     assert finding.row == 9
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 STAGES = [
     ("base", ["errors", "units", "filenames", "ownership", "storage", "yamlsource", "expressions", "progress",
               "workspace", "__init__"]),
+    ("bundled", ["bundled"]),  # cardgen's own fonts, icons, partials and init files
     ("load", ["manifest", "include", "sources", "data", "markup", "fonts", "icons", "freshness"]),
     ("svg", ["text", "sandbox", "templates"]),
     ("context", ["context"]),
@@ -23,7 +24,7 @@ STAGES = [
     ("record", ["record", "changes"]),
     ("outputs", ["outputs", "stages"]),
     ("build", ["plan", "build", "watch"]),
-    ("cli", ["cli", "commands", "__main__"]),
+    ("cli", ["cli", "commands", "__main__", "scaffold", "iconsheet"]),
 ]
 
 

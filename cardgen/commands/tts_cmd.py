@@ -5,14 +5,17 @@ from pathlib import Path
 
 import click
 
+from cardgen.commands import complete_games
 from cardgen.commands.flags import add_flags, folder_option
+from cardgen.errors import CardgenError
 from cardgen.manifest import TTSSpec, load_game
 from cardgen.outputs.tts import TTSOptions, TTSStage, export_tts
+from cardgen.ownership import output_lock
 from cardgen.record import BuildRecord
 
 
 @click.command("tts")
-@click.argument("game")
+@click.argument("game", shell_complete=complete_games)
 @folder_option("--out", help="Output root holding the built game (default: <root>/output).")
 @click.option("--install", "do_install", is_flag=True,
               help="Also copy the export into Tabletop Simulator's Saved Objects folder (cardgen subfolder).")
@@ -34,8 +37,13 @@ def export_game(root: Path, game: str, flags: dict, out: Path | None, do_install
     assert isinstance(stage, TTSStage)
     target = install_dir(tts_dir) if do_install else None  # fail before the work if TTS is not there
     out_dir = (out or root / "output").resolve() / game
-    record = BuildRecord.of_build(out_dir)
-    saved = export_tts(loaded, record, out_dir, TTSOptions.from_spec(stage.spec))
+    with output_lock(out_dir.parent, create=False):  # no build swaps the images away meanwhile
+        record = BuildRecord.of_build(out_dir)
+        try:
+            saved = export_tts(loaded, record, out_dir, TTSOptions.from_spec(stage.spec))
+        except OSError as exc:  # a read-only output folder, a full disk
+            raise CardgenError(f"cannot write the Tabletop Simulator export: {exc.strerror or exc}",
+                               file=str(out_dir / "tts")) from None
     click.echo(f"{game}: Tabletop Simulator saved object -> {saved}")
     if target is not None:
         click.echo(f"{game}: installed -> {install(saved.parent, game, target)}")

@@ -2,14 +2,26 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, replace
 
 from cardgen.errors import Problem
 
+_FAMILY = re.compile(r"font family '([^']*)'")
+
 
 def unique(*groups: list[Problem]) -> list[Problem]:
-    """Findings of several lists in order, each once."""
-    return list(dict.fromkeys(p for group in groups for p in group))
+    """Findings of several lists in order, each once; a missing font family once, wherever it is named."""
+    kept: dict[Problem, None] = {}
+    families: set[str] = set()
+    for problem in (p for group in groups for p in group):
+        family = _FAMILY.search(problem.message) if problem.rule == "missing-font" else None
+        if family is not None:
+            if family.group(1).lower() in families:
+                continue
+            families.add(family.group(1).lower())
+        kept.setdefault(problem)
+    return list(kept)
 
 
 def errors_in(findings: list[Problem]) -> list[Problem]:

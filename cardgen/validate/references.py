@@ -50,6 +50,8 @@ class TemplateUse:
     image_columns: dict[str, Where] = field(default_factory=dict)
     text_columns: set[str] = field(default_factory=set)
     fonts: dict[str, Where] = field(default_factory=dict)
+    optional: set[str] = field(default_factory=set)  # fields a template tests (`is defined`, `default`): may be absent
+    guarded: set[str] = field(default_factory=set)  # fields a template tests with `if`: may be empty
 
 
 def _suggest(word: str, choices: set[str] | list[str]) -> str:
@@ -132,7 +134,27 @@ def _card_field(node: nodes.Node) -> str | None:
     return None
 
 
+def _tested_fields(tree: nodes.Template) -> tuple[set[str], set[str]]:
+    """Fields a template asks about before use: (`is defined` or `| default`, tested by `if`)."""
+    optional: set[str] = set()
+    for test in tree.find_all(nodes.Test):
+        if test.name in ("defined", "undefined"):
+            optional.add(_card_field(test.node) or "")
+    for filtered in tree.find_all(nodes.Filter):
+        if filtered.name in ("default", "d") and filtered.node is not None:
+            optional.add(_card_field(filtered.node) or "")
+    guarded: set[str] = set()
+    branches: list[nodes.If | nodes.CondExpr] = [*tree.find_all(nodes.If), *tree.find_all(nodes.CondExpr)]
+    for branch in branches:
+        for node in [branch.test, *branch.test.find_all((nodes.Getattr, nodes.Getitem))]:
+            guarded.add(_card_field(node) or "")
+    return optional - {""}, guarded - {""}
+
+
 def _scan(tree: nodes.Template, source: str, shown: str, use: TemplateUse) -> None:
+    optional, guarded = _tested_fields(tree)
+    use.optional |= optional
+    use.guarded |= guarded
     for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
         name = _card_field(node)
         if name is not None:
@@ -258,7 +280,7 @@ class ReferenceChecker:
         return [Problem(f"the template uses card.{name} but deck '{deck_name}' has no column '{name}'"
                         + _suggest(name, columns | CARD_KEYS), file=where.file, row=where.line,
                         rule="undefined-field")
-                for name, where in use.fields.items() if name not in columns | CARD_KEYS]
+                for name, where in use.fields.items() if name not in columns | CARD_KEYS | use.optional]
 
     def _constants(self, use: TemplateUse) -> list[Problem]:
         findings = []
@@ -279,9 +301,10 @@ class ReferenceChecker:
         return findings
 
     def _aliases(self) -> list[Problem]:
-        return [Problem(f"icons.{alias}: no icon file icons/**/{target}.svg" + _suggest(target, list(self.icons.files)),
+        return [Problem(f"icons.{alias}: no icon named '{target}' (neither a bundled game-icons.net icon nor "
+                        f"icons/**/{target}.svg){self.icons.suggest(target)}",
                         file=self.manifest_file(), row=self.game.line("icons", alias), rule="unknown-icon")
-                for alias, target in self.game.spec.icons.items() if target not in self.icons.files]
+                for alias, target in self.game.spec.icons.items() if not self.icons.has(target)]
 
     def _missing_backs(self) -> list[Problem]:
         """A warning per card deck without a `back:`, saying what each output does instead."""
@@ -339,12 +362,16 @@ class ReferenceChecker:
                     findings.append(self._icon_finding(problem, f":{name}: in the text", column, at))
         for column in use.icon_columns:
             value = card.fields.get(column)
+            if value in (None, "") and column in use.optional | use.guarded:
+                continue  # the template draws it only when there is one
             problem = self._icon(str(value)) if value not in (None, "") else \
                 Problem("a template draws this column as an icon but it is empty")
             if problem:
                 findings.append(self._icon_finding(problem, "", column, at))
         for column in use.image_columns:
             value = card.fields.get(column)
+            if value in (None, "") and column in use.optional | use.guarded:
+                continue
             message = self._image(str(value)) if value not in (None, "") else \
                 "a template draws this column as an image but it is empty"
             if message:

@@ -1,0 +1,43 @@
+"""Preview sheets of icons: each icon drawn with its name under it, written as one PNG."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from markupsafe import escape
+
+from cardgen.icons import Icon
+from cardgen.text import icon_svg
+
+CELL = 180  # px per icon cell
+ICON = 128
+COLUMNS = 6
+
+
+def sheet_svg(icons: list[Icon], color: str = "#1d1d1d") -> tuple[str, int, int]:
+    """The SVG of a preview sheet and its pixel size."""
+    columns = min(COLUMNS, len(icons))
+    rows = -(-len(icons) // columns)
+    width, height = columns * CELL, rows * (CELL + 20)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}"><rect width="{width}" height="{height}" fill="#ffffff"/>']
+    for i, icon in enumerate(icons):
+        x, y = (i % columns) * CELL, (i // columns) * (CELL + 20)
+        parts.append(icon_svg(icon, x + (CELL - ICON) / 2, y + 12, ICON, color))
+        name = icon.name if len(icon.name) <= 24 else icon.name[:23] + "…"
+        parts.append(f'<text x="{x + CELL / 2}" y="{y + ICON + 42}" font-family="Roboto Condensed" font-size="17" '
+                     f'text-anchor="middle" fill="#333333">{escape(name)}</text>')
+    parts.append("</svg>")
+    return "".join(parts), width, height
+
+
+def write_sheet(icons: list[Icon], target: Path, color: str = "#1d1d1d") -> Path:
+    """Draw a preview sheet of icons to a PNG file."""
+    from cardgen.fonts import configure_fontconfig
+    from cardgen.render import draw_svg
+    from cardgen.storage import write_atomic
+
+    configure_fontconfig([])
+    svg, width, height = sheet_svg(icons, color)
+    image = draw_svg(svg, width, height, 96, target.parent, target.parent.as_uri() + "/")
+    write_atomic(target, lambda temp: image.save(temp, format="PNG"))
+    return target
