@@ -156,3 +156,49 @@ def test_markup_never_loses_letters(text: str) -> None:
     printed = [c for s in spans if s.kind == "text" for c in s.text if c in "abx_"]
     icons = "".join(s.text for s in spans if s.kind == "icon")
     assert len(printed) + len([c for c in icons if c in "abx_"]) == len(letters)
+
+
+TERMS_MANIFEST = """\
+    title: Terms
+    version: 1
+    dpi: 100
+    font: Roboto Mono
+    decks:
+      main:
+        source: cards.csv
+        face: face.svg
+        back: back.svg
+        text: [text]
+    rules:
+      - {id: terms, message: unknown term, terms: {text: [text], known: [Gain]}}
+"""
+
+
+def test_term_checks_read_the_markup_as_the_card_prints_it(tmp_path: Path) -> None:
+    """Bold words are terms, italic words are flavour, and arithmetic stars are neither: as drawn on the card."""
+    root = make_workspace(tmp_path)
+    write_game(root, "t", TERMS_MANIFEST, {"cards.csv": """\
+        name,text
+        Arith,deal 2 * Lane * 3
+        Flavour,gain one. *Ancient Words here*
+        Escaped,gain \\*Lane\\* here
+        Boldly,**Zap** now
+    """}, {"face.svg": '<svg {{ geo.svg_attrs }}>{{ text_box(card.text, 40, 60, 180, 200, 16) }}</svg>',
+           "back.svg": SIMPLE_BACK})
+    result = run_cli(root, "validate", "t", expect=1)
+    unknown = sorted(line.split("'")[1] + "@" + line.split(":")[1] for line in result.output.splitlines()
+                     if "unknown term" in line)
+    assert unknown == ["Lane@2", "Lane@4", "Zap@5"]
+
+
+def test_layout_findings_name_the_column_of_escaped_text(tmp_path: Path) -> None:
+    """Text printed from `\\*` escapes is still traced back to its column (here: crossing the safe zone)."""
+    root = make_workspace(tmp_path)
+    write_game(root, "t", TERMS_MANIFEST.replace("    rules:\n      - {id: terms, message: unknown term, "
+                                                 "terms: {text: [text], known: [Gain]}}\n", ""),
+               {"cards.csv": "name,text\nA,\\*starred\\* words\n"},
+               {"face.svg": '<svg {{ geo.svg_attrs }}>{{ text_box(card.text, 0, 0, 250, 200, 16) }}</svg>',
+                "back.svg": SIMPLE_BACK})
+    result = run_cli(root, "validate", "t")
+    [line] = [line for line in result.output.splitlines() if "safe zone" in line]
+    assert line.startswith("data/t/cards.csv:2:text: warning:") and "'*starred*'" in line

@@ -13,6 +13,7 @@ from cardgen.context import BuildContext
 from cardgen.data import Card
 from cardgen.errors import CardgenError, Problem, relative
 from cardgen.fonts import FontFace
+from cardgen.markup import parse, plain_text
 from cardgen.templates import Geometry, template_file
 from cardgen.validate.findings import as_error
 
@@ -153,4 +154,5 @@ def _column_of(card: Card | None, text: str) -> str | None:
     """The field a piece of rendered text most likely comes from."""
     if card is None:
         return None
-    return next((k for k, v in card.fields.items() if isinstance(v, str) and text.strip() in v), None)
+    return next((k for k, v in card.fields.items() if isinstance(v, str) and text.strip() in plain_text(parse(v))),
+                None)
