@@ -373,7 +373,8 @@ def _check_sizes(game: Game, shown_as: str) -> None:
 class PrintSpec(Strict):
     """Defaults of the print-and-play PDF; the flags of `cardgen print` override them."""
 
-    paper: str = Field("letter", description="letter, a4, legal, a3, or a size such as 210x297mm or 8.5x11in")
+    paper: str | list[str] = Field("letter", description="letter, a4, legal, a3, or a size such as 210x297mm or "
+                                                         "8.5x11in; a list makes one PDF per paper")
     orientation: Literal["auto", "portrait", "landscape"] = Field("auto", description="auto: whichever fits more cards")
     duplex: Literal["none", "long-edge", "short-edge", "fold"] = Field(
         "long-edge", description="none: backs in a separate PDF; long-edge/short-edge: a back page after each "
@@ -393,9 +394,18 @@ class PrintSpec(Strict):
 
     @field_validator("paper")
     @classmethod
-    def _paper(cls, value: str) -> str:
-        parse_paper(value)
+    def _paper(cls, value: str | list[str]) -> str | list[str]:
+        papers = [value] if isinstance(value, str) else value
+        if not papers:
+            raise ValueError("list at least one paper")
+        for paper in papers:
+            parse_paper(paper)
         return value
+
+    @property
+    def papers(self) -> list[str]:
+        """The papers to print on, one PDF each."""
+        return [self.paper] if isinstance(self.paper, str) else list(dict.fromkeys(self.paper))
 
     @field_validator("back_offset")
     @classmethod

@@ -237,11 +237,11 @@ def test_print_from_a_build_made_elsewhere(tiny_game: Path, tmp_path: Path) -> N
     runner = CliRunner()
     elsewhere = tmp_path / "elsewhere"
     assert runner.invoke(main, ["--root", str(tiny_game), "build", "-j", "1", "--out", str(elsewhere)]).exit_code == 0
-    missing = runner.invoke(main, ["--root", str(tiny_game), "print", "tiny"])
-    assert missing.exit_code == 1 and "run `cardgen build tiny` first" in missing.output
-    result = runner.invoke(main, ["--root", str(tiny_game), "print", "tiny", "--from", str(elsewhere)])
+    result = runner.invoke(main, ["--root", str(tiny_game), "print", "tiny", "--from", str(elsewhere),
+                                  "--paper", "a4"])
     assert result.exit_code == 0, result.output
-    assert (elsewhere / "tiny" / "print" / "tiny-letter.pdf").is_file()
+    assert "up to date" in result.output  # the build made elsewhere is used, not made again
+    assert (elsewhere / "tiny" / "print" / "tiny-a4.pdf").is_file() and not (tiny_game / "output").exists()
 
 
 def test_svg_cache_renders_only_what_changed(tiny_game: Path, monkeypatch) -> None:

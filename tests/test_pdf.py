@@ -273,15 +273,15 @@ def _workspace(tmp_path: Path, built: Path) -> Path:
     return root
 
 
-def test_print_command_flags(built, tmp_path):
-    root = _workspace(tmp_path, built)
-    result = CliRunner().invoke(main, ["--root", str(root), "print", "scrapbots", "--paper", "a4", "--duplex",
+def test_print_command_flags(tiny_game, tmp_path):
+    result = CliRunner().invoke(main, ["--root", str(tiny_game), "print", "tiny", "--paper", "a4", "--duplex",
                                        "short-edge", "--back-offset", "0.5,-0.5", "--no-marks", "--out",
                                        str(tmp_path / "pdf")])
     assert result.exit_code == 0, result.output
-    reader = pypdf.PdfReader(tmp_path / "pdf" / "scrapbots-a4.pdf")
+    made = tmp_path / "pdf" / "tiny-a4-short-edge-offset0.5x-0.5-no-marks.pdf"  # named after what differs
+    reader = pypdf.PdfReader(made)
     assert tuple(round(float(v)) for v in reader.pages[0].mediabox[2:]) == (595, 842)
-    with pdfplumber.open(tmp_path / "pdf" / "scrapbots-a4.pdf") as pdf:
+    with pdfplumber.open(made) as pdf:
         assert not pdf.pages[0].lines
 
 

@@ -62,11 +62,16 @@ def test_a_damaged_build_json_is_rebuilt_cleanly(built: Path, tiny_game: Path, d
 def test_commands_after_a_build_explain_a_damaged_build_json(built: Path, tiny_game: Path, damage: str,
                                                             says: str) -> None:
     (built / "build.json").write_text(damage)
-    for command in (["print", "tiny"], ["tts", "tiny"], ["snapshot", "tiny", "v1"]):
+    result = CliRunner().invoke(main, ["--root", str(tiny_game), "snapshot", "tiny", "v1"])
+    assert result.exit_code == 1, result.output
+    assert says in result.output and "cardgen build tiny" in result.output
+    assert "Traceback" not in result.output
+    # print and tts build what is missing first: the damaged record is rebuilt, never served.
+    for command in (["print", "tiny"], ["tts", "tiny"]):
         result = CliRunner().invoke(main, ["--root", str(tiny_game), *command])
-        assert result.exit_code == 1, (command, result.output)
-        assert says in result.output and "cardgen build tiny" in result.output
-        assert "Traceback" not in result.output
+        assert result.exit_code == 0, (command, result.output)
+        assert len(BuildRecord.read(built / "build.json").cards) == 3
+        (built / "build.json").write_text(damage)
 
 
 def test_the_pdf_tells_images_apart_by_the_recorded_hash(built: Path, tmp_path: Path) -> None:

@@ -498,30 +498,29 @@ def test_bbcode_descriptions() -> None:
 
 # ---------------------------------------------------------------- command line
 
-def test_tts_command_exports_and_installs(scrapbots, tmp_path) -> None:
-    out_dir = _copy_build(scrapbots[0], tmp_path)
+def test_tts_command_exports_and_installs(tiny_game, tmp_path) -> None:
     tts_home = tmp_path / "Tabletop Simulator"
-    old_images = tts_home / "Saves" / "Saved Objects" / "cardgen" / "scrapbots"  # where installs used to put them
+    old_images = tts_home / "Saves" / "Saved Objects" / "cardgen" / "tiny"  # where installs used to put them
     old_images.mkdir(parents=True)
-    (old_images / "scrapbots-center-1-000000000000.jpg").write_bytes(b"old")
+    (old_images / "tiny-main-1-000000000000.jpg").write_bytes(b"old")
     (old_images / "mine.txt").write_text("not ours")
-    images = tts_home / "cardgen" / "scrapbots"
+    images = tts_home / "cardgen" / "tiny"
     images.mkdir(parents=True)
-    (images / "scrapbots-center-1-111111111111.jpg").write_bytes(b"older export")
-    (images / "scrapbots-notes.jpg").write_bytes(b"the designer's own file")
-    result = CliRunner().invoke(main, ["--root", str(ROOT), "tts", "scrapbots", "--out", str(out_dir.parent),
-                                       "--format", "png", "--install", "--tts-dir", str(tts_home)])
+    (images / "tiny-main-1-111111111111.jpg").write_bytes(b"older export")
+    (images / "tiny-notes.jpg").write_bytes(b"the designer's own file")
+    result = CliRunner().invoke(main, ["--root", str(tiny_game), "tts", "tiny", "--format", "png", "--install",
+                                       "--tts-dir", str(tts_home)])
     assert result.exit_code == 0, result.output
     target = tts_home / "Saves" / "Saved Objects" / "cardgen"
-    saved = json.loads((target / "Scrapbots.json").read_text(encoding="utf-8"))
-    assert (target / "Scrapbots.png").is_file()
-    sheet = next(iter(_objects(saved)["Center Deck"]["CustomDeck"].values()))
+    saved = json.loads((target / "Tiny.json").read_text(encoding="utf-8"))
+    assert (target / "Tiny.png").is_file()
+    sheet = next(iter(_objects(saved)["Main"]["CustomDeck"].values()))
     assert _path(sheet["FaceURL"]).parent == images and sheet["FaceURL"].endswith(".png")
     assert "/Tabletop Simulator/" in sheet["FaceURL"]  # a plain path, as Tabletop Simulator writes local files
     # Nothing but the saved object and its thumbnail under Saved Objects: no image folder in its menu.
-    assert sorted(p.name for p in target.iterdir()) == ["Scrapbots.json", "Scrapbots.png", "scrapbots"]
+    assert sorted(p.name for p in target.iterdir()) == ["Tiny.json", "Tiny.png", "tiny"]
     assert [p.name for p in old_images.iterdir()] == ["mine.txt"]
-    assert not (images / "scrapbots-center-1-111111111111.jpg").exists() and (images / "scrapbots-notes.jpg").exists()
+    assert not (images / "tiny-main-1-111111111111.jpg").exists() and (images / "tiny-notes.jpg").exists()
     assert all(_path(url).is_file() for o in _walk(saved) for s in o.get("CustomDeck", {}).values()
                for url in (s["FaceURL"], s["BackURL"]))
 
@@ -530,8 +529,3 @@ def test_install_without_tabletop_simulator_is_an_error(scrapbots, tmp_path) -> 
     result = CliRunner().invoke(main, ["--root", str(ROOT), "tts", "scrapbots", "--out", str(scrapbots[0].parent),
                                        "--install", "--tts-dir", str(tmp_path / "nothing")])
     assert result.exit_code == 1 and "no Tabletop Simulator data folder" in result.output
-
-
-def test_tts_command_needs_a_build(tmp_path) -> None:
-    result = CliRunner().invoke(main, ["--root", str(ROOT), "tts", "scrapbots", "--out", str(tmp_path)])
-    assert result.exit_code == 1 and "cardgen build scrapbots" in result.output

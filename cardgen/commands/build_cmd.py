@@ -1,6 +1,7 @@
 """`cardgen build` and `cardgen watch`: build games and report what each build did."""
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -17,36 +18,46 @@ def build_games(root: Path, names: list[str], out: Path | None, jobs: int, keep_
                 pod: bool) -> None:
     """Build the games and report each; a CardgenError lists every game's problems, and a forced build that
     left cards out exits with 1."""
-    from cardgen.freshness import current_build, settings_key
-    from cardgen.outputs import stage_names
-    from cardgen.ownership import check_game_name, check_output_root
+    from cardgen.ownership import check_output_root
 
     out_root = check_output_root(root, out or root / "output")
-    always = POD if pod else ()
-    # The same settings build_game records: a game whose last build is current is reported from its
-    # build.json alone, without importing the pipeline (pandas, cairosvg, reportlab stay unloaded).
-    settings = settings_key(keep_svg, force, stage_names(), always)
     problems: list[Problem] = []
     forced = 0
     for name in names:
-        started = time.perf_counter()
         try:
-            current = current_build(out_root / check_game_name(name), root, name, settings)
-            if current is not None:
-                cards, findings = current
-                show_findings(findings)
-                click.echo(up_to_date_line(name, cards, time.perf_counter() - started))
-            else:
-                findings = build_one(root, name, out_root, jobs, keep_svg, force, always).findings
+            forced += bring_up_to_date(root, name, out_root, jobs, keep_svg, force, pod)
         except CardgenError as exc:
             problems += exc.problems
-            continue
-        forced += sum(f.severity == "error" for f in findings)
     if problems:
         raise CardgenError(problems)
     if forced:
         click.echo(f"built with {forced} error(s) (--force): the cards named above are left out", err=True)
         sys.exit(1)
+
+
+def bring_up_to_date(root: Path, name: str, out_root: Path, jobs: int = os.cpu_count() or 1,
+                     keep_svg: bool = False, force: bool = False, pod: bool = False) -> int:
+    """Build one game unless its last build is current, and report what was done; return how many errors a
+    forced build left (their cards are out).
+
+    A current build is reported from its build.json alone, without importing the pipeline (pandas,
+    cairosvg, reportlab stay unloaded): the settings compared are the ones build_game records.
+    """
+    from cardgen.freshness import current_build, settings_key
+    from cardgen.outputs import stage_names
+    from cardgen.ownership import check_game_name
+
+    started = time.perf_counter()
+    always = POD if pod else ()
+    current = current_build(out_root / check_game_name(name), root, name,
+                            settings_key(keep_svg, force, stage_names(), always))
+    if current is not None:
+        cards, findings = current
+        show_findings(findings)
+        click.echo(up_to_date_line(name, cards, time.perf_counter() - started))
+    else:
+        findings = build_one(root, name, out_root, jobs, keep_svg, force, always).findings
+    return sum(f.severity == "error" for f in findings)
 
 
 def build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool = False, force: bool = False,

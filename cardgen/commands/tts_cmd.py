@@ -6,11 +6,12 @@ from pathlib import Path
 import click
 
 from cardgen.commands import complete_games
+from cardgen.commands.build_cmd import bring_up_to_date
 from cardgen.commands.flags import add_flags, folder_option
 from cardgen.errors import CardgenError
 from cardgen.manifest import TTSSpec, load_game
-from cardgen.outputs.tts import TTSOptions, TTSStage, export_tts
-from cardgen.ownership import output_lock
+from cardgen.outputs.tts import TTSOptions, TTSStage, export_tts, saved_object_path
+from cardgen.ownership import check_output_root, output_lock
 from cardgen.record import BuildRecord
 
 
@@ -24,26 +25,37 @@ from cardgen.record import BuildRecord
 @click.pass_obj
 def tts_command(root: Path, game: str, out: Path | None, do_install: bool, tts_dir: Path | None,
                 **flags: object) -> None:
-    """Export a built GAME to Tabletop Simulator: deck sheets, tokens, boards and a saved object."""
+    """Export GAME to Tabletop Simulator (deck sheets, tokens, boards and a saved object), building first
+    whatever is missing or out of date.
+
+    The build writes output/<game>/tts with game.yaml's `tts:` settings; other settings given here
+    replace that export until the next build (put them in game.yaml to keep them).
+    """
     export_game(root, game, flags, out, do_install, tts_dir)
 
 
 def export_game(root: Path, game: str, flags: dict, out: Path | None, do_install: bool, tts_dir: Path | None) -> None:
-    """Write the export with the manifest's `tts:` options under the flags given (and install it if asked)."""
+    """Bring the build up to date, export again if the flags change the manifest's `tts:` options, and install
+    the export if asked."""
     from cardgen.outputs.tts_install import install, install_dir
 
     loaded = load_game(root, game)
     stage = TTSStage.for_game(loaded, flags)
     assert isinstance(stage, TTSStage)
     target = install_dir(tts_dir) if do_install else None  # fail before the work if TTS is not there
-    out_dir = (out or root / "output").resolve() / game
-    with output_lock(out_dir.parent, create=False):  # no build swaps the images away meanwhile
+    out_root = check_output_root(root, out or root / "output")
+    bring_up_to_date(root, game, out_root)
+    out_dir = out_root / game
+    options = TTSOptions.from_spec(stage.spec)
+    with output_lock(out_root, create=False):  # no build swaps the images away meanwhile
         record = BuildRecord.of_build(out_dir)
-        try:
-            saved = export_tts(loaded, record, out_dir, TTSOptions.from_spec(stage.spec))
-        except OSError as exc:  # a read-only output folder, a full disk
-            raise CardgenError(f"cannot write the Tabletop Simulator export: {exc.strerror or exc}",
-                               file=str(out_dir / "tts")) from None
-    click.echo(f"{game}: Tabletop Simulator saved object -> {saved}")
-    if target is not None:
-        click.echo(f"{game}: installed -> {install(saved.parent, game, target)}")
+        saved = saved_object_path(out_dir, record)
+        if options != TTSOptions.from_spec(loaded.spec.tts) or not saved.is_file():
+            try:
+                saved = export_tts(loaded, record, out_dir, options)
+            except OSError as exc:  # a read-only output folder, a full disk
+                raise CardgenError(f"cannot write the Tabletop Simulator export: {exc.strerror or exc}",
+                                   file=str(out_dir / "tts")) from None
+        click.echo(f"{game}: Tabletop Simulator saved object -> {saved}")
+        if target is not None:
+            click.echo(f"{game}: installed -> {install(saved.parent, game, target)}")

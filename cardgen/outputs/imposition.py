@@ -105,13 +105,30 @@ class PrintOptions:
     jpeg_quality: int = 92
 
     @classmethod
-    def from_spec(cls, spec: object) -> PrintOptions:
-        """Options from a manifest `PrintSpec` (lengths parsed to mm)."""
-        names = ("paper", "orientation", "duplex", "spacing", "crop_marks", "cut_lines", "back_marks",
-                 "images", "jpeg_quality")
+    def from_spec(cls, spec: object, paper: str | None = None) -> PrintOptions:
+        """Options from a manifest `PrintSpec` (lengths parsed to mm), on `paper` or its first paper."""
+        names = ("orientation", "duplex", "spacing", "crop_marks", "cut_lines", "back_marks", "images",
+                 "jpeg_quality")
         return cls(**{name: getattr(spec, name) for name in names},
+                   paper=paper or spec.papers[0],  # type: ignore[attr-defined]
                    gap_mm=parse_length(spec.gap), margin_mm=parse_length(spec.margin),  # type: ignore[attr-defined]
                    back_offset=parse_offset(spec.back_offset))  # type: ignore[attr-defined]
+
+    @classmethod
+    def all_from_spec(cls, spec: object) -> list[PrintOptions]:
+        """The options of each paper a manifest's `PrintSpec` lists (one PDF each, distinct file names)."""
+        options = [cls.from_spec(spec, paper) for paper in spec.papers]  # type: ignore[attr-defined]
+        return list({o.paper_name: o for o in options}.values())
+
+    def words(self) -> dict[str, str]:
+        """Each option as a short word for file names ('fold', 'gap3mm', 'no-marks', ...), paper aside."""
+        return {"orientation": self.orientation, "duplex": self.duplex, "spacing": self.spacing,
+                "gap": f"gap{self.gap_mm:g}mm", "margin": f"margin{self.margin_mm:g}mm",
+                "back_offset": "offset{:g}x{:g}".format(*self.back_offset),
+                "crop_marks": "marks" if self.crop_marks else "no-marks",
+                "cut_lines": "cut-lines" if self.cut_lines else "no-cut-lines",
+                "back_marks": "back-marks" if self.back_marks else "no-back-marks",
+                "images": self.images, "jpeg_quality": f"q{self.jpeg_quality}"}
 
     @property
     def paper_name(self) -> str:

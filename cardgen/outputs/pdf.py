@@ -15,6 +15,7 @@ from typing import Any
 from cardgen.errors import Problem
 from cardgen.manifest import PrintSpec
 from cardgen.outputs.imposition import Page, PrintOptions, impose, items_from_cards
+from cardgen.outputs.kept_prints import pdf_name, read_kept, write_kept
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
 from cardgen.record import BuildRecord, CardEntry
 from cardgen.storage import write_atomic
@@ -34,11 +35,6 @@ class PrintResult:
     pages: int = 0
     back_pages: int = 0
     warnings: list[str] = field(default_factory=list)
-
-
-def print_pdf_name(game: str, options: PrintOptions) -> str:
-    """The file name of a game's print PDF: `<game>-<paper>.pdf`."""
-    return f"{game}-{options.paper_name}.pdf"
 
 
 def write_print_pdf(record: BuildRecord, build_dir: Path, options: PrintOptions, target: Path,
@@ -286,16 +282,21 @@ def _pt(*values: float) -> list[float]:
 
 
 class PrintStage(Stage):
-    """`print/<game>-<paper>.pdf`, laid out by the manifest's `print:` section (the flags of `cardgen print`)."""
+    """`print/<game>-<paper>.pdf` for each paper of the manifest's `print:` section, and again each PDF made
+    earlier with `cardgen print` into that folder (see `kept_prints`)."""
 
     name = "print"
     section = "print"
     Options = PrintSpec
 
     def run(self, ctx: StageContext) -> list[Problem]:
-        """Write the print PDF; what does not fit the paper comes back as warnings."""
-        options = PrintOptions.from_spec(self.options)
-        target = ctx.out_dir / "print" / print_pdf_name(ctx.game.name, options)
-        result = write_print_pdf(ctx.record, ctx.out_dir, options, target)
-        return [Problem(warning, file=manifest_file(ctx.game), severity="warning") for warning in result.warnings]
-
+        """Write the print PDFs; what does not fit the paper comes back as warnings."""
+        usual = PrintOptions.all_from_spec(self.options)
+        own = {pdf_name(ctx.game.name, options, usual): options for options in usual}
+        # During a build out_dir is a staging folder; the previous build's files are at the final place.
+        kept = {name: options for name, options in read_kept(ctx.final_dir / "print").items() if name not in own}
+        warnings: list[str] = []
+        for name, options in {**own, **kept}.items():
+            warnings += write_print_pdf(ctx.record, ctx.out_dir, options, ctx.out_dir / "print" / name).warnings
+        write_kept(ctx.out_dir / "print", kept)
+        return [Problem(w, file=manifest_file(ctx.game), severity="warning") for w in dict.fromkeys(warnings)]

@@ -93,6 +93,11 @@ def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSOptio
     return final_dir / f"{stem}.json"
 
 
+def saved_object_path(out_dir: Path, record: BuildRecord) -> Path:
+    """Where the export of a built game (in `out_dir`) puts its saved object."""
+    return out_dir / TTS_DIR / f"{file_stem(record.game.title)}.json"
+
+
 def file_stem(title: str) -> str:
     """A file name from a game title: characters Windows or macOS refuse are replaced."""
     return re.sub(r'[<>:"/\\|?*\x00-\x1f]', "_", title).strip(" .") or "game"
