@@ -13,7 +13,7 @@ from cardgen.changes import Changes, diff_records
 from cardgen.context import BuildContext
 from cardgen.errors import CardgenError, Problem
 from cardgen.fonts import configure_fontconfig
-from cardgen.freshness import current_build, settings_key, source_stamp
+from cardgen.freshness import current_build, outputs_intact, seal_outputs, settings_key, source_stamp
 from cardgen.manifest import Game
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.ownership import (
@@ -139,10 +139,11 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
     record.sources = source_stamp(root, name, sorted(used), recording=True)
     record.warnings = plan.findings
     changes = diff_records(previous, record) if previous else None
-    if previous and previous.fingerprint == record.fingerprint:
+    if previous and previous.fingerprint == record.fingerprint and outputs_intact(final):
         previous = previous.model_copy(update={"settings": settings, "sources": record.sources,
                                                "warnings": record.warnings})
         previous.save(final)
+        seal_outputs(final)
         return _up_to_date(name, final, previous, started, changes)
     selected = select_stages(plan.game, stages, options.always)
     hooks = [hook for stage in selected if (hook := stage.card_hook(options.out_root)) is not None]
@@ -165,6 +166,7 @@ def _write_outputs(plan: BuildPlan, record: BuildRecord, options: BuildOptions, 
             plan.findings += stage.run(context)
         record.warnings = plan.findings
         record.save(staging)
+        seal_outputs(staging)
         swap_into_place(staging, final)
     except OSError as exc:
         raise CardgenError(f"cannot write the output: {exc}", file=str(final)) from None

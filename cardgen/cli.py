@@ -97,13 +97,16 @@ def _reporter():
 @click.option("--force", is_flag=True,
               help="Build despite errors: cards whose data has errors or that cannot be drawn are left out, "
                    "the rest is built; the exit code is still 1.")
+@click.option("--guides", is_flag=True,
+              help="Also write guides/: the card images with trim, bleed, safe zone and every text box, icon and "
+                   "image box drawn over them (and turn the gallery's guides on). The real outputs do not change.")
 @click.pass_obj
 def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, jobs: int, pod: bool,
-          force: bool) -> None:
+          force: bool, guides: bool) -> None:
     """Build GAMES (all games when none are named): card PNGs and build.json under output/."""
     from cardgen.commands.build_cmd import build_games
 
-    build_games(root, _games(root, games), out, jobs, keep_svg, force, pod)
+    build_games(root, _games(root, games), out, jobs, keep_svg, force, pod, guides)
 
 
 @main.command("list")
@@ -338,3 +341,48 @@ def fonts(root: Path) -> None:
         where = "bundled" if all(f.path.parent == FONTS_DIR for f in faces) else "fonts/"
         click.echo(f"{family}: {styles} ({where})")
     click.echo("Add a family by copying its static .ttf/.otf files (and license) into fonts/ in the workspace.")
+
+
+@main.command()
+@click.argument("game", shell_complete=complete_games)
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="Port on 127.0.0.1 to serve on (0: any free port).")
+@click.option("--guides", is_flag=True, help="Draw layout guides (also in guides/); the gallery can toggle them.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output root.")
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=os.cpu_count() or 1, show_default=True,
+              help="Processes drawing cards in parallel.")
+@click.option("--open/--no-open", "open_browser", default=True, show_default=True,
+              help="Open the gallery in the web browser.")
+@click.pass_obj
+def serve(root: Path, game: str, port: int, guides: bool, out: Path | None, jobs: int, open_browser: bool) -> None:
+    """Serve GAME's gallery on localhost; rebuild on every save and reload the page (Ctrl-C stops)."""
+    import time
+
+    from cardgen.commands.build_cmd import GUIDES, build_one
+    from cardgen.outputs.gallery import gallery_state
+    from cardgen.ownership import check_game_name, check_output_root
+    from cardgen.serve import serve_game
+
+    out_root = check_output_root(root, out or root / "output")
+    out_dir = out_root / check_game_name(game)
+
+    def build_once() -> str:
+        build_one(root, game, out_root, jobs, always=GUIDES if guides else ())
+        return str(gallery_state(out_dir).get("built", ""))
+
+    try:
+        running = serve_game(root, game, out_dir, build_once, port, lambda text: click.secho(text, fg="red", err=True))
+    except OSError as exc:
+        raise CardgenError(f"cannot serve on port {port}: {exc.strerror or exc}; try --port 0") from None
+    click.echo(f"{game}: gallery at {running.url} (rebuilt on every save; Ctrl-C stops)")
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(running.url)
+    try:
+        while True:
+            time.sleep(1)
+    except KeyboardInterrupt:
+        click.echo("stopped serving")
+    finally:
+        running.stop()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+import warnings
 from typing import Any, Callable
 
 import pandas as pd
@@ -58,6 +59,16 @@ def _number(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
+def parse_expression(expr: str) -> ast.Expression:
+    """Python's syntax tree of an expression (raises SyntaxError).
+
+    '\\d' in a quoted pattern is no Python escape; matches() takes patterns as written, so the warning
+    Python gives for it is silenced.
+    """
+    with warnings.catch_warnings(action="ignore"):
+        return ast.parse(expr.strip(), mode="eval")
+
+
 def check_expression(expr: str, columns: set[str] | None = None,
                      calls: dict[str, int] | None = None) -> ast.Expression:
     """Parse an expression and refuse anything beyond columns, literals, comparisons, arithmetic and helpers.
@@ -71,7 +82,7 @@ def check_expression(expr: str, columns: set[str] | None = None,
         raise ExpressionError("'@' (reading Python variables) is not allowed")
     source = expr.strip()
     try:
-        tree = ast.parse(source, mode="eval")
+        tree = parse_expression(source)
     except SyntaxError as exc:
         raise ExpressionError(f"cannot parse '{expr}': {exc.msg}") from None
     helper_names = set()
@@ -79,6 +90,8 @@ def check_expression(expr: str, columns: set[str] | None = None,
         part = ast.get_source_segment(source, node) or type(node).__name__
         if isinstance(node, ast.Call):
             _check_call(node, part, calls)
+            if node.func.id in PATTERN_HELPERS:  # type: ignore[attr-defined]
+                node.args[1] = ast.Constant(_raw_text(source, node.args[1]))
             helper_names.add(id(node.func))
             continue
         if not isinstance(node, _ALLOWED_NODES):
@@ -109,6 +122,13 @@ def _check_call(node: ast.Call, part: str, calls: dict[str, int]) -> None:
     if node.keywords or not count_ok or not all(isinstance(a, ast.Name) for a in node.args):
         wanted = {0: "no arguments", 1: "one column name"}.get(arity, "one or more column names")
         raise ExpressionError(f"'{part}': {node.func.id}() takes {wanted}")
+
+
+def _raw_text(source: str, node: ast.expr) -> str:
+    """A quoted pattern as written, backslashes kept (like a raw string): matches(code, '\\d+') is digits."""
+    written = ast.get_source_segment(source, node) or ""
+    return written[1:-1] if len(written) >= 2 and written[0] == written[-1] and written[0] in "'\"" \
+        else node.value  # type: ignore[attr-defined]
 
 
 def _check_pattern_call(node: ast.Call, part: str) -> None:
@@ -164,7 +184,7 @@ def evaluate_mask(frame: pd.DataFrame, expr: str) -> pd.Series:
 
 def columns_in(expr: str) -> list[str]:
     """The column names an (already checked) expression reads, in order of appearance."""
-    tree = ast.parse(expr.strip(), mode="eval")
+    tree = parse_expression(expr)
     funcs = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     names = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in funcs]
     return list(dict.fromkeys(n.id for n in sorted(names, key=lambda n: n.col_offset)))

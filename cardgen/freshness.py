@@ -78,11 +78,57 @@ def seal_record(record_path: Path, record: dict) -> None:
         "warnings": record.get("warnings", [])})
 
 
+def _output_stamp(out_dir: Path) -> dict[str, list[int]]:
+    """Size and modification time of every output file of a build (build.json and its stamps aside)."""
+    stamp = {}
+    for path in out_dir.rglob("*"):
+        if path.is_file() and path.name not in (STAMPS, "build.json"):
+            stat = path.stat()
+            stamp[path.relative_to(out_dir).as_posix()] = [stat.st_size, stat.st_mtime_ns]
+    return stamp
+
+
+def seal_outputs(out_dir: Path, rewritten: Path | None = None) -> None:
+    """Add the stamps of every output file to a build's stamps (call when its outputs are all written), so
+    that an output deleted or edited by hand makes the build not current.
+
+    With `rewritten` (a file or folder inside `out_dir` that `cardgen print` or `tts` wrote again), only
+    the stamps of what lies there are renewed, and only when the build was current before.
+    """
+    if rewritten is not None and not outputs_intact(out_dir, but=rewritten.relative_to(out_dir).as_posix()):
+        return  # not current before (or no stamps): the next build does its work anyway
+    stamps = json.loads((out_dir / STAMPS).read_text(encoding="utf-8"))
+    if rewritten is None:
+        stamps["outputs"] = _output_stamp(out_dir)
+    else:
+        prefix = rewritten.relative_to(out_dir).as_posix()
+        kept = {k: v for k, v in stamps["outputs"].items() if not (k == prefix or k.startswith(prefix + "/"))}
+        stamps["outputs"] = {**kept, **{k: v for k, v in _output_stamp(out_dir).items()
+                                        if k == prefix or k.startswith(prefix + "/")}}
+    write_json(out_dir / STAMPS, stamps)
+
+
+def outputs_intact(out_dir: Path, but: str | None = None) -> bool:
+    """Whether every output file a build sealed (but those under `but`) is still there as it was written."""
+    try:
+        outputs = json.loads((out_dir / STAMPS).read_text(encoding="utf-8"))["outputs"]
+        for name, (size, mtime_ns) in outputs.items():
+            if but is not None and (name == but or name.startswith(but + "/")):
+                continue
+            stat = (out_dir / name).stat()
+            if (stat.st_size, stat.st_mtime_ns) != (size, mtime_ns):
+                return False
+    except (OSError, ValueError, TypeError, KeyError):
+        return False
+    return True
+
+
 def current_build(out_dir: Path, root: Path, game: str, settings: str) -> tuple[int, list[Problem]] | None:
     """(cards, warnings) of the build in `out_dir` when it is still current, else None.
 
-    Current means: build.json is exactly as that build wrote it, the settings are the same, and no
-    file the build read has changed since. Anything unreadable is simply not current.
+    Current means: build.json is exactly as that build wrote it, the settings are the same, no file the
+    build read has changed since, and every output it wrote is still there as it was written. Anything
+    unreadable is simply not current.
     """
     try:
         stamps = json.loads((out_dir / STAMPS).read_text(encoding="utf-8"))
@@ -91,6 +137,8 @@ def current_build(out_dir: Path, root: Path, game: str, settings: str) -> tuple[
             return None
         sources = stamps["sources"]
         if not sources or sources != source_stamp(root, game, _extra_sources(game, sources)):
+            return None
+        if not outputs_intact(out_dir):  # an output deleted or edited by hand: build it again
             return None
         return int(stamps["cards"]), [Problem(**warning) for warning in stamps["warnings"]]
     except (OSError, ValueError, TypeError, AttributeError, KeyError):

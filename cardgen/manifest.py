@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -121,6 +122,8 @@ class GameSpec(Strict):
     safe: str | float = "3.175mm"
     font: str | None = None
     icons: dict[str, str] = Field(default_factory=dict)
+    colors: dict[str, str] = Field(default_factory=dict, description="the game's palette: name -> colour, usable "
+                                   "in templates (colors.NAME, fill='NAME') and in icon_colors")
     icon_colors: dict[str, str] = Field(default_factory=dict)
     fields: dict[str, FieldSpec | FieldType] = Field(default_factory=dict)
     decks: dict[str, DeckSpec]
@@ -133,6 +136,16 @@ class GameSpec(Strict):
     @classmethod
     def _version_text(cls, value: Any) -> Any:
         return str(value) if isinstance(value, (int, float)) else value
+
+    @field_validator("colors")
+    @classmethod
+    def _palette(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, colour in value.items():
+            if not re.fullmatch(r"#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})|rgba?\([\d\s.,%]+\)|[a-z]+",
+                                str(colour).strip()):
+                raise ValueError(f"colour '{name}' is '{colour}'; write it as #rrggbb (e.g. \"#c98a2b\", quoted: "
+                                 "YAML reads # as a comment), rgb(201, 138, 43) or an SVG colour name")
+        return value
 
     @field_validator("decks")
     @classmethod

@@ -14,9 +14,20 @@ from cardgen.errors import CardgenError, Problem
 from cardgen.fonts import families_in_svg
 from cardgen.manifest import Game
 from cardgen.progress import Reporter
-from cardgen.record import BackEntry, BuildRecord, CardEntry, DeckEntry, Dimensions, GameEntry, Pixels, SourceRef, Stats
+from cardgen.record import (
+    BackEntry,
+    BuildRecord,
+    CardEntry,
+    DeckEntry,
+    Dimensions,
+    GameEntry,
+    GuideBox,
+    Pixels,
+    SourceRef,
+    Stats,
+)
 from cardgen.render import CardHook, RasterJob, content_key, run_jobs
-from cardgen.storage import Cache, place_file, write_text
+from cardgen.storage import Cache, place_file, verify, write_text
 from cardgen.templates import RenderedSVG
 from cardgen.validate.findings import unique
 
@@ -129,7 +140,7 @@ def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter, hooks: Sequence[Ca
     """
     game = plan.game
     arts = {a.key: a for a in [*plan.faces.values(), *plan.backs.values()]}
-    todo = [a for a in arts.values() if not a.cache_path.is_file()]
+    todo = [a for a in arts.values() if not (a.cache_path.is_file() and verify(a.cache_path))]
     raster_jobs = []
     for art in todo:
         size = game.deck_size(game.spec.decks[art.deck])
@@ -174,7 +185,8 @@ def _deck_entry(game: Game, name: str) -> DeckEntry:
 def record_of(plan: BuildPlan) -> BuildRecord:
     """The build record (build.json) of a planned build: game, decks, backs and every card with its hash."""
     game = plan.game
-    backs = {name: BackEntry(image=f"backs/{name}.png", deck=art.deck, template=art.rendered.key, hash=art.key)
+    backs = {name: BackEntry(image=f"backs/{name}.png", deck=art.deck, template=art.rendered.key, hash=art.key,
+                             boxes=[GuideBox(**b) for b in art.rendered.boxes])
              for name, art in plan.backs.items()}
     cards = []
     for card in plan.cards:
@@ -187,7 +199,8 @@ def record_of(plan: BuildPlan) -> BuildRecord:
             size_mm=Dimensions(width=size.width_mm, height=size.height_mm), bleed_mm=size.bleed_mm, dpi=size.dpi,
             pixels=Pixels(width=size.full_width_px, height=size.full_height_px), hash=plan.faces[card.id].key,
             text="\n".join(str(card.fields.get(f) or "") for f in card.text_fields).strip(),
-            fields={k: _jsonable(v) for k, v in card.fields.items()}))
+            fields={k: _jsonable(v) for k, v in card.fields.items()},
+            boxes=[GuideBox(**b) for b in plan.faces[card.id].rendered.boxes]))
     return BuildRecord(
         cardgen=__version__,
         built_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -76,6 +76,18 @@ class DeckEntry(Entry):
         return round(self.bleed_mm / 25.4 * self.dpi)
 
 
+class GuideBox(Entry):
+    """Where a template helper (text_box, text_line, icon, image) drew, in card pixels: for layout guides."""
+
+    kind: str
+    x: float
+    y: float
+    width: float
+    height: float
+    label: str = ""
+    overflow: bool = False
+
+
 class BackEntry(Entry):
     """A distinct card back: its image (relative to the build folder), deck, template and content hash."""
 
@@ -83,6 +95,7 @@ class BackEntry(Entry):
     deck: str
     template: str
     hash: str
+    boxes: list[GuideBox] = Field(default_factory=list)
 
 
 class CardEntry(Entry):
@@ -103,6 +116,7 @@ class CardEntry(Entry):
     hash: str
     text: str = ""
     fields: dict[str, Any] = Field(default_factory=dict)
+    boxes: list[GuideBox] = Field(default_factory=list)
 
 
 class Stats(Entry):

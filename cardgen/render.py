@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from cardgen.storage import file_digest, write_atomic
+from cardgen.storage import file_digest, seal, write_atomic
 
 RENDERER_VERSION = "1"
 # zlib level 1 with the run-length strategy: card art is mostly flat colour, which RLE packs
@@ -127,6 +127,7 @@ def run_job(job: RasterJob) -> tuple[str, str | None]:
     except RenderFailure as exc:
         return job.key, str(exc)
     write_atomic(Path(job.target), lambda temp: image.save(temp, format="PNG", **PNG_OPTIONS))
+    seal(Path(job.target))  # the build verifies it against this before using it
     for hook in job.hooks:
         hook(job.key, image)
     return job.key, None

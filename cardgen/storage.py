@@ -66,16 +66,44 @@ def file_digest(path: Path) -> str:
 
 
 def place_file(source: Path, target: Path) -> None:
-    """Put a copy of `source` at `target`: a hard link when possible (no copy, same bytes), else a copy.
+    """Put a copy of `source` at `target`, written atomically; whatever was at `target` is replaced.
 
-    Whatever was at `target` is replaced; a copy is written atomically.
+    A copy, never a hard link: an output a designer edits in place must not change the cache entry it
+    came from (cp drone.png scout.png would then publish the Drone image as Scout in every later build).
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.unlink(missing_ok=True)
+    write_atomic(target, lambda temp: shutil.copyfile(source, temp))
+
+
+SEAL_SUFFIX = ".seal"
+
+
+def seal(path: Path) -> None:
+    """Record what a cache entry holds (content digest, size, modification time) beside it, to verify it later."""
+    stat = path.stat()
+    record = {"sha256": file_digest(path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    write_text(path.with_name(path.name + SEAL_SUFFIX), json.dumps(record))
+
+
+def verify(path: Path) -> bool:
+    """Whether a cache entry holds what was sealed; a damaged or unsealed entry is deleted (it is made again).
+
+    An entry whose size and modification time are those sealed is trusted without reading it; any other
+    is read and compared by content digest (a touched but unchanged entry is sealed again).
+    """
+    seal_path = path.with_name(path.name + SEAL_SUFFIX)
     try:
-        os.link(source, target)
-    except OSError:
-        write_atomic(target, lambda temp: shutil.copyfile(source, temp))
+        stat = path.stat()
+        record = json.loads(seal_path.read_text(encoding="utf-8"))
+        if (record["size"], record["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
+            return True
+        if record["size"] == stat.st_size and file_digest(path) == record["sha256"]:
+            seal(path)
+            return True
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    for damaged in (path, seal_path):
+        damaged.unlink(missing_ok=True)
+    return False
 
 
 def swap_into_place(staging: Path, final: Path) -> None:
@@ -103,8 +131,9 @@ class Cache:
     """One kind of content-addressed cache: entry `key` lives at `<out_root>/.cache/<kind>/<key[:2]>/<key><suffix>`.
 
     Keys are hex digests of everything an entry is made from, so an entry never goes stale: a change
-    of input makes a new key. Entries are written atomically; writing is best effort for callers that
-    can do without (`put_*` returns False when the cache cannot be written).
+    of input makes a new key. Entries are written atomically and sealed (`seal`); what is read is
+    verified against its seal, and an entry that does not verify is deleted and made again. Writing is
+    best effort for callers that can do without (`put_*` returns False when the cache cannot be written).
     """
 
     def __init__(self, out_root: Path, kind: str, suffix: str = "") -> None:
@@ -117,19 +146,21 @@ class Cache:
         return self.folder / key[:2] / f"{key}{self.suffix if suffix is None else suffix}"
 
     def has(self, key: str, suffix: str | None = None) -> bool:
-        """Whether the entry of a key exists."""
-        return self.path(key, suffix).is_file()
+        """Whether the entry of a key exists and verifies (see `verify`; a damaged one is deleted)."""
+        path = self.path(key, suffix)
+        return path.is_file() and verify(path)
 
     def write(self, key: str, write: Callable[[Path], object], suffix: str | None = None) -> Path:
-        """Make an entry with `write(temp_path)` (atomically); return its path."""
+        """Make an entry with `write(temp_path)` (atomically) and seal it; return its path."""
         path = self.path(key, suffix)
         write_atomic(path, write)
+        seal(path)
         return path
 
     def read_bytes(self, key: str, suffix: str | None = None) -> bytes | None:
-        """An entry's bytes, or None when it is missing or unreadable."""
+        """An entry's bytes, or None when it is missing, unreadable or does not verify."""
         try:
-            return self.path(key, suffix).read_bytes()
+            return self.path(key, suffix).read_bytes() if self.has(key, suffix) else None
         except OSError:
             return None
 
@@ -156,5 +187,5 @@ class Cache:
         return self.put_bytes(key, json.dumps(data).encode("utf-8"))
 
     def place(self, key: str, target: Path, suffix: str | None = None) -> None:
-        """Put an entry at an output path (hard link or copy)."""
+        """Put a copy of an entry at an output path."""
         place_file(self.path(key, suffix), target)

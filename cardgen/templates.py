@@ -5,6 +5,7 @@ import dataclasses
 import hashlib
 import json
 import posixpath
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,16 +90,28 @@ class RenderedSVG:
     svg: str
     files: list[Path] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
+    boxes: list[dict[str, Any]] = field(default_factory=list)  # where each helper drew, for layout guides
+
+
+_UNIT_LENGTH = re.compile(r"^\s*(-?\d+(?:\.\d+)?|-?\.\d+)\s*(%|mm|cm|in|pt|px)\s*$")
 
 
 class CardHelpers:
-    """Functions a template calls for one card: text boxes, icons, images, unit conversion."""
+    """Functions a template calls for one card: text boxes, icons, images, unit conversion.
+
+    Every position and length they take is a number of card pixels, or a text with a unit: `12mm`,
+    `0.5in`, `9pt`, `40px`, or `50%` of the card as cut (x and widths of its width, y and heights of its
+    height; positions are measured from the cut line). Colours may name the manifest's `colors:`.
+    Each call records its box, for layout guides.
+    """
 
     def __init__(self, game: Game, fonts: FontBook, icons: IconLibrary, size: CardSize,
                  card: Card | None) -> None:
         self.game, self.fonts, self.icons, self.dpi, self.card = game, fonts, icons, size.dpi, card
+        self.geo = Geometry(size)
         self.files: list[Path] = []
         self.warnings: list[Problem] = []
+        self.boxes: list[dict[str, Any]] = []
 
     def mm(self, value: float) -> float:
         """Millimetres to card pixels."""
@@ -112,38 +125,80 @@ class CardHelpers:
         """Inches to card pixels."""
         return value * self.dpi
 
-    def text_box(self, text: Any, x: float, y: float, width: float, height: float, size: float,
-                 min_size: float | None = None, font: str | None = None, fill: str = "#000000",
+    def length(self, value: Any, axis: str = "x", position: bool = False, name: str = "length") -> float:
+        """A position or length in card pixels from a number or a text with a unit (`12mm`, `50%`, ...)."""
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        match = _UNIT_LENGTH.match(value) if isinstance(value, str) else None
+        if match is None:
+            shown = f"the text '{value}'" if isinstance(value, str) else repr(value)
+            raise CardgenError(f"{name} is {shown}, not a number or a length such as 12mm or 50%; if it comes from "
+                               "a data column, declare the column's type under fields: in game.yaml (e.g. cost: int)")
+        number, unit = float(match.group(1)), match.group(2)
+        if unit == "%":
+            trim = self.geo.trim
+            extent, start = (trim.width, trim.x) if axis == "x" else (trim.height, trim.y)
+            return (start if position else 0.0) + number / 100 * extent
+        return {"mm": self.mm(number), "cm": self.mm(number * 10), "in": self.inch(number), "pt": self.pt(number),
+                "px": number}[unit]
+
+    def color(self, value: Any) -> str:
+        """A colour: a name from the manifest's `colors:` palette, or any SVG colour as given."""
+        text = str(value)
+        return self.game.spec.colors.get(text, text)
+
+    def _box(self, helper: str, x: Any, y: Any, width: Any, height: Any) -> tuple[float, float, float, float]:
+        box = (self.length(x, "x", True, f"{helper}: x"), self.length(y, "y", True, f"{helper}: y"),
+               self.length(width, "x", False, f"{helper}: width"), self.length(height, "y", False, f"{helper}: height"))
+        return box
+
+    def text_box(self, text: Any, x: Any, y: Any, width: Any, height: Any, size: Any,
+                 min_size: Any = None, font: str | None = None, fill: str = "#000000",
                  align: str = "left", valign: str = "top", line_height: float = 1.2,
-                 max_lines: int | None = None) -> Markup:
+                 max_lines: int | None = None, _helper: str = "text_box") -> Markup:
         """Wrap and shrink a text (with **bold**, *italic*, :icon:) into a box; warn when it overflows."""
         text = "" if text is None else str(text)
         family = font or self.game.spec.font
         if not family:
-            raise CardgenError("text_box needs font= (or a `font:` default in game.yaml)")
+            raise CardgenError(f"{_helper} needs font= (or a `font:` default in game.yaml)")
+        bx, by, bw, bh = self._box(_helper, x, y, width, height)
+        px = self.length(size, "y", False, f"{_helper}: size")
+        least = self.length(min_size, "y", False, f"{_helper}: min_size") if min_size is not None else px
         measurer = TextMeasurer(self.fonts, family)
-        layout = fit_text(text, measurer, width, height, size, min_size or size, line_height, max_lines)
+        layout = fit_text(text, measurer, bw, bh, px, least, line_height, max_lines)
         if not layout.fits:
             self._overflow(text, layout.size)
-        style = TextStyle(family, fill, align, valign, line_height, self.game.spec.icon_colors)
-        return layout_to_svg(layout, x, y, width, height, style, measurer, self.icons.get)
+        self.boxes.append({"kind": _helper, "x": bx, "y": by, "width": bw, "height": bh, "label": text[:40],
+                           "overflow": not layout.fits})
+        colors = {k: self.color(v) for k, v in self.game.spec.icon_colors.items()}
+        style = TextStyle(family, self.color(fill), align, valign, line_height, colors)
+        return layout_to_svg(layout, bx, by, bw, bh, style, measurer, self.icons.get)
 
-    def text_line(self, text: Any, x: float, y: float, width: float, size: float,
-                  min_size: float | None = None, **style: Any) -> Markup:
-        """One line of text, top at y, shrunk to fit the width (a title, a type line)."""
-        return self.text_box(text, x, y, width, size * 1.2, size, min_size, max_lines=1, **style)
+    def text_line(self, text: Any, x: Any, y: Any, width: Any, size: Any,
+                  min_size: Any = None, **style: Any) -> Markup:
+        """One line of text shrunk to fit the width (a title, a type line).
 
-    def icon(self, name: str, x: float, y: float, size: float, color: str | None = None) -> Markup:
+        `y` is the top of the line, not its baseline: the line's box is `size * 1.2` high and the
+        text sits on a baseline inside it, as in a text_box of one line.
+        """
+        px = self.length(size, "y", False, "text_line: size")
+        return self.text_box(text, x, y, width, px * 1.2, px, min_size, max_lines=1, _helper="text_line", **style)
+
+    def icon(self, name: str, x: Any, y: Any, size: Any, color: str | None = None) -> Markup:
         """An icon by name or alias, size x size px at (x, y), recoloured."""
-        color = color or self.game.spec.icon_colors.get(name, "#000000")
-        return Markup(icon_svg(self.icons.get(name), x, y, size, color))
+        color = self.color(color or self.game.spec.icon_colors.get(name, "#000000"))
+        bx, by, side, _ = self._box("icon", x, y, size, size)
+        self.boxes.append({"kind": "icon", "x": bx, "y": by, "width": side, "height": side, "label": str(name)})
+        return Markup(icon_svg(self.icons.get(name), bx, by, side, color))
 
-    def image(self, path: str, x: float, y: float, width: float, height: float, fit: str = "contain") -> Markup:
+    def image(self, path: str, x: Any, y: Any, width: Any, height: Any, fit: str = "contain") -> Markup:
         """An image file from the game's data folder, placed in a box (fit: contain, cover or stretch)."""
         resolved = safe_path(self.game, str(path))
         self.files.append(resolved)
+        bx, by, bw, bh = self._box("image", x, y, width, height)
+        self.boxes.append({"kind": "image", "x": bx, "y": by, "width": bw, "height": bh, "label": str(path)})
         aspect = {"contain": "xMidYMid meet", "cover": "xMidYMid slice", "stretch": "none"}[fit]
-        return Markup(f'<image x="{x}" y="{y}" width="{width}" height="{height}" preserveAspectRatio="{aspect}" '
+        return Markup(f'<image x="{bx}" y="{by}" width="{bw}" height="{bh}" preserveAspectRatio="{aspect}" '
                       f'xlink:href="{escape(resolved.as_uri())}"/>')
 
     def _overflow(self, text: str, size: float) -> None:
@@ -260,14 +315,15 @@ class SVGCache:
         if data is None:
             return None
         files = [Path(f) for f in data["files"]]
-        if not all(f.is_file() for f in files):
-            return None  # render again: that reports the missing image properly
-        return RenderedSVG(name, data["svg"], files, [Problem(**w) for w in data["warnings"]])
+        if "boxes" not in data or not all(f.is_file() for f in files):
+            return None  # render again: that reports a missing image properly (and records the boxes)
+        return RenderedSVG(name, data["svg"], files, [Problem(**w) for w in data["warnings"]], data["boxes"])
 
     def put(self, key: str, rendered: RenderedSVG) -> None:
         """Keep a render for the next build (best effort: a cache that cannot be written is skipped)."""
         self.store.put_json(key, {"svg": rendered.svg, "files": [str(f) for f in rendered.files],
-                                  "warnings": [dataclasses.asdict(w) for w in rendered.warnings]})
+                                  "warnings": [dataclasses.asdict(w) for w in rendered.warnings],
+                                  "boxes": rendered.boxes})
 
 
 class SVGRenderer:
@@ -322,7 +378,7 @@ class SVGRenderer:
             line = _template_line(template_name)
             raise CardgenError([_in_render(p, where, shown, line) for p in exc.problems]) from None
         self._check_fonts(svg, shown)
-        return RenderedSVG(key, svg, helpers.files, helpers.warnings)
+        return RenderedSVG(key, svg, helpers.files, helpers.warnings, helpers.boxes)
 
     def _context(self, helpers: CardHelpers, deck: str, card: Card | None, size: CardSize) -> dict[str, Any]:
         spec = self.game.spec
@@ -333,9 +389,10 @@ class SVGRenderer:
             "deck": {"name": deck, "title": deck_spec.title or deck.replace("_", " ").title(),
                      "options": deck_spec.options},
             "geo": Geometry(size),
+            "colors": dict(spec.colors),
         }
         context.update({name: getattr(helpers, name) for name in
-                        ("text_box", "text_line", "icon", "image", "mm", "pt", "inch")})
+                        ("text_box", "text_line", "icon", "image", "mm", "pt", "inch", "length", "color")})
         if card is not None:
             context["card"] = {**card.fields, "id": card.id, "name": card.name, "copies": card.copies}
         return context

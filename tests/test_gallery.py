@@ -28,4 +28,22 @@ def test_gallery_shows_every_card_and_back(tiny_game: Path) -> None:
     assert sorted(parser.sources) == sorted(["backs/back.png", "cards/main/alpha.png", "cards/main/beta.png",
                                              "cards/main/na.png"])
     assert all((out / src).is_file() for src in parser.sources)
-    assert "Fire" not in page and "x3" in page and "3 cards, 6 with copies" in page
+    assert "Fire & Ice <2>" not in page and "Fire &amp; Ice &lt;2&gt;" in page  # card text escaped
+    assert "x3" in page and "3 cards, 6 with copies" in page
+
+
+def test_gallery_shows_findings_at_the_top_and_on_their_card_and_marks_changes(tiny_game: Path) -> None:
+    import re
+
+    csv = tiny_game / "data" / "tiny" / "cards.csv"
+    assert CliRunner().invoke(main, ["--root", str(tiny_game), "build", "-j", "1"]).exit_code == 0
+    csv.write_text(csv.read_text().replace("Plain", "Plain " + "very long words " * 60) + "Gamma,4,,0\n")
+    result = CliRunner().invoke(main, ["--root", str(tiny_game), "build", "-j", "1", "--force"])
+    page = (tiny_game / "output" / "tiny" / "index.html").read_text()
+    top = re.search(r'<section id="findings">(.*?)</section>', page, re.S)
+    assert top is not None and "text does not fit" in top.group(1) and "gamma" in top.group(1), result.output
+    card = re.search(r'<figure class="card changed[^"]*" id="card-na".*?</figure>', page, re.S)
+    assert card is not None and "text does not fit" in card.group(0)  # the finding sits on its card too
+    assert 'href="#card-na"' in top.group(1)
+    assert 'src="previous/cards/main/na.png"' in card.group(0)
+    assert (tiny_game / "output" / "tiny" / "previous" / "cards" / "main" / "na.png").is_file()

@@ -24,7 +24,7 @@ STAGES = [
     ("record", ["record", "changes"]),
     ("outputs", ["outputs", "stages"]),
     ("build", ["plan", "build", "watch"]),
-    ("cli", ["cli", "commands", "__main__", "scaffold", "iconsheet"]),
+    ("cli", ["cli", "commands", "__main__", "scaffold", "iconsheet", "serve"]),
 ]
 
 

@@ -11,11 +11,11 @@ import click
 
 from cardgen.errors import CardgenError, Problem
 
-POD = ("pod",)  # `build --pod`: the stages run whatever the manifest says
+POD, GUIDES = ("pod",), ("guides",)  # `build --pod`, `--guides`: stages run whatever the manifest says
 
 
 def build_games(root: Path, names: list[str], out: Path | None, jobs: int, keep_svg: bool, force: bool,
-                pod: bool) -> None:
+                pod: bool, guides: bool = False) -> None:
     """Build the games and report each; a CardgenError lists every game's problems, and a forced build that
     left cards out exits with 1."""
     from cardgen.ownership import check_output_root
@@ -25,7 +25,7 @@ def build_games(root: Path, names: list[str], out: Path | None, jobs: int, keep_
     forced = 0
     for name in names:
         try:
-            forced += bring_up_to_date(root, name, out_root, jobs, keep_svg, force, pod)
+            forced += bring_up_to_date(root, name, out_root, jobs, keep_svg, force, pod, guides)
         except CardgenError as exc:
             problems += exc.problems
     if problems:
@@ -36,7 +36,7 @@ def build_games(root: Path, names: list[str], out: Path | None, jobs: int, keep_
 
 
 def bring_up_to_date(root: Path, name: str, out_root: Path, jobs: int = os.cpu_count() or 1,
-                     keep_svg: bool = False, force: bool = False, pod: bool = False) -> int:
+                     keep_svg: bool = False, force: bool = False, pod: bool = False, guides: bool = False) -> int:
     """Build one game unless its last build is current, and report what was done; return how many errors a
     forced build left (their cards are out).
 
@@ -48,7 +48,7 @@ def bring_up_to_date(root: Path, name: str, out_root: Path, jobs: int = os.cpu_c
     from cardgen.ownership import check_game_name
 
     started = time.perf_counter()
-    always = POD if pod else ()
+    always = (POD if pod else ()) + (GUIDES if guides else ())
     current = current_build(out_root / check_game_name(name), root, name,
                             settings_key(keep_svg, force, stage_names(), always))
     if current is not None:

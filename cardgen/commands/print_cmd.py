@@ -9,6 +9,7 @@ from cardgen.commands import complete_games
 from cardgen.commands.build_cmd import bring_up_to_date
 from cardgen.commands.flags import add_flags, folder_option
 from cardgen.errors import CardgenError
+from cardgen.freshness import seal_outputs
 from cardgen.manifest import PrintSpec, load_game
 from cardgen.outputs.imposition import PrintOptions
 from cardgen.outputs.kept_prints import keep, pdf_name, read_kept
@@ -63,6 +64,8 @@ def print_game(root: Path, game: str, flags: dict, out: Path | None, since: str 
             _write_pdf(game, record, build_dir, options, target, cards)
             if kept_here and name not in own:
                 keep(print_dir, name, options)
+            if target.parent.resolve() == print_dir:  # the build stays current: its own print files
+                seal_outputs(build_dir, print_dir)
 
 
 def _write_pdf(game: str, record: BuildRecord, build_dir: Path, options: PrintOptions, target: Path,

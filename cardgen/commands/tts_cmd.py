@@ -9,6 +9,7 @@ from cardgen.commands import complete_games
 from cardgen.commands.build_cmd import bring_up_to_date
 from cardgen.commands.flags import add_flags, folder_option
 from cardgen.errors import CardgenError
+from cardgen.freshness import seal_outputs
 from cardgen.manifest import TTSSpec, load_game
 from cardgen.outputs.tts import TTSOptions, TTSStage, export_tts, saved_object_path
 from cardgen.ownership import check_output_root, output_lock
@@ -53,6 +54,8 @@ def export_game(root: Path, game: str, flags: dict, out: Path | None, do_install
         if options != TTSOptions.from_spec(loaded.spec.tts) or not saved.is_file():
             try:
                 saved = export_tts(loaded, record, out_dir, options)
+                if options == TTSOptions.from_spec(loaded.spec.tts):  # the build's own export: still current
+                    seal_outputs(out_dir, saved.parent)
             except OSError as exc:  # a read-only output folder, a full disk
                 raise CardgenError(f"cannot write the Tabletop Simulator export: {exc.strerror or exc}",
                                    file=str(out_dir / "tts")) from None

@@ -19,6 +19,7 @@ STAGES = {
     "print": "cardgen.outputs.pdf:PrintStage",
     "pod": "cardgen.outputs.pod:PodStage",
     "tts": "cardgen.outputs.tts:TTSStage",
+    "guides": "cardgen.outputs.guides:GuidesStage",  # before the gallery, which shows them
     "gallery": "cardgen.outputs.gallery:GalleryStage",
 }
 

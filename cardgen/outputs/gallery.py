@@ -1,63 +1,180 @@
-"""An HTML gallery of a build: every card with its name, deck, copies and back, to review before printing."""
+"""The gallery (`output/<game>/index.html`): every card of a build to review in a browser, from file:// too.
+
+Cards are grouped by deck with their name, copies and source row; a filter by deck and a search by name
+and text; the build's findings at the top and on the cards they concern; cards changed since the previous
+build marked, with their previous image beside the new one (kept in `previous/`); layout guides (trim,
+bleed, safe zone and every helper's box) drawn over the images on demand. Everything is inline: no network.
+"""
 from __future__ import annotations
 
 import html
+import json
+from pathlib import Path
 
+from cardgen.bundled import ASSETS
+from cardgen.changes import Changes, diff_records
 from cardgen.errors import Problem
 from cardgen.outputs.stage import Stage, StageContext
-from cardgen.record import BuildRecord, CardEntry
-from cardgen.storage import write_text
+from cardgen.record import BUILD_RECORD, BuildRecord, CardEntry, DeckEntry, GuideBox
+from cardgen.storage import place_file, write_text
 
 GALLERY_FILE = "index.html"
-
-_STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2rem; background: #2b2a28; color: #eee; }
-h1 small { font-weight: normal; color: #aaa; font-size: 60%; }
-section { margin-bottom: 2.5rem; }
-.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(180px, 1fr)); gap: 1rem; }
-figure { margin: 0; background: #3a3936; padding: .5rem; border-radius: 6px; }
-figure img { width: 100%; display: block; border-radius: 4px; }
-figcaption { font-size: .85rem; margin-top: .3rem; }
-figcaption .copies { float: right; color: #e8c21a; }
-figcaption .id { color: #999; font-size: .75rem; display: block; }
-"""
+PREVIOUS = "previous"  # images of the changed cards as the previous build drew them
+_BOX_COLORS = {"text_box": "#1e88e5", "text_line": "#8e24aa", "icon": "#43a047", "image": "#fb8c00"}
 
 
-def _figure(card: CardEntry) -> str:
-    name, card_id = html.escape(card.name), html.escape(card.id)
-    return (f'<figure id="{card_id}"><a href="{html.escape(card.face)}"><img loading="lazy" '
-            f'src="{html.escape(card.face)}" alt="{name}"></a><figcaption>{name}'
-            f'<span class="copies">x{card.copies}</span><span class="id">{card_id} &middot; '
-            f'{html.escape(card.source.file)}:{card.source.row}</span></figcaption></figure>')
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
 
 
-def gallery_html(record: BuildRecord) -> str:
-    """The gallery page of a build record: one section per deck, its back first."""
-    game = record.game
+def guides_svg(deck: DeckEntry, boxes: list[GuideBox]) -> str:
+    """An SVG overlay, in the card's pixels, of its bleed, trim line, safe zone and helper boxes."""
+    w, h = deck.pixels.width, deck.pixels.height
+    bleed = deck.bleed_mm / 25.4 * deck.dpi
+    safe = bleed + deck.safe_mm / 25.4 * deck.dpi
+    parts = [f'<svg class="guides" viewBox="0 0 {w} {h}" preserveAspectRatio="none" aria-hidden="true">',
+             f'<path fill="#e53935" fill-opacity="0.3" fill-rule="evenodd" d="M0 0H{w}V{h}H0Z M{bleed:.1f} {bleed:.1f}'
+             f'V{h - bleed:.1f}H{w - bleed:.1f}V{bleed:.1f}Z"/>',
+             _rect(bleed, bleed, w - 2 * bleed, h - 2 * bleed, 'stroke="#e53935" stroke-width="2"'),
+             _rect(safe, safe, w - 2 * safe, h - 2 * safe,
+                   'stroke="#00bcd4" stroke-width="1.5" stroke-dasharray="6 4"')]
+    for box in boxes:
+        color = _BOX_COLORS.get(box.kind, "#ffffff")
+        fill = ' fill="#e53935" fill-opacity="0.35"' if box.overflow else ""
+        parts.append(_rect(box.x, box.y, box.width, box.height, f'stroke="{color}" stroke-width="1.5"{fill}',
+                           f"{box.kind}: {box.label}" + (" (does not fit)" if box.overflow else "")))
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _rect(x: float, y: float, w: float, h: float, style: str, title: str = "") -> str:
+    inner = f"<title>{_e(title)}</title>" if title else ""
+    return (f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" fill="none" {style} '
+            f'vector-effect="non-scaling-stroke">{inner}</rect>')
+
+
+def _finding_item(problem: Problem, link: str | None = None) -> str:
+    text = _e(str(problem))
+    return f'<li class="{_e(problem.severity)}">' + (f'<a href="#{_e(link)}">{text}</a>' if link else text) + "</li>"
+
+
+def _card_of(problem: Problem, cards: list[CardEntry]) -> CardEntry | None:
+    """The card a finding is about: the one whose data row it names."""
+    if problem.row is None:
+        return None
+    return next((c for c in cards if c.source.file == problem.file and c.source.row == problem.row), None)
+
+
+def _figure(card: CardEntry, deck: DeckEntry, findings: list[Problem], changes: Changes) -> str:
+    changed = next((c for c in changes.changed if c.id == card.id), None)
+    added = any(c.id == card.id for c in changes.added)
+    classes = ["card", *(["changed"] if changed else []), *(["added"] if added else []),
+               *(["has-error"] if any(f.severity == "error" for f in findings) else [])]
+    previous = ""
+    if changed is not None and changed.image_changed:
+        before = _e(PREVIOUS + "/" + card.face)
+        previous = f'<div class="prev"><img src="{before}" alt="before"><span>before</span></div>'
+    badges = ('<span class="badge added">new</span>' if added else "") + \
+        ('<span class="badge changed">changed</span>' if changed else "")
+    what = ""
+    if changed is not None and changed.fields:
+        what = '<span class="changes">' + "; ".join(f"{_e(k)}: {_e(a)} &rarr; {_e(b)}"
+                                                     for k, (a, b) in changed.fields.items()) + "</span>"
+    search = " ".join([card.name, card.id, card.text, card.deck]).lower()
+    items = "".join(_finding_item(f) for f in findings)
+    return (f'<figure class="{" ".join(classes)}" id="card-{_e(card.id)}" data-deck="{_e(card.deck)}" '
+            f'data-search="{_e(search)}"><div class="images">{previous}<div class="frame">'
+            f'<a href="{_e(card.face)}"><img src="{_e(card.face)}" alt="{_e(card.name)}"></a>'
+            f"{guides_svg(deck, card.boxes)}</div></div><figcaption>{badges}<b>{_e(card.name)}</b>"
+            f'<span class="copies">x{card.copies}</span><span class="id">{_e(card.id)} &middot; '
+            f"{_e(card.source.file)}:{card.source.row}</span>{what}"
+            + (f'<ul class="findings">{items}</ul>' if items else "") + "</figcaption></figure>")
+
+
+def _back_figure(record: BuildRecord, image: str, deck: DeckEntry) -> str:
+    back = next((b for b in record.backs.values() if b.image == image), None)
+    return (f'<figure class="back"><div class="frame"><img src="{_e(image)}" alt="back">'
+            f'{guides_svg(deck, back.boxes if back else [])}</div><figcaption>back</figcaption></figure>')
+
+
+def gallery_html(record: BuildRecord, changes: Changes | None = None, guides: bool = False) -> str:
+    """The gallery page of a build record (with the changes since the previous build, when known)."""
+    changes = changes or Changes()
+    per_card: dict[str, list[Problem]] = {}
+    top = []
+    for problem in record.warnings:
+        card = _card_of(problem, record.cards)
+        if card is not None:
+            per_card.setdefault(card.id, []).append(problem)
+        top.append(_finding_item(problem, f"card-{card.id}" if card else None))
     sections = []
     for deck_name, deck in record.decks.items():
-        cards = record.cards_of(deck_name)
+        cards = [c for c in record.cards if c.deck == deck_name]
         if not cards:
             continue
-        backs = sorted({c.back for c in cards if c.back})
-        back_figures = "".join(f'<figure><img loading="lazy" src="{html.escape(b)}" alt="back">'
-                               f"<figcaption>back</figcaption></figure>" for b in backs)
-        copies = sum(c.copies for c in cards)
-        sections.append(f'<section><h2>{html.escape(deck.title)} <small>{len(cards)} cards, {copies} '
-                        f'with copies</small></h2><div class="grid">{back_figures}'
-                        f'{"".join(_figure(c) for c in cards)}</div></section>')
-    title = html.escape(f"{game.title} v{game.version}")
+        backs = "".join(_back_figure(record, b, deck) for b in sorted({c.back for c in cards if c.back}))
+        figures = "".join(_figure(c, deck, per_card.get(c.id, []), changes) for c in cards)
+        sections.append(f'<section class="deck" data-deck="{_e(deck_name)}"><h2>{_e(deck.title)} <small>{len(cards)} '
+                        f'cards, {sum(c.copies for c in cards)} with copies</small></h2><div class="grid">{backs}'
+                        f"{figures}</div></section>")
+    errors = sum(p.severity == "error" for p in record.warnings)
+    findings = (f'<section id="findings"><h2>{errors} error(s), {len(record.warnings) - errors} warning(s) in this '
+                f'build</h2><ul>{"".join(top)}</ul></section>') if top else ""
+    options = "".join(f'<option value="{_e(n)}">{_e(d.title)}</option>' for n, d in record.decks.items()
+                      if any(c.deck == n for c in record.cards))
+    moved = (f"{len(changes.added)} new, {len(changes.changed)} changed, {len(changes.removed)} removed since the "
+             "previous build") if not changes.empty else "no change since the previous build"
+    title = _e(f"{record.game.title} v{record.game.version}")
+    style = (ASSETS / "gallery" / "gallery.css").read_text(encoding="utf-8")
+    script = (ASSETS / "gallery" / "gallery.js").read_text(encoding="utf-8")
+    legend = "".join(f'<b style="border-bottom:2px solid {c}">{k}</b>' for k, c in _BOX_COLORS.items())
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
-            f"<style>{_STYLE}</style></head><body><h1>{title} <small>built {html.escape(record.built_at)}, "
-            f"{record.stats.copies} cards</small></h1>{''.join(sections)}</body></html>\n")
+            f'<meta name="viewport" content="width=device-width"><style>{style}</style></head>'
+            f'<body data-game="{_e(record.game.name)}" data-built="{_e(build_id(record))}"><header>'
+            f"<h1>{title} <small>built {_e(record.built_at)}, {len(record.cards)} cards, {record.stats.copies} with "
+            f'copies; {moved}</small></h1><div class="controls"><label>Deck <select id="deck"><option value="">'
+            f'all decks</option>{options}</select></label><input id="search" type="search" placeholder="Search names '
+            f'and text" aria-label="Search"><label><input type="checkbox" id="guides"{" checked" * guides}> '
+            f'Guides</label><span class="legend">trim (red line), bleed (red), safe zone (cyan) {legend}</span>'
+            f'<label><input type="checkbox" id="changed-only"> Changed only</label><span id="count"></span></div>'
+            f'</header><div id="banner" hidden></div><main>{findings}{"".join(sections)}</main>'
+            f"<script>{script}</script></body></html>\n")
+
+
+def build_id(record: BuildRecord) -> str:
+    """What tells one build from the next (the page under `cardgen serve` reloads when it changes)."""
+    return f"{record.fingerprint or ''}-{record.built_at}"
+
+
+def _keep_previous_images(record: BuildRecord, old_dir: Path, out_dir: Path, changes: Changes) -> None:
+    """Copy the previous images of changed cards into previous/ of the new build."""
+    faces = {c.id: c.face for c in record.cards}
+    for change in changes.changed:
+        source = old_dir / faces[change.id]
+        if change.image_changed and source.is_file():
+            place_file(source, out_dir / PREVIOUS / faces[change.id])
 
 
 class GalleryStage(Stage):
-    """`index.html`: every card of the build on one page, to look over before printing."""
+    """`index.html`: every card of the build on one page, with what changed since the build it replaces."""
 
     name = "gallery"
 
     def run(self, ctx: StageContext) -> list[Problem]:
-        """Write index.html next to the card images."""
-        write_text(ctx.out_dir / GALLERY_FILE, gallery_html(ctx.record))
+        """Write index.html next to the card images, comparing with the build it replaces."""
+        old_dir = ctx.final_dir  # the previous build stays in place until this one is swapped in
+        previous = BuildRecord.previous(old_dir) if (old_dir / BUILD_RECORD).is_file() else None
+        changes = diff_records(previous, ctx.record) if previous is not None else Changes()
+        _keep_previous_images(ctx.record, old_dir, ctx.out_dir, changes)
+        guides = (ctx.out_dir / "guides").is_dir()
+        write_text(ctx.out_dir / GALLERY_FILE, gallery_html(ctx.record, changes, guides))
         return []
+
+
+def gallery_state(out_dir: Path) -> dict:
+    """What `cardgen serve` tells the page about the last finished build of a folder."""
+    try:
+        record = json.loads((out_dir / BUILD_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {"built": f"{record.get('fingerprint') or ''}-{record.get('built_at')}"}

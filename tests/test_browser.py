@@ -1,0 +1,140 @@
+"""The gallery in a real browser (Debian's headless chromium): every image loads, the deck filter and the
+search work, and under `cardgen serve` a save rebuilds and reloads the page, or shows an error banner."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.request import urlopen
+
+import pytest
+from click.testing import CliRunner
+
+from cardgen.cli import main
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it "
+                                "with apt-get when run as root); the gallery's browser tests need it")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
+         "--disable-extensions", "--user-data-dir={profile}"]
+
+
+class _Page(HTMLParser):
+    """The body's data attributes and, per card figure, whether it is hidden."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body: dict[str, str] = {}
+        self.cards: dict[str, bool] = {}
+        self.banner: tuple[bool, str] | None = None
+        self._in_banner = False
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        found = dict(attrs)
+        if tag == "body":
+            self.body = {k: v or "" for k, v in found.items()}
+        if tag == "figure" and "card" in (found.get("class") or "").split():
+            self.cards[found["id"].removeprefix("card-")] = "hidden" in found
+        if tag == "div" and found.get("id") == "banner":
+            self.banner, self._in_banner = ("hidden" in found, ""), True
+
+    def handle_data(self, data: str) -> None:
+        if self._in_banner and self.banner is not None:
+            self.banner = (self.banner[0], self.banner[1] + data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "div":
+            self._in_banner = False
+
+
+def _dom(url: str, tmp_path: Path, wait_ms: int = 3000) -> _Page:
+    """The page's DOM after its scripts ran, as headless chromium dumps it."""
+    flags = [f.format(profile=tmp_path / "profile") for f in FLAGS]
+    result = subprocess.run([CHROMIUM, *flags, f"--virtual-time-budget={wait_ms}", "--dump-dom", url],
+                            capture_output=True, text=True, timeout=120)
+    page = _Page()
+    page.feed(result.stdout)
+    assert page.body, f"chromium printed no page: {result.stderr[-500:]}"
+    return page
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new game of two decks, built twice with one card changed in between, with guides."""
+    root = tmp_path_factory.mktemp("gallery")
+    assert CliRunner().invoke(main, ["--root", str(root), "init", "quest", "--decks", "heroes,foes"]).exit_code == 0
+    assert CliRunner().invoke(main, ["--root", str(root), "build", "quest", "-j", "1"]).exit_code == 0
+    cards = root / "data" / "quest" / "heroes.csv"
+    cards.write_text(cards.read_text().replace("Restore **2**", "Restore **3**"))
+    result = CliRunner().invoke(main, ["--root", str(root), "build", "quest", "-j", "1", "--guides"])
+    assert result.exit_code == 0, result.output
+    return root
+
+
+def test_every_image_loads_and_changed_cards_show_their_previous_image(built: Path, tmp_path: Path) -> None:
+    page = _dom((built / "output" / "quest" / "index.html").as_uri(), tmp_path)
+    assert page.body.get("data-images-broken") == ""
+    # 8 faces, 1 back shared by both decks (shown in each deck), 1 previous image of the changed card
+    assert int(page.body["data-images-loaded"]) == 8 + 2 + 1
+    html = (built / "output" / "quest" / "index.html").read_text()
+    assert re.search(r'class="card changed" id="card-healing-potion"', html)
+    assert 'src="previous/cards/heroes/healing-potion.png"' in html
+    assert (built / "output" / "quest" / "guides" / "cards" / "foes" / "foes-scout.png").is_file()
+
+
+def test_deck_filter_and_search_in_the_browser(built: Path, tmp_path: Path) -> None:
+    url = (built / "output" / "quest" / "index.html").as_uri()
+    everything = _dom(url, tmp_path)
+    assert len(everything.cards) == 8 and not any(everything.cards.values())
+    foes = _dom(url + "#deck=foes", tmp_path)
+    assert sorted(c for c, hidden in foes.cards.items() if not hidden) == [
+        "foes-fireball", "foes-healing-potion", "foes-iron-shield", "foes-scout"]
+    search = _dom(url + "#q=dented", tmp_path)  # words of the flavor text find both Iron Shields
+    assert sorted(c for c, hidden in search.cards.items() if not hidden) == ["foes-iron-shield", "iron-shield"]
+    both = _dom(url + "#deck=heroes&q=shield", tmp_path)
+    assert [c for c, hidden in both.cards.items() if not hidden] == ["iron-shield"]
+
+
+def test_serve_rebuilds_on_save_reloads_the_page_and_shows_a_broken_build(built: Path, tmp_path: Path) -> None:
+    from cardgen.build import BuildOptions, build_game
+    from cardgen.outputs import stage_names
+    from cardgen.outputs.gallery import gallery_state
+    from cardgen.serve import serve_game
+
+    out_dir = built / "output" / "quest"
+
+    def build() -> str:
+        build_game(built, "quest", BuildOptions(built / "output", 1), None, stage_names())
+        return str(gallery_state(out_dir)["built"])
+
+    running = serve_game(built, "quest", out_dir, build, say=lambda text: None)
+    flags = [f.format(profile=tmp_path / "live") for f in FLAGS]
+    browser = subprocess.Popen([CHROMIUM, *flags, "--remote-debugging-port=0", running.url],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait(lambda: running.state.page_loads >= 1, "the browser to open the page")
+        first = running.state.built
+        cards = built / "data" / "quest" / "foes.csv"
+        cards.write_text(cards.read_text().replace("Trusty", "Trusty").replace("Dented", "Battered"))
+        _wait(lambda: running.state.built != first, "a rebuild after the save")
+        _wait(lambda: running.state.page_loads >= 2, "the page to reload after the rebuild")
+        cards.write_text(cards.read_text().replace("name,cost", "name,cost,cost"))  # a broken header
+        _wait(lambda: running.state.error != "", "the broken build to be reported")
+        status = urlopen(running.url.replace("index.html", "__cardgen__/status")).read().decode()
+        assert "duplicate" in status.lower() or "cost" in status
+        page = _dom(running.url, tmp_path)
+        assert page.banner is not None and not page.banner[0] and "broke the build" in page.banner[1]
+    finally:
+        browser.kill()
+        browser.wait()
+        running.stop()
+
+
+def _wait(condition, what: str, seconds: float = 90) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.2)
