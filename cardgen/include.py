@@ -298,7 +298,7 @@ def bind_options(expr: str, options: dict[str, Any]) -> str:
         return expr
     try:
         tree = ast.parse(expr.strip(), mode="eval")
-    except SyntaxError:
+    except (SyntaxError, RecursionError, MemoryError):
         return expr
     calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     call_args = {id(a) for n in ast.walk(tree) if isinstance(n, ast.Call) for a in n.args}
