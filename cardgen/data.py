@@ -28,6 +28,12 @@ class Row:
     values: dict[str, str]
     file: str
     line: int
+    items: dict[str, list[str]] = field(default_factory=dict)  # YAML lists, kept item by item
+    key_lines: dict[str, int] = field(default_factory=dict)  # YAML: the line of each key
+
+    def line_of(self, column: str) -> int:
+        """The line of a column's value: its key's line in YAML, the row's line otherwise."""
+        return self.key_lines.get(column, self.line)
 
 
 @dataclass
@@ -246,14 +252,19 @@ def yaml_table(text: str, shown_as: str) -> Table:
     table = Table(shown_as, [], [])
     for item, item_node in zip(data, node.value if node is not None else []):
         line = item_node.start_mark.line + 1
-        values = {}
+        key_lines = {str(key.value): key.start_mark.line + 1 for key, _ in item_node.value
+                     if isinstance(key, yaml.ScalarNode)}
+        values, items = {}, {}
         for key, value in _merged(dict(item)).items():
             try:
                 values[str(key)] = _yaml_text(value)
             except ValueError as exc:
-                table.problems.append(Problem(str(exc), file=shown_as, row=line, column=str(key)))
+                table.problems.append(Problem(str(exc), file=shown_as, row=key_lines.get(str(key), line),
+                                              column=str(key)))
+            if isinstance(value, list):
+                items[str(key)] = [str(v) for v in value]
         table.header += [k for k in values if k not in table.header]
-        table.rows.append(Row(values, shown_as, line))
+        table.rows.append(Row(values, shown_as, line, items, key_lines))
     return table
 
 
@@ -413,13 +424,19 @@ def convert_row(row: Row, specs: dict[str, FieldSpec]) -> tuple[dict[str, Any], 
     for column, text in row.values.items():
         if text.strip() in SPREADSHEET_ERRORS:
             problems.append(Problem(f"the spreadsheet shows the error {text.strip()} here; fix the formula",
-                                    file=row.file, row=row.line, column=column, rule="spreadsheet-error"))
+                                    file=row.file, row=row.line_of(column), column=column,
+                                    rule="spreadsheet-error"))
             values[column] = None
             continue
+        spec = specs.get(column, _TEXT)
         try:
-            values[column] = convert_value(text, specs.get(column, _TEXT))
+            if column in row.items and spec.type == "list":  # a YAML list: its items, not split again
+                values[column] = [convert_value(i, _ITEM_SPECS[spec.item]) for i in row.items[column]
+                                  if i.strip()]
+            else:
+                values[column] = convert_value(text, spec)
         except ValueError as exc:
-            problems.append(Problem(f"{exc}", file=row.file, row=row.line, column=column))
+            problems.append(Problem(f"{exc}", file=row.file, row=row.line_of(column), column=column))
             values[column] = None
     for column, spec in specs.items():
         if column not in row.values:

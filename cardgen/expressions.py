@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+import warnings
 from typing import Any, Callable, Iterator
 
 import pandas as pd
@@ -62,6 +63,19 @@ def _number(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
+def parse_expression(expr: str) -> ast.Expression:
+    """Python's syntax tree of an expression (raises SyntaxError).
+
+    '\\d' in a quoted pattern is no Python escape; matches() takes patterns as written, so the warning
+    Python gives for it is silenced.
+    """
+    with warnings.catch_warnings(action="ignore"):
+        try:
+            return ast.parse(expr.strip(), mode="eval")
+        except (RecursionError, MemoryError):  # Python's parser gives up on a chain of 20,000 terms
+            raise SyntaxError(f"the expression is nested more than {MAX_DEPTH} levels deep; split it") from None
+
+
 def check_expression(expr: str, columns: set[str] | None = None,
                      calls: dict[str, int] | None = None) -> ast.Expression:
     """Parse an expression and refuse anything beyond columns, literals, comparisons, arithmetic and helpers.
@@ -77,7 +91,10 @@ def check_expression(expr: str, columns: set[str] | None = None,
         raise ExpressionError(f"the expression is {len(expr):,} characters long; the limit is "
                               f"{MAX_EXPRESSION_CHARS:,}")
     source = expr.strip()
-    tree = _parse(source)
+    try:
+        tree = parse_expression(source)
+    except SyntaxError as exc:
+        raise ExpressionError(f"cannot parse '{_shorten(expr)}': {exc.msg}") from None
     helper_names = set()
     for node, depth in _walk(tree):
         if depth > MAX_DEPTH:
@@ -85,6 +102,8 @@ def check_expression(expr: str, columns: set[str] | None = None,
                                   "operations); split it")
         if isinstance(node, ast.Call):
             _check_call(node, _part(source, node), calls)
+            if node.func.id in PATTERN_HELPERS:  # type: ignore[attr-defined]
+                node.args[1] = ast.Constant(_raw_text(source, node.args[1]))
             helper_names.add(id(node.func))
             continue
         if not isinstance(node, _ALLOWED_NODES):
@@ -98,16 +117,6 @@ def check_expression(expr: str, columns: set[str] | None = None,
                 and node.id not in columns | {"True", "False"}):
             raise ExpressionError(f"unknown column '{node.id}'")
     return tree
-
-
-def _parse(source: str) -> ast.Expression:
-    """The syntax tree of an expression; an ExpressionError when it does not parse or is nested too deeply."""
-    try:
-        return ast.parse(source, mode="eval")
-    except SyntaxError as exc:
-        raise ExpressionError(f"cannot parse '{_shorten(source)}': {exc.msg}") from None
-    except (RecursionError, MemoryError):
-        raise ExpressionError(f"the expression is nested more than {MAX_DEPTH} levels deep; split it") from None
 
 
 def _walk(tree: ast.AST) -> Iterator[tuple[ast.AST, int]]:
@@ -169,6 +178,13 @@ def _check_call(node: ast.Call, part: str, calls: dict[str, int]) -> None:
         raise ExpressionError(f"'{part}': {node.func.id}() takes {wanted}")
 
 
+def _raw_text(source: str, node: ast.expr) -> str:
+    """A quoted pattern as written, backslashes kept (like a raw string): matches(code, '\\d+') is digits."""
+    written = ast.get_source_segment(source, node) or ""
+    return written[1:-1] if len(written) >= 2 and written[0] == written[-1] and written[0] in "'\"" \
+        else node.value  # type: ignore[attr-defined]
+
+
 def _check_pattern_call(node: ast.Call, part: str) -> None:
     """matches(column, 'pattern'): a column name and a quoted regular expression that compiles."""
     args = node.args
@@ -223,7 +239,7 @@ def evaluate_mask(frame: pd.DataFrame, expr: str) -> pd.Series:
 
 def columns_in(expr: str) -> list[str]:
     """The column names an (already checked) expression reads, in order of appearance."""
-    tree = _parse(expr.strip())
+    tree = parse_expression(expr)
     funcs = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     names = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in funcs]
     return list(dict.fromkeys(n.id for n in sorted(names, key=lambda n: n.col_offset)))

@@ -6,7 +6,8 @@ and `rules:` (game rules about this deck). Its data files are named relative to 
 templates live in the matching folder of `templates/` (`data/common/standard-deck/deck.yaml` ->
 `templates/common/standard-deck/`). A deck that includes it may set any deck key beside `include:`:
 
-- keys replace the definition's (`title`, `back`, `size`, ...); `fields` are merged column by column;
+- keys replace the definition's (`title`, `back`, `size`, ...); `fields` are merged column by column, and
+  so are the `templates:` of a face or back chosen per card (`face: {templates: {joker: my-joker.svg}}`);
 - `filter:` narrows the definition's filter (both must hold);
 - `options:` sets the definition's options (only those it has, of the same type);
 - `rules: false` leaves the definition's rules out (for a deck that keeps only some of its cards).
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from cardgen.errors import CardgenError, Problem, relative
+from cardgen.expressions import parse_expression
 from cardgen.yamlsource import KeyPath, load_yaml
 
 TEMPLATE_KEYS = ("face", "back")
@@ -214,6 +216,9 @@ def _overlay(definition: Located, deck: Located) -> Located:
         elif key == "fields" and isinstance(value, dict) and isinstance(merged.value.get("fields"), dict):
             value = {**merged.value["fields"], **value}
             below = _joined(definition.sub("fields"), below)  # each column located where it was written
+        elif key in TEMPLATE_KEYS and isinstance(value, dict) and isinstance(merged.value.get(key), dict):
+            value = _merged_choice(merged.value[key], value)
+            below = _joined(definition.sub(key), below)
         elif key == "filter" and isinstance(value, str) and isinstance(merged.value.get("filter"), str):
             value = f"({merged.value['filter']}) and ({value})"
         elif key == "rules":
@@ -223,6 +228,14 @@ def _overlay(definition: Located, deck: Located) -> Located:
     if merged.value.get("rules") is None:
         merged.value.pop("rules", None)
     return merged
+
+
+def _merged_choice(included: dict, given: dict) -> dict:
+    """A template chosen per card: the including deck's `templates:` replace the definition's one by one."""
+    templates = given.get("templates")
+    if isinstance(templates, dict) and isinstance(included.get("templates"), dict):
+        templates = {**included["templates"], **templates}
+    return {**included, **given, **({"templates": templates} if templates is not None else {})}
 
 
 def _joined(first: Located, then: Located, shift: int = 0) -> Located:
@@ -292,25 +305,30 @@ def bind_options(expr: str, options: dict[str, Any]) -> str:
     """An expression with each option name replaced by the option's value (`jokers` -> `True`).
 
     Only plain names that are options are replaced, never a helper's name or a column argument of one;
-    an expression that does not parse is returned as it is (checking it reports the problem).
+    the rest stays as written (a pattern's backslashes too). An expression that does not parse is returned
+    as it is (checking it reports the problem).
     """
     if not options or not isinstance(expr, str):
         return expr
+    source = expr.strip()
     try:
-        tree = ast.parse(expr.strip(), mode="eval")
-    except (SyntaxError, RecursionError, MemoryError):
+        tree = parse_expression(source)
+    except SyntaxError:
         return expr
-    calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-    call_args = {id(a) for n in ast.walk(tree) if isinstance(n, ast.Call) for a in n.args}
+    skip = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)} | \
+        {id(a) for n in ast.walk(tree) if isinstance(n, ast.Call) for a in n.args}
+    names = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in options and id(n) not in skip
+             and _literal(options[n.id])]
+    lines = source.splitlines(keepends=True)
+    starts = [sum(len(line) for line in lines[:i]) for i in range(len(lines))]
 
-    class Bind(ast.NodeTransformer):
-        def visit_Name(self, node: ast.Name) -> ast.AST:
-            if node.id in options and id(node) not in calls | call_args and _literal(options[node.id]):
-                return ast.copy_location(ast.Constant(options[node.id]), node)
-            return node
+    def offset(line: int, column: int) -> int:  # ast counts columns in UTF-8 bytes
+        return starts[line - 1] + len(lines[line - 1].encode()[:column].decode())
 
-    bound = Bind().visit(tree)
-    return ast.unparse(bound) if ast.dump(bound) != ast.dump(ast.parse(expr.strip(), mode="eval")) else expr
+    for name in sorted(names, key=lambda n: (n.lineno, n.col_offset), reverse=True):
+        begin, end = offset(name.lineno, name.col_offset), offset(name.lineno, name.end_col_offset or 0)
+        source = f"{source[:begin]}{options[name.id]!r}{source[end:]}"
+    return source if names else expr
 
 
 def _literal(value: Any) -> bool:

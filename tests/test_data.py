@@ -76,6 +76,23 @@ def test_yaml_and_filter(workspace) -> None:
     assert [(c.name, c.copies, c.source_row) for c in cards] == [("Two", 1, 2), ("Three", 0, 4)]
 
 
+def test_yaml_lists_keep_their_items_and_errors_name_the_key_line(workspace) -> None:
+    manifest = SIMPLE_MANIFEST.replace("source: cards.csv", "source: cards.yaml").replace(
+        "power: int\n", "power: int\n      rules: list\n      sizes: {type: list, item: int}\n")
+    write_game(workspace, "y", manifest, {"cards.yaml": """\
+        - name: One
+          power: 1
+          rules: ["Regenerate; heal 2", "Counter"]
+          sizes: [1, 2]
+    """}, {})
+    [card] = load_cards(load_game(workspace, "y"))
+    assert card.fields["rules"] == ["Regenerate; heal 2", "Counter"] and card.fields["sizes"] == [1, 2]
+    write_game(workspace, "y", manifest, {"cards.yaml": "- name: One\n  power: 1\n- name: Two\n\n  power: lots\n"}, {})
+    with pytest.raises(CardgenError) as info:
+        load_cards(load_game(workspace, "y"))
+    assert str(info.value.problems[0]) == "data/y/cards.yaml:5:power: error: 'lots' is not a whole number"
+
+
 def test_filter_refuses_attribute_access(workspace) -> None:
     manifest = SIMPLE_MANIFEST.replace("source: cards.csv", "source: cards.csv\n        filter: \"name.__class__\"")
     write_game(workspace, "f", manifest, {"cards.csv": "name,power\nA,1\n"}, {})

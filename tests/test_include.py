@@ -203,3 +203,13 @@ def test_editing_the_definition_rebuilds(workspace: Path) -> None:
 
     assert not result.up_to_date
     assert Image.open(out / "g" / "backs" / "back.png").convert("RGB").getpixel((40, 40)) == (0, 0xaa, 0)
+
+
+def test_options_bind_as_written_values_only_where_names_are_read() -> None:
+    from cardgen.include import bind_options
+
+    assert bind_options("jokers or kind != 'joker'", {"jokers": False}) == "False or kind != 'joker'"
+    # a helper's column argument and the pattern stay as written; other text too (non-ASCII before the name)
+    assert bind_options(r"filled(jokers) and matches(c, '\d+') and name != 'Café' and jokers",
+                        {"jokers": True}) == r"filled(jokers) and matches(c, '\d+') and name != 'Café' and True"
+    assert bind_options("(n == 2 and\n  jokers)", {"jokers": 2}) == "(n == 2 and\n  2)"

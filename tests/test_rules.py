@@ -67,6 +67,7 @@ def test_matches_is_a_whole_text_pattern_and_empty_never_matches() -> None:
     assert evaluate_mask(FRAME, "matches(name, '[AB]')").tolist() == [True, True, False]
     assert evaluate_mask(FRAME, "not matches(name, 'A|C') and tier == 1").tolist() == [False, True, False]
     assert evaluate_mask(FRAME, "matches(damage, '.*')").tolist() == [True, True, False]  # the empty damage
+    assert evaluate_mask(FRAME, r"matches(damage, '\d\.0')").tolist() == [True, True, False]  # taken as written
     for bad in ("matches(name)", "matches(name, tier)", "matches(name, '(')", "matches('A', 'A')",
                 f"matches(name, '{'x' * 201}')"):
         with pytest.raises(ExpressionError, match="matches"):

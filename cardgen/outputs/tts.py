@@ -254,12 +254,13 @@ class _Exporter:
                 x + width / 2, 0, face_down=True, scale=card_scale(deck.size_mm.width, deck.size_mm.height))))
             x += width + GAP_UNITS
         front = max((table_units(deck.size_mm.height) / 2 for _, deck, _ in rows["card"]), default=0.0) + GAP_UNITS
-        x = 0.0
-        for deck_name, deck, cards in rows["token"]:
-            width, depth = table_units(deck.size_mm.width), table_units(max(deck.size_mm.height, 25.4))
-            for card in cards:
-                objects += self.token_objects(deck_name, deck, card, x + width / 2, -front - depth / 2)
-                x += max(width, 1.0) + GAP_UNITS
+        tokens = [(deck_name, deck, card) for deck_name, deck, cards in rows["token"] for card in cards]
+        steps = [max(table_units(deck.size_mm.width), 1.0) + GAP_UNITS for _, deck, _ in tokens]
+        x = -(sum(steps) - GAP_UNITS) / 2  # a row in front of the decks, centred
+        for (deck_name, deck, card), step in zip(tokens, steps):
+            depth = table_units(max(deck.size_mm.height, 25.4))
+            objects += self.token_objects(deck_name, deck, card, x + (step - GAP_UNITS) / 2, -front - depth / 2)
+            x += step
         z = front  # boards go behind the decks, one after the other
         for _, deck, cards in rows["board"]:
             height = table_units(deck.size_mm.height)

@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 from cardgen.context import BuildContext
+from cardgen.data import GameData
 from cardgen.errors import CardgenError, Problem
 from cardgen.validate.findings import errors_in, unique
 from cardgen.validate.layout import LayoutChecker
@@ -37,12 +38,18 @@ def validate_context(context: BuildContext, layout: bool = True) -> list[Problem
     findings = check_data(context.game, context.data)
     references = ReferenceChecker(context)
     findings += references.check()
-    bad_rows = {(p.file, p.row) for p in errors_in(findings) if p.row is not None}
-    findings += RuleChecker(context.game, context.data, bad_rows).check()  # type: ignore[arg-type]
+    findings += RuleChecker(context.game, context.data, _bad_rows(findings, context.data)).check()
     if layout:
-        bad_rows = {(p.file, p.row) for p in errors_in(findings) if p.row is not None}
-        findings += LayoutChecker(context).check(bad_rows, references.failed_templates)  # type: ignore[arg-type]
+        findings += LayoutChecker(context).check(_bad_rows(findings, context.data), references.failed_templates)
     return unique(findings)
+
+
+def _bad_rows(findings: list[Problem], data: GameData) -> set[tuple[str, int]]:
+    """The (file, row) of every card with an error; an error at a YAML key's line counts for its card."""
+    card_row = {(row.file, line): row.line for table in data.tables.values() for row in table.rows
+                for line in row.key_lines.values()}
+    return {(p.file, card_row.get((p.file, p.row), p.row)) for p in errors_in(findings)
+            if p.file is not None and p.row is not None}
 
 
 def check_output_folder(folder: Path) -> None:

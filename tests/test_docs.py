@@ -1,0 +1,88 @@
+"""The README and docs/ are the manual: every command, every option and every manifest key is documented.
+
+Commands and options come from walking the click command tree, manifest keys from walking the pydantic
+models of game.yaml, so a command, option or key added anywhere in cardgen fails here until it is
+described. A command counts as documented when a paragraph or table row of README.md or docs/*.md
+names it (`cardgen print`); each of its options when one of those paragraphs or rows names the flag.
+"""
+from __future__ import annotations
+
+import re
+import typing
+
+import click
+from pydantic import BaseModel
+
+from cardgen.cli import main
+from cardgen.manifest import GameSpec
+from tests.conftest import REPO
+
+
+def _blocks() -> list[str]:
+    """Paragraphs and table rows of the manual."""
+    blocks = []
+    for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        for paragraph in re.split(r"\n\s*\n", path.read_text(encoding="utf-8")):
+            rows = [line for line in paragraph.splitlines() if line.lstrip().startswith("|")]
+            blocks += rows if rows else [paragraph]
+    return blocks
+
+
+def _commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:
+    found = []
+    for name, command in sorted(group.commands.items()):
+        path = f"{prefix}{name}"
+        found.append((path, command))
+        if isinstance(command, click.Group):
+            found += _commands(command, path + " ")
+    return found
+
+
+def _flag(option: click.Option) -> str:
+    return max(option.opts, key=len)
+
+
+def test_every_command_and_option_is_documented() -> None:
+    blocks = _blocks()
+    missing = []
+    for flag in (_flag(p) for p in main.params if isinstance(p, click.Option)):
+        if not any(flag in block for block in blocks):
+            missing.append(f"global option {flag}")
+    for path, command in _commands(main):
+        naming = [b for b in blocks if re.search(rf"cardgen {re.escape(path)}(?![\w-])", b)]
+        if not naming:
+            missing.append(f"command `cardgen {path}` (no paragraph or table row names it)")
+            continue
+        for option in (p for p in command.params if isinstance(p, click.Option) and not p.hidden):
+            flags = option.opts + option.secondary_opts
+            if not any(re.search(rf"{re.escape(f)}(?![\w-])", b) for f in flags for b in naming):
+                missing.append(f"option {_flag(option)} of `cardgen {path}`")
+    assert not missing, ("Undocumented in README.md or docs/*.md (describe each in the paragraph or table row "
+                         "that names its command):\n  " + "\n  ".join(missing))
+
+
+def _model_of(annotation: object) -> list[type[BaseModel]]:
+    """The manifest models an annotation holds (inside unions, lists and dicts)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _model_of(arg)]
+
+
+def _keys(model: type[BaseModel], prefix: str, seen: set) -> list[tuple[str, str]]:
+    keys = []
+    for name, info in model.model_fields.items():
+        key = info.alias or name
+        keys.append((f"{prefix}{key}", key))
+        for inner in _model_of(info.annotation):
+            if inner not in seen:
+                keys += _keys(inner, f"{prefix}{key}.", seen | {inner})
+    return keys
+
+
+def test_every_manifest_key_is_documented() -> None:
+    text = "\n".join(_blocks())
+    code = " ".join(re.findall(r"```.*?```|`[^`\n]+`", text, re.S))  # code spans and fenced examples
+    missing = [path for path, key in _keys(GameSpec, "", {GameSpec})
+               if not re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", code)]
+    assert not missing, ("Manifest keys (game.yaml) not described in README.md or docs/*.md; write each as "
+                         "`key` in the manifest reference:\n  " + "\n  ".join(missing))
