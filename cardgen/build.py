@@ -28,6 +28,7 @@ from cardgen.ownership import (
 from cardgen.plan import BuildPlan, draw_plan, place_card_files, plan_build, record_of
 from cardgen.progress import Reporter, SilentReporter
 from cardgen.record import BuildRecord
+from cardgen.render import CardWork
 from cardgen.storage import cache_root, swap_into_place
 from cardgen.validate.findings import unique
 
@@ -146,8 +147,11 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
         seal_outputs(final)
         return _up_to_date(name, final, previous, started, changes)
     selected = select_stages(plan.game, stages, options.always)
-    hooks = [hook for stage in selected if (hook := stage.card_hook(options.out_root)) is not None]
-    rendered, cached = draw_plan(plan, options.jobs, reporter or SilentReporter(), hooks)
+    work: dict[str, list[CardWork]] = {}
+    for stage in selected:  # the stages' work on card images, done in the render workers
+        for key, item in stage.card_work(plan.game, record, options.out_root).items():
+            work.setdefault(key, []).append(item)
+    rendered, cached = draw_plan(plan, options.jobs, reporter or SilentReporter(), work)
     record.stats.rendered, record.stats.cached = rendered, cached
     _write_outputs(plan, record, options, selected, final)
     return BuildResult(name, final, len(plan.cards), record.stats.copies, rendered, cached,

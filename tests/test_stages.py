@@ -20,6 +20,7 @@ from cardgen.manifest import PrintSpec, TTSSpec, load_game
 from cardgen.outputs import stage_names
 from cardgen.outputs.pdf import PrintStage
 from cardgen.outputs.stage import Stage, StageContext, merge_options
+from cardgen.record import BuildRecord
 from tests.conftest import SIMPLE_MANIFEST
 
 
@@ -77,7 +78,7 @@ class StampOptions(BaseModel):
 
 
 def _hook(folder: str, key: str, image: object) -> None:
-    """A per-card hook: note each drawn card's key and size (picklable: a module function, partly applied)."""
+    """Per-card work: note each card's key and image size (picklable: a module function, partly applied)."""
     path = Path(folder) / key
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"{getattr(image, 'size', None)}")
@@ -92,8 +93,9 @@ class StampStage(Stage):
         (ctx.out_dir / "stamp.txt").write_text(f"{ctx.record.game.title}: {len(ctx.record.cards)} cards")
         return [Problem("the stamp is only a test", severity="warning", rule="stamp")]
 
-    def card_hook(self, out_root: Path):
-        return functools.partial(_hook, str(out_root / "hooked"))
+    def card_work(self, game: object, record: BuildRecord, out_root: Path) -> dict:
+        keys = [c.hash for c in record.cards] + [b.hash for b in record.backs.values()]
+        return {key: functools.partial(_hook, str(out_root / "hooked"), key) for key in keys}
 
 
 def test_a_new_output_is_one_module_plus_one_registration_line(tiny_game: Path,
@@ -107,7 +109,7 @@ def test_a_new_output_is_one_module_plus_one_registration_line(tiny_game: Path,
     assert [w["rule"] for w in json.loads((out / "tiny" / "build.json").read_text())["warnings"]] == ["stamp"]
     record = json.loads((out / "tiny" / "build.json").read_text())
     drawn = {c["hash"] for c in record["cards"]} | {b["hash"] for b in record["backs"].values()}
-    assert {p.name for p in (out / "hooked").iterdir()} == drawn  # the hook saw every image drawn
+    assert {p.name for p in (out / "hooked").iterdir()} == drawn  # the work saw every image
     first = record["cards"][0]
     assert (out / "hooked" / first["hash"]).read_text() == str((first["pixels"]["width"], first["pixels"]["height"]))
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 from pydantic import BaseModel, ValidationError
 
 from cardgen.errors import CardgenError, Problem, relative
 from cardgen.manifest import Game
 from cardgen.record import BuildRecord
-from cardgen.render import CardHook
+from cardgen.render import CardWork
 
 
 @dataclass(frozen=True)
@@ -58,14 +58,14 @@ class Stage:
         """Write this output into `ctx.out_dir`; return findings (warnings) for the designer."""
         raise NotImplementedError
 
-    def card_hook(self, out_root: Path) -> CardHook | None:
-        """Per-card work for the render workers, or None when the stage has none.
+    def card_work(self, game: Game, record: BuildRecord, out_root: Path) -> Mapping[str, CardWork]:
+        """This stage's work on card images, by image key (its content hash), for the render workers.
 
-        The hook is called in a worker with each card image drawn (its content hash and the Pillow image),
-        so that per-card output work (a TTS sheet cell, a PDF image stream) is done while the image is in
-        memory and kept in a `Cache` under `out_root` by that hash, for `run` to read.
+        Each item is called in a worker with the card's image while it is in memory (see `CardWork`), so
+        that per-card output work (a TTS sheet cell) is done there and kept in a `Cache` under `out_root`
+        for `run` to read. Most stages have none.
         """
-        return None
+        return {}
 
 
 def merge_options(model: type[BaseModel], base: BaseModel | None, flags: dict[str, Any] | None) -> BaseModel:
