@@ -79,7 +79,7 @@ class DataSource(Strict):
     """Where a deck's rows come from: a CSV, YAML or XLSX file (and sheet)."""
 
     file: str
-    sheet: str | None = None
+    sheet: str | int | None = Field(None, description="an XLSX sheet by name, or by number counting from 1")
     delimiter: str | None = None
     encoding: str | None = None
 
