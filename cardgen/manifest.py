@@ -79,8 +79,8 @@ class DataSource(Strict):
     """Where a deck's rows come from: a CSV, YAML or XLSX file (and sheet)."""
 
     file: str
-    sheet: str | None = None
-    delimiter: str | None = None
+    sheet: str | int | None = Field(None, description="an XLSX sheet by name, or by number counting from 1")
+    delimiter: str | None = Field(None, min_length=1, max_length=1, description="one character, e.g. ';'")
     encoding: str | None = None
 
 
@@ -212,6 +212,11 @@ class Game:
         """The game's shared field specs overlaid with the deck's own."""
         merged = {**self.spec.fields, **deck.fields}
         return {k: FieldSpec(type=v) if isinstance(v, str) else v for k, v in merged.items()}
+
+    def options(self, section: str | None) -> BaseModel | None:
+        """The validated manifest section of an output (`print`, `tts`), by the key written in YAML."""
+        fields = {info.alias or name: name for name, info in GameSpec.model_fields.items()}
+        return getattr(self.spec, fields[section]) if section in fields else None
 
     def line(self, *path: str | int) -> int | None:
         """The line of a key path, for error messages (in the file `where` names)."""
@@ -364,11 +369,33 @@ def _check_deck_names(game: Game) -> None:
         raise CardgenError(problems)
 
 
+MAX_SIDE_MM = 2000.0  # a card, token or board; larger is a typo (a play mat is under 1 m)
+# A 600 x 900 mm board at 300 DPI is 75 million pixels; Pillow refuses images past 89 million as bombs.
+MAX_IMAGE_PIXELS = 85_000_000
+
+
+def _check_size(size: CardSize) -> None:
+    """A deck size that can be drawn: positive, not absurdly large, not more pixels than memory holds."""
+    if min(size.width_mm, size.height_mm) <= 0:
+        raise ValueError(f"the size is {size.width_mm:g} x {size.height_mm:g} mm; width and height must be "
+                         "more than 0")
+    if min(size.bleed_mm, size.safe_mm) < 0:
+        raise ValueError("bleed and safe margins cannot be negative")
+    if max(size.width_mm, size.height_mm) > MAX_SIDE_MM:
+        raise ValueError(f"the size is {size.width_mm:g} x {size.height_mm:g} mm; more than {MAX_SIDE_MM:g} mm "
+                         "on a side is refused")
+    pixels = size.full_width_px * size.full_height_px
+    if pixels > MAX_IMAGE_PIXELS:
+        raise ValueError(f"at {size.dpi} DPI each image would be {size.full_width_px} x {size.full_height_px} px "
+                         f"({pixels / 1e6:.0f} million pixels; the limit is {MAX_IMAGE_PIXELS // 1_000_000} "
+                         "million); lower the deck's dpi:")
+
+
 def _check_sizes(game: Game, shown_as: str) -> None:
     problems = []
     for deck_name, deck in game.spec.decks.items():
         try:
-            game.deck_size(deck)
+            _check_size(game.deck_size(deck))
         except ValueError as exc:
             file, row = game.where("decks", deck_name, "size")
             problems.append(Problem(f"decks.{deck_name}.size: {exc}", file=file, row=row))
@@ -383,17 +410,21 @@ class PrintSpec(Strict):
 
     paper: str | list[str] = Field("letter", description="letter, a4, legal, a3, or a size such as 210x297mm or "
                                                          "8.5x11in; a list makes one PDF per paper")
-    orientation: Literal["auto", "portrait", "landscape"] = "auto"
-    duplex: Literal["none", "long-edge", "short-edge", "fold"] = "long-edge"
-    spacing: Literal["touching", "gap"] = "touching"
+    orientation: Literal["auto", "portrait", "landscape"] = Field("auto", description="auto: whichever fits more cards")
+    duplex: Literal["none", "long-edge", "short-edge", "fold"] = Field(
+        "long-edge", description="none: backs in a separate PDF; long-edge/short-edge: a back page after each "
+                                 "front; fold: fronts and mirrored backs on one page, fold in the middle")
+    spacing: Literal["touching", "gap"] = Field(
+        "touching", description="touching: cards share cuts, bleed clipped; gap: each card keeps its bleed")
     gap: str | float = Field("2mm", description="space between cards (bleed to bleed) when spacing is gap")
     margin: str | float = Field("6.35mm", description="least distance of a card from the paper edge")
-    back_offset: str | list[float] = Field("0,0", description="x,y in mm added to back pages (right, up)")
-    crop_marks: bool = True
-    cut_lines: bool = False
+    back_offset: str | list[float] = Field("0,0", description="x,y in mm added to back pages (right, up); see "
+                                                            "`cardgen calibrate`")
+    crop_marks: bool = Field(True, description="crop marks in the margin", json_schema_extra={"flag": "marks"})
+    cut_lines: bool = Field(False, description="thin lines along every trim")
     back_marks: bool = Field(True, description="crop marks on back pages too")
     images: Literal["png", "jpeg"] = Field("png", description="png keeps text crisp; jpeg makes smaller files")
-    jpeg_quality: int = Field(92, ge=50, le=100)
+    jpeg_quality: int = Field(92, ge=50, le=100, description="JPEG quality of images: jpeg (50-100)")
     pod: bool = Field(False, description="also write print-on-demand PNGs (The Game Crafter sizes)")
 
     @field_validator("paper")
@@ -423,7 +454,17 @@ class PrintSpec(Strict):
         least = 3.0 if info.field_name == "margin" else 0.0
         if parse_length(value) < least:
             raise ValueError(f"must be at least {least:g} mm")
+        if parse_length(value) > 100:
+            raise ValueError("must be at most 100 mm")
         return value
+
+    @model_validator(mode="after")
+    def _room_on_paper(self) -> PrintSpec:
+        margin = parse_length(self.margin)
+        for paper in self.papers:
+            if 2 * margin + 20 > min(parse_paper(paper)):
+                raise ValueError(f"a margin of {margin:g} mm leaves no room for cards on {paper} paper")
+        return self
 
 
 # ---------------------------------------------------------------- Tabletop Simulator export (outputs/tts.py)
@@ -431,8 +472,9 @@ class PrintSpec(Strict):
 class TTSSpec(Strict):
     """The `tts:` section: how the Tabletop Simulator saved object and its images are written."""
 
-    image_format: Literal["jpeg", "png"] = Field("jpeg", description="format of card sheets and boards")
-    jpeg_quality: int = Field(92, ge=50, le=100)
+    image_format: Literal["jpeg", "png"] = Field("jpeg", description="format of card sheets and boards",
+                                                 json_schema_extra={"flag": "format"})
+    jpeg_quality: int = Field(92, ge=50, le=100, description="JPEG quality of sheets and boards (50-100)")
     base_url: str | None = Field(None, description="URL the images are uploaded to (default: local file:/// paths)")
     cutout: list[str] = Field(default_factory=list,
                               description="token decks exported as Custom_Token: shape cut from transparency")
