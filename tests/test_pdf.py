@@ -400,3 +400,26 @@ def test_png_stream_only_reads_plain_rgb_pngs(tmp_path) -> None:
     width, height, data = png_stream(tmp_path / "rgb.png")  # type: ignore[misc]
     assert (width, height) == (3, 2) and data.startswith(b"\x78")  # a zlib stream
     assert [png_stream(tmp_path / n) for n in ("rgba.png", "palette.png", "junk.png", "none.png")] == [None] * 4
+
+
+def test_jpeg_images_are_made_while_drawing_and_embedded_as_made(tiny_game, monkeypatch):
+    from cardgen.build import BuildOptions, build_game
+    from cardgen.outputs.pdf import PrintStage
+
+    manifest = tiny_game / "data" / "tiny" / "game.yaml"
+    manifest.write_text(manifest.read_text() + "print:\n  images: jpeg\n")
+    out = tiny_game / "output"
+    jpegs = out / ".cache" / "print-jpeg"
+    run = PrintStage.run
+
+    def run_after_drawing(self, ctx):
+        assert len(list(jpegs.rglob("*.jpg"))) == 4  # 3 faces and the back, made by the drawing
+        return run(self, ctx)
+
+    monkeypatch.setattr(PrintStage, "run", run_after_drawing)
+    build_game(tiny_game, "tiny", BuildOptions(out_root=out, jobs=2), None, ["print"])
+    made = {p.read_bytes() for p in jpegs.rglob("*.jpg")}
+    [pdf] = (out / "tiny" / "print").glob("*.pdf")
+    embedded = {obj.get_object()._data for page in pypdf.PdfReader(pdf).pages
+                for obj in page["/Resources"].get("/XObject", {}).values()}
+    assert embedded == made

@@ -6,19 +6,19 @@ name, and images with the same content (by the hash the build record holds) are 
 from __future__ import annotations
 
 import functools
+import hashlib
 import struct
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cardgen.errors import Problem
-from cardgen.manifest import PrintSpec
+from cardgen.manifest import Game, PrintSpec
 from cardgen.outputs.imposition import Page, PrintOptions, impose, items_from_cards
 from cardgen.outputs.kept_prints import pdf_name, read_kept, write_kept
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
 from cardgen.record import BuildRecord, CardEntry
-from cardgen.storage import write_atomic
+from cardgen.storage import Cache, write_atomic
 from cardgen.units import mm_to_pt
 
 MARK_WIDTH_PT = 0.3
@@ -47,16 +47,15 @@ def write_print_pdf(record: BuildRecord, build_dir: Path, options: PrintOptions,
     imposition = impose(items_from_cards(record.cards if cards is None else cards), options)
     result = PrintResult(pages=len(imposition.pages), back_pages=len(imposition.back_pages),
                          warnings=imposition.warnings)
-    with tempfile.TemporaryDirectory(prefix="cardgen-print-") as scratch:
-        images = ImageFiles(build_dir, record.image_hashes(), options, Path(scratch))
-        step = 2 if imposition.paired else 1
-        documents = _volumes(target, imposition.pages, step)
-        if imposition.back_pages:
-            documents += _volumes(target.with_name(f"{target.stem}-backs.pdf"), imposition.back_pages, step)
-        for path, pages, first, total in documents:
-            write_atomic(path, functools.partial(_draw, pages=pages, record=record, images=images, first=first,
-                                                 total=total))
-            result.files.append(path)
+    images = ImageFiles(build_dir, record.image_hashes(), options, build_dir.parent)  # caches beside the build
+    step = 2 if imposition.paired else 1
+    documents = _volumes(target, imposition.pages, step)
+    if imposition.back_pages:
+        documents += _volumes(target.with_name(f"{target.stem}-backs.pdf"), imposition.back_pages, step)
+    for path, pages, first, total in documents:
+        write_atomic(path, functools.partial(_draw, pages=pages, record=record, images=images, first=first,
+                                             total=total))
+        result.files.append(path)
     return result
 
 
@@ -76,6 +75,44 @@ def _volumes(path: Path, pages: list[Page], step: int) -> list[tuple[Path, list[
              len(pages)) for n, i in enumerate(starts, 1)]
 
 
+@dataclass(frozen=True)
+class PrintJPEG:
+    """A card image as the JPEG a print PDF with `images: jpeg` embeds, kept in the cache by its content hash
+    and quality; made in the render workers while the card is in memory (see `PrintStage.card_work`)."""
+
+    out_root: Path
+    key: str  # the card image's content hash
+    quality: int
+
+    @property
+    def cache(self) -> Cache:
+        """The cache of print JPEGs."""
+        return Cache(self.out_root, "print-jpeg", ".jpg")
+
+    @property
+    def entry(self) -> str:
+        """Its key in the cache."""
+        return hashlib.sha256(f"{self.key}/{self.quality}".encode()).hexdigest()[:32]
+
+    def __call__(self, card: Any) -> None:
+        """Encode the card (opaque images only: transparency needs PNG)."""
+        if card.mode in ("RGB", "L") and not self.cache.has(self.entry):
+            # 4:4:4 chroma keeps coloured text edges sharp.
+            self.cache.write(self.entry, lambda temp: card.save(temp, "JPEG", quality=self.quality, subsampling=0,
+                                                                optimize=True))
+
+    def path(self, source: Path) -> Path:
+        """The JPEG of the card image file `source` (made now when missing); `source` itself when it has
+        transparency."""
+        if not self.cache.has(self.entry):
+            from PIL import Image
+
+            with Image.open(source) as picture:
+                picture.load()
+                self(picture)
+        return self.cache.path(self.entry) if self.cache.has(self.entry) else source
+
+
 class ImageFiles:
     """Maps build image paths to the images drawn: one per distinct content (JPEG if asked), named by it.
 
@@ -84,32 +121,22 @@ class ImageFiles:
     makes the PDF of a rebuild the same file as the PDF of a cold build.
     """
 
-    def __init__(self, build_dir: Path, hashes: dict[str, str], options: PrintOptions, scratch: Path) -> None:
+    def __init__(self, build_dir: Path, hashes: dict[str, str], options: PrintOptions, out_root: Path) -> None:
         self.build_dir = build_dir
         self.hashes = hashes
         self.options = options
-        self.scratch = scratch
+        self.out_root = out_root
         self._by_digest: dict[str, str] = {}
 
     def __call__(self, image: str) -> tuple[str, str]:
         """The name and the file to draw for an image path of the build record."""
         digest = self.hashes[image]
         if digest not in self._by_digest:
-            self._by_digest[digest] = self._prepare(self.build_dir / image, digest)
+            source = self.build_dir / image
+            if self.options.images == "jpeg":
+                source = PrintJPEG(self.out_root, digest, self.options.jpeg_quality).path(source)
+            self._by_digest[digest] = str(source)
         return digest, self._by_digest[digest]
-
-    def _prepare(self, source: Path, digest: str) -> str:
-        if self.options.images != "jpeg":
-            return str(source)
-        from PIL import Image
-
-        with Image.open(source) as picture:
-            if picture.mode not in ("RGB", "L"):  # transparency needs PNG
-                return str(source)
-            target = self.scratch / f"{digest}.jpg"
-            # 4:4:4 chroma keeps coloured text edges sharp.
-            picture.save(target, "JPEG", quality=self.options.jpeg_quality, subsampling=0, optimize=True)
-        return str(target)
 
 
 def _draw(path: Path, pages: list[Page], record: BuildRecord, images: ImageFiles, first: int, total: int) -> None:
@@ -287,6 +314,17 @@ class PrintStage(Stage):
     name = "print"
     section = "print"
     Options = PrintSpec
+
+    def card_work(self, game: Game, record: BuildRecord, out_root: Path) -> dict[str, PrintJPEG]:
+        """The JPEG of each card image, when a print of the manifest asks for JPEG images (PNG images
+        need no work: their own data is embedded)."""
+        qualities = {o.jpeg_quality for o in PrintOptions.all_from_spec(self.options) if o.images == "jpeg"}
+        work = {}
+        for quality in qualities:  # one quality in practice; another paper's would be made by `run`
+            for key in record.image_hashes().values():
+                if not (jpeg := PrintJPEG(out_root, key, quality)).cache.has(jpeg.entry):
+                    work[key] = jpeg
+        return work
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """Write the print PDFs; what does not fit the paper comes back as warnings."""
