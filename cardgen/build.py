@@ -127,7 +127,10 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
         previous.save(final)
         seal_outputs(final)
         return _up_to_date(name, final, previous, started, changes)
-    rendered, cached = draw_plan(plan, options.jobs, reporter or SilentReporter())
+    from cardgen.outputs import card_work
+
+    work = card_work(stages or [], plan.game, record, options.out_root)
+    rendered, cached = draw_plan(plan, options.jobs, reporter or SilentReporter(), work)
     record.stats.rendered, record.stats.cached = rendered, cached
     _write_outputs(plan, record, options, stages, final)
     return BuildResult(name, final, len(plan.cards), record.stats.copies, rendered, cached,

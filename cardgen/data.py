@@ -10,7 +10,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from cardgen.errors import CardgenError, Problem, relative
 from cardgen.expressions import evaluate_mask
@@ -55,6 +55,9 @@ class Card:
 # ---------------------------------------------------------------- reading files as text
 
 SPREADSHEET_ERRORS = ("#VALUE!", "#REF!", "#NAME?", "#DIV/0!", "#N/A", "#NUM!", "#NULL!", "#SPILL!", "#CALC!")
+MAX_COPIES = 1_000  # of one card; a mistyped 1,000,000 would build for minutes
+MAX_ROWS = 200_000  # of one data file
+MAX_COLUMNS = 1_000
 _MAX_CSV_CELL = 1_000_000  # characters; the csv module's default limit (131072) is too low for long texts
 
 
@@ -155,6 +158,9 @@ def csv_table(text: str, shown_as: str, delimiter: str | None = None) -> Table:
                 if blank:
                     notes.append(_blank_row(shown_as, blank))
                     blank = None
+                if len(table.rows) >= MAX_ROWS or len(cells) > MAX_COLUMNS:
+                    raise CardgenError(f"more than {MAX_ROWS:,} rows or {MAX_COLUMNS:,} columns; that many "
+                                       "are refused", file=shown_as, row=line, rule="too-long")
                 table.rows.append(_row_of(table.header, cells, shown_as, line, notes))
             line = reader.line_num + 1
     except csv.Error as exc:
@@ -176,6 +182,10 @@ def _row_of(header: list[str], cells: list[str], shown_as: str, line: int, notes
     for i, name in enumerate(header):
         if name and name not in values:  # a duplicate column was reported; the first one counts
             values[name] = cells[i] if i < len(cells) else ""
+        elif not name and i < len(cells) and cells[i].strip():
+            notes.append(Problem(f"a value in column {i + 1}, which has no name in the header, is ignored; "
+                                 "name the column", file=shown_as, row=line, severity="warning",
+                                 rule="unnamed-column"))
     return Row(values, shown_as, line)
 
 
@@ -266,6 +276,22 @@ def _cell_text(value: Any) -> str:
     return str(value)
 
 
+def _bounded_rows(rows: Iterator[tuple], shown_as: str) -> Iterator[tuple]:
+    """Rows of a sheet, with empty trailing cells dropped; an error past MAX_ROWS rows or MAX_COLUMNS cells."""
+    for number, cells in enumerate(rows, start=1):
+        if number > MAX_ROWS:
+            raise CardgenError(f"the sheet has more than {MAX_ROWS:,} rows; the limit is {MAX_ROWS:,}",
+                               file=shown_as, row=number, rule="too-long")
+        end = len(cells)
+        while end and cells[end - 1] is None:
+            end -= 1
+        cells = tuple(cells[:end])
+        if len(cells) > MAX_COLUMNS:
+            raise CardgenError(f"the row has more than {MAX_COLUMNS:,} cells; the limit is {MAX_COLUMNS:,}",
+                               file=shown_as, row=number, rule="too-long")
+        yield cells
+
+
 def read_xlsx_table(path: Path, shown_as: str, sheet: str | None) -> Table:
     """Read one sheet of an XLSX workbook as text rows (formulas as their cached values)."""
     import openpyxl
@@ -278,7 +304,11 @@ def read_xlsx_table(path: Path, shown_as: str, sheet: str | None) -> Table:
         if sheet is not None and sheet not in book.sheetnames:
             raise CardgenError(f"no sheet '{sheet}'; the workbook has {', '.join(book.sheetnames)}",
                                file=shown_as)
-        rows_iter = (book[sheet] if sheet else book.worksheets[0]).iter_rows(values_only=True)
+        worksheet = book[sheet] if sheet else book.worksheets[0]
+        # A sheet's declared dimension (A1:XFD1048576 in a 5 kB file) is not trusted: rows are read as
+        # they are stored, and their number and width are bounded.
+        worksheet.reset_dimensions()
+        rows_iter = _bounded_rows(worksheet.iter_rows(values_only=True), shown_as)
         notes: list[Problem] = []
         header_cells = [_cell_text(h) for h in next(rows_iter, ())]
         if not any(h.strip() for h in header_cells):
@@ -288,6 +318,7 @@ def read_xlsx_table(path: Path, shown_as: str, sheet: str | None) -> Table:
         blank = None
         for number, cells in enumerate(rows_iter, start=2):
             texts = [_cell_text(c) for c in cells]
+            texts += [""] * (len(header_cells) - len(texts))  # empty cells at the end of a row are not stored
             if not any(t.strip() for t in texts):  # formatted but empty rows come out as blank rows
                 blank = blank or number
                 continue
@@ -456,6 +487,10 @@ def _copies(values: dict[str, Any], deck: DeckSpec, row: Row) -> int:
                            column=deck.count) from None
     if copies < 0:
         raise CardgenError(f"copy count {copies} is negative; expected 0 or more", file=row.file, row=row.line,
+                           column=deck.count)
+    if copies > MAX_COPIES:
+        raise CardgenError(f"copy count {copies:,} is more than {MAX_COPIES:,}; a typo? (print sheets and "
+                           "Tabletop Simulator decks hold every copy)", file=row.file, row=row.line,
                            column=deck.count)
     return copies
 

@@ -11,7 +11,7 @@ import ast
 import math
 import re
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pandas as pd
 
@@ -27,6 +27,10 @@ ROW_HELPERS = {"filled": "notna", "empty": "isna"}
 # Row helpers taking a column and a quoted pattern: matches(code, '[JQKA]+') is true where the whole text matches.
 PATTERN_HELPERS = {"matches"}
 MAX_PATTERN_CHARS = 200
+# Bounds a designer never reaches, so that no expression can hang or exhaust memory.
+MAX_EXPRESSION_CHARS = 500_000  # a list of 20,000 names fits
+MAX_DEPTH = 100  # nesting of operations: a chain of 20,000 additions is refused
+MAX_EXPONENT = 100
 
 # Aggregates over the rows a rule selects: name -> (number of column arguments, -1 for one or more, how it is
 # computed).
@@ -66,7 +70,10 @@ def parse_expression(expr: str) -> ast.Expression:
     Python gives for it is silenced.
     """
     with warnings.catch_warnings(action="ignore"):
-        return ast.parse(expr.strip(), mode="eval")
+        try:
+            return ast.parse(expr.strip(), mode="eval")
+        except (RecursionError, MemoryError):  # Python's parser gives up on a chain of 20,000 terms
+            raise SyntaxError(f"the expression is nested more than {MAX_DEPTH} levels deep; split it") from None
 
 
 def check_expression(expr: str, columns: set[str] | None = None,
@@ -80,29 +87,76 @@ def check_expression(expr: str, columns: set[str] | None = None,
         else calls
     if "@" in expr:
         raise ExpressionError("'@' (reading Python variables) is not allowed")
+    if len(expr) > MAX_EXPRESSION_CHARS:
+        raise ExpressionError(f"the expression is {len(expr):,} characters long; the limit is "
+                              f"{MAX_EXPRESSION_CHARS:,}")
     source = expr.strip()
     try:
         tree = parse_expression(source)
     except SyntaxError as exc:
-        raise ExpressionError(f"cannot parse '{expr}': {exc.msg}") from None
+        raise ExpressionError(f"cannot parse '{_shorten(expr)}': {exc.msg}") from None
     helper_names = set()
-    for node in ast.walk(tree):
-        part = ast.get_source_segment(source, node) or type(node).__name__
+    for node, depth in _walk(tree):
+        if depth > MAX_DEPTH:
+            raise ExpressionError(f"the expression is nested more than {MAX_DEPTH} levels deep (a long chain of "
+                                  "operations); split it")
         if isinstance(node, ast.Call):
-            _check_call(node, part, calls)
+            _check_call(node, _part(source, node), calls)
             if node.func.id in PATTERN_HELPERS:  # type: ignore[attr-defined]
                 node.args[1] = ast.Constant(_raw_text(source, node.args[1]))
             helper_names.add(id(node.func))
             continue
         if not isinstance(node, _ALLOWED_NODES):
-            raise ExpressionError(f"'{part}' is not allowed; use column names, literals, comparisons, "
+            raise ExpressionError(f"'{_part(source, node)}' is not allowed; use column names, literals, comparisons, "
                                   f"and/or/not, arithmetic, `in [...]`{_helper_hint(calls)}")
+        if isinstance(node, ast.BinOp):
+            _check_size(node, source)
         if isinstance(node, ast.Name) and node.id.startswith("_"):
             raise ExpressionError(f"'{node.id}' is not allowed: names starting with _ are refused")
         if (isinstance(node, ast.Name) and id(node) not in helper_names and columns is not None
                 and node.id not in columns | {"True", "False"}):
             raise ExpressionError(f"unknown column '{node.id}'")
     return tree
+
+
+def _walk(tree: ast.AST) -> Iterator[tuple[ast.AST, int]]:
+    """Every node of a tree with its depth, without recursion (a deep tree cannot overflow the stack)."""
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        yield node, depth
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+
+
+def _part(source: str, node: ast.AST) -> str:
+    """The text of a node, for a message (computed only then: it costs the length of the source)."""
+    return _shorten(ast.get_source_segment(source, node) or type(node).__name__)
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _number_constant(node: ast.AST) -> float | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _number_constant(node.operand)
+    is_number = isinstance(node, ast.Constant) and isinstance(node.value, (int, float))
+    return node.value if is_number and not isinstance(node.value, bool) else None  # type: ignore[attr-defined]
+
+
+def _check_size(node: ast.BinOp, source: str) -> None:
+    """Refuse operations that make a huge value: a power with an exponent that is not a small number
+    (9**9**9), and repeating a text or a list ('a' * 10**10)."""
+    if isinstance(node.op, ast.Pow):
+        exponent = _number_constant(node.right)
+        if exponent is None or abs(exponent) > MAX_EXPONENT:
+            raise ExpressionError(f"'{_part(source, node)}': an exponent must be a plain number of at most "
+                                  f"{MAX_EXPONENT}")
+    if isinstance(node.op, ast.Mult):
+        for side in (node.left, node.right):
+            if isinstance(side, (ast.List, ast.Tuple)) or (isinstance(side, ast.Constant)
+                                                            and isinstance(side.value, str)):
+                raise ExpressionError(f"'{_part(source, node)}': repeating a text or a list is not allowed")
 
 
 def _helper_hint(calls: dict[str, int]) -> str:
@@ -176,6 +230,7 @@ def evaluate_mask(frame: pd.DataFrame, expr: str) -> pd.Series:
     """Evaluate a checked boolean expression row by row; missing values count as False."""
     tree = check_expression(expr, set(frame.columns))
     text = ast.unparse(_RowHelpers().visit(tree)) if "(" in expr else expr
+    frame = frame.infer_objects()  # typed columns held as objects: `count * 2` needs numbers, not objects
     result = frame.eval(_quote_backticks(text, set(frame.columns)), engine="python")
     if not isinstance(result, pd.Series):
         result = pd.Series([bool(result)] * len(frame), index=frame.index)

@@ -17,6 +17,8 @@ from cardgen import bundled
 from cardgen.errors import CardgenError, relative
 
 _MAX_ICON_BYTES = 1_000_000
+MAX_EMBEDDED_PIXELS = 64_000_000  # as for image files (validate/references.py)
+_EMBEDDED_IMAGE = re.compile(r"data:image/[\w.+-]+;base64,([A-Za-z0-9+/=\s]+)")
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,30 @@ def _refuse_unsafe(text: str, shown_as: str) -> None:
                            "(they can expand without limit or read other files)", file=shown_as)
     if re.search(r"""(?:href|src)\s*=\s*["'](?!#|data:)""", text):
         raise CardgenError("the SVG refers to an external file or URL; icons must be self-contained",
+                           file=shown_as)
+    for encoded in _EMBEDDED_IMAGE.findall(text):
+        _check_embedded_image(encoded, shown_as)
+
+
+def _check_embedded_image(encoded: str, shown_as: str) -> None:
+    """A small SVG can embed a huge picture (a 48 kB file holding a 20000 x 20000 PNG): its pixels count."""
+    import base64
+    import binascii
+    import io
+
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(base64.b64decode(re.sub(r"\s+", "", encoded)))) as image:
+            width, height = image.size
+    except Image.DecompressionBombError:
+        raise CardgenError("the SVG embeds a picture with far too many pixels to draw (scale it down)",
+                           file=shown_as) from None
+    except (OSError, ValueError, SyntaxError, binascii.Error):
+        return  # not a picture Pillow knows: cairosvg reports it when it draws
+    if width * height > MAX_EMBEDDED_PIXELS:
+        raise CardgenError(f"the SVG embeds a picture of {width} x {height} px; more than "
+                           f"{MAX_EMBEDDED_PIXELS // 1_000_000} million pixels is refused (scale it down)",
                            file=shown_as)
 
 

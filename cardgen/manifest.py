@@ -80,7 +80,7 @@ class DataSource(Strict):
 
     file: str
     sheet: str | None = None
-    delimiter: str | None = None
+    delimiter: str | None = Field(None, min_length=1, max_length=1, description="one character, e.g. ';'")
     encoding: str | None = None
 
 
@@ -364,11 +364,33 @@ def _check_deck_names(game: Game) -> None:
         raise CardgenError(problems)
 
 
+MAX_SIDE_MM = 2000.0  # a card, token or board; larger is a typo (a play mat is under 1 m)
+# A 600 x 900 mm board at 300 DPI is 75 million pixels; Pillow refuses images past 89 million as bombs.
+MAX_IMAGE_PIXELS = 85_000_000
+
+
+def _check_size(size: CardSize) -> None:
+    """A deck size that can be drawn: positive, not absurdly large, not more pixels than memory holds."""
+    if min(size.width_mm, size.height_mm) <= 0:
+        raise ValueError(f"the size is {size.width_mm:g} x {size.height_mm:g} mm; width and height must be "
+                         "more than 0")
+    if min(size.bleed_mm, size.safe_mm) < 0:
+        raise ValueError("bleed and safe margins cannot be negative")
+    if max(size.width_mm, size.height_mm) > MAX_SIDE_MM:
+        raise ValueError(f"the size is {size.width_mm:g} x {size.height_mm:g} mm; more than {MAX_SIDE_MM:g} mm "
+                         "on a side is refused")
+    pixels = size.full_width_px * size.full_height_px
+    if pixels > MAX_IMAGE_PIXELS:
+        raise ValueError(f"at {size.dpi} DPI each image would be {size.full_width_px} x {size.full_height_px} px "
+                         f"({pixels / 1e6:.0f} million pixels; the limit is {MAX_IMAGE_PIXELS // 1_000_000} "
+                         "million); lower the deck's dpi:")
+
+
 def _check_sizes(game: Game, shown_as: str) -> None:
     problems = []
     for deck_name, deck in game.spec.decks.items():
         try:
-            game.deck_size(deck)
+            _check_size(game.deck_size(deck))
         except ValueError as exc:
             file, row = game.where("decks", deck_name, "size")
             problems.append(Problem(f"decks.{deck_name}.size: {exc}", file=file, row=row))
@@ -423,7 +445,17 @@ class PrintSpec(Strict):
         least = 3.0 if info.field_name == "margin" else 0.0
         if parse_length(value) < least:
             raise ValueError(f"must be at least {least:g} mm")
+        if parse_length(value) > 100:
+            raise ValueError("must be at most 100 mm")
         return value
+
+    @model_validator(mode="after")
+    def _room_on_paper(self) -> PrintSpec:
+        margin = parse_length(self.margin)
+        for paper in self.papers:
+            if 2 * margin + 20 > min(parse_paper(paper)):
+                raise ValueError(f"a margin of {margin:g} mm leaves no room for cards on {paper} paper")
+        return self
 
 
 # ---------------------------------------------------------------- Tabletop Simulator export (outputs/tts.py)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from cardgen import __version__
 from cardgen.context import BuildContext
@@ -26,7 +26,7 @@ from cardgen.record import (
     SourceRef,
     Stats,
 )
-from cardgen.render import RasterJob, content_key, run_jobs
+from cardgen.render import CardWork, RasterJob, content_key, run_jobs
 from cardgen.storage import Cache, place_file, verify, write_text
 from cardgen.templates import RenderedSVG
 from cardgen.validate.findings import unique
@@ -133,18 +133,26 @@ def _artwork(name: str, rendered: RenderedSVG, game: Game, deck: str, context: B
     return Artwork(name, rendered, deck, key, png_cache(context.out_root).path(key))
 
 
-def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter) -> tuple[int, int]:
-    """Draw every artwork missing from the cache; return (rendered, cached)."""
-    game = plan.game
+def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter,
+              work: Mapping[str, Sequence[CardWork]] | None = None) -> tuple[int, int]:
+    """Draw every artwork missing from the cache; return (rendered, cached).
+
+    `work` is the output stages' work on card images, by image key: done in the workers while each image
+    is in memory (a cached image is read for it).
+    """
+    game, work = plan.game, work or {}
     arts = {a.key: a for a in [*plan.faces.values(), *plan.backs.values()]}
-    todo = [a for a in arts.values() if not (a.cache_path.is_file() and verify(a.cache_path))]
     raster_jobs = []
-    for art in todo:
+    for art in arts.values():
+        cached = art.cache_path.is_file() and verify(art.cache_path)
+        if cached and not work.get(art.key):
+            continue
         size = game.deck_size(game.spec.decks[art.deck])
         raster_jobs.append(RasterJob(art.key, art.rendered.svg, size.full_width_px, size.full_height_px, size.dpi,
                               str(game.root.resolve()), game.data_dir.resolve().as_uri() + "/",
                               str(art.cache_path), (str((game.root / "fonts").resolve()),),
-                              game.spec.decks[art.deck].kind != "card"))
+                              game.spec.decks[art.deck].kind != "card", cached, tuple(work.get(art.key, ()))))
+    drawn = sum(not job.cached for job in raster_jobs)
     problems: list[Problem] = []
 
     def done(key: str, error: str | None) -> None:
@@ -159,7 +167,7 @@ def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter) -> tuple[int, int]
     reporter.finish()
     if problems:
         raise CardgenError(problems)
-    return len(raster_jobs), len(arts) - len(raster_jobs)
+    return drawn, len(arts) - drawn
 
 
 

@@ -12,8 +12,9 @@ import urllib.request
 import zlib
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from cardgen.storage import file_digest, seal, write_atomic
 
@@ -23,9 +24,17 @@ RENDERER_VERSION = "1"
 PNG_OPTIONS = {"compress_level": 1, "compress_type": zlib.Z_RLE}
 
 
+# An output stage's work on one card image, done in the render worker while the image is in memory
+# (a TTS sheet cell, a JPEG for the print PDF). It is given the Pillow image and must be picklable.
+CardWork = Callable[[Any], None]
+
+
 @dataclass(frozen=True)
 class RasterJob:
-    """Everything a worker needs to turn one SVG into one cached PNG."""
+    """Everything a worker needs to turn one SVG into one cached PNG, and the output stages' work on it.
+
+    When the PNG is cached already (`cached`), the worker reads it instead of drawing, for the work.
+    """
 
     key: str
     svg: str
@@ -37,6 +46,8 @@ class RasterJob:
     target: str
     font_dirs: tuple[str, ...]
     transparent: bool = False
+    cached: bool = False
+    work: tuple[CardWork, ...] = ()
 
 
 class RenderFailure(Exception):
@@ -45,15 +56,22 @@ class RenderFailure(Exception):
 
 def content_key(svg: str, width: int, height: int, dpi: int, files: Iterable[Path]) -> str:
     """The cache key of a rendered image: SVG text, pixel size, renderer version and used files."""
-    import cairosvg
-
     digest = hashlib.sha256()
-    for part in (RENDERER_VERSION, cairosvg.__version__, f"{width}x{height}@{dpi}", svg):
+    for part in (RENDERER_VERSION, _drawing_library_version(), f"{width}x{height}@{dpi}", svg):
         digest.update(part.encode())
         digest.update(b"\0")
     for path in sorted(set(files)):
         digest.update(f"{path.name}:{file_digest(path)}".encode())
     return digest.hexdigest()[:32]
+
+
+@lru_cache(maxsize=1)
+def _drawing_library_version() -> str:
+    """cairosvg's version, read from its package metadata: importing cairosvg (and cairocffi, which parses
+    cairo's C declarations on import) costs more than planning a small game, and only workers draw."""
+    from importlib.metadata import version
+
+    return version("cairosvg")
 
 
 def make_url_fetcher(root: Path) -> Callable[[str, str], bytes]:
@@ -112,16 +130,26 @@ def draw_svg(svg: str, width: int, height: int, dpi: int, root: Path, base_url: 
 
 
 def run_job(job: RasterJob) -> tuple[str, str | None]:
-    """Render one job into its cache file; return (key, error message or None)."""
-    from cardgen.fonts import configure_fontconfig
+    """Render one job into its cache file (or read it when cached), then do its work on the image; return
+    (key, error message or None)."""
+    if job.cached:
+        from PIL import Image
 
-    configure_fontconfig([Path(d) for d in job.font_dirs])
-    try:
-        image = draw_svg(job.svg, job.width, job.height, job.dpi, Path(job.root), job.base_url, job.transparent)
-    except RenderFailure as exc:
-        return job.key, str(exc)
-    write_atomic(Path(job.target), lambda temp: image.save(temp, format="PNG", **PNG_OPTIONS))
-    seal(Path(job.target))  # the build verifies it against this before using it
+        with Image.open(job.target) as stored:
+            stored.load()
+            image = stored
+    else:
+        from cardgen.fonts import configure_fontconfig
+
+        configure_fontconfig([Path(d) for d in job.font_dirs])
+        try:
+            image = draw_svg(job.svg, job.width, job.height, job.dpi, Path(job.root), job.base_url, job.transparent)
+        except RenderFailure as exc:
+            return job.key, str(exc)
+        write_atomic(Path(job.target), lambda temp: image.save(temp, format="PNG", **PNG_OPTIONS))
+        seal(Path(job.target))  # the build verifies it against this before using it
+    for work in job.work:
+        work(image)
     return job.key, None
 
 
@@ -139,6 +167,7 @@ def run_jobs(jobs: list[RasterJob], workers: int, on_done: Callable[[str, str | 
     import multiprocessing
     import threading
 
+    _setup_cairosvg()  # imported once here, not once per worker: forked workers share it
     # fork is cheap (no re-import), but forking while other threads run can deadlock: spawn then.
     method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() \
         else "spawn"

@@ -1,6 +1,7 @@
 """Lengths, card size presets, papers and offsets, parsed in one place (mm is the internal unit)."""
 from __future__ import annotations
 
+import math
 import re
 
 MM_PER_INCH = 25.4
@@ -24,12 +25,16 @@ PAPERS: dict[str, tuple[float, float]] = {
     "a4": (210.0, 297.0), "a3": (297.0, 420.0),
 }
 
+MAX_PAPER_MM = 3000.0  # wide-format roll printers take about 1.5 m; 3 m is past every printer
+
 _LENGTH = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(mm|cm|in|px|pt)?\s*$")
 
 
 def parse_length(value: str | float | int, dpi: float = 300.0) -> float:
     """Turn `'63.5mm'`, `'2.5in'`, `'750px'`, `'9pt'` or a bare number (mm) into mm."""
     if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise ValueError(f"'{value}' is not a length; expected a finite number")
         return float(value)
     match = _LENGTH.match(str(value))
     if not match:
@@ -65,6 +70,8 @@ def parse_paper(text: str) -> tuple[float, float]:
     width, height = (parse_length(f"{match.group(i)}{unit}") for i in (1, 2))
     if min(width, height) < 50:
         raise ValueError(f"paper '{text}' is too small")
+    if max(width, height) > MAX_PAPER_MM:
+        raise ValueError(f"paper '{text}' is larger than {MAX_PAPER_MM:g} mm on a side; no printer takes it")
     return width, height
 
 
@@ -73,6 +80,8 @@ def parse_offset(value: str | list[float] | tuple[float, float]) -> tuple[float,
     parts = value.split(",") if isinstance(value, str) else list(value)
     try:
         x, y = (float(p) for p in parts)
+        if not (math.isfinite(x) and math.isfinite(y)):
+            raise ValueError
     except (TypeError, ValueError):
         raise ValueError(f"back offset '{value}' is not 'X,Y' in mm (for example 0.5,-1)") from None
     if max(abs(x), abs(y)) > 10:

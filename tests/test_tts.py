@@ -529,3 +529,67 @@ def test_install_without_tabletop_simulator_is_an_error(scrapbots, tmp_path) -> 
     result = CliRunner().invoke(main, ["--root", str(ROOT), "tts", "scrapbots", "--out", str(scrapbots[0].parent),
                                        "--install", "--tts-dir", str(tmp_path / "nothing")])
     assert result.exit_code == 1 and "no Tabletop Simulator data folder" in result.output
+
+
+# ---------------------------------------------------------------- images made in the render workers
+
+def _images(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.suffix in (".png", ".jpg")}
+
+
+def test_images_made_by_the_workers_are_the_ones_the_export_makes(mini, tmp_path) -> None:
+    """The mini build drew its cards in a pool that made cells and sheets; an export into an empty cache
+    makes every image itself, and must write the very same files."""
+    out_dir, record, _ = mini
+    fresh = Path(shutil.copytree(out_dir, tmp_path / "out" / "mini", copy_function=os.link,
+                                 ignore=shutil.ignore_patterns("tts")))
+    export_tts(load_game(out_dir.parent.parent, "mini"), record, fresh, TTSOptions.from_spec(
+        load_game(out_dir.parent.parent, "mini").spec.tts))
+    made, built = _images(fresh / "tts"), _images(out_dir / "tts")
+    assert set(made) == set(built) and len(made) > 10
+    assert [name for name in made if made[name] != built[name]] == []
+
+
+def test_one_card_edit_remakes_its_cell_and_sheet_only_and_matches_a_cold_build(tmp_path) -> None:
+    from cardgen.outputs.pdf import png_stream, print_stage
+
+    root = tmp_path / "ws"
+    _mini_workspace(root)
+    out = root / "output"
+
+    def build(out_root: Path) -> Path:
+        build_game(root, "mini", BuildOptions(out_root=out_root, jobs=2), None, [tts_stage, print_stage])
+        return out_root / "mini"
+
+    def cached(kind: str) -> set[str]:
+        return {p.name for p in (out / ".cache" / kind).rglob("*.*")}
+
+    before, cells, outputs = _images(build(out) / "tts"), cached("tts-cells"), cached("outputs")
+    pages = _pdf_pages(out / "mini" / "print")
+    csv = root / "data" / "mini" / "big.csv"
+    csv.write_text(re.sub(r"Card 72,#\w+,", "Card 72,#010203,", csv.read_text()))  # on the second sheet
+    after = _images(build(out) / "tts")
+    assert len(cached("tts-cells") - cells) == 1  # its cell, nothing else
+    assert len(cached("outputs") - outputs) == 1  # the sheet holding it
+    changed = sorted(set(after) - set(before))
+    assert len(changed) == 1 and changed[0].startswith("mini-big-2-")
+    new_pages = _pdf_pages(out / "mini" / "print")
+    [changed_page] = [n for n, (old, new) in enumerate(zip(pages, new_pages)) if old != new]
+    [card] = [c for c in BuildRecord.of_build(out / "mini").cards if c.name == "Card 72"]
+    assert png_stream(out / "mini" / card.face)[2] in new_pages[changed_page][1]  # type: ignore[index]
+    cold = build(tmp_path / "cold")
+    assert _images(cold / "tts") == after
+    assert _pdf_pages(cold / "print") == new_pages
+
+
+def _pdf_pages(folder: Path) -> list[tuple[bytes, tuple[bytes, ...]]]:
+    """Each page of a build's print PDF as (content stream, its images' stream data)."""
+    import pypdf
+
+    [path] = folder.glob("*.pdf")
+    pages = []
+    for page in pypdf.PdfReader(path).pages:
+        xobjects = page["/Resources"].get("/XObject", {})
+        pages.append((page.get_contents().get_data(), tuple(xobjects[n].get_object()._data for n in sorted(xobjects))))
+    return pages
+

@@ -10,6 +10,11 @@ to do needs their names (part of the build settings) but none of their libraries
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cardgen.render import CardWork
 
 # (module, function) of each stage `cardgen build` runs after the card PNGs and build.json, in order.
 DEFAULT_STAGES = (("cardgen.outputs.pdf", "print_stage"), ("cardgen.outputs.pod", "pod_stage"),
@@ -38,3 +43,18 @@ def stage_names(pod: bool = False, guides: bool = False) -> list[str]:
 def default_stages(pod: bool = False, guides: bool = False) -> list:
     """The output stages of `cardgen build` (`pod`: print-on-demand files always; `guides`: layout guides)."""
     return [getattr(importlib.import_module(module), name) for module, name in _chosen(pod, guides)]
+
+
+# The per-card work of stages that have some (see `cardgen.render.CardWork`), by stage name.
+CARD_WORK = {"tts_stage": ("cardgen.outputs.tts", "stage_card_work")}
+
+
+def card_work(stages: list, game: Any, record: Any, out_root: Path) -> dict[str, list[CardWork]]:
+    """The stages' work on card images for the render workers, by image key."""
+    work: dict[str, list[CardWork]] = {}
+    for stage in stages:
+        if getattr(stage, "__qualname__", None) in CARD_WORK:
+            module, name = CARD_WORK[stage.__qualname__]
+            for key, item in getattr(importlib.import_module(module), name)(game, record, out_root).items():
+                work.setdefault(key, []).append(item)
+    return work

@@ -79,10 +79,11 @@ def _volumes(path: Path, pages: list[Page], step: int) -> list[tuple[Path, list[
 
 
 class ImageFiles:
-    """Maps build image paths to the files drawn: one name per distinct content, JPEG if asked.
+    """Maps build image paths to the images drawn: one per distinct content (JPEG if asked), named by it.
 
     Contents are told apart by the hashes of the build record (`hashes`, by image path); no image
-    file is hashed again.
+    file is hashed again. Naming an image by its content (not by its file's path, as reportlab does)
+    makes the PDF of a rebuild the same file as the PDF of a cold build.
     """
 
     def __init__(self, build_dir: Path, hashes: dict[str, str], options: PrintOptions, scratch: Path) -> None:
@@ -90,28 +91,14 @@ class ImageFiles:
         self.hashes = hashes
         self.options = options
         self.scratch = scratch
-        self._by_path: dict[str, str] = {}
         self._by_digest: dict[str, str] = {}
 
-    def stream(self, drawn: str) -> tuple[int, int, bytes] | None:
-        """Width, height and the compressed pixel data of a PNG to embed as it is.
-
-        A PNG's IDAT data is a zlib stream of rows with PNG row filters, which PDF reads as FlateDecode
-        with a PNG predictor: the card's own encoding (made once, while drawing) is its image stream, and
-        nothing is decoded or compressed here. None for images reportlab must handle itself (JPEG passes
-        through as it is; transparency needs a soft mask; other PNG kinds are rare).
-        """
-        return png_stream(Path(drawn)) if drawn.lower().endswith(".png") else None
-
-    def __call__(self, image: str) -> str:
-        """The file to draw for an image path of the build record."""
-        if image not in self._by_path:
-            source = self.build_dir / image
-            digest = self.hashes[image]
-            if digest not in self._by_digest:
-                self._by_digest[digest] = self._prepare(source, digest)
-            self._by_path[image] = self._by_digest[digest]
-        return self._by_path[image]
+    def __call__(self, image: str) -> tuple[str, str]:
+        """The name and the file to draw for an image path of the build record."""
+        digest = self.hashes[image]
+        if digest not in self._by_digest:
+            self._by_digest[digest] = self._prepare(self.build_dir / image, digest)
+        return digest, self._by_digest[digest]
 
     def _prepare(self, source: Path, digest: str) -> str:
         if self.options.images != "jpeg":
@@ -173,32 +160,40 @@ def png_stream(path: Path) -> tuple[int, int, bytes] | None:
     return (width, height, b"".join(idat)) if width and idat else None
 
 
-def _embed_cached(pdf: Any, drawn: str, images: ImageFiles) -> None:
-    """Register an image's XObject from its PNG data, under the name `drawImage` looks up.
+def _embed(pdf: Any, name: str, drawn: str) -> bool:
+    """Register the image XObject `name` of a file once per document; False when reportlab cannot be
+    asked to (its internals changed: the caller draws the file with `drawImage` instead).
 
-    reportlab has no public call that embeds an image stream compressed already: `Canvas.drawImage`
-    always decodes and compresses the file, which is most of a PDF's writing time. This mirrors what
-    `drawImage` does for a file name the first time it sees it, minus that work; it is the one place
-    that touches reportlab's internals, and when they change (AttributeError, ImportError) the image
-    is left to `drawImage` (slower, same pixels). Tests check the embedded pixels equal the cards.
+    An 8-bit RGB PNG is embedded with its own compressed data (`png_stream`): `Canvas.drawImage` always
+    decodes and compresses the file, which is most of a PDF's writing time. Any other file is read by
+    reportlab's image object, with a soft mask for transparency, as `drawImage` does. This is the one
+    place that touches reportlab's internals; tests check the embedded pixels equal the cards.
     """
     try:
-        from reportlab.lib.utils import _digester
+        from reportlab.pdfbase.pdfdoc import PDFImageXObject, PDFObjectReference
 
-        name = _digester(f"{drawn}auto".encode())
         reg_name = pdf._doc.getXObjectName(name)
         if reg_name in pdf._doc.idToObject:
-            return
-        stream = images.stream(drawn)
+            return True
+        stream = png_stream(Path(drawn)) if drawn.lower().endswith(".png") else None
         if stream is None:
-            return
-        image = _png_image_class()(name)
-        image.width, image.height, image.streamContent = stream
+            image = PDFImageXObject(name, drawn, mask="auto")
+        else:
+            image = _png_image_class()(name)
+            image.width, image.height, image.streamContent = stream
+        image.name = name
         pdf._setXObjects(image)
         pdf._doc.Reference(image, reg_name)
         pdf._doc.addForm(name, image)
+        smask = getattr(image, "_smask", None)
+        if smask:  # transparency: reportlab made a soft mask image beside it, named by its content
+            mask_name = pdf._doc.getXObjectName(smask.name)
+            known = mask_name in pdf._doc.idToObject
+            image.smask = PDFObjectReference(mask_name) if known else pdf._doc.Reference(smask, mask_name)
+            del image._smask
     except (AttributeError, ImportError):
-        return
+        return False
+    return True
 
 
 @functools.cache
@@ -234,10 +229,14 @@ def _draw_page(pdf, page: Page, images: ImageFiles) -> None:
             clip = pdf.beginPath()
             clip.rect(*_pt(slot.clip.x, slot.clip.y, slot.clip.w, slot.clip.h))
             pdf.clipPath(clip, stroke=0, fill=0)
-        box = slot.image_rect
-        drawn = images(slot.image)
-        _embed_cached(pdf, drawn, images)
-        pdf.drawImage(drawn, *_pt(box.x, box.y, box.w, box.h), mask="auto")
+        x, y, width, height = _pt(slot.image_rect.x, slot.image_rect.y, slot.image_rect.w, slot.image_rect.h)
+        name, drawn = images(slot.image)
+        if _embed(pdf, name, drawn):
+            pdf.translate(x, y)  # as drawImage places an image: the unit square scaled to the box
+            pdf.scale(width, height)
+            pdf.doForm(name)
+        else:
+            pdf.drawImage(drawn, x, y, width, height, mask="auto")
         pdf.restoreState()
     pdf.setLineWidth(MARK_WIDTH_PT)
     pdf.setStrokeColorRGB(0, 0, 0)

@@ -7,7 +7,6 @@ data in `tts_sheets.py`; copying into Tabletop Simulator's Saved Objects folder 
 """
 from __future__ import annotations
 
-import functools
 import io
 import re
 import urllib.parse
@@ -20,12 +19,12 @@ from PIL import Image
 from cardgen.errors import CardgenError, relative
 from cardgen.manifest import Game, TTSSpec
 from cardgen.markup import parse
-from cardgen.outputs.reuse import inputs_key, reuse_or_make
+from cardgen.outputs.reuse import inputs_key, make_cached, reuse_or_make
 from cardgen.outputs.tts_sheets import MAX_SIDE_PX, Guids, Sheet, plan_sheets
 from cardgen.outputs.tts_sizes import board_scale, card_scale, table_units, tile_scale
 from cardgen.ownership import make_staging, remove_ours
 from cardgen.record import BuildRecord, CardEntry, DeckEntry
-from cardgen.storage import Cache, swap_into_place, write_json
+from cardgen.storage import Cache, place_file, swap_into_place, write_json
 
 TTS_DIR = "tts"
 THUMBNAIL_PX = 256
@@ -58,6 +57,11 @@ def tts_stage(game: Game, record: BuildRecord, out_dir: Path) -> None:
     export_tts(game, record, out_dir, TTSOptions.from_spec(game.spec.tts))
 
 
+def stage_card_work(game: Game, record: BuildRecord, out_root: Path) -> dict[str, TTSCardWork]:
+    """The per-card work of the output stage (see `card_work`)."""
+    return card_work(game.name, record, TTSOptions.from_spec(game.spec.tts), out_root)
+
+
 def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSOptions) -> Path:
     """Write `<out_dir>/tts/` from a build record; return the saved-object JSON path (at its final place)."""
     _check_cutout(game, record, options)
@@ -76,6 +80,14 @@ def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSOptio
     finally:
         remove_ours(staging)
     return final_dir / f"{stem}.json"
+
+
+def card_work(game: str, record: BuildRecord, options: TTSOptions, out_root: Path) -> dict[str, TTSCardWork]:
+    """The export's work on card images for the render workers of a build, by image hash (see `TTSCardWork`):
+    what the caches under `out_root` lack."""
+    recipes = _Recipes()
+    _Exporter(game, record, out_root / game, out_root / game, options, lambda name: name, recipes).saved_object()
+    return recipes.work(out_root)
 
 
 def saved_object_path(out_dir: Path, record: BuildRecord) -> Path:
@@ -149,89 +161,299 @@ def _base(name: str, guid: str, nickname: str, description: str, transform: dict
             "LuaScript": "", "LuaScriptState": "", "XmlUI": "", "GUID": guid}
 
 
+# ------------------------------------------------------------ images as recipes
+# Every image of the export is made from a recipe: plain data that names the card images it is made of (by
+# content hash). `cardgen build` hands the recipes to the render workers (`TTSCardWork`), which make a card's
+# share of them while its image is in memory: its sheet cells, its token or board image, and a sheet once
+# its last cell is there. The export then finds those images in the cache and makes what is missing from
+# the same recipes, so a build makes the same files whichever process made which image.
+
+
+@dataclass(frozen=True)
+class Source:
+    """A card image of the build: its content hash, its path in the build folder, the bleed to cut off."""
+
+    hash: str
+    path: str
+    bleed: int
+
+    def trimmed(self, image: Image.Image) -> Image.Image:
+        """The card image with its bleed cut off."""
+        b = self.bleed
+        return image.crop((b, b, image.width - b, image.height - b))
+
+
+CardImages = Callable[[Source], Image.Image]  # the full card image of a source
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A card trimmed and scaled to a sheet cell, kept in the tts-cells cache by its hash and size.
+
+    Sheets are always pasted from the stored cells (decoded), so a sheet remade after an edit is the
+    same file a cold build makes.
+    """
+
+    source: Source
+    size: tuple[int, int]
+    png: bool
+
+    @property
+    def key(self) -> str:
+        """Its key in the cell cache."""
+        return inputs_key(["cell", self.source.hash, f"{self.size}", f"{self.source.bleed}", str(self.png)])
+
+    def cache(self, out_root: Path) -> Cache:
+        """The cache of cells of this format."""
+        return Cache(out_root, "tts-cells", ".png" if self.png else ".jpg")
+
+    def store(self, out_root: Path, card: Image.Image) -> None:
+        """Make and store the cell from the full card image, unless it is stored already."""
+        cache = self.cache(out_root)
+        if cache.has(self.key):
+            return
+        image = self.source.trimmed(card).convert("RGB").resize(self.size, Image.Resampling.LANCZOS)
+        # Cells are kept lossless for PNG sheets; for JPEG sheets a high-quality JPEG is lossless enough.
+        options: dict[str, Any] = {"format": "PNG", "compress_level": 1} if self.png else \
+            {"format": "JPEG", "quality": 97, "subsampling": 0}
+        cache.write(self.key, lambda temp: image.save(temp, **options))
+
+    def load(self, out_root: Path, cards: CardImages) -> Image.Image:
+        """The stored cell (made first when missing)."""
+        if not self.cache(out_root).has(self.key):
+            self.store(out_root, cards(self.source))
+        with Image.open(self.cache(out_root).path(self.key)) as stored:
+            return stored.convert("RGB")
+
+
+@dataclass(frozen=True)
+class Plain:
+    """A plain image of one colour (the back of a deck that has none)."""
+
+    size: tuple[int, int]
+    colour: str = PLAIN_BACK
+
+    def image(self) -> Image.Image:
+        """The image."""
+        return Image.new("RGB", self.size, self.colour)
+
+
+@dataclass(frozen=True)
+class SheetPicture:
+    """A deck sheet: cells pasted in slot order (slot k at column k % columns, row k // columns), no gaps."""
+
+    width: int
+    height: int
+    columns: int
+    slots: tuple[Cell | Plain, ...]
+
+    @property
+    def sources(self) -> set[str]:
+        """The hashes of the card images it shows."""
+        return {slot.source.hash for slot in self.slots if isinstance(slot, Cell)}
+
+    def ready(self, out_root: Path) -> bool:
+        """Whether every cell is stored."""
+        return all(slot.cache(out_root).has(slot.key) for slot in self.slots if isinstance(slot, Cell))
+
+    def make(self, out_root: Path, cards: CardImages) -> Image.Image:
+        """The sheet; cells are loaded one at a time, so a large deck never sits in memory whole."""
+        canvas = Image.new("RGB", (self.width, self.height), "black")
+        for slot, cell in enumerate(self.slots):
+            width, height = cell.size
+            picture = cell.load(out_root, cards) if isinstance(cell, Cell) else cell.image()
+            canvas.paste(picture, ((slot % self.columns) * width, (slot // self.columns) * height))
+        return canvas
+
+
+@dataclass(frozen=True)
+class Scaled:
+    """One card image, trimmed and scaled to a size (a deck's shared back)."""
+
+    source: Source
+    size: tuple[int, int]
+
+    @property
+    def sources(self) -> set[str]:
+        """The hash of the card image it shows."""
+        return {self.source.hash}
+
+    def make(self, out_root: Path, cards: CardImages) -> Image.Image:
+        """The image."""
+        return self.source.trimmed(cards(self.source)).convert("RGB").resize(self.size, Image.Resampling.LANCZOS)
+
+
+@dataclass(frozen=True)
+class Component:
+    """A token's or board's image: trimmed, and kept within the size limit."""
+
+    source: Source
+
+    @property
+    def sources(self) -> set[str]:
+        """The hash of the card image it shows."""
+        return {self.source.hash}
+
+    def make(self, out_root: Path, cards: CardImages) -> Image.Image:
+        """The image."""
+        image = self.source.trimmed(cards(self.source))
+        image.thumbnail((MAX_SIDE_PX, MAX_SIDE_PX), Image.Resampling.LANCZOS)
+        return image
+
+
+Picture = SheetPicture | Scaled | Component | Plain
+
+
+def make_picture(picture: Picture, out_root: Path, cards: CardImages) -> Image.Image:
+    """The image a recipe describes."""
+    return picture.image() if isinstance(picture, Plain) else picture.make(out_root, cards)
+
+
+def encode(image: Image.Image, png: bool, quality: int) -> bytes:
+    """The image as PNG, or as JPEG (transparent parts white, as on paper; 4:4:4 keeps coloured edges sharp)."""
+    buffer = io.BytesIO()
+    if png:
+        image.save(buffer, format="PNG")
+        return buffer.getvalue()
+    flat = Image.new("RGB", image.size, "white")
+    flat.paste(image, mask=image.getchannel("A") if image.mode == "RGBA" else None)
+    flat.save(buffer, format="JPEG", quality=quality, subsampling=0, optimize=True)
+    return buffer.getvalue()
+
+
+@dataclass(frozen=True)
+class ExportImage:
+    """One image file of the export: its recipe, its format and its key in the outputs cache."""
+
+    picture: Picture
+    png: bool
+    quality: int
+    inputs: tuple[str, ...]
+
+    @property
+    def suffix(self) -> str:
+        """The file suffix of its format."""
+        return ".png" if self.png else ".jpg"
+
+    def cached(self, out_root: Path) -> bool:
+        """Whether the image is in the cache."""
+        return Cache(out_root, "outputs", self.suffix).has(inputs_key(self.inputs))
+
+    def make(self, out_root: Path, cards: CardImages) -> Path:
+        """The cached file of this image (made now unless it is cached already)."""
+        return make_cached(out_root, self.suffix, self.inputs,
+                           lambda temp: temp.write_bytes(encode(make_picture(self.picture, out_root, cards),
+                                                                self.png, self.quality)))
+
+
+@dataclass(frozen=True)
+class TTSCardWork:
+    """The export's work on one card image, done in a render worker while the image is in memory: the
+    card's missing sheet cells, its token or board image, and each sheet whose last missing cell it has."""
+
+    out_root: Path
+    key: str  # the card image's content hash
+    cells: tuple[Cell, ...]
+    images: tuple[ExportImage, ...]
+
+    def __call__(self, card: Image.Image) -> None:
+        """Do the work on the card image."""
+        for cell in self.cells:
+            cell.store(self.out_root, card)
+
+        def only_this(source: Source) -> Image.Image:
+            if source.hash != self.key:  # a cell gone since `ready`: the export makes this image itself
+                raise LookupError(source.hash)
+            return card
+
+        for image in self.images:
+            if isinstance(image.picture, SheetPicture) and not image.picture.ready(self.out_root):
+                continue  # a card drawn later completes this sheet
+            try:
+                image.make(self.out_root, only_this)
+            except LookupError:
+                continue
+
+
+class _Recipes:
+    """Every image of an export (collected by a planning run of the exporter), to share out as card work."""
+
+    def __init__(self) -> None:
+        self.cells: dict[str, list[Cell]] = {}  # by card image hash
+        self.images: dict[str, list[ExportImage]] = {}  # images made from a card image, by its hash
+
+    def add(self, image: ExportImage) -> None:
+        """Take in one image of the export."""
+        picture = image.picture
+        if isinstance(picture, Plain):
+            return
+        for source in picture.sources:
+            self.images.setdefault(source, []).append(image)
+        for slot in picture.slots if isinstance(picture, SheetPicture) else ():
+            if isinstance(slot, Cell) and slot not in self.cells.setdefault(slot.source.hash, []):
+                self.cells[slot.source.hash].append(slot)
+
+    def work(self, out_root: Path) -> dict[str, TTSCardWork]:
+        """What is missing from the caches, as work on the card images it is made from."""
+        work = {}
+        for key in {*self.cells, *self.images}:
+            missing = tuple(c for c in self.cells.get(key, ()) if not c.cache(out_root).has(c.key))
+            images = tuple(image for image in self.images.get(key, ()) if not image.cached(out_root) and (
+                not isinstance(image.picture, SheetPicture) or any(c in image.picture.slots for c in missing)))
+            if missing or images:
+                work[key] = TTSCardWork(out_root, key, missing, images)
+        return work
+
+
 class _Exporter:
     """Writes one game's images into the staging folder and builds its objects."""
 
     def __init__(self, game: str, record: BuildRecord, out_dir: Path, staging: Path, options: TTSOptions,
-                 url: Callable[[str], str]) -> None:
+                 url: Callable[[str], str], recipes: _Recipes | None = None) -> None:
         self.game, self.record, self.out_dir, self.staging = game, record, out_dir, staging
         self.options, self.url = options, url
+        self.recipes = recipes  # when given, images are only collected there (see `card_work`), not made
         self.guid = Guids(game)
         self.keys: set[int] = set()
         self.cover: list[tuple[str, DeckEntry]] = []  # (face image path, deck) of each deck's first card
 
     # ------------------------------------------------------------ images
 
-    def trimmed(self, path: str, deck: DeckEntry) -> Image.Image:
-        """A card image from the build with its bleed cut off."""
-        bleed = deck.bleed_px
-        with Image.open(self.out_dir / path) as image:
+    def card_image(self, source: Source) -> Image.Image:
+        """A card image of the build, read from its file."""
+        with Image.open(self.out_dir / source.path) as image:
             image.load()
-            return image.crop((bleed, bleed, image.width - bleed, image.height - bleed))
+            return image
 
-    def encode(self, image: Image.Image, keep_alpha: bool = False) -> tuple[bytes, str]:
-        """The image as file bytes in the export's format, and the file suffix."""
-        buffer = io.BytesIO()
-        if keep_alpha or self.options.image_format == "png":
-            image.save(buffer, format="PNG")
-            return buffer.getvalue(), ".png"
-        # JPEG has no transparency: transparent parts turn white, as on paper
-        flat = Image.new("RGB", image.size, "white")
-        flat.paste(image, mask=image.getchannel("A") if image.mode == "RGBA" else None)
-        flat.save(buffer, format="JPEG", quality=self.options.jpeg_quality, subsampling=0, optimize=True)
-        return buffer.getvalue(), ".jpg"
+    def source(self, path: str, deck: DeckEntry) -> Source:
+        """A face or back image of the build, with what to cut off."""
+        return Source(self.image_hash(path), path, deck.bleed_px)
 
-    def save_cached(self, make: Callable[[], Image.Image], stem: str, inputs: list[str],
-                    keep_alpha: bool = False) -> str:
-        """Like `save`, but reuse the file made earlier from the same inputs (card hashes, cell size, format).
+    def save_cached(self, picture: Picture, stem: str, inputs: list[str], keep_alpha: bool = False) -> str:
+        """Put an image into the export, made from its recipe or reused from the cache; return its URL.
 
-        The name carries a hash of the inputs, which changes whenever the content does.
+        The name carries a hash of the inputs (card hashes, cell size, format), which changes whenever the
+        content does.
         """
         png = keep_alpha or self.options.image_format == "png"
         key = inputs_key([*inputs, str(png), str(self.options.jpeg_quality)])
         name = f"{self.game}-{stem}-{key[:12]}{'.png' if png else '.jpg'}"
-        reuse_or_make(self.out_dir, self.staging / name, [key],
-                      lambda temp: temp.write_bytes(self.encode(make(), keep_alpha)[0]))
+        image = ExportImage(picture, png, self.options.jpeg_quality, (key,))
+        if self.recipes is not None:
+            self.recipes.add(image)
+        else:
+            place_file(image.make(self.out_dir.parent, self.card_image), self.staging / name)
         return self.url(name)
 
     def image_hash(self, path: str | None) -> str:
         """The content hash the build recorded for a face or back image path."""
         return self.record.image_hash(path) or str(path)
 
-    def cell(self, path: str, deck: DeckEntry, size: tuple[int, int]) -> Image.Image:
-        """A card trimmed and scaled to a sheet cell, cached by the card's hash and the cell size.
-
-        Decoding and scaling every card of a sheet is most of a sheet's cost; with the cells cached,
-        remaking the sheet after a one-card edit decodes small cells and scales one card.
-        """
-        png = self.options.image_format == "png"
-        key = inputs_key(["cell", self.image_hash(path), f"{size}", f"{deck.bleed_mm}", str(png)])
-        cache = Cache(self.out_dir.parent, "tts-cells", ".png" if png else ".jpg")
-        if cache.has(key):
-            with Image.open(cache.path(key)) as stored:
-                return stored.convert("RGB")
-        image = self.trimmed(path, deck).convert("RGB").resize(size, Image.Resampling.LANCZOS)
-        # Cells are kept lossless for PNG sheets; for JPEG sheets a high-quality JPEG is lossless enough.
-        options: dict[str, Any] = {"format": "PNG", "compress_level": 1} if png else {"format": "JPEG", "quality": 97,
-                                                                         "subsampling": 0}
-        cache.write(key, lambda temp: image.save(temp, **options))
-        return image
-
-    def face_cell(self, by_id: dict[str, CardEntry], deck: DeckEntry, size: tuple[int, int],
-                  card_id: str) -> Image.Image:
-        """The face of a card (by id) as a sheet cell of `size`."""
-        return self.cell(by_id[card_id].face, deck, size)
-
-    def sheet_image(self, sheet: Sheet, load: Callable[[str], Image.Image]) -> Image.Image:
-        """Cards pasted into their cells: slot k at column k % columns, row k // columns, no gaps.
-
-        Images are loaded one at a time (`load(card_id)`), so a large deck never sits in memory whole.
-        """
-        canvas = Image.new("RGB", (sheet.width, sheet.height), "black")
-        for slot, card_id in enumerate(sheet.card_ids):
-            cell = load(card_id).convert("RGB").resize((sheet.cell_width, sheet.cell_height), Image.Resampling.LANCZOS)
-            canvas.paste(cell, sheet.origin(slot))
-        return canvas
+    def sheet_picture(self, sheet: Sheet, images: list[str | None], deck: DeckEntry) -> SheetPicture:
+        """A sheet's recipe from the image of each of its slots (None: a plain back)."""
+        png, size = self.options.image_format == "png", (sheet.cell_width, sheet.cell_height)
+        return SheetPicture(sheet.width, sheet.height, sheet.columns, tuple(
+            Cell(self.source(path, deck), size, png) if path else Plain(size) for path in images))
 
     # ------------------------------------------------------------ objects
 
@@ -284,29 +506,23 @@ class _Exporter:
         picture = f"{card_size}/{deck.bleed_mm}/{self.options.image_format}/{self.options.jpeg_quality}"
         sheets = plan_sheets(self.game, deck_name, list(by_id), *card_size, self.keys, lambda ids: "|".join(
             [picture, *(f"{by_id[i].hash}/{self.image_hash(by_id[i].back)}" for i in ids)]))
-        backs: dict[str | None, Image.Image] = {}  # each distinct back, loaded once
-
-        def back_of(card_id: str) -> Image.Image:
-            path = by_id[card_id].back
-            if path not in backs:
-                backs[path] = self.back_image(path, deck, card_size)
-            return backs[path]
-
         unique_back = len({c.back for c in cards}) > 1  # different backs: a back sheet per face sheet
         if not unique_back:  # one back image for the deck (and one file for decks sharing a back)
             sharpest = max(sheets, key=lambda s: s.cell_width * s.cell_height)
             size = (sharpest.cell_width, sharpest.cell_height)
             back_inputs = [self.image_hash(cards[0].back), f"{size}", f"{deck.bleed_mm}"]
-            shared_back = self.save_cached(lambda: back_of(cards[0].id).resize(size, Image.Resampling.LANCZOS),
-                                           "back", back_inputs)
+            back = cards[0].back
+            shared_back = self.save_cached(Scaled(self.source(back, deck), size) if back else Plain(size), "back",
+                                           back_inputs)
         custom = {}
         for index, sheet in enumerate(sheets):
             layout = f"{sheet.width}x{sheet.height}/{sheet.cell_width}x{sheet.cell_height}/{deck.bleed_mm}"
-            cells = functools.partial(self.face_cell, by_id, deck, (sheet.cell_width, sheet.cell_height))
-            face_url = self.save_cached(functools.partial(self.sheet_image, sheet, cells), f"{deck_name}-{index + 1}",
+            faces = self.sheet_picture(sheet, [by_id[i].face for i in sheet.card_ids], deck)
+            face_url = self.save_cached(faces, f"{deck_name}-{index + 1}",
                                         [layout, *(by_id[i].hash for i in sheet.card_ids)])
             if unique_back:
-                back_url = self.save_cached(functools.partial(self.sheet_image, sheet, back_of),
+                backs = self.sheet_picture(sheet, [by_id[i].back for i in sheet.card_ids], deck)
+                back_url = self.save_cached(backs,
                                             f"{deck_name}-{index + 1}-backs",
                                             [layout, *(self.image_hash(by_id[i].back) for i in sheet.card_ids)])
             else:
@@ -332,21 +548,11 @@ class _Exporter:
                      transform, SidewaysCard=sideways, HideWhenFaceDown=True,
                      DeckIDs=[c["CardID"] for c in contained], CustomDeck=custom, ContainedObjects=contained)
 
-    def back_image(self, path: str | None, deck: DeckEntry, size: tuple[int, int]) -> Image.Image:
-        """A card back, trimmed, at the card's size; a plain one when the deck has none."""
-        if path is None:
-            return Image.new("RGB", size, PLAIN_BACK)
-        return self.trimmed(path, deck).convert("RGB").resize(size, Image.Resampling.LANCZOS)
-
     def component_image(self, card: CardEntry, deck: DeckEntry, keep_alpha: bool) -> str:
         """A token's or board's image, trimmed and kept within the size limit; its URL."""
-        def make() -> Image.Image:
-            image = self.trimmed(card.face, deck)
-            image.thumbnail((MAX_SIDE_PX, MAX_SIDE_PX), Image.Resampling.LANCZOS)
-            return image
-
         self.cover.append((card.face, deck))
-        return self.save_cached(make, card.id, [card.hash, f"{deck.bleed_mm}"], keep_alpha)
+        return self.save_cached(Component(self.source(card.face, deck)), card.id, [card.hash, f"{deck.bleed_mm}"],
+                                keep_alpha)
 
     def token_objects(self, deck_name: str, deck: DeckEntry, card: CardEntry, x: float, z: float) -> list[dict]:
         """A token as a Custom_Tile (or Custom_Token when cut out): in an Infinite_Bag for an endless
@@ -395,7 +601,8 @@ class _Exporter:
         canvas = Image.new("RGBA", (THUMBNAIL_PX, THUMBNAIL_PX), "#1f1d1a")
         shown = self.cover[:3]
         for i, (path, deck) in enumerate(shown):
-            face = self.trimmed(path, deck).convert("RGBA")
+            source = self.source(path, deck)
+            face = source.trimmed(self.card_image(source)).convert("RGBA")
             face.thumbnail((110, 154), Image.Resampling.LANCZOS)
             angle = (i - (len(shown) - 1) / 2) * -12
             turned = face.rotate(angle, resample=Image.Resampling.BICUBIC, expand=True)

@@ -1,0 +1,143 @@
+"""Small inputs that used to hang or take gigabytes: every input has a bound a designer never reaches, and
+crossing it is a located finding within seconds."""
+from __future__ import annotations
+
+import base64
+import csv
+import re
+import struct
+import time
+import zipfile
+import zlib
+from pathlib import Path
+
+import pytest
+
+from tests.hostile_example import GAME, run
+
+SECONDS = 60  # generous on a loaded machine; each of these hung for minutes or ran out of memory before
+
+
+def _manifest(root: Path, old: str, new: str, count: int = 1) -> None:
+    manifest = root / "data" / GAME / "game.yaml"
+    text = manifest.read_text()
+    assert old in text
+    manifest.write_text(text.replace(old, new, count))
+
+
+def _validate(root: Path, *args: str) -> tuple[int, list[str]]:
+    started = time.monotonic()
+    result = run(root, "validate", GAME, *args)
+    assert time.monotonic() - started < SECONDS
+    assert "Traceback" not in result.output and (result.exception is None or isinstance(result.exception, SystemExit))
+    return result.exit_code, [line for line in result.output.splitlines() if ": error: " in line]
+
+
+def _line_of(root: Path, text: str) -> int:
+    lines = (root / "data" / GAME / "game.yaml").read_text().splitlines()
+    return next(i for i, line in enumerate(lines, start=1) if text in line)
+
+
+@pytest.mark.parametrize("expr, words", [
+    ("9**9**9 > 0", "an exponent must be a plain number"),
+    ("'a' * 10**10 == 'b'", "repeating a text or a list is not allowed"),
+    (" + ".join(["count"] * 20_000) + " > 0", "nested more than 100 levels deep"),
+])
+def test_filter_bombs_are_findings(fresh_example: Path, expr: str, words: str) -> None:
+    _manifest(fresh_example, "filter: \"pile == 'center'\"", f"filter: \"pile == 'center' and {expr}\"")
+    code, errors = _validate(fresh_example, "--no-layout")
+    line = _line_of(fresh_example, "and " + expr[:20])
+    assert code == 1 and any(e.startswith(f"data/{GAME}/game.yaml:{line}:") and words in e for e in errors), errors
+
+
+def test_rule_bomb_is_a_finding(fresh_example: Path) -> None:
+    _manifest(fresh_example, "check: \"name == 'Head Trauma'\"", "check: \"name == 'x' * 10**10\"")
+    code, errors = _validate(fresh_example, "--no-layout")
+    assert code == 1 and any("repeating a text or a list is not allowed" in e for e in errors), errors
+
+
+def test_long_name_lists_and_arithmetic_on_whole_numbers_work(fresh_example: Path) -> None:
+    names = ", ".join(f"'Card {i}'" for i in range(20_000))
+    _manifest(fresh_example, "filter: \"pile == 'center'\"", f"filter: \"pile == 'center' and name not in [{names}]\"")
+    _manifest(fresh_example, "filter: \"pile == 'starting'\"", "filter: \"pile == 'starting' and count * 2 > 2\"")
+    assert _validate(fresh_example, "--no-layout") == (0, [])
+
+
+def test_mistyped_copy_count_is_a_finding(fresh_example: Path) -> None:
+    cards = fresh_example / "data" / GAME / "cards.csv"
+    cards.write_text(cards.read_text().replace("Drone,Scrapbot,center,8,", "Drone,Scrapbot,center,1000000,"))
+    code, errors = _validate(fresh_example, "--no-layout")
+    assert code == 1 and errors[0].startswith(f"data/{GAME}/cards.csv:10:count: error: copy count 1,000,000 is more")
+
+
+def test_workbook_declaring_a_huge_sheet_is_read_as_stored(fresh_example: Path) -> None:
+    import openpyxl
+
+    data = fresh_example / "data" / GAME
+    book = openpyxl.Workbook()
+    with open(data / "components.csv", encoding="utf-8") as handle:
+        for row in csv.reader(line for line in handle if not line.startswith("#")):
+            book.active.append([int(c) if c.isdigit() else (c or None) for c in row])
+    book.save(data / "components.xlsx")
+    with zipfile.ZipFile(data / "components.xlsx") as source:
+        parts = {name: source.read(name) for name in source.namelist()}
+    sheet = "xl/worksheets/sheet1.xml"
+    parts[sheet] = re.sub(rb'<dimension ref="[^"]*"', b'<dimension ref="A1:XFD1048576"', parts[sheet])
+    assert b"XFD1048576" in parts[sheet]
+    with zipfile.ZipFile(data / "components.xlsx", "w") as target:
+        for name, content in parts.items():
+            target.writestr(name, content)
+    (data / "components.csv").unlink()
+    _manifest(fresh_example, "source: components.csv", "source: components.xlsx", count=-1)
+    assert _validate(fresh_example, "--no-layout") == (0, [])
+
+
+def test_print_on_absurd_paper_or_margins_is_an_error(example: Path) -> None:
+    for flags, words in [(["--paper", "100000x100000mm"], "larger than 3000 mm"),
+                         (["--margin", "1000mm"], "at most 100 mm"),
+                         (["--margin", "100mm"], "leaves no room for cards"),
+                         (["--back-offset", "nan,nan"], "is not 'X,Y' in mm")]:
+        started = time.monotonic()
+        result = run(example, "print", GAME, *flags)
+        assert time.monotonic() - started < SECONDS and result.exit_code == 1, result.output
+        assert "Traceback" not in result.output and words in result.output, result.output
+
+
+def _png_header(width: int, height: int) -> bytes:
+    """A valid PNG claiming any size with one tiny row (Pillow reads only the header)."""
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\0" * 11)) + \
+        chunk(b"IEND", b"")
+
+
+def test_small_svg_embedding_a_huge_picture_is_refused(fresh_example: Path) -> None:
+    icons = fresh_example / "icons"
+    icons.mkdir(exist_ok=True)
+    picture = base64.b64encode(_png_header(20000, 20000)).decode()
+    (icons / "delivery-drone.svg").write_text(  # the Drone's art: a workspace icon takes precedence
+        '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" viewBox="0 0 10 10">'
+        f'<image width="10" height="10" xlink:href="data:image/png;base64,{picture}"/></svg>')
+    code, errors = _validate(fresh_example)
+    assert code == 1 and errors, errors
+    assert all("icons/delivery-drone.svg cannot be used: the SVG embeds a picture with far too many pixels" in e
+               for e in errors), errors
+
+
+@pytest.mark.parametrize("size, words", [
+    ("{width: 1000mm, height: 1500mm, bleed: 0, safe: 5mm, dpi: 300}", "lower the deck's dpi"),
+    ("{width: 0mm, height: 300mm, bleed: 0, safe: 5mm, dpi: 150}", "must be more than 0"),
+    ("{width: 400m, height: 300mm, bleed: 0, safe: 5mm, dpi: 150}", "is not a length"),
+])
+def test_impossible_sizes_are_size_errors(fresh_example: Path, size: str, words: str) -> None:
+    _manifest(fresh_example, "size: {width: 400mm, height: 300mm, bleed: 0, safe: 5mm, dpi: 150}", f"size: {size}")
+    code, errors = _validate(fresh_example)
+    assert code == 1 and len(errors) == 1 and words in errors[0], errors
+    assert errors[0].startswith(f"data/{GAME}/game.yaml:")
+
+
+def test_delimiter_of_two_characters_is_a_manifest_error(fresh_example: Path) -> None:
+    _manifest(fresh_example, "source: components.csv", "source: {file: components.csv, delimiter: 'ab'}")
+    code, errors = _validate(fresh_example)
+    assert code == 1 and len(errors) == 1 and "delimiter" in errors[0] and "1 character" in errors[0], errors
