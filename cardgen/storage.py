@@ -77,10 +77,15 @@ def place_file(source: Path, target: Path) -> None:
 SEAL_SUFFIX = ".seal"
 
 
-def seal(path: Path) -> None:
-    """Record what a cache entry holds (content digest, size, modification time) beside it, to verify it later."""
-    stat = path.stat()
-    record = {"sha256": file_digest(path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+def seal(path: Path, content: Path | None = None) -> None:
+    """Record what a cache entry holds (content digest, size, modification time) beside it, to verify it later.
+
+    `content` is the file to describe when it is not yet at `path` (a temporary file about to be renamed
+    there: a rename keeps its size and time), so that the entry never appears without its seal.
+    """
+    content = content or path
+    stat = content.stat()
+    record = {"sha256": file_digest(content), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
     write_text(path.with_name(path.name + SEAL_SUFFIX), json.dumps(record))
 
 
@@ -153,8 +158,14 @@ class Cache:
     def write(self, key: str, write: Callable[[Path], object], suffix: str | None = None) -> Path:
         """Make an entry with `write(temp_path)` (atomically) and seal it; return its path."""
         path = self.path(key, suffix)
-        write_atomic(path, write)
-        seal(path)
+
+        def write_sealed(temp: Path) -> None:
+            # Sealed before the rename: a worker making the same entry at once never finds it unsealed
+            # (and so deletes it under this writer's feet).
+            write(temp)
+            seal(path, temp)
+
+        write_atomic(path, write_sealed)
         return path
 
     def read_bytes(self, key: str, suffix: str | None = None) -> bytes | None:
