@@ -79,7 +79,7 @@ class DataSource(Strict):
     """Where a deck's rows come from: a CSV, YAML or XLSX file (and sheet)."""
 
     file: str
-    sheet: str | None = None
+    sheet: str | int | None = Field(None, description="an XLSX sheet by name, or by number counting from 1")
     delimiter: str | None = Field(None, min_length=1, max_length=1, description="one character, e.g. ';'")
     encoding: str | None = None
 

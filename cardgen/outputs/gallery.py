@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from cardgen.bundled import ASSETS
-from cardgen.changes import Changes, diff_records
+from cardgen.changes import Changes, diff_records, field_change
 from cardgen.errors import Problem
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.record import BUILD_RECORD, BuildRecord, CardEntry, DeckEntry, GuideBox
@@ -78,7 +78,7 @@ def _figure(card: CardEntry, deck: DeckEntry, findings: list[Problem], changes: 
         ('<span class="badge changed">changed</span>' if changed else "")
     what = ""
     if changed is not None and changed.fields:
-        what = '<span class="changes">' + "; ".join(f"{_e(k)}: {_e(a)} &rarr; {_e(b)}"
+        what = '<span class="changes">' + "; ".join(_e(field_change(k, a, b))
                                                      for k, (a, b) in changed.fields.items()) + "</span>"
     search = " ".join([card.name, card.id, card.text, card.deck]).lower()
     items = "".join(_finding_item(f) for f in findings)
