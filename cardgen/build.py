@@ -92,7 +92,12 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     with output_lock(options.out_root):  # one build per output root at a time
         for folder in (final, cache_root(options.out_root)):  # before any work: what a build replaces is ours
             refuse_foreign(folder)
-        return _build(root, name, options, reporter, stages or [], started)
+        try:
+            return _build(root, name, options, reporter, stages or [], started)
+        except OSError as exc:  # a full disk, a folder made read-only meanwhile: the previous output stays
+            where = f" ({exc.filename})" if exc.filename else ""
+            raise CardgenError(f"cannot write the build: {exc.strerror or exc}{where}; the previous output is "
+                               "left as it was", file=str(final)) from None
 
 
 def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | None, stages: list[OutputStage],
