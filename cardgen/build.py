@@ -7,7 +7,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Sequence
 
 from cardgen.changes import Changes, diff_records
 from cardgen.context import BuildContext
@@ -15,6 +15,7 @@ from cardgen.errors import CardgenError, Problem
 from cardgen.fonts import configure_fontconfig
 from cardgen.freshness import current_build, outputs_intact, seal_outputs, settings_key, source_stamp
 from cardgen.manifest import Game
+from cardgen.outputs.stage import Stage, StageContext
 from cardgen.ownership import (
     check_game_name,
     check_output_root,
@@ -27,6 +28,7 @@ from cardgen.ownership import (
 from cardgen.plan import BuildPlan, draw_plan, place_card_files, plan_build, record_of
 from cardgen.progress import Reporter, SilentReporter
 from cardgen.record import BuildRecord
+from cardgen.render import CardWork
 from cardgen.storage import cache_root, swap_into_place
 from cardgen.validate.findings import unique
 
@@ -38,7 +40,8 @@ class BuildOptions:
     out_root: Path
     jobs: int = os.cpu_count() or 1
     keep_svg: bool = False
-    force: bool = False  # build even when validation finds errors
+    force: bool = False  # build despite errors, leaving out the cards they concern
+    always: tuple[str, ...] = ()  # stages run whatever the manifest says (`build --pod`)
 
 
 @dataclass
@@ -57,18 +60,35 @@ class BuildResult:
     up_to_date: bool = False
 
 
-# An output stage takes the game, its build record and the (staging) output folder, and writes files.
-OutputStage = Callable[[Game, BuildRecord, Path], None]
+# Output stages of a build: registered names (see cardgen.outputs) or stage objects.
+StageChoice = Sequence[str | Stage]
 
 
-def build_fingerprint(record: BuildRecord, game: Game, options: BuildOptions, stages: list[OutputStage]) -> str:
+def _stage_names(stages: StageChoice, options: BuildOptions) -> list[object]:
+    """What the build settings record of the stages: their names, and those run whatever the manifest says."""
+    return [[s if isinstance(s, str) else s.name for s in stages], options.always]
+
+
+def select_stages(game: Game, stages: StageChoice, always: tuple[str, ...] = ()) -> list[Stage]:
+    """The stage objects a build of a game runs: named ones with the game's options, when enabled (or always)."""
+    from cardgen.outputs import stage_class
+
+    selected = []
+    for choice in stages:
+        stage = stage_class(choice).for_game(game) if isinstance(choice, str) else choice
+        if not isinstance(choice, str) or stage.enabled(game) or choice in always:
+            selected.append(stage)
+    return selected
+
+
+def build_fingerprint(record: BuildRecord, game: Game, options: BuildOptions, stages: StageChoice) -> str:
     """A hash of everything a build's outputs depend on: cards, images, manifest, options and stages."""
     stable = record.model_dump(mode="json", exclude={"built_at", "stats", "fingerprint", "settings", "sources",
                                                      "warnings"})
     digest = hashlib.sha256(json.dumps(stable, sort_keys=True, default=str).encode())
     for manifest in game.manifest_files:
         digest.update(manifest.read_bytes())
-    digest.update(f"{options.keep_svg}|{[getattr(s, '__qualname__', repr(s)) for s in stages]}".encode())
+    digest.update(f"{options.keep_svg}|{_stage_names(stages, options)}".encode())
     return digest.hexdigest()[:32]
 
 
@@ -80,7 +100,7 @@ def _up_to_date(name: str, final: Path, record: BuildRecord, started: float,
 
 
 def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter | None = None,
-               stages: list[OutputStage] | None = None) -> BuildResult:
+               stages: StageChoice = ()) -> BuildResult:
     """Build one game into `<out_root>/<name>/`; the previous output stays until the new one is complete.
 
     When no file the last build read has changed (sizes and times), nothing is validated, drawn or
@@ -93,22 +113,21 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
         for folder in (final, cache_root(options.out_root)):  # before any work: what a build replaces is ours
             refuse_foreign(folder)
         try:
-            return _build(root, name, options, reporter, stages or [], started)
+            return _build(root, name, options, reporter, stages, started)
         except OSError as exc:  # a full disk, a folder made read-only meanwhile: the previous output stays
             where = f" ({exc.filename})" if exc.filename else ""
             raise CardgenError(f"cannot write the build: {exc.strerror or exc}{where}; the previous output is "
                                "left as it was", file=str(final)) from None
 
 
-def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | None, stages: list[OutputStage],
+def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | None, stages: StageChoice,
            started: float) -> BuildResult:
     """The build of one game, holding the output root's lock."""
     from cardgen.validate import check_output_folder, validate_context
 
     final = options.out_root / name
     previous = BuildRecord.previous(final)
-    stage_names = [getattr(stage, "__qualname__", repr(stage)) for stage in stages]
-    settings = settings_key(options.keep_svg, options.force, stage_names)
+    settings = settings_key(options.keep_svg, options.force, *_stage_names(stages, options))
     if previous is not None and current_build(final, root, name, settings) is not None:
         return _up_to_date(name, final, previous, started)
     configure_fontconfig([root / "fonts"])
@@ -135,24 +154,30 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
         previous.save(final)
         seal_outputs(final)
         return _up_to_date(name, final, previous, started, changes)
-    from cardgen.outputs import card_work
-
-    work = card_work(stages or [], plan.game, record, options.out_root)
+    selected = select_stages(plan.game, stages, options.always)
+    work: dict[str, list[CardWork]] = {}
+    for stage in selected:  # the stages' work on card images, done in the render workers
+        for key, item in stage.card_work(plan.game, record, options.out_root).items():
+            work.setdefault(key, []).append(item)
     rendered, cached = draw_plan(plan, options.jobs, reporter or SilentReporter(), work)
     record.stats.rendered, record.stats.cached = rendered, cached
-    _write_outputs(plan, record, options, stages, final)
+    _write_outputs(plan, record, options, selected, final)
     return BuildResult(name, final, len(plan.cards), record.stats.copies, rendered, cached,
                        time.perf_counter() - started, plan.findings, changes)
 
 
-def _write_outputs(plan: BuildPlan, record: BuildRecord, options: BuildOptions, stages: list[OutputStage],
+def _write_outputs(plan: BuildPlan, record: BuildRecord, options: BuildOptions, stages: list[Stage],
                    final: Path) -> None:
-    """Write card files and every output stage into a staging folder, then swap it into place."""
+    """Write card files and every output stage into a staging folder, then build.json (the stages' findings
+    with it), then swap the folder into place."""
     staging = make_staging(options.out_root, final.name)
     try:
-        place_card_files(plan, record, staging, options.keep_svg)
+        place_card_files(plan, staging, options.keep_svg)
+        context = StageContext(plan.game, record, staging, final)
         for stage in stages:
-            stage(plan.game, record, staging)
+            plan.findings += stage.run(context)
+        record.warnings = plan.findings
+        record.save(staging)
         seal_outputs(staging)
         swap_into_place(staging, final)
     except OSError as exc:

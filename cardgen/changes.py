@@ -67,11 +67,23 @@ def describe(changes: Changes) -> list[str]:
     lines = [f"+ {c.id} ({c.name}) added" for c in changes.added]
     lines += [f"- {c.id} ({c.name}) removed" for c in changes.removed]
     for change in changes.changed:
-        parts = [f"{k} {_show(a)} -> {_show(b)}" for k, (a, b) in change.fields.items()]
+        parts = [field_change(k, a, b) for k, (a, b) in change.fields.items()]
         if change.image_changed and not parts:
             parts = ["image changed (template, icon, font or art)"]
         lines.append(f"~ {change.id}: " + "; ".join(parts))
     return lines
+
+
+def field_change(name: str, old: Any, new: Any) -> str:
+    """`health 10 -> 20`; a value that only changed type (a column given a type under fields:) says so."""
+    if _show(old) == _show(new):
+        return f"{name} {_show(new)} (now read as {_kind(new)}, was {_kind(old)})"
+    return f"{name} {_show(old)} -> {_show(new)}"
+
+
+def _kind(value: Any) -> str:
+    return {bool: "yes/no", int: "a whole number", float: "a number", str: "text", list: "a list"}.get(
+        type(value), type(value).__name__)
 
 
 def _show(value: Any) -> str:

@@ -205,6 +205,13 @@ def _row_of(header: list[str], cells: list[str], shown_as: str, line: int, notes
         notes.append(Problem(f"this row has {len(cells)} cells but the header has {len(header)} columns; "
                              "the missing ones are read as empty", file=shown_as, row=line, severity="warning",
                              rule="ragged-row"))
+    for i, name in enumerate(header):
+        reported = any(n.rule == "unnamed-column" and n.column == f"#{i + 1}" for n in notes)
+        if not name and i < len(cells) and cells[i].strip() and not reported:
+            notes.append(Problem(f"column {i + 1} holds data ('{cells[i].strip()[:30]}') but has no name in the "
+                                 "header row, so it is ignored; name it in the header (or delete the data)",
+                                 file=shown_as, row=line, column=f"#{i + 1}", severity="warning",
+                                 rule="unnamed-column"))
     values: dict[str, str] = {}
     for i, name in enumerate(header):
         if name and name not in values:  # a duplicate column was reported; the first one counts
@@ -303,6 +310,22 @@ def _cell_text(value: Any) -> str:
     return str(value)
 
 
+def _worksheet(book: Any, sheet: str | int | None, shown_as: str) -> Any:
+    """A workbook's sheet by name or by number (counting from 1); a wrong one lists the sheets there are."""
+    names = list(book.sheetnames)
+    if sheet is None:
+        return book.worksheets[0]
+    if isinstance(sheet, int) and 1 <= sheet <= len(names):
+        return book.worksheets[sheet - 1]
+    if isinstance(sheet, str) and sheet in names:
+        return book[sheet]
+    listed = ", ".join(f"{i}: '{n}'" for i, n in enumerate(names, start=1))
+    close = difflib.get_close_matches(str(sheet), names, n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    raise CardgenError(f"no sheet {sheet!r}{hint} The workbook has {listed} (give `sheet:` a name or a number "
+                       "counting from 1)", file=shown_as)
+
+
 def _bounded_rows(rows: Iterator[tuple], shown_as: str) -> Iterator[tuple]:
     """Rows of a sheet, with empty trailing cells dropped; an error past MAX_ROWS rows or MAX_COLUMNS cells."""
     for number, cells in enumerate(rows, start=1):
@@ -319,7 +342,7 @@ def _bounded_rows(rows: Iterator[tuple], shown_as: str) -> Iterator[tuple]:
         yield cells
 
 
-def read_xlsx_table(path: Path, shown_as: str, sheet: str | None) -> Table:
+def read_xlsx_table(path: Path, shown_as: str, sheet: str | int | None) -> Table:
     """Read one sheet of an XLSX workbook as text rows (formulas as their cached values)."""
     import openpyxl
 
@@ -328,10 +351,7 @@ def read_xlsx_table(path: Path, shown_as: str, sheet: str | None) -> Table:
     except Exception as exc:  # openpyxl raises many types for a damaged file
         raise CardgenError(f"cannot open the workbook: {exc}", file=shown_as) from None
     try:
-        if sheet is not None and sheet not in book.sheetnames:
-            raise CardgenError(f"no sheet '{sheet}'; the workbook has {', '.join(book.sheetnames)}",
-                               file=shown_as)
-        worksheet = book[sheet] if sheet else book.worksheets[0]
+        worksheet = _worksheet(book, sheet, shown_as)
         # A sheet's declared dimension (A1:XFD1048576 in a 5 kB file) is not trusted: rows are read as
         # they are stored, and their number and width are bounded.
         worksheet.reset_dimensions()
@@ -551,6 +571,10 @@ def deck_cards(game: Game, deck_name: str, rows: list[Row],
         card_id = str(values.get(deck.id) or "") if deck.id else slugify(name)
         card_id = deck.id_prefix + card_id if card_id else card_id
         try:
+            if not name.strip() and not deck.id:
+                raise CardgenError(f"this row has no name (its '{deck.name}' cell is empty); every card needs one "
+                                   "(its id is made from it): fill it in, or delete the row",
+                                   file=row.file, row=row.line, column=deck.name, rule="empty-name")
             if not card_id:
                 raise CardgenError("the card has no id: its name is empty", file=row.file, row=row.line,
                                    column=deck.id or deck.name)

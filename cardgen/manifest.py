@@ -79,7 +79,7 @@ class DataSource(Strict):
     """Where a deck's rows come from: a CSV, YAML or XLSX file (and sheet)."""
 
     file: str
-    sheet: str | None = None
+    sheet: str | int | None = Field(None, description="an XLSX sheet by name, or by number counting from 1")
     delimiter: str | None = Field(None, min_length=1, max_length=1, description="one character, e.g. ';'")
     encoding: str | None = None
 
@@ -212,6 +212,11 @@ class Game:
         """The game's shared field specs overlaid with the deck's own."""
         merged = {**self.spec.fields, **deck.fields}
         return {k: FieldSpec(type=v) if isinstance(v, str) else v for k, v in merged.items()}
+
+    def options(self, section: str | None) -> BaseModel | None:
+        """The validated manifest section of an output (`print`, `tts`), by the key written in YAML."""
+        fields = {info.alias or name: name for name, info in GameSpec.model_fields.items()}
+        return getattr(self.spec, fields[section]) if section in fields else None
 
     def line(self, *path: str | int) -> int | None:
         """The line of a key path, for error messages (in the file `where` names)."""
@@ -405,17 +410,21 @@ class PrintSpec(Strict):
 
     paper: str | list[str] = Field("letter", description="letter, a4, legal, a3, or a size such as 210x297mm or "
                                                          "8.5x11in; a list makes one PDF per paper")
-    orientation: Literal["auto", "portrait", "landscape"] = "auto"
-    duplex: Literal["none", "long-edge", "short-edge", "fold"] = "long-edge"
-    spacing: Literal["touching", "gap"] = "touching"
+    orientation: Literal["auto", "portrait", "landscape"] = Field("auto", description="auto: whichever fits more cards")
+    duplex: Literal["none", "long-edge", "short-edge", "fold"] = Field(
+        "long-edge", description="none: backs in a separate PDF; long-edge/short-edge: a back page after each "
+                                 "front; fold: fronts and mirrored backs on one page, fold in the middle")
+    spacing: Literal["touching", "gap"] = Field(
+        "touching", description="touching: cards share cuts, bleed clipped; gap: each card keeps its bleed")
     gap: str | float = Field("2mm", description="space between cards (bleed to bleed) when spacing is gap")
     margin: str | float = Field("6.35mm", description="least distance of a card from the paper edge")
-    back_offset: str | list[float] = Field("0,0", description="x,y in mm added to back pages (right, up)")
-    crop_marks: bool = True
-    cut_lines: bool = False
+    back_offset: str | list[float] = Field("0,0", description="x,y in mm added to back pages (right, up); see "
+                                                            "`cardgen calibrate`")
+    crop_marks: bool = Field(True, description="crop marks in the margin", json_schema_extra={"flag": "marks"})
+    cut_lines: bool = Field(False, description="thin lines along every trim")
     back_marks: bool = Field(True, description="crop marks on back pages too")
     images: Literal["png", "jpeg"] = Field("png", description="png keeps text crisp; jpeg makes smaller files")
-    jpeg_quality: int = Field(92, ge=50, le=100)
+    jpeg_quality: int = Field(92, ge=50, le=100, description="JPEG quality of images: jpeg (50-100)")
     pod: bool = Field(False, description="also write print-on-demand PNGs (The Game Crafter sizes)")
 
     @field_validator("paper")
@@ -463,8 +472,9 @@ class PrintSpec(Strict):
 class TTSSpec(Strict):
     """The `tts:` section: how the Tabletop Simulator saved object and its images are written."""
 
-    image_format: Literal["jpeg", "png"] = Field("jpeg", description="format of card sheets and boards")
-    jpeg_quality: int = Field(92, ge=50, le=100)
+    image_format: Literal["jpeg", "png"] = Field("jpeg", description="format of card sheets and boards",
+                                                 json_schema_extra={"flag": "format"})
+    jpeg_quality: int = Field(92, ge=50, le=100, description="JPEG quality of sheets and boards (50-100)")
     base_url: str | None = Field(None, description="URL the images are uploaded to (default: local file:/// paths)")
     cutout: list[str] = Field(default_factory=list,
                               description="token decks exported as Custom_Token: shape cut from transparency")

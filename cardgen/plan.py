@@ -215,8 +215,8 @@ def record_of(plan: BuildPlan) -> BuildRecord:
         stats=Stats(cards=len(cards), copies=sum(c.copies for c in cards)), cards=cards)
 
 
-def place_card_files(plan: BuildPlan, record: BuildRecord, out_dir: Path, keep_svg: bool) -> None:
-    """Place cards/<deck>/<id>.png and backs/<name>.png from the cache, then write build.json."""
+def place_card_files(plan: BuildPlan, out_dir: Path, keep_svg: bool) -> None:
+    """Place cards/<deck>/<id>.png and backs/<name>.png from the cache (and their SVGs, if kept)."""
     arts = [(f"backs/{name}.png", art) for name, art in plan.backs.items()]
     arts += [(f"cards/{card.deck}/{card.id}.png", plan.faces[card.id]) for card in plan.cards]
     for relative_path, art in arts:
@@ -226,4 +226,3 @@ def place_card_files(plan: BuildPlan, record: BuildRecord, out_dir: Path, keep_s
         place_file(art.cache_path, target)
         if keep_svg:
             write_text(target.with_suffix(".svg"), art.rendered.svg)
-    record.save(out_dir)

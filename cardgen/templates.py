@@ -289,6 +289,17 @@ def _template_line(template_name: str) -> int | None:
     return line
 
 
+def syntax_message(exc: jinja2.TemplateSyntaxError) -> str:
+    """Jinja's message for a syntax error, with a hint for the habits it comes from (`.35` for 0.35)."""
+    lines = (exc.source or "").splitlines()
+    line = lines[exc.lineno - 1] if exc.source and 0 < exc.lineno <= len(lines) else ""
+    number = re.search(r"(?<![\w.)\]])\.(\d+)", line)
+    if number and "{" in line:
+        digits = number.group(1)
+        return f"{exc.message}: write 0.{digits}, not .{digits} (a number needs a digit before its point)"
+    return str(exc.message)
+
+
 def _in_render(problem: Problem, where: str, shown: str, line: int | None) -> Problem:
     """A helper's problem placed at its template line; said once per template, not per card, when no
     card is to blame (a missing font)."""
@@ -378,7 +389,7 @@ class SVGRenderer:
             template = self.env.get_template(template_name)
             svg = render_bounded(self.env, template, self._context(helpers, deck, card, size))
         except jinja2.TemplateSyntaxError as exc:
-            raise CardgenError(f"template syntax error: {exc.message}",
+            raise CardgenError(f"template syntax error: {syntax_message(exc)}",
                                file=relative(exc.filename or shown, self.game.root), row=exc.lineno) from None
         except jinja2.TemplateNotFound as exc:
             raise CardgenError(f"template '{exc.name}' not found in templates/{self.game.name}/ or templates/",
@@ -390,6 +401,12 @@ class SVGRenderer:
             # a template reaching for Python's internals, or past a bound of the sandbox
             message = str(exc) if isinstance(exc, TemplateLimit) else f"{type(exc).__name__}: {exc}"
             raise CardgenError(f"{message} (while rendering {where})", file=shown,
+                               row=_template_line(template_name)) from None
+        except TypeError as exc:
+            if "str" not in str(exc):
+                raise
+            raise CardgenError(f"{exc} (while rendering {where}): a value used as a number is text; declare its "
+                               "column's type under fields: in game.yaml (e.g. power: int)", file=shown,
                                row=_template_line(template_name)) from None
         except CardgenError as exc:
             line = _template_line(template_name)

@@ -6,10 +6,16 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import settings
 
 from cardgen.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
+
+# Property tests check results, not speed: on a machine shared by parallel test runs one example can take
+# longer than hypothesis' 200 ms deadline for no fault of the code (timings live in bench/).
+settings.register_profile("cardgen", deadline=None)
+settings.load_profile("cardgen")
 
 
 def make_workspace(base: Path) -> Path:

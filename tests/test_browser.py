@@ -100,14 +100,14 @@ def test_deck_filter_and_search_in_the_browser(built: Path, tmp_path: Path) -> N
 
 def test_serve_rebuilds_on_save_reloads_the_page_and_shows_a_broken_build(built: Path, tmp_path: Path) -> None:
     from cardgen.build import BuildOptions, build_game
-    from cardgen.outputs import default_stages
+    from cardgen.outputs import stage_names
     from cardgen.outputs.gallery import gallery_state
     from cardgen.serve import serve_game
 
     out_dir = built / "output" / "quest"
 
     def build() -> str:
-        build_game(built, "quest", BuildOptions(built / "output", 1), None, default_stages())
+        build_game(built, "quest", BuildOptions(built / "output", 1), None, stage_names())
         return str(gallery_state(out_dir)["built"])
 
     running = serve_game(built, "quest", out_dir, build, say=lambda text: None)

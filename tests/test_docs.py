@@ -30,7 +30,10 @@ def _blocks() -> list[str]:
 
 def _commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:
     found = []
-    for name, command in sorted(group.commands.items()):
+    context = click.Context(group)
+    for name in group.list_commands(context):  # the lazily loaded commands (print, tts) too
+        command = group.get_command(context, name)
+        assert command is not None
         path = f"{prefix}{name}"
         found.append((path, command))
         if isinstance(command, click.Group):

@@ -17,7 +17,7 @@ from PIL import Image
 from cardgen.build import BuildOptions, build_game
 from cardgen.cli import main
 from cardgen.context import BuildContext
-from cardgen.outputs import default_stages
+from cardgen.outputs import stage_names
 from cardgen.validate import validate_game
 from tests.conftest import REPO
 
@@ -36,7 +36,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with open(shared / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         for game in GAMES:
-            build_game(REPO, game, BuildOptions(shared / "out", jobs=2), stages=default_stages())
+            build_game(REPO, game, BuildOptions(shared / "out", jobs=2), stages=stage_names())
     return shared / "out"
 
 

@@ -16,6 +16,7 @@ from cardgen.cli import main
 from cardgen.data import load_cards
 from cardgen.errors import CardgenError
 from cardgen.manifest import load_game
+from cardgen.outputs.stage import Stage, StageContext
 from cardgen.validate import validate_game
 from tests.test_validate_support import FACE, MANIFEST, mini_workspace, rules_of, with_manifest, write_game
 
@@ -290,11 +291,14 @@ def test_failed_or_interrupted_build_keeps_previous_output(ws: Path, tmp_path: P
     before = {p.relative_to(out): p.read_bytes() for p in (out / "mini").rglob("*") if p.is_file()}
     write_game(ws, files={"cards.csv": "name,power\nChanged,3\n"})
 
-    def stage(game: object, record: dict, staging: Path) -> None:
-        raise failure()
+    class Failing(Stage):
+        name = "failing"
+
+        def run(self, ctx: StageContext) -> list:
+            raise failure()
 
     with pytest.raises(failure):
-        build_game(ws, "mini", BuildOptions(out, jobs=1), None, [stage])
+        build_game(ws, "mini", BuildOptions(out, jobs=1), None, [Failing()])
     after = {p.relative_to(out): p.read_bytes() for p in (out / "mini").rglob("*") if p.is_file()}
     assert after == before
     assert sorted(p.name for p in out.iterdir()) == [".cache", ".cardgen.lock", "mini"]

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from cardgen.build import BuildOptions, build_game
-from cardgen.outputs import default_stages
+from cardgen.outputs import stage_names
 from cardgen.progress import SilentReporter
 from tests.hostile_example import GAME, run
 
@@ -99,8 +99,8 @@ def test_data_edited_during_a_build_is_built_by_the_next_one(example: Path,
 
     monkeypatch.setattr(cardgen.validate, "validate_context", validate_while_the_designer_saves)
     options = BuildOptions((example / "output").resolve(), jobs=1)
-    build_game(example, GAME, options, SilentReporter(), default_stages())
+    build_game(example, GAME, options, SilentReporter(), stage_names())
     assert "It saw you second" in (example / "output" / GAME / "build.json").read_text()  # what it read
     monkeypatch.setattr(cardgen.validate, "validate_context", validate)
-    result = build_game(example, GAME, options, SilentReporter(), default_stages())
+    result = build_game(example, GAME, options, SilentReporter(), stage_names())
     assert not result.up_to_date and "Edited mid-build" in (example / "output" / GAME / "build.json").read_text()

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from cardgen.build import BuildOptions, build_game
 from cardgen.cli import main
+from cardgen.outputs.stage import Stage, StageContext
 from cardgen.plan import png_cache
 from cardgen.watch import affected_games, watch_games
 
@@ -81,11 +82,14 @@ def test_interrupted_build_leaves_previous_output_and_recovers(tiny_game: Path) 
     csv = tiny_game / "data" / "tiny" / "cards.csv"
     csv.write_text(csv.read_text().replace("Plain", "Changed"))
 
-    def interrupt(game, record, out_dir):
-        raise KeyboardInterrupt
+    class Interrupt(Stage):
+        name = "interrupt"
+
+        def run(self, ctx: StageContext) -> list:
+            raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        _build(tiny_game, stages=[interrupt])
+        _build(tiny_game, stages=[Interrupt()])
     assert (tiny_game / "output" / "tiny" / "build.json").read_text() == before
     assert not list((tiny_game / "output").glob(".tiny*"))
     # A worker killed while writing leaves only a temporary file, which is never taken for a cache entry.
@@ -322,8 +326,6 @@ def test_touched_build_record_or_stamps_are_rebuilt_not_trusted(tiny_game: Path)
 
 
 def test_stage_names_match_the_stages() -> None:
-    from cardgen.outputs import default_stages, stage_names
+    from cardgen.outputs import stage_class, stage_names
 
-    for pod in (False, True):
-        assert stage_names(pod) == [stage.__qualname__ for stage in default_stages(pod)]
-    assert "write_pod" in stage_names(True) and "pod_stage" not in stage_names(True)
+    assert [stage_class(name).name for name in stage_names()] == stage_names()

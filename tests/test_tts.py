@@ -20,7 +20,7 @@ from cardgen.build import BuildOptions, build_game
 from cardgen.cli import main
 from cardgen.errors import CardgenError
 from cardgen.manifest import load_game
-from cardgen.outputs.tts import TTSOptions, export_tts, tts_stage, tts_text
+from cardgen.outputs.tts import TTSOptions, export_tts, tts_text
 from cardgen.record import BuildRecord, CardEntry
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,7 +108,7 @@ def _mini_workspace(root: Path) -> None:
 
 
 def _build(root: Path, name: str, out_root: Path) -> tuple[Path, BuildRecord, dict]:
-    build_game(root, name, BuildOptions(out_root=out_root, jobs=2), None, [tts_stage])
+    build_game(root, name, BuildOptions(out_root=out_root, jobs=2), None, ["tts"])
     out_dir = out_root / name
     [saved] = (out_dir / "tts").glob("*.json")
     return out_dir, BuildRecord.of_build(out_dir), json.loads(saved.read_text(encoding="utf-8"))
@@ -551,14 +551,14 @@ def test_images_made_by_the_workers_are_the_ones_the_export_makes(mini, tmp_path
 
 
 def test_one_card_edit_remakes_its_cell_and_sheet_only_and_matches_a_cold_build(tmp_path) -> None:
-    from cardgen.outputs.pdf import png_stream, print_stage
+    from cardgen.outputs.pdf import png_stream
 
     root = tmp_path / "ws"
     _mini_workspace(root)
     out = root / "output"
 
     def build(out_root: Path) -> Path:
-        build_game(root, "mini", BuildOptions(out_root=out_root, jobs=2), None, [tts_stage, print_stage])
+        build_game(root, "mini", BuildOptions(out_root=out_root, jobs=2), None, ["tts", "print"])
         return out_root / "mini"
 
     def cached(kind: str) -> set[str]:

@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 
 from cardgen.bundled import ASSETS
-from cardgen.changes import Changes, diff_records
+from cardgen.changes import Changes, diff_records, field_change
 from cardgen.errors import Problem
-from cardgen.manifest import Game
+from cardgen.outputs.stage import Stage, StageContext
 from cardgen.record import BUILD_RECORD, BuildRecord, CardEntry, DeckEntry, GuideBox
 from cardgen.storage import place_file, write_text
 
@@ -78,7 +78,7 @@ def _figure(card: CardEntry, deck: DeckEntry, findings: list[Problem], changes: 
         ('<span class="badge changed">changed</span>' if changed else "")
     what = ""
     if changed is not None and changed.fields:
-        what = '<span class="changes">' + "; ".join(f"{_e(k)}: {_e(a)} &rarr; {_e(b)}"
+        what = '<span class="changes">' + "; ".join(_e(field_change(k, a, b))
                                                      for k, (a, b) in changed.fields.items()) + "</span>"
     search = " ".join([card.name, card.id, card.text, card.deck]).lower()
     items = "".join(_finding_item(f) for f in findings)
@@ -155,14 +155,20 @@ def _keep_previous_images(record: BuildRecord, old_dir: Path, out_dir: Path, cha
             place_file(source, out_dir / PREVIOUS / faces[change.id])
 
 
-def write_gallery(game: Game, record: BuildRecord, out_dir: Path) -> None:
-    """Output stage: write index.html next to the card images, comparing with the build it replaces."""
-    old_dir = out_dir.parent / game.name  # the previous build stays in place until this one is swapped in
-    previous = BuildRecord.previous(old_dir) if (old_dir / BUILD_RECORD).is_file() else None
-    changes = diff_records(previous, record) if previous is not None else Changes()
-    _keep_previous_images(record, old_dir, out_dir, changes)
-    guides = (out_dir / "guides").is_dir()
-    write_text(out_dir / GALLERY_FILE, gallery_html(record, changes, guides))
+class GalleryStage(Stage):
+    """`index.html`: every card of the build on one page, with what changed since the build it replaces."""
+
+    name = "gallery"
+
+    def run(self, ctx: StageContext) -> list[Problem]:
+        """Write index.html next to the card images, comparing with the build it replaces."""
+        old_dir = ctx.final_dir  # the previous build stays in place until this one is swapped in
+        previous = BuildRecord.previous(old_dir) if (old_dir / BUILD_RECORD).is_file() else None
+        changes = diff_records(previous, ctx.record) if previous is not None else Changes()
+        _keep_previous_images(ctx.record, old_dir, ctx.out_dir, changes)
+        guides = (ctx.out_dir / "guides").is_dir()
+        write_text(ctx.out_dir / GALLERY_FILE, gallery_html(ctx.record, changes, guides))
+        return []
 
 
 def gallery_state(out_dir: Path) -> dict:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cardgen.errors import Problem
 from cardgen.manifest import Game
-from cardgen.record import BuildRecord, DeckEntry, GuideBox
+from cardgen.outputs.stage import Stage, StageContext
+from cardgen.record import DeckEntry, GuideBox
 from cardgen.storage import write_atomic
 
 GUIDES = "guides"
@@ -55,9 +57,20 @@ def draw_guides(image_path: Path, deck: DeckEntry, boxes: list[GuideBox], target
     write_atomic(target, lambda temp: result.save(temp, format="PNG", compress_level=1))
 
 
-def write_guides(game: Game, record: BuildRecord, out_dir: Path) -> None:
-    """Output stage: guides/<same path as the image>.png for every face and back."""
-    for card in record.cards:
-        draw_guides(out_dir / card.face, record.decks[card.deck], card.boxes, out_dir / GUIDES / card.face)
-    for back in record.backs.values():
-        draw_guides(out_dir / back.image, record.decks[back.deck], back.boxes, out_dir / GUIDES / back.image)
+class GuidesStage(Stage):
+    """`guides/`: copies of the card images with their layout guides drawn over them (`build --guides`)."""
+
+    name = "guides"
+
+    def enabled(self, game: Game) -> bool:
+        """Only when asked for (`cardgen build --guides`, `cardgen serve --guides`)."""
+        return False
+
+    def run(self, ctx: StageContext) -> list[Problem]:
+        """guides/<same path as the image>.png for every face and back."""
+        record, out_dir = ctx.record, ctx.out_dir
+        for card in record.cards:
+            draw_guides(out_dir / card.face, record.decks[card.deck], card.boxes, out_dir / GUIDES / card.face)
+        for back in record.backs.values():
+            draw_guides(out_dir / back.image, record.decks[back.deck], back.boxes, out_dir / GUIDES / back.image)
+        return []

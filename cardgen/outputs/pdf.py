@@ -6,7 +6,6 @@ name, and images with the same content (by the hash the build record holds) are 
 from __future__ import annotations
 
 import functools
-import logging
 import struct
 import tempfile
 from dataclasses import dataclass, field
@@ -14,14 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from cardgen.errors import Problem
-from cardgen.manifest import Game
+from cardgen.manifest import PrintSpec
 from cardgen.outputs.imposition import Page, PrintOptions, impose, items_from_cards
 from cardgen.outputs.kept_prints import pdf_name, read_kept, write_kept
+from cardgen.outputs.stage import Stage, StageContext, manifest_file
 from cardgen.record import BuildRecord, CardEntry
 from cardgen.storage import write_atomic
 from cardgen.units import mm_to_pt
-
-log = logging.getLogger("cardgen")
 
 MARK_WIDTH_PT = 0.3
 PAGES_PER_FILE = 120  # at most; a duplex front page and its back page always share a file
@@ -282,18 +280,22 @@ def _pt(*values: float) -> list[float]:
     return [mm_to_pt(v) for v in values]
 
 
-def print_stage(game: Game, record: BuildRecord, out_dir: Path) -> None:
-    """Output stage of `cardgen build`: `print/<game>-<paper>.pdf` for each paper of the manifest's print
-    options, and again each PDF made earlier with `cardgen print` into that folder (see `kept_prints`)."""
-    usual = PrintOptions.all_from_spec(game.spec.print_options)
-    own = {pdf_name(game.name, options, usual): options for options in usual}
-    # During a build out_dir is a staging folder; the previous build's files are at the final place.
-    kept = {name: options for name, options in read_kept(out_dir.parent / game.name / "print").items()
-            if name not in own}
-    warnings: list[str] = []
-    for name, options in {**own, **kept}.items():
-        warnings += write_print_pdf(record, out_dir, options, out_dir / "print" / name).warnings
-    write_kept(out_dir / "print", kept)
-    for warning in dict.fromkeys(warnings):
-        # Output stages have no warning channel of their own; the log reaches stderr.
-        log.warning(str(Problem(warning, file=f"data/{game.name}/game.yaml", severity="warning")))
+class PrintStage(Stage):
+    """`print/<game>-<paper>.pdf` for each paper of the manifest's `print:` section, and again each PDF made
+    earlier with `cardgen print` into that folder (see `kept_prints`)."""
+
+    name = "print"
+    section = "print"
+    Options = PrintSpec
+
+    def run(self, ctx: StageContext) -> list[Problem]:
+        """Write the print PDFs; what does not fit the paper comes back as warnings."""
+        usual = PrintOptions.all_from_spec(self.options)
+        own = {pdf_name(ctx.game.name, options, usual): options for options in usual}
+        # During a build out_dir is a staging folder; the previous build's files are at the final place.
+        kept = {name: options for name, options in read_kept(ctx.final_dir / "print").items() if name not in own}
+        warnings: list[str] = []
+        for name, options in {**own, **kept}.items():
+            warnings += write_print_pdf(ctx.record, ctx.out_dir, options, ctx.out_dir / "print" / name).warnings
+        write_kept(ctx.out_dir / "print", kept)
+        return [Problem(w, file=manifest_file(ctx.game), severity="warning") for w in dict.fromkeys(warnings)]

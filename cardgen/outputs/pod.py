@@ -11,7 +11,9 @@ import csv
 import functools
 from pathlib import Path
 
+from cardgen.errors import Problem
 from cardgen.manifest import Game
+from cardgen.outputs.stage import Stage, StageContext
 from cardgen.record import BuildRecord
 from cardgen.storage import place_file, write_atomic
 from cardgen.units import MM_PER_INCH
@@ -52,10 +54,19 @@ def write_pod(game: Game, record: BuildRecord, out_dir: Path) -> None:
         write_atomic(folder / "cards.csv", functools.partial(_write_csv, rows=rows))
 
 
-def pod_stage(game: Game, record: BuildRecord, out_dir: Path) -> None:
-    """Output stage: the print-on-demand export when the manifest asks for it (`print: {pod: true}`)."""
-    if game.spec.print_options.pod:
-        write_pod(game, record, out_dir)
+class PodStage(Stage):
+    """`pod/`: the print-on-demand export, when the manifest asks for it (`print: {pod: true}`) or `build --pod`."""
+
+    name = "pod"
+
+    def enabled(self, game: Game) -> bool:
+        """Only when the manifest's `print:` section says `pod: true`."""
+        return bool(getattr(game.options("print"), "pod", False))
+
+    def run(self, ctx: StageContext) -> list[Problem]:
+        """Write the export."""
+        write_pod(ctx.game, ctx.record, ctx.out_dir)
+        return []
 
 
 def _write_csv(path: Path, rows: list[tuple[str, str, str, str, str]]) -> None:

@@ -16,10 +16,11 @@ from typing import Any, Callable
 
 from PIL import Image
 
-from cardgen.errors import CardgenError, relative
+from cardgen.errors import CardgenError, Problem, relative
 from cardgen.manifest import Game, TTSSpec
 from cardgen.markup import parse
 from cardgen.outputs.reuse import inputs_key, make_cached, reuse_or_make
+from cardgen.outputs.stage import Stage, StageContext
 from cardgen.outputs.tts_sheets import MAX_SIDE_PX, Guids, Sheet, plan_sheets
 from cardgen.outputs.tts_sizes import board_scale, card_scale, table_units, tile_scale
 from cardgen.ownership import make_staging, remove_ours
@@ -52,14 +53,27 @@ class TTSOptions:
         return cls(**values)
 
 
-def tts_stage(game: Game, record: BuildRecord, out_dir: Path) -> None:
-    """The output stage of `cardgen build`: export with the manifest's settings."""
-    export_tts(game, record, out_dir, TTSOptions.from_spec(game.spec.tts))
+class TTSStage(Stage):
+    """`tts/`: the Tabletop Simulator export, written as the manifest's `tts:` section says."""
 
+    name = "tts"
+    section = "tts"
+    Options = TTSSpec
 
-def stage_card_work(game: Game, record: BuildRecord, out_root: Path) -> dict[str, TTSCardWork]:
-    """The per-card work of the output stage (see `card_work`)."""
-    return card_work(game.name, record, TTSOptions.from_spec(game.spec.tts), out_root)
+    def run(self, ctx: StageContext) -> list[Problem]:
+        """Write the export."""
+        export_tts(ctx.game, ctx.record, ctx.out_dir, TTSOptions.from_spec(self.spec))
+        return []
+
+    def card_work(self, game: Game, record: BuildRecord, out_root: Path) -> dict[str, TTSCardWork]:
+        """Each card's sheet cell, resampled in the render workers (see `card_work`)."""
+        return card_work(game.name, record, TTSOptions.from_spec(self.spec), out_root)
+
+    @property
+    def spec(self) -> TTSSpec:
+        """The options, as the `tts:` section's model."""
+        assert isinstance(self.options, TTSSpec)
+        return self.options
 
 
 def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSOptions) -> Path:

@@ -22,7 +22,7 @@ from cardgen.fonts import families_in_svg
 from cardgen.icons import _refuse_unsafe
 from cardgen.manifest import Choice, DeckSpec, Game
 from cardgen.markup import icon_names
-from cardgen.templates import make_environment, safe_path
+from cardgen.templates import make_environment, safe_path, syntax_message
 
 MAX_IMAGE_PIXELS = 64_000_000   # a 20 x 20 inch board at 400 DPI; a bigger image is a mistake or an attack
 MAX_IMAGE_BYTES = 50_000_000
@@ -115,7 +115,7 @@ class TemplateScanner:
                                              "templates/", file=named_at.file, row=named_at.line,
                                              rule="missing-template"))
             except jinja2.TemplateSyntaxError as exc:
-                self.findings.append(Problem(f"template syntax error: {exc.message}",
+                self.findings.append(Problem(f"template syntax error: {syntax_message(exc)}",
                                              file=relative(exc.filename or name, self.game.root), row=exc.lineno,
                                              rule="template-syntax"))
             except (OSError, UnicodeDecodeError) as exc:
@@ -388,18 +388,17 @@ class ReferenceChecker:
         return Problem(message, column=column, rule="unknown-icon", **at)
 
     def _unused_columns(self) -> list[Problem]:
-        """Data columns nothing uses, when the game declares its fields: most often a misspelt name."""
+        """Data columns nothing uses (declared under fields: or not): most often a misspelt name."""
         findings = []
         for file, table in self.data.tables.items():
             decks = self.data.decks_of[file]
             declared = set().union(*(self.game.fields_of(self.game.spec.decks[d]) for d in decks))
-            if not declared:
-                continue
             used = declared | set().union(*(self._used_by_deck(d) for d in decks)) | self._used_by_rules()
             for column in table.header:
                 if column and column not in used:
                     findings.append(Problem(f"column '{column}' is not declared under fields: and no template or "
-                                            f"rule uses it{_suggest(column, declared | used)}", file=file,
+                                            f"rule uses it{_suggest(column, declared | used)}; if it is a note, "
+                                            f"declare it (fields: {{{column}: str}}) to keep it quietly", file=file,
                                             row=table.header_line, column=column, severity="warning",
                                             rule="unknown-column"))
         return findings

@@ -1,0 +1,123 @@
+"""`cardgen build` and `cardgen watch`: build games and report what each build did."""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cardgen.errors import CardgenError, Problem
+
+POD, GUIDES = ("pod",), ("guides",)  # `build --pod`, `--guides`: stages run whatever the manifest says
+
+
+def build_games(root: Path, names: list[str], out: Path | None, jobs: int, keep_svg: bool, force: bool,
+                pod: bool, guides: bool = False) -> None:
+    """Build the games and report each; a CardgenError lists every game's problems, and a forced build that
+    left cards out exits with 1."""
+    from cardgen.ownership import check_output_root
+
+    out_root = check_output_root(root, out or root / "output")
+    problems: list[Problem] = []
+    forced = 0
+    for name in names:
+        try:
+            forced += bring_up_to_date(root, name, out_root, jobs, keep_svg, force, pod, guides)
+        except CardgenError as exc:
+            problems += exc.problems
+    if problems:
+        raise CardgenError(problems)
+    if forced:
+        click.echo(f"built with {forced} error(s) (--force): the cards named above are left out", err=True)
+        sys.exit(1)
+
+
+def bring_up_to_date(root: Path, name: str, out_root: Path, jobs: int = os.cpu_count() or 1,
+                     keep_svg: bool = False, force: bool = False, pod: bool = False, guides: bool = False) -> int:
+    """Build one game unless its last build is current, and report what was done; return how many errors a
+    forced build left (their cards are out).
+
+    A current build is reported from its build.json alone, without importing the pipeline (pandas,
+    cairosvg, reportlab stay unloaded): the settings compared are the ones build_game records.
+    """
+    from cardgen.freshness import current_build, settings_key
+    from cardgen.outputs import stage_names
+    from cardgen.ownership import check_game_name
+
+    started = time.perf_counter()
+    always = (POD if pod else ()) + (GUIDES if guides else ())
+    current = current_build(out_root / check_game_name(name), root, name,
+                            settings_key(keep_svg, force, stage_names(), always))
+    if current is not None:
+        cards, findings = current
+        show_findings(findings)
+        click.echo(up_to_date_line(name, cards, time.perf_counter() - started))
+    else:
+        findings = build_one(root, name, out_root, jobs, keep_svg, force, always).findings
+    return sum(f.severity == "error" for f in findings)
+
+
+def build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool = False, force: bool = False,
+              always: tuple[str, ...] = ()) -> Any:
+    """Run the whole pipeline for one game with every registered output stage, and report it."""
+    from cardgen.build import BuildOptions, build_game
+    from cardgen.outputs import stage_names
+    from cardgen.progress import make_reporter
+
+    options = BuildOptions(out_root, jobs, keep_svg, force, always)
+    result = build_game(root, name, options, make_reporter(sys.stderr.isatty()), stage_names())
+    report_build(result)
+    return result
+
+
+def show_findings(findings: list[Problem]) -> None:
+    """Print findings, errors in red and warnings in yellow."""
+    for finding in findings:
+        click.secho(str(finding), fg="red" if finding.severity == "error" else "yellow", err=True)
+
+
+def up_to_date_line(name: str, cards: int, seconds: float) -> str:
+    """What a build with nothing to do says."""
+    return f"{name}: up to date ({cards} cards), nothing to do, {seconds:.1f}s"
+
+
+def report_build(result: Any) -> None:
+    """Print a build's findings, what changed since the previous build, and its counts."""
+    from cardgen.changes import describe
+
+    show_findings(result.findings)
+    if result.changes is not None and not result.changes.empty:
+        for line in describe(result.changes):
+            click.echo(f"  {line}")
+    if result.up_to_date:
+        click.echo(up_to_date_line(result.name, result.cards, result.seconds))
+    else:
+        click.echo(f"{result.name}: {result.cards} cards ({result.copies} with copies), {result.rendered} drawn, "
+                   f"{result.cached} from cache, {result.seconds:.1f}s -> {result.out_dir}")
+
+
+def watch_games(root: Path, names: list[str], out: Path | None, jobs: int) -> None:
+    """Build the games, then rebuild whatever an edit affects until Ctrl-C."""
+    import threading
+
+    from cardgen.watch import watch_games as watch
+
+    out_root = (out or root / "output").resolve()
+
+    def rebuild(todo: list[str]) -> None:
+        for name in todo:
+            try:
+                build_one(root, name, out_root, jobs)
+            except CardgenError as exc:
+                show_findings(exc.problems)
+                click.echo(f"{name}: not rebuilt; fix the problems above and save again", err=True)
+
+    rebuild(names)
+    click.echo(f"watching {root} for changes to {', '.join(names)} (Ctrl-C to stop)")
+    try:
+        watch(root, names, rebuild, threading.Event())
+    except KeyboardInterrupt:
+        click.echo("stopped watching")

@@ -1,0 +1,70 @@
+"""Command flags derived from an output's options model (its manifest section): a field of `print:` is a flag of
+`cardgen print` without being declared twice."""
+from __future__ import annotations
+
+import types
+import typing
+from pathlib import Path
+from typing import Any, Callable, Literal, get_args, get_origin
+
+import click
+from pydantic import BaseModel
+
+
+def folder_option(*names: str, help: str) -> Callable[[Callable], Callable]:
+    """A click option naming a folder (None when not given)."""
+    return click.option(*names, type=click.Path(file_okay=False, path_type=Path), default=None, help=help)
+
+
+def add_flags(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
+    """A decorator adding to a click command one option per field of an options model (see `option_flags`)."""
+    def decorate(command: Callable) -> Callable:
+        for names, attrs in reversed(option_flags(model, exclude)):
+            command = click.option(*names, **attrs)(command)
+        return command
+
+    return decorate
+
+
+Flag = tuple[list[str], dict[str, Any]]  # click.option's names and attributes
+
+
+def option_flags(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> list[Flag]:
+    """Click options for the fields of an options model: `--name` per field (`--x/--no-x` for a yes/no, a
+    choice for a fixed set of words), each None unless given, so that only the flags given override the
+    manifest. A field may name its flag (`json_schema_extra={"flag": "marks"}`)."""
+    flags = []
+    for name, field in model.model_fields.items():
+        if name in exclude:
+            continue
+        extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+        flag = str(extra.get("flag", name.replace("_", "-")))
+        annotation = field.annotation
+        shown = f"game.yaml's {model.__name__.removesuffix('Spec').lower()}: {name}, else {_default(field)}"
+        help_text = f"{(field.description or name.replace('_', ' ')).rstrip('.')} (default: {shown})."
+        kind: dict[str, Any] = {"default": None, "help": help_text}
+        if annotation is bool:
+            names = [f"--{flag}/--no-{flag}", name]
+        else:
+            names = [f"--{flag}", name]
+            if get_origin(annotation) is Literal:
+                kind["type"] = click.Choice([str(a) for a in get_args(annotation)])
+            elif annotation is int:
+                kind["type"] = int
+            elif _is_list(annotation):
+                kind.update(multiple=True, callback=lambda _ctx, _param, value: list(value) or None)
+        flags.append((names, kind))
+    return flags
+
+
+def _is_list(annotation: Any) -> bool:
+    if get_origin(annotation) in (types.UnionType, typing.Union):
+        return all(get_origin(a) is list for a in get_args(annotation) if a is not type(None))
+    return get_origin(annotation) is list
+
+
+def _default(field: Any) -> str:
+    default = field.get_default(call_default_factory=True)
+    if isinstance(default, bool):
+        return "yes" if default else "no"
+    return "none" if default in (None, []) else str(default)

@@ -1,0 +1,64 @@
+"""`cardgen tts GAME`: the Tabletop Simulator export of a built game, with flags derived from the `tts:` section."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from cardgen.commands import complete_games
+from cardgen.commands.build_cmd import bring_up_to_date
+from cardgen.commands.flags import add_flags, folder_option
+from cardgen.errors import CardgenError
+from cardgen.freshness import seal_outputs
+from cardgen.manifest import TTSSpec, load_game
+from cardgen.outputs.tts import TTSOptions, TTSStage, export_tts, saved_object_path
+from cardgen.ownership import check_output_root, output_lock
+from cardgen.record import BuildRecord
+
+
+@click.command("tts")
+@click.argument("game", shell_complete=complete_games)
+@folder_option("--out", help="Output root holding the built game (default: <root>/output).")
+@click.option("--install", "do_install", is_flag=True,
+              help="Also copy the export into Tabletop Simulator's Saved Objects folder (cardgen subfolder).")
+@folder_option("--tts-dir", help="Tabletop Simulator's data folder (default: the usual place on this OS).")
+@add_flags(TTSSpec)
+@click.pass_obj
+def tts_command(root: Path, game: str, out: Path | None, do_install: bool, tts_dir: Path | None,
+                **flags: object) -> None:
+    """Export GAME to Tabletop Simulator (deck sheets, tokens, boards and a saved object), building first
+    whatever is missing or out of date.
+
+    The build writes output/<game>/tts with game.yaml's `tts:` settings; other settings given here
+    replace that export until the next build (put them in game.yaml to keep them).
+    """
+    export_game(root, game, flags, out, do_install, tts_dir)
+
+
+def export_game(root: Path, game: str, flags: dict, out: Path | None, do_install: bool, tts_dir: Path | None) -> None:
+    """Bring the build up to date, export again if the flags change the manifest's `tts:` options, and install
+    the export if asked."""
+    from cardgen.outputs.tts_install import install, install_dir
+
+    loaded = load_game(root, game)
+    stage = TTSStage.for_game(loaded, flags)
+    assert isinstance(stage, TTSStage)
+    target = install_dir(tts_dir) if do_install else None  # fail before the work if TTS is not there
+    out_root = check_output_root(root, out or root / "output")
+    bring_up_to_date(root, game, out_root)
+    out_dir = out_root / game
+    options = TTSOptions.from_spec(stage.spec)
+    with output_lock(out_root, create=False):  # no build swaps the images away meanwhile
+        record = BuildRecord.of_build(out_dir)
+        saved = saved_object_path(out_dir, record)
+        if options != TTSOptions.from_spec(loaded.spec.tts) or not saved.is_file():
+            try:
+                saved = export_tts(loaded, record, out_dir, options)
+                if options == TTSOptions.from_spec(loaded.spec.tts):  # the build's own export: still current
+                    seal_outputs(out_dir, saved.parent)
+            except OSError as exc:  # a read-only output folder, a full disk
+                raise CardgenError(f"cannot write the Tabletop Simulator export: {exc.strerror or exc}",
+                                   file=str(out_dir / "tts")) from None
+        click.echo(f"{game}: Tabletop Simulator saved object -> {saved}")
+        if target is not None:
+            click.echo(f"{game}: installed -> {install(saved.parent, game, target)}")

@@ -1,0 +1,90 @@
+"""What an output stage is: a name, an options model that is its manifest section, `run(ctx) -> findings`, and an
+optional per-card hook the render workers call while a card's image is in memory.
+
+A stage's options come from one place: its pydantic model, which is the manifest section (`print:`,
+`tts:`). Its command's flags are derived from that model (`option_flags`) and merged over the manifest in
+one way (`merge_options`). Stages report what went wrong softly as findings; they never log.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Mapping
+
+from pydantic import BaseModel, ValidationError
+
+from cardgen.errors import CardgenError, Problem, relative
+from cardgen.manifest import Game
+from cardgen.record import BuildRecord
+from cardgen.render import CardWork
+
+
+@dataclass(frozen=True)
+class StageContext:
+    """What a stage reads and where it writes: the game, the build record, the folder being built."""
+
+    game: Game
+    record: BuildRecord
+    out_dir: Path  # the game's output folder being written (a staging folder during `cardgen build`)
+    final_dir: Path  # where that folder ends up (for URLs that name files at their final place)
+
+    @property
+    def out_root(self) -> Path:
+        """The output root: its `.cache/` holds every stage's caches."""
+        return self.final_dir.parent
+
+
+class Stage:
+    """Base of an output stage. Subclasses set `name`, and `section` + `Options` when they have options."""
+
+    name: ClassVar[str]
+    section: ClassVar[str | None] = None  # the manifest key of its options (`print`, `tts`), if any
+    Options: ClassVar[type[BaseModel] | None] = None
+
+    def __init__(self, options: BaseModel | None = None) -> None:
+        self.options = options
+
+    @classmethod
+    def for_game(cls, game: Game, flags: dict[str, Any] | None = None) -> Stage:
+        """The stage with the game's manifest section, command-line flags (those given) on top."""
+        return cls(merge_options(cls.Options, game.options(cls.section), flags) if cls.Options and cls.section
+                   else None)
+
+    def enabled(self, game: Game) -> bool:
+        """Whether `cardgen build` runs this stage for a game (all do, unless a stage says otherwise)."""
+        return True
+
+    def run(self, ctx: StageContext) -> list[Problem]:
+        """Write this output into `ctx.out_dir`; return findings (warnings) for the designer."""
+        raise NotImplementedError
+
+    def card_work(self, game: Game, record: BuildRecord, out_root: Path) -> Mapping[str, CardWork]:
+        """This stage's work on card images, by image key (its content hash), for the render workers.
+
+        Each item is called in a worker with the card's image while it is in memory (see `CardWork`), so
+        that per-card output work (a TTS sheet cell) is done there and kept in a `Cache` under `out_root`
+        for `run` to read. Most stages have none.
+        """
+        return {}
+
+
+def merge_options(model: type[BaseModel], base: BaseModel | None, flags: dict[str, Any] | None) -> BaseModel:
+    """The one merge of options: command-line flags that were given (not None) over the manifest's section.
+
+    A flag value the model refuses is a CardgenError naming the flag.
+    """
+    given = {k: v for k, v in (flags or {}).items() if v is not None}
+    try:
+        return model.model_validate({**(base.model_dump() if base else {}), **given})
+    except ValidationError as exc:
+        raise CardgenError([_flag_problem(e["loc"], e["msg"]) for e in exc.errors()]) from None
+
+
+def _flag_problem(loc: tuple, message: str) -> Problem:
+    flag = "--" + "-".join(str(p) for p in loc).replace("_", "-") if loc else "options"
+    return Problem(f"{flag}: {message.removeprefix('Value error, ')}")
+
+
+def manifest_file(game: Game) -> str:
+    """The game's manifest as findings show it."""
+    return relative(game.manifest_path, game.root)
