@@ -216,10 +216,6 @@ def _row_of(header: list[str], cells: list[str], shown_as: str, line: int, notes
     for i, name in enumerate(header):
         if name and name not in values:  # a duplicate column was reported; the first one counts
             values[name] = cells[i] if i < len(cells) else ""
-        elif not name and i < len(cells) and cells[i].strip():
-            notes.append(Problem(f"a value in column {i + 1}, which has no name in the header, is ignored; "
-                                 "name the column", file=shown_as, row=line, severity="warning",
-                                 rule="unnamed-column"))
     return Row(values, shown_as, line)
 
 

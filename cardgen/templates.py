@@ -245,16 +245,18 @@ class SVGEnvironment(TemplateSandbox):
 class ProjectLoader(jinja2.FileSystemLoader):
     """Templates from the game's and the shared template folders, never a file outside the project (a link)."""
 
-    def __init__(self, folders: list[str], root: Path) -> None:
+    def __init__(self, folders: list[str], root: Path, bundled: Path) -> None:
         super().__init__(folders)
-        self.root = root.resolve()
+        self.allowed = (root.resolve(), bundled.resolve())
 
     def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Any]:
-        """The source of a template; a CardgenError when it is a link to a file outside the project."""
+        """The source of a template; a CardgenError when it is a link to a file outside the project (and
+        outside cardgen's bundled templates)."""
         source, filename, uptodate = super().get_source(environment, template)
-        if not Path(filename).resolve().is_relative_to(self.root):
+        if not any(Path(filename).resolve().is_relative_to(folder) for folder in self.allowed):
             raise CardgenError(f"template '{template}' is a link to {Path(filename).resolve()}, outside the "
-                               "project; copy the file itself into templates/", file=relative(filename, self.root))
+                               "project; copy the file itself into templates/",
+                               file=relative(filename, self.allowed[0]))
         return source, filename, uptodate
 
 
@@ -263,7 +265,7 @@ def make_environment(game: Game) -> SVGEnvironment:
     from cardgen.bundled import TEMPLATES_DIR
 
     folders = [str(game.template_dir), str(game.root / "templates"), str(TEMPLATES_DIR)]
-    return SVGEnvironment(loader=ProjectLoader(folders, game.root), autoescape=True,
+    return SVGEnvironment(loader=ProjectLoader(folders, game.root, TEMPLATES_DIR), autoescape=True,
                           undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 
 
