@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from cardgen.storage import file_digest, seal, write_atomic
+from cardgen.storage import file_digest, write_sealed
 
 RENDERER_VERSION = "1"
 # zlib level 1 with the run-length strategy: card art is mostly flat colour, which RLE packs
@@ -147,8 +147,8 @@ def run_job(job: RasterJob) -> tuple[str, str | None]:
             image = draw_svg(job.svg, job.width, job.height, job.dpi, Path(job.root), job.base_url, job.transparent)
         except RenderFailure as exc:
             return job.key, str(exc)
-        write_atomic(Path(job.target), lambda temp: image.save(temp, format="PNG", **PNG_OPTIONS))
-        seal(Path(job.target))  # the build verifies it against this before using it
+        # sealed: the build verifies it against this before using it
+        write_sealed(Path(job.target), lambda temp: image.save(temp, format="PNG", **PNG_OPTIONS))
     for work in job.work:
         work(image)
     return job.key, None

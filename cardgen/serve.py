@@ -102,7 +102,7 @@ def serve_game(root: Path, game: str, out_dir: Path, build: Callable[[], str], p
         try:
             built, error = build(), ""
         except CardgenError as exc:
-            built, error = state.built, "\n".join(str(p) for p in exc.problems)
+            built, error = state.built, "\n".join(dict.fromkeys(str(p) for p in exc.problems))
             say(f"{game}: not rebuilt; fix the problems and save again:\n{error}")
         with state.lock:
             state.built, state.error, state.building = built, error, False

@@ -77,11 +77,27 @@ def place_file(source: Path, target: Path) -> None:
 SEAL_SUFFIX = ".seal"
 
 
-def seal(path: Path) -> None:
-    """Record what a cache entry holds (content digest, size, modification time) beside it, to verify it later."""
+def seal(path: Path, entry: Path | None = None) -> None:
+    """Record what a cache entry holds (content digest, size, modification time) beside it, to verify it later.
+
+    With `entry`, `path` is the entry's content not yet in place (a temporary file renamed to `entry`
+    next, which keeps its size and time): the seal is there before the entry is.
+    """
     stat = path.stat()
-    record = {"sha256": file_digest(path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-    write_text(path.with_name(path.name + SEAL_SUFFIX), json.dumps(record))
+    record = {"sha256": _file_digest(str(path), stat.st_mtime_ns, stat.st_size), "size": stat.st_size,
+              "mtime_ns": stat.st_mtime_ns}
+    entry = entry or path
+    write_text(entry.with_name(entry.name + SEAL_SUFFIX), json.dumps(record))
+
+
+def write_sealed(path: Path, write: Callable[[Path], object]) -> None:
+    """Write a cache entry atomically, sealed before it appears: other processes checking the cache at the
+    same time (the render workers) never see it unsealed, which `verify` would take for damage."""
+    def write_and_seal(temp: Path) -> None:
+        write(temp)
+        seal(temp, path)
+
+    write_atomic(path, write_and_seal)
 
 
 def verify(path: Path) -> bool:
@@ -151,8 +167,7 @@ class Cache:
     def write(self, key: str, write: Callable[[Path], object], suffix: str | None = None) -> Path:
         """Make an entry with `write(temp_path)` (atomically) and seal it; return its path."""
         path = self.path(key, suffix)
-        write_atomic(path, write)
-        seal(path)
+        write_sealed(path, write)
         return path
 
     def read_bytes(self, key: str, suffix: str | None = None) -> bytes | None:

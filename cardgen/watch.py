@@ -21,9 +21,10 @@ def affected_games(path: Path, root: Path, games: list[str]) -> set[str]:
         return set()
     if parts[0] in ("data", "templates") and len(parts) > 2 and parts[1] in games:
         return {parts[1]}
-    if parts[0] == "data" and len(parts) > 1 and parts[1] not in games:
-        return set()
-    return set(games)
+    if parts[0] == "data" and len(parts) > 1 and parts[1] not in games and \
+            (root / "data" / parts[1] / "game.yaml").is_file():
+        return set()  # another game's data
+    return set(games)  # shared: templates/, fonts, icons, deck definitions games include (data/common/)
 
 
 def watch_games(root: Path, games: list[str], rebuild: Callable[[list[str]], None], stop: threading.Event,

@@ -16,11 +16,12 @@ from tests.conftest import REPO
 
 
 def game_copy(base: Path, game: str) -> Path:
-    """A workspace under `base` holding a copy of one example game (its data and every template; fonts and
-    icons are cardgen's bundled ones)."""
+    """A workspace under `base` holding a copy of one example game (its data, the deck definitions games
+    include from data/common/, and every template; fonts and icons are cardgen's bundled ones)."""
     root = base / "ws"
-    for folder in ("templates", f"data/{game}"):
-        shutil.copytree(REPO / folder, root / folder)
+    for folder in ("templates", f"data/{game}", "data/common"):
+        if (REPO / folder).is_dir():
+            shutil.copytree(REPO / folder, root / folder, ignore=shutil.ignore_patterns("snapshots"))
     return root
 
 

@@ -3,7 +3,6 @@ cleanly, share one deck definition, draw pips where printed cards have them, put
 PDF and the Tabletop Simulator save, and every rule of theirs catches data that breaks it."""
 from __future__ import annotations
 
-import fcntl
 import json
 import re
 import shutil
@@ -14,43 +13,24 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image
 
-from cardgen.build import BuildOptions, build_game
 from cardgen.cli import main
 from cardgen.context import BuildContext
-from cardgen.outputs import stage_names
 from cardgen.validate import validate_game
 from tests.conftest import REPO
+from tests.example_games import game_copy, shared_build
 
 GAMES = ("deebz", "sams-battle")
 PAPER = np.array([0xfd, 0xfc, 0xf7])
 
 
 @pytest.fixture(scope="session")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Both games built once per test session into an output root shared by the xdist workers.
-
-    The first worker builds under a file lock; the other then finds the builds up to date.
-    """
-    shared = tmp_path_factory.getbasetemp().parent / "games-std"
-    shared.mkdir(exist_ok=True)
-    with open(shared / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        for game in GAMES:
-            build_game(REPO, game, BuildOptions(shared / "out", jobs=2), stages=stage_names())
-    return shared / "out"
+def built(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> dict[str, Path]:
+    """Both games built with the CLI once per test session (the xdist workers share the builds): game -> output."""
+    return {game: shared_build(tmp_path_factory, worker_id, game)[0] for game in GAMES}
 
 
-def copy_workspace(base: Path, games: tuple[str, ...] = GAMES) -> Path:
-    """The games and the standard deck in a workspace of their own to change (fonts and icons are bundled)."""
-    root = base / "ws"
-    for part in ("data/common", "templates/common", *(f"{kind}/{game}" for game in games
-                                                      for kind in ("data", "templates"))):
-        shutil.copytree(REPO / part, root / part, ignore=shutil.ignore_patterns("snapshots"))
-    return root
-
-
-def record(built: Path, game: str) -> dict:
-    return json.loads((built / game / "build.json").read_text())
+def record(built: dict[str, Path], game: str) -> dict:
+    return json.loads((built[game] / "build.json").read_text())
 
 
 # ---------------------------------------------------------------- both games, clean
@@ -61,7 +41,7 @@ def test_both_games_validate_with_no_finding_from_the_cli() -> None:
     assert "deebz: 0 errors, 0 warnings" in result.output and "sams-battle: 0 errors, 0 warnings" in result.output
 
 
-def test_builds_hold_every_deck(built: Path) -> None:
+def test_builds_hold_every_deck(built: dict[str, Path]) -> None:
     copies: dict[str, dict[str, int]] = {}
     for game in GAMES:
         for card in record(built, game)["cards"]:
@@ -95,10 +75,10 @@ def _ink(image: np.ndarray, x: int, y: int) -> np.ndarray | None:
 
 
 @pytest.mark.parametrize("suit,red", [("hearts", True), ("spades", False), ("diamonds", True), ("clubs", False)])
-def test_pips_sit_where_printed_cards_have_them_in_red_or_black(built: Path, suit: str, red: bool) -> None:
+def test_pips_sit_where_printed_cards_have_them_in_red_or_black(built: dict[str, Path], suit: str, red: bool) -> None:
     everywhere = {(c, r) for layout in PIP_ROWS.values() for c, r in layout}
     for rank, layout in PIP_ROWS.items():
-        image = np.asarray(Image.open(built / "sams-battle" / "cards" / "cards" / f"{rank}-of-{suit}.png")
+        image = np.asarray(Image.open(built["sams-battle"] / "cards" / "cards" / f"{rank}-of-{suit}.png")
                            .convert("RGB")).astype(float)
         for column, row in layout:
             ink = _ink(image, *_centre(column, row))
@@ -111,8 +91,8 @@ def test_pips_sit_where_printed_cards_have_them_in_red_or_black(built: Path, sui
                 assert _ink(image, x, y) is None, f"{rank} of {suit}: a pip at {column} {row:.2f}"
 
 
-def test_index_corners_and_distinct_faces(built: Path) -> None:
-    cards = built / "sams-battle" / "cards" / "cards"
+def test_index_corners_and_distinct_faces(built: dict[str, Path]) -> None:
+    cards = built["sams-battle"] / "cards" / "cards"
     faces = {name: np.asarray(Image.open(cards / f"{name}.png").convert("RGB")).astype(float)
              for name in ("jack-of-clubs", "queen-of-clubs", "king-of-clubs", "ace-of-clubs", "10-of-clubs")}
     for name, image in faces.items():  # the index: ink in the top-left corner, and the same turned round
@@ -127,20 +107,21 @@ def test_index_corners_and_distinct_faces(built: Path) -> None:
 
 # ---------------------------------------------------------------- one definition for both games
 
-def test_both_games_draw_the_same_standard_cards(built: Path) -> None:
-    deebz, sams = built / "deebz" / "cards", built / "sams-battle" / "cards" / "cards"
+def test_both_games_draw_the_same_standard_cards(built: dict[str, Path]) -> None:
+    deebz, sams = built["deebz"] / "cards", built["sams-battle"] / "cards" / "cards"
     for card in ("7-of-hearts", "queen-of-spades", "ace-of-spades"):
         assert (deebz / "red" / f"red-{card}.png").read_bytes() == (sams / f"{card}.png").read_bytes()
     # ... but each game its own backs, and Sam's jokers their score track.
     backs = {game: {c["deck"]: c["back"] for c in record(built, game)["cards"]} for game in GAMES}
-    colours = {deck: Image.open(built / "deebz" / backs["deebz"][deck]).convert("RGB").getpixel((20, 20))
+    colours = {deck: Image.open(built["deebz"] / backs["deebz"][deck]).convert("RGB").getpixel((20, 20))
                for deck in ("red", "blue")}
     assert colours["red"][0] > 120 > colours["red"][2] and colours["blue"][2] > 120 > colours["blue"][0]
     assert (deebz / "red" / "red-red-joker.png").read_bytes() != (sams / "red-joker.png").read_bytes()
 
 
 def test_one_template_edit_changes_both_games(tmp_path: Path) -> None:
-    root = copy_workspace(tmp_path)
+    root = game_copy(tmp_path, "deebz")
+    shutil.copytree(REPO / "data" / "sams-battle", root / "data" / "sams-battle")
     template = root / "templates" / "common" / "standard-deck" / "number.svg"
     template.write_text(template.read_text().replace("{{ std.pips() }}", "{{ std.pips() }}<g id='edited'/>"))
     for game, deck in (("deebz", "blue"), ("sams-battle", "cards")):
@@ -151,10 +132,10 @@ def test_one_template_edit_changes_both_games(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- tokens and the board in the outputs
 
-def test_tokens_and_gridmap_in_the_pdf(built: Path) -> None:
+def test_tokens_and_gridmap_in_the_pdf(built: dict[str, Path]) -> None:
     import pdfplumber
 
-    pdf_path = built / "deebz" / "print" / "deebz-letter.pdf"
+    pdf_path = built["deebz"] / "print" / "deebz-letter.pdf"
     with pdfplumber.open(pdf_path) as pdf:
         texts = ["".join(c["text"] for c in page.chars) for page in pdf.pages]  # footers run up the margin
         decks = {deck for text in texts for deck in ("Map Modifiers", "Spawn Points and Objectives", "Unit Markers",
@@ -168,8 +149,8 @@ def test_tokens_and_gridmap_in_the_pdf(built: Path) -> None:
             assert width_mm == pytest.approx(481.2, abs=0.2) and height_mm == pytest.approx(481.2, abs=0.2)
 
 
-def test_tokens_and_gridmap_in_the_tts_save(built: Path) -> None:
-    save = json.loads((built / "deebz" / "tts" / "Deebz.json").read_text())
+def test_tokens_and_gridmap_in_the_tts_save(built: dict[str, Path]) -> None:
+    save = json.loads((built["deebz"] / "tts" / "Deebz.json").read_text())
     objects = save["ObjectStates"]
     kinds: dict[str, list[str]] = {}
     for obj in objects:
@@ -229,7 +210,7 @@ BREAKAGES = [
 @pytest.mark.parametrize("game,file,old,new,rule", BREAKAGES, ids=[b[-1] for b in BREAKAGES])
 def test_every_rule_fails_on_data_that_breaks_it(tmp_path: Path, game: str, file: str, old: str, new: str,
                                                   rule: str) -> None:
-    root = copy_workspace(tmp_path, (game,))  # the unbroken games have no finding (the CLI test above)
+    root = game_copy(tmp_path, game)  # the unbroken games have no finding (the CLI test above)
     _edit(root / file, old, new)
     fired = [p for p in validate_game(root, game, layout=False) if p.rule == rule]
     assert fired and all(p.severity == "error" for p in fired), rule

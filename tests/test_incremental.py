@@ -141,6 +141,11 @@ def test_affected_games(tmp_path: Path) -> None:
     assert affected_games(tmp_path / "icons" / "x.svg", tmp_path, games) == {"a", "b"}
     assert affected_games(tmp_path / "output" / "a" / "build.json", tmp_path, games) == set()
     assert affected_games(tmp_path / "data" / "a" / ".cards.csv.swp", tmp_path, games) == set()
+    (tmp_path / "data" / "c").mkdir(parents=True)
+    (tmp_path / "data" / "c" / "game.yaml").write_text("title: C\n")
+    assert affected_games(tmp_path / "data" / "c" / "cards.csv", tmp_path, games) == set()  # a game not watched
+    # a deck definition games include (data/common/...) may affect any of them
+    assert affected_games(tmp_path / "data" / "common" / "deck" / "cards.csv", tmp_path, games) == {"a", "b"}
 
 
 def test_watch_rebuilds_after_an_edit(tiny_game: Path) -> None:

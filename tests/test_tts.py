@@ -562,7 +562,7 @@ def test_one_card_edit_remakes_its_cell_and_sheet_only_and_matches_a_cold_build(
         return out_root / "mini"
 
     def cached(kind: str) -> set[str]:
-        return {p.name for p in (out / ".cache" / kind).rglob("*.*") if p.suffix != ".seal"}  # entries, not seals
+        return {p.name for p in (out / ".cache" / kind).rglob("*.*") if p.suffix != ".seal"}  # entries, not their seals
 
     before, cells, outputs = _images(build(out) / "tts"), cached("tts-cells"), cached("outputs")
     pages = _pdf_pages(out / "mini" / "print")
