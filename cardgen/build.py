@@ -112,7 +112,12 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
     with output_lock(options.out_root):  # one build per output root at a time
         for folder in (final, cache_root(options.out_root)):  # before any work: what a build replaces is ours
             refuse_foreign(folder)
-        return _build(root, name, options, reporter, stages, started)
+        try:
+            return _build(root, name, options, reporter, stages, started)
+        except OSError as exc:  # a full disk, a folder made read-only meanwhile: the previous output stays
+            where = f" ({exc.filename})" if exc.filename else ""
+            raise CardgenError(f"cannot write the build: {exc.strerror or exc}{where}; the previous output is "
+                               "left as it was", file=str(final)) from None
 
 
 def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | None, stages: StageChoice,
@@ -127,6 +132,9 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
         return _up_to_date(name, final, previous, started)
     configure_fontconfig([root / "fonts"])
     check_output_folder(options.out_root)
+    # Stamped before anything is read: a file edited during the build then differs from its stamp, and
+    # the next build sees the edit (stamped after, the build would record what it never read).
+    read_from = source_stamp(root, name, recording=True)
     context = BuildContext.load(root, name, options.out_root)
     findings = validate_context(context)
     mark(cache_root(options.out_root))
@@ -137,7 +145,7 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
     used = {f.relative_to(root.resolve()).as_posix() for a in [*plan.faces.values(), *plan.backs.values()]
             for f in a.rendered.files} | set(plan.game.files_elsewhere())
     record.settings = settings
-    record.sources = source_stamp(root, name, sorted(used), recording=True)
+    record.sources = {**source_stamp(root, name, sorted(used), recording=True), **read_from}
     record.warnings = plan.findings
     changes = diff_records(previous, record) if previous else None
     if previous and previous.fingerprint == record.fingerprint and outputs_intact(final):

@@ -31,6 +31,11 @@ class Row:
     items: dict[str, list[str]] = field(default_factory=dict)  # YAML lists, kept item by item
     key_lines: dict[str, int] = field(default_factory=dict)  # YAML: the line of each key
 
+    def __post_init__(self) -> None:
+        # Accents typed on a Mac may arrive decomposed (e + U+0301); cairosvg would draw the accent as a
+        # character of its own, with a gap. The composed form is the same text.
+        object.__setattr__(self, "values", {k: unicodedata.normalize("NFC", v) for k, v in self.values.items()})
+
     def line_of(self, column: str) -> int:
         """The line of a column's value: its key's line in YAML, the row's line otherwise."""
         return self.key_lines.get(column, self.line)
@@ -88,6 +93,8 @@ def _decode(raw: bytes, encoding: str | None, shown_as: str, notes: list[Problem
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
+        if _has_utf8_text(raw):  # a UTF-8 file with a stray byte: only the lines holding one are cp1252
+            return _decode_mixed(raw, shown_as, notes)
         try:
             text = raw.decode("cp1252")
         except UnicodeDecodeError:
@@ -99,6 +106,26 @@ def _decode(raw: bytes, encoding: str | None, shown_as: str, notes: list[Problem
                              "deck's source to say so", file=shown_as, row=line, severity="warning",
                              rule="encoding"))
         return text
+
+
+def _has_utf8_text(raw: bytes) -> bool:
+    """Whether a file holds characters written as UTF-8 (then a byte that is not UTF-8 is a stray one)."""
+    return any(len(line.decode("utf-8", "ignore").encode()) > len(line.decode("ascii", "ignore").encode())
+               for line in raw.split(b"\n") if not line.isascii())
+
+
+def _decode_mixed(raw: bytes, shown_as: str, notes: list[Problem]) -> str:
+    """A UTF-8 file line by line: a line that is not UTF-8 is read as Windows-1252, with a warning at its row."""
+    lines = []
+    for number, line in enumerate(raw.removeprefix(codecs.BOM_UTF8).split(b"\n"), start=1):
+        try:
+            lines.append(line.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            lines.append(line.decode("cp1252", "replace"))
+            notes.append(Problem(f"this line is not UTF-8 (byte 0x{line[exc.start]:02x}) though the rest of the "
+                                 "file is; it was read as Windows-1252 (cp1252): check its accents and save the "
+                                 "file as UTF-8", file=shown_as, row=number, severity="warning", rule="encoding"))
+    return "\n".join(lines)
 
 
 def _leading_comment_lines(text: str) -> int:
@@ -189,10 +216,6 @@ def _row_of(header: list[str], cells: list[str], shown_as: str, line: int, notes
     for i, name in enumerate(header):
         if name and name not in values:  # a duplicate column was reported; the first one counts
             values[name] = cells[i] if i < len(cells) else ""
-        elif not name and i < len(cells) and cells[i].strip():
-            notes.append(Problem(f"a value in column {i + 1}, which has no name in the header, is ignored; "
-                                 "name the column", file=shown_as, row=line, severity="warning",
-                                 rule="unnamed-column"))
     return Row(values, shown_as, line)
 
 
@@ -525,7 +548,7 @@ def _filter_rows(game: Game, deck_name: str, deck: DeckSpec, typed: list[dict[st
         mask = evaluate_mask(frame, deck.filter)
     except Exception as exc:  # pandas raises many error types for a bad expression
         file, row = game.where("decks", deck_name, "filter")
-        raise CardgenError(f"decks.{deck_name}.filter: {exc}", file=file, row=row) from None
+        raise CardgenError(f"decks.{deck_name}.filter: {exc}", file=file, row=row, rule="filter") from None
     return [i for i, keep in enumerate(mask.tolist()) if keep]
 
 

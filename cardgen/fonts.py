@@ -4,6 +4,7 @@ A workspace's fonts add families and override a bundled face of the same family 
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 import ctypes.util
 import os
@@ -41,6 +42,7 @@ def configure_fontconfig(font_dirs: list[Path]) -> None:
         handle, name = tempfile.mkstemp(prefix="cardgen-fonts-", suffix=".conf")
         os.write(handle, conf.encode())
         os.close(handle)
+        atexit.register(_remove, Path(name))  # render workers are gone by then; nothing is left in the temp folder
         os.environ["FONTCONFIG_FILE"] = name
         os.environ["CARDGEN_FONTCONFIG_SET"] = "1"
     else:
@@ -49,6 +51,10 @@ def configure_fontconfig(font_dirs: list[Path]) -> None:
         for d in new:
             lib.FcConfigAppFontAddDir(None, str(d).encode())
     _configured_dirs.extend(new)
+
+
+def _remove(path: Path) -> None:
+    path.unlink(missing_ok=True)
 
 
 def _xml(path: Path) -> str:
@@ -103,8 +109,16 @@ def _read_face(path: Path) -> FontFace:
 def _scan(folder: Path, stamp: tuple) -> dict[tuple[str, bool, bool], FontFace]:
     faces: dict[tuple[str, bool, bool], FontFace] = {}
     for path in sorted(folder.iterdir()):
-        if path.suffix.lower() in FONT_SUFFIXES:
-            face = _read_face(path)
+        if path.suffix.lower() in FONT_SUFFIXES and path.is_file():
+            shown = f"{folder.name}/{path.name}"
+            if folder != bundled.FONTS_DIR and not path.resolve().is_relative_to(folder.resolve().parent):
+                raise CardgenError(f"the font is a link to {path.resolve()}, outside the project; copy the font "
+                                   "file itself into fonts/", file=shown)
+            try:
+                face = _read_face(path)
+            except Exception as exc:  # fontTools raises many types for a file that is no font
+                raise CardgenError(f"cannot read the file as a font ({exc}); replace it with a .ttf or .otf font "
+                                   "or remove it", file=shown) from None
             faces.setdefault((face.family.lower(), face.bold, face.italic), face)
     return faces
 
@@ -157,6 +171,12 @@ def missing_family_message(family: str, available: list[str]) -> str:
 _FAMILY = re.compile(r"""font-family\s*(?:=\s*["']|:)\s*(?:'|&apos;|&quot;)?([^"';,&<>]+)""")
 
 
+# The CSS shorthand `font: bold 12px/1.2 'Some Family', serif`: the family list follows the size.
+_SHORTHAND = re.compile(r"""(?<![\w-])font\s*:\s*[^;"'{}<>]*?[\d.]+(?:px|pt|em|rem|%|mm|cm|in|ex|pc)"""
+                        r"""(?:\s*/\s*[\d.]+\w*)?\s+(?:'|&apos;|&quot;|")?([^"';,&<>{}]+)""")
+
+
 def families_in_svg(svg: str) -> set[str]:
-    """The font families an SVG names (cairosvg uses only the first of a list)."""
-    return {m.strip().strip("'\"") for m in _FAMILY.findall(svg)}
+    """The font families an SVG names, by font-family or the `font:` shorthand (cairosvg uses only the first
+    of a list)."""
+    return {m.strip().strip("'\"") for m in [*_FAMILY.findall(svg), *_SHORTHAND.findall(svg)]}

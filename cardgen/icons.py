@@ -86,7 +86,11 @@ def _parse_svg(text: str, name: str, path: Path, shown_as: str) -> Icon:
 def _parse_icon(path: Path, mtime: int, shown_as: str) -> Icon:
     if path.stat().st_size > _MAX_ICON_BYTES:
         raise CardgenError(f"the icon is larger than {_MAX_ICON_BYTES // 1000} kB", file=shown_as)
-    return _parse_svg(path.read_text(encoding="utf-8"), path.stem, path, shown_as)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise CardgenError("the icon is not UTF-8 text; an SVG icon must be", file=shown_as) from None
+    return _parse_svg(text, path.stem, path, shown_as)
 
 
 class BundledIcons:
@@ -140,7 +144,7 @@ class IconLibrary:
         self.aliases = aliases or {}
         self.bundled = bundled_icons()
         folder = root / "icons"
-        self.files = {p.stem: p for p in sorted(folder.rglob("*.svg"))} if folder.is_dir() else {}
+        self.files = {p.stem: p for p in sorted(folder.rglob("*.svg")) if p.is_file()} if folder.is_dir() else {}
 
     def has(self, name: str) -> bool:
         """Whether an icon file of this name exists (in the workspace or bundled; aliases not followed)."""
@@ -162,6 +166,9 @@ class IconLibrary:
         target = self.aliases.get(name, name)
         path = self.files.get(target)
         if path is not None:
+            if not path.resolve().is_relative_to(self.root.resolve()):
+                raise CardgenError(f"the icon is a link to {path.resolve()}, outside the project; copy the file "
+                                   "itself into icons/", file=relative(path, self.root))
             return _parse_icon(path, path.stat().st_mtime_ns, relative(path, self.root))
         if target in self.bundled.names:
             return self.bundled.get(target)

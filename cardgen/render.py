@@ -7,6 +7,7 @@ interrupted build never leaves a half-written PNG behind.
 from __future__ import annotations
 
 import hashlib
+import os
 import urllib.parse
 import urllib.request
 import zlib
@@ -153,6 +154,20 @@ def run_job(job: RasterJob) -> tuple[str, str | None]:
     return job.key, None
 
 
+def _die_with_parent(parent: int) -> None:
+    """Make a render worker exit when the build that started it is gone (killed, not stopped: a killed
+    process cannot stop its workers, which would draw on for nothing)."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="cardgen-parent-watch", daemon=True).start()
+
+
 def run_jobs(jobs: list[RasterJob], workers: int, on_done: Callable[[str, str | None], None],
              begin: Callable[[], None] = lambda: None) -> None:
     """Render jobs, in a process pool when there are several workers and enough work.
@@ -171,8 +186,8 @@ def run_jobs(jobs: list[RasterJob], workers: int, on_done: Callable[[str, str | 
     # fork is cheap (no re-import), but forking while other threads run can deadlock: spawn then.
     method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() \
         else "spawn"
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)),
-                             mp_context=multiprocessing.get_context(method)) as pool:
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=multiprocessing.get_context(method),
+                             initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
         futures = [pool.submit(run_job, job) for job in jobs]  # submitting starts every worker
         begin()
         for future in as_completed(futures):

@@ -101,15 +101,15 @@ def write_sealed(path: Path, write: Callable[[Path], object]) -> None:
 
 
 def verify(path: Path) -> bool:
-    """Whether a cache entry holds what was sealed; a damaged or unsealed entry is deleted (it is made again).
+    """Whether a cache entry holds what was sealed; False for a damaged or unsealed entry, which the caller
+    then makes again (writing over it: another process may be writing the same entry right now).
 
     An entry whose size and modification time are those sealed is trusted without reading it; any other
     is read and compared by content digest (a touched but unchanged entry is sealed again).
     """
-    seal_path = path.with_name(path.name + SEAL_SUFFIX)
     try:
         stat = path.stat()
-        record = json.loads(seal_path.read_text(encoding="utf-8"))
+        record = json.loads(path.with_name(path.name + SEAL_SUFFIX).read_text(encoding="utf-8"))
         if (record["size"], record["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
             return True
         if record["size"] == stat.st_size and file_digest(path) == record["sha256"]:
@@ -117,8 +117,6 @@ def verify(path: Path) -> bool:
             return True
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    for damaged in (path, seal_path):
-        damaged.unlink(missing_ok=True)
     return False
 
 
@@ -148,7 +146,7 @@ class Cache:
 
     Keys are hex digests of everything an entry is made from, so an entry never goes stale: a change
     of input makes a new key. Entries are written atomically and sealed (`seal`); what is read is
-    verified against its seal, and an entry that does not verify is deleted and made again. Writing is
+    verified against its seal, and an entry that does not verify is made again (never served). Writing is
     best effort for callers that can do without (`put_*` returns False when the cache cannot be written).
     """
 
@@ -162,7 +160,7 @@ class Cache:
         return self.folder / key[:2] / f"{key}{self.suffix if suffix is None else suffix}"
 
     def has(self, key: str, suffix: str | None = None) -> bool:
-        """Whether the entry of a key exists and verifies (see `verify`; a damaged one is deleted)."""
+        """Whether the entry of a key exists and verifies (see `verify`)."""
         path = self.path(key, suffix)
         return path.is_file() and verify(path)
 

@@ -7,6 +7,7 @@ import json
 import posixpath
 import re
 import sys
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -157,7 +158,7 @@ class CardHelpers:
                  align: str = "left", valign: str = "top", line_height: float = 1.2,
                  max_lines: int | None = None, _helper: str = "text_box") -> Markup:
         """Wrap and shrink a text (with **bold**, *italic*, :icon:) into a box; warn when it overflows."""
-        text = "" if text is None else str(text)
+        text = "" if text is None else unicodedata.normalize("NFC", str(text))  # accents as one character
         family = font or self.game.spec.font
         if not family:
             raise CardgenError(f"{_helper} needs font= (or a `font:` default in game.yaml)")
@@ -241,12 +242,30 @@ class SVGEnvironment(TemplateSandbox):
         return template
 
 
+class ProjectLoader(jinja2.FileSystemLoader):
+    """Templates from the game's and the shared template folders, never a file outside the project (a link)."""
+
+    def __init__(self, folders: list[str], root: Path, bundled: Path) -> None:
+        super().__init__(folders)
+        self.allowed = (root.resolve(), bundled.resolve())
+
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Any]:
+        """The source of a template; a CardgenError when it is a link to a file outside the project (and
+        outside cardgen's bundled templates)."""
+        source, filename, uptodate = super().get_source(environment, template)
+        if not any(Path(filename).resolve().is_relative_to(folder) for folder in self.allowed):
+            raise CardgenError(f"template '{template}' is a link to {Path(filename).resolve()}, outside the "
+                               "project; copy the file itself into templates/",
+                               file=relative(filename, self.allowed[0]))
+        return source, filename, uptodate
+
+
 def make_environment(game: Game) -> SVGEnvironment:
     """Sandboxed Jinja for SVG: XML autoescaping, undefined names are errors; game, shared and bundled templates."""
     from cardgen.bundled import TEMPLATES_DIR
 
     folders = [str(game.template_dir), str(game.root / "templates"), str(TEMPLATES_DIR)]
-    return SVGEnvironment(loader=jinja2.FileSystemLoader(folders), autoescape=True,
+    return SVGEnvironment(loader=ProjectLoader(folders, game.root, TEMPLATES_DIR), autoescape=True,
                           undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 
 

@@ -3,11 +3,17 @@ edit of an output never reaches it."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import time
 from pathlib import Path
 
+import pytest
 from PIL import Image
 
+from cardgen.build import BuildOptions, build_game
+from cardgen.outputs import stage_names
+from cardgen.progress import SilentReporter
 from tests.hostile_example import GAME, run
 
 CARDS = f"output/{GAME}/cards"
@@ -70,3 +76,31 @@ def test_outputs_deleted_or_edited_by_hand_are_made_again(example: Path) -> None
     assert card.read_bytes() == original and sheet.is_file()
     assert run(example, "print", GAME).exit_code == 0
     assert "up to date" in run(example, "build", "-j", "1").output
+
+
+def _save(cards: Path, text: str) -> None:
+    """Save the card data with one text changed, dated a minute ago (as if the build ran on long after)."""
+    cards.write_text(re.sub(r"It saw you \w+|Edited mid-build", text, cards.read_text()))
+    past = time.time() - 60
+    os.utime(cards, (past, past))
+
+
+def test_data_edited_during_a_build_is_built_by_the_next_one(example: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import cardgen.validate
+
+    cards = example / "data" / GAME / "cards.csv"
+    _save(cards, "It saw you second")
+    validate = cardgen.validate.validate_context
+
+    def validate_while_the_designer_saves(*args: object, **kwargs: object) -> list:
+        _save(cards, "Edited mid-build")  # the data was read already: this build draws "second"
+        return validate(*args, **kwargs)
+
+    monkeypatch.setattr(cardgen.validate, "validate_context", validate_while_the_designer_saves)
+    options = BuildOptions((example / "output").resolve(), jobs=1)
+    build_game(example, GAME, options, SilentReporter(), stage_names())
+    assert "It saw you second" in (example / "output" / GAME / "build.json").read_text()  # what it read
+    monkeypatch.setattr(cardgen.validate, "validate_context", validate)
+    result = build_game(example, GAME, options, SilentReporter(), stage_names())
+    assert not result.up_to_date and "Edited mid-build" in (example / "output" / GAME / "build.json").read_text()

@@ -38,7 +38,10 @@ def validate_context(context: BuildContext, layout: bool = True) -> list[Problem
     findings = check_data(context.game, context.data)
     references = ReferenceChecker(context)
     findings += references.check()
-    findings += RuleChecker(context.game, context.data, _bad_rows(findings, context.data)).check()
+    if not any(p.row is None or p.rule == "filter" for p in errors_in(context.data.problems)):
+        # with a data file unreadable or a deck's filter broken, the game rules would only report the cards
+        # that did not load: one problem, one error
+        findings += RuleChecker(context.game, context.data, _bad_rows(findings, context.data)).check()
     if layout:
         findings += LayoutChecker(context).check(_bad_rows(findings, context.data), references.failed_templates)
     return unique(findings)

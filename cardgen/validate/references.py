@@ -121,6 +121,8 @@ class TemplateScanner:
             except (OSError, UnicodeDecodeError) as exc:
                 self.findings.append(Problem(f"cannot read template '{name}': {exc}", file=named_at.file,
                                              row=named_at.line, rule="missing-template"))
+            except CardgenError as exc:  # a link to a file outside the project
+                self.findings += exc.problems
         return self.parsed[name]
 
 

@@ -1,0 +1,155 @@
+"""Odd files in a workspace (a font that is no font, an icon that is a folder, links out of the project, a stray
+byte, a full disk): each is a located finding or handled as a designer expects, never a traceback."""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from tests.hostile_example import GAME, run
+
+
+def _validate(root: Path) -> tuple[int, list[str]]:
+    result = run(root, "validate", GAME)
+    assert "Traceback" not in result.output and (result.exception is None or isinstance(result.exception, SystemExit))
+    return result.exit_code, [line for line in result.output.splitlines() if ": error: " in line or
+                              ": warning: " in line or line.startswith(("error:", "warning:"))]
+
+
+def _edit_cards(root: Path, old: str, new: str | bytes) -> None:
+    cards = root / "data" / GAME / "cards.csv"
+    raw = cards.read_bytes()
+    assert old.encode() in raw
+    cards.write_bytes(raw.replace(old.encode(), new if isinstance(new, bytes) else new.encode()))
+
+
+def test_a_file_that_is_no_font_in_fonts_is_named(fresh_example: Path) -> None:
+    (fresh_example / "fonts").mkdir()
+    (fresh_example / "fonts" / "Broken.ttf").write_text("not a font")
+    code, findings = _validate(fresh_example)
+    assert code == 1 and len(findings) == 1 and findings[0].startswith("fonts/Broken.ttf: error: cannot read the "
+                                                                       "file as a font"), findings
+
+
+@pytest.mark.parametrize("folder, name", [("fonts", "Outside.ttf"), ("icons", "gears.svg"),
+                                          (f"templates/{GAME}", "back.svg")])
+def test_links_to_files_outside_the_project_are_refused(fresh_example: Path, tmp_path: Path, folder: str,
+                                                         name: str) -> None:
+    outside = tmp_path / "outside" / name
+    outside.parent.mkdir()
+    source = fresh_example / folder / name
+    outside.write_bytes(source.read_bytes() if source.is_file() else
+                        (Path(sys.prefix) / "bin" / "python").read_bytes()[:0] + b"<svg/>")
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.unlink(missing_ok=True)
+    source.symlink_to(outside)
+    code, findings = _validate(fresh_example)
+    assert code == 1 and findings and all("outside the project" in f for f in findings), findings
+
+
+def test_an_icon_that_is_not_utf8_or_is_a_folder(fresh_example: Path) -> None:
+    icons = fresh_example / "icons"
+    icons.mkdir()
+    (icons / "gears.svg").write_bytes(b'<svg xmlns="http://www.w3.org/2000/svg">\xff\xfe</svg>')
+    (icons / "delivery-drone.svg").mkdir()  # a folder with an icon's name: not an icon, the bundled one is used
+    code, findings = _validate(fresh_example)
+    assert code == 1 and findings and all("icons/gears.svg" in f and "not UTF-8" in f for f in findings), findings
+
+
+def test_one_stray_latin1_byte_is_read_as_such_in_a_utf8_file(example: Path) -> None:
+    _edit_cards(example, "Cheap, fast", "Café, fast")  # UTF-8, row 10
+    _edit_cards(example, "It saw you first", b"It saw you na\xefve")  # one Latin-1 byte, row 11
+    code, findings = _validate(example)
+    assert code == 0 and len(findings) == 1 and findings[0].startswith(f"data/{GAME}/cards.csv:11: warning: "), \
+        findings
+    assert run(example, "build", "-j", "1").exit_code == 0
+    texts = {c["id"]: c["text"] for c in json.loads((example / "output" / GAME / "build.json").read_text())["cards"]}
+    assert "Café, fast" in texts["drone"] and "naïve" in texts["scout"]
+
+
+def test_one_missing_data_file_is_one_error(fresh_example: Path) -> None:
+    (fresh_example / "data" / GAME / "cards.csv").unlink()
+    assert _validate(fresh_example) == (1, [f"data/{GAME}/cards.csv: error: the data file does not exist"])
+
+
+def test_a_value_under_a_column_without_a_name_is_a_warning(fresh_example: Path) -> None:
+    components = fresh_example / "data" / GAME / "components.csv"
+    lines = components.read_text().splitlines()
+    header = next(i for i, line in enumerate(lines) if not line.startswith("#"))
+    lines[header + 1:] = [line + ("" if line.startswith("#") or not line else ",") for line in lines[header + 1:]]
+    lines[header] += ","
+    lines[header + 1] += "forgotten"
+    components.write_text("\n".join(lines) + "\n")
+    code, findings = _validate(fresh_example)
+    assert code == 0 and len(findings) == 1 and "has no name in the header" in findings[0], findings
+    assert findings[0].startswith(f"data/{GAME}/components.csv:{header + 2}:")
+
+
+def test_decomposed_accents_draw_as_composed_ones(example: Path) -> None:
+    _edit_cards(example, "Cheap, fast", "Café, fast")
+    assert run(example, "build", "-j", "1").exit_code == 0
+    record = json.loads((example / "output" / GAME / "build.json").read_text())
+    composed = next(c["hash"] for c in record["cards"] if c["id"] == "drone")
+    _edit_cards(example, "Café, fast", unicodedata.normalize("NFD", "Café, fast"))
+    assert run(example, "build", "-j", "1").exit_code == 0
+    record = json.loads((example / "output" / GAME / "build.json").read_text())
+    assert next(c["hash"] for c in record["cards"] if c["id"] == "drone") == composed  # the very same image
+
+
+def test_a_font_shorthand_naming_a_missing_family_is_a_finding(fresh_example: Path) -> None:
+    back = fresh_example / "templates" / GAME / "back.svg"
+    back.write_text(back.read_text().replace("</svg>", "<text x='9' y='9' style=\"font: bold 12px 'Comic Sans MS', "
+                                                        "serif\">x</text></svg>"))
+    code, findings = _validate(fresh_example)
+    assert code == 1 and findings and all("font family 'Comic Sans MS' is not available" in f for f in findings)
+
+
+def test_no_file_is_left_in_the_temporary_folder(fresh_example: Path, tmp_path: Path) -> None:
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp)}
+    env.pop("CARDGEN_FONTCONFIG_SET", None)
+    env.pop("FONTCONFIG_FILE", None)
+    subprocess.run([sys.executable, "-m", "cardgen", "--root", str(fresh_example), "build", GAME, "-j", "1"],
+                   env=env, check=True, capture_output=True)
+    assert [p.name for p in temp.iterdir() if not p.name.startswith("cardgen-fontconfig-cache")] == []
+
+
+def _full_disk(*args: object, **kwargs: object) -> None:
+    raise OSError(errno.ENOSPC, "No space left on device", "output/.cache/png/ab/abcd.png")
+
+
+def test_a_full_disk_while_drawing_is_an_error(example: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = (example / "output" / GAME / "build.json").read_bytes()
+    _edit_cards(example, "It saw you first", "It saw you second")
+    monkeypatch.setattr("cardgen.render.write_atomic", _full_disk)
+    result = run(example, "build", "-j", "1")
+    assert result.exit_code == 1 and "No space left on device" in result.output, result.output
+    assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
+    assert (example / "output" / GAME / "build.json").read_bytes() == before
+
+
+def test_a_full_disk_when_only_build_json_is_written_is_an_error(example: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    cards = example / "data" / GAME / "cards.csv"
+    os.utime(cards)  # a new time, the same content: only build.json's stamps are written again
+    monkeypatch.setattr("cardgen.record.write_json", _full_disk)
+    result = run(example, "build", "-j", "1")
+    assert result.exit_code == 1 and "No space left on device" in result.output, result.output
+    assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
+
+
+def test_clean_of_a_folder_it_cannot_delete_says_so(example: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(path: object, *args: object, **kwargs: object) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+    monkeypatch.setattr("cardgen.ownership.shutil.rmtree", refuse)
+    result = run(example, "clean", "--outputs")
+    assert result.exit_code == 1 and "cannot remove" in result.output and "Permission denied" in result.output
+    assert not any(line.startswith("removed") for line in result.output.splitlines())
