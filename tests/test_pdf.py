@@ -452,7 +452,7 @@ def test_tokens_and_boards_are_embedded_from_streams_made_while_drawing(built, r
 
 
 def test_the_render_workers_are_given_the_streams_of_tokens_and_boards_to_make(built, record, tmp_path) -> None:
-    from cardgen.manifest import PrintSpec
+    from cardgen.options.pdf import PrintSpec
     from cardgen.outputs.pdf import MaskedImage, PrintJPEG, PrintStage
 
     work = PrintStage(PrintSpec()).card_work(None, record, tmp_path)  # type: ignore[arg-type]
