@@ -15,6 +15,7 @@ import click
 from cardgen import __version__
 from cardgen.commands import complete_games
 from cardgen.errors import CardgenError
+from cardgen.registry import OUTPUTS, imported
 
 if TYPE_CHECKING:
     pass
@@ -23,24 +24,26 @@ if TYPE_CHECKING:
 class CardgenGroup(click.Group):
     """A click group that turns CardgenError into readable lines and an exit code.
 
-    Commands whose flags come from an output's options model live in `cardgen.commands` and are
-    imported only when named, so that `cardgen build` with nothing to do loads none of it.
+    The commands of the registered outputs (`cardgen.registry.OUTPUTS`: `print`, `tts`, and any output with
+    options) have flags derived from an output's options model; they are imported only when named, so that
+    `cardgen build` with nothing to do loads none of it.
     """
 
-    lazy = {"print": "cardgen.commands.print_cmd:print_command", "tts": "cardgen.commands.tts_cmd:tts_command"}
-
     def list_commands(self, ctx: click.Context) -> list[str]:
-        """Every command, the lazily loaded ones included."""
-        return sorted([*super().list_commands(ctx), *self.lazy])
+        """Every command, the outputs' commands included."""
+        return sorted({*super().list_commands(ctx), *_output_commands()})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        """A command by name, importing a lazily loaded one now."""
-        if cmd_name in self.lazy:
-            import importlib
+        """A command by name, importing an output's command now."""
+        command = super().get_command(ctx, cmd_name)
+        if command is not None or cmd_name not in _output_commands():
+            return command
+        output = OUTPUTS[cmd_name]
+        if output.command:
+            return imported(output.command)
+        from cardgen.commands.output_cmd import output_command
 
-            module, name = self.lazy[cmd_name].split(":")
-            return getattr(importlib.import_module(module), name)
-        return super().get_command(ctx, cmd_name)
+        return output_command(cmd_name)
 
     def invoke(self, ctx: click.Context) -> object:
         """Run a command; show problems as lines, tracebacks only with --debug."""
@@ -57,6 +60,11 @@ class CardgenGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted; previous outputs are left as they were.", err=True)
             ctx.exit(130)
+
+
+def _output_commands() -> list[str]:
+    """The outputs that have a command: their own, or the one every output with options gets."""
+    return [name for name, output in OUTPUTS.items() if output.command or output.options]
 
 
 @click.group(cls=CardgenGroup)

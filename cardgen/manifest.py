@@ -2,28 +2,25 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, create_model, field_validator, model_validator
 
 from cardgen.errors import CardgenError, Problem, relative
 from cardgen.filenames import collision_key, unsafe_reason
 from cardgen.include import Includer, located_file
+from cardgen.options import Strict
 from cardgen.ownership import check_game_name
-from cardgen.units import CARD_PRESETS, parse_length, parse_offset, parse_paper
+from cardgen.registry import imported, sections
+from cardgen.units import CARD_PRESETS, parse_length
 from cardgen.workspace import MANIFEST_NAME, list_games
 from cardgen.yamlsource import line_of, load_yaml
 
 FieldType = Literal["str", "int", "float", "bool", "enum", "list"]
-
-
-class Strict(BaseModel):
-    """Base of every manifest model: unknown keys are errors, not silently ignored."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class FieldSpec(Strict):
@@ -111,7 +108,7 @@ class DeckSpec(Strict):
 
 
 class GameSpec(Strict):
-    """The whole manifest of a game."""
+    """The manifest of a game without the sections of its outputs (see `game_model`, which adds them)."""
 
     title: str
     version: str = "0.1"
@@ -128,8 +125,6 @@ class GameSpec(Strict):
     fields: dict[str, FieldSpec | FieldType] = Field(default_factory=dict)
     decks: dict[str, DeckSpec]
     sizes: dict[str, SizeSpec] = Field(default_factory=dict)
-    print_options: PrintSpec = Field(default_factory=lambda: PrintSpec(), alias="print")
-    tts: TTSSpec = Field(default_factory=lambda: TTSSpec())
     rules: list["RuleSpec"] = Field(default_factory=list, description="game rules checked by cardgen validate")
 
     @field_validator("version", mode="before")
@@ -213,10 +208,10 @@ class Game:
         merged = {**self.spec.fields, **deck.fields}
         return {k: FieldSpec(type=v) if isinstance(v, str) else v for k, v in merged.items()}
 
-    def options(self, section: str | None) -> BaseModel | None:
-        """The validated manifest section of an output (`print`, `tts`), by the key written in YAML."""
-        fields = {info.alias or name: name for name, info in GameSpec.model_fields.items()}
-        return getattr(self.spec, fields[section]) if section in fields else None
+    def options(self, output: str) -> BaseModel | None:
+        """The validated manifest section of an output (`print`, `tts`): its options; None if it has none."""
+        value = getattr(self.spec, output, None) if output not in GameSpec.model_fields else None
+        return value if isinstance(value, BaseModel) else None
 
     def line(self, *path: str | int) -> int | None:
         """The line of a key path, for error messages (in the file `where` names)."""
@@ -262,9 +257,27 @@ def _suggest(word: str, choices: list[str]) -> str:
     return f"; did you mean '{close[0]}'?" if close else ""
 
 
+def game_model() -> type[GameSpec]:
+    """The model of game.yaml: `GameSpec` plus one section per registered output with options (`print:`, `tts:`),
+    named like the output and validated by the output's own options model."""
+    return _game_model(tuple(sections().items()))
+
+
+@functools.cache
+def _game_model(outputs: tuple[tuple[str, str], ...]) -> type[GameSpec]:
+    fields: dict[str, Any] = {}
+    for name, reference in outputs:
+        model = imported(reference)
+        if name in GameSpec.model_fields or not name.isidentifier() or hasattr(BaseModel, name):
+            raise CardgenError(f"the output '{name}' cannot have a section in game.yaml: '{name}' is taken; "
+                               "register the output under another name")
+        fields[name] = (model, Field(default_factory=model))
+    return create_model("GameSpec", __base__=GameSpec, __doc__="The whole manifest of a game.", **fields)
+
+
 def _model_keys(loc: tuple) -> list[str]:
     """The keys allowed at the place of an unknown key, for a 'did you mean'."""
-    model: Any = GameSpec
+    model: Any = game_model()
     for part in loc[:-1]:
         fields = _yaml_fields(model) if isinstance(model, type) and issubclass(model, BaseModel) else {}
         if part in fields:
@@ -279,7 +292,7 @@ def _model_keys(loc: tuple) -> list[str]:
 
 
 def _yaml_fields(model: type[BaseModel]) -> dict[str, Any]:
-    """A model's fields by the key written in YAML (its alias, as `print` for `print_options`)."""
+    """A model's fields by the key written in YAML (its alias, where it has one)."""
     return {info.alias or name: info for name, info in model.model_fields.items()}
 
 
@@ -343,7 +356,7 @@ def load_game(root: Path, name: str) -> Game:
     merged = includer.expand_decks(located_file(raw, lines, shown_as), data_dir)
     raw, lines, files = merged.value, merged.lines, merged.files
     try:
-        spec = GameSpec.model_validate(raw)
+        spec = game_model().model_validate(raw)
     except ValidationError as exc:
         raise CardgenError(_problems_from(exc, shown_as, lines, files)) from None
     game = Game(name, spec, root, data_dir, root / "templates" / name, path, lines, files, tuple(includer.files))
@@ -401,84 +414,6 @@ def _check_sizes(game: Game, shown_as: str) -> None:
             problems.append(Problem(f"decks.{deck_name}.size: {exc}", file=file, row=row))
     if problems:
         raise CardgenError(problems)
-
-
-# --- Print-and-play PDF sheets (`print:` in game.yaml; cardgen/outputs/pdf.py) ---
-
-class PrintSpec(Strict):
-    """Defaults of the print-and-play PDF; the flags of `cardgen print` override them."""
-
-    paper: str | list[str] = Field("letter", description="letter, a4, legal, a3, or a size such as 210x297mm or "
-                                                         "8.5x11in; a list makes one PDF per paper")
-    orientation: Literal["auto", "portrait", "landscape"] = Field("auto", description="auto: whichever fits more cards")
-    duplex: Literal["none", "long-edge", "short-edge", "fold"] = Field(
-        "long-edge", description="none: backs in a separate PDF; long-edge/short-edge: a back page after each "
-                                 "front; fold: fronts and mirrored backs on one page, fold in the middle")
-    spacing: Literal["touching", "gap"] = Field(
-        "touching", description="touching: cards share cuts, bleed clipped; gap: each card keeps its bleed")
-    gap: str | float = Field("2mm", description="space between cards (bleed to bleed) when spacing is gap")
-    margin: str | float = Field("6.35mm", description="least distance of a card from the paper edge")
-    back_offset: str | list[float] = Field("0,0", description="x,y in mm added to back pages (right, up); see "
-                                                            "`cardgen calibrate`")
-    crop_marks: bool = Field(True, description="crop marks in the margin", json_schema_extra={"flag": "marks"})
-    cut_lines: bool = Field(False, description="thin lines along every trim")
-    back_marks: bool = Field(True, description="crop marks on back pages too")
-    images: Literal["png", "jpeg"] = Field("png", description="png keeps text crisp; jpeg makes smaller files")
-    jpeg_quality: int = Field(92, ge=50, le=100, description="JPEG quality of images: jpeg (50-100)")
-    pod: bool = Field(False, description="also write print-on-demand PNGs (The Game Crafter sizes)")
-
-    @field_validator("paper")
-    @classmethod
-    def _paper(cls, value: str | list[str]) -> str | list[str]:
-        papers = [value] if isinstance(value, str) else value
-        if not papers:
-            raise ValueError("list at least one paper")
-        for paper in papers:
-            parse_paper(paper)
-        return value
-
-    @property
-    def papers(self) -> list[str]:
-        """The papers to print on, one PDF each."""
-        return [self.paper] if isinstance(self.paper, str) else list(dict.fromkeys(self.paper))
-
-    @field_validator("back_offset")
-    @classmethod
-    def _offset(cls, value: str | list[float]) -> str | list[float]:
-        parse_offset(value)
-        return value
-
-    @field_validator("margin", "gap")
-    @classmethod
-    def _length(cls, value: str | float, info: Any) -> str | float:
-        least = 3.0 if info.field_name == "margin" else 0.0
-        if parse_length(value) < least:
-            raise ValueError(f"must be at least {least:g} mm")
-        if parse_length(value) > 100:
-            raise ValueError("must be at most 100 mm")
-        return value
-
-    @model_validator(mode="after")
-    def _room_on_paper(self) -> PrintSpec:
-        margin = parse_length(self.margin)
-        for paper in self.papers:
-            if 2 * margin + 20 > min(parse_paper(paper)):
-                raise ValueError(f"a margin of {margin:g} mm leaves no room for cards on {paper} paper")
-        return self
-
-
-# ---------------------------------------------------------------- Tabletop Simulator export (outputs/tts.py)
-
-class TTSSpec(Strict):
-    """The `tts:` section: how the Tabletop Simulator saved object and its images are written."""
-
-    image_format: Literal["jpeg", "png"] = Field("jpeg", description="format of card sheets and boards",
-                                                 json_schema_extra={"flag": "format"})
-    jpeg_quality: int = Field(92, ge=50, le=100, description="JPEG quality of sheets and boards (50-100)")
-    base_url: str | None = Field(None, description="URL the images are uploaded to (default: local file:/// paths)")
-    cutout: list[str] = Field(default_factory=list,
-                              description="token decks exported as Custom_Token: shape cut from transparency")
-
 
 
 # ---------------------------------------------------------------- game rules (`rules:`, checked by cardgen validate)
@@ -542,5 +477,5 @@ class RuleSpec(Strict):
         return self
 
 
-# GameSpec names models defined after it (print, tts, rules): resolve those names now.
+# GameSpec names models defined after it (rules): resolve those names now.
 GameSpec.model_rebuild()

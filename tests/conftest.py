@@ -105,4 +105,5 @@ def tiny_game(workspace: Path) -> Path:
 
 
 # The hostile suite's copies of the example game (defined there, registered here for every test module).
+from tests.example_games import built, copy  # noqa: E402,F401  (the example game of a module: its GAME)
 from tests.hostile_example import built_example, example, fresh_example  # noqa: E402,F401

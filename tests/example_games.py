@@ -8,11 +8,13 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from cardgen.cli import main
 from cardgen.validate import validate_game
-from tests.conftest import REPO
+
+REPO = Path(__file__).resolve().parent.parent  # not from conftest, which registers the fixtures below
 
 
 def game_copy(base: Path, game: str) -> Path:
@@ -23,6 +25,18 @@ def game_copy(base: Path, game: str) -> Path:
         if (REPO / folder).is_dir():
             shutil.copytree(REPO / folder, root / folder, ignore=shutil.ignore_patterns("snapshots"))
     return root
+
+
+@pytest.fixture
+def built(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> tuple[Path, str]:
+    """The session's one build of the test module's example game (its `GAME`): output folder and CLI output."""
+    return shared_build(tmp_path_factory, worker_id, request.module.GAME)
+
+
+@pytest.fixture
+def copy(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """A workspace holding a copy of the test module's example game (its `GAME`), to break."""
+    return game_copy(tmp_path, request.module.GAME)
 
 
 def edit(root: Path, game: str, file: str, old: str, new: str) -> None:

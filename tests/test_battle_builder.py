@@ -6,35 +6,17 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from pypdf import PdfReader
 
-from cardgen.cli import main
 from cardgen.manifest import load_game
 from cardgen.validate import validate_game
 from tests.conftest import REPO
-from tests.example_games import built_counts, edit, game_copy, readme_counts, rules_fired, shared_build
+from tests.example_games import built_counts, edit, readme_counts, rules_fired
 
 GAME = "battle-builder"
 
 
-@pytest.fixture(scope="session")
-def built(tmp_path_factory, worker_id) -> tuple[Path, str]:
-    return shared_build(tmp_path_factory, worker_id, GAME)
-
-
-@pytest.fixture
-def copy(tmp_path: Path) -> Path:
-    return game_copy(tmp_path, GAME)
-
-
 # ---------------------------------------------------------------- the whole game
-
-def test_validates_with_no_finding_from_the_cli() -> None:
-    result = CliRunner().invoke(main, ["--root", str(REPO), "validate", GAME])
-    assert result.exit_code == 0, result.output
-    assert result.output.strip() == f"{GAME}: 0 errors, 0 warnings (ok)"
-
 
 def test_build_matches_the_readme(built: tuple[Path, str]) -> None:
     out, log = built

@@ -14,7 +14,7 @@ import click
 from pydantic import BaseModel
 
 from cardgen.cli import main
-from cardgen.manifest import GameSpec
+from cardgen.manifest import game_model
 from tests.conftest import REPO
 
 
@@ -85,7 +85,7 @@ def _keys(model: type[BaseModel], prefix: str, seen: set) -> list[tuple[str, str
 def test_every_manifest_key_is_documented() -> None:
     text = "\n".join(_blocks())
     code = " ".join(re.findall(r"```.*?```|`[^`\n]+`", text, re.S))  # code spans and fenced examples
-    missing = [path for path, key in _keys(GameSpec, "", {GameSpec})
+    missing = [path for path, key in _keys(game_model(), "", {game_model()})
                if not re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", code)]
     assert not missing, ("Manifest keys (game.yaml) not described in README.md or docs/*.md; write each as "
                          "`key` in the manifest reference:\n  " + "\n  ".join(missing))

@@ -10,10 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from PIL import Image
 
-from cardgen.cli import main
 from cardgen.context import BuildContext
 from cardgen.validate import validate_game
 from tests.conftest import REPO
@@ -34,12 +32,6 @@ def record(built: dict[str, Path], game: str) -> dict:
 
 
 # ---------------------------------------------------------------- both games, clean
-
-def test_both_games_validate_with_no_finding_from_the_cli() -> None:
-    result = CliRunner().invoke(main, ["--root", str(REPO), "validate", *GAMES])
-    assert result.exit_code == 0, result.output
-    assert "deebz: 0 errors, 0 warnings" in result.output and "sams-battle: 0 errors, 0 warnings" in result.output
-
 
 def test_builds_hold_every_deck(built: dict[str, Path]) -> None:
     copies: dict[str, dict[str, int]] = {}

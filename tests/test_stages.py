@@ -12,15 +12,18 @@ import pytest
 from click.testing import CliRunner
 from pydantic import BaseModel, Field
 
-import cardgen.outputs
 from cardgen.build import BuildOptions, build_game
 from cardgen.cli import main
 from cardgen.errors import CardgenError, Problem
-from cardgen.manifest import PrintSpec, TTSSpec, load_game
+from cardgen.manifest import load_game
+from cardgen.options import Strict
+from cardgen.options.pdf import PrintSpec
+from cardgen.options.tts import TTSSpec
 from cardgen.outputs import stage_names
 from cardgen.outputs.pdf import PrintStage
 from cardgen.outputs.stage import Stage, StageContext, merge_options
 from cardgen.record import BuildRecord
+from cardgen.registry import OUTPUTS, Output
 from tests.conftest import SIMPLE_MANIFEST
 
 
@@ -71,10 +74,11 @@ def test_a_bad_flag_is_one_located_line(tiny_game: Path) -> None:
     assert "Traceback" not in result.output
 
 
-class StampOptions(BaseModel):
-    """The options of the test output (`stamp:` in a manifest would hold them)."""
+class StampOptions(Strict):
+    """The options of the test output: game.yaml's `stamp:` section and the flags of `cardgen stamp`."""
 
     word: str = Field("hello", description="what to write")
+    shout: bool = Field(False, description="write it in capitals")
 
 
 def _hook(folder: str, key: str, image: object) -> None:
@@ -90,7 +94,9 @@ class StampStage(Stage):
     name = "stamp"
 
     def run(self, ctx: StageContext) -> list[Problem]:
-        (ctx.out_dir / "stamp.txt").write_text(f"{ctx.record.game.title}: {len(ctx.record.cards)} cards")
+        assert isinstance(self.options, StampOptions)
+        word = self.options.word.upper() if self.options.shout else self.options.word
+        (ctx.out_dir / "stamp.txt").write_text(f"{ctx.record.game.title}: {len(ctx.record.cards)} cards, {word}")
         return [Problem("the stamp is only a test", severity="warning", rule="stamp")]
 
     def card_work(self, game: object, record: BuildRecord, out_root: Path) -> dict:
@@ -98,12 +104,15 @@ class StampStage(Stage):
         return {key: functools.partial(_hook, str(out_root / "hooked"), key) for key in keys}
 
 
+STAMP = Output(f"{__name__}:StampStage", options=f"{__name__}:StampOptions")  # the one registration line
+
+
 def test_a_new_output_is_one_module_plus_one_registration_line(tiny_game: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(cardgen.outputs.STAGES, "stamp", "tests.test_stages:StampStage")
+    monkeypatch.setitem(OUTPUTS, "stamp", STAMP)
     out = tiny_game / "output"
     result = build_game(tiny_game, "tiny", BuildOptions(out, jobs=1), None, stage_names())
-    assert (out / "tiny" / "stamp.txt").read_text() == "Tiny: 3 cards"
+    assert (out / "tiny" / "stamp.txt").read_text() == "Tiny: 3 cards, hello"
     assert (out / "tiny" / "index.html").is_file() and (out / "tiny" / "tts").is_dir()
     assert [f.rule for f in result.findings] == ["stamp"]  # findings come back, nothing is logged
     assert [w["rule"] for w in json.loads((out / "tiny" / "build.json").read_text())["warnings"]] == ["stamp"]
@@ -112,6 +121,42 @@ def test_a_new_output_is_one_module_plus_one_registration_line(tiny_game: Path,
     assert {p.name for p in (out / "hooked").iterdir()} == drawn  # the work saw every image
     first = record["cards"][0]
     assert (out / "hooked" / first["hash"]).read_text() == str((first["pixels"]["width"], first["pixels"]["height"]))
+
+
+def test_a_new_outputs_options_are_its_manifest_section_and_its_flags(tiny_game: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    manifest = tiny_game / "data" / "tiny" / "game.yaml"
+    manifest.write_text(manifest.read_text() + "stamp:\n  word: howdy\n")
+    unregistered = CliRunner().invoke(main, ["--root", str(tiny_game), "build", "tiny", "-j", "1"])
+    assert unregistered.exit_code == 1 and "unknown key 'stamp'" in unregistered.output
+
+    monkeypatch.setitem(OUTPUTS, "stamp", STAMP)
+    assert isinstance(load_game(tiny_game, "tiny").options("stamp"), StampOptions)
+    built = CliRunner().invoke(main, ["--root", str(tiny_game), "build", "tiny", "-j", "1"])
+    assert built.exit_code == 0, built.output
+    stamp = tiny_game / "output" / "tiny" / "stamp.txt"
+    assert stamp.read_text() == "Tiny: 3 cards, howdy"  # the section is read
+
+    listed = CliRunner().invoke(main, ["--help"])
+    assert "stamp" in listed.output
+    helped = CliRunner().invoke(main, ["stamp", "--help"])
+    assert "--word" in helped.output and "--shout / --no-shout" in helped.output
+    assert "game.yaml's stamp: word, else hello" in " ".join(helped.output.split())
+    flagged = CliRunner().invoke(main, ["--root", str(tiny_game), "stamp", "tiny", "--shout"])
+    assert flagged.exit_code == 0, flagged.output
+    assert stamp.read_text() == "Tiny: 3 cards, HOWDY"  # flag over the manifest's section
+
+    manifest.write_text(manifest.read_text().replace("  word: howdy", "  wrod: howdy"))
+    typo = CliRunner().invoke(main, ["--root", str(tiny_game), "build", "tiny", "-j", "1"])
+    line = manifest.read_text().splitlines().index("  wrod: howdy") + 1
+    assert typo.exit_code == 1
+    assert f"data/tiny/game.yaml:{line}: error: stamp.wrod: unknown key 'wrod'; did you mean 'word'?" in typo.output
+
+
+def test_an_output_section_cannot_take_a_manifest_key(tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(OUTPUTS, "title", STAMP)
+    with pytest.raises(CardgenError, match="the output 'title' cannot have a section in game.yaml"):
+        load_game(tiny_game, "tiny")
 
 
 def test_build_pod_selects_the_pod_stage(tiny_game: Path) -> None:

@@ -279,7 +279,7 @@ def test_keys_never_repeat_within_or_across_games_and_are_stable(scrapbots, mini
     _, record, saved = scrapbots
     out_dir = _copy_build(scrapbots[0], tmp_path)
     game = load_game(ROOT, "scrapbots")
-    export_tts(game, record, out_dir, TTSOptions.from_spec(game.spec.tts))
+    export_tts(game, record, out_dir, TTSOptions.from_spec(game.options("tts")))
     again = json.loads((out_dir / "tts" / "Scrapbots.json").read_text(encoding="utf-8"))
     assert _keys(again) == _keys(saved)
     assert [o["GUID"] for o in _walk(again)] == [o["GUID"] for o in _walk(saved)]
@@ -544,7 +544,7 @@ def test_images_made_by_the_workers_are_the_ones_the_export_makes(mini, tmp_path
     fresh = Path(shutil.copytree(out_dir, tmp_path / "out" / "mini", copy_function=os.link,
                                  ignore=shutil.ignore_patterns("tts")))
     export_tts(load_game(out_dir.parent.parent, "mini"), record, fresh, TTSOptions.from_spec(
-        load_game(out_dir.parent.parent, "mini").spec.tts))
+        load_game(out_dir.parent.parent, "mini").options("tts")))
     made, built = _images(fresh / "tts"), _images(out_dir / "tts")
     assert set(made) == set(built) and len(made) > 10
     assert [name for name in made if made[name] != built[name]] == []

@@ -14,15 +14,15 @@ from pathlib import Path
 # (text, templates) ranks before validation because the layout checks render cards to measure them.
 STAGES = [
     ("base", ["errors", "units", "filenames", "ownership", "storage", "yamlsource", "expressions", "progress",
-              "workspace", "__init__"]),
+              "workspace", "registry", "__init__"]),
     ("bundled", ["bundled"]),  # cardgen's own fonts, icons, partials and init files
-    ("load", ["manifest", "include", "sources", "data", "markup", "fonts", "icons", "freshness"]),
+    ("load", ["options", "manifest", "include", "sources", "data", "markup", "fonts", "icons", "freshness"]),
     ("svg", ["text", "sandbox", "templates"]),
     ("context", ["context"]),
     ("validate", ["validate"]),
     ("raster", ["render"]),
     ("record", ["record", "changes"]),
-    ("outputs", ["outputs", "stages"]),
+    ("outputs", ["outputs"]),
     ("build", ["plan", "build", "watch"]),
     ("cli", ["cli", "commands", "__main__", "scaffold", "iconsheet", "serve"]),
 ]

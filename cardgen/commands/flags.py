@@ -16,10 +16,11 @@ def folder_option(*names: str, help: str) -> Callable[[Callable], Callable]:
     return click.option(*names, type=click.Path(file_okay=False, path_type=Path), default=None, help=help)
 
 
-def add_flags(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
-    """A decorator adding to a click command one option per field of an options model (see `option_flags`)."""
+def add_flags(model: type[BaseModel], section: str, exclude: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
+    """A decorator adding to a click command one option per field of an options model, game.yaml's `section`
+    (see `option_flags`)."""
     def decorate(command: Callable) -> Callable:
-        for names, attrs in reversed(option_flags(model, exclude)):
+        for names, attrs in reversed(option_flags(model, section, exclude)):
             command = click.option(*names, **attrs)(command)
         return command
 
@@ -29,10 +30,10 @@ def add_flags(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> Callable
 Flag = tuple[list[str], dict[str, Any]]  # click.option's names and attributes
 
 
-def option_flags(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> list[Flag]:
-    """Click options for the fields of an options model: `--name` per field (`--x/--no-x` for a yes/no, a
-    choice for a fixed set of words), each None unless given, so that only the flags given override the
-    manifest. A field may name its flag (`json_schema_extra={"flag": "marks"}`)."""
+def option_flags(model: type[BaseModel], section: str, exclude: tuple[str, ...] = ()) -> list[Flag]:
+    """Click options for the fields of an options model (game.yaml's `section`): `--name` per field (`--x/--no-x`
+    for a yes/no, a choice for a fixed set of words), each None unless given, so that only the flags given
+    override the manifest. A field may name its flag (`json_schema_extra={"flag": "marks"}`)."""
     flags = []
     for name, field in model.model_fields.items():
         if name in exclude:
@@ -40,7 +41,7 @@ def option_flags(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> list[
         extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
         flag = str(extra.get("flag", name.replace("_", "-")))
         annotation = field.annotation
-        shown = f"game.yaml's {model.__name__.removesuffix('Spec').lower()}: {name}, else {_default(field)}"
+        shown = f"game.yaml's {section}: {name}, else {_default(field)}"
         help_text = f"{(field.description or name.replace('_', ' ')).rstrip('.')} (default: {shown})."
         kind: dict[str, Any] = {"default": None, "help": help_text}
         if annotation is bool:

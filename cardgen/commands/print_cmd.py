@@ -10,7 +10,8 @@ from cardgen.commands.build_cmd import bring_up_to_date
 from cardgen.commands.flags import add_flags, folder_option
 from cardgen.errors import CardgenError
 from cardgen.freshness import seal_outputs
-from cardgen.manifest import PrintSpec, load_game
+from cardgen.manifest import load_game
+from cardgen.options.pdf import PrintSpec
 from cardgen.outputs.imposition import PrintOptions
 from cardgen.outputs.kept_prints import keep, pdf_name, read_kept
 from cardgen.outputs.pdf import PrintStage, write_print_pdf
@@ -25,7 +26,7 @@ from cardgen.record import BuildRecord, CardEntry
               help="Only the cards added or changed since this snapshot (see `cardgen snapshot`).")
 @folder_option("--from", "built_root",
                help="Output root holding the built game, if it was built with `build --out` (default: <root>/output).")
-@add_flags(PrintSpec, exclude=("pod",))
+@add_flags(PrintSpec, "print", exclude=("pod",))
 @click.pass_obj
 def print_command(root: Path, game: str, out: Path | None, since: str | None, built_root: Path | None,
                   **flags: object) -> None:

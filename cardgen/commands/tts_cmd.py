@@ -10,7 +10,8 @@ from cardgen.commands.build_cmd import bring_up_to_date
 from cardgen.commands.flags import add_flags, folder_option
 from cardgen.errors import CardgenError
 from cardgen.freshness import seal_outputs
-from cardgen.manifest import TTSSpec, load_game
+from cardgen.manifest import load_game
+from cardgen.options.tts import TTSSpec
 from cardgen.outputs.tts import TTSOptions, TTSStage, export_tts, saved_object_path
 from cardgen.ownership import check_output_root, output_lock
 from cardgen.record import BuildRecord
@@ -22,7 +23,7 @@ from cardgen.record import BuildRecord
 @click.option("--install", "do_install", is_flag=True,
               help="Also copy the export into Tabletop Simulator's Saved Objects folder (cardgen subfolder).")
 @folder_option("--tts-dir", help="Tabletop Simulator's data folder (default: the usual place on this OS).")
-@add_flags(TTSSpec)
+@add_flags(TTSSpec, "tts")
 @click.pass_obj
 def tts_command(root: Path, game: str, out: Path | None, do_install: bool, tts_dir: Path | None,
                 **flags: object) -> None:
@@ -42,7 +43,6 @@ def export_game(root: Path, game: str, flags: dict, out: Path | None, do_install
 
     loaded = load_game(root, game)
     stage = TTSStage.for_game(loaded, flags)
-    assert isinstance(stage, TTSStage)
     target = install_dir(tts_dir) if do_install else None  # fail before the work if TTS is not there
     out_root = check_output_root(root, out or root / "output")
     bring_up_to_date(root, game, out_root)
@@ -51,10 +51,11 @@ def export_game(root: Path, game: str, flags: dict, out: Path | None, do_install
     with output_lock(out_root, create=False):  # no build swaps the images away meanwhile
         record = BuildRecord.of_build(out_dir)
         saved = saved_object_path(out_dir, record)
-        if options != TTSOptions.from_spec(loaded.spec.tts) or not saved.is_file():
+        usual = TTSOptions.from_spec(TTSStage.for_game(loaded).spec)
+        if options != usual or not saved.is_file():
             try:
                 saved = export_tts(loaded, record, out_dir, options)
-                if options == TTSOptions.from_spec(loaded.spec.tts):  # the build's own export: still current
+                if options == usual:  # the build's own export: still current
                     seal_outputs(out_dir, saved.parent)
             except OSError as exc:  # a read-only output folder, a full disk
                 raise CardgenError(f"cannot write the Tabletop Simulator export: {exc.strerror or exc}",

@@ -1,35 +1,27 @@
 """Output stages: each reads the build record and the card images and writes one kind of output.
 
 A stage is a `Stage` object (see `cardgen.outputs.stage`): a name, the options model that is its manifest
-section, and `run(ctx) -> findings`. A new output format is one new module here plus one line in `STAGES`.
+section, and `run(ctx) -> findings`. A new output format is one new module here plus one line in
+`cardgen.registry.OUTPUTS`, which names its stage and its options model.
 
 Stages are registered by name as text and imported only when a build runs them: a rebuild with nothing
 to do needs their names (part of the build settings) but none of their libraries.
 """
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from cardgen.registry import OUTPUTS, imported
 
 if TYPE_CHECKING:
     from cardgen.outputs.stage import Stage
 
-# name -> "module:class" of every stage `cardgen build` runs after the card PNGs, in order.
-STAGES = {
-    "print": "cardgen.outputs.pdf:PrintStage",
-    "pod": "cardgen.outputs.pod:PodStage",
-    "tts": "cardgen.outputs.tts:TTSStage",
-    "guides": "cardgen.outputs.guides:GuidesStage",  # before the gallery, which shows them
-    "gallery": "cardgen.outputs.gallery:GalleryStage",
-}
-
 
 def stage_names() -> list[str]:
     """The names of the registered stages, in the order a build runs them (nothing is imported)."""
-    return list(STAGES)
+    return list(OUTPUTS)
 
 
 def stage_class(name: str) -> type[Stage]:
     """The stage registered under a name (its module is imported now)."""
-    module, cls = STAGES[name].split(":")
-    return getattr(importlib.import_module(module), cls)
+    return imported(OUTPUTS[name].stage)

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from cardgen.errors import Problem
-from cardgen.manifest import Game, PrintSpec
+from cardgen.manifest import Game
+from cardgen.options.pdf import PrintSpec
 from cardgen.outputs.imposition import Page, PrintOptions, impose, items_from_cards
 from cardgen.outputs.kept_prints import pdf_name, read_kept, write_kept
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
@@ -311,9 +312,7 @@ class PrintStage(Stage):
     """`print/<game>-<paper>.pdf` for each paper of the manifest's `print:` section, and again each PDF made
     earlier with `cardgen print` into that folder (see `kept_prints`)."""
 
-    name = "print"
-    section = "print"
-    Options = PrintSpec
+    name = "print"  # its options: `PrintSpec` (cardgen.options.pdf), as the registry says
 
     def card_work(self, game: Game, record: BuildRecord, out_root: Path) -> dict[str, PrintJPEG]:
         """The JPEG of each card image, when a print of the manifest asks for JPEG images (PNG images

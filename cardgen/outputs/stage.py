@@ -1,21 +1,23 @@
 """What an output stage is: a name, an options model that is its manifest section, `run(ctx) -> findings`, and an
 optional per-card hook the render workers call while a card's image is in memory.
 
-A stage's options come from one place: its pydantic model, which is the manifest section (`print:`,
-`tts:`). Its command's flags are derived from that model (`option_flags`) and merged over the manifest in
-one way (`merge_options`). Stages report what went wrong softly as findings; they never log.
+A stage's options come from one place: its pydantic model, named next to the stage in the registry
+(`cardgen.registry.OUTPUTS`), which is the manifest section named like the stage (`print:`, `tts:`). Its
+command's flags are derived from that model (`option_flags`) and merged over the manifest in one way
+(`merge_options`). Stages report what went wrong softly as findings; they never log.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar, Mapping, Self
 
 from pydantic import BaseModel, ValidationError
 
 from cardgen.errors import CardgenError, Problem, relative
 from cardgen.manifest import Game
 from cardgen.record import BuildRecord
+from cardgen.registry import OUTPUTS, imported
 from cardgen.render import CardWork
 
 
@@ -35,20 +37,18 @@ class StageContext:
 
 
 class Stage:
-    """Base of an output stage. Subclasses set `name`, and `section` + `Options` when they have options."""
+    """Base of an output stage. Subclasses set `name`, the name it is registered under in `OUTPUTS`."""
 
     name: ClassVar[str]
-    section: ClassVar[str | None] = None  # the manifest key of its options (`print`, `tts`), if any
-    Options: ClassVar[type[BaseModel] | None] = None
 
     def __init__(self, options: BaseModel | None = None) -> None:
         self.options = options
 
     @classmethod
-    def for_game(cls, game: Game, flags: dict[str, Any] | None = None) -> Stage:
+    def for_game(cls, game: Game, flags: dict[str, Any] | None = None) -> Self:
         """The stage with the game's manifest section, command-line flags (those given) on top."""
-        return cls(merge_options(cls.Options, game.options(cls.section), flags) if cls.Options and cls.section
-                   else None)
+        model = options_model(cls.name)
+        return cls(merge_options(model, game.options(cls.name), flags) if model else None)
 
     def enabled(self, game: Game) -> bool:
         """Whether `cardgen build` runs this stage for a game (all do, unless a stage says otherwise)."""
@@ -66,6 +66,12 @@ class Stage:
         for `run` to read. Most stages have none.
         """
         return {}
+
+
+def options_model(output: str) -> type[BaseModel] | None:
+    """The options model of a registered output (its manifest section), or None when it has no options."""
+    reference = OUTPUTS[output].options
+    return imported(reference) if reference else None
 
 
 def merge_options(model: type[BaseModel], base: BaseModel | None, flags: dict[str, Any] | None) -> BaseModel:

@@ -17,8 +17,9 @@ from typing import Any, Callable
 from PIL import Image
 
 from cardgen.errors import CardgenError, Problem, relative
-from cardgen.manifest import Game, TTSSpec
+from cardgen.manifest import Game
 from cardgen.markup import parse
+from cardgen.options.tts import TTSSpec
 from cardgen.outputs.reuse import inputs_key, make_cached, reuse_or_make
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.outputs.tts_sheets import MAX_SIDE_PX, Guids, Sheet, plan_sheets
@@ -56,9 +57,7 @@ class TTSOptions:
 class TTSStage(Stage):
     """`tts/`: the Tabletop Simulator export, written as the manifest's `tts:` section says."""
 
-    name = "tts"
-    section = "tts"
-    Options = TTSSpec
+    name = "tts"  # its options: `TTSSpec` (cardgen.options.tts), as the registry says
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """Write the export."""

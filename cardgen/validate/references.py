@@ -22,6 +22,7 @@ from cardgen.fonts import families_in_svg
 from cardgen.icons import _refuse_unsafe
 from cardgen.manifest import Choice, DeckSpec, Game
 from cardgen.markup import icon_names
+from cardgen.options.pdf import PrintSpec
 from cardgen.templates import make_environment, safe_path, syntax_message
 
 MAX_IMAGE_PIXELS = 64_000_000   # a 20 x 20 inch board at 400 DPI; a bigger image is a mistake or an attack
@@ -308,12 +309,17 @@ class ReferenceChecker:
                         file=self.manifest_file(), row=self.game.line("icons", alias), rule="unknown-icon")
                 for alias, target in self.game.spec.icons.items() if not self.icons.has(target)]
 
+    def _print_options(self) -> PrintSpec:
+        options = self.game.options("print")
+        assert isinstance(options, PrintSpec)
+        return options
+
     def _missing_backs(self) -> list[Problem]:
         """A warning per card deck without a `back:`, saying what each output does instead."""
         instead = {"long-edge": "a blank back page after each of its sheets",
                    "short-edge": "a blank back page after each of its sheets",
                    "none": "no backs (blank pages in the -backs.pdf, if other decks have backs)",
-                   "fold": "an empty back half on each of its pages"}[self.game.spec.print_options.duplex]
+                   "fold": "an empty back half on each of its pages"}[self._print_options().duplex]
         return [Problem(f"deck '{name}' has no back: the print PDF gets {instead}, and Tabletop Simulator a plain "
                         "dark grey back; add `back: <template>.svg` to the deck to give its cards a back",
                         file=self.manifest_file(), row=self.game.line("decks", name), severity="warning",

@@ -1,0 +1,43 @@
+"""The registry of outputs: one line per output names the stage that writes it during `cardgen build` and, when it
+has options, the model of its options, which is both game.yaml's section named like the output and its flags.
+
+Everything is named as text ("module:name") and imported only where it is used: the manifest imports the options
+models (they load with game.yaml, early in the pipeline, so they live in `cardgen.options` or any module that
+imports nothing later than the manifest), a build imports the stages it runs, and a rebuild with nothing to do
+imports neither. A new output is one module plus one line here.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any, NamedTuple
+
+
+class Output(NamedTuple):
+    """One registered output."""
+
+    stage: str  # "module:Class" of its stage (a `cardgen.outputs.stage.Stage`)
+    options: str | None = None  # "module:Class" of its options model (pydantic): game.yaml's `<name>:` section
+    command: str | None = None  # "module:name" of its own click command; an output with options gets one anyway
+
+
+# name -> output, in the order `cardgen build` runs their stages after the card PNGs.
+OUTPUTS: dict[str, Output] = {
+    "print": Output("cardgen.outputs.pdf:PrintStage", "cardgen.options.pdf:PrintSpec",
+                    "cardgen.commands.print_cmd:print_command"),
+    "pod": Output("cardgen.outputs.pod:PodStage"),  # switched on by `print: {pod: true}` or `build --pod`
+    "tts": Output("cardgen.outputs.tts:TTSStage", "cardgen.options.tts:TTSSpec",
+                  "cardgen.commands.tts_cmd:tts_command"),
+    "guides": Output("cardgen.outputs.guides:GuidesStage"),  # before the gallery, which shows them
+    "gallery": Output("cardgen.outputs.gallery:GalleryStage"),
+}
+
+
+def imported(reference: str) -> Any:
+    """The object a "module:name" reference names (its module is imported now)."""
+    module, name = reference.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def sections() -> dict[str, str]:
+    """The manifest sections of the outputs: output name -> "module:Class" of its options model."""
+    return {name: output.options for name, output in OUTPUTS.items() if output.options}
