@@ -13,8 +13,7 @@ from cardgen.changes import Changes, diff_records
 from cardgen.context import BuildContext
 from cardgen.errors import CardgenError, Problem
 from cardgen.fonts import configure_fontconfig
-from cardgen.freshness import (current_build, outputs_intact, record_intact, seal_outputs, settings_key,
-                               source_stamp)
+from cardgen.freshness import current_build, outputs_intact, record_intact, seal_outputs, settings_key, source_stamp
 from cardgen.manifest import Game
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.ownership import (

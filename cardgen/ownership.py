@@ -136,7 +136,8 @@ def clean_output_root(out_root: Path, everything: bool) -> tuple[list[Path], lis
         return [], []
     with output_lock(out_root):
         targets = sorted(out_root.iterdir()) if everything else [out_root / CACHE_DIR]
-        removed, kept = [], []
+        removed: list[Path] = []
+        kept: list[Path] = []
         for target in targets:
             if target.name == LOCK_FILE or not (target.exists() or target.is_symlink()):
                 continue

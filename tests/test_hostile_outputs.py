@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from cardgen.ownership import mark
-from tests.hostile_example import (GAME, assert_refused, read_only, run, run_as_designer, snapshot_files,
-                                   writable)
+from tests.hostile_example import GAME, assert_refused, read_only, run, run_as_designer, snapshot_files, writable
 
 
 def _sources(root: Path) -> dict[str, bytes]:

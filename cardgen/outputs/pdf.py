@@ -14,7 +14,6 @@ from typing import Any
 
 from cardgen.errors import Problem
 from cardgen.manifest import Game
-from cardgen.options.pdf import PrintSpec
 from cardgen.outputs.imposition import Page, PrintOptions, impose, items_from_cards
 from cardgen.outputs.kept_prints import pdf_name, read_kept, write_kept
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
