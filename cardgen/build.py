@@ -13,7 +13,7 @@ from cardgen.changes import Changes, diff_records
 from cardgen.context import BuildContext
 from cardgen.errors import CardgenError, Problem
 from cardgen.fonts import configure_fontconfig
-from cardgen.freshness import current_build, outputs_intact, seal_outputs, settings_key, source_stamp
+from cardgen.freshness import current_build, outputs_intact, record_intact, seal_outputs, settings_key, source_stamp
 from cardgen.manifest import Game
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.ownership import (
@@ -148,7 +148,9 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
     record.sources = {**source_stamp(root, name, sorted(used), recording=True), **read_from}
     record.warnings = plan.findings
     changes = diff_records(previous, record) if previous else None
-    if previous and previous.fingerprint == record.fingerprint and outputs_intact(final):
+    # The previous record is kept only when no one edited it by hand: a build.json edited into another valid
+    # record (other copies, another image) would otherwise be sealed again and served to print and tts.
+    if previous and previous.fingerprint == record.fingerprint and record_intact(final) and outputs_intact(final):
         previous = previous.model_copy(update={"settings": settings, "sources": record.sources,
                                                "warnings": record.warnings})
         previous.save(final)

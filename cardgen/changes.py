@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cardgen.errors import CardgenError
+from cardgen.errors import CardgenError, relative
 from cardgen.record import BuildRecord, CardEntry
 from cardgen.storage import write_json
 
@@ -105,7 +105,12 @@ def load_snapshot(root: Path, game: str, name: str) -> BuildRecord:
         known = sorted(p.stem for p in path.parent.glob("*.json")) if path.parent.is_dir() else []
         raise CardgenError(f"no snapshot '{name}' of {game}"
                            + (f"; snapshots: {', '.join(known)}" if known else "; make one with `cardgen snapshot`"))
-    return BuildRecord.read(path)
+    try:
+        return BuildRecord.read(path)
+    except CardgenError as exc:
+        problem = exc.problems[0]
+        raise CardgenError(f"{problem.message}; or make the snapshot again with `cardgen snapshot {game} {name} "
+                           "--force`", file=relative(path, root), row=problem.row) from None
 
 
 def save_snapshot(record: BuildRecord, root: Path, game: str, name: str, replace: bool = False) -> Path:

@@ -54,7 +54,8 @@ class CardgenGroup(click.Group):
                 raise
             for problem in exc.problems:
                 click.secho(str(problem), fg="red" if problem.severity == "error" else "yellow", err=True)
-            click.echo(f"{len(exc.problems)} problem(s); nothing was changed in the output.", err=True)
+            unchanged = "; nothing was changed in the output" if exc.outputs_unchanged else ""
+            click.echo(f"{len(exc.problems)} problem(s){unchanged}.", err=True)
             ctx.exit(1)
         except KeyboardInterrupt:
             click.echo("interrupted; previous outputs are left as they were.", err=True)

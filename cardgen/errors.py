@@ -30,6 +30,7 @@ class CardgenError(Exception):
         if isinstance(problems, str):
             problems = Problem(problems, **where)  # type: ignore[arg-type]
         self.problems: list[Problem] = problems if isinstance(problems, list) else [problems]
+        self.outputs_unchanged = True  # False when the command changed outputs before it stopped (clean)
         super().__init__("\n".join(str(p) for p in self.problems))
 
 

@@ -123,6 +123,16 @@ def outputs_intact(out_dir: Path, but: str | None = None) -> bool:
     return True
 
 
+def record_intact(out_dir: Path) -> bool:
+    """Whether build.json is exactly as the build that sealed it wrote it (not edited by hand since)."""
+    try:
+        recorded = json.loads((out_dir / STAMPS).read_text(encoding="utf-8"))["record"]
+        stat = (out_dir / "build.json").stat()
+    except (OSError, ValueError, TypeError, KeyError):
+        return False
+    return bool(recorded == [stat.st_size, stat.st_mtime_ns])
+
+
 def current_build(out_dir: Path, root: Path, game: str, settings: str) -> tuple[int, list[Problem]] | None:
     """(cards, warnings) of the build in `out_dir` when it is still current, else None.
 
@@ -132,8 +142,7 @@ def current_build(out_dir: Path, root: Path, game: str, settings: str) -> tuple[
     """
     try:
         stamps = json.loads((out_dir / STAMPS).read_text(encoding="utf-8"))
-        stat = (out_dir / "build.json").stat()
-        if stamps["record"] != [stat.st_size, stat.st_mtime_ns] or stamps["settings"] != settings:
+        if not record_intact(out_dir) or stamps["settings"] != settings:
             return None
         sources = stamps["sources"]
         if not sources or sources != source_stamp(root, game, _extra_sources(game, sources)):

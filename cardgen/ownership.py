@@ -7,6 +7,7 @@ root may not be the workspace, hold it, or hold or lie inside its source folders
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -112,7 +113,20 @@ def remove_ours(folder: Path) -> None:
     if folder.is_symlink():
         folder.unlink()
     elif folder.exists():
-        shutil.rmtree(folder)
+        _delete_stamp_last(folder)
+
+
+def _delete_stamp_last(folder: Path) -> None:
+    """Delete a folder cardgen made, its stamp last: a deletion stopped half-way (a read-only file) leaves a
+    folder still known as cardgen's, which the next command finishes, never one that looks like the
+    designer's and blocks every build."""
+    if not os.access(folder.parent, os.W_OK):  # the folder itself could not go: delete nothing inside it
+        raise PermissionError(errno.EACCES, "Permission denied", str(folder))
+    for child in folder.iterdir():
+        if child.name != STAMP:
+            shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+    (folder / STAMP).unlink(missing_ok=True)
+    folder.rmdir()
 
 
 def clean_output_root(out_root: Path, everything: bool) -> tuple[list[Path], list[Path]]:
@@ -122,7 +136,8 @@ def clean_output_root(out_root: Path, everything: bool) -> tuple[list[Path], lis
         return [], []
     with output_lock(out_root):
         targets = sorted(out_root.iterdir()) if everything else [out_root / CACHE_DIR]
-        removed, kept = [], []
+        removed: list[Path] = []
+        kept: list[Path] = []
         for target in targets:
             if target.name == LOCK_FILE or not (target.exists() or target.is_symlink()):
                 continue
@@ -130,10 +145,13 @@ def clean_output_root(out_root: Path, everything: bool) -> tuple[list[Path], lis
                 kept.append(target)
                 continue
             try:
-                target.unlink() if target.is_file() or target.is_symlink() else shutil.rmtree(target)
+                target.unlink() if target.is_file() or target.is_symlink() else _delete_stamp_last(target)
             except OSError as exc:
-                raise CardgenError(f"cannot remove {target}: {exc.strerror or exc}; nothing after it was "
-                                   "removed (check its permissions)") from None
+                done = f"removed before it: {', '.join(p.name for p in removed)}; " if removed else ""
+                error = CardgenError(f"cannot remove {target}: {exc.strerror or exc}; {done}nothing after it was "
+                                     "removed (check its permissions)")
+                error.outputs_unchanged = not removed
+                raise error from None
             removed.append(target)
     if everything and not kept:
         try:

@@ -8,17 +8,28 @@ served: a build starts afresh, and commands run after a build say to build again
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any, Literal
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from cardgen.errors import CardgenError, Problem
-from cardgen.freshness import seal_record
+from cardgen.freshness import record_intact, seal_record
 from cardgen.storage import write_json
 
 BUILD_RECORD = "build.json"
 Kind = Literal["card", "token", "board"]
+
+
+def _inside_build(image: str) -> str:
+    """An image path of the record names a file inside the build folder: never an absolute path or '..'."""
+    path = PurePosixPath(image)
+    if path.is_absolute() or ".." in path.parts or "\\" in image or ":" in image or not path.parts:
+        raise ValueError(f"'{image}' is not a path inside the build folder")
+    return image
+
+
+ImagePath = Annotated[str, AfterValidator(_inside_build)]
 
 
 class Entry(BaseModel):
@@ -91,7 +102,7 @@ class GuideBox(Entry):
 class BackEntry(Entry):
     """A distinct card back: its image (relative to the build folder), deck, template and content hash."""
 
-    image: str
+    image: ImagePath
     deck: str
     template: str
     hash: str
@@ -106,8 +117,8 @@ class CardEntry(Entry):
     kind: Kind = "card"
     name: str
     copies: int = Field(ge=0)
-    face: str
-    back: str | None = None
+    face: ImagePath
+    back: ImagePath | None = None
     source: SourceRef
     size_mm: Dimensions
     bleed_mm: float
@@ -197,11 +208,19 @@ class BuildRecord(Entry):
     def read(cls, path: Path) -> BuildRecord:
         """Read a record file; a CardgenError when it is missing, not JSON or not a record."""
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+            data = json.loads(text)
         except OSError as exc:
             raise CardgenError(f"cannot read it: {exc.strerror or exc}", file=str(path)) from None
-        except ValueError as exc:
-            raise CardgenError(f"not valid JSON ({exc})", file=str(path)) from None
+        except UnicodeDecodeError:
+            raise CardgenError("not valid JSON (not UTF-8 text)", file=str(path)) from None
+        except json.JSONDecodeError as exc:
+            conflict = next((n for n, line in enumerate(text.splitlines(), 1) if line.startswith("<<<<<<<")), None)
+            if conflict is not None:  # a snapshot or record committed in the middle of a git merge
+                raise CardgenError("the file holds git merge-conflict markers (<<<<<<<, =======, >>>>>>>); resolve "
+                                   "the conflict by keeping one side", file=str(path), row=conflict) from None
+            raise CardgenError(f"not valid JSON ({exc.msg}, column {exc.colno})", file=str(path),
+                               row=exc.lineno) from None
         return cls.parse(data, str(path))
 
     @classmethod
@@ -223,8 +242,12 @@ class BuildRecord(Entry):
         if not path.is_file():
             raise CardgenError(f"no build found at {path}; run `cardgen build {out_dir.name}` first")
         try:
-            return cls.read(path)
+            record = cls.read(path)
         except CardgenError as exc:
             problem = exc.problems[0]
             raise CardgenError(f"{problem.message}; run `cardgen build {out_dir.name}` again to rewrite it",
-                               file=problem.file) from None
+                               file=problem.file, row=problem.row) from None
+        if not record_intact(out_dir):  # edited by hand into another valid record: not what the build made
+            raise CardgenError(f"the file changed since the build wrote it (edited by hand?); run `cardgen build "
+                               f"{out_dir.name}` again to rewrite it", file=str(path))
+        return record

@@ -7,6 +7,7 @@ made by `Cache`; no other module builds one by hand.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -128,12 +129,17 @@ def swap_into_place(staging: Path, final: Path) -> None:
     from cardgen.ownership import refuse_foreign, remove_ours
 
     refuse_foreign(final)
+    if final.is_dir() and not os.access(final, os.W_OK):  # made read-only by the designer: keep it as it is
+        raise PermissionError(errno.EACCES, "Permission denied (the folder is read-only)", str(final))
     old = final.with_name(f".{final.name}.old")
     remove_ours(old)
     if final.exists() or final.is_symlink():
         os.replace(final, old)
     os.replace(staging, final)
-    remove_ours(old)
+    try:
+        remove_ours(old)
+    except OSError:
+        pass  # the new folder is in place: the next command's clean-up of leftovers removes the old one
 
 
 def cache_root(out_root: Path) -> Path:

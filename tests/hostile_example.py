@@ -5,6 +5,8 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -33,6 +35,35 @@ def run(root: Path, *args: str, monkeypatch: pytest.MonkeyPatch | None = None) -
         monkeypatch.chdir(root)
         return CliRunner().invoke(main, list(args))
     return CliRunner().invoke(main, ["--root", str(root), *args])
+
+
+def run_as_designer(root: Path, *args: str) -> subprocess.CompletedProcess:
+    """Run `cardgen ARGS` in a process of its own with a designer's powers: as root (a container, CI), without
+    the capabilities that let root write into read-only folders, so that `chmod a-w` means what it says."""
+    command = [sys.executable, "-m", "cardgen", "--root", str(root), *args]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without setpriv: read-only folders cannot be made")
+        caps = "-dac_override,-dac_read_search,-fowner"
+        command = [setpriv, "--bounding-set", caps, "--inh-caps", caps, *command]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
+def read_only(*folders: Path) -> None:
+    """Take away write permission from folders and everything in them (as `chmod -R a-w`)."""
+    for folder in folders:
+        for path in [folder, *folder.rglob("*")]:
+            if not path.is_symlink():
+                path.chmod(path.stat().st_mode & ~0o222)
+
+
+def writable(*folders: Path) -> None:
+    """Give back the owner's write permission (so that pytest can remove its temporary folders)."""
+    for folder in folders:
+        for path in [folder, *folder.rglob("*")]:
+            if not path.is_symlink():
+                path.chmod(path.stat().st_mode | 0o200)
 
 
 def snapshot_files(folder: Path) -> dict[str, bytes]:

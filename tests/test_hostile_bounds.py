@@ -103,6 +103,15 @@ def test_print_on_absurd_paper_or_margins_is_an_error(example: Path) -> None:
         assert "Traceback" not in result.output and words in result.output, result.output
 
 
+def test_absurd_margin_in_the_manifest_is_a_located_error(example: Path) -> None:
+    _manifest(example, '  back_offset: "0,0"', '  margin: 1000mm\n  back_offset: "0,0"')
+    line = _line_of(example, "margin: 1000mm")
+    for command in ("validate", "print"):
+        result = run(example, command, GAME)
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        assert f"data/{GAME}/game.yaml:{line}: error: print.margin: must be at most 100 mm" in result.output
+
+
 def _png_header(width: int, height: int) -> bytes:
     """A valid PNG claiming any size with one tiny row (Pillow reads only the header)."""
     def chunk(kind: bytes, body: bytes) -> bytes:
@@ -141,3 +150,17 @@ def test_delimiter_of_two_characters_is_a_manifest_error(fresh_example: Path) ->
     _manifest(fresh_example, "source: components.csv", "source: {file: components.csv, delimiter: 'ab'}")
     code, errors = _validate(fresh_example)
     assert code == 1 and len(errors) == 1 and "delimiter" in errors[0] and "1 character" in errors[0], errors
+
+
+def test_small_svg_art_embedding_a_huge_picture_is_refused(fresh_example: Path) -> None:
+    picture = base64.b64encode(_png_header(20000, 20000)).decode()
+    (fresh_example / "data" / GAME / "bomb.svg").write_text(  # 48 kB at most, 400 megapixels once drawn
+        '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" viewBox="0 0 10 10">'
+        f'<image width="10" height="10" xlink:href="data:image/png;base64,{picture}"/></svg>')
+    back = fresh_example / "templates" / GAME / "back.svg"
+    lines = back.read_text().splitlines(keepends=True)
+    back.write_text("".join([*lines[:2], "{{ image('bomb.svg', 0, 0, 100, 100) }}\n", *lines[2:]]))
+    code, errors = _validate(fresh_example)
+    assert code == 1 and len(errors) == 1, errors
+    assert errors[0].startswith(f"templates/{GAME}/back.svg:3: error: image 'data/{GAME}/bomb.svg' cannot be used: "
+                                "the SVG embeds a picture with far too many pixels"), errors

@@ -153,3 +153,49 @@ def test_clean_of_a_folder_it_cannot_delete_says_so(example: Path, monkeypatch: 
     result = run(example, "clean", "--outputs")
     assert result.exit_code == 1 and "cannot remove" in result.output and "Permission denied" in result.output
     assert not any(line.startswith("removed") for line in result.output.splitlines())
+
+
+# ---------------------------------------------------------------- files cardgen itself wrote, edited by others
+
+def test_a_snapshot_with_git_conflict_markers_is_a_located_error(example: Path) -> None:
+    assert run(example, "snapshot", GAME, "v1").exit_code == 0
+    snapshot = example / "data" / GAME / "snapshots" / "v1.json"
+    mine = snapshot.read_text()
+    snapshot.write_text(f"<<<<<<< HEAD\n{mine}=======\n{mine.replace('Drone', 'Drone II')}>>>>>>> playtest-3\n")
+    result = run(example, "changes", GAME, "--since", "v1")
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    [error] = [line for line in result.output.splitlines() if "error:" in line]
+    assert error.startswith(f"data/{GAME}/snapshots/v1.json:1: error: the file holds git merge-conflict markers")
+    assert "cardgen snapshot scrapbots v1 --force" in error
+    snapshot.write_text(mine[:-40])  # cut short: where the JSON breaks
+    result = run(example, "changes", GAME, "--since", "v1")
+    assert result.exit_code == 1 and f"data/{GAME}/snapshots/v1.json:{mine[:-40].count(chr(10)) + 1}: error: " \
+        "not valid JSON" in result.output, result.output
+
+
+@pytest.mark.parametrize("key, value", [("copies", 1000), ("face", "../../../../etc/hostname"),
+                                        ("hash", "0" * 32)])
+def test_a_hand_edited_build_json_is_never_served(example: Path, key: str, value: object) -> None:
+    build = example / "output" / GAME
+    record = json.loads((build / "build.json").read_text())
+    original = record["cards"][0][key]
+    record["cards"][0][key] = value
+    (build / "build.json").write_text(json.dumps(record, indent=1))
+    result = run(example, "snapshot", GAME, "v1")
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert f"{build / 'build.json'}: error: " in result.output and "cardgen build scrapbots" in result.output
+    result = run(example, "print", GAME, "--paper", "a4")  # builds what is out of date first
+    assert result.exit_code == 0 and "up to date (" not in result.output, result.output
+    assert json.loads((build / "build.json").read_text())["cards"][0][key] == original
+    assert run(example, "snapshot", GAME, "v1").exit_code == 0
+
+
+@pytest.mark.parametrize("image", ["../../../../etc/hostname", "/etc/hostname", "C:/x.png", "cards\\..\\..\\x.png"])
+def test_a_build_record_never_names_an_image_outside_its_folder(built_example: Path, image: str) -> None:
+    from cardgen.errors import CardgenError
+    from cardgen.record import BuildRecord
+
+    record = json.loads((built_example / "output" / GAME / "build.json").read_text())
+    record["cards"][0]["face"] = image
+    with pytest.raises(CardgenError, match="cards.0.face: .* is not a path inside the build folder"):
+        BuildRecord.parse(record, "build.json")

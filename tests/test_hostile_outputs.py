@@ -2,6 +2,7 @@
 outputs over or among the designer's own files."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cardgen.ownership import mark
-from tests.hostile_example import GAME, assert_refused, run, snapshot_files
+from tests.hostile_example import GAME, assert_refused, read_only, run, run_as_designer, snapshot_files, writable
 
 
 def _sources(root: Path) -> dict[str, bytes]:
@@ -123,6 +124,22 @@ def test_second_command_while_one_writes_is_refused(example: Path) -> None:
     assert result.exit_code == 0 and "It saw you second" in (output / GAME / "build.json").read_text()
 
 
+def test_two_builds_at_once_leave_one_whole_build(fresh_example: Path) -> None:
+    command = [sys.executable, "-m", "cardgen", "--root", str(fresh_example), "build", "-j", "1"]
+    builds = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+              for _ in range(2)]
+    results = sorted((b.wait(timeout=300), *b.communicate()) for b in builds)
+    assert results[0][0] == 0, results
+    second_code, second_out, second_err = results[1]
+    assert (second_code == 1 and "another cardgen command" in second_err and "Traceback" not in second_err) or \
+        (second_code == 0 and "up to date" in second_out), results  # refused, or started after the first ended
+    output = fresh_example / "output" / GAME
+    record = json.loads((output / "build.json").read_text())
+    images = {c["face"] for c in record["cards"]} | {b["image"] for b in record["backs"].values()}
+    assert all((output / image).is_file() for image in images) and list((output / "print").glob("*.pdf"))
+    assert "up to date" in run(fresh_example, "build", "-j", "1").output
+
+
 def test_leftovers_of_killed_commands_are_removed_and_nothing_else(example: Path) -> None:
     output = example / "output"
     leftovers = [mark(output / f".{GAME}.building-x1"), mark(output / GAME / ".tts.building-x2")]
@@ -142,3 +159,65 @@ def test_output_of_a_swap_killed_between_its_renames_is_restored(example: Path) 
     result = run(example, "tts", GAME)
     assert result.exit_code == 0, result.output
     assert (output / GAME / "build.json").is_file() and not (output / f".{GAME}.old").exists()
+
+
+# ---------------------------------------------------------------- read-only folders
+
+def _one_error(result: subprocess.CompletedProcess, *words: str) -> str:
+    """The process failed with exactly one located error line (no traceback) saying the given words."""
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    errors = [line for line in result.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and all(word in errors[0] for word in words), result.stderr
+    return errors[0]
+
+
+@pytest.mark.parametrize("args", [["tts", GAME, "--format", "png"], ["print", GAME, "--paper", "a3"],
+                                  ["build", "-j", "1", "--svg"], ["clean"], ["clean", "--outputs"]])
+def test_a_read_only_output_folder_is_one_error_and_left_as_it_is(example: Path, args: list[str]) -> None:
+    output = example / "output"
+    before = snapshot_files(output)
+    read_only(output)
+    try:
+        result = run_as_designer(example, *args)
+    finally:
+        writable(output)
+    _one_error(result, "Permission denied", str(output))
+    assert "removed" not in result.stdout
+    assert snapshot_files(output) == before
+
+
+def test_tts_into_a_read_only_export_folder_keeps_it(example: Path) -> None:
+    tts = example / "output" / GAME / "tts"
+    before = snapshot_files(example / "output" / GAME)
+    read_only(tts)
+    try:
+        result = run_as_designer(example, "tts", GAME, "--format", "png")
+    finally:
+        writable(tts)
+    assert _one_error(result, "Permission denied").startswith(f"{tts}: error: cannot write the Tabletop Simulator")
+    assert snapshot_files(example / "output" / GAME) == before  # no half export, no .tts.old left behind
+
+
+def test_clean_stopped_by_a_read_only_output_root_deletes_nothing(example: Path) -> None:
+    output = example / "output"
+    output.chmod(0o555)  # the folders in it cannot go, though everything inside them could
+    try:
+        result = run_as_designer(example, "clean", "--outputs")
+    finally:
+        output.chmod(0o755)
+    _one_error(result, f"cannot remove {output / '.cache'}", "Permission denied")
+    result = run(example, "build", "-j", "1", "--svg")  # the cache and output are still cardgen's: builds go on
+    assert result.exit_code == 0 and "0 drawn" in result.output, result.output
+
+
+def test_clean_stopped_half_way_says_what_it_removed(example: Path) -> None:
+    game = example / "output" / GAME
+    read_only(game / "cards")
+    try:
+        result = run_as_designer(example, "clean", "--outputs")
+    finally:
+        writable(game / "cards")
+    _one_error(result, f"cannot remove {game}", "Permission denied", "removed before it: .cache")
+    assert "nothing was changed" not in result.stderr
+    result = run(example, "build", "-j", "1")  # what is left is still known as cardgen's: the next build goes on
+    assert result.exit_code == 0 and (game / "build.json").is_file(), result.output

@@ -12,6 +12,7 @@ ESCAPES = [  # each would run a command or read a file without the sandbox
     "{{ cycler.__init__.__globals__.os.popen('touch PWNED').read() }}",
     "{{ joiner.__init__.__globals__.__builtins__.open('PWNED', 'w').write('x') }}",
     "{{ lipsum.__globals__['os'].system('touch PWNED') }}",
+    "{{ cycler.__init__.__globals__.__builtins__.open('/etc/passwd').read() }}",  # reads any file
     "{{ ''.__class__.__mro__[1].__subclasses__() }}",
     "{% set d = {} %}{{ d.update({'x': 1}) }}",  # the immutable sandbox: data cannot be changed
 ]

@@ -216,7 +216,7 @@ def _check_svg_image(path: Path, shown: str) -> str | None:
     except UnicodeDecodeError:
         return f"image '{shown}' is not UTF-8 text; an SVG image must be"
     except CardgenError as exc:
-        return exc.problems[0].message.replace("icons must", "images must")
+        return f"image '{shown}' cannot be used: {exc.problems[0].message.replace('icons must', 'images must')}"
     root = re.search(r"<svg\b[^>]*>", text)
     if root is None:
         return f"image '{shown}' has no <svg> element"
