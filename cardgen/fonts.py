@@ -55,10 +55,12 @@ def configure_fontconfig(font_dirs: list[Path]) -> None:
 def _user_cache() -> Path | None:
     """cardgen's folder in the user's own cache folder (not the shared temporary folder, where another user
     could plant a font configuration), or None when there is none that can be written."""
+    folder = Path(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")) / "cardgen"  # the XDG rule
+    if not folder.is_absolute():  # no home folder
+        return None
     try:
-        folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cardgen"
         folder.mkdir(parents=True, exist_ok=True)
-    except (OSError, RuntimeError):  # RuntimeError: no home folder
+    except OSError:
         return None
     return folder if os.access(folder, os.W_OK) else None
 
