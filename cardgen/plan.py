@@ -152,6 +152,8 @@ def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter,
                               str(game.root.resolve()), game.data_dir.resolve().as_uri() + "/",
                               str(art.cache_path), (str((game.root / "fonts").resolve()),),
                               game.spec.decks[art.deck].kind != "card", cached, tuple(work.get(art.key, ()))))
+    # Largest images first: a board drawn last would keep one worker busy while the other has nothing left.
+    raster_jobs.sort(key=lambda job: job.width * job.height, reverse=True)
     drawn = sum(not job.cached for job in raster_jobs)
     problems: list[Problem] = []
 

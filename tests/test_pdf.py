@@ -423,3 +423,40 @@ def test_jpeg_images_are_made_while_drawing_and_embedded_as_made(tiny_game, monk
     embedded = {obj.get_object()._data for page in pypdf.PdfReader(pdf).pages
                 for obj in page["/Resources"].get("/XObject", {}).values()}
     assert embedded == made
+
+
+def test_tokens_and_boards_are_embedded_from_streams_made_while_drawing(built, record) -> None:
+    """Images with an alpha channel (the damage token, the play mat) are embedded from the streams the render
+    workers compressed (no file is decoded while writing the PDF): colours exact, a soft mask only where some
+    pixel is not opaque."""
+    import zlib
+
+    from cardgen.outputs.pdf import MaskedImage
+
+    see_through = {c.hash: c for c in record.cards if c.kind != "card"}
+    assert {c.kind for c in see_through.values()} == {"token", "board"}
+    embedded = {}
+    for page in pypdf.PdfReader(built / "print" / "scrapbots-letter.pdf").pages:
+        for obj in page["/Resources"].get("/XObject", {}).values():
+            embedded[obj.get_object()._data] = obj.get_object()
+    for key, card in see_through.items():
+        width, height, colour, alpha = MaskedImage(built.parent, key).streams(built / card.face)  # type: ignore[misc]
+        image = embedded[colour]  # the very stream the worker made
+        with Image.open(built / card.face) as drawn:
+            assert zlib.decompress(colour) == drawn.convert("RGB").tobytes()
+            opaque = drawn.getchannel("A").getextrema() == (255, 255)
+            assert ("/SMask" in image) is not opaque and (alpha == b"") is opaque
+            if not opaque:
+                assert zlib.decompress(image["/SMask"].get_object()._data) == drawn.getchannel("A").tobytes()
+        assert (image["/Width"], image["/Height"]) == (width, height) == (card.pixels.width, card.pixels.height)
+
+
+def test_the_render_workers_are_given_the_streams_of_tokens_and_boards_to_make(built, record, tmp_path) -> None:
+    from cardgen.options.pdf import PrintSpec
+    from cardgen.outputs.pdf import MaskedImage, PrintJPEG, PrintStage
+
+    work = PrintStage(PrintSpec()).card_work(None, record, tmp_path)  # type: ignore[arg-type]
+    see_through = {c.hash for c in record.cards if c.kind != "card"}
+    assert see_through and {k for k, w in work.items() if isinstance(w, MaskedImage)} == see_through
+    jpeg = PrintStage(PrintSpec(images="jpeg")).card_work(None, record, tmp_path)  # type: ignore[arg-type]
+    assert {k for k, w in jpeg.items() if isinstance(w, PrintJPEG)} == set(record.image_hashes().values()) - see_through

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import struct
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from cardgen.outputs.imposition import Page, PrintOptions, impose, items_from_ca
 from cardgen.outputs.kept_prints import pdf_name, read_kept, write_kept
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
 from cardgen.record import BuildRecord, CardEntry
+from cardgen.render import CardWork
 from cardgen.storage import Cache, write_atomic
 from cardgen.units import mm_to_pt
 
@@ -113,6 +115,47 @@ class PrintJPEG:
         return self.cache.path(self.entry) if self.cache.has(self.entry) else source
 
 
+@dataclass(frozen=True)
+class MaskedImage:
+    """A card image with transparency (a token, a board) as the streams a PDF embeds: its colours and, unless
+    every pixel is opaque, its alpha as a soft mask, each Flate-compressed. Made in the render workers while
+    the card is in memory (see `PrintStage.card_work`) and kept in the cache by the image's content hash, so
+    that writing a PDF only reads them."""
+
+    out_root: Path
+    key: str  # the card image's content hash
+
+    @property
+    def cache(self) -> Cache:
+        """The cache of masked images' streams."""
+        return Cache(self.out_root, "print-masked", ".bin")
+
+    def __call__(self, card: Any) -> None:
+        """Compress the streams of a card image with an alpha channel (others are embedded otherwise)."""
+        if card.mode == "RGBA" and not self.cache.has(self.key):
+            colour = zlib.compress(card.convert("RGB").tobytes())
+            alpha = card.getchannel("A")
+            mask = b"" if alpha.getextrema() == (255, 255) else zlib.compress(alpha.tobytes())
+            header = struct.pack(">III", card.width, card.height, len(colour))
+            self.cache.write(self.key, lambda temp: temp.write_bytes(header + colour + mask))
+
+    def streams(self, source: Path) -> tuple[int, int, bytes, bytes] | None:
+        """(width, height, colour stream, alpha stream or b"") of the card image file `source`, made now when
+        missing; None when the file has no alpha channel."""
+        data = self.cache.read_bytes(self.key)
+        if data is None:
+            from PIL import Image
+
+            with Image.open(source) as picture:
+                picture.load()
+                self(picture)
+            data = self.cache.read_bytes(self.key)
+        if data is None or len(data) < 12:
+            return None
+        width, height, length = struct.unpack(">III", data[:12])
+        return width, height, data[12:12 + length], data[12 + length:]
+
+
 class ImageFiles:
     """Maps build image paths to the images drawn: one per distinct content (JPEG if asked), named by it.
 
@@ -137,6 +180,12 @@ class ImageFiles:
                 source = PrintJPEG(self.out_root, digest, self.options.jpeg_quality).path(source)
             self._by_digest[digest] = str(source)
         return digest, self._by_digest[digest]
+
+    def masked(self, name: str, drawn: str) -> tuple[int, int, bytes, bytes] | None:
+        """The streams of a drawn image with transparency (see `MaskedImage`), None for any other."""
+        if not drawn.lower().endswith(".png"):
+            return None
+        return MaskedImage(self.out_root, name).streams(Path(drawn))
 
 
 def _draw(path: Path, pages: list[Page], record: BuildRecord, images: ImageFiles, first: int, total: int) -> None:
@@ -185,14 +234,15 @@ def png_stream(path: Path) -> tuple[int, int, bytes] | None:
     return (width, height, b"".join(idat)) if width and idat else None
 
 
-def _embed(pdf: Any, name: str, drawn: str) -> bool:
+def _embed(pdf: Any, name: str, drawn: str, images: ImageFiles) -> bool:
     """Register the image XObject `name` of a file once per document; False when reportlab cannot be
     asked to (its internals changed: the caller draws the file with `drawImage` instead).
 
-    An 8-bit RGB PNG is embedded with its own compressed data (`png_stream`): `Canvas.drawImage` always
-    decodes and compresses the file, which is most of a PDF's writing time. Any other file is read by
-    reportlab's image object, with a soft mask for transparency, as `drawImage` does. This is the one
-    place that touches reportlab's internals; tests check the embedded pixels equal the cards.
+    An 8-bit RGB PNG is embedded with its own compressed data (`png_stream`), and a PNG with transparency
+    with the streams the render workers made of it (`MaskedImage`): `Canvas.drawImage` always decodes and
+    compresses the file, which is most of a PDF's writing time. Any other file is read by reportlab's image
+    object, with a soft mask for transparency, as `drawImage` does. This is the one place that touches
+    reportlab's internals; tests check the embedded pixels equal the cards.
     """
     try:
         from reportlab.pdfbase.pdfdoc import PDFImageXObject, PDFObjectReference
@@ -201,11 +251,17 @@ def _embed(pdf: Any, name: str, drawn: str) -> bool:
         if reg_name in pdf._doc.idToObject:
             return True
         stream = png_stream(Path(drawn)) if drawn.lower().endswith(".png") else None
-        if stream is None:
-            image = PDFImageXObject(name, drawn, mask="auto")
-        else:
+        masked = images.masked(name, drawn) if stream is None else None
+        if stream is not None:
             image = _png_image_class()(name)
             image.width, image.height, image.streamContent = stream
+        elif masked is not None:
+            image = _flate_image(PDFImageXObject, name, "DeviceRGB", *masked[:3])
+            if masked[3]:
+                image._smask = _flate_image(PDFImageXObject, f"{name}-alpha", "DeviceGray", *masked[:2],
+                                            masked[3])
+        else:
+            image = PDFImageXObject(name, drawn, mask="auto")
         image.name = name
         pdf._setXObjects(image)
         pdf._doc.Reference(image, reg_name)
@@ -219,6 +275,14 @@ def _embed(pdf: Any, name: str, drawn: str) -> bool:
     except (AttributeError, ImportError):
         return False
     return True
+
+
+def _flate_image(cls: type, name: str, colours: str, width: int, height: int, stream: bytes) -> Any:
+    """reportlab's image XObject of 8-bit pixels given as a Flate stream, as it makes one from a picture."""
+    image = cls(name)
+    image.width, image.height, image.streamContent = width, height, stream
+    image.bitsPerComponent, image.colorSpace, image._filters, image.mask = 8, colours, ("FlateDecode",), None
+    return image
 
 
 @functools.cache
@@ -256,7 +320,7 @@ def _draw_page(pdf, page: Page, images: ImageFiles) -> None:
             pdf.clipPath(clip, stroke=0, fill=0)
         x, y, width, height = _pt(slot.image_rect.x, slot.image_rect.y, slot.image_rect.w, slot.image_rect.h)
         name, drawn = images(slot.image)
-        if _embed(pdf, name, drawn):
+        if _embed(pdf, name, drawn, images):
             pdf.translate(x, y)  # as drawImage places an image: the unit square scaled to the box
             pdf.scale(width, height)
             pdf.doForm(name)
@@ -313,14 +377,20 @@ class PrintStage(Stage):
 
     name = "print"  # its options: `PrintSpec` (cardgen.options.pdf), as the registry says
 
-    def card_work(self, game: Game, record: BuildRecord, out_root: Path) -> dict[str, PrintJPEG]:
-        """The JPEG of each card image, when a print of the manifest asks for JPEG images (PNG images
-        need no work: their own data is embedded)."""
+    def card_work(self, game: Game, record: BuildRecord, out_root: Path) -> dict[str, CardWork]:
+        """The streams of each image with transparency (tokens, boards; see `MaskedImage`), and the JPEG of
+        each card image when a print of the manifest asks for JPEG images (opaque PNG images need no work:
+        their own data is embedded)."""
+        work: dict[str, CardWork] = {}
+        see_through = {c.hash for c in record.cards if c.kind != "card"}
+        see_through |= {b.hash for b in record.backs.values() if record.decks[b.deck].kind != "card"}
+        for key in see_through:
+            if not (masked := MaskedImage(out_root, key)).cache.has(key):
+                work[key] = masked
         qualities = {o.jpeg_quality for o in PrintOptions.all_from_spec(self.options) if o.images == "jpeg"}
-        work = {}
         for quality in qualities:  # one quality in practice; another paper's would be made by `run`
             for key in record.image_hashes().values():
-                if not (jpeg := PrintJPEG(out_root, key, quality)).cache.has(jpeg.entry):
+                if key not in see_through and not (jpeg := PrintJPEG(out_root, key, quality)).cache.has(jpeg.entry):
                     work[key] = jpeg
         return work
 

@@ -266,8 +266,9 @@ class SheetPicture:
         return {slot.source.hash for slot in self.slots if isinstance(slot, Cell)}
 
     def ready(self, out_root: Path) -> bool:
-        """Whether every cell is stored."""
-        return all(slot.cache(out_root).has(slot.key) for slot in self.slots if isinstance(slot, Cell))
+        """Whether every cell is stored (by its file alone: each card asks this of its sheet, and `make`
+        verifies every cell it reads)."""
+        return all(slot.cache(out_root).path(slot.key).is_file() for slot in self.slots if isinstance(slot, Cell))
 
     def make(self, out_root: Path, cards: CardImages) -> Image.Image:
         """The sheet; cells are loaded one at a time, so a large deck never sits in memory whole."""
@@ -328,8 +329,10 @@ def encode(image: Image.Image, png: bool, quality: int) -> bytes:
     if png:
         image.save(buffer, format="PNG")
         return buffer.getvalue()
-    flat = Image.new("RGB", image.size, "white")
-    flat.paste(image, mask=image.getchannel("A") if image.mode == "RGBA" else None)
+    flat = image
+    if image.mode != "RGB":  # an opaque RGB image (every sheet) is encoded as it is, not copied first
+        flat = Image.new("RGB", image.size, "white")
+        flat.paste(image, mask=image.getchannel("A") if image.mode == "RGBA" else None)
     flat.save(buffer, format="JPEG", quality=quality, subsampling=0, optimize=True)
     return buffer.getvalue()
 
