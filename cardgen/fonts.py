@@ -17,7 +17,7 @@ from pathlib import Path
 
 from cardgen import bundled
 from cardgen.errors import CardgenError, Problem
-from cardgen.storage import Cache
+from cardgen.storage import Cache, write_text
 
 FONT_SUFFIXES = (".ttf", ".otf")
 _configured_dirs: list[Path] = []
@@ -35,17 +35,14 @@ def configure_fontconfig(font_dirs: list[Path]) -> None:
     if not new:
         return
     if not _configured_dirs and "CARDGEN_FONTCONFIG_SET" not in os.environ:
-        cache = Path(tempfile.gettempdir()) / "cardgen-fontconfig-cache"
+        home = _user_cache()
+        cache = home / "fontconfig" if home else Path(tempfile.gettempdir()) / "cardgen-fontconfig-cache"
         dirs = "".join(f"<dir>{_xml(d)}</dir>" for d in new)
         hidden = "".join(f"<glob>{_xml(f)}</glob>" for f in _overridden_bundled_files(new))
         reject = f"<selectfont><rejectfont>{hidden}</rejectfont></selectfont>" if hidden else ""
         conf = (f'<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig>{dirs}{reject}'
                 f"<cachedir>{_xml(cache)}</cachedir></fontconfig>\n")
-        handle, name = tempfile.mkstemp(prefix="cardgen-fonts-", suffix=".conf")
-        os.write(handle, conf.encode())
-        os.close(handle)
-        atexit.register(_remove, Path(name))  # render workers are gone by then; nothing is left in the temp folder
-        os.environ["FONTCONFIG_FILE"] = name
+        os.environ["FONTCONFIG_FILE"] = _config_file(home, conf)
         os.environ["CARDGEN_FONTCONFIG_SET"] = "1"
     else:
         # fontconfig may already be initialised in this process: add the folder to the live config.
@@ -53,6 +50,38 @@ def configure_fontconfig(font_dirs: list[Path]) -> None:
         for d in new:
             lib.FcConfigAppFontAddDir(None, str(d).encode())
     _configured_dirs.extend(new)
+
+
+def _user_cache() -> Path | None:
+    """cardgen's folder in the user's own cache folder (not the shared temporary folder, where another user
+    could plant a font configuration), or None when there is none that can be written."""
+    folder = Path(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")) / "cardgen"  # the XDG rule
+    if not folder.is_absolute():  # no home folder
+        return None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return folder if os.access(folder, os.W_OK) else None
+
+
+def _config_file(home: Path | None, conf: str) -> str:
+    """A fontconfig file holding `conf`: in the user's cache one file per distinct configuration, reused by
+    every run (so that no run, not even a killed one, leaves a file behind); else a temporary file removed
+    when cardgen exits."""
+    if home is not None:
+        path = home / f"fonts-{hashlib.sha256(conf.encode()).hexdigest()[:16]}.conf"
+        try:
+            if not path.is_file() or path.read_text(encoding="utf-8") != conf:
+                write_text(path, conf)
+            return str(path)
+        except (OSError, UnicodeDecodeError):
+            pass
+    handle, name = tempfile.mkstemp(prefix="cardgen-fonts-", suffix=".conf")
+    os.write(handle, conf.encode())
+    os.close(handle)
+    atexit.register(_remove, Path(name))  # render workers are gone by then
+    return name
 
 
 def _remove(path: Path) -> None:

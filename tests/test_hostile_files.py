@@ -111,14 +111,16 @@ def test_a_font_shorthand_naming_a_missing_family_is_a_finding(fresh_example: Pa
 
 
 def test_no_file_is_left_in_the_temporary_folder(fresh_example: Path, tmp_path: Path) -> None:
-    temp = tmp_path / "temp"
+    temp, home = tmp_path / "temp", tmp_path / "home"
     temp.mkdir()
-    env = {**os.environ, "TMPDIR": str(temp)}
-    env.pop("CARDGEN_FONTCONFIG_SET", None)
-    env.pop("FONTCONFIG_FILE", None)
-    subprocess.run([sys.executable, "-m", "cardgen", "--root", str(fresh_example), "build", GAME, "-j", "1"],
-                   env=env, check=True, capture_output=True)
-    assert [p.name for p in temp.iterdir() if not p.name.startswith("cardgen-fontconfig-cache")] == []
+    env = {**os.environ, "TMPDIR": str(temp), "HOME": str(home)}
+    for name in ("CARDGEN_FONTCONFIG_SET", "FONTCONFIG_FILE", "XDG_CACHE_HOME"):
+        env.pop(name, None)
+    for args in (["build", GAME, "-j", "1"], ["validate", GAME]):
+        subprocess.run([sys.executable, "-m", "cardgen", "--root", str(fresh_example), *args], env=env, check=True,
+                       capture_output=True)
+    assert list(temp.iterdir()) == []  # not even the font cache: another user could plant files there
+    assert len(list((home / ".cache" / "cardgen").glob("fonts-*.conf"))) == 1  # one, used by every run
 
 
 def _full_disk(*args: object, **kwargs: object) -> None:

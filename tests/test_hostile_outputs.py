@@ -156,9 +156,10 @@ def test_leftovers_of_killed_commands_are_removed_and_nothing_else(example: Path
 def test_output_of_a_swap_killed_between_its_renames_is_restored(example: Path) -> None:
     output = example / "output"
     (output / GAME).rename(output / f".{GAME}.old")  # killed after moving the old output away
+    before = snapshot_files(output / f".{GAME}.old")
     result = run(example, "tts", GAME)
-    assert result.exit_code == 0, result.output
-    assert (output / GAME / "build.json").is_file() and not (output / f".{GAME}.old").exists()
+    assert result.exit_code == 0 and "up to date (" in result.output, result.output  # put back, not built again
+    assert snapshot_files(output / GAME) == before and not (output / f".{GAME}.old").exists()
 
 
 # ---------------------------------------------------------------- read-only folders
