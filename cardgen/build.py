@@ -12,7 +12,7 @@ from typing import Sequence
 from cardgen.changes import Changes, diff_records
 from cardgen.context import BuildContext
 from cardgen.errors import CardgenError, Problem
-from cardgen.fonts import configure_fontconfig
+from cardgen.fonts import configure_fontconfig, keep_metrics
 from cardgen.freshness import current_build, outputs_intact, record_intact, seal_outputs, settings_key, source_stamp
 from cardgen.manifest import Game
 from cardgen.outputs.stage import Stage, StageContext
@@ -130,14 +130,15 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
     settings = settings_key(options.keep_svg, options.force, *_stage_names(stages, options))
     if previous is not None and current_build(final, root, name, settings) is not None:
         return _up_to_date(name, final, previous, started)
-    configure_fontconfig([root / "fonts"])
     check_output_folder(options.out_root)
+    mark(cache_root(options.out_root))  # before the font metrics go in: a build that fails then leaves it ours
+    keep_metrics(options.out_root)
+    configure_fontconfig([root / "fonts"])
     # Stamped before anything is read: a file edited during the build then differs from its stamp, and
     # the next build sees the edit (stamped after, the build would record what it never read).
     read_from = source_stamp(root, name, recording=True)
     context = BuildContext.load(root, name, options.out_root)
     findings = validate_context(context)
-    mark(cache_root(options.out_root))
     plan = plan_build(context, findings, options.force)
     plan.findings = unique(findings, [w for w in plan.findings if w.rule != "text-overflow"])
     record = record_of(plan)

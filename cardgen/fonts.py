@@ -17,7 +17,7 @@ from pathlib import Path
 
 from cardgen import bundled
 from cardgen.errors import CardgenError, Problem
-from cardgen.storage import write_text
+from cardgen.storage import Cache, write_text
 
 FONT_SUFFIXES = (".ttf", ".otf")
 _configured_dirs: list[Path] = []
@@ -121,7 +121,38 @@ class FontFace:
         return {ch for ch in text if ord(ch) not in self.advances and not ch.isspace()}
 
 
+_metrics: Cache | None = None  # where the metrics read from font files are kept between builds
+
+
+def keep_metrics(out_root: Path) -> None:
+    """Keep the metrics read from font files in an output root's cache (see `_read_face`)."""
+    global _metrics
+    _metrics = Cache(out_root, "font-metrics", ".json")
+
+
 def _read_face(path: Path) -> FontFace:
+    """A font file's metrics, from the cache (`keep_metrics`) when it has them for the file as it is: reading
+    the name, cmap and hmtx tables of every bundled face with fontTools takes longer than loading a small game,
+    and most builds read the same files as the build before."""
+    stat = path.stat()
+    key = hashlib.sha256(f"{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()).hexdigest()[:32]
+    kept = _metrics.read_json(key) if _metrics is not None else None
+    if isinstance(kept, dict):
+        try:
+            return FontFace(path, str(kept["family"]), bool(kept["bold"]), bool(kept["italic"]),
+                            int(kept["units_per_em"]), int(kept["ascent"]), int(kept["descent"]),
+                            {int(code): int(advance) for code, advance in kept["advances"].items()})
+        except (KeyError, TypeError, ValueError, AttributeError):
+            pass  # not what this cardgen writes: read the font again
+    face = _parse_face(path)
+    if _metrics is not None:
+        _metrics.put_json(key, {"family": face.family, "bold": face.bold, "italic": face.italic,
+                                "units_per_em": face.units_per_em, "ascent": face.ascent, "descent": face.descent,
+                                "advances": face.advances})
+    return face
+
+
+def _parse_face(path: Path) -> FontFace:
     from fontTools.ttLib import TTFont
 
     font = TTFont(path, lazy=True)

@@ -135,3 +135,41 @@ def test_image_in_card_is_drawn(workspace) -> None:
     result = build_game(workspace, "i", BuildOptions(workspace / "output", jobs=1))
     image = Image.open(result.out_dir / "cards" / "main" / "a.png")
     assert image.getpixel((300, 300)) == (255, 0, 0) and image.getpixel((50, 50)) == (255, 255, 255)
+
+
+def test_font_metrics_are_kept_between_builds_and_read_again_when_damaged(tmp_path, monkeypatch) -> None:
+    """Metrics read from a font file are kept in the output root's cache: the next build reads no font file
+    with fontTools; an entry that is damaged, or not what this cardgen writes, is read from the font again."""
+    from cardgen import bundled, fonts
+    from cardgen.storage import Cache
+
+    monkeypatch.setattr(fonts, "_metrics", None)
+    fonts.keep_metrics(tmp_path)
+    path = sorted(bundled.FONTS_DIR.glob("*.ttf"))[0]
+    first = fonts._read_face(path)
+    parsed: list[Path] = []
+    parse = fonts._parse_face
+    monkeypatch.setattr(fonts, "_parse_face", lambda p: parsed.append(p) or parse(p))
+    assert fonts._read_face(path) == first and not parsed  # the same face, advances and all, from the cache
+    (entry,) = (tmp_path / ".cache" / "font-metrics").rglob("*.json")
+    entry.write_text(entry.read_text().replace('"advances": {', '"advances": {"32": 1, '))  # damaged
+    assert fonts._read_face(path) == first and parsed == [path]
+    Cache(tmp_path, "font-metrics", ".json").put_json(entry.stem, {"family": "Other"})  # sealed, not ours
+    assert fonts._read_face(path) == first and parsed == [path, path]
+
+
+def test_a_build_that_fails_leaves_its_cache_folder_marked_as_cardgen_s(tiny_game) -> None:
+    """The cache is marked before anything can go into it (the font metrics are read before the game is
+    loaded): a build stopped by an error must not leave an unmarked .cache/ that the next build would refuse
+    as someone else's folder."""
+    from cardgen.ownership import is_ours
+
+    manifest = tiny_game / "data" / "tiny" / "game.yaml"
+    good = manifest.read_text()
+    manifest.write_text(good + "decks: [\n")  # not YAML: the build stops while loading the game
+    out = tiny_game / "output"
+    with pytest.raises(CardgenError):
+        build_game(tiny_game, "tiny", BuildOptions(out_root=out, jobs=1), None, ["gallery"])
+    assert is_ours(out / ".cache")
+    manifest.write_text(good)
+    assert build_game(tiny_game, "tiny", BuildOptions(out_root=out, jobs=1), None, ["gallery"]).cards == 3

@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from cardgen.context import BuildContext
 from cardgen.data import Card
@@ -154,5 +155,11 @@ def _column_of(card: Card | None, text: str) -> str | None:
     """The field a piece of rendered text most likely comes from."""
     if card is None:
         return None
-    return next((k for k, v in card.fields.items() if isinstance(v, str) and text.strip() in plain_text(parse(v))),
-                None)
+    wanted = text.strip()
+    return next((k for k, v in card.fields.items() if isinstance(v, str) and wanted in _plain(v)), None)
+
+
+@lru_cache(maxsize=4096)
+def _plain(value: str) -> str:
+    """A field's text without its markup: asked of every field for each text run of a card, so kept."""
+    return plain_text(parse(value))
