@@ -63,6 +63,7 @@ SPREADSHEET_ERRORS = ("#VALUE!", "#REF!", "#NAME?", "#DIV/0!", "#N/A", "#NUM!", 
 MAX_COPIES = 1_000  # of one card; a mistyped 1,000,000 would build for minutes
 MAX_ROWS = 200_000  # of one data file
 MAX_COLUMNS = 1_000
+SHEET_ROWS = 1_048_576  # the last row of an Excel or LibreOffice sheet
 _MAX_CSV_CELL = 1_000_000  # characters; the csv module's default limit (131072) is too low for long texts
 
 
@@ -323,18 +324,28 @@ def _worksheet(book: Any, sheet: str | int | None, shown_as: str) -> Any:
 
 
 def _bounded_rows(rows: Iterator[tuple], shown_as: str) -> Iterator[tuple]:
-    """Rows of a sheet, with empty trailing cells dropped; an error past MAX_ROWS rows or MAX_COLUMNS cells."""
+    """Rows of a sheet, with empty trailing cells dropped; an error past MAX_ROWS rows that hold something,
+    past the last row a spreadsheet can have, or past MAX_COLUMNS cells in a row."""
+    from openpyxl.utils import get_column_letter
+
+    filled = 0
     for number, cells in enumerate(rows, start=1):
-        if number > MAX_ROWS:
-            raise CardgenError(f"the sheet has more than {MAX_ROWS:,} rows; the limit is {MAX_ROWS:,}",
-                               file=shown_as, row=number, rule="too-long")
+        if number > SHEET_ROWS:  # only a hand-made file claims rows past Excel's last: never iterate them all
+            raise CardgenError(f"the sheet claims rows past row {SHEET_ROWS:,}, the last a spreadsheet can have; "
+                               "save it again from your spreadsheet program", file=shown_as, row=number,
+                               rule="too-long")
         end = len(cells)
         while end and cells[end - 1] is None:
             end -= 1
         cells = tuple(cells[:end])
-        if len(cells) > MAX_COLUMNS:
-            raise CardgenError(f"the row has more than {MAX_COLUMNS:,} cells; the limit is {MAX_COLUMNS:,}",
+        filled += bool(cells)
+        if filled > MAX_ROWS:
+            raise CardgenError(f"the sheet has more than {MAX_ROWS:,} rows; the limit is {MAX_ROWS:,}",
                                file=shown_as, row=number, rule="too-long")
+        if len(cells) > MAX_COLUMNS:
+            raise CardgenError(f"the row has a value in column {get_column_letter(end)}, past the limit of "
+                               f"{MAX_COLUMNS:,} columns; delete what lies right of your data", file=shown_as,
+                               row=number, rule="too-long")
         yield cells
 
 
@@ -611,6 +622,7 @@ class GameData:
     problems: list[Problem]
     tables: dict[str, Table] = field(default_factory=dict)
     decks_of: dict[str, list[str]] = field(default_factory=dict)
+    unreadable: list[str] = field(default_factory=list)  # data files that could not be read at all
 
 
 def read_game_data(game: Game) -> GameData:
@@ -628,6 +640,7 @@ def read_game_data(game: Game) -> GameData:
             except CardgenError as exc:
                 tables[key] = None
                 data.problems += exc.problems
+                data.unreadable.append(source.file)
         table = tables[key]
         if table is None:
             continue

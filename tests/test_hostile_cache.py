@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import time
 from pathlib import Path
 
@@ -56,6 +57,34 @@ def test_damaged_cache_entries_are_made_again_not_published(example: Path) -> No
     for path in originals:
         with Image.open(path) as image:
             image.load()
+
+
+def _pdf_images(pdf: Path) -> list[bytes]:
+    from pypdf import PdfReader
+
+    found = []  # the raw streams of the pages' images (decoding them all would take long)
+    for page in PdfReader(pdf).pages:
+        objects = page["/Resources"].get("/XObject", {})
+        found += [objects[name].get_object().get_data() for name in sorted(objects)]
+    return found
+
+
+def test_every_kind_of_damaged_cache_entry_is_made_again(example: Path) -> None:
+    build = example / "output" / GAME
+    sheets = {p.name: p.read_bytes() for p in (build / "tts").iterdir() if p.suffix in (".jpg", ".png")}
+    [pdf] = (build / "print").glob("*.pdf")
+    images = _pdf_images(pdf)
+    entries = [p for p in (example / "output" / ".cache").rglob("*") if p.is_file() and p.suffix != ".seal"
+               and p.name != ".cardgen-made"]
+    assert {p.relative_to(example / "output" / ".cache").parts[0] for p in entries} >= {"png", "tts-cells"}
+    for entry in entries:  # card images, TTS sheet cells, finished outputs: each cut to its first 100 bytes
+        entry.write_bytes(entry.read_bytes()[:100])
+    shutil.rmtree(build / "tts")
+    shutil.rmtree(build / "print")
+    result = run(example, "build", "-j", "1")
+    assert result.exit_code == 0, result.output
+    assert {p.name: p.read_bytes() for p in (build / "tts").iterdir() if p.suffix in (".jpg", ".png")} == sheets
+    assert _pdf_images(pdf) == images
 
 
 def test_a_cache_entry_swapped_for_another_cards_image_is_detected(example: Path) -> None:

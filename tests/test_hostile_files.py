@@ -78,6 +78,13 @@ def test_one_missing_data_file_is_one_error(fresh_example: Path) -> None:
     assert _validate(fresh_example) == (1, [f"data/{GAME}/cards.csv: error: the data file does not exist"])
 
 
+def test_one_unreadable_data_file_is_one_error(fresh_example: Path) -> None:
+    cards = fresh_example / "data" / GAME / "cards.csv"
+    cards.write_text("name,count\n" + "".join(f"Card {i},1\n" for i in range(200_001)))  # one row too many
+    code, findings = _validate(fresh_example)
+    assert code == 1 and len(findings) == 1 and findings[0].startswith(f"data/{GAME}/cards.csv:"), findings
+
+
 def test_a_value_under_a_column_without_a_name_is_a_warning(fresh_example: Path) -> None:
     components = fresh_example / "data" / GAME / "components.csv"
     lines = components.read_text().splitlines()

@@ -222,3 +222,20 @@ def test_clean_stopped_half_way_says_what_it_removed(example: Path) -> None:
     assert "nothing was changed" not in result.stderr
     result = run(example, "build", "-j", "1")  # what is left is still known as cardgen's: the next build goes on
     assert result.exit_code == 0 and (game / "build.json").is_file(), result.output
+
+
+def test_print_and_tts_install_into_read_only_folders_are_one_error(example: Path, tmp_path: Path) -> None:
+    elsewhere, tts_data = tmp_path / "pdfs", tmp_path / "Tabletop Simulator"
+    (tts_data / "Saves").mkdir(parents=True)
+    elsewhere.mkdir()
+    read_only(elsewhere, tts_data)
+    try:
+        printed = run_as_designer(example, "print", GAME, "--out", str(elsewhere))
+        installed = run_as_designer(example, "tts", GAME, "--install", "--tts-dir", str(tts_data))
+    finally:
+        writable(elsewhere, tts_data)
+    assert _one_error(printed, "Permission denied", "choose another folder with --out").startswith(
+        f"{elsewhere / GAME}-letter.pdf: error: cannot write the print PDF")
+    error = _one_error(installed, "Permission denied", "--tts-dir")
+    assert error.startswith(str(tts_data)) and ": error: cannot install the export" in error
+    assert list(elsewhere.iterdir()) == [] and snapshot_files(tts_data) == {}

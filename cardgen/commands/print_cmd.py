@@ -75,7 +75,12 @@ def _write_pdf(game: str, record: BuildRecord, build_dir: Path, options: PrintOp
     try:
         result = write_print_pdf(record, build_dir, options, target, cards)
     except OSError as exc:  # a card image gone since the build, or an unwritable folder
-        raise CardgenError(f"cannot write the print PDF: {exc}; run `cardgen build {game}` again?") from None
+        read = Path(exc.filename) if exc.filename else target
+        if isinstance(exc, FileNotFoundError) and read.resolve().is_relative_to(build_dir.resolve()):
+            raise CardgenError(f"cannot write the print PDF: {exc.strerror} ({read}); run `cardgen build {game}` "
+                               "again", file=str(target)) from None
+        raise CardgenError(f"cannot write the print PDF: {exc.strerror or exc}; choose another folder with --out "
+                           "or fix its permissions", file=str(target)) from None
     for warning in result.warnings:
         click.secho(f"warning: {warning}", fg="yellow", err=True)
     for path in result.files:

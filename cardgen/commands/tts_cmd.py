@@ -62,4 +62,9 @@ def export_game(root: Path, game: str, flags: dict, out: Path | None, do_install
                                    file=str(out_dir / "tts")) from None
         click.echo(f"{game}: Tabletop Simulator saved object -> {saved}")
         if target is not None:
-            click.echo(f"{game}: installed -> {install(saved.parent, game, target)}")
+            try:
+                click.echo(f"{game}: installed -> {install(saved.parent, game, target)}")
+            except OSError as exc:  # a read-only Saves folder, a full disk
+                raise CardgenError(f"cannot install the export into Tabletop Simulator's folder: "
+                                   f"{exc.strerror or exc}; fix its permissions or choose another with --tts-dir",
+                                   file=str(exc.filename or target)) from None

@@ -38,7 +38,8 @@ def validate_context(context: BuildContext, layout: bool = True) -> list[Problem
     findings = check_data(context.game, context.data)
     references = ReferenceChecker(context)
     findings += references.check()
-    if not any(p.row is None or p.rule == "filter" for p in errors_in(context.data.problems)):
+    if not context.data.unreadable and not any(p.row is None or p.rule == "filter"
+                                                for p in errors_in(context.data.problems)):
         # with a data file unreadable or a deck's filter broken, the game rules would only report the cards
         # that did not load: one problem, one error
         findings += RuleChecker(context.game, context.data, _bad_rows(findings, context.data)).check()
