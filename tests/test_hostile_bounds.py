@@ -175,3 +175,15 @@ def test_small_svg_art_embedding_a_huge_picture_is_refused(fresh_example: Path) 
     assert code == 1 and len(errors) == 1, errors
     assert errors[0].startswith(f"templates/{GAME}/back.svg:3: error: image 'data/{GAME}/bomb.svg' cannot be used: "
                                 "the SVG embeds a picture with far too many pixels"), errors
+
+
+@pytest.mark.parametrize("url", ["javascript:alert(1)", "ftp://example.org/x/", "example.org/x", "https://a b/"])
+def test_a_base_url_that_is_no_web_address_is_refused(example: Path, url: str) -> None:
+    result = run(example, "tts", GAME, "--base-url", url)
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert f"error: --base-url: '{url}' is not a web address" in result.output
+    _manifest(example, '  back_offset: "0,0"', f'  back_offset: "0,0"\ntts:\n  base_url: "{url}"')
+    code, errors = _validate(example, "--no-layout")
+    assert code == 1 and errors == [f"data/{GAME}/game.yaml:{_line_of(example, 'base_url')}: error: tts.base_url: "
+                                    f"'{url}' is not a web address; expected http:// or https:// and the folder "
+                                    "the images are uploaded to (or file:/// and a folder)"], errors

@@ -2,9 +2,10 @@
 is `cardgen.outputs.tts.TTSStage`)."""
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from cardgen.options import Strict
 
@@ -18,3 +19,12 @@ class TTSSpec(Strict):
     base_url: str | None = Field(None, description="URL the images are uploaded to (default: local file:/// paths)")
     cutout: list[str] = Field(default_factory=list,
                               description="token decks exported as Custom_Token: shape cut from transparency")
+
+    @field_validator("base_url")
+    @classmethod
+    def _web_address(cls, url: str | None) -> str | None:
+        """Tabletop Simulator loads images from the web or from files: anything else is a typo or worse."""
+        if url is not None and not re.fullmatch(r"(https?://|file:///)[^\s\"<>\\]+", url):
+            raise ValueError(f"'{url}' is not a web address; expected http:// or https:// and the folder the "
+                             "images are uploaded to (or file:/// and a folder)")
+        return url
