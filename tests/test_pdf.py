@@ -460,3 +460,32 @@ def test_the_render_workers_are_given_the_streams_of_tokens_and_boards_to_make(b
     assert see_through and {k for k, w in work.items() if isinstance(w, MaskedImage)} == see_through
     jpeg = PrintStage(PrintSpec(images="jpeg")).card_work(None, record, tmp_path)  # type: ignore[arg-type]
     assert {k for k, w in jpeg.items() if isinstance(w, PrintJPEG)} == set(record.image_hashes().values()) - see_through
+
+
+def test_card_images_are_read_only_while_the_pdf_is_written(tmp_path) -> None:
+    """Writing a print PDF holds its card images' data once (as the file reportlab builds in memory), not
+    once more from the moment each is placed: memory stays bounded for thousands of cards."""
+    import os
+    import tracemalloc
+
+    (tmp_path / "cards" / "c").mkdir(parents=True)
+    size = {"size_mm": {"width": 25.4, "height": 35.56}, "bleed_mm": 0, "dpi": 300,
+            "pixels": {"width": 300, "height": 420}}
+    cards, total = [], 0
+    for n in range(24):  # noise: PNG data as large as the pixels, so the data dominates what is measured
+        path = tmp_path / "cards" / "c" / f"{n}.png"
+        Image.frombytes("RGB", (300, 420), os.urandom(300 * 420 * 3)).save(path, compress_level=1)
+        total += path.stat().st_size
+        cards.append({"id": f"c{n}", "name": f"C{n}", "deck": "c", "copies": 1, "face": f"cards/c/{n}.png",
+                      "back": None, "source": {"file": "c.csv", "row": n + 2}, "hash": f"{n:032d}", **size})
+    record = BuildRecord.model_validate({
+        "cardgen": "test", "built_at": "2026-01-01T00:00:00", "game": {"name": "c", "title": "C", "version": "1"},
+        "decks": {"c": {"title": "C", **size}}, "cards": cards, "stats": {"cards": 24, "copies": 24}})
+    tracemalloc.start()
+    try:
+        write_print_pdf(record, tmp_path, PrintOptions(), tmp_path / "c.pdf")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (tmp_path / "c.pdf").stat().st_size > total
+    assert peak < 2.7 * total, f"peak {peak / total:.1f}x the images' data"

@@ -234,11 +234,27 @@ def png_stream(path: Path) -> tuple[int, int, bytes] | None:
     return (width, height, b"".join(idat)) if width and idat else None
 
 
+def png_size(path: Path) -> tuple[int, int] | None:
+    """(width, height) of an 8-bit RGB, non-interlaced PNG file, from its header (IHDR comes first); None for
+    any other file."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(33)
+    except OSError:
+        return None
+    if len(head) < 33 or head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
+        return None
+    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", head[16:29])
+    return (width, height) if (depth, colour, interlace) == (8, 2, 0) and width and height else None
+
+
 def _embed(pdf: Any, name: str, drawn: str, images: ImageFiles) -> bool:
     """Register the image XObject `name` of a file once per document; False when reportlab cannot be
     asked to (its internals changed: the caller draws the file with `drawImage` instead).
 
-    An 8-bit RGB PNG is embedded with its own compressed data (`png_stream`), and a PNG with transparency
+    An 8-bit RGB PNG is embedded with its own compressed data (`png_stream`, read only when the document is
+    written: reportlab would otherwise hold every card's data until then, beside the file it builds in
+    memory), and a PNG with transparency
     with the streams the render workers made of it (`MaskedImage`): `Canvas.drawImage` always decodes and
     compresses the file, which is most of a PDF's writing time. Any other file is read by reportlab's image
     object, with a soft mask for transparency, as `drawImage` does. This is the one place that touches
@@ -250,11 +266,11 @@ def _embed(pdf: Any, name: str, drawn: str, images: ImageFiles) -> bool:
         reg_name = pdf._doc.getXObjectName(name)
         if reg_name in pdf._doc.idToObject:
             return True
-        stream = png_stream(Path(drawn)) if drawn.lower().endswith(".png") else None
-        masked = images.masked(name, drawn) if stream is None else None
-        if stream is not None:
+        size = png_size(Path(drawn)) if drawn.lower().endswith(".png") else None
+        masked = images.masked(name, drawn) if size is None else None
+        if size is not None:
             image = _png_image_class()(name)
-            image.width, image.height, image.streamContent = stream
+            (image.width, image.height), image.source = size, Path(drawn)
         elif masked is not None:
             image = _flate_image(PDFImageXObject, name, "DeviceRGB", *masked[:3])
             if masked[3]:
@@ -291,7 +307,10 @@ def _png_image_class() -> type:
     from reportlab.pdfbase.pdfdoc import PDFDictionary, PDFImageXObject, PDFName, PDFStream
 
     class PNGImageXObject(PDFImageXObject):
-        """An RGB image whose stream is a PNG's IDAT data (Flate with PNG row filters, predictor 15)."""
+        """An RGB image whose stream is the IDAT data of the PNG file `source` (Flate with PNG row filters,
+        predictor 15), read when the document is written."""
+
+        source: Path
 
         def format(self, document: Any) -> bytes:
             """The object as PDF bytes: the dictionary reportlab writes for an image, plus /DecodeParms.
@@ -299,11 +318,14 @@ def _png_image_class() -> type:
             /Filter is a single name, not an array: some readers (poppler) read /DecodeParms only as an
             array beside an array of filters.
             """
-            stream = PDFStream(content=self.streamContent)
+            read = png_stream(self.source)
+            if read is None or read[:2] != (self.width, self.height):
+                raise OSError(f"{self.source} changed while the print PDF was written")
+            stream = PDFStream(content=read[2])
             stream.dictionary.dict.update({
                 "Type": PDFName("XObject"), "Subtype": PDFName("Image"), "Width": self.width,
                 "Height": self.height, "BitsPerComponent": 8, "ColorSpace": PDFName("DeviceRGB"),
-                "Filter": PDFName("FlateDecode"), "Length": len(self.streamContent),
+                "Filter": PDFName("FlateDecode"), "Length": len(read[2]),
                 "DecodeParms": PDFDictionary({"Predictor": 15, "Colors": 3, "BitsPerComponent": 8,
                                               "Columns": self.width})})
             return stream.format(document)
