@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -16,9 +16,6 @@ from cardgen import __version__
 from cardgen.commands import complete_games
 from cardgen.errors import CardgenError
 from cardgen.registry import OUTPUTS, imported
-
-if TYPE_CHECKING:
-    pass
 
 
 class CardgenGroup(click.Group):
