@@ -101,12 +101,13 @@ class KnownFindings:
     def get(self, key: str) -> list[Problem] | None:
         """The findings kept for a render, or None when there are none (or they cannot be read)."""
         kept = self.kept.get(key)
+        if not isinstance(kept, list):
+            return None
         try:
-            findings = [Problem(**item) for item in kept] if isinstance(kept, list) else None
+            findings = [Problem(**item) for item in kept]
         except TypeError:
             return None
-        if findings is not None:
-            self.used[key] = kept
+        self.used[key] = kept
         return findings
 
     def put(self, key: str, findings: list[Problem]) -> None:
