@@ -13,7 +13,15 @@ from cardgen.changes import Changes, diff_records
 from cardgen.context import BuildContext
 from cardgen.errors import CardgenError, Problem
 from cardgen.fonts import configure_fontconfig, keep_metrics
-from cardgen.freshness import current_build, outputs_intact, record_intact, seal_outputs, settings_key, source_stamp
+from cardgen.freshness import (
+    PreviousOutputs,
+    current_build,
+    outputs_intact,
+    record_intact,
+    seal_outputs,
+    settings_key,
+    source_stamp,
+)
 from cardgen.manifest import Game
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.ownership import (
@@ -172,16 +180,19 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
 def _write_outputs(plan: BuildPlan, record: BuildRecord, options: BuildOptions, stages: list[Stage],
                    final: Path) -> None:
     """Write card files and every output stage into a staging folder, then build.json (the stages' findings
-    with it), then swap the folder into place."""
+    with it), then swap the folder into place. Files the previous build made from the same content are
+    kept (hard links), not made again."""
     staging = make_staging(options.out_root, final.name)
     try:
-        place_card_files(plan, staging, options.keep_svg)
-        context = StageContext(plan.game, record, staging, final)
+        previous = PreviousOutputs(final, staging)
+        place_card_files(plan, staging, options.keep_svg, previous)
+        context = StageContext(plan.game, record, staging, final, previous)
         for stage in stages:
             plan.findings += stage.run(context)
         record.warnings = plan.findings
         record.save(staging)
-        seal_outputs(staging)
+        previous.check_kept()
+        seal_outputs(staging, made=previous.made)
         swap_into_place(staging, final)
     except OSError as exc:
         raise CardgenError(f"cannot write the output: {exc}", file=str(final)) from None

@@ -3,6 +3,7 @@ PNG where the cache lacks it, then placed as card files with the build record be
 from __future__ import annotations
 
 import datetime
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -12,6 +13,7 @@ from cardgen.context import BuildContext
 from cardgen.data import Card
 from cardgen.errors import CardgenError, Problem
 from cardgen.fonts import families_in_svg
+from cardgen.freshness import PreviousOutputs
 from cardgen.manifest import Game
 from cardgen.progress import Reporter
 from cardgen.record import (
@@ -218,14 +220,18 @@ def record_of(plan: BuildPlan) -> BuildRecord:
         stats=Stats(cards=len(cards), copies=sum(c.copies for c in cards)), cards=cards)
 
 
-def place_card_files(plan: BuildPlan, out_dir: Path, keep_svg: bool) -> None:
-    """Place cards/<deck>/<id>.png and backs/<name>.png from the cache (and their SVGs, if kept)."""
+def place_card_files(plan: BuildPlan, out_dir: Path, keep_svg: bool, previous: PreviousOutputs | None = None) -> None:
+    """Place cards/<deck>/<id>.png and backs/<name>.png from the cache (and their SVGs, if kept); those of
+    the `previous` build with the same content are kept instead (see `PreviousOutputs`)."""
     arts = [(f"backs/{name}.png", art) for name, art in plan.backs.items()]
     arts += [(f"cards/{card.deck}/{card.id}.png", plan.faces[card.id]) for card in plan.cards]
     for relative_path, art in arts:
         target = out_dir / relative_path
         if not target.resolve().is_relative_to(out_dir.resolve()):  # ids and deck names are checked on loading
             raise CardgenError(f"refused to write {relative_path} outside the output folder")
-        place_file(art.cache_path, target)
+        if previous is None:
+            place_file(art.cache_path, target)
+        else:
+            previous.place(target, art.key, functools.partial(place_file, art.cache_path))
         if keep_svg:
             write_text(target.with_suffix(".svg"), art.rendered.svg)

@@ -21,6 +21,7 @@ CACHE_DIR = ".cache"
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
+FILE_MODE = 0o666 & ~_UMASK  # the mode of every file cardgen writes, as of any file made by the user's tools
 
 
 def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
@@ -33,7 +34,7 @@ def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
     handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(handle)
     try:
-        os.chmod(temp, 0o666 & ~_UMASK)  # mkstemp makes files private; outputs should be like any other file
+        os.chmod(temp, FILE_MODE)  # mkstemp makes files private; outputs should be like any other file
         write(Path(temp))
         os.replace(temp, path)
     except BaseException:

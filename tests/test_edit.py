@@ -2,17 +2,19 @@
 card's findings and files are taken from the previous build, and the outputs are those of a cold build."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from cardgen.build import BuildOptions, build_game
+from cardgen.outputs import stage_names
 from cardgen.validate import validate_game
 from cardgen.validate.layout import LayoutChecker
 
 
 def _build(root: Path, out: str = "output"):
-    return build_game(root, "tiny", BuildOptions(root / out, jobs=1))
+    return build_game(root, "tiny", BuildOptions(root / out, jobs=1), stages=stage_names())
 
 
 def _edit(root: Path, old: str, new: str) -> None:
@@ -58,3 +60,116 @@ def test_kept_layout_findings_that_are_damaged_are_found_again(tiny_game: Path, 
     assert sorted(inspected, key=str) == [None, "alpha", "beta", "na"]
     assert [f for f in again.findings if f.rule and f.rule.startswith("missing")] == \
         [f for f in first.findings if f.rule and f.rule.startswith("missing")] != []
+
+
+def _files(folder: Path) -> dict[str, Path]:
+    return {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _pages(pdf: Path) -> list[tuple[str, list[bytes]]]:
+    """Each page's text and the raw streams of its images: what the page shows."""
+    from pypdf import PdfReader
+
+    pages = []
+    for page in PdfReader(pdf).pages:
+        objects = page["/Resources"].get("/XObject", {})
+        pages.append((page.extract_text(), [objects[name].get_object().get_data() for name in sorted(objects)]))
+    return pages
+
+
+def _same_as_cold(root: Path, edited: Path, cold: Path) -> None:
+    """Every output of the edited build is the cold build's: images byte for byte, the TTS saved object but
+    for the folder it names, the PDFs page by page (their creation dates differ). The gallery's previous/
+    (the edited card as it was) and the build's record and stamps (times, counts) are an edit's own."""
+    mine, theirs = _files(edited), _files(cold)
+    for own in [n for n in mine if n.startswith("previous/") or n in ("build.json", ".build-stamps.json")]:
+        mine.pop(own), theirs.pop(own, None)
+    assert mine.keys() == theirs.keys()
+    for name, path in mine.items():
+        if name.endswith(".pdf"):
+            assert _pages(path) == _pages(theirs[name]), name
+        elif name.endswith(".json"):
+            def shown(text: str, root: Path) -> str:  # the folder and the time of the build aside
+                return re.sub(r"\d{4}-\d\d-\d\dT[\d:]+\+00:00", "TIME", text.replace(str(root), "OUT"))
+
+            assert shown(path.read_text(), edited.parent) == shown(theirs[name].read_text(), cold.parent), name
+        elif not name.endswith((".html", ".cardgen-made")):
+            assert path.read_bytes() == theirs[name].read_bytes(), name
+
+
+def test_an_edit_keeps_the_files_of_unchanged_cards_as_links_and_matches_a_cold_build(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import cardgen.outputs.pdf as pdf_module
+
+    monkeypatch.setattr(pdf_module, "PAGES_PER_FILE", 2)  # a sheet (front and back) per file: a long print
+    _edit(tiny_game, '"quoted",2', '"quoted",20')  # 20 Alphas: three sheets, the last one holds NA
+    out = tiny_game / "output" / "tiny"
+    _build(tiny_game)
+    before = {name: path.stat().st_ino for name, path in _files(out).items()}
+    _edit(tiny_game, "Plain", "Plainer")
+    _build(tiny_game)
+    after = _files(out)
+    kept = {name for name, path in after.items() if before.get(name) == path.stat().st_ino}
+    cards = {name for name in after if name.startswith(("cards/", "backs/"))}
+    assert cards - kept == {"cards/main/na.png"}
+    pdfs = {name for name in after if name.endswith(".pdf")}
+    assert 0 < len(pdfs & kept) < len(pdfs)  # the files holding NA's pages are written again, the others kept
+    assert {name for name in after if name.startswith("tts/") and name.endswith(".jpg")} & kept
+    cache = {p.stat().st_ino for p in (tiny_game / "output" / ".cache").rglob("*") if p.is_file()}
+    assert all(path.stat().st_nlink == 1 and path.stat().st_ino not in cache for path in after.values())
+    _build(tiny_game, "cold")
+    _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")
+
+
+def test_where_hard_links_fail_unchanged_files_are_copied(tiny_game: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+    import os
+
+    import cardgen.outputs.pdf as pdf_module
+
+    monkeypatch.setattr(pdf_module, "PAGES_PER_FILE", 2)
+    _edit(tiny_game, '"quoted",2', '"quoted",20')
+    out = tiny_game / "output" / "tiny"
+    _build(tiny_game)
+    before = {name: path.stat().st_ino for name, path in _files(out).items()}
+
+    def no_links(source: object, target: object) -> None:
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    drawn: list[str] = []
+    draw = pdf_module._draw
+    monkeypatch.setattr(pdf_module, "_draw", lambda path, **kw: drawn.append(path.name) or draw(path, **kw))
+    monkeypatch.setattr(os, "link", no_links)
+    _edit(tiny_game, "Plain", "Plainer")
+    _build(tiny_game)
+    assert not any(before.get(name) == path.stat().st_ino for name, path in _files(out).items())
+    assert len(drawn) == 1  # the two files without NA are copies of the previous ones, not drawn again
+    _build(tiny_game, "cold")
+    _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")
+
+
+def test_a_previous_output_written_to_during_the_build_is_not_published(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cardgen.errors import CardgenError
+    from cardgen.outputs.gallery import GalleryStage
+
+    out = tiny_game / "output" / "tiny"
+    _build(tiny_game)
+    alpha = out / "cards" / "main" / "alpha.png"
+    run = GalleryStage.run
+
+    def designer_edits_alpha_meanwhile(self, ctx):  # type: ignore[no-untyped-def]
+        with alpha.open("r+b") as handle:  # written in place: a hard link to it sees the edit
+            handle.seek(100)
+            handle.write(b"edited")
+        return run(self, ctx)
+
+    monkeypatch.setattr(GalleryStage, "run", designer_edits_alpha_meanwhile)
+    _edit(tiny_game, "Plain", "Plainer")
+    with pytest.raises(CardgenError, match="changed while the build was running"):
+        _build(tiny_game)
+    monkeypatch.setattr(GalleryStage, "run", run)
+    _build(tiny_game)  # the edited alpha.png is not kept: made again from the cache
+    _build(tiny_game, "cold")
+    assert alpha.read_bytes() == (tiny_game / "cold" / "tiny" / "cards" / "main" / "alpha.png").read_bytes()

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cardgen.errors import Problem
+from cardgen.freshness import PreviousOutputs
 from cardgen.manifest import Game
 from cardgen.outputs.imposition import Page, PrintOptions, impose, items_from_cards
 from cardgen.outputs.kept_prints import pdf_name, read_kept, write_kept
@@ -23,6 +24,7 @@ from cardgen.render import CardWork
 from cardgen.storage import Cache, write_atomic
 from cardgen.units import mm_to_pt
 
+PDF_VERSION = "1"  # part of the key of a kept PDF file: bump it when `_draw` draws differently
 MARK_WIDTH_PT = 0.3
 PAGES_PER_FILE = 120  # at most; a duplex front page and its back page always share a file
 FOOTER_MAX_PT = 6.0
@@ -40,11 +42,12 @@ class PrintResult:
 
 
 def write_print_pdf(record: BuildRecord, build_dir: Path, options: PrintOptions, target: Path,
-                    cards: list[CardEntry] | None = None) -> PrintResult:
+                    cards: list[CardEntry] | None = None, previous: PreviousOutputs | None = None) -> PrintResult:
     """Write the print PDF of a build record (or of some of its cards) to `target`.
 
     `build_dir` is the folder the record's image paths are relative to. With duplex `none`
-    the backs go to a second file next to it, `<name>-backs.pdf`.
+    the backs go to a second file next to it, `<name>-backs.pdf`. A file of a long print (see `_volumes`)
+    that the `previous` build wrote from the same pages, images and text is kept, not drawn again.
     """
     imposition = impose(items_from_cards(record.cards if cards is None else cards), options)
     result = PrintResult(pages=len(imposition.pages), back_pages=len(imposition.back_pages),
@@ -55,10 +58,31 @@ def write_print_pdf(record: BuildRecord, build_dir: Path, options: PrintOptions,
     if imposition.back_pages:
         documents += _volumes(target.with_name(f"{target.stem}-backs.pdf"), imposition.back_pages, step)
     for path, pages, first, total in documents:
-        write_atomic(path, functools.partial(_draw, pages=pages, record=record, images=images, first=first,
-                                             total=total))
+        draw = functools.partial(_draw, pages=pages, record=record, images=images, first=first, total=total)
+        if previous is None:
+            write_atomic(path, draw)
+        else:
+            previous.place(path, _volume_key(pages, record, images, first, total), functools.partial(write_atomic,
+                                                                                                    write=draw))
         result.files.append(path)
     return result
+
+
+def _volume_key(pages: list[Page], record: BuildRecord, images: ImageFiles, first: int, total: int) -> str:
+    """A hash of everything `_draw` writes into one file: the pages (their slots, marks and footer places),
+    the content of every image drawn, the footer texts' parts, the options and the versions drawing it."""
+    from reportlab import Version
+
+    game = record.game
+    decks = sorted({page.deck for page in pages})
+    digest = hashlib.sha256(repr((PDF_VERSION, record.cardgen, Version, images.options, first, total,
+                                  game.title, game.version, record.built_at[:10],
+                                  [record.decks[d].title if d in record.decks else d for d in decks],
+                                  pages)).encode())
+    for page in pages:
+        for slot in page.slots:
+            digest.update(images(slot.image)[0].encode())
+    return digest.hexdigest()[:32]
 
 
 def _volumes(path: Path, pages: list[Page], step: int) -> list[tuple[Path, list[Page], int, int]]:
@@ -424,6 +448,7 @@ class PrintStage(Stage):
         kept = {name: options for name, options in read_kept(ctx.final_dir / "print").items() if name not in own}
         warnings: list[str] = []
         for name, options in {**own, **kept}.items():
-            warnings += write_print_pdf(ctx.record, ctx.out_dir, options, ctx.out_dir / "print" / name).warnings
+            warnings += write_print_pdf(ctx.record, ctx.out_dir, options, ctx.out_dir / "print" / name,
+                                        previous=ctx.previous).warnings
         write_kept(ctx.out_dir / "print", kept)
         return [Problem(w, file=manifest_file(ctx.game), severity="warning") for w in dict.fromkeys(warnings)]

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Mapping, Self
 from pydantic import BaseModel, ValidationError
 
 from cardgen.errors import CardgenError, Problem, relative
+from cardgen.freshness import PreviousOutputs
 from cardgen.manifest import Game
 from cardgen.record import BuildRecord
 from cardgen.registry import OUTPUTS, imported
@@ -29,6 +30,7 @@ class StageContext:
     record: BuildRecord
     out_dir: Path  # the game's output folder being written (a staging folder during `cardgen build`)
     final_dir: Path  # where that folder ends up (for URLs that name files at their final place)
+    previous: PreviousOutputs | None = None  # the previous build's files a build may keep (not made again)
 
     @property
     def out_root(self) -> Path:

@@ -17,6 +17,7 @@ from typing import Any, Callable
 from PIL import Image
 
 from cardgen.errors import CardgenError, Problem, relative
+from cardgen.freshness import PreviousOutputs
 from cardgen.manifest import Game
 from cardgen.markup import parse
 from cardgen.options.tts import TTSSpec
@@ -61,7 +62,7 @@ class TTSStage(Stage):
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """Write the export."""
-        export_tts(ctx.game, ctx.record, ctx.out_dir, TTSOptions.from_spec(self.spec))
+        export_tts(ctx.game, ctx.record, ctx.out_dir, TTSOptions.from_spec(self.spec), ctx.previous)
         return []
 
     def card_work(self, game: Game, record: BuildRecord, out_root: Path) -> dict[str, TTSCardWork]:
@@ -75,15 +76,20 @@ class TTSStage(Stage):
         return self.options
 
 
-def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSOptions) -> Path:
-    """Write `<out_dir>/tts/` from a build record; return the saved-object JSON path (at its final place)."""
+def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSOptions,
+               previous: PreviousOutputs | None = None) -> Path:
+    """Write `<out_dir>/tts/` from a build record; return the saved-object JSON path (at its final place).
+
+    Images the `previous` build wrote with the same content are kept, not copied again from the cache.
+    """
     _check_cutout(game, record, options)
     # During `cardgen build` out_dir is a staging folder renamed to output/<game> at the end: URLs name the
     # final place.
     final_dir = out_dir.parent / game.name / TTS_DIR
     staging = make_staging(out_dir, TTS_DIR)
     try:
-        exporter = _Exporter(game.name, record, out_dir, staging, options, _url_maker(options.base_url, final_dir))
+        exporter = _Exporter(game.name, record, out_dir, staging, options, _url_maker(options.base_url, final_dir),
+                             previous=previous)
         saved = exporter.saved_object()
         stem = file_stem(record.game.title)
         write_json(staging / f"{stem}.json", saved)
@@ -425,7 +431,8 @@ class _Exporter:
     """Writes one game's images into the staging folder and builds its objects."""
 
     def __init__(self, game: str, record: BuildRecord, out_dir: Path, staging: Path, options: TTSOptions,
-                 url: Callable[[str], str], recipes: _Recipes | None = None) -> None:
+                 url: Callable[[str], str], recipes: _Recipes | None = None,
+                 previous: PreviousOutputs | None = None) -> None:
         self.game, self.record, self.out_dir, self.staging = game, record, out_dir, staging
         self.options, self.url = options, url
         self.recipes = recipes  # when given, images are only collected there (see `card_work`), not made
@@ -433,6 +440,7 @@ class _Exporter:
         self.keys: set[int] = set()
         self.cover: list[tuple[str, DeckEntry]] = []  # (face image path, deck) of each deck's first card
         self.hashes = record.image_hashes()  # looked up for every card: once, not a scan of the record each time
+        self.previous = previous  # the previous build's images to keep (during a build)
 
     # ------------------------------------------------------------ images
 
@@ -458,8 +466,11 @@ class _Exporter:
         image = ExportImage(picture, png, self.options.jpeg_quality, (key,))
         if self.recipes is not None:
             self.recipes.add(image)
-        else:
+        elif self.previous is None:
             place_file(image.make(self.out_dir.parent, self.card_image), self.staging / name)
+        else:
+            self.previous.place(self.staging / name, key, lambda target: place_file(
+                image.make(self.out_dir.parent, self.card_image), target), name=f"{TTS_DIR}/{name}")
         return self.url(name)
 
     def image_hash(self, path: str | None) -> str:
