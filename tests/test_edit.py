@@ -2,6 +2,7 @@
 card's findings and files are taken from the previous build, and the outputs are those of a cold build."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -44,6 +45,8 @@ def test_an_edit_inspects_the_layout_of_the_edited_card_only(tiny_game: Path, in
     _edit(tiny_game, "Plain", "Plainer")
     result = _build(tiny_game)
     assert inspected == ["na"]
+    text = (tiny_game / "output" / "tiny" / "build.json").read_text(encoding="utf-8")
+    assert text == json.dumps(json.loads(text), indent=2, ensure_ascii=False)  # as it always was written
     fresh = validate_game(tiny_game, "tiny")  # no output root: every card inspected
     assert [f for f in result.findings if f.rule == "missing-glyph"] == \
         [f for f in fresh if f.rule == "missing-glyph"] != []
