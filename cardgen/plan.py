@@ -12,7 +12,6 @@ from cardgen import __version__
 from cardgen.context import BuildContext
 from cardgen.data import Card
 from cardgen.errors import CardgenError, Problem
-from cardgen.fonts import families_in_svg
 from cardgen.freshness import PreviousOutputs
 from cardgen.manifest import Game
 from cardgen.progress import Reporter
@@ -128,7 +127,7 @@ def _plan_back(plan: BuildPlan, context: BuildContext, card: Card) -> str | None
 
 def _artwork(name: str, rendered: RenderedSVG, game: Game, deck: str, context: BuildContext) -> Artwork:
     size = game.deck_size(game.spec.decks[deck])
-    font_files = [f for family in families_in_svg(rendered.svg) for f in context.fonts.files_for(family)]
+    font_files = [f for family in rendered.families for f in context.fonts.files_for(family)]
     kind = game.spec.decks[deck].kind  # tokens and boards keep transparency: part of the key
     key = content_key(rendered.svg + kind, size.full_width_px, size.full_height_px, size.dpi,
                       [*rendered.files, *font_files])

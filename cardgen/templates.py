@@ -92,6 +92,7 @@ class RenderedSVG:
     files: list[Path] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     boxes: list[dict[str, Any]] = field(default_factory=list)  # where each helper drew, for layout guides
+    families: list[str] = field(default_factory=list)  # the font families it names (kept: found by regex)
 
 
 _UNIT_LENGTH = re.compile(r"^\s*(-?\d+(?:\.\d+)?|-?\.\d+)\s*(%|mm|cm|in|pt|px)\s*$")
@@ -345,15 +346,16 @@ class SVGCache:
         if data is None:
             return None
         files = [Path(f) for f in data["files"]]
-        if "boxes" not in data or not all(f.is_file() for f in files):
+        if "boxes" not in data or "families" not in data or not all(f.is_file() for f in files):
             return None  # render again: that reports a missing image properly (and records the boxes)
-        return RenderedSVG(name, data["svg"], files, [Problem(**w) for w in data["warnings"]], data["boxes"])
+        return RenderedSVG(name, data["svg"], files, [Problem(**w) for w in data["warnings"]], data["boxes"],
+                           data["families"])
 
     def put(self, key: str, rendered: RenderedSVG) -> None:
         """Keep a render for the next build (best effort: a cache that cannot be written is skipped)."""
         self.store.put_json(key, {"svg": rendered.svg, "files": [str(f) for f in rendered.files],
                                   "warnings": [dataclasses.asdict(w) for w in rendered.warnings],
-                                  "boxes": rendered.boxes})
+                                  "boxes": rendered.boxes, "families": rendered.families})
 
 
 class SVGRenderer:
@@ -413,8 +415,9 @@ class SVGRenderer:
         except CardgenError as exc:
             line = _template_line(template_name)
             raise CardgenError([_in_render(p, where, shown, line) for p in exc.problems]) from None
-        self._check_fonts(svg, shown)
-        return RenderedSVG(key, svg, helpers.files, helpers.warnings, helpers.boxes)
+        families = sorted(families_in_svg(svg))
+        self._check_fonts(families, shown)
+        return RenderedSVG(key, svg, helpers.files, helpers.warnings, helpers.boxes, families)
 
     def _context(self, helpers: CardHelpers, deck: str, card: Card | None, size: CardSize) -> dict[str, Any]:
         spec = self.game.spec
@@ -433,8 +436,8 @@ class SVGRenderer:
             context["card"] = {**card.fields, "id": card.id, "name": card.name, "copies": card.copies}
         return context
 
-    def _check_fonts(self, svg: str, shown: str) -> None:
-        for family in families_in_svg(svg):
+    def _check_fonts(self, families: list[str], shown: str) -> None:
+        for family in families:
             try:
                 self.fonts.face(family)
             except CardgenError as exc:
