@@ -1,6 +1,6 @@
 """The `cardgen` command line: each command parses its options and calls one function (`cardgen.commands`).
 
-Heavy libraries (pandas, cairosvg, reportlab) are imported inside commands so that
+Heavy libraries (pydantic, cairosvg, reportlab) are imported inside commands so that
 `cardgen --help` and `cardgen list` start fast.
 """
 from __future__ import annotations

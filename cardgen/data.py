@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from cardgen.errors import CardgenError, Problem, relative
-from cardgen.expressions import evaluate_mask
+from cardgen.expressions import EvaluationError, ExpressionError, evaluate_mask
 from cardgen.filenames import collision_key, safe_slug, unsafe_reason
 from cardgen.manifest import Choice, DataSource, DeckSpec, FieldSpec, Game
 
@@ -549,18 +549,19 @@ def _copies(values: dict[str, Any], deck: DeckSpec, row: Row) -> int:
     return copies
 
 
-def _filter_rows(game: Game, deck_name: str, deck: DeckSpec, typed: list[dict[str, Any]]) -> list[int]:
+def _filter_rows(game: Game, deck_name: str, deck: DeckSpec, rows: list[Row],
+                 typed: list[dict[str, Any]]) -> list[int]:
     if not deck.filter:
         return list(range(len(typed)))
-    import pandas as pd
-
-    frame = pd.DataFrame(typed, dtype=object)
     try:
-        mask = evaluate_mask(frame, deck.filter)
-    except Exception as exc:  # pandas raises many error types for a bad expression
-        file, row = game.where("decks", deck_name, "filter")
-        raise CardgenError(f"decks.{deck_name}.filter: {exc}", file=file, row=row, rule="filter") from None
-    return [i for i, keep in enumerate(mask.tolist()) if keep]
+        mask = evaluate_mask(typed, deck.filter)
+    except Exception as exc:  # refused, or not computable on a row's values (a text compared with a number)
+        file, line = game.where("decks", deck_name, "filter")
+        reason = str(exc) if isinstance(exc, (ExpressionError, EvaluationError)) else f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, EvaluationError) and exc.row is not None:
+            reason += f" (the row at {rows[exc.row].file}:{rows[exc.row].line})"
+        raise CardgenError(f"decks.{deck_name}.filter: {reason}", file=file, row=line, rule="filter") from None
+    return [i for i, keep in enumerate(mask) if keep]
 
 
 def deck_cards(game: Game, deck_name: str, rows: list[Row],
@@ -568,7 +569,7 @@ def deck_cards(game: Game, deck_name: str, rows: list[Row],
     """The Card records of one deck from its typed rows, and every problem found making them."""
     deck = game.spec.decks[deck_name]
     try:
-        selected = _filter_rows(game, deck_name, deck, typed)
+        selected = _filter_rows(game, deck_name, deck, rows, typed)
     except CardgenError as exc:
         return [], exc.problems
     cards, problems = [], []

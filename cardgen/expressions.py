@@ -1,19 +1,24 @@
-"""Designer-written expressions (deck filters, rules), checked before pandas evaluates them.
+"""Designer-written expressions (deck filters, rules): checked with `ast`, then evaluated by cardgen itself.
 
-pandas' `DataFrame.eval` is no sandbox (attributes, `@locals` and dunder chains get through),
-so an expression is parsed with `ast` first and only a small, harmless vocabulary is allowed:
-column names, literals, comparisons, and/or/not, arithmetic, `in [...]`, and a few named helpers
-that cardgen itself turns into pandas code after the check.
+An expression is parsed with `ast` and only a small, harmless vocabulary is allowed: column names, literals,
+comparisons, and/or/not, arithmetic, `in [...]`, and a few named helpers. The checked tree is then compiled
+once into Python functions of a row (a dict of column -> value): designer text never reaches Python's
+eval or compile, and no dataframe library is imported (pandas cost half a second of every build).
+
+Values behave as they did when pandas evaluated these expressions: an empty cell (None or NaN) is False as
+a condition, equals nothing, makes arithmetic empty and is skipped by the aggregates; `x / 0` is inf.
 """
 from __future__ import annotations
 
 import ast
 import math
+import operator
 import re
 import warnings
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-import pandas as pd
+Row = Mapping[str, Any]  # one card or data row: column name -> value
+Evaluate = Callable[[Row], Any]
 
 _ALLOWED_NODES = (
     ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd,
@@ -22,9 +27,8 @@ _ALLOWED_NODES = (
     ast.Name, ast.Load, ast.Constant, ast.List, ast.Tuple,
 )
 
-# Row helpers: name -> the pandas method called on the column (cardgen writes that call, not the designer).
-ROW_HELPERS = {"filled": "notna", "empty": "isna"}
-# Row helpers taking a column and a quoted pattern: matches(code, '[JQKA]+') is true where the whole text matches.
+# Row helpers taking a column: filled(damage) is true where the cell has a value, empty(damage) where not.
+ROW_HELPERS = {"filled", "empty"}
 PATTERN_HELPERS = {"matches"}
 MAX_PATTERN_CHARS = 200
 # Bounds a designer never reaches, so that no expression can hang or exhaust memory.
@@ -32,35 +36,68 @@ MAX_EXPRESSION_CHARS = 500_000  # a list of 20,000 names fits
 MAX_DEPTH = 100  # nesting of operations: a chain of 20,000 additions is refused
 MAX_EXPONENT = 100
 
-# Aggregates over the rows a rule selects: name -> (number of column arguments, -1 for one or more, how it is
-# computed).
-AGGREGATES: dict[str, tuple[int, Callable[..., Any]]] = {
-    "rows": (0, lambda frame: len(frame)),
-    "count": (1, lambda column: int(column.notna().sum())),
-    "sum": (1, lambda column: _number(column.sum(min_count=0))),
-    "min": (1, lambda column: _number(column.min())),
-    "max": (1, lambda column: _number(column.max())),
-    "distinct": (-1, lambda *columns: _distinct(columns)),
-}
-
-
-def _distinct(columns: tuple[pd.Series, ...]) -> int:
-    """How many different values (or combinations of values, for several columns) the filled rows have."""
-    if len(columns) == 1:
-        return int(columns[0].dropna().nunique())
-    rows = pd.concat(columns, axis=1).dropna()
-    return len({tuple(map(str, row)) for row in rows.itertuples(index=False)})
 
 
 class ExpressionError(ValueError):
     """An expression that is not allowed or does not parse."""
 
 
-def _number(value: Any) -> Any:
-    """A plain Python number from a pandas result (NaN stays NaN: an empty selection has no min)."""
-    if isinstance(value, float) and math.isnan(value):
-        return value
-    return value.item() if hasattr(value, "item") else value
+class EvaluationError(ValueError):
+    """An allowed expression that cannot be evaluated on the values it meets (a number compared with a text).
+
+    `row` is the position of the row it met them on, when it was evaluated row by row.
+    """
+
+    row: int | None = None
+
+
+def _filled(rows: Sequence[Row], column: str) -> list[Any]:
+    return [value for row in rows if not is_missing(value := row.get(column))]
+
+
+def _sum(rows: Sequence[Row], columns: list[str]) -> Any:
+    """The sum of a column's filled cells (0 for none)."""
+    values = _filled(rows, columns[0])
+    text = next((v for v in values if not _is_number(v)), None)
+    if text is not None:
+        raise EvaluationError(f"sum({columns[0]}) needs numbers; a card has {_shown(text)}")
+    return sum(values)
+
+
+def _extreme(pick: Callable[[list[Any]], Any], name: str) -> Callable[[Sequence[Row], list[str]], Any]:
+    """min() or max() of a column's filled cells (NaN, shown as empty, for none)."""
+    def compute(rows: Sequence[Row], columns: list[str]) -> Any:
+        values = _filled(rows, columns[0])
+        try:
+            return pick(values) if values else math.nan
+        except TypeError:
+            raise EvaluationError(f"{name}({columns[0]}) cannot order its values: the column mixes numbers and "
+                                  "texts") from None
+    return compute
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _distinct(rows: Sequence[Row], columns: list[str]) -> int:
+    """How many different values (or combinations of values, for several columns) the filled rows have."""
+    if len(columns) == 1:
+        return len({_hashable(v) for v in _filled(rows, columns[0])})
+    combinations = (tuple(row.get(c) for c in columns) for row in rows)
+    return len({tuple(map(str, values)) for values in combinations if not any(map(is_missing, values))})
+
+
+# Aggregates over the rows a rule selects: name -> (number of column arguments, -1 for one or more, how it is
+# computed from the rows and the column names).
+AGGREGATES: dict[str, tuple[int, Callable[[Sequence[Row], list[str]], Any]]] = {
+    "rows": (0, lambda rows, columns: len(rows)),
+    "count": (1, lambda rows, columns: len(_filled(rows, columns[0]))),
+    "sum": (1, _sum),
+    "min": (1, _extreme(min, "min")),
+    "max": (1, _extreme(max, "max")),
+    "distinct": (-1, _distinct),
+}
 
 
 def parse_expression(expr: str) -> ast.Expression:
@@ -201,40 +238,274 @@ def _check_pattern_call(node: ast.Call, part: str) -> None:
         raise ExpressionError(f"'{part}': the pattern is not a regular expression: {exc}") from None
 
 
-def _quote_backticks(expr: str, columns: set[str]) -> str:
-    """Wrap column names that are not identifiers in pandas' backticks."""
-    for column in sorted(columns, key=len, reverse=True):
-        if not column.isidentifier() and column in expr:
-            expr = re.sub(re.escape(column), f"`{column}`", expr)
-    return expr
+# ---------------------------------------------------------------- evaluation over plain rows
+
+def is_missing(value: Any) -> bool:
+    """Whether a cell is empty: None, or NaN (a number column with a gap)."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-class _RowHelpers(ast.NodeTransformer):
-    """Turn checked helper calls into the pandas calls they stand for: filled(x) -> x.notna(),
-    matches(x, 'p') -> x.astype('str').str.fullmatch('p').where(x.notna(), False) (empty never matches)."""
-
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        column = node.args[0]
-        if node.func.id in PATTERN_HELPERS:  # type: ignore[attr-defined]
-            text = ast.Call(ast.Attribute(column, "astype", ast.Load()), [ast.Constant("str")], [])
-            matched = ast.Call(ast.Attribute(ast.Attribute(text, "str", ast.Load()), "fullmatch", ast.Load()),
-                               [node.args[1]], [])
-            filled = ast.Call(ast.Attribute(column, "notna", ast.Load()), [], [])
-            # One call chain, no `&`: pandas reads `not a & b` as `(not a) & b`.
-            return ast.Call(ast.Attribute(matched, "where", ast.Load()), [filled, ast.Constant(False)], [])
-        method = ROW_HELPERS[node.func.id]  # type: ignore[attr-defined]
-        return ast.Call(ast.Attribute(column, method, ast.Load()), [], [])
+def _truth(value: Any) -> bool:
+    """A value as a condition: a missing value is False (a row with an empty cell is not selected)."""
+    return not is_missing(value) and bool(value)
 
 
-def evaluate_mask(frame: pd.DataFrame, expr: str) -> pd.Series:
-    """Evaluate a checked boolean expression row by row; missing values count as False."""
-    tree = check_expression(expr, set(frame.columns))
-    text = ast.unparse(_RowHelpers().visit(tree)) if "(" in expr else expr
-    frame = frame.infer_objects()  # typed columns held as objects: `count * 2` needs numbers, not objects
-    result = frame.eval(_quote_backticks(text, set(frame.columns)), engine="python")
-    if not isinstance(result, pd.Series):
-        result = pd.Series([bool(result)] * len(frame), index=frame.index)
-    return result.fillna(False).astype(bool)
+def _kind(value: Any) -> str:
+    if is_missing(value):
+        return "empty"
+    if isinstance(value, str):
+        return "a text"
+    if isinstance(value, list):
+        return "a list"
+    return "true/false" if isinstance(value, bool) else "a number"
+
+
+def _shown(value: Any) -> str:
+    return f"{_shorten(repr(value))} ({_kind(value)})"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float))  # bool is an int: True + 1 == 2, as in pandas
+
+
+def _constant(value: Any) -> Evaluate:
+    return lambda row: value
+
+
+def _column(name: str) -> Evaluate:
+    return lambda row: row.get(name)
+
+
+def _divide(a: Any, b: Any) -> Any:
+    """a / b, and by zero what pandas gave: inf or -inf, and NaN for 0 / 0."""
+    if b == 0:
+        return math.nan if a == 0 else math.copysign(math.inf, math.copysign(1, a) * math.copysign(1, float(b)))
+    return a / b
+
+
+def _floor_divide(a: Any, b: Any) -> Any:
+    return _divide(a, b) if b == 0 else a // b
+
+
+def _modulo(a: Any, b: Any) -> Any:
+    return math.nan if b == 0 else a % b
+
+
+def _power(a: Any, b: Any) -> Any:
+    """a ** b; a huge whole-number power becomes a float (the exponent is at most 100, but powers can nest)."""
+    if isinstance(a, int) and isinstance(b, int) and b > 0 and abs(a) > 1 and b * math.log2(abs(a)) > 63:
+        a = float(a)
+    try:
+        result = a ** b
+    except ZeroDivisionError:  # 0 ** -1
+        return math.inf
+    except OverflowError:
+        return math.inf if a > 0 or b % 2 == 0 else -math.inf
+    return math.nan if isinstance(result, complex) else result  # (-8) ** 0.5 has no real value
+
+
+_ARITHMETIC: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
+    ast.Add: ("+", operator.add), ast.Sub: ("-", operator.sub), ast.Mult: ("*", operator.mul),
+    ast.Div: ("/", _divide), ast.FloorDiv: ("//", _floor_divide), ast.Mod: ("%", _modulo), ast.Pow: ("**", _power),
+}
+_ORDER: dict[type, tuple[str, Callable[[Any, Any], bool]]] = {
+    ast.Lt: ("<", operator.lt), ast.LtE: ("<=", operator.le), ast.Gt: (">", operator.gt), ast.GtE: (">=", operator.ge),
+}
+
+
+def _binary(node: ast.BinOp, left: Evaluate, right: Evaluate) -> Evaluate:
+    symbol, function = _ARITHMETIC[type(node.op)]
+
+    def apply(row: Row) -> Any:
+        a, b = left(row), right(row)
+        if is_missing(a) or is_missing(b):
+            return math.nan  # arithmetic with an empty cell is empty
+        if _is_number(a) and _is_number(b):
+            try:
+                return function(a, b)
+            except OverflowError:
+                raise EvaluationError(f"{_shown(a)} {symbol} {_shown(b)} is too large a number") from None
+        if symbol == "+" and isinstance(a, str) and isinstance(b, str):
+            return a + b  # texts are joined, as pandas joined them
+        raise EvaluationError(f"cannot compute {_shown(a)} {symbol} {_shown(b)}: arithmetic needs numbers")
+    return apply
+
+
+def _unary(node: ast.UnaryOp, operand: Evaluate) -> Evaluate:
+    if isinstance(node.op, ast.Not):
+        return lambda row: not _truth(operand(row))
+    negate = isinstance(node.op, ast.USub)
+
+    def apply(row: Row) -> Any:
+        value = operand(row)
+        if is_missing(value):
+            return math.nan
+        if not _is_number(value):
+            raise EvaluationError(f"cannot compute {'-' if negate else '+'}{_shown(value)}: it is not a number")
+        return -value if negate else +value
+    return apply
+
+
+def _boolean(node: ast.BoolOp, operands: list[Evaluate]) -> Evaluate:
+    # and/or of conditions; an empty cell counts as False, as pandas' `&` and `|` counted it.
+    if isinstance(node.op, ast.And):
+        return lambda row: all(_truth(operand(row)) for operand in operands)
+    return lambda row: any(_truth(operand(row)) for operand in operands)
+
+
+def _membership(items: Evaluate, constant: tuple | None) -> Callable[[Any, Row], bool]:
+    """`value in [...]`: against a list written in the expression (looked up in a set: 20,000 names stay fast),
+    or against a cell that holds a list."""
+    hashed: frozenset | None = None
+    if constant is not None:
+        try:
+            hashed = frozenset(constant)
+        except TypeError:  # a list inside the list
+            hashed = None
+
+    def contains(value: Any, row: Row) -> bool:
+        if is_missing(value):
+            return False
+        if hashed is not None:
+            try:
+                return value in hashed
+            except TypeError:  # a cell holding a list is not hashable: compare it item by item
+                pass
+        collection = constant if constant is not None else items(row)
+        if is_missing(collection):
+            return False  # an empty cell holds no items
+        if not isinstance(collection, (list, tuple)):
+            raise EvaluationError(f"'in' needs a list on its right, as in kind in ['Unit', 'Spell']; "
+                                  f"got {_shown(collection)}")
+        return value in collection
+    return contains
+
+
+def _comparison(op: ast.cmpop, right_node: ast.expr, right: Evaluate) -> Callable[[Any, Any, Row], bool]:
+    if isinstance(op, (ast.In, ast.NotIn)):
+        literal = isinstance(right_node, (ast.List, ast.Tuple)) and _is_literal(right_node)
+        contains = _membership(right, tuple(right({})) if literal else None)
+        if isinstance(op, ast.In):
+            return lambda a, b, row: contains(a, row)
+        return lambda a, b, row: not contains(a, row)
+    if isinstance(op, (ast.Eq, ast.NotEq)):
+        equal = isinstance(op, ast.Eq)
+        # An empty cell equals nothing (and differs from everything); a number never equals a text.
+        return lambda a, b, row: (not equal if is_missing(a) or is_missing(b) else (a == b) is equal)
+    symbol, function = _ORDER[type(op)]
+
+    def order(a: Any, b: Any, row: Row) -> bool:
+        if is_missing(a) or is_missing(b):
+            return False
+        try:
+            return bool(function(a, b))
+        except TypeError:
+            raise EvaluationError(f"cannot compare {_shown(a)} {symbol} {_shown(b)}") from None
+    return order
+
+
+def _compare(node: ast.Compare, parts: list[Evaluate]) -> Evaluate:
+    """A comparison, chained ones included: `1 <= power <= 5` is `1 <= power and power <= 5`."""
+    tests = [_comparison(op, right, parts[i + 1]) for i, (op, right) in enumerate(zip(node.ops, node.comparators))]
+    if len(tests) == 1:
+        left, right, test = parts[0], parts[1], tests[0]
+        return lambda row: test(left(row), right(row), row)
+
+    def chain(row: Row) -> bool:
+        a = parts[0](row)
+        for test, part in zip(tests, parts[1:]):
+            b = part(row)
+            if not test(a, b, row):
+                return False
+            a = b
+        return True
+    return chain
+
+
+def _is_literal(node: ast.expr) -> bool:
+    """Whether a node is made of literals only (its value is the same on every row)."""
+    return not any(isinstance(n, ast.Call) or isinstance(n, ast.Name) and n.id not in ("True", "False")
+                   for n in ast.walk(node))
+
+
+def _row_helper(node: ast.Call) -> Evaluate:
+    """filled(x), empty(x) and matches(x, 'pattern') (the whole text; an empty cell never matches)."""
+    column = _column(node.args[0].id)  # type: ignore[attr-defined]
+    if node.func.id == "filled":  # type: ignore[attr-defined]
+        return lambda row: not is_missing(column(row))
+    if node.func.id == "empty":  # type: ignore[attr-defined]
+        return lambda row: is_missing(column(row))
+    fullmatch = re.compile(node.args[1].value).fullmatch  # type: ignore[attr-defined]
+    return lambda row: not is_missing(value := column(row)) and fullmatch(str(value)) is not None
+
+
+def _aggregate_value(node: ast.Call) -> Evaluate:
+    label = ast.unparse(node)
+    return lambda values: values[label]
+
+
+def _column_in_total(node: ast.Name) -> Evaluate:
+    def refuse(row: Row) -> Any:
+        raise EvaluationError(f"'{node.id}' is a column: a total compares aggregates of it, such as "
+                              f"sum({node.id}), max({node.id}) or count({node.id})")
+    return refuse
+
+
+def _compile(node: ast.AST, call: Callable[[ast.Call], Evaluate],
+             name: Callable[[ast.Name], Evaluate]) -> Evaluate:
+    """A checked tree as a function of a row (recursion is bounded: check_expression refuses deep trees)."""
+    def sub(child: ast.AST) -> Evaluate:
+        return _compile(child, call, name)
+
+    if isinstance(node, ast.Expression):
+        return sub(node.body)
+    if isinstance(node, ast.Constant):
+        return _constant(node.value)
+    if isinstance(node, ast.Name):
+        return _constant(node.id == "True") if node.id in ("True", "False") else name(node)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        items = [sub(e) for e in node.elts]
+        if _is_literal(node):
+            return _constant([item({}) for item in items])  # made once, not once per row
+        return lambda row: [item(row) for item in items]
+    if isinstance(node, ast.Call):
+        return call(node)
+    if isinstance(node, ast.BinOp):
+        return _binary(node, sub(node.left), sub(node.right))
+    if isinstance(node, ast.UnaryOp):
+        return _unary(node, sub(node.operand))
+    if isinstance(node, ast.BoolOp):
+        return _boolean(node, [sub(v) for v in node.values])
+    if isinstance(node, ast.Compare):
+        return _compare(node, [sub(node.left), *(sub(c) for c in node.comparators)])
+    raise ExpressionError(f"'{type(node).__name__}' is not allowed")  # check_expression refused it already
+
+
+def _columns_of(rows: Sequence[Row], columns: Iterable[str] | None) -> set[str]:
+    return set(columns) if columns is not None else {name for row in rows for name in row}
+
+
+def compile_mask(expr: str, columns: set[str] | None = None) -> Evaluate:
+    """A checked row expression as a function of a row giving True or False."""
+    evaluate = _compile(check_expression(expr, columns), _row_helper, lambda node: _column(node.id))
+    return lambda row: _truth(evaluate(row))
+
+
+def evaluate_mask(rows: Sequence[Row], expr: str, columns: Iterable[str] | None = None) -> list[bool]:
+    """Evaluate a checked boolean expression on every row; missing values count as False.
+
+    `columns` are the names an expression may read (by default every key of the rows). An expression that
+    cannot be evaluated on a row raises EvaluationError with that row's position in `row`.
+    """
+    test = compile_mask(expr, _columns_of(rows, columns))
+    mask = []
+    for position, row in enumerate(rows):
+        try:
+            mask.append(test(row))
+        except EvaluationError as exc:
+            exc.row = position
+            raise
+    return mask
 
 
 def columns_in(expr: str) -> list[str]:
@@ -250,26 +521,17 @@ def check_aggregate(expr: str, columns: set[str] | None = None) -> ast.Expressio
     return check_expression(expr, columns, {name: arity for name, (arity, _) in AGGREGATES.items()})
 
 
-def evaluate_aggregate(frame: pd.DataFrame, expr: str) -> tuple[bool, dict[str, Any]]:
-    """Whether an aggregate expression holds over a frame's rows, and the value of each aggregate in it."""
-    tree = check_aggregate(expr, set(frame.columns))
+def evaluate_aggregate(rows: Sequence[Row], expr: str,
+                       columns: Iterable[str] | None = None) -> tuple[bool, dict[str, Any]]:
+    """Whether an aggregate expression holds over some rows, and the value of each aggregate in it
+    (by its text, in the order written: {'sum(count)': 20})."""
+    tree = check_aggregate(expr, _columns_of(rows, columns))
+    calls = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
     values: dict[str, Any] = {}
-    names: dict[str, str] = {}
-
-    class Replace(ast.NodeTransformer):
-        def visit_Call(self, node: ast.Call) -> ast.AST:
-            label = ast.unparse(node)
-            if label not in names:
-                _, compute = AGGREGATES[node.func.id]  # type: ignore[attr-defined]
-                args = [frame[a.id] for a in node.args] or [frame]  # type: ignore[attr-defined]
-                names[label] = f"agg{len(names)}"
-                values[label] = compute(*args)
-            return ast.Name(names[label], ast.Load())
-
-    text = ast.unparse(Replace().visit(tree))
-    scalars = pd.DataFrame([{names[label]: value for label, value in values.items()}] or [{}], dtype=object)
-    if not len(scalars.columns):
-        scalars = pd.DataFrame(index=[0])
-    result = scalars.eval(text, engine="python")
-    holds = bool(result.iloc[0]) if isinstance(result, pd.Series) else bool(result)
-    return holds, values
+    for node in calls:
+        label = ast.unparse(node)
+        if label not in values:
+            _, compute = AGGREGATES[node.func.id]  # type: ignore[attr-defined]
+            values[label] = compute(rows, [a.id for a in node.args])  # type: ignore[attr-defined]
+    holds = _compile(tree, _aggregate_value, _column_in_total)(values)
+    return _truth(holds), values

@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from cardgen.expressions import ExpressionError, check_aggregate, check_expression, evaluate_aggregate, evaluate_mask
@@ -18,9 +17,10 @@ from tests.test_validate_support import REPO, mini_workspace, rules_of, with_man
 def _ws(tmp_path: Path) -> Path:
     return mini_workspace(tmp_path)
 
-FRAME = pd.DataFrame([{"name": "A", "tier": 1, "damage": 6.0, "count": 2},
-                      {"name": "B", "tier": 1, "damage": 9.0, "count": 3},
-                      {"name": "C", "tier": 2, "damage": None, "count": 1}])
+FRAME = [{"name": "A", "tier": 1, "damage": 6.0, "count": 2},
+         {"name": "B", "tier": 1, "damage": 9.0, "count": 3},
+         {"name": "C", "tier": 2, "damage": None, "count": 1}]
+COLUMNS = set(FRAME[0])
 
 
 # ---------------------------------------------------------------- the sandbox
@@ -32,18 +32,18 @@ FRAME = pd.DataFrame([{"name": "A", "tier": 1, "damage": 6.0, "count": 2},
 ])
 def test_sandbox_refuses(expr: str) -> None:
     with pytest.raises(ExpressionError):
-        check_expression(expr, set(FRAME.columns))
+        check_expression(expr, COLUMNS)
     with pytest.raises(ExpressionError):
         evaluate_mask(FRAME, expr)
 
 
 def test_sandbox_refusal_names_the_offending_part() -> None:
     with pytest.raises(ExpressionError, match=r"'name.__class__' is not allowed"):
-        check_expression("tier == 1 and name.__class__", set(FRAME.columns))
+        check_expression("tier == 1 and name.__class__", COLUMNS)
     with pytest.raises(ExpressionError, match=r"'__import__\('os'\)' is not allowed: the only functions"):
         check_expression("__import__('os')")
     with pytest.raises(ExpressionError, match="unknown column 'dmg'"):
-        check_expression("dmg > 1", set(FRAME.columns))
+        check_expression("dmg > 1", COLUMNS)
 
 
 def test_aggregates_are_only_allowed_in_totals() -> None:
@@ -57,26 +57,26 @@ def test_aggregates_are_only_allowed_in_totals() -> None:
 
 
 def test_row_expressions_with_helpers() -> None:
-    assert evaluate_mask(FRAME, "5 <= damage <= 7").tolist() == [True, False, False]
-    assert evaluate_mask(FRAME, "tier == 1 and damage > 4").tolist() == [True, True, False]
-    assert evaluate_mask(FRAME, "empty(damage) or damage > 8").tolist() == [False, True, True]
-    assert evaluate_mask(FRAME, "name in ['A', 'C']").tolist() == [True, False, True]
+    assert evaluate_mask(FRAME, "5 <= damage <= 7") == [True, False, False]
+    assert evaluate_mask(FRAME, "tier == 1 and damage > 4") == [True, True, False]
+    assert evaluate_mask(FRAME, "empty(damage) or damage > 8") == [False, True, True]
+    assert evaluate_mask(FRAME, "name in ['A', 'C']") == [True, False, True]
 
 
 def test_matches_is_a_whole_text_pattern_and_empty_never_matches() -> None:
-    assert evaluate_mask(FRAME, "matches(name, '[AB]')").tolist() == [True, True, False]
-    assert evaluate_mask(FRAME, "not matches(name, 'A|C') and tier == 1").tolist() == [False, True, False]
-    assert evaluate_mask(FRAME, "matches(damage, '.*')").tolist() == [True, True, False]  # the empty damage
-    assert evaluate_mask(FRAME, r"matches(damage, '\d\.0')").tolist() == [True, True, False]  # taken as written
+    assert evaluate_mask(FRAME, "matches(name, '[AB]')") == [True, True, False]
+    assert evaluate_mask(FRAME, "not matches(name, 'A|C') and tier == 1") == [False, True, False]
+    assert evaluate_mask(FRAME, "matches(damage, '.*')") == [True, True, False]  # the empty damage
+    assert evaluate_mask(FRAME, r"matches(damage, '\d\.0')") == [True, True, False]  # taken as written
     for bad in ("matches(name)", "matches(name, tier)", "matches(name, '(')", "matches('A', 'A')",
                 f"matches(name, '{'x' * 201}')"):
         with pytest.raises(ExpressionError, match="matches"):
-            check_expression(bad, set(FRAME.columns))
+            check_expression(bad, COLUMNS)
 
 
 def test_distinct_counts_combinations_of_columns() -> None:
-    frame = pd.DataFrame([{"rank": "2", "suit": "S"}, {"rank": "2", "suit": "H"}, {"rank": "2", "suit": "S"},
-                          {"rank": None, "suit": "D"}], dtype=object)
+    frame = [{"rank": "2", "suit": "S"}, {"rank": "2", "suit": "H"}, {"rank": "2", "suit": "S"},
+             {"rank": None, "suit": "D"}]
     assert evaluate_aggregate(frame, "distinct(rank, suit) == 2 and distinct(suit) == 3")[0]
     with pytest.raises(ExpressionError, match="one or more column names"):
         check_aggregate("distinct() == 1")
@@ -84,7 +84,7 @@ def test_distinct_counts_combinations_of_columns() -> None:
 
 def test_aggregate_values_are_reported() -> None:
     assert evaluate_aggregate(FRAME, "sum(count) == 6") == (True, {"sum(count)": 6})
-    holds, values = evaluate_aggregate(FRAME[FRAME.tier == 2], "3 <= rows() <= 10")
+    holds, values = evaluate_aggregate([row for row in FRAME if row["tier"] == 2], "3 <= rows() <= 10")
     assert not holds and values == {"rows()": 1}
     assert evaluate_aggregate(FRAME, "max(damage) == 9 and distinct(tier) == 2")[0]
 
@@ -252,3 +252,21 @@ def test_rules_on_undeclared_columns_and_on_no_cards(ws: Path) -> None:
     findings = validate_game(ws, "mini", layout=False)
     assert [(f.rule, f.message) for f in findings if f.rule != "empty-file"] == [
         ("some-cards", "At least one card; rows() = 0")]
+
+
+def test_a_text_compared_with_a_number_is_a_finding_at_the_rule_or_filter(ws: Path) -> None:
+    manifest = with_manifest("""\
+        rules:
+          - {id: r, message: m, check: "name > 1"}
+    """)
+    write_game(ws, manifest=manifest)
+    [finding] = validate_game(ws, "mini", layout=False)
+    assert (finding.file, finding.row, finding.rule) == ("data/mini/game.yaml", 23, "r")
+    assert finding.message == "rule 'r' cannot be evaluated: cannot compare 'Alpha' (a text) > 1 (a number) " \
+                              "(card 'alpha')"
+    write_game(ws, manifest=manifest.replace("source: cards.csv", "source: cards.csv\n    filter: \"kind == 'Spell' "
+                                                                  "and name < 2\""))
+    [finding] = validate_game(ws, "mini", layout=False)
+    assert finding.rule == "filter" and finding.file == "data/mini/game.yaml"
+    assert finding.message == "decks.main.filter: cannot compare 'Beta' (a text) < 2 (a number) (the row at " \
+                              "data/mini/cards.csv:3)"

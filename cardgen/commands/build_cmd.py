@@ -40,7 +40,7 @@ def bring_up_to_date(root: Path, name: str, out_root: Path, jobs: int = os.cpu_c
     """Build one game unless its last build is current, and report what was done; return how many errors a
     forced build left (their cards are out).
 
-    A current build is reported from its build.json alone, without importing the pipeline (pandas,
+    A current build is reported from its build.json alone, without importing the pipeline (pydantic,
     cairosvg, reportlab stay unloaded): the settings compared are the ones build_game records.
     """
     from cardgen.freshness import current_build, settings_key

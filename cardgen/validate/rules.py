@@ -1,6 +1,6 @@
 """Layer 4, game rules declared under `rules:` in game.yaml: row, aggregate, expected-table and term rules.
 
-Every expression goes through `cardgen.expressions` (checked with `ast`, then evaluated by pandas),
+Every expression goes through `cardgen.expressions` (checked with `ast`, then evaluated over plain rows),
 never through Python's eval.
 """
 from __future__ import annotations
@@ -8,44 +8,61 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from typing import Any
-
-import pandas as pd
+from typing import Any, Iterable
 
 from cardgen.data import Card, GameData
 from cardgen.errors import Problem
 from cardgen.expressions import (
+    EvaluationError,
     ExpressionError,
     check_aggregate,
     check_expression,
     columns_in,
     evaluate_aggregate,
     evaluate_mask,
+    is_missing,
 )
 from cardgen.manifest import ExpectSpec, Game, RefersSpec, RuleSpec, TermSpec
 from cardgen.markup import parse
 
+# A number as pandas.to_numeric read one from a text cell: 12, -3, 2.5, .5, 1e3, inf.
+_NUMBER = re.compile(r"\s*[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity)\s*", re.IGNORECASE)
+_WHOLE = re.compile(r"\s*[+-]?\d+\s*")
 
-def card_frame(cards: list[Card], columns: list[str], declared: set[str]) -> pd.DataFrame:
+
+def _as_number(value: Any) -> int | float | None:
+    """The number a cell holds or spells, or None."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    if not isinstance(value, str) or not _NUMBER.fullmatch(value):
+        return None
+    return int(value) if _WHOLE.fullmatch(value) else float(value)
+
+
+def card_rows(cards: list[Card], columns: list[str], declared: set[str]) -> list[dict[str, Any]]:
     """One row per card: its typed fields plus `id`, `deck` and `copies` (what a template's `card` holds).
 
-    Every column is there even without cards, so an aggregate over no cards is 0, not an error.
+    Every row has every column (None where a card has no such field), so an aggregate over no cards is 0,
+    not an error.
     """
-    records = [{**card.fields, "id": card.id, "deck": card.deck, "copies": card.copies} for card in cards]
     names = list(dict.fromkeys([*columns, "id", "deck", "copies"]))
-    frame = pd.DataFrame(records, index=range(len(cards)), columns=names, dtype=object)
-    for column in frame.columns:
-        values = frame[column].dropna()
-        if column not in declared and len(values):
-            # An undeclared column is text; a rule comparing `tier == 1` means its numbers.
-            numbers = pd.to_numeric(values, errors="coerce")
-            if numbers.notna().all():
-                frame[column] = pd.to_numeric(frame[column], errors="coerce")
-                continue
-        # A column of numbers with gaps (or with no values at all) must be numeric for `health % 10`.
-        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-            frame[column] = frame[column].astype(float)
-    return frame
+    rows = [{**{name: card.fields.get(name) for name in names}, "id": card.id, "deck": card.deck,
+             "copies": card.copies} for card in cards]
+    for name in names:
+        values = [row[name] for row in rows if not is_missing(row[name])]
+        numbers = [] if name in declared else [_as_number(v) for v in values]
+        if numbers and all(n is not None for n in numbers):
+            # An undeclared column is text; a rule comparing `tier == 1` means its numbers. Whole numbers stay
+            # whole only when every card has one (as pandas read them: a column with gaps is of floats).
+            whole = len(values) == len(rows) and all(isinstance(n, int) for n in numbers)
+            for row in rows:
+                number = _as_number(row[name]) if not is_missing(row[name]) else math.nan
+                row[name] = number if whole else float(number)  # type: ignore[arg-type]
+        elif all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            # A declared column of numbers holds floats (NaN for a gap), as pandas held it for `health % 10`.
+            for row in rows:
+                row[name] = math.nan if is_missing(row[name]) else float(row[name])  # type: ignore[arg-type]
+    return rows
 
 
 class RuleChecker:
@@ -55,7 +72,8 @@ class RuleChecker:
         self.game, self.cards = game, data.cards
         declared = set().union(*(game.fields_of(deck) for deck in game.spec.decks.values()))
         headers = [h for table in data.tables.values() for h in table.header if h]
-        self.frame = card_frame(data.cards, [*declared, *headers], declared)
+        self.rows = card_rows(data.cards, [*declared, *headers], declared)
+        self.columns = {*declared, *headers, "id", "deck", "copies"}
         self.skip_rows = skip_rows  # rows with data errors already: a rule would only repeat them
 
     def check(self) -> list[Problem]:
@@ -66,7 +84,9 @@ class RuleChecker:
                 findings += self._rule(index, rule)
             except ExpressionError as exc:
                 findings.append(self._at_rule(index, rule, f"rule '{rule.id}' cannot be checked: {exc}", "error"))
-            except Exception as exc:  # pandas' own errors for an expression that passed the sandbox (types)
+            except EvaluationError as exc:
+                findings.append(self._at_rule(index, rule, f"rule '{rule.id}' cannot be evaluated: {exc}", "error"))
+            except Exception as exc:  # a case the evaluator did not foresee: still a finding, not a traceback
                 findings.append(self._at_rule(index, rule, f"rule '{rule.id}' cannot be evaluated: "
                                                            f"{type(exc).__name__}: {exc}", "error"))
         return findings
@@ -76,35 +96,42 @@ class RuleChecker:
         file, row = self.game.where("rules", index, *key)
         return Problem(message, file=file, row=row, severity=severity or rule.severity, rule=rule.id)
 
-    def _selected(self, index: int, rule: RuleSpec) -> pd.DataFrame:
-        columns = set(self.frame.columns)
+    def _mask(self, positions: list[int], expr: str) -> list[bool]:
+        """A row expression on the given cards; one that cannot be evaluated names the card it met."""
+        try:
+            return evaluate_mask([self.rows[i] for i in positions], expr, self.columns)
+        except EvaluationError as exc:
+            if exc.row is not None:
+                raise EvaluationError(f"{exc} (card '{self.cards[positions[exc.row]].id}')") from None
+            raise
+
+    def _selected(self, index: int, rule: RuleSpec) -> list[int]:
+        """The positions of the cards a rule looks at (its decks:, then its where:)."""
         for expr in (rule.where, rule.check):
             if expr:
-                check_expression(expr, columns)
+                check_expression(expr, self.columns)
         if rule.total:
-            check_aggregate(rule.total, columns)
-        frame = self.frame
+            check_aggregate(rule.total, self.columns)
         unknown = [d for d in rule.decks or [] if d not in self.game.spec.decks]
         if unknown:
             raise ExpressionError(f"unknown deck '{unknown[0]}' in decks:; the decks are "
                                   f"{', '.join(self.game.spec.decks)}")
-        if rule.decks and len(frame):
-            frame = frame[frame["deck"].isin(rule.decks)]
-        if rule.where and len(frame):
-            frame = frame[evaluate_mask(frame, rule.where)]
-        return frame
+        positions = [i for i, card in enumerate(self.cards) if not rule.decks or card.deck in rule.decks]
+        if rule.where and positions:
+            positions = [i for i, keep in zip(positions, self._mask(positions, rule.where)) if keep]
+        return positions
 
     def _rule(self, index: int, rule: RuleSpec) -> list[Problem]:
-        frame = self._selected(index, rule)
+        positions = self._selected(index, rule)
         if rule.check:
-            return self._row_rule(rule, frame)
+            return self._row_rule(rule, positions)
         if rule.total:
-            return self._aggregate_rule(index, rule, frame)
+            return self._aggregate_rule(index, rule, positions)
         if rule.expect:
-            return self._expect_rule(index, rule, rule.expect, frame)
+            return self._expect_rule(index, rule, rule.expect, positions)
         if rule.refers:
-            return self._refers_rule(rule, rule.refers, frame)
-        return self._term_rule(index, rule, rule.terms, frame)  # type: ignore[arg-type]
+            return self._refers_rule(rule, rule.refers, positions)
+        return self._term_rule(index, rule, rule.terms, positions)  # type: ignore[arg-type]
 
     def _card_finding(self, rule: RuleSpec, position: int, message: str, column: str | None) -> Problem | None:
         card = self.cards[position]
@@ -113,108 +140,137 @@ class RuleChecker:
         return Problem(message, file=card.source_file, row=card.source_row, column=column,
                        severity=rule.severity, rule=rule.id)
 
-    def _row_rule(self, rule: RuleSpec, frame: pd.DataFrame) -> list[Problem]:
-        if not len(frame):
+    def _row_rule(self, rule: RuleSpec, positions: list[int]) -> list[Problem]:
+        if not positions:
             return []
-        failing = frame[~evaluate_mask(frame, rule.check)]  # type: ignore[arg-type]
-        columns = [c for c in columns_in(rule.check) if c in frame.columns]  # type: ignore[arg-type]
+        mask = self._mask(positions, rule.check)  # type: ignore[arg-type]
+        columns = [c for c in columns_in(rule.check) if c in self.columns]  # type: ignore[arg-type]
         findings = []
-        for position, values in failing.iterrows():
+        for position in (p for p, holds in zip(positions, mask) if not holds):
+            values = self.rows[position]
             shown = ", ".join(f"{c} = {_show(values[c])}" for c in columns)
-            problem = self._card_finding(rule, int(position), f"{rule.message}; card '{values['id']}' has {shown}",
+            problem = self._card_finding(rule, position, f"{rule.message}; card '{values['id']}' has {shown}",
                                          columns[0] if columns else None)
             if problem:
                 findings.append(problem)
         return findings
 
-    def _aggregate_rule(self, index: int, rule: RuleSpec, frame: pd.DataFrame) -> list[Problem]:
-        groups = [(None, frame)] if rule.per is None else \
-            [(key, group) for key, group in frame.groupby(frame[rule.per].fillna(""), sort=True)] \
-            if rule.per in frame.columns else []
-        if rule.per is not None and rule.per not in frame.columns:
+    def _groups(self, rule: RuleSpec, positions: list[int]) -> list[tuple[Any, list[int]]]:
+        """The cards of an aggregate rule, split by the value of its per: column (an empty cell is '')."""
+        if rule.per is None:
+            return [(None, positions)]
+        if rule.per not in self.columns:
             raise ExpressionError(f"per: unknown column '{rule.per}'")
+        groups: dict[Any, list[int]] = {}
+        for position in positions:
+            value = self.rows[position][rule.per]
+            groups.setdefault("" if is_missing(value) else _group_key(value), []).append(position)
+        return sorted(groups.items(), key=lambda item: _sort_key(item[0]))
+
+    def _aggregate_rule(self, index: int, rule: RuleSpec, positions: list[int]) -> list[Problem]:
         findings = []
-        for key, group in groups:
-            holds, values = evaluate_aggregate(group, rule.total)  # type: ignore[arg-type]
+        for key, group in self._groups(rule, positions):
+            holds, values = evaluate_aggregate([self.rows[i] for i in group], rule.total,  # type: ignore[arg-type]
+                                               self.columns)
             if not holds:
                 shown = ", ".join(f"{label} = {_show(value)}" for label, value in values.items())
                 scope = f" for {rule.per} = {_show(key)}" if rule.per else ""
-                files = sorted({self.cards[int(i)].source_file for i in group.index})
+                files = sorted({self.cards[i].source_file for i in group})
                 at_rule = self.game.where("rules", index)
                 findings.append(Problem(f"{rule.message}; {shown}{scope}", file=files[0] if len(files) == 1
                                         else at_rule[0], row=None if len(files) == 1 else at_rule[1],
                                         severity=rule.severity, rule=rule.id))
         return findings
 
-    def _expect_rule(self, index: int, rule: RuleSpec, expect: ExpectSpec, frame: pd.DataFrame) -> list[Problem]:
+    def _expect_rule(self, index: int, rule: RuleSpec, expect: ExpectSpec, positions: list[int]) -> list[Problem]:
         for column in (expect.key, expect.column):
-            if column not in frame.columns:
+            if column not in self.columns:
                 raise ExpressionError(f"expect: unknown column '{column}'")
         findings = []
-        keys = frame[expect.key].astype(str)
+        keys = {i: str(self.rows[i][expect.key]) for i in positions}
         for key, wanted in expect.values.items():
-            rows = frame[keys == key]
-            if not len(rows):
+            rows = [i for i in positions if keys[i] == key]
+            if not rows:
                 findings.append(self._at_rule(index, rule, f"{rule.message}; no card has {expect.key} '{key}'"
-                                              + _suggest(key, list(keys)), None, "expect", "values", key))
+                                              + _suggest(key, keys.values()), None, "expect", "values", key))
                 continue
-            values = rows[expect.column]
-            got = _number(values.sum()) if isinstance(wanted, (int, float)) else values.iloc[0]
+            values = [self.rows[i][expect.column] for i in rows]
+            got = _total(values) if isinstance(wanted, (int, float)) else values[0]
             if got != wanted:
-                problem = self._card_finding(rule, int(rows.index[0]), f"{rule.message}; '{key}' has "
+                problem = self._card_finding(rule, rows[0], f"{rule.message}; '{key}' has "
                                              f"{expect.column} {_show(got)}, expected {_show(wanted)}",
                                              expect.column)
                 findings += [problem] if problem else []
         if expect.complete:
-            for position in frame.index[~keys.isin([str(k) for k in expect.values])]:
-                problem = self._card_finding(rule, int(position), f"{rule.message}; '{keys[position]}' is not "
+            listed = {str(k) for k in expect.values}
+            for position in (i for i in positions if keys[i] not in listed):
+                problem = self._card_finding(rule, position, f"{rule.message}; '{keys[position]}' is not "
                                              f"listed" + _suggest(keys[position], list(expect.values)), expect.key)
                 findings += [problem] if problem else []
         return findings
 
-    def _refers_rule(self, rule: RuleSpec, refers: RefersSpec, frame: pd.DataFrame) -> list[Problem]:
+    def _texts(self, positions: Iterable[int], column: str) -> set[str]:
+        """The filled values of a column on some cards, as texts."""
+        return {str(v) for i in positions if not is_missing(v := self.rows[i].get(column))}
+
+    def _refers_rule(self, rule: RuleSpec, refers: RefersSpec, positions: list[int]) -> list[Problem]:
         """Every value (or list item) of a column names a deck, or a card by the values of another column."""
-        if refers.column not in frame.columns:
+        if refers.column not in self.columns:
             raise ExpressionError(f"refers: unknown column '{refers.column}'")
         if refers.to == "decks":
             targets, what = set(self.game.spec.decks), "deck"
         else:
-            if refers.to not in self.frame.columns:
+            if refers.to not in self.columns:
                 raise ExpressionError(f"refers: unknown column '{refers.to}'")
-            pool = self.frame if not refers.among else self.frame[self.frame["deck"].isin(refers.among)]
-            targets, what = set(pool[refers.to].dropna().astype(str)), f"card {refers.to}"
+            pool = [i for i, card in enumerate(self.cards) if not refers.among or card.deck in refers.among]
+            targets, what = self._texts(pool, refers.to), f"card {refers.to}"
         findings = []
-        for position, value in frame[refers.column].items():
-            items = value if isinstance(value, list) else [] if _show(value) == "(empty)" else [value]
+        for position in positions:
+            value = self.rows[position][refers.column]
+            items = value if isinstance(value, list) else [] if is_missing(value) else [value]
             for item in items:
                 if str(item) not in targets:
-                    problem = self._card_finding(rule, int(position), f"{rule.message}; no {what} '{item}'"
+                    problem = self._card_finding(rule, position, f"{rule.message}; no {what} '{item}'"
                                                  + _suggest(str(item), targets), refers.column)
                     findings += [problem] if problem else []
         return findings
 
-    def _term_rule(self, index: int, rule: RuleSpec, terms: TermSpec, frame: pd.DataFrame) -> list[Problem]:
+    def _term_rule(self, index: int, rule: RuleSpec, terms: TermSpec, positions: list[int]) -> list[Problem]:
         findings = []
-        if terms.names and terms.column not in frame.columns:
+        if terms.names and terms.column not in self.columns:
             raise ExpressionError(f"terms: unknown column '{terms.column}'")
-        present = set(frame[terms.column].dropna().astype(str)) if terms.names else set()
+        present = self._texts(positions, terms.column) if terms.names else set()
         for i, name in enumerate(terms.names):
             if name not in present:
                 findings.append(self._at_rule(index, rule, f"{rule.message}; no card is called '{name}'"
                                               + _suggest(name, present), None, "terms", "names", i))
-        known = _term_words(terms.known) | _term_words(frame["name"].dropna().astype(str)
-                                                       if "name" in frame.columns else [])
-        for position, values in frame.iterrows():
-            card = self.cards[int(position)]
+        known = _term_words(terms.known) | _term_words(self._texts(positions, "name"))
+        for position in positions:
+            card = self.cards[position]
             if (card.source_file, card.source_row) in self.skip_rows:
                 continue
             for column in terms.text:
-                for word in unknown_terms(values.get(column), known):
-                    problem = self._card_finding(rule, int(position), f"{rule.message}; '{word}' is neither a "
+                for word in unknown_terms(self.rows[position].get(column), known):
+                    problem = self._card_finding(rule, position, f"{rule.message}; '{word}' is neither a "
                                                  "term of the rulebook nor a card name"
                                                  + _suggest(word.lower(), known), column)
                     findings += [problem] if problem else []
         return findings
+
+
+def _group_key(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _sort_key(key: Any) -> tuple[int, Any]:
+    """Groups in order, numbers before texts (as pandas sorted a column that mixes them)."""
+    return (0, key) if isinstance(key, (int, float)) else (1, str(key))
+
+
+def _total(values: list[Any]) -> Any:
+    """The sum of filled cells that are all numbers; otherwise the first cell (what expect: shows)."""
+    filled = [v for v in values if not is_missing(v)]
+    return sum(filled) if all(isinstance(v, (int, float)) for v in filled) else values[0]
 
 
 # ---------------------------------------------------------------- terms in rules text
@@ -254,10 +310,6 @@ def unknown_terms(text: Any, known: set[str]) -> list[str]:
 def _suggest(word: str, choices: Any) -> str:
     close = difflib.get_close_matches(word, sorted(set(choices)), n=1)
     return f"; did you mean '{close[0]}'?" if close else ""
-
-
-def _number(value: Any) -> Any:
-    return value.item() if hasattr(value, "item") else value
 
 
 def _show(value: Any) -> str:
