@@ -358,6 +358,8 @@ class SVGCache:
     def get(self, key: str, name: str) -> RenderedSVG | None:
         """A cached render whose image files all still exist, or None."""
         data = self.kept.get(key)
+        if not isinstance(data, dict):
+            return None
         try:
             files = [Path(f) for f in data["files"]]
             if not all(f.is_file() for f in files):
