@@ -53,6 +53,7 @@ class BuildPlan:
     backs: dict[str, Artwork] = field(default_factory=dict)
     card_back: dict[str, str | None] = field(default_factory=dict)
     findings: list[Problem] = field(default_factory=list)  # warnings, and errors of a forced build
+    back_names: dict[tuple[str, str], str] = field(default_factory=dict)  # (deck, template) -> name in backs
 
 def png_cache(out_root: Path) -> Cache:
     """The content-addressed cache of drawn card images, shared by all games of an output root."""
@@ -108,18 +109,18 @@ def _plan_back(plan: BuildPlan, context: BuildContext, card: Card) -> str | None
     """Render a card's back once per (deck, template) and share it by content."""
     if card.back_template is None:
         return None
+    known = plan.back_names.get((card.deck, card.back_template))
+    if known is not None:  # a deck sharing another deck's back would otherwise be keyed again for every card
+        return known
     stem = Path(card.back_template).stem
-    for name, art in plan.backs.items():
-        if art.deck == card.deck and art.rendered.key == card.back_template:
-            return name
     rendered = context.renderer.render(card.back_template, card.back_template, card.deck, None)
     art = _artwork(stem, rendered, plan.game, card.deck, context)
-    for name, existing in plan.backs.items():
-        if existing.key == art.key:
-            return name
-    name = stem if stem not in plan.backs else f"{stem}-{card.deck}"
-    art.name = name
-    plan.backs[name] = art
+    name = next((name for name, existing in plan.backs.items() if existing.key == art.key), None)
+    if name is None:
+        name = stem if stem not in plan.backs else f"{stem}-{card.deck}"
+        art.name = name
+        plan.backs[name] = art
+    plan.back_names[(card.deck, card.back_template)] = name
     return name
 
 

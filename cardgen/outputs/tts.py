@@ -432,6 +432,7 @@ class _Exporter:
         self.guid = Guids(game)
         self.keys: set[int] = set()
         self.cover: list[tuple[str, DeckEntry]] = []  # (face image path, deck) of each deck's first card
+        self.hashes = record.image_hashes()  # looked up for every card: once, not a scan of the record each time
 
     # ------------------------------------------------------------ images
 
@@ -463,7 +464,7 @@ class _Exporter:
 
     def image_hash(self, path: str | None) -> str:
         """The content hash the build recorded for a face or back image path."""
-        return self.record.image_hash(path) or str(path)
+        return (self.hashes.get(path) if path is not None else None) or str(path)
 
     def sheet_picture(self, sheet: Sheet, images: list[str | None], deck: DeckEntry) -> SheetPicture:
         """A sheet's recipe from the image of each of its slots (None: a plain back)."""

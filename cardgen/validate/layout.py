@@ -2,26 +2,35 @@
 
 Text that does not fit its box even at the minimum size is an error; text outside the safe zone
 and characters the font cannot draw are warnings.
+
+A render's findings depend only on what its SVG cache key covers (the manifest, every template, icon
+and font, the card's fields, id and row, the deck and the template), so with an output root they are
+kept by that key (`KnownFindings`): a one-card edit inspects the text of that card only.
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import html
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 from cardgen.context import BuildContext
 from cardgen.data import Card
 from cardgen.errors import CardgenError, Problem, relative
 from cardgen.fonts import FontFace
 from cardgen.markup import parse, plain_text
-from cardgen.templates import Geometry, template_file
+from cardgen.storage import Cache
+from cardgen.templates import Geometry, RenderedSVG, SVGCache, template_file
 from cardgen.validate.findings import as_error
 
 _TEXT = re.compile(r"<text\b([^>]*)>(.*?)</text>", re.DOTALL)
 _TSPAN = re.compile(r"<tspan\b([^>]*)>(.*?)</tspan>", re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
 TOLERANCE_PX = 1.0
+CHECK_VERSION = "1"  # part of the key of kept findings: bump it when what the check finds changes
 
 
 def _attr(attrs: str, name: str) -> str | None:
@@ -69,12 +78,57 @@ def text_runs(svg: str, default_family: str | None) -> list[TextRun]:
     return runs
 
 
+class KnownFindings:
+    """The layout findings of each render of a game's last check, by the render's SVG cache key.
+
+    One sealed entry per game in the output root's cache (`layout/`), read once and written once per
+    check, holding only the renders of that check: a damaged or unreadable entry is ignored (every card
+    is inspected again), never trusted.
+    """
+
+    def __init__(self, out_root: Path, game: str, svg_cache: SVGCache) -> None:
+        self.store = Cache(out_root, "layout", ".json")
+        self.entry = hashlib.sha256(f"layout\0{CHECK_VERSION}\0{game}".encode()).hexdigest()[:32]
+        self.svg_cache = svg_cache
+        kept = self.store.read_json(self.entry)
+        self.kept: dict = kept if isinstance(kept, dict) else {}
+        self.used: dict[str, list[dict]] = {}
+
+    def key(self, template: str, deck: str, card: Card | None) -> str:
+        """The key of one render's findings: its SVG cache key and the version of this check."""
+        return f"{CHECK_VERSION}-{self.svg_cache.key(template, deck, card)}"
+
+    def get(self, key: str) -> list[Problem] | None:
+        """The findings kept for a render, or None when there are none (or they cannot be read)."""
+        kept = self.kept.get(key)
+        if not isinstance(kept, list):
+            return None
+        try:
+            findings = [Problem(**item) for item in kept]
+        except TypeError:
+            return None
+        self.used[key] = kept
+        return findings
+
+    def put(self, key: str, findings: list[Problem]) -> None:
+        """Note a render's findings, to keep."""
+        self.used[key] = [dataclasses.asdict(p) for p in findings]
+
+    def save(self) -> None:
+        """Keep the findings of this check's renders (only when they differ from what was kept)."""
+        if self.used != self.kept:
+            self.store.put_json(self.entry, self.used)
+
+
 class LayoutChecker:
     """Renders every card of a game to SVG and checks its text."""
 
     def __init__(self, context: BuildContext) -> None:
         self.game, self.fonts, self.renderer = context.game, context.fonts, context.renderer
         self.cards = context.data.cards
+        cache = context.renderer.cache
+        self.known = KnownFindings(context.out_root, self.game.name, cache) \
+            if context.out_root is not None and cache is not None else None
 
     def check(self, skip_rows: set[tuple[str, int]], skip_templates: set[str]) -> list[Problem]:
         """Findings of every card face and every deck's back (cards and templates with errors are skipped)."""
@@ -89,6 +143,8 @@ class LayoutChecker:
                 backs.add((card.deck, card.back_template))
         for deck, template in sorted(backs):
             findings += self._render(template, deck, None)
+        if self.known is not None:
+            self.known.save()
         return list(dict.fromkeys(findings))
 
     def _render(self, template: str, deck: str, card: Card | None) -> list[Problem]:
@@ -102,6 +158,18 @@ class LayoutChecker:
                             file=card.source_file if card else relative(template_file(self.game, template),
                                                                         self.game.root),
                             row=card.source_row if card else None, rule="render")]
+        if self.known is None:
+            return self._inspect(rendered, template, deck, card)
+        key = self.known.key(template, deck, card)
+        findings = self.known.get(key)
+        if findings is None:
+            findings = self._inspect(rendered, template, deck, card)
+            self.known.put(key, findings)
+        return findings
+
+    def _inspect(self, rendered: RenderedSVG, template: str, deck: str, card: Card | None) -> list[Problem]:
+        """The findings of one rendered face or back: overflowing text, missing glyphs, text outside the safe
+        zone."""
         findings = [as_error(w) if w.rule == "text-overflow" else w for w in rendered.warnings]
         geo = Geometry(self.game.deck_size(self.game.spec.decks[deck]))
         shown = relative(template_file(self.game, template), self.game.root)
