@@ -121,22 +121,38 @@ class FontFace:
         return {ch for ch in text if ord(ch) not in self.advances and not ch.isspace()}
 
 
-_metrics: Cache | None = None  # where the metrics read from font files are kept between builds
+_metrics: Cache | None = None  # the output root's cache of metrics read from font files (`keep_metrics`)
+_METRICS_FORMAT = "1"  # what a kept entry holds; part of its key, as the user's cache outlives a cardgen version
 
 
 def keep_metrics(out_root: Path) -> None:
-    """Keep the metrics read from font files in an output root's cache (see `_read_face`)."""
+    """Keep the metrics read from a workspace's own font files in an output root's cache (see `_read_face`)."""
     global _metrics
     _metrics = Cache(out_root, "font-metrics", ".json")
 
 
+def _metrics_cache(path: Path) -> Cache | None:
+    """Where a font file's metrics are kept: cardgen's bundled fonts in the user's cache folder, shared by
+    every game and output root (so that a build into an empty output root does not read them all again);
+    a workspace's own fonts, and bundled ones when the user's cache folder cannot be written, in the
+    output root's cache (`keep_metrics`), if any."""
+    if path.parent == bundled.FONTS_DIR:
+        home = _user_cache()
+        if home is not None:
+            return Cache.in_folder(home / "font-metrics", ".json")
+    return _metrics
+
+
 def _read_face(path: Path) -> FontFace:
-    """A font file's metrics, from the cache (`keep_metrics`) when it has them for the file as it is: reading
-    the name, cmap and hmtx tables of every bundled face with fontTools takes longer than loading a small game,
-    and most builds read the same files as the build before."""
+    """A font file's metrics, from the cache (`_metrics_cache`) when it has them for the file as it is (same
+    path, size and modification time): reading the name, cmap and hmtx tables of every bundled face with
+    fontTools takes longer than loading a small game, and most builds read the same files as the build before.
+    An entry that does not verify, or is not what this cardgen writes, is read from the font again."""
     stat = path.stat()
-    key = hashlib.sha256(f"{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()).hexdigest()[:32]
-    kept = _metrics.read_json(key) if _metrics is not None else None
+    key = hashlib.sha256(f"{_METRICS_FORMAT}\0{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()
+                         ).hexdigest()[:32]
+    cache = _metrics_cache(path)
+    kept = cache.read_json(key) if cache is not None else None
     if isinstance(kept, dict):
         try:
             return FontFace(path, str(kept["family"]), bool(kept["bold"]), bool(kept["italic"]),
@@ -145,8 +161,8 @@ def _read_face(path: Path) -> FontFace:
         except (KeyError, TypeError, ValueError, AttributeError):
             pass  # not what this cardgen writes: read the font again
     face = _parse_face(path)
-    if _metrics is not None:
-        _metrics.put_json(key, {"family": face.family, "bold": face.bold, "italic": face.italic,
+    if cache is not None:
+        cache.put_json(key, {"family": face.family, "bold": face.bold, "italic": face.italic,
                                 "units_per_em": face.units_per_em, "ascent": face.ascent, "descent": face.descent,
                                 "advances": face.advances})
     return face

@@ -161,6 +161,13 @@ class Cache:
         self.kind = kind
         self.suffix = suffix
 
+    @classmethod
+    def in_folder(cls, folder: Path, suffix: str = "") -> Cache:
+        """A cache of its own folder, outside any output root (one in the user's cache folder)."""
+        cache = cls(folder, folder.name, suffix)
+        cache.folder = folder
+        return cache
+
     def path(self, key: str, suffix: str | None = None) -> Path:
         """Where the entry of a key lives (whether or not it exists)."""
         return self.folder / key[:2] / f"{key}{self.suffix if suffix is None else suffix}"

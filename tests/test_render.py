@@ -137,25 +137,68 @@ def test_image_in_card_is_drawn(workspace) -> None:
     assert image.getpixel((300, 300)) == (255, 0, 0) and image.getpixel((50, 50)) == (255, 255, 255)
 
 
+def _count_parses(monkeypatch) -> list[Path]:
+    """The font files fontTools reads from now on (each `_parse_face` call)."""
+    from cardgen import fonts
+
+    parsed: list[Path] = []
+    parse = fonts._parse_face
+    monkeypatch.setattr(fonts, "_parse_face", lambda p: parsed.append(p) or parse(p))
+    return parsed
+
+
 def test_font_metrics_are_kept_between_builds_and_read_again_when_damaged(tmp_path, monkeypatch) -> None:
-    """Metrics read from a font file are kept in the output root's cache: the next build reads no font file
-    with fontTools; an entry that is damaged, or not what this cardgen writes, is read from the font again."""
+    """Metrics read from a workspace's own font file are kept in the output root's cache: the next build reads
+    no font file with fontTools; an entry that is damaged, or not what this cardgen writes, is read from the
+    font again."""
+    import shutil
+
     from cardgen import bundled, fonts
     from cardgen.storage import Cache
 
     monkeypatch.setattr(fonts, "_metrics", None)
     fonts.keep_metrics(tmp_path)
-    path = sorted(bundled.FONTS_DIR.glob("*.ttf"))[0]
+    (tmp_path / "fonts").mkdir()
+    path = tmp_path / "fonts" / "Mine.ttf"
+    shutil.copyfile(sorted(bundled.FONTS_DIR.glob("*.ttf"))[0], path)
     first = fonts._read_face(path)
-    parsed: list[Path] = []
-    parse = fonts._parse_face
-    monkeypatch.setattr(fonts, "_parse_face", lambda p: parsed.append(p) or parse(p))
+    parsed = _count_parses(monkeypatch)
     assert fonts._read_face(path) == first and not parsed  # the same face, advances and all, from the cache
     (entry,) = (tmp_path / ".cache" / "font-metrics").rglob("*.json")
     entry.write_text(entry.read_text().replace('"advances": {', '"advances": {"32": 1, '))  # damaged
     assert fonts._read_face(path) == first and parsed == [path]
     Cache(tmp_path, "font-metrics", ".json").put_json(entry.stem, {"family": "Other"})  # sealed, not ours
     assert fonts._read_face(path) == first and parsed == [path, path]
+
+
+def test_bundled_font_metrics_are_read_once_per_user_cache(tiny_game, tmp_path, monkeypatch) -> None:
+    """cardgen's bundled fonts are the same for every game: their metrics are kept in the user's cache folder
+    (XDG_CACHE_HOME), so a cold build into an empty output root reads no bundled font with fontTools once any
+    build has; a damaged entry is read from the font again; without a user cache folder that can be written,
+    they are kept in the output root's cache."""
+    from cardgen import bundled, fonts
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    parsed = _count_parses(monkeypatch)
+
+    def cold_build(out: str) -> list[Path]:
+        fonts._scan.cache_clear()  # as in a new process
+        parsed.clear()
+        build_game(tiny_game, "tiny", BuildOptions(out_root=tmp_path / out, jobs=1), None, ["gallery"])
+        return [p for p in parsed if p.parent == bundled.FONTS_DIR]
+
+    faces = sorted(p for p in bundled.FONTS_DIR.iterdir() if p.suffix in fonts.FONT_SUFFIXES)
+    assert sorted(cold_build("a")) == faces  # the first build anywhere reads every bundled face
+    kept = sorted((tmp_path / "user-cache" / "cardgen" / "font-metrics").rglob("*.json"))
+    assert len(kept) == len(faces) and not (tmp_path / "a" / ".cache" / "font-metrics").exists()
+    assert cold_build("b") == []  # another empty output root: no bundled font read again
+    kept[0].write_bytes(kept[0].read_bytes().replace(b'"advances": {', b'"advances": {"32": 1, '))  # damaged
+    assert len(cold_build("c")) == 1
+    assert cold_build("d") == []  # and kept again
+    (tmp_path / "a-file").write_text("")  # no user cache folder can be made there: the output root's cache
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a-file"))
+    assert sorted(cold_build("e")) == faces
+    assert len(list((tmp_path / "e" / ".cache" / "font-metrics").rglob("*.json"))) == len(faces)
 
 
 def test_a_build_that_fails_leaves_its_cache_folder_marked_as_cardgen_s(tiny_game) -> None:

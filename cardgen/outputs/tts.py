@@ -34,6 +34,10 @@ GAP_UNITS = 1.0  # space between objects laid out on the table
 TILE_TYPES = {"rectangle": 0, "square": 0, "hex": 1, "circle": 2, "rounded": 3}
 DECK_TYPES = {"rounded": 0, "rectangle": 1, "square": 1, "hex": 3, "circle": 4}
 PLAIN_BACK = "#3a3733"  # the back of cards whose deck declares none
+# Part of the keys of cells and images: a change in how they are made changes their keys, so that an output
+# root's cache never mixes cells made one way into sheets made another, and image names (URLs) change too.
+CELL_VERSION = "bicubic"
+IMAGE_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -195,6 +199,19 @@ class Source:
         b = self.bleed
         return image.crop((b, b, image.width - b, image.height - b))
 
+    def cell(self, image: Image.Image, size: tuple[int, int]) -> Image.Image:
+        """The card image with its bleed cut off, scaled down to a sheet cell in RGB.
+
+        The trimmed area is resampled in place (no copy of the card is cut out first; the result is the
+        same), with BICUBIC rather than LANCZOS: every card of a build is scaled down, and LANCZOS cost a
+        third more of the render workers' time for pixels the sheet's JPEG then changes more than the
+        filter does (measured on the example games' cells: BICUBIC is within 24/255 of LANCZOS at worst,
+        0.18/255 on average; the JPEG of a sheet at quality 92 is within 45/255 and 0.59/255).
+        """
+        b = self.bleed
+        rgb = image if image.mode == "RGB" else image.convert("RGB")
+        return rgb.resize(size, Image.Resampling.BICUBIC, box=(b, b, image.width - b, image.height - b))
+
 
 CardImages = Callable[[Source], Image.Image]  # the full card image of a source
 
@@ -214,7 +231,8 @@ class Cell:
     @property
     def key(self) -> str:
         """Its key in the cell cache."""
-        return inputs_key(["cell", self.source.hash, f"{self.size}", f"{self.source.bleed}", str(self.png)])
+        return inputs_key(["cell", CELL_VERSION, self.source.hash, f"{self.size}", f"{self.source.bleed}",
+                           str(self.png)])
 
     def cache(self, out_root: Path) -> Cache:
         """The cache of cells of this format."""
@@ -225,7 +243,7 @@ class Cell:
         cache = self.cache(out_root)
         if cache.has(self.key):
             return
-        image = self.source.trimmed(card).convert("RGB").resize(self.size, Image.Resampling.LANCZOS)
+        image = self.source.cell(card, self.size)
         # Cells are kept lossless for PNG sheets; for JPEG sheets a high-quality JPEG is lossless enough.
         options: dict[str, Any] = {"format": "PNG", "compress_level": 1} if self.png else \
             {"format": "JPEG", "quality": 97, "subsampling": 0}
@@ -294,7 +312,7 @@ class Scaled:
 
     def make(self, out_root: Path, cards: CardImages) -> Image.Image:
         """The image."""
-        return self.source.trimmed(cards(self.source)).convert("RGB").resize(self.size, Image.Resampling.LANCZOS)
+        return self.source.cell(cards(self.source), self.size)
 
 
 @dataclass(frozen=True)
@@ -333,7 +351,9 @@ def encode(image: Image.Image, png: bool, quality: int) -> bytes:
     if image.mode != "RGB":  # an opaque RGB image (every sheet) is encoded as it is, not copied first
         flat = Image.new("RGB", image.size, "white")
         flat.paste(image, mask=image.getchannel("A") if image.mode == "RGBA" else None)
-    flat.save(buffer, format="JPEG", quality=quality, subsampling=0, optimize=True)
+    # No Huffman optimisation: it halves the encoding speed of a 4096 px sheet (0.3 s against 0.15 s, in
+    # every cold build and every edit of a card) for files 11% smaller (measured on the example games).
+    flat.save(buffer, format="JPEG", quality=quality, subsampling=0)
     return buffer.getvalue()
 
 
@@ -453,7 +473,7 @@ class _Exporter:
         content does.
         """
         png = keep_alpha or self.options.image_format == "png"
-        key = inputs_key([*inputs, str(png), str(self.options.jpeg_quality)])
+        key = inputs_key([*inputs, str(png), str(self.options.jpeg_quality), IMAGE_VERSION])
         name = f"{self.game}-{stem}-{key[:12]}{'.png' if png else '.jpg'}"
         image = ExportImage(picture, png, self.options.jpeg_quality, (key,))
         if self.recipes is not None:
