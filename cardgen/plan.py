@@ -196,16 +196,17 @@ def record_of(plan: BuildPlan) -> BuildRecord:
     backs = {name: BackEntry(image=f"backs/{name}.png", deck=art.deck, template=art.rendered.key, hash=art.key,
                              boxes=[GuideBox(**b) for b in art.rendered.boxes])
              for name, art in plan.backs.items()}
+    decks = {name: _deck_entry(game, name) for name in game.spec.decks}
     cards = []
     for card in plan.cards:
-        size = game.deck_size(game.spec.decks[card.deck])
+        deck = decks[card.deck]  # its sizes are shared by its cards: one object each, not one per card
         back = plan.card_back[card.id]
         cards.append(CardEntry(
-            id=card.id, deck=card.deck, kind=game.spec.decks[card.deck].kind, name=card.name, copies=card.copies,
+            id=card.id, deck=card.deck, kind=deck.kind, name=card.name, copies=card.copies,
             face=f"cards/{card.deck}/{card.id}.png", back=backs[back].image if back else None,
             source=SourceRef(file=card.source_file, row=card.source_row),
-            size_mm=Dimensions(width=size.width_mm, height=size.height_mm), bleed_mm=size.bleed_mm, dpi=size.dpi,
-            pixels=Pixels(width=size.full_width_px, height=size.full_height_px), hash=plan.faces[card.id].key,
+            size_mm=deck.size_mm, bleed_mm=deck.bleed_mm, dpi=deck.dpi, pixels=deck.pixels,
+            hash=plan.faces[card.id].key,
             text="\n".join(str(card.fields.get(f) or "") for f in card.text_fields).strip(),
             fields={k: _jsonable(v) for k, v in card.fields.items()},
             boxes=[GuideBox(**b) for b in plan.faces[card.id].rendered.boxes]))
@@ -214,7 +215,7 @@ def record_of(plan: BuildPlan) -> BuildRecord:
         built_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         game=GameEntry(name=game.name, title=game.spec.title, version=game.spec.version,
                        description=game.spec.description),
-        decks={name: _deck_entry(game, name) for name in game.spec.decks}, backs=backs,
+        decks=decks, backs=backs,
         stats=Stats(cards=len(cards), copies=sum(c.copies for c in cards)), cards=cards)
 
 

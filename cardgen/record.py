@@ -8,6 +8,7 @@ served: a build starts afresh, and commands run after a build say to build again
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
 
@@ -87,8 +88,14 @@ class DeckEntry(Entry):
         return round(self.bleed_mm / 25.4 * self.dpi)
 
 
-class GuideBox(Entry):
-    """Where a template helper (text_box, text_line, icon, image) drew, in card pixels: for layout guides."""
+@dataclass(frozen=True, slots=True)
+class GuideBox:
+    """Where a template helper (text_box, text_line, icon, image) drew, in card pixels: for layout guides.
+
+    A slotted dataclass, not a model: a record holds about twenty per card, and at 10,000 cards model
+    instances (each with its own __dict__ and set of given fields) cost ~1 kB a box, ten times as much.
+    pydantic validates it all the same, and keys a later cardgen adds are ignored.
+    """
 
     kind: str
     x: float

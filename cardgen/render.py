@@ -6,6 +6,7 @@ interrupted build never leaves a half-written PNG behind.
 """
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import urllib.parse
@@ -186,9 +187,16 @@ def run_jobs(jobs: list[RasterJob], workers: int, on_done: Callable[[str, str | 
     # fork is cheap (no re-import), but forking while other threads run can deadlock: spawn then.
     method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() \
         else "spawn"
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=multiprocessing.get_context(method),
-                             initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
-        futures = [pool.submit(run_job, job) for job in jobs]  # submitting starts every worker
-        begin()
-        for future in as_completed(futures):
-            on_done(*future.result())
+    # A forked worker shares the build's objects (its cards, SVGs, record) with the main process until it
+    # writes to their pages; the garbage collector's passes write to every object they visit, so each worker
+    # would copy the whole heap bit by bit. Frozen objects are never visited: the pages stay shared.
+    gc.freeze()
+    try:
+        with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=multiprocessing.get_context(method),
+                                 initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
+            futures = [pool.submit(run_job, job) for job in jobs]  # submitting starts every worker
+            begin()
+            for future in as_completed(futures):
+                on_done(*future.result())
+    finally:
+        gc.unfreeze()

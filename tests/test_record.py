@@ -94,3 +94,24 @@ def test_a_back_missing_from_the_backs_is_refused(built: Path) -> None:
     data["cards"][2]["back"] = "backs/elsewhere.png"
     with pytest.raises(CardgenError, match=r"cards\.2\.back: 'backs/elsewhere.png' is not one of the record's"):
         BuildRecord.parse(data, "build.json")
+
+
+def test_a_record_of_many_cards_holds_their_layout_boxes_compactly(built: Path) -> None:
+    """A card holds about twenty layout boxes; at 10,000 cards a build holds 200,000 of them while it draws
+    and writes its outputs, so each must cost little more than its numbers (a pydantic model costs ~1 kB)."""
+    import tracemalloc
+
+    data = json.loads((built / "build.json").read_text())
+    card = data["cards"][0]
+    boxes = [{"kind": "text_box", "x": 10.5 + n, "y": 20.25, "width": 300.0, "height": 80.0, "label": f"text {n}",
+              "overflow": False} for n in range(20)]
+    data["cards"] = [{**card, "id": f"c{n}", "boxes": boxes} for n in range(500)]
+    text = json.dumps(data)
+    tracemalloc.start()
+    try:
+        record = BuildRecord.model_validate_json(text)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [box.label for box in record.cards[7].boxes] == [box["label"] for box in boxes]
+    assert held / (500 * 20) < 400, f"{held / (500 * 20):.0f} bytes per box"

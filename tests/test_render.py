@@ -216,3 +216,34 @@ def test_a_build_that_fails_leaves_its_cache_folder_marked_as_cardgen_s(tiny_gam
     assert is_ours(out / ".cache")
     manifest.write_text(good)
     assert build_game(tiny_game, "tiny", BuildOptions(out_root=out, jobs=1), None, ["gallery"]).cards == 3
+
+
+class _FrozenCount:
+    """Card work that writes how many objects the worker's garbage collector leaves alone (frozen ones)."""
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+
+    def __call__(self, image: object) -> None:
+        import gc
+
+        self.target.write_text(str(gc.get_freeze_count()))
+
+
+def test_forked_render_workers_leave_the_build_s_objects_to_the_main_process(tmp_path: Path) -> None:
+    """The main process's objects are frozen before the workers fork: a worker's garbage collector would
+    otherwise visit (and so copy) every page of the build's heap, which at 10,000 cards is hundreds of MiB
+    per worker."""
+    from cardgen.render import RasterJob, run_jobs
+
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>'
+    jobs = [RasterJob(f"k{n}", svg, 8, 8, 96, str(tmp_path), tmp_path.as_uri() + "/", str(tmp_path / f"{n}.png"),
+                      (), work=(_FrozenCount(tmp_path / f"{n}.frozen"),)) for n in range(4)]
+    done: list[tuple[str, str | None]] = []
+    run_jobs(jobs, 2, lambda key, error: done.append((key, error)))
+    assert sorted(done) == [(f"k{n}", None) for n in range(4)]
+    counts = [int((tmp_path / f"{n}.frozen").read_text()) for n in range(4)]
+    assert min(counts) > 10_000, counts  # everything the main process had made when it forked
+    import gc
+
+    assert gc.get_freeze_count() == 0  # and unfrozen again once drawing is over
