@@ -140,6 +140,8 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
     context = BuildContext.load(root, name, options.out_root)
     findings = validate_context(context)
     plan = plan_build(context, findings, options.force)
+    if context.renderer.cache is not None:
+        context.renderer.cache.save()  # with the renders planning added to validation's
     plan.findings = unique(findings, [w for w in plan.findings if w.rule != "text-overflow"])
     record = record_of(plan)
     record.fingerprint = build_fingerprint(record, plan.game, options, stages)

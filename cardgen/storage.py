@@ -212,6 +212,22 @@ class Cache:
         """Store a JSON value under a key; False when the cache cannot be written."""
         return self.put_bytes(key, json.dumps(data).encode("utf-8"))
 
+    def put_json_object(self, key: str, items: dict[str, Any]) -> bool:
+        """Store a large JSON object under a key, encoded one item at a time (never whole in memory, as
+        `put_json` holds it); False when the cache cannot be written."""
+        def write(temp: Path) -> None:
+            with open(temp, "w", encoding="utf-8") as handle:
+                handle.write("{")
+                for number, (name, value) in enumerate(items.items()):
+                    handle.write(f"{',' if number else ''}{json.dumps(name)}:{json.dumps(value)}")
+                handle.write("}")
+
+        try:
+            self.write(key, write)
+        except OSError:
+            return False
+        return True
+
     def place(self, key: str, target: Path, suffix: str | None = None) -> None:
         """Put a copy of an entry at an output path."""
         place_file(self.path(key, suffix), target)

@@ -274,6 +274,32 @@ def test_svg_cache_renders_only_what_changed(tiny_game: Path, monkeypatch) -> No
     assert sorted(renders) == ["alpha", "back.svg", "beta", "na"] and result.rendered == 3
 
 
+def test_svg_cache_is_one_entry_per_game_holding_this_build_s_renders(tiny_game: Path, monkeypatch) -> None:
+    """The rendered SVGs are kept as one sealed entry per game (not a file and a seal per card), holding the
+    renders of the last build only; a damaged entry is not trusted: every card is rendered again."""
+    from cardgen.templates import SVGRenderer
+
+    renders: list[str] = []
+    original = SVGRenderer._render
+    monkeypatch.setattr(SVGRenderer, "_render", lambda self, name, key, deck, card: renders.append(key) or
+                        original(self, name, key, deck, card))
+    _build(tiny_game)
+    entries = lambda: sorted((tiny_game / "output" / ".cache" / "svg").rglob("*.json"))  # noqa: E731
+    (entry,) = entries()
+    assert len(json.loads(entry.read_text())) == 4  # three faces and a back
+    csv = tiny_game / "data" / "tiny" / "cards.csv"
+    csv.write_text(csv.read_text().replace("Plain", "Plainer"))
+    renders.clear()
+    _build(tiny_game)
+    assert renders == ["na"] and entries() == [entry] and len(json.loads(entry.read_text())) == 4
+    entry.write_text(entry.read_text().replace("Plainer", "Tampered"))  # damaged: its seal no longer matches
+    csv.write_text(csv.read_text().replace("Plainer", "Plain"))
+    renders.clear()
+    result = _build(tiny_game)
+    assert sorted(renders) == ["alpha", "back.svg", "beta", "na"] and result.rendered == 0  # PNGs from the cache
+    assert "Tampered" not in entry.read_text()
+
+
 def test_cached_svg_with_a_deleted_image_is_an_error_not_a_crash(workspace: Path) -> None:
     from PIL import Image
 

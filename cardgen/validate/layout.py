@@ -145,6 +145,8 @@ class LayoutChecker:
             findings += self._render(template, deck, None)
         if self.known is not None:
             self.known.save()
+        if self.renderer.cache is not None:
+            self.renderer.cache.save()
         return list(dict.fromkeys(findings))
 
     def _render(self, template: str, deck: str, card: Card | None) -> list[Problem]:
