@@ -242,12 +242,12 @@ def _check_pattern_call(node: ast.Call, part: str) -> None:
 
 def is_missing(value: Any) -> bool:
     """Whether a cell is empty: None, or NaN (a number column with a gap)."""
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    return value is None or (isinstance(value, float) and value != value)  # only NaN differs from itself
 
 
 def _truth(value: Any) -> bool:
     """A value as a condition: a missing value is False (a row with an empty cell is not selected)."""
-    return not is_missing(value) and bool(value)
+    return value is not None and value == value and bool(value)  # (NaN is the value not equal to itself)
 
 
 def _kind(value: Any) -> str:
@@ -320,7 +320,7 @@ def _binary(node: ast.BinOp, left: Evaluate, right: Evaluate) -> Evaluate:
         a, b = left(row), right(row)
         if is_missing(a) or is_missing(b):
             return math.nan  # arithmetic with an empty cell is empty
-        if _is_number(a) and _is_number(b):
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
             try:
                 return function(a, b)
             except OverflowError:
@@ -348,6 +348,11 @@ def _unary(node: ast.UnaryOp, operand: Evaluate) -> Evaluate:
 
 def _boolean(node: ast.BoolOp, operands: list[Evaluate]) -> Evaluate:
     # and/or of conditions; an empty cell counts as False, as pandas' `&` and `|` counted it.
+    if len(operands) == 2:  # the usual case, without a generator per row
+        first, second = operands
+        if isinstance(node.op, ast.And):
+            return lambda row: _truth(first(row)) and _truth(second(row))
+        return lambda row: _truth(first(row)) or _truth(second(row))
     if isinstance(node.op, ast.And):
         return lambda row: all(_truth(operand(row)) for operand in operands)
     return lambda row: any(_truth(operand(row)) for operand in operands)
@@ -388,14 +393,16 @@ def _comparison(op: ast.cmpop, right_node: ast.expr, right: Evaluate) -> Callabl
         if isinstance(op, ast.In):
             return lambda a, b, row: contains(a, row)
         return lambda a, b, row: not contains(a, row)
-    if isinstance(op, (ast.Eq, ast.NotEq)):
-        equal = isinstance(op, ast.Eq)
-        # An empty cell equals nothing (and differs from everything); a number never equals a text.
-        return lambda a, b, row: (not equal if is_missing(a) or is_missing(b) else (a == b) is equal)
+    # An empty cell equals nothing and differs from everything (NaN does so by itself); a number never equals a
+    # text.
+    if isinstance(op, ast.Eq):
+        return lambda a, b, row: a is not None and b is not None and bool(a == b)
+    if isinstance(op, ast.NotEq):
+        return lambda a, b, row: a is None or b is None or bool(a != b)
     symbol, function = _ORDER[type(op)]
 
     def order(a: Any, b: Any, row: Row) -> bool:
-        if is_missing(a) or is_missing(b):
+        if a is None or b is None:  # an empty cell is in no order (NaN compares False by itself)
             return False
         try:
             return bool(function(a, b))
