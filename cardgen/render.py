@@ -10,7 +10,6 @@ import gc
 import hashlib
 import os
 import urllib.parse
-import urllib.request
 import zlib
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -83,6 +82,8 @@ def make_url_fetcher(root: Path) -> Callable[[str, str], bytes]:
     def fetch(url: str, resource_type: str) -> bytes:
         parsed = urllib.parse.urlparse(url)
         if parsed.scheme == "data":
+            import urllib.request  # imported here: it pulls in http, ssl and email, needed for nothing else
+
             with urllib.request.urlopen(url) as response:  # data: URLs decode locally, no network
                 return response.read()
         if parsed.scheme not in ("file", ""):
