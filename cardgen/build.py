@@ -174,13 +174,13 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
             work.setdefault(key, []).append(item)
     staging = make_staging(options.out_root, final.name)
     try:
-        previous = PreviousOutputs(final, staging)
-        card_files = CardFiles(plan, staging, options.keep_svg, previous)
+        kept = PreviousOutputs(final, staging)  # the previous build's files this one makes again, kept
+        card_files = CardFiles(plan, staging, options.keep_svg, kept)
         # Card files are placed as their images are ready, while the workers draw the others.
         rendered, cached = draw_plan(plan, options.jobs, reporter or SilentReporter(), work, card_files.place)
         record.stats.rendered, record.stats.cached = rendered, cached
         card_files.place_rest()
-        _write_outputs(plan, record, selected, final, staging, previous)
+        _write_outputs(plan, record, selected, final, staging, kept)
     finally:  # an error (a full disk: see `build_game`) leaves the previous output as it was
         remove_ours(staging)
     return BuildResult(name, final, len(plan.cards), record.stats.copies, rendered, cached,
