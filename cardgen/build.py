@@ -32,7 +32,7 @@ from cardgen.ownership import (
     refuse_foreign,
     remove_ours,
 )
-from cardgen.plan import BuildPlan, draw_plan, place_card_files, plan_build, record_of
+from cardgen.plan import BuildPlan, CardFiles, draw_plan, plan_build, record_of
 from cardgen.progress import Reporter, SilentReporter
 from cardgen.record import BuildRecord
 from cardgen.render import CardWork
@@ -172,31 +172,31 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
     for stage in selected:  # the stages' work on card images, done in the render workers
         for key, item in stage.card_work(plan.game, record, options.out_root).items():
             work.setdefault(key, []).append(item)
-    rendered, cached = draw_plan(plan, options.jobs, reporter or SilentReporter(), work)
-    record.stats.rendered, record.stats.cached = rendered, cached
-    _write_outputs(plan, record, options, selected, final)
+    staging = make_staging(options.out_root, final.name)
+    try:
+        kept = PreviousOutputs(final, staging)  # the previous build's files this one makes again, kept
+        card_files = CardFiles(plan, staging, options.keep_svg, kept)
+        # Card files are placed as their images are ready, while the workers draw the others.
+        rendered, cached = draw_plan(plan, options.jobs, reporter or SilentReporter(), work, card_files.place)
+        record.stats.rendered, record.stats.cached = rendered, cached
+        card_files.place_rest()
+        _write_outputs(plan, record, selected, final, staging, kept)
+    finally:  # an error (a full disk: see `build_game`) leaves the previous output as it was
+        remove_ours(staging)
     return BuildResult(name, final, len(plan.cards), record.stats.copies, rendered, cached,
                        time.perf_counter() - started, plan.findings, changes)
 
 
-def _write_outputs(plan: BuildPlan, record: BuildRecord, options: BuildOptions, stages: list[Stage],
-                   final: Path) -> None:
-    """Write card files and every output stage into a staging folder, then build.json (the stages' findings
-    with it), then swap the folder into place. Files the previous build made from the same content are
-    kept (hard links), not made again."""
-    staging = make_staging(options.out_root, final.name)
-    try:
-        previous = PreviousOutputs(final, staging)
-        place_card_files(plan, staging, options.keep_svg, previous)
-        context = StageContext(plan.game, record, staging, final, previous)
-        for stage in stages:
-            plan.findings += stage.run(context)
-        record.warnings = plan.findings
-        record.save(staging)
-        previous.check_kept()
-        seal_outputs(staging, made=previous.made)
-        swap_into_place(staging, final)
-    except OSError as exc:
-        raise CardgenError(f"cannot write the output: {exc}", file=str(final)) from None
-    finally:
-        remove_ours(staging)
+def _write_outputs(plan: BuildPlan, record: BuildRecord, stages: list[Stage], final: Path, staging: Path,
+                   previous: PreviousOutputs) -> None:
+    """Write every output stage into the staging folder that holds the card files, then build.json (the stages'
+    findings with it), then swap the folder into place. Files the previous build made from the same content
+    are kept (hard links), not made again."""
+    context = StageContext(plan.game, record, staging, final, previous)
+    for stage in stages:
+        plan.findings += stage.run(context)
+    record.warnings = plan.findings
+    record.save(staging)
+    previous.check_kept()
+    seal_outputs(staging, made=previous.made)
+    swap_into_place(staging, final)

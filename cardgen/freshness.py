@@ -117,7 +117,7 @@ def seal_outputs(out_dir: Path, rewritten: Path | None = None, made: dict[str, s
         return  # not current before (or no stamps): the next build does its work anyway
     stamps = json.loads((out_dir / STAMPS).read_text(encoding="utf-8"))
     if made is not None:
-        stamps["made"] = made
+        stamps["made"] = dict(sorted(made.items()))  # files are placed as cards finish: in no fixed order
     if rewritten is None:
         stamps["outputs"] = _output_stamp(out_dir)
     else:

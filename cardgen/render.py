@@ -196,8 +196,13 @@ def run_jobs(jobs: list[RasterJob], workers: int, on_done: Callable[[str, str | 
         with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=multiprocessing.get_context(method),
                                  initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
             futures = [pool.submit(run_job, job) for job in jobs]  # submitting starts every worker
-            begin()
-            for future in as_completed(futures):
-                on_done(*future.result())
+            try:
+                begin()
+                for future in as_completed(futures):
+                    on_done(*future.result())
+            except BaseException:  # the build stops: the jobs not started yet are not drawn for nothing
+                for future in futures:
+                    future.cancel()
+                raise
     finally:
         gc.unfreeze()

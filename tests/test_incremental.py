@@ -100,6 +100,71 @@ def test_interrupted_build_leaves_previous_output_and_recovers(tiny_game: Path) 
     assert "Changed" in (tiny_game / "output" / "tiny" / "build.json").read_text()
 
 
+class _PlacedSoFar:
+    """Card work noting, for each image a worker is given, how many card files the build has placed so far; on
+    the `stop_at`-th image it interrupts the build."""
+
+    def __init__(self, out_root: Path, seen: list[int], stop_at: int = 0) -> None:
+        self.out_root, self.seen, self.stop_at = out_root, seen, stop_at
+
+    def __call__(self, image: object) -> None:
+        self.seen.append(len([p for p in self.out_root.glob(".tiny.building-*/*/**/*.png")]))
+        if len(self.seen) == self.stop_at:
+            raise KeyboardInterrupt
+
+
+class _Watching(Stage):
+    """A stage whose only work is `_PlacedSoFar` on every image of the build."""
+
+    name = "watching"
+
+    def __init__(self, seen: list[int], stop_at: int = 0) -> None:
+        super().__init__()
+        self.seen, self.stop_at = seen, stop_at
+
+    def card_work(self, game, record, out_root: Path) -> dict:
+        hashes = {c.hash for c in record.cards} | {b.hash for b in record.backs.values()}
+        return {key: _PlacedSoFar(out_root, self.seen, self.stop_at) for key in hashes}
+
+    def run(self, ctx: StageContext) -> list:
+        return []
+
+
+def test_card_files_are_placed_while_the_other_cards_are_drawn(tiny_game: Path) -> None:
+    """Each card file goes into the folder being built as soon as its image is drawn, not after the last one:
+    the main process would otherwise copy every card file after drawing, while the workers sit idle."""
+    seen: list[int] = []
+    result = _build(tiny_game, stages=[_Watching(seen), "gallery"])
+    assert result.rendered == 4
+    assert seen == [0, 1, 2, 3]  # the 4th image is drawn when the 3 before it are in place
+    cards = sorted(p.relative_to(tiny_game / "output" / "tiny").as_posix()
+                   for p in (tiny_game / "output" / "tiny").glob("*/**/*.png"))
+    assert cards == ["backs/back.png", "cards/main/alpha.png", "cards/main/beta.png", "cards/main/na.png"]
+    for path in cards:  # each the drawn image itself, byte for byte
+        key = _record(tiny_game)["backs"]["back"]["hash"] if path.startswith("backs") else next(
+            c["hash"] for c in _record(tiny_game)["cards"] if path.endswith(f"/{c['id']}.png"))
+        assert (tiny_game / "output" / "tiny" / path).read_bytes() == png_cache(tiny_game / "output").path(
+            key).read_bytes()
+
+
+def test_a_build_interrupted_while_drawing_leaves_the_previous_output(tiny_game: Path) -> None:
+    _build(tiny_game)
+    out = tiny_game / "output"
+    before = {p.relative_to(out): p.read_bytes() for p in (out / "tiny").rglob("*") if p.is_file()}
+    csv = tiny_game / "data" / "tiny" / "cards.csv"
+    csv.write_text(csv.read_text().replace("Plain", "Changed").replace("Alpha,1", "Alpha,7"))
+    seen: list[int] = []
+    with pytest.raises(KeyboardInterrupt):  # on the second image: the first one's file is placed by then
+        _build(tiny_game, stages=[_Watching(seen, stop_at=2)])
+    assert seen == [0, 1]
+    after = {p.relative_to(out): p.read_bytes() for p in (out / "tiny").rglob("*") if p.is_file()}
+    assert after == before
+    assert not list(out.glob(".tiny*"))
+    again = _build(tiny_game)
+    assert "Changed" in json.dumps(_record(tiny_game))
+    assert again.rendered == 1  # Alpha, drawn before the interruption, came from the cache
+
+
 def test_cache_shared_between_games(tiny_game: Path) -> None:
     shutil.copytree(tiny_game / "data" / "tiny", tiny_game / "data" / "twin")
     shutil.copytree(tiny_game / "templates" / "tiny", tiny_game / "templates" / "twin")

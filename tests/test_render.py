@@ -274,3 +274,22 @@ def test_forked_render_workers_leave_the_build_s_objects_to_the_main_process(tmp
     import gc
 
     assert gc.get_freeze_count() == 0  # and unfrozen again once drawing is over
+
+
+def test_a_build_that_stops_while_drawing_draws_no_more_jobs(tmp_path: Path) -> None:
+    """When the build stops while workers draw (an error placing a card file, Ctrl-C), the jobs not started yet are
+    dropped: leaving the process pool otherwise waits for every queued card to be drawn for nothing."""
+    from cardgen.render import RasterJob, run_jobs
+
+    shapes = "".join(f'<circle cx="{n * 7 % 400}" cy="{n * 13 % 400}" r="{n % 50}"/>' for n in range(300))
+    svg = f'<svg xmlns="http://www.w3.org/2000/svg" width="400" height="400">{shapes}</svg>'
+    jobs = [RasterJob(f"k{n}", svg, 400, 400, 96, str(tmp_path), tmp_path.as_uri() + "/",
+                      str(tmp_path / f"{n}.png"), ()) for n in range(60)]
+
+    def stop(key: str, error: str | None) -> None:
+        raise OSError("no space left on device")
+
+    with pytest.raises(OSError):
+        run_jobs(jobs, 2, stop)
+    drawn = len(list(tmp_path.glob("*.png")))
+    assert 1 <= drawn < 20, drawn  # the first job, and those the two workers had started meanwhile
