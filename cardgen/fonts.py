@@ -110,17 +110,25 @@ class FontFace:
     ascent: int
     descent: int
     advances: dict[int, int] = field(repr=False, default_factory=dict)
+    # the advance of each text measured: text fitting measures the same words at every size it tries, on every card
+    _measured: dict[str, int] = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def width(self, text: str, size: float) -> float:
         """Width of a text at a size, as cairosvg draws it (glyph by glyph, no kerning)."""
-        missing = self.advances.get(0x20, self.units_per_em // 2)
-        return sum(self.advances.get(ord(ch), missing) for ch in text) * size / self.units_per_em
+        units = self._measured.get(text)
+        if units is None:
+            missing = self.advances.get(0x20, self.units_per_em // 2)
+            units = sum(self.advances.get(ord(ch), missing) for ch in text)
+            if len(self._measured) < MEASURED_TEXTS:
+                self._measured[text] = units
+        return units * size / self.units_per_em
 
     def missing_glyphs(self, text: str) -> set[str]:
         """Characters of a text that this font cannot draw."""
         return {ch for ch in text if ord(ch) not in self.advances and not ch.isspace()}
 
 
+MEASURED_TEXTS = 100_000  # texts whose advance a face keeps (a word is ~100 bytes kept)
 _metrics: Cache | None = None  # the output root's cache of metrics read from font files (`keep_metrics`)
 _METRICS_FORMAT = "1"  # what a kept entry holds; part of its key, as the user's cache outlives a cardgen version
 
@@ -215,6 +223,7 @@ class FontBook:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.faces = {**_faces_in(bundled.FONTS_DIR), **_faces_in(folder)}
+        self._chosen: dict[tuple[str, bool, bool], FontFace] = {}
 
     @property
     def families(self) -> list[str]:
@@ -223,6 +232,12 @@ class FontBook:
 
     def face(self, family: str, bold: bool = False, italic: bool = False) -> FontFace:
         """The face cairo will use for a family and style (falling back to the regular style)."""
+        found = self._chosen.get((family, bold, italic))  # asked for every piece of text measured
+        if found is None:
+            found = self._chosen[(family, bold, italic)] = self._choose(family, bold, italic)
+        return found
+
+    def _choose(self, family: str, bold: bool, italic: bool) -> FontFace:
         key = family.strip().strip("'\"").lower()
         for style in ((bold, italic), (bold, False), (False, italic), (False, False)):
             if (key, *style) in self.faces:

@@ -10,7 +10,6 @@ import gc
 import hashlib
 import os
 import urllib.parse
-import urllib.request
 import zlib
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -83,7 +82,9 @@ def make_url_fetcher(root: Path) -> Callable[[str, str], bytes]:
     def fetch(url: str, resource_type: str) -> bytes:
         parsed = urllib.parse.urlparse(url)
         if parsed.scheme == "data":
-            with urllib.request.urlopen(url) as response:  # data: URLs decode locally, no network
+            from urllib.request import urlopen  # here: it pulls in http, ssl and email, needed for nothing else
+
+            with urlopen(url) as response:  # data: URLs decode locally, no network
                 return response.read()
         if parsed.scheme not in ("file", ""):
             raise RenderFailure(f"refused to load '{url}': only files inside the project are read")

@@ -400,6 +400,23 @@ def test_no_change_command_loads_no_pipeline_library(tiny_game: Path) -> None:
     assert "'spare' has 0 copies" in done.stderr
 
 
+def test_a_build_that_draws_nothing_imports_no_network_code_and_scans_no_plugins(tiny_game: Path) -> None:
+    runner = CliRunner()
+    assert runner.invoke(main, ["--root", str(tiny_game), "build", "-j", "1"]).exit_code == 0
+    csv = tiny_game / "data" / "tiny" / "cards.csv"
+    csv.write_text(csv.read_text())  # read again, validated, planned: the same cards, nothing to draw
+    code = ("import sys; from cardgen.cli import main; "
+            f"main(['--root', {str(tiny_game)!r}, 'build'], standalone_mode=False); "
+            "import pydantic.plugin._loader as plugins; "
+            "print('jinja2' in sys.modules, sorted({'urllib.request', 'http.client', 'ssl'} & set(sys.modules)), "
+            "plugins._plugins)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env={k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"})
+    assert "tiny: up to date" in done.stdout and "built" not in done.stdout
+    # validated and planned (templates loaded), without the network modules, and pydantic never looked for plugins
+    assert done.stdout.strip().endswith("True [] None"), done.stdout
+
+
 def test_touched_build_record_or_stamps_are_rebuilt_not_trusted(tiny_game: Path) -> None:
     runner = CliRunner()
     runner.invoke(main, ["--root", str(tiny_game), "build", "-j", "1"])

@@ -57,6 +57,32 @@ def test_text_shrinks_then_reports_overflow() -> None:
     assert hopeless.size == 30 and not hopeless.fits
 
 
+def test_a_face_measures_every_text_as_its_glyph_advances_add_up(monkeypatch) -> None:
+    """Widths are kept per text (fitting measures the same words again and again): never another text's."""
+    import cardgen.fonts
+
+    monkeypatch.setattr(cardgen.fonts, "MEASURED_TEXTS", 6)  # keeps 6 texts, measures the others each time
+    bold = FONTS.face("Roboto", bold=True)
+    face = cardgen.fonts.FontFace(bold.path, bold.family, True, False, bold.units_per_em, bold.ascent, bold.descent,
+                                  bold.advances)
+    blank = face.advances[0x20]
+    words = ["Will", "mill", "iiii", "WWWW", "Wi", "iW", "café", "\u0d9e"]  # same lengths, different widths
+
+    def expected(text: str, size: float) -> float:
+        return sum(face.advances.get(ord(ch), blank) for ch in text) * size / face.units_per_em
+
+    for size in (40.0, 12.5, 40.0):
+        for word in words + words[::-1]:
+            assert face.width(word, size) == pytest.approx(expected(word, size)), word
+    assert face.width("iiii", 10) < face.width("WWWW", 10)
+    assert len(face._measured) == 6  # what it keeps is bounded
+    book = FontBook(REPO / "fonts")  # a book keeps the face chosen for each family and style asked
+    for _ in range(2):
+        assert [(f.bold, f.italic) for f in (book.face("Roboto"), book.face("Roboto", bold=True),
+                                              book.face("Roboto", italic=True), book.face("'roboto'", True, True))] \
+            == [(False, False), (True, False), (False, True), (True, True)]
+
+
 def test_measured_width_matches_cairo_ink(tmp_path: Path) -> None:
     """The wrap widths are only right if cairosvg draws text exactly as wide as the font metrics say."""
     configure_fontconfig([REPO / "fonts"])
@@ -113,6 +139,7 @@ def test_url_fetcher_refuses_outside_and_network(tmp_path: Path) -> None:
     os.symlink(tmp_path / "secret.txt", inside / "link.png")
     fetch = make_url_fetcher(inside)
     assert fetch((inside / "art.png").as_uri(), "image/*") == b"png"
+    assert fetch("data:image/png;base64,cG5n", "image/*") == b"png"  # decoded locally
     for url in [(tmp_path / "secret.txt").as_uri(), (inside / "link.png").as_uri(),
                 (inside / ".." / "secret.txt").as_uri(), "http://example.com/a.png", "https://x/y.png"]:
         with pytest.raises(RenderFailure):

@@ -245,3 +245,19 @@ def test_a_card_deck_without_a_back_warns_once_saying_what_each_output_does(ws: 
     result = CliRunner().invoke(main, ["--root", str(ws), "build", "--out", str(tmp_path / "o"), "-j", "1"])
     assert result.exit_code == 0, result.output
     assert result.output.count("has no back") == 1
+
+
+def test_text_runs_read_each_attribute_of_a_text_and_its_spans() -> None:
+    from cardgen.validate.layout import TextRun, text_runs
+
+    svg = ('<svg><text x="10" y="20.5" font-size="12" font-family="&apos;Fira Sans&apos;, serif" '
+           'font-weight="bold" stroke-x="99" xml:space="preserve">'
+           '<tspan x="30" font-style="italic">A &amp; B</tspan><tspan stroke-x="7"> C </tspan><tspan>  </tspan></text>'
+           '<text text-anchor="middle" x="5" x="6" font-size="big">plain <b>D</b></text>'
+           "<text x='40' y=\"8\">E</text></svg>")
+    assert text_runs(svg, "Default") == [
+        TextRun("A & B", 30.0, 20.5, 12.0, "Fira Sans", True, True),  # the span's x and style, the text's weight
+        TextRun(" C ", 10.0, 20.5, 12.0, "Fira Sans", True, False),  # stroke-x is not x: the text's x
+        TextRun("plain D", 5.0, 0.0, 16.0, "Default", False, False, "middle"),  # first x; a size not a number
+        TextRun("E", 0.0, 8.0, 16.0, "Default", False, False),  # single-quoted attributes are not read
+    ]

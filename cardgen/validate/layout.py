@@ -29,13 +29,22 @@ from cardgen.validate.findings import as_error
 _TEXT = re.compile(r"<text\b([^>]*)>(.*?)</text>", re.DOTALL)
 _TSPAN = re.compile(r"<tspan\b([^>]*)>(.*?)</tspan>", re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
+_ATTR = re.compile(r'(?<![\w-])([\w-]+)\s*=\s*"([^"]*)"')
 TOLERANCE_PX = 1.0
 CHECK_VERSION = "1"  # part of the key of kept findings: bump it when what the check finds changes
 
 
-def _attr(attrs: str, name: str) -> str | None:
-    match = re.search(rf'(?<![\w-]){name}\s*=\s*"([^"]*)"', attrs)
-    return html.unescape(match.group(1)) if match else None
+def _attrs(text: str) -> dict[str, str]:
+    """The double-quoted attributes of a tag, first one of a name wins (one scan, not one per name asked)."""
+    found: dict[str, str] = {}
+    for name, value in _ATTR.findall(text):
+        found.setdefault(name, value)
+    return found
+
+
+def _attr(attrs: dict[str, str], name: str) -> str | None:
+    value = attrs.get(name)
+    return html.unescape(value) if value is not None else None
 
 
 def _float(text: str | None, default: float) -> float:
@@ -62,14 +71,16 @@ class TextRun:
 def text_runs(svg: str, default_family: str | None) -> list[TextRun]:
     """The text runs of an SVG written by cardgen's text helpers (or plain <text> in a template)."""
     runs = []
-    for attrs, body in _TEXT.findall(svg):
+    for text_attrs, body in _TEXT.findall(svg):
+        attrs = _attrs(text_attrs)
         family = (_attr(attrs, "font-family") or default_family or "").split(",")[0].strip().strip("'\"")
         size = _float(_attr(attrs, "font-size"), 16.0)
         baseline = _float(_attr(attrs, "y"), 0.0)
         spans = _TSPAN.findall(body) or [("", body)]
-        for span_attrs, inner in spans:
+        for span_text, inner in spans:
             text = html.unescape(_TAG.sub("", inner))
             if text.strip():
+                span_attrs = _attrs(span_text)
                 x = _float(_attr(span_attrs, "x") or _attr(attrs, "x"), 0.0)
                 bold = (_attr(span_attrs, "font-weight") or _attr(attrs, "font-weight")) == "bold"
                 italic = (_attr(span_attrs, "font-style") or _attr(attrs, "font-style")) == "italic"
