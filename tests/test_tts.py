@@ -100,7 +100,7 @@ def _mini_workspace(root: Path) -> None:
     (game / "chips.csv").write_text("name,count\nChip,3\n")
     (game / "cut.csv").write_text("name\nCut Token\n")
     (game / "wide.csv").write_text("name,color,bar\nWide One,#227744,0.2\nWide Two,#772244,0.6\n")
-    (game / "strip.csv").write_text("name\nStrip\n")
+    (game / "strip.csv").write_text("name\nStrip « Épée » ✂\n", encoding="utf-8")
     (templates / "face.svg").write_text(FACE_SVG)
     (templates / "back.svg").write_text(BACK_SVG % "#333333")
     (templates / "back2.svg").write_text(BACK_SVG % "#33cc33")
@@ -179,6 +179,15 @@ def test_saved_object_has_the_header_and_objects(scrapbots) -> None:
     assert (out_dir / "tts" / "Scrapbots.json").is_file()
     with Image.open(out_dir / "tts" / "Scrapbots.png") as thumb:
         assert thumb.size == (256, 256) and thumb.mode == "RGB"
+
+
+def test_saved_object_is_written_as_json_dumps_writes_it(scrapbots, mini) -> None:
+    """The saved object's file is the text of `json.dumps(indent=2, ensure_ascii=False)`, as every JSON file cardgen
+    writes (it is written by pydantic's faster writer): indented two spaces, non-ASCII text as it is."""
+    for out_dir, _, saved in (scrapbots, mini):
+        [path] = (out_dir / "tts").glob("*.json")
+        assert path.read_text(encoding="utf-8") == json.dumps(saved, indent=2, ensure_ascii=False)
+    assert "Strip « Épée » ✂" in (mini[0] / "tts" / "Mini_ Test.json").read_text(encoding="utf-8")
 
 
 def test_every_deck_is_there_face_down_with_its_cards_and_copies(scrapbots) -> None:

@@ -27,7 +27,7 @@ from cardgen.outputs.tts_sheets import MAX_SIDE_PX, Guids, Sheet, plan_sheets
 from cardgen.outputs.tts_sizes import board_scale, card_scale, table_units, tile_scale
 from cardgen.ownership import make_staging, remove_ours
 from cardgen.record import BuildRecord, CardEntry, DeckEntry
-from cardgen.storage import Cache, place_file, swap_into_place, write_json
+from cardgen.storage import Cache, place_file, swap_into_place, write_atomic
 
 TTS_DIR = "tts"
 THUMBNAIL_PX = 256
@@ -96,13 +96,24 @@ def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSOptio
                              previous=previous)
         saved = exporter.saved_object()
         stem = file_stem(record.game.title)
-        write_json(staging / f"{stem}.json", saved)
+        _write_saved_object(staging / f"{stem}.json", saved)
         reuse_or_make(out_dir, staging / f"{stem}.png", ["thumbnail", *exporter.cover_hashes()],
                       lambda temp: exporter.thumbnail().save(temp, format="PNG"))
         swap_into_place(staging, out_dir / TTS_DIR)
     finally:
         remove_ours(staging)
     return final_dir / f"{stem}.json"
+
+
+def _write_saved_object(path: Path, saved: dict) -> None:
+    """Write the saved object as `json.dumps(indent=2, ensure_ascii=False)` writes it, with pydantic's JSON writer:
+    an indent makes the json module use its pure-Python encoder (0.14 s at 1,000 cards, against 0.02 s). The one
+    difference, numbers under 1e-4 written without an exponent (the same value), does not arise in a saved object:
+    its numbers are positions, scales and proportions of objects on a table, rounded to 3 to 6 places."""
+    import pydantic_core
+
+    data = pydantic_core.to_json(saved, indent=2)
+    write_atomic(path, lambda temp: temp.write_bytes(data))
 
 
 def card_work(game: str, record: BuildRecord, options: TTSOptions, out_root: Path) -> dict[str, TTSCardWork]:
@@ -260,7 +271,8 @@ class Cell:
         if not self.cache(out_root).has(self.key):
             self.store(out_root, cards(self.source))
         with Image.open(self.cache(out_root).path(self.key)) as stored:
-            return stored.convert("RGB")
+            stored.load()
+            return stored if stored.mode == "RGB" else stored.convert("RGB")  # not copied when RGB already
 
 
 @dataclass(frozen=True)
