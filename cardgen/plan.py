@@ -23,7 +23,6 @@ from cardgen.record import (
     DeckEntry,
     Dimensions,
     GameEntry,
-    GuideBox,
     Pixels,
     SourceRef,
     Stats,
@@ -209,7 +208,7 @@ def record_of(plan: BuildPlan) -> BuildRecord:
     """The build record (build.json) of a planned build: game, decks, backs and every card with its hash."""
     game = plan.game
     backs = {name: BackEntry(image=f"backs/{name}.png", deck=art.deck, template=art.rendered.key, hash=art.key,
-                             boxes=[GuideBox(**b) for b in art.rendered.boxes])
+                             boxes=art.rendered.boxes)
              for name, art in plan.backs.items()}
     decks = {name: _deck_entry(game, name) for name in game.spec.decks}
     cards = []
@@ -224,7 +223,7 @@ def record_of(plan: BuildPlan) -> BuildRecord:
             hash=plan.faces[card.id].key,
             text="\n".join(str(card.fields.get(f) or "") for f in card.text_fields).strip(),
             fields={k: _jsonable(v) for k, v in card.fields.items()},
-            boxes=[GuideBox(**b) for b in plan.faces[card.id].rendered.boxes]))
+            boxes=plan.faces[card.id].rendered.boxes))  # the render's own boxes, not copies
     return BuildRecord(
         cardgen=__version__,
         built_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

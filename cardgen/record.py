@@ -8,12 +8,12 @@ served: a build starts afresh, and commands run after a build say to build again
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from cardgen.boxes import GuideBox
 from cardgen.errors import CardgenError, Problem
 from cardgen.freshness import record_intact, seal_record
 from cardgen.storage import write_text
@@ -86,24 +86,6 @@ class DeckEntry(Entry):
     def bleed_px(self) -> int:
         """The bleed in image pixels."""
         return round(self.bleed_mm / 25.4 * self.dpi)
-
-
-@dataclass(frozen=True, slots=True)
-class GuideBox:
-    """Where a template helper (text_box, text_line, icon, image) drew, in card pixels: for layout guides.
-
-    A slotted dataclass, not a model: a record holds about twenty per card, and at 10,000 cards model
-    instances (each with its own __dict__ and set of given fields) cost ~1 kB a box, ten times as much.
-    pydantic validates it all the same, and keys a later cardgen adds are ignored.
-    """
-
-    kind: str
-    x: float
-    y: float
-    width: float
-    height: float
-    label: str = ""
-    overflow: bool = False
 
 
 class BackEntry(Entry):

@@ -213,14 +213,15 @@ class Cache:
         """Store a JSON value under a key; False when the cache cannot be written."""
         return self.put_bytes(key, json.dumps(data).encode("utf-8"))
 
-    def put_json_object(self, key: str, items: dict[str, Any]) -> bool:
+    def put_json_object(self, key: str, items: dict[str, Any], default: Callable[[Any], Any] | None = None) -> bool:
         """Store a large JSON object under a key, encoded one item at a time (never whole in memory, as
-        `put_json` holds it); False when the cache cannot be written."""
+        `put_json` holds it); `default` turns what JSON cannot hold into what it can. False when the cache
+        cannot be written."""
         def write(temp: Path) -> None:
             with open(temp, "w", encoding="utf-8") as handle:
                 handle.write("{")
                 for number, (name, value) in enumerate(items.items()):
-                    handle.write(f"{',' if number else ''}{json.dumps(name)}:{json.dumps(value)}")
+                    handle.write(f"{',' if number else ''}{json.dumps(name)}:{json.dumps(value, default=default)}")
                 handle.write("}")
 
         try:

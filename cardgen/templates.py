@@ -16,6 +16,7 @@ import jinja2
 from jinja2.sandbox import SecurityError
 from markupsafe import Markup, escape
 
+from cardgen.boxes import GuideBox
 from cardgen.data import Card
 from cardgen.errors import CardgenError, Problem, relative
 from cardgen.fonts import FontBook, families_in_svg
@@ -91,7 +92,7 @@ class RenderedSVG:
     svg: str
     files: list[Path] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
-    boxes: list[dict[str, Any]] = field(default_factory=list)  # where each helper drew, for layout guides
+    boxes: list[GuideBox] = field(default_factory=list)  # where each helper drew, for layout guides
     families: list[str] = field(default_factory=list)  # the font families it names (kept: found by regex)
 
 
@@ -113,7 +114,7 @@ class CardHelpers:
         self.geo = Geometry(size)
         self.files: list[Path] = []
         self.warnings: list[Problem] = []
-        self.boxes: list[dict[str, Any]] = []
+        self.boxes: list[GuideBox] = []
 
     def mm(self, value: float) -> float:
         """Millimetres to card pixels."""
@@ -170,8 +171,7 @@ class CardHelpers:
         layout = fit_text(text, measurer, bw, bh, px, least, line_height, max_lines)
         if not layout.fits:
             self._overflow(text, layout.size)
-        self.boxes.append({"kind": _helper, "x": bx, "y": by, "width": bw, "height": bh, "label": text[:40],
-                           "overflow": not layout.fits})
+        self.boxes.append(GuideBox(_helper, bx, by, bw, bh, text[:40], not layout.fits))
         colors = {k: self.color(v) for k, v in self.game.spec.icon_colors.items()}
         style = TextStyle(family, self.color(fill), align, valign, line_height, colors)
         return layout_to_svg(layout, bx, by, bw, bh, style, measurer, self.icons.get)
@@ -190,7 +190,7 @@ class CardHelpers:
         """An icon by name or alias, size x size px at (x, y), recoloured."""
         color = self.color(color or self.game.spec.icon_colors.get(name, "#000000"))
         bx, by, side, _ = self._box("icon", x, y, size, size)
-        self.boxes.append({"kind": "icon", "x": bx, "y": by, "width": side, "height": side, "label": str(name)})
+        self.boxes.append(GuideBox("icon", bx, by, side, side, str(name)))
         return Markup(icon_svg(self.icons.get(name), bx, by, side, color))
 
     def image(self, path: str, x: Any, y: Any, width: Any, height: Any, fit: str = "contain") -> Markup:
@@ -198,7 +198,7 @@ class CardHelpers:
         resolved = safe_path(self.game, str(path))
         self.files.append(resolved)
         bx, by, bw, bh = self._box("image", x, y, width, height)
-        self.boxes.append({"kind": "image", "x": bx, "y": by, "width": bw, "height": bh, "label": str(path)})
+        self.boxes.append(GuideBox("image", bx, by, bw, bh, str(path)))
         aspect = {"contain": "xMidYMid meet", "cover": "xMidYMid slice", "stretch": "none"}[fit]
         return Markup(f'<image x="{bx}" y="{by}" width="{bw}" height="{bh}" preserveAspectRatio="{aspect}" '
                       f'xlink:href="{escape(resolved.as_uri())}"/>')
@@ -310,6 +310,9 @@ def _in_render(problem: Problem, where: str, shown: str, line: int | None) -> Pr
     return dataclasses.replace(problem, message=message, file=problem.file or shown, row=problem.row or line)
 
 
+SVG_CACHE_FORMAT = "2"  # what an entry holds (2: boxes as lists); part of every key
+
+
 class SVGCache:
     """Rendered SVGs kept on disk between builds, keyed by everything a render reads.
 
@@ -330,7 +333,7 @@ class SVGCache:
 
         self.store = Cache(out_root, "svg", ".json")
         self.entry = hashlib.sha256(f"svg\0{game.name}".encode()).hexdigest()[:32]
-        digest = hashlib.sha256(f"{__version__}\0{bundle_digest()}\0".encode())
+        digest = hashlib.sha256(f"{__version__}\0{SVG_CACHE_FORMAT}\0{bundle_digest()}\0".encode())
         for manifest in game.manifest_files:
             digest.update(manifest.read_bytes())
         for shared in ("templates", "icons", "fonts"):
@@ -365,10 +368,12 @@ class SVGCache:
             files = [Path(f) for f in data["files"]]
             if not all(f.is_file() for f in files):
                 return None  # render again: that reports a missing image properly
+            boxes = [box if isinstance(box, GuideBox) else GuideBox(*box) for box in data["boxes"]]
             rendered = RenderedSVG(name, str(data["svg"]), files, [Problem(**w) for w in data["warnings"]],
-                                   data["boxes"], data["families"])
+                                   boxes, data["families"])
         except (TypeError, KeyError, ValueError):
             return None  # none, or not what this cardgen writes
+        data["boxes"] = boxes  # held once, by the render and the entry to save
         self.used[key] = data
         return rendered
 
@@ -382,7 +387,7 @@ class SVGCache:
         """Keep this build's renders for the next (best effort: a cache that cannot be written is skipped);
         nothing is written when they are the ones kept already."""
         if self.used != self.kept:  # kept renders are the same objects: compared by identity, not text
-            self.store.put_json_object(self.entry, self.used)
+            self.store.put_json_object(self.entry, self.used, dataclasses.astuple)  # a box as a list
             self._kept = dict(self.used)
 
 

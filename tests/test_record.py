@@ -115,3 +115,30 @@ def test_a_record_of_many_cards_holds_their_layout_boxes_compactly(built: Path) 
         tracemalloc.stop()
     assert [box.label for box in record.cards[7].boxes] == [box["label"] for box in boxes]
     assert held / (500 * 20) < 400, f"{held / (500 * 20):.0f} bytes per box"
+
+
+def test_layout_boxes_are_made_once_per_render_and_shared_by_the_record_and_the_svg_cache(tiny_game: Path) -> None:
+    """Boxes are held once per build (at 10,000 cards a copy of them costs tens of MB in the main process)."""
+    from cardgen.boxes import GuideBox
+    from cardgen.context import BuildContext
+    from cardgen.plan import plan_build, record_of
+
+    out = tiny_game / "output"
+    made = []
+    for _ in range(2):  # rendered, then read from the SVG cache the first plan saved
+        context = BuildContext.load(tiny_game, "tiny", out)
+        plan = plan_build(context)
+        record = record_of(plan)
+        assert context.renderer.cache is not None
+        context.renderer.cache.save()
+        for card in record.cards:
+            boxes = plan.faces[card.id].rendered.boxes
+            assert [box.kind for box in boxes] == ["text_line", "text_box"]
+            assert all(type(box) is GuideBox for box in boxes)
+            assert all(held is box for held, box in zip(card.boxes, boxes, strict=True))
+        kept = context.renderer.cache.used
+        assert all(any(entry["boxes"] is art.rendered.boxes for entry in kept.values())
+                   for art in plan.faces.values())
+        made.append({card.id: card.boxes for card in record.cards})
+    assert made[0] == made[1] and made[0]["alpha"][0].label == "Alpha"
+    assert BuildRecord.model_validate_json(record.model_dump_json()).cards[0].boxes == record.cards[0].boxes
