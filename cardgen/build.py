@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -35,7 +36,7 @@ from cardgen.ownership import (
 from cardgen.plan import BuildPlan, CardFiles, draw_plan, plan_build, record_of
 from cardgen.progress import Reporter, SilentReporter
 from cardgen.record import BuildRecord
-from cardgen.render import CardWork
+from cardgen.render import CardWork, started_workers
 from cardgen.storage import cache_root, swap_into_place
 from cardgen.validate.findings import unique
 
@@ -131,7 +132,7 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
 def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | None, stages: StageChoice,
            started: float) -> BuildResult:
     """The build of one game, holding the output root's lock."""
-    from cardgen.validate import check_output_folder, validate_context
+    from cardgen.validate import check_output_folder
 
     final = options.out_root / name
     previous = BuildRecord.previous(final)
@@ -141,7 +142,19 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
     check_output_folder(options.out_root)
     mark(cache_root(options.out_root))  # before the font metrics go in: a build that fails then leaves it ours
     keep_metrics(options.out_root)
-    configure_fontconfig([root / "fonts"])
+    configure_fontconfig([root / "fonts"])  # before the workers fork: they inherit it
+    # The render workers start now and set cairosvg up on the other core while this process loads the game.
+    with started_workers(options.jobs) as workers:
+        return _build_with(root, name, options, reporter, stages, started, previous, settings, workers)
+
+
+def _build_with(root: Path, name: str, options: BuildOptions, reporter: Reporter | None, stages: StageChoice,
+                started: float, previous: BuildRecord | None, settings: str, workers: ProcessPoolExecutor | None
+                ) -> BuildResult:
+    """Load, validate, plan and draw the game (in `workers` when started), then write its outputs."""
+    from cardgen.validate import validate_context
+
+    final = options.out_root / name
     # Stamped before anything is read: a file edited during the build then differs from its stamp, and
     # the next build sees the edit (stamped after, the build would record what it never read).
     read_from = source_stamp(root, name, recording=True)
@@ -177,7 +190,8 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
         kept = PreviousOutputs(final, staging)  # the previous build's files this one makes again, kept
         card_files = CardFiles(plan, staging, options.keep_svg, kept)
         # Card files are placed as their images are ready, while the workers draw the others.
-        rendered, cached = draw_plan(plan, options.jobs, reporter or SilentReporter(), work, card_files.place)
+        rendered, cached = draw_plan(plan, options.jobs, reporter or SilentReporter(), work,
+                                     card_files.place, workers)
         record.stats.rendered, record.stats.cached = rendered, cached
         card_files.place_rest()
         _write_outputs(plan, record, selected, final, staging, kept)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -136,8 +137,9 @@ def _artwork(name: str, rendered: RenderedSVG, game: Game, deck: str, context: B
 
 def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter,
               work: Mapping[str, Sequence[CardWork]] | None = None,
-              ready: Callable[[str], None] = lambda key: None) -> tuple[int, int]:
-    """Draw every artwork missing from the cache; return (rendered, cached).
+              ready: Callable[[str], None] = lambda key: None,
+              workers: ProcessPoolExecutor | None = None) -> tuple[int, int]:
+    """Draw every artwork missing from the cache, in `workers` when started already; return (rendered, cached).
 
     `work` is the output stages' work on card images, by image key: done in the workers while each image
     is in memory (a cached image is read for it). `ready(key)` is called in this process as soon as the
@@ -180,7 +182,7 @@ def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter,
         elif not problems:  # a build that fails places nothing more
             ready(key)
 
-    run_jobs(raster_jobs, jobs, done, begin)
+    run_jobs(raster_jobs, jobs, done, begin, workers)
     reporter.finish()
     if problems:
         raise CardgenError(problems)

@@ -12,10 +12,11 @@ import os
 import urllib.parse
 import zlib
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from cardgen.storage import file_digest, write_sealed
 
@@ -170,12 +171,73 @@ def _die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="cardgen-parent-watch", daemon=True).start()
 
 
+# Drawn once by each render worker as it starts: a first drawing costs ~30 ms more than the next ones (fontconfig
+# reads its configuration and caches, cffi parses the C types cairosvg asks for), paid while the game loads.
+_WARM_UP_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><linearGradient id="g"><stop '
+                'offset="0"/></linearGradient><rect width="8" height="8" rx="1" fill="url(#g)" stroke="red"/>'
+                '<path d="M0 0L4 4Z" transform="rotate(9)"/><text y="6" font-size="6">Ag</text></svg>')
+
+
+def _start_worker(parent: int) -> None:
+    """Set a render worker up while the build is still loading the game: import and configure cairosvg (parsing
+    cairo's C declarations is most of it), draw a first small picture and encode it, so that its first card
+    costs a card."""
+    import io
+
+    _die_with_parent(parent)
+    _setup_cairosvg()
+    try:
+        draw_svg(_WARM_UP_SVG, 8, 8, 96, Path(os.sep), "file:///").save(io.BytesIO(), format="PNG", **PNG_OPTIONS)
+    except Exception:  # noqa: BLE001  a worker that fails to start would break the pool: its first card says why
+        pass
+
+
+@contextmanager
+def started_workers(workers: int) -> Iterator[ProcessPoolExecutor | None]:
+    """Render workers forked now, before the game is loaded, validated and planned: they set cairosvg up on the
+    other core meanwhile, and `run_jobs` gives them the jobs (None with one worker, or when forking is not safe:
+    another thread runs, as in `cardgen watch`; `run_jobs` then starts its own).
+
+    Leaving the block drops the jobs not started and waits for the workers to end.
+    """
+    import multiprocessing
+    import threading
+
+    if workers <= 1 or threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
+        yield None
+        return
+    pool = _pool(workers, multiprocessing.get_context("fork"), _start_worker)
+    try:
+        yield pool
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _pool(workers: int, context: Any, initializer: Callable[[int], None]) -> ProcessPoolExecutor:
+    """A process pool whose workers are started now (forked workers all start at the first submit)."""
+    # A forked worker shares the objects made so far with the main process until it writes to their pages; the
+    # garbage collector's passes write to every object they visit, so each worker would copy the whole heap bit
+    # by bit. Frozen objects are never visited: the pages stay shared.
+    gc.freeze()
+    try:
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=initializer,
+                                   initargs=(os.getpid(),))
+        pool.submit(int)  # nothing to do: it makes the pool start its workers
+    finally:
+        gc.unfreeze()
+    return pool
+
+
 def run_jobs(jobs: list[RasterJob], workers: int, on_done: Callable[[str, str | None], None],
-             begin: Callable[[], None] = lambda: None) -> None:
-    """Render jobs, in a process pool when there are several workers and enough work.
+             begin: Callable[[], None] = lambda: None, pool: ProcessPoolExecutor | None = None) -> None:
+    """Render jobs: in `pool` when given (see `started_workers`), else in a process pool started here when there
+    are several workers and enough work, else in this process.
 
     `begin` is called once the workers exist (a progress bar thread must not run while they fork).
     """
+    if pool is not None:
+        _run_in(pool, jobs, on_done, begin)
+        return
     if workers <= 1 or len(jobs) < 4:
         begin()
         for job in jobs:
@@ -188,21 +250,19 @@ def run_jobs(jobs: list[RasterJob], workers: int, on_done: Callable[[str, str | 
     # fork is cheap (no re-import), but forking while other threads run can deadlock: spawn then.
     method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() \
         else "spawn"
-    # A forked worker shares the build's objects (its cards, SVGs, record) with the main process until it
-    # writes to their pages; the garbage collector's passes write to every object they visit, so each worker
-    # would copy the whole heap bit by bit. Frozen objects are never visited: the pages stay shared.
-    gc.freeze()
+    with _pool(min(workers, len(jobs)), multiprocessing.get_context(method), _die_with_parent) as started:
+        _run_in(started, jobs, on_done, begin)
+
+
+def _run_in(pool: ProcessPoolExecutor, jobs: list[RasterJob], on_done: Callable[[str, str | None], None],
+            begin: Callable[[], None]) -> None:
+    """Render jobs in a started pool, calling `on_done` in this process as each one ends."""
+    futures = [pool.submit(run_job, job) for job in jobs]
     try:
-        with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=multiprocessing.get_context(method),
-                                 initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
-            futures = [pool.submit(run_job, job) for job in jobs]  # submitting starts every worker
-            try:
-                begin()
-                for future in as_completed(futures):
-                    on_done(*future.result())
-            except BaseException:  # the build stops: the jobs not started yet are not drawn for nothing
-                for future in futures:
-                    future.cancel()
-                raise
-    finally:
-        gc.unfreeze()
+        begin()
+        for future in as_completed(futures):
+            on_done(*future.result())
+    except BaseException:  # the build stops: the jobs not started yet are not drawn for nothing
+        for future in futures:
+            future.cancel()
+        raise

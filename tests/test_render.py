@@ -1,6 +1,7 @@
 """Rendering: templates to SVG (escaping, undefined fields), text layout, cairosvg to PNG, the url fetcher."""
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from xml.etree import ElementTree
@@ -11,9 +12,11 @@ from PIL import Image
 
 from cardgen.build import BuildOptions, build_game
 from cardgen.context import BuildContext
-from cardgen.errors import CardgenError
+from cardgen.errors import CardgenError, Problem
 from cardgen.fonts import FontBook, configure_fontconfig
+from cardgen.outputs.stage import Stage, StageContext
 from cardgen.plan import plan_build
+from cardgen.record import BuildRecord
 from cardgen.render import RenderFailure, draw_svg, make_url_fetcher
 from cardgen.text import TextMeasurer, fit_text
 from tests.conftest import REPO, SIMPLE_BACK, SIMPLE_MANIFEST, write_game
@@ -293,3 +296,64 @@ def test_a_build_that_stops_while_drawing_draws_no_more_jobs(tmp_path: Path) -> 
         run_jobs(jobs, 2, stop)
     drawn = len(list(tmp_path.glob("*.png")))
     assert 1 <= drawn < 20, drawn  # the first job, and those the two workers had started meanwhile
+
+
+def _note_drawing_process(folder: str, key: str, image: object) -> None:
+    """Per-card work: note which process has the card's image (picklable: a module function, partly applied)."""
+    (Path(folder) / key).write_text(str(os.getpid()))
+
+
+class _DrawnWhere(Stage):
+    """A stage whose only work is `_note_drawing_process` on every image of the build."""
+
+    name = "drawn-where"
+
+    def card_work(self, game: object, record: BuildRecord, out_root: Path) -> dict:
+        folder = out_root.parent / "drawn-where"
+        folder.mkdir(exist_ok=True)
+        keys = [c.hash for c in record.cards] + [b.hash for b in record.backs.values()]
+        return {key: functools.partial(_note_drawing_process, str(folder), key) for key in keys}
+
+    def run(self, ctx: StageContext) -> list[Problem]:
+        return []
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_render_workers_start_before_the_game_is_loaded_and_draw_every_card(tiny_game: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch,
+                                                                            jobs: int) -> None:
+    """With several jobs the render workers are forked before the game is loaded and validated (they set cairosvg up
+    on the other core meanwhile), even for a game of a few cards, and they draw every card; with one job the build
+    draws in its own process and starts none. No worker outlives the build."""
+    import multiprocessing
+
+    import cardgen.validate
+
+    validate, during_validation = cardgen.validate.validate_context, []
+
+    def watched(context: BuildContext) -> list[Problem]:
+        during_validation.append({p.pid for p in multiprocessing.active_children()})
+        return validate(context)
+
+    monkeypatch.setattr(cardgen.validate, "validate_context", watched)
+    result = build_game(tiny_game, "tiny", BuildOptions(tiny_game / "output", jobs=jobs), None, [_DrawnWhere()])
+    assert result.rendered == 4
+    drawn_in = {int(p.read_text()) for p in (tiny_game / "drawn-where").iterdir()}
+    workers = during_validation[0]
+    if jobs == 1:
+        assert workers == set() and drawn_in == {os.getpid()}
+    else:
+        assert len(workers) == 2 and drawn_in <= workers and os.getpid() not in drawn_in
+    assert multiprocessing.active_children() == []
+
+
+def test_a_build_stopped_by_its_game_leaves_no_render_worker_running(tiny_game: Path) -> None:
+    """Workers started early are ended when the build stops before drawing (an error in the data): the error is the
+    designer's one-line problem, and nothing keeps running."""
+    import multiprocessing
+
+    (tiny_game / "data" / "tiny" / "cards.csv").write_text("name,power,text,count\nAlpha,not a number,x,1\n")
+    with pytest.raises(CardgenError) as raised:
+        build_game(tiny_game, "tiny", BuildOptions(tiny_game / "output", jobs=2))
+    assert "power" in str(raised.value)
+    assert multiprocessing.active_children() == []
