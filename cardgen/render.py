@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
+from cardgen.errors import CardgenError
 from cardgen.storage import file_digest, write_sealed
 
 RENDERER_VERSION = "1"
@@ -257,11 +258,17 @@ def run_jobs(jobs: list[RasterJob], workers: int, on_done: Callable[[str, str | 
 def _run_in(pool: ProcessPoolExecutor, jobs: list[RasterJob], on_done: Callable[[str, str | None], None],
             begin: Callable[[], None]) -> None:
     """Render jobs in a started pool, calling `on_done` in this process as each one ends."""
-    futures = [pool.submit(run_job, job) for job in jobs]
+    from concurrent.futures.process import BrokenProcessPool
+
+    futures = []
     try:
+        futures = [pool.submit(run_job, job) for job in jobs]
         begin()
         for future in as_completed(futures):
             on_done(*future.result())
+    except BrokenProcessPool:  # a worker was killed (out of memory, by hand): said in one line, not a traceback
+        raise CardgenError("a drawing process stopped unexpectedly (killed, or out of memory); build again, or "
+                           "with --jobs 1 to draw in one process") from None
     except BaseException:  # the build stops: the jobs not started yet are not drawn for nothing
         for future in futures:
             future.cancel()

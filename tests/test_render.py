@@ -357,3 +357,34 @@ def test_a_build_stopped_by_its_game_leaves_no_render_worker_running(tiny_game: 
         build_game(tiny_game, "tiny", BuildOptions(tiny_game / "output", jobs=2))
     assert "power" in str(raised.value)
     assert multiprocessing.active_children() == []
+
+
+def _end_the_process(image: object) -> None:
+    """Per-card work that kills the render worker doing it, as the kernel does when memory runs out."""
+    os._exit(9)
+
+
+class _KillsItsWorker(Stage):
+    """A stage whose work on the build's first card ends the worker that draws it."""
+
+    name = "kills-its-worker"
+
+    def card_work(self, game: object, record: BuildRecord, out_root: Path) -> dict:
+        return {record.cards[0].hash: _end_the_process}
+
+    def run(self, ctx: StageContext) -> list[Problem]:
+        return []
+
+
+def test_a_render_worker_that_dies_is_one_readable_error_and_leaves_the_previous_output(tiny_game: Path) -> None:
+    import multiprocessing
+
+    out = tiny_game / "output"
+    build_game(tiny_game, "tiny", BuildOptions(out, jobs=2))
+    before = sorted(p.relative_to(out).as_posix() for p in (out / "tiny").rglob("*"))
+    (tiny_game / "data" / "tiny" / "cards.csv").write_text("name,power,text,count\nGamma,3,new,1\n")
+    with pytest.raises(CardgenError, match="a drawing process stopped unexpectedly") as raised:
+        build_game(tiny_game, "tiny", BuildOptions(out, jobs=2), None, [_KillsItsWorker(), "gallery"])
+    assert len(raised.value.problems) == 1
+    assert sorted(p.relative_to(out).as_posix() for p in (out / "tiny").rglob("*")) == before
+    assert not list(out.glob(".tiny.building-*")) and multiprocessing.active_children() == []
