@@ -197,3 +197,24 @@ def test_bundled_partials_are_found_by_any_game(workspace: Path) -> None:
 
     face = Image.open(workspace / "output" / "kit" / "cards" / "main" / "spark.png").convert("RGB")
     assert face.getpixel((5, 5)) == (170, 0, 0)  # the accent setting reached the shared layout
+
+
+def test_the_digest_of_the_bundled_files_is_kept_and_a_damaged_one_is_computed_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cardgen import storage
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    hashed: list[str] = []
+    digest_of = storage.file_digest
+    monkeypatch.setattr(storage, "file_digest", lambda path: hashed.append(path.name) or digest_of(path))
+    bundled._digest.cache_clear()
+    first = bundled.bundle_digest()
+    assert "game-icons.zip" in hashed
+    hashed.clear()
+    bundled._digest.cache_clear()  # as a new process
+    assert bundled.bundle_digest() == first and hashed == []
+    [entry] = (tmp_path / "cardgen" / "bundle-digest").rglob("*.json")
+    entry.write_text(entry.read_text().replace(first[:4], "0000" if first[:4] != "0000" else "1111"))  # same size
+    bundled._digest.cache_clear()
+    assert bundled.bundle_digest() == first and "game-icons.zip" in hashed
+    bundled._digest.cache_clear()
