@@ -54,12 +54,17 @@ def load_yaml(path: Path, shown_as: str) -> tuple[Any, dict[KeyPath, int]]:
 
 def parse_yaml(text: str, shown_as: str) -> tuple[Any, dict[KeyPath, int]]:
     """Parse YAML text (`shown_as` names it in errors); return the data and a map from key path to line number."""
-    try:
-        node = yaml.compose(text, Loader=_Loader)
+    lines: dict[KeyPath, int] = {}
+    loader: _Loader | None = None
+    try:  # parsed once: the nodes are sized and indexed before they are built (building merges `<<:` keys in place)
+        loader = _Loader(text)
+        node = loader.get_single_node()
         if node is not None and expanded_size(node) > MAX_EXPANDED_NODES:
             raise CardgenError(f"the YAML expands to more than {MAX_EXPANDED_NODES} values through aliases "
                                "(*name); this is refused", file=shown_as)
-        data = yaml.load(text, Loader=_Loader)
+        if node is not None:
+            _index_lines(node, (), lines, set())
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark else None
@@ -67,9 +72,9 @@ def parse_yaml(text: str, shown_as: str) -> tuple[Any, dict[KeyPath, int]]:
         raise CardgenError(f"YAML syntax error: {problem}", file=shown_as, row=line) from None
     except RecursionError:
         raise CardgenError("the YAML is nested too deeply", file=shown_as) from None
-    lines: dict[KeyPath, int] = {}
-    if node is not None:
-        _index_lines(node, (), lines, set())
+    finally:
+        if loader is not None:
+            loader.dispose()
     return data, lines
 
 

@@ -86,3 +86,20 @@ def test_unknown_key_in_an_aliased_section_gets_a_suggestion(workspace) -> None:
     messages = [p.message for p in info.value.problems]
     assert "print.papr: unknown key 'papr'; did you mean 'paper'?" in messages
     assert "prnt: unknown key 'prnt'; did you mean 'print'?" in messages
+
+
+def test_yaml_is_parsed_once_with_the_lines_of_keys_as_written() -> None:
+    """The line map is made from the nodes as parsed, before building the data merges `<<:` keys into them."""
+    import yaml
+
+    from cardgen import yamlsource
+
+    text = "a: &x {b: 1, c: 2}\nd:\n  <<: *x\n  c: 3\n"
+    parsed: list[int] = []
+    single = yamlsource._Loader.get_single_node
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(yamlsource._Loader, "get_single_node", lambda self: parsed.append(1) or single(self))
+        data, lines = yamlsource.parse_yaml(text, "x.yaml")
+    assert data == yaml.safe_load(text) == {"a": {"b": 1, "c": 2}, "d": {"b": 1, "c": 3}}
+    assert lines == {(): 1, ("a",): 1, ("a", "b"): 1, ("a", "c"): 1, ("d",): 2, ("d", "<<"): 3, ("d", "c"): 4}
+    assert parsed == [1]
