@@ -17,7 +17,7 @@ from pathlib import Path
 
 from cardgen import bundled
 from cardgen.errors import CardgenError, Problem
-from cardgen.storage import Cache, write_text
+from cardgen.storage import Cache, user_cache, write_text
 
 FONT_SUFFIXES = (".ttf", ".otf")
 _configured_dirs: list[Path] = []
@@ -35,7 +35,7 @@ def configure_fontconfig(font_dirs: list[Path]) -> None:
     if not new:
         return
     if not _configured_dirs and "CARDGEN_FONTCONFIG_SET" not in os.environ:
-        home = _user_cache()
+        home = user_cache()
         cache = home / "fontconfig" if home else Path(tempfile.gettempdir()) / "cardgen-fontconfig-cache"
         dirs = "".join(f"<dir>{_xml(d)}</dir>" for d in new)
         hidden = "".join(f"<glob>{_xml(f)}</glob>" for f in _overridden_bundled_files(new))
@@ -50,19 +50,6 @@ def configure_fontconfig(font_dirs: list[Path]) -> None:
         for d in new:
             lib.FcConfigAppFontAddDir(None, str(d).encode())
     _configured_dirs.extend(new)
-
-
-def _user_cache() -> Path | None:
-    """cardgen's folder in the user's own cache folder (not the shared temporary folder, where another user
-    could plant a font configuration), or None when there is none that can be written."""
-    folder = Path(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")) / "cardgen"  # the XDG rule
-    if not folder.is_absolute():  # no home folder
-        return None
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
-    return folder if os.access(folder, os.W_OK) else None
 
 
 def _config_file(home: Path | None, conf: str) -> str:
@@ -145,7 +132,7 @@ def _metrics_cache(path: Path) -> Cache | None:
     a workspace's own fonts, and bundled ones when the user's cache folder cannot be written, in the
     output root's cache (`keep_metrics`), if any."""
     if path.parent == bundled.FONTS_DIR:
-        home = _user_cache()
+        home = user_cache()
         if home is not None:
             return Cache.in_folder(home / "font-metrics", ".json")
     return _metrics

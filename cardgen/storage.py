@@ -148,6 +148,19 @@ def cache_root(out_root: Path) -> Path:
     return out_root / CACHE_DIR
 
 
+def user_cache() -> Path | None:
+    """cardgen's folder in the user's own cache folder (not the shared temporary folder, where another user
+    could plant a font configuration or an icon index), or None when there is none that can be written."""
+    folder = Path(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")) / "cardgen"  # the XDG rule
+    if not folder.is_absolute():  # no home folder
+        return None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return folder if os.access(folder, os.W_OK) else None
+
+
 class Cache:
     """One kind of content-addressed cache: entry `key` lives at `<out_root>/.cache/<kind>/<key[:2]>/<key><suffix>`.
 

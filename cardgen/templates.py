@@ -16,7 +16,7 @@ import jinja2
 from jinja2.sandbox import SecurityError
 from markupsafe import Markup, escape
 
-from cardgen.boxes import GuideBox
+from cardgen.boxes import GuideBox, box_as_row
 from cardgen.data import Card
 from cardgen.errors import CardgenError, Problem, relative
 from cardgen.fonts import FontBook, families_in_svg
@@ -387,7 +387,7 @@ class SVGCache:
         """Keep this build's renders for the next (best effort: a cache that cannot be written is skipped);
         nothing is written when they are the ones kept already."""
         if self.used != self.kept:  # kept renders are the same objects: compared by identity, not text
-            self.store.put_json_object(self.entry, self.used, dataclasses.astuple)  # a box as a list
+            self.store.put_json_object(self.entry, self.used, box_as_row)
             self._kept = dict(self.used)
 
 

@@ -37,6 +37,60 @@ def test_bundled_icons_are_read_one_at_a_time_from_the_zip(tmp_path: Path) -> No
     assert not (bundled.ICON_BUNDLE.parent / "gears.svg").exists()  # nothing unpacked
 
 
+def _index_entry(home: Path) -> Path:
+    [entry] = (home / "cardgen" / "icon-index").rglob("*.json")
+    return entry
+
+
+def test_bundled_icons_are_read_through_a_kept_index_that_never_serves_a_wrong_icon(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from cardgen.icons import BundledIcons
+    from cardgen.storage import seal
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    source = zipfile.ZipFile(bundled.ICON_BUNDLE)
+    BundledIcons(bundled.ICON_BUNDLE).get("gears")  # makes the index
+    opened: list[str] = []
+    monkeypatch.setattr(BundledIcons, "_open", lambda self: opened.append("zip") or source)
+    kept = BundledIcons(bundled.ICON_BUNDLE)
+    assert {f"{name}.svg" for name in kept.names} == {n for n in source.namelist() if n.endswith(".svg")}
+    for name in ("gears", "splash", "hexagonal-nut"):
+        assert kept._read(f"{name}.svg") == source.read(f"{name}.svg")
+    assert opened == []  # names and icons came through the index, not the zip's directory
+    # An index sealed again after its places were swapped (as a bug would write it): the CRC tells, the zip reads
+    entry = _index_entry(tmp_path)
+    index = json.loads(entry.read_text())
+    index["gears.svg"][:2], index["splash.svg"][:2] = index["splash.svg"][:2], index["gears.svg"][:2]
+    entry.write_text(json.dumps(index))
+    seal(entry)
+    assert BundledIcons(bundled.ICON_BUNDLE)._read("gears.svg") == source.read("gears.svg") and opened
+    # A damaged index (not as sealed) is made again from the zip
+    entry.write_text(entry.read_text().replace('"gears.svg"', '"gears.svq"'))
+    again = BundledIcons(bundled.ICON_BUNDLE)
+    assert "gears" in again.names and again.get("gears").body in source.read("gears.svg").decode()
+
+
+def test_an_icon_changed_in_the_zip_under_the_same_size_and_time_is_never_served(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from cardgen.icons import BundledIcons
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    icons = tmp_path / "icons.zip"
+    text = zipfile.ZipFile(bundled.ICON_BUNDLE).read("gears.svg")
+    with zipfile.ZipFile(icons, "w", zipfile.ZIP_STORED) as copy:
+        copy.writestr("gears.svg", text)
+    assert BundledIcons(icons).get("gears").body in text.decode()  # the index is made
+    stat = icons.stat()
+    icons.write_bytes(icons.read_bytes().replace(b"<path", b"<pxth"))  # same size; time set back below
+    os.utime(icons, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    with pytest.raises(zipfile.BadZipFile):  # the index's CRC tells; the zip then says it is damaged
+        BundledIcons(icons).get("gears")
+
+
 def test_workspace_icon_overrides_the_bundled_one_and_adds_new_names(tmp_path: Path) -> None:
     (tmp_path / "icons" / "mine").mkdir(parents=True)
     own = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100"><circle r="40" cx="50" cy="50"/></svg>'
@@ -143,3 +197,24 @@ def test_bundled_partials_are_found_by_any_game(workspace: Path) -> None:
 
     face = Image.open(workspace / "output" / "kit" / "cards" / "main" / "spark.png").convert("RGB")
     assert face.getpixel((5, 5)) == (170, 0, 0)  # the accent setting reached the shared layout
+
+
+def test_the_digest_of_the_bundled_files_is_kept_and_a_damaged_one_is_computed_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cardgen import storage
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    hashed: list[str] = []
+    digest_of = storage.file_digest
+    monkeypatch.setattr(storage, "file_digest", lambda path: hashed.append(path.name) or digest_of(path))
+    bundled._digest.cache_clear()
+    first = bundled.bundle_digest()
+    assert "game-icons.zip" in hashed
+    hashed.clear()
+    bundled._digest.cache_clear()  # as a new process
+    assert bundled.bundle_digest() == first and hashed == []
+    [entry] = (tmp_path / "cardgen" / "bundle-digest").rglob("*.json")
+    entry.write_text(entry.read_text().replace(first[:4], "0000" if first[:4] != "0000" else "1111"))  # same size
+    bundled._digest.cache_clear()
+    assert bundled.bundle_digest() == first and "game-icons.zip" in hashed
+    bundled._digest.cache_clear()

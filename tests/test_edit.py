@@ -176,3 +176,49 @@ def test_a_previous_output_written_to_during_the_build_is_not_published(
     _build(tiny_game)  # the edited alpha.png is not kept: made again from the cache
     _build(tiny_game, "cold")
     assert alpha.read_bytes() == (tiny_game / "cold" / "tiny" / "cards" / "main" / "alpha.png").read_bytes()
+
+
+@pytest.fixture
+def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The templates the reference check parses and scans, in order (by the file findings show)."""
+    from cardgen.validate import references
+
+    seen: list[str] = []
+    scan = references._scan
+
+    def counting(tree, source, shown):  # type: ignore[no-untyped-def]
+        seen.append(shown)
+        return scan(tree, source, shown)
+
+    monkeypatch.setattr(references, "_scan", counting)
+    return seen
+
+
+def test_an_edit_of_data_parses_no_template_and_an_edited_template_is_parsed_again(
+        tiny_game: Path, parsed: list[str]) -> None:
+    _build(tiny_game)
+    assert "templates/tiny/face.svg" in parsed
+    parsed.clear()
+    _edit(tiny_game, "Plain", "Plainer")
+    result = _build(tiny_game)
+    assert parsed == []
+    assert result.findings == [f for f in validate_game(tiny_game, "tiny") if f.severity == "warning"]
+    face = tiny_game / "templates" / "tiny" / "face.svg"
+    face.write_text(face.read_text().replace("</svg>", "<text>{{ card.powr }}</text></svg>"))
+    fresh = [f for f in validate_game(tiny_game, "tiny") if f.rule == "undefined-field"]
+    parsed.clear()
+    with pytest.raises(Exception) as failed:
+        _build(tiny_game)
+    assert parsed == ["templates/tiny/face.svg"]  # the edited template only; the back's scan is kept
+    assert fresh and "card.powr" in str(failed.value.problems)  # type: ignore[attr-defined]
+
+
+def test_kept_template_scans_that_are_damaged_are_made_again(tiny_game: Path, parsed: list[str]) -> None:
+    _build(tiny_game)
+    [entry] = [p for p in (tiny_game / "output" / ".cache" / "template-scans").rglob("*.json")]
+    entry.write_text(entry.read_text().replace('"text"', '"txet"'))  # same size: the seal's digest tells
+    parsed.clear()
+    _edit(tiny_game, "Plain", "Plainer")
+    result = _build(tiny_game)
+    assert "templates/tiny/face.svg" in parsed
+    assert result.findings == [f for f in validate_game(tiny_game, "tiny") if f.severity == "warning"]

@@ -7,6 +7,8 @@ Jinja's syntax tree, so a problem is reported at the template line that causes i
 from __future__ import annotations
 
 import difflib
+import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +25,7 @@ from cardgen.icons import _refuse_unsafe
 from cardgen.manifest import Choice, DeckSpec, Game
 from cardgen.markup import icon_names
 from cardgen.options.pdf import PrintSpec
+from cardgen.storage import Cache
 from cardgen.templates import make_environment, safe_path, syntax_message
 
 MAX_IMAGE_PIXELS = 64_000_000   # a 20 x 20 inch board at 400 DPI; a bigger image is a mistake or an attack
@@ -54,6 +57,17 @@ class TemplateUse:
     optional: set[str] = field(default_factory=set)  # fields a template tests (`is defined`, `default`): may be absent
     guarded: set[str] = field(default_factory=set)  # fields a template tests with `if`: may be empty
 
+    def add(self, other: TemplateUse) -> None:
+        """Add what another template uses; a name already here keeps its first place."""
+        for mine, theirs in ((self.fields, other.fields), (self.icons, other.icons),
+                             (self.icon_columns, other.icon_columns), (self.images, other.images),
+                             (self.image_columns, other.image_columns), (self.fonts, other.fonts)):
+            for name, where in theirs.items():
+                mine.setdefault(name, where)
+        self.text_columns |= other.text_columns
+        self.optional |= other.optional
+        self.guarded |= other.guarded
+
 
 def _suggest(word: str, choices: set[str] | list[str]) -> str:
     close = difflib.get_close_matches(word, sorted(choices), n=1)
@@ -74,13 +88,94 @@ def deck_templates(game: Game, deck_name: str) -> dict[str, Where]:
     return names
 
 
+SCAN_VERSION = "1"  # part of the key of kept template scans: bump it when what `_scan` reads changes
+
+
+@dataclass
+class TemplateScan:
+    """What one template names by itself (not what the templates it includes name), and those it includes."""
+
+    shown: str  # the template's file as findings show it
+    use: TemplateUse
+    children: list[tuple[str, int]]  # (name as written, line) of each template it includes, imports or extends
+
+
+class KnownScans:
+    """Scans of templates kept between builds, by a key of the template's name, file and source text.
+
+    Parsing a game's templates (20 files in a generated game) was a third of validating an edit; a template
+    scans the same while its text is the same. One sealed entry per game in the output root's cache, read
+    once and written once per check (only when it differs); a damaged entry is ignored and every template
+    parsed again. Syntax errors and missing templates are never kept: they come from parsing each time.
+    """
+
+    def __init__(self, out_root: Path, game: str) -> None:
+        self.store = Cache(out_root, "template-scans", ".json")
+        self.entry = hashlib.sha256(f"template-scans\0{game}".encode()).hexdigest()[:32]
+        kept = self.store.read_json(self.entry)
+        self.kept: dict = kept if isinstance(kept, dict) else {}
+        self.used: dict[str, dict] = {}
+
+    @staticmethod
+    def key(name: str, shown: str, source: str) -> str:
+        """The key of a template's scan: its name, file and text, and the versions of the scan, cardgen and Jinja."""
+        from cardgen import __version__
+
+        text = json.dumps([SCAN_VERSION, __version__, jinja2.__version__, name, shown, source])
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    def get(self, key: str) -> TemplateScan | None:
+        """The scan kept under a key, or None when there is none (or it is not what this cardgen writes)."""
+        kept = self.kept.get(key)
+        if not isinstance(kept, dict):
+            return None
+        try:
+            scan = _scan_from_json(kept)
+        except (TypeError, KeyError, ValueError, AttributeError):
+            return None
+        self.used[key] = kept
+        return scan
+
+    def put(self, key: str, scan: TemplateScan) -> None:
+        """Note a scan, to keep."""
+        self.used[key] = _scan_to_json(scan)
+
+    def save(self) -> None:
+        """Keep this check's scans for the next (best effort); nothing is written when they are the ones kept."""
+        if self.used != self.kept:
+            self.store.put_json(self.entry, self.used)
+
+
+_WHERE_MAPS = ("fields", "icons", "icon_columns", "images", "image_columns", "fonts")
+_NAME_SETS = ("text_columns", "optional", "guarded")
+
+
+def _scan_to_json(scan: TemplateScan) -> dict:
+    use: dict[str, object] = {name: {key: [where.file, where.line] for key, where in getattr(scan.use, name).items()}
+           for name in _WHERE_MAPS}
+    use.update({name: sorted(getattr(scan.use, name)) for name in _NAME_SETS})
+    return {"shown": scan.shown, "use": use, "children": [list(child) for child in scan.children]}
+
+
+def _scan_from_json(data: dict) -> TemplateScan:
+    use = TemplateUse()
+    for name in _WHERE_MAPS:
+        getattr(use, name).update({str(key): Where(str(file), line if line is None else int(line))
+                                   for key, (file, line) in data["use"][name].items()})
+    for name in _NAME_SETS:
+        getattr(use, name).update(str(item) for item in data["use"][name])
+    children = [(str(child), int(line)) for child, line in data["children"]]
+    return TemplateScan(str(data["shown"]), use, children)
+
+
 class TemplateScanner:
     """Parses a game's templates once each and records what they use, with syntax and missing-file findings."""
 
-    def __init__(self, game: Game) -> None:
+    def __init__(self, game: Game, known: KnownScans | None = None) -> None:
         self.game = game
         self.env = make_environment(game)
-        self.parsed: dict[str, tuple[nodes.Template, str, str] | None] = {}
+        self.known = known
+        self.scans: dict[str, TemplateScan | None] = {}
         self.findings: list[Problem] = []
 
     def uses(self, roots: dict[str, Where]) -> tuple[TemplateUse, set[str]]:
@@ -92,25 +187,29 @@ class TemplateScanner:
             if name in done:
                 continue
             done.add(name)
-            parsed = self._parse(name, named_at)
-            if parsed is None:
+            scan = self._scan_of(name, named_at)
+            if scan is None:
                 failed.add(name)
                 continue
-            tree, source, shown = parsed
-            _scan(tree, source, shown, use)
-            for child in meta.find_referenced_templates(tree):
-                if isinstance(child, str):
-                    line = source[: source.find(child)].count("\n") + 1
-                    todo.append((self.env.join_path(child, name), Where(shown, line)))
+            use.add(scan.use)
+            for child, line in scan.children:
+                todo.append((self.env.join_path(child, name), Where(scan.shown, line)))
         return use, failed
 
-    def _parse(self, name: str, named_at: Where) -> tuple[nodes.Template, str, str] | None:
-        if name not in self.parsed:
-            self.parsed[name] = None
+    def _scan_of(self, name: str, named_at: Where) -> TemplateScan | None:
+        if name not in self.scans:
+            self.scans[name] = None
             try:
+                # read every time, kept scan or not: the loader refuses a template that leads out of the project
                 source, filename, _ = self.env.loader.get_source(self.env, name)  # type: ignore[union-attr]
                 shown = relative(filename or name, self.game.root)
-                self.parsed[name] = (self.env.parse(source, name, filename), source, shown)
+                key = KnownScans.key(name, shown, source)
+                scan = self.known.get(key) if self.known is not None else None
+                if scan is None:
+                    scan = _scan(self.env.parse(source, name, filename), source, shown)
+                    if self.known is not None:
+                        self.known.put(key, scan)
+                self.scans[name] = scan
             except jinja2.TemplateNotFound:
                 self.findings.append(Problem(f"template '{name}' not found in templates/{self.game.name}/ or "
                                              "templates/", file=named_at.file, row=named_at.line,
@@ -124,7 +223,7 @@ class TemplateScanner:
                                              row=named_at.line, rule="missing-template"))
             except CardgenError as exc:  # a link to a file outside the project
                 self.findings += exc.problems
-        return self.parsed[name]
+        return self.scans[name]
 
 
 def _card_field(node: nodes.Node) -> str | None:
@@ -154,7 +253,9 @@ def _tested_fields(tree: nodes.Template) -> tuple[set[str], set[str]]:
     return optional - {""}, guarded - {""}
 
 
-def _scan(tree: nodes.Template, source: str, shown: str, use: TemplateUse) -> None:
+def _scan(tree: nodes.Template, source: str, shown: str) -> TemplateScan:
+    """What one parsed template names, and the templates it includes (with their lines)."""
+    use = TemplateUse()
     optional, guarded = _tested_fields(tree)
     use.optional |= optional
     use.guarded |= guarded
@@ -183,6 +284,9 @@ def _scan(tree: nodes.Template, source: str, shown: str, use: TemplateUse) -> No
         if "{" not in family:  # a family written as a Jinja expression is checked when it renders
             line = source[: source.find(family)].count("\n") + 1
             use.fonts.setdefault(family, Where(shown, line))
+    children = [(child, source[: source.find(child)].count("\n") + 1)
+                for child in meta.find_referenced_templates(tree) if isinstance(child, str)]
+    return TemplateScan(shown, use, children)
 
 
 # ---------------------------------------------------------------- images
@@ -244,7 +348,8 @@ class ReferenceChecker:
     def __init__(self, context: BuildContext) -> None:
         self.game, self.data = context.game, context.data
         self.fonts, self.icons = context.fonts, context.icons
-        self.scanner = TemplateScanner(context.game)
+        known = KnownScans(context.out_root, context.game.name) if context.out_root is not None else None
+        self.scanner = TemplateScanner(context.game, known)
         self.uses: dict[str, TemplateUse] = {}
         self.failed_templates: set[str] = set()
         self._icon_cache: dict[str, Problem | None] = {}
@@ -262,6 +367,8 @@ class ReferenceChecker:
                 self.failed_templates |= failed | set(roots)
             findings += found
         findings = self.scanner.findings + findings + self._aliases() + self._game_font() + self._missing_backs()
+        if self.scanner.known is not None:
+            self.scanner.known.save()
         for card in self.data.cards:
             findings += self._card(card, self.uses.get(card.deck, TemplateUse()))
         return findings + self._unused_columns()
