@@ -70,3 +70,72 @@ def test_designers_loops_and_filters_still_work(fresh_example: Path) -> None:
                               "{{ game.title | upper | replace('S', '$') }} -->")
     result = run(fresh_example, "validate", GAME)
     assert result.exit_code == 0, result.output
+
+
+@pytest.fixture
+def compiled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The templates Jinja compiles (by name), with the user's cache folder of the test's own."""
+    from cardgen.templates import SVGEnvironment
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    names: list[str] = []
+    compile_template = SVGEnvironment.compile
+    monkeypatch.setattr(SVGEnvironment, "compile", lambda self, source, name=None, *rest, **named:
+                        names.append(name) or compile_template(self, source, name, *rest, **named))
+    return names
+
+
+@pytest.mark.parametrize("snippet, words", [(ESCAPES[0], "error:"), (BOMBS[3][0], BOMBS[3][1])])
+def test_templates_compiled_by_an_earlier_run_keep_the_sandbox(fresh_example: Path, compiled: list[str],
+                                                               snippet: str, words: str) -> None:
+    back = _with_back(fresh_example, snippet)
+    first = run(fresh_example, "validate", GAME)
+    assert "back.svg" in compiled
+    compiled.clear()
+    again = run(fresh_example, "validate", GAME)
+    assert compiled == []  # every template came compiled from the user's cache
+    assert again.output == first.output and again.exit_code == 1
+    assert words in again.output and "back.svg:3" in again.output and not (fresh_example / "PWNED").exists()
+    back.write_text(back.read_text().replace(snippet, snippet + " "))  # an edited template is compiled again
+    run(fresh_example, "validate", GAME)
+    assert "back.svg" in compiled
+
+
+def test_templates_compiled_by_an_earlier_run_keep_autoescape(fresh_example: Path, compiled: list[str]) -> None:
+    from cardgen.manifest import load_game
+    from cardgen.templates import make_environment
+
+    (fresh_example / "templates" / "said.svg").write_text("<text>{{ said }}</text>")
+    for _ in range(2):  # compiled, then kept
+        template = make_environment(load_game(fresh_example, GAME)).get_template("said.svg")
+        assert template.render(said="A & B < C") == "<text>A &amp; B &lt; C</text>"
+    assert compiled == ["said.svg"]
+
+
+def test_damaged_compiled_templates_are_compiled_again(fresh_example: Path, tmp_path: Path,
+                                                       compiled: list[str]) -> None:
+    from cardgen.manifest import load_game
+    from cardgen.templates import make_environment
+
+    (fresh_example / "templates" / "said.svg").write_text("<text>{{ said }}</text>")
+    make_environment(load_game(fresh_example, GAME)).get_template("said.svg")
+    [entry] = (tmp_path / "home" / "cardgen" / "templates-compiled").rglob("*.bc")
+    entry.write_bytes(entry.read_bytes().replace(b"said", b"sa1d"))  # same size: the seal's digest tells
+    template = make_environment(load_game(fresh_example, GAME)).get_template("said.svg")
+    assert template.render(said="x") == "<text>x</text>" and compiled == ["said.svg", "said.svg"]
+
+
+def test_a_change_of_cardgen_s_sandbox_compiles_every_template_again(fresh_example: Path, tmp_path: Path,
+                                                                     compiled: list[str],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from cardgen import sandbox
+    from cardgen.manifest import load_game
+    from cardgen.templates import make_environment
+
+    (fresh_example / "templates" / "said.svg").write_text("<text>{{ said }}</text>")
+    make_environment(load_game(fresh_example, GAME)).get_template("said.svg")
+    changed = tmp_path / "sandbox.py"
+    changed.write_text(Path(sandbox.__file__).read_text() + "\n# a new bound\n")
+    monkeypatch.setattr(sandbox, "__file__", str(changed))
+    make_environment(load_game(fresh_example, GAME)).get_template("said.svg")
+    assert compiled == ["said.svg", "said.svg"]
