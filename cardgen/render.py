@@ -158,11 +158,16 @@ def run_job(job: RasterJob) -> tuple[str, str | None]:
     return job.key, None
 
 
-def _die_with_parent(parent: int) -> None:
-    """Make a render worker exit when the build that started it is gone (killed, not stopped: a killed
-    process cannot stop its workers, which would draw on for nothing)."""
+def _follow_the_build(parent: int) -> None:
+    """Tie a render worker to the build that started it. Ctrl-C (sent to every process of the terminal's
+    group) is the build's to handle: it drops the jobs not started and ends the workers, and a worker waiting
+    for a job would otherwise print a traceback. A killed build cannot end its workers: they exit when it is
+    gone, rather than draw on for nothing."""
+    import signal
     import threading
     import time
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -185,7 +190,7 @@ def _start_worker(parent: int) -> None:
     costs a card."""
     import io
 
-    _die_with_parent(parent)
+    _follow_the_build(parent)
     _setup_cairosvg()
     try:
         draw_svg(_WARM_UP_SVG, 8, 8, 96, Path(os.sep), "file:///").save(io.BytesIO(), format="PNG", **PNG_OPTIONS)
@@ -251,7 +256,7 @@ def run_jobs(jobs: list[RasterJob], workers: int, on_done: Callable[[str, str | 
     # fork is cheap (no re-import), but forking while other threads run can deadlock: spawn then.
     method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() \
         else "spawn"
-    with _pool(min(workers, len(jobs)), multiprocessing.get_context(method), _die_with_parent) as started:
+    with _pool(min(workers, len(jobs)), multiprocessing.get_context(method), _follow_the_build) as started:
         _run_in(started, jobs, on_done, begin)
 
 

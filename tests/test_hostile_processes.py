@@ -51,3 +51,27 @@ def test_render_workers_die_with_a_killed_build(fresh_example: Path) -> None:
     finally:
         if build.poll() is None:
             build.kill()
+
+
+def test_ctrl_c_stops_the_build_and_its_workers_without_a_traceback(fresh_example: Path) -> None:
+    """Ctrl-C reaches every process of the terminal's group, the render workers with the build: the build says it
+    was interrupted in one line, the workers (started before the game is loaded, idle or setting up) end quietly."""
+    build = subprocess.Popen([sys.executable, "-m", "cardgen", "--root", str(fresh_example), "build", GAME, "-j", "2"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline, workers = time.monotonic() + 120, set()
+        while time.monotonic() < deadline and len(workers) < 2 and build.poll() is None:
+            workers = _children(build.pid)
+            time.sleep(0.02)
+        if len(workers) < 2:
+            pytest.skip("the build finished before its workers could be seen")
+        os.killpg(build.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
+        output, _ = build.communicate(timeout=60)
+        assert build.returncode == 130, output
+        assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
+        assert "interrupted" in output
+        assert not [pid for pid in workers if _alive(pid)]
+    finally:
+        if build.poll() is None:
+            build.kill()
