@@ -85,14 +85,25 @@ def _write_rows(path: Path, rows: list[dict]) -> None:
     path.write_text(out.getvalue())
 
 
+def _middle_row(rows: list[dict]) -> dict:
+    return rows[len(rows) // 2]
+
+
 def edit_one_card(root: Path, game: str, value: int) -> str:
     """Set one number of the middle card of a generated game (a new value each time); return that card's name."""
     path = root / "data" / game / "cards.csv"
     rows = list(csv.DictReader(io.StringIO(path.read_text())))
-    row = rows[len(rows) // 2]
+    row = _middle_row(rows)
     row[EDITED_FIELD] = str(value)
     _write_rows(path, rows)
     return row["name"]
+
+
+def edit_values(root: Path, game: str, count: int) -> list[int]:
+    """`count` values for edit_one_card, each a change: one digit (it fits the card's hexagon, as a designer's
+    edit would; a larger number overflows it and adds a layout warning to the build), not the current one."""
+    rows = list(csv.DictReader(io.StringIO((root / "data" / game / "cards.csv").read_text())))
+    return [value for value in range(1, 10) if str(value) != _middle_row(rows)[EDITED_FIELD]][:count]
 
 
 def svg_listing(root: Path, game: str, target: Path) -> int:
@@ -297,8 +308,8 @@ class Bench:
             cold = build(self.root, game, out).seconds
             colds = self.cold.get(cards, []) or [cold]
             edits, drawn, rewritten = [], [], ""
-            for attempt in range(max(1, min(self.repeat, 3))):
-                edit_one_card(self.root, game, 40 + attempt)
+            for value in edit_values(self.root, game, max(1, min(self.repeat, 3))):
+                edit_one_card(self.root, game, value)
                 before = set(os.listdir(out / game / "tts"))
                 edits.append(build(self.root, game, out).seconds)
                 record = json.loads((out / game / "build.json").read_text())
@@ -362,8 +373,9 @@ def commit() -> str:
     """The commit measured (with a mark when the work tree has changes)."""
     head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                           text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "cardgen"],
-                           capture_output=True, text=True).stdout.strip()
+    measured = ["cardgen", "bench/run.py", "bench/floor.py"]
+    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", *measured], capture_output=True,
+                           text=True).stdout.strip()
     return head + (" + uncommitted changes" if dirty else "")
 
 

@@ -1,6 +1,9 @@
 """Shared fixtures: the repository's workspace and small throw-away workspaces for one test."""
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -16,6 +19,17 @@ REPO = Path(__file__).resolve().parent.parent
 # longer than hypothesis' 200 ms deadline for no fault of the code (timings live in bench/).
 settings.register_profile("cardgen", deadline=None)
 settings.load_profile("cardgen")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep what cardgen keeps in the user's cache folder (fonts' metrics, compiled templates, the icon index)
+    in a folder of this test run, removed at its end, not in the real ~/.cache of whoever runs the tests.
+
+    Each xdist worker runs this too and gets its own folder; tests that check the user cache set their own.
+    """
+    folder = tempfile.mkdtemp(prefix="cardgen-tests-user-cache-")
+    os.environ["XDG_CACHE_HOME"] = folder
+    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
 
 
 def make_workspace(base: Path) -> Path:
