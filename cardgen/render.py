@@ -101,6 +101,9 @@ def make_url_fetcher(root: Path) -> Callable[[str, str], bytes]:
 
 
 def _setup_cairosvg() -> None:
+    from cardgen.cairo_bindings import import_cairocffi
+
+    import_cairocffi()  # before cairosvg imports it: with cairo's declarations kept, not parsed again
     import cairocffi
     import cairosvg.surface
 
@@ -111,11 +114,11 @@ def _setup_cairosvg() -> None:
 
 def draw_svg(svg: str, width: int, height: int, dpi: int, root: Path, base_url: str, transparent: bool = False):
     """Draw SVG text to a Pillow image of exactly width x height pixels (RGB on white, or RGBA)."""
+    _setup_cairosvg()
     import cairosvg.parser
     import cairosvg.surface
     from PIL import Image
 
-    _setup_cairosvg()
     try:
         tree = cairosvg.parser.Tree(bytestring=svg.encode(), url=base_url, url_fetcher=make_url_fetcher(root))
         surface = cairosvg.surface.PNGSurface(tree, None, dpi, output_width=width, output_height=height,

@@ -20,7 +20,7 @@ STAGES = [
     ("svg", ["text", "sandbox", "templates"]),
     ("context", ["context"]),
     ("validate", ["validate"]),
-    ("raster", ["render"]),
+    ("raster", ["render", "cairo_bindings"]),
     ("record", ["record", "changes"]),
     ("outputs", ["outputs"]),
     ("build", ["plan", "build", "watch"]),

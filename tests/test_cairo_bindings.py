@@ -1,0 +1,83 @@
+"""cairo's C declarations kept in the user's cache: parsed once per machine, drawing the same pixels, never
+served damaged, never run as code. Each case runs in a fresh process (cairocffi is imported once per process)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from cardgen.storage import seal
+
+# A card-like picture: text in a bundled font, a gradient, strokes and a transform.
+_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="120" height="80"><linearGradient id="g"><stop offset="0" '
+        'stop-color="#c33"/><stop offset="1" stop-color="#33c"/></linearGradient><rect x="4" y="4" width="112" '
+        'height="72" rx="9" fill="url(#g)" stroke="black" stroke-width="3"/><path d="M10 70L60 10L110 70Z" '
+        'fill="none" stroke="gold" transform="rotate(4 60 40)"/><text x="12" y="48" font-family="Cinzel" '
+        'font-size="22">Ag &amp; 42</text></svg>')
+
+_DRAW = """
+import json, sys
+from pathlib import Path
+from cardgen.fonts import configure_fontconfig
+from cardgen.render import draw_svg
+configure_fontconfig([])
+image = draw_svg(sys.argv[1], 120, 80, 96, Path('/'), 'file:///')
+image.save(sys.argv[2])
+print(json.dumps({"parsed": "pycparser" in sys.modules,
+                  "kept": type(sys.modules["cairocffi"].ffi).__module__ != "cffi.api"}))
+"""
+
+
+def _draw(home: Path, target: Path) -> dict:
+    env = {**os.environ, "XDG_CACHE_HOME": str(home)}
+    for name in ("CARDGEN_FONTCONFIG_SET", "FONTCONFIG_FILE"):
+        env.pop(name, None)
+    done = subprocess.run([sys.executable, "-c", _DRAW, _SVG, str(target)], env=env, capture_output=True,
+                          text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def _entries(home: Path) -> list[Path]:
+    return sorted((home / "cardgen" / "cairo-declarations").glob("*/*.txt"))
+
+
+def _pixels(path: Path) -> np.ndarray:
+    with Image.open(path) as image:
+        return np.asarray(image.convert("RGB"), dtype=np.int16)
+
+
+def test_declarations_are_parsed_once_then_kept_and_draw_the_same_pixels(tmp_path: Path) -> None:
+    first = _draw(tmp_path, tmp_path / "first.png")
+    assert first == {"parsed": True, "kept": False}  # nothing kept yet: cairocffi parses its headers
+    assert len(_entries(tmp_path)) == 1
+    second = _draw(tmp_path, tmp_path / "second.png")
+    assert second == {"parsed": False, "kept": True}  # from the kept entry: no C parser imported at all
+    assert np.array_equal(_pixels(tmp_path / "first.png"), _pixels(tmp_path / "second.png"))
+    assert _pixels(tmp_path / "second.png").std() > 10  # a real drawing, not a blank one
+
+
+def test_damaged_kept_declarations_are_never_used_and_are_made_again(tmp_path: Path) -> None:
+    _draw(tmp_path, tmp_path / "first.png")
+    entry = _entries(tmp_path)[0]
+    data = bytearray(entry.read_bytes())
+    data[len(data) // 2] ^= 0x01  # same size: only the content digest can tell
+    entry.write_bytes(bytes(data))
+    assert _draw(tmp_path, tmp_path / "again.png") == {"parsed": True, "kept": False}
+    assert np.array_equal(_pixels(tmp_path / "first.png"), _pixels(tmp_path / "again.png"))
+    assert _draw(tmp_path, tmp_path / "then.png") == {"parsed": False, "kept": True}  # made again, whole
+
+
+def test_kept_declarations_are_read_as_literals_never_run(tmp_path: Path) -> None:
+    _draw(tmp_path, tmp_path / "first.png")
+    entry = _entries(tmp_path)[0]
+    planted = tmp_path / "planted"
+    entry.write_text(f"__import__('pathlib').Path({str(planted)!r}).write_text('ran')")
+    seal(entry)  # sealed as if cardgen wrote it: only reading it as literals keeps it from running
+    assert _draw(tmp_path, tmp_path / "again.png") == {"parsed": True, "kept": False}
+    assert not planted.exists()
+    assert np.array_equal(_pixels(tmp_path / "first.png"), _pixels(tmp_path / "again.png"))
