@@ -31,10 +31,9 @@ _DIGEST_FORMAT = "1"  # what a kept bundle digest is; part of its key
 def _digest(stamp: tuple) -> str:
     """The content hash of the bundled files of a stamp (paths, sizes, times): kept in the user's cache folder
     (a sealed entry), else computed from every file's content and kept."""
-    from cardgen.storage import Cache, file_digest, user_cache
+    from cardgen.storage import file_digest, user_store
 
-    home = user_cache()
-    cache = Cache.in_folder(home / "bundle-digest", ".json") if home is not None else None
+    cache = user_store("bundle-digest", ".json")
     key = hashlib.sha256(repr((_DIGEST_FORMAT, stamp)).encode()).hexdigest()[:32]
     kept = cache.read_json(key) if cache is not None else None
     if isinstance(kept, str) and len(kept) == 32:
@@ -60,4 +59,4 @@ def bundle_digest() -> str:
     by the files' paths, sizes and modification times (all new after any reinstall): the trust a verified
     cache entry gets (`storage.verify`).
     """
-    return _digest(tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in render_inputs()))
+    return _digest(tuple((str(p), s.st_size, s.st_mtime_ns) for p in render_inputs() for s in (p.stat(),)))

@@ -28,8 +28,10 @@ def import_cairocffi() -> None:
     there when they are not). Does nothing once cairocffi is imported."""
     if "cairocffi" in sys.modules:
         return
+    from cardgen.storage import user_store
+
     key = _key()
-    cache = _cache()
+    cache = user_store("cairo-declarations", ".txt")
     if key is None or cache is None:
         import cairocffi  # noqa: F401  as it is
         return
@@ -49,13 +51,6 @@ def import_cairocffi() -> None:
         made = _made()
         if made is not None:
             cache.put_bytes(key, made.encode("utf-8"))
-
-
-def _cache() -> Any:
-    from cardgen.storage import Cache, user_cache
-
-    home = user_cache()
-    return Cache.in_folder(home / "cairo-declarations", ".txt") if home is not None else None
 
 
 def _key() -> str | None:

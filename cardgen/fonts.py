@@ -17,7 +17,7 @@ from pathlib import Path
 
 from cardgen import bundled
 from cardgen.errors import CardgenError, Problem
-from cardgen.storage import Cache, user_cache, write_text
+from cardgen.storage import Cache, user_cache, user_store, write_text
 
 FONT_SUFFIXES = (".ttf", ".otf")
 _configured_dirs: list[Path] = []
@@ -131,11 +131,8 @@ def _metrics_cache(path: Path) -> Cache | None:
     every game and output root (so that a build into an empty output root does not read them all again);
     a workspace's own fonts, and bundled ones when the user's cache folder cannot be written, in the
     output root's cache (`keep_metrics`), if any."""
-    if path.parent == bundled.FONTS_DIR:
-        home = user_cache()
-        if home is not None:
-            return Cache.in_folder(home / "font-metrics", ".json")
-    return _metrics
+    kept = user_store("font-metrics", ".json") if path.parent == bundled.FONTS_DIR else None
+    return kept if kept is not None else _metrics
 
 
 def _read_face(path: Path) -> FontFace:

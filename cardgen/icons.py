@@ -18,7 +18,7 @@ from xml.etree import ElementTree
 
 from cardgen import bundled
 from cardgen.errors import CardgenError, relative
-from cardgen.storage import Cache, user_cache
+from cardgen.storage import user_store
 
 _MAX_ICON_BYTES = 1_000_000
 MAX_EMBEDDED_PIXELS = 64_000_000  # as for image files (validate/references.py)
@@ -139,8 +139,7 @@ class BundledIcons:
             stat = self.path.stat()
             key = hashlib.sha256(f"{_INDEX_FORMAT}\0{self.path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}"
                                  .encode()).hexdigest()[:32]
-            home = user_cache()
-            cache = Cache.in_folder(home / "icon-index", ".json") if home is not None else None
+            cache = user_store("icon-index", ".json")
             self._index = _index_from_json(cache.read_json(key) if cache is not None else None)
             if not self._index:
                 self._index = {info.filename: (info.header_offset, info.compress_size, info.file_size,

@@ -266,8 +266,3 @@ class CardFiles:
         """Place every file not placed yet."""
         for key in list(self.waiting):
             self.place(key)
-
-
-def place_card_files(plan: BuildPlan, out_dir: Path, keep_svg: bool, previous: PreviousOutputs | None = None) -> None:
-    """Place every card file of a plan from the cache (see `CardFiles`)."""
-    CardFiles(plan, out_dir, keep_svg, previous).place_rest()

@@ -246,3 +246,10 @@ class Cache:
     def place(self, key: str, target: Path, suffix: str | None = None) -> None:
         """Put a copy of an entry at an output path."""
         place_file(self.path(key, suffix), target)
+
+
+def user_store(kind: str, suffix: str = "") -> Cache | None:
+    """A cache of one kind in cardgen's folder of the user's cache (`user_cache`): shared by every game and
+    output root; None when there is no such folder that can be written."""
+    home = user_cache()
+    return Cache.in_folder(home / kind, suffix) if home is not None else None

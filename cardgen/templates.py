@@ -274,10 +274,10 @@ class KeptBytecode(jinja2.BytecodeCache):
     the entry is sealed and verified like every cache entry (a damaged one is compiled again).
     """
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, store: Cache) -> None:
         from cardgen import __version__, sandbox
 
-        self.store = Cache.in_folder(folder, ".bc")
+        self.store = store
         salt = hashlib.sha256(f"{__version__}\0{jinja2.__version__}\0{sys.version}\0".encode())
         for module in (sandbox.__file__, __file__):
             salt.update(Path(module).read_bytes())
@@ -299,10 +299,10 @@ class KeptBytecode(jinja2.BytecodeCache):
 
 
 def _kept_bytecode() -> KeptBytecode | None:
-    from cardgen.storage import user_cache
+    from cardgen.storage import user_store
 
-    home = user_cache()
-    return KeptBytecode(home / "templates-compiled") if home is not None else None
+    store = user_store("templates-compiled", ".bc")
+    return KeptBytecode(store) if store is not None else None
 
 
 def make_environment(game: Game) -> SVGEnvironment:
