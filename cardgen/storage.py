@@ -248,6 +248,34 @@ class Cache:
         place_file(self.path(key, suffix), target)
 
 
+class KeptByGame:
+    """What a game's last build kept of one kind (template scans, rendered SVGs), by key: one sealed JSON entry
+    per game in the output root's cache, read once when first needed and written once (`save`), holding what
+    this build used only, and only when that differs from what was kept. A damaged or unreadable entry is
+    empty: its content is made again, never trusted."""
+
+    def __init__(self, out_root: Path, kind: str, game: str, encode: Callable[[Any], Any] | None = None) -> None:
+        self.store = Cache(out_root, kind, ".json")
+        self.encode = encode  # turns what JSON cannot hold in the values into what it can
+        self.entry = hashlib.sha256(f"{kind}\0{game}".encode()).hexdigest()[:32]
+        self._kept: dict[str, Any] | None = None
+        self.used: dict[str, Any] = {}  # what this build used, by key: what `save` keeps
+
+    @property
+    def kept(self) -> dict[str, Any]:
+        """What the last build kept, by key (empty when nothing was kept or it cannot be read)."""
+        if self._kept is None:
+            kept = self.store.read_json(self.entry)
+            self._kept = kept if isinstance(kept, dict) else {}
+        return self._kept
+
+    def save(self) -> None:
+        """Keep what this build used for the next (best effort: a cache that cannot be written is skipped)."""
+        if self.used != self.kept:  # values taken from `kept` are the same objects: compared by identity first
+            self.store.put_json_object(self.entry, self.used, self.encode)
+            self._kept = dict(self.used)
+
+
 def user_store(kind: str, suffix: str = "") -> Cache | None:
     """A cache of one kind in cardgen's folder of the user's cache (`user_cache`): shared by every game and
     output root; None when there is no such folder that can be written."""

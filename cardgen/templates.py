@@ -24,7 +24,7 @@ from cardgen.fonts import FontBook, families_in_svg
 from cardgen.icons import IconLibrary
 from cardgen.manifest import CardSize, Game
 from cardgen.sandbox import TemplateLimit, TemplateSandbox, render_bounded
-from cardgen.storage import Cache, file_digest
+from cardgen.storage import Cache, KeptByGame, file_digest
 from cardgen.text import TextMeasurer, TextStyle, fit_text, icon_svg, layout_to_svg
 from cardgen.units import MM_PER_INCH, PT_PER_INCH, mm_to_px
 
@@ -359,7 +359,7 @@ def _in_render(problem: Problem, where: str, shown: str, line: int | None) -> Pr
 SVG_CACHE_FORMAT = "2"  # what an entry holds (2: boxes as lists); part of every key
 
 
-class SVGCache:
+class SVGCache(KeptByGame):
     """Rendered SVGs kept on disk between builds, keyed by everything a render reads.
 
     The key covers the manifest, every file under templates/, icons/ and fonts/ (by content), the
@@ -377,8 +377,7 @@ class SVGCache:
         from cardgen import __version__
         from cardgen.bundled import bundle_digest
 
-        self.store = Cache(out_root, "svg", ".json")
-        self.entry = hashlib.sha256(f"svg\0{game.name}".encode()).hexdigest()[:32]
+        super().__init__(out_root, "svg", game.name, box_as_row)
         digest = hashlib.sha256(f"{__version__}\0{SVG_CACHE_FORMAT}\0{bundle_digest()}\0".encode())
         for manifest in game.manifest_files:
             digest.update(manifest.read_bytes())
@@ -387,8 +386,6 @@ class SVGCache:
                 if path.is_file():
                     digest.update(f"{path.relative_to(game.root)}:{file_digest(path)}".encode())
         self.base = digest.hexdigest()
-        self._kept: dict[str, Any] | None = None  # the entry of the last build, read when first needed
-        self.used: dict[str, Any] = {}  # the renders of this build, by key
 
     def key(self, template_name: str, deck: str, card: Card | None) -> str:
         """The cache key of one render."""
@@ -396,14 +393,6 @@ class SVGCache:
                                            card.source_row]
         text = json.dumps([self.base, template_name, deck, about], sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-    @property
-    def kept(self) -> dict[str, Any]:
-        """The renders the last build kept, by key (empty when there are none or they cannot be read)."""
-        if self._kept is None:
-            kept = self.store.read_json(self.entry)
-            self._kept = kept if isinstance(kept, dict) else {}
-        return self._kept
 
     def get(self, key: str, name: str) -> RenderedSVG | None:
         """A cached render whose image files all still exist, or None."""
@@ -429,12 +418,6 @@ class SVGCache:
                           "warnings": [dataclasses.asdict(w) for w in rendered.warnings], "boxes": rendered.boxes,
                           "families": rendered.families}
 
-    def save(self) -> None:
-        """Keep this build's renders for the next (best effort: a cache that cannot be written is skipped);
-        nothing is written when they are the ones kept already."""
-        if self.used != self.kept:  # kept renders are the same objects: compared by identity, not text
-            self.store.put_json_object(self.entry, self.used, box_as_row)
-            self._kept = dict(self.used)
 
 
 class SVGRenderer:

@@ -25,7 +25,7 @@ from cardgen.icons import _refuse_unsafe
 from cardgen.manifest import Choice, DeckSpec, Game
 from cardgen.markup import icon_names
 from cardgen.options.pdf import PrintSpec
-from cardgen.storage import Cache
+from cardgen.storage import KeptByGame
 from cardgen.templates import make_environment, safe_path, syntax_message
 
 MAX_IMAGE_PIXELS = 64_000_000   # a 20 x 20 inch board at 400 DPI; a bigger image is a mistake or an attack
@@ -100,7 +100,7 @@ class TemplateScan:
     children: list[tuple[str, int]]  # (name as written, line) of each template it includes, imports or extends
 
 
-class KnownScans:
+class KnownScans(KeptByGame):
     """Scans of templates kept between builds, by a key of the template's name, file and source text.
 
     Parsing a game's templates (20 files in a generated game) was a third of validating an edit; a template
@@ -110,11 +110,7 @@ class KnownScans:
     """
 
     def __init__(self, out_root: Path, game: str) -> None:
-        self.store = Cache(out_root, "template-scans", ".json")
-        self.entry = hashlib.sha256(f"template-scans\0{game}".encode()).hexdigest()[:32]
-        kept = self.store.read_json(self.entry)
-        self.kept: dict = kept if isinstance(kept, dict) else {}
-        self.used: dict[str, dict] = {}
+        super().__init__(out_root, "template-scans", game)
 
     @staticmethod
     def key(name: str, shown: str, source: str) -> str:
@@ -139,11 +135,6 @@ class KnownScans:
     def put(self, key: str, scan: TemplateScan) -> None:
         """Note a scan, to keep."""
         self.used[key] = _scan_to_json(scan)
-
-    def save(self) -> None:
-        """Keep this check's scans for the next (best effort); nothing is written when they are the ones kept."""
-        if self.used != self.kept:
-            self.store.put_json(self.entry, self.used)
 
 
 _WHERE_MAPS = ("fields", "icons", "icon_columns", "images", "image_columns", "fonts")
