@@ -33,7 +33,7 @@ from cardgen.ownership import (
     refuse_foreign,
     remove_ours,
 )
-from cardgen.plan import BuildPlan, CardFiles, DrawnAhead, draw_ahead, draw_plan, plan_build, record_of
+from cardgen.plan import BuildPlan, CardFiles, draw_plan, plan_build, record_of
 from cardgen.progress import Reporter, SilentReporter
 from cardgen.record import BuildRecord
 from cardgen.render import CardWork, started_workers
@@ -159,9 +159,6 @@ def _build_with(root: Path, name: str, options: BuildOptions, reporter: Reporter
     # the next build sees the edit (stamped after, the build would record what it never read).
     read_from = source_stamp(root, name, recording=True)
     context = BuildContext.load(root, name, options.out_root)
-    # A first build of a game has every card to draw: the workers start on them while this process validates
-    # and plans. A rebuild draws the few changed cards once they are known (no renders or keys done twice).
-    ahead = draw_ahead(context, workers) if previous is None else DrawnAhead()
     findings = validate_context(context)
     plan = plan_build(context, findings, options.force)
     if context.renderer.cache is not None:
@@ -194,7 +191,7 @@ def _build_with(root: Path, name: str, options: BuildOptions, reporter: Reporter
         card_files = CardFiles(plan, staging, options.keep_svg, kept)
         # Card files are placed as their images are ready, while the workers draw the others.
         rendered, cached = draw_plan(plan, options.jobs, reporter or SilentReporter(), work,
-                                     card_files.place, workers, ahead)
+                                     card_files.place, workers)
         record.stats.rendered, record.stats.cached = rendered, cached
         card_files.place_rest()
         _write_outputs(plan, record, selected, final, staging, kept)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 import functools
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -27,7 +27,7 @@ from cardgen.record import (
     SourceRef,
     Stats,
 )
-from cardgen.render import CardWork, RasterJob, content_key, run_job, run_jobs
+from cardgen.render import CardWork, RasterJob, content_key, run_jobs
 from cardgen.storage import Cache, place_file, verify, write_text
 from cardgen.templates import RenderedSVG
 from cardgen.validate.findings import unique
@@ -135,102 +135,36 @@ def _artwork(name: str, rendered: RenderedSVG, game: Game, deck: str, context: B
     return Artwork(name, rendered, deck, key, png_cache(context.out_root).path(key))
 
 
-@dataclass(frozen=True)
-class _Jobs:
-    """Makes the raster jobs of a game's images; what every job shares is resolved once (a resolve per job costs
-    a tenth of a second at 1,000 cards)."""
-
-    game: Game
-    root: str
-    base_url: str
-    font_dirs: tuple[str, ...]
-
-    @classmethod
-    def of(cls, game: Game) -> _Jobs:
-        """The job maker of a game."""
-        return cls(game, str(game.root.resolve()), game.data_dir.resolve().as_uri() + "/",
-                   (str((game.root / "fonts").resolve()),))
-
-    def job(self, art: Artwork, cached: bool = False, work: tuple[CardWork, ...] = ()) -> RasterJob:
-        """The job that draws an artwork into its cache file (or reads it there, when `cached`) and does `work`."""
-        deck = self.game.spec.decks[art.deck]
-        size = self.game.deck_size(deck)
-        return RasterJob(art.key, art.rendered.svg, size.full_width_px, size.full_height_px, size.dpi, self.root,
-                         self.base_url, str(art.cache_path), self.font_dirs, deck.kind != "card", cached, work)
-
-
-class DrawnAhead:
-    """Card faces the render workers draw while the build still validates and plans the game (`draw_ahead`)."""
-
-    def __init__(self) -> None:
-        self.futures: dict[str, Future] = {}  # by image key
-
-    def finish(self) -> set[str]:
-        """Drop the drawings not started, wait for those under way; return the keys of the images drawn."""
-        for future in self.futures.values():
-            future.cancel()
-        drawn = set()
-        for key, future in self.futures.items():
-            # a drawing that failed (or a worker that died) is left to the build's own job, which reports it
-            if not future.cancelled() and future.exception() is None and future.result()[1] is None:
-                drawn.add(key)
-        return drawn
-
-
-def draw_ahead(context: BuildContext, workers: ProcessPoolExecutor | None) -> DrawnAhead:
-    """Render the faces of a loaded game's cards and hand those missing from the image cache to the started
-    `workers` at once, to draw while this process validates and plans the game (the renders are the ones
-    validation and planning use: kept by the renderer). Without this, both workers wait for the whole
-    validation (about 2 ms a card: 2 s at 1,000 cards, 20 s at 10,000).
-
-    The images only go into the cache: the output stages' work on them needs the planned build, and is done
-    by `draw_plan` from the cached image. A card that cannot be rendered is left to validation to report.
-    """
-    ahead = DrawnAhead()
-    if workers is None:
-        return ahead
-    jobs = _Jobs.of(context.game)
-    broken = {(p.file, p.row) for p in context.data.problems if p.severity == "error" and p.row is not None}
-    failed: set[str] = set()  # templates that raised: not tried for every card again
-    for card in context.data.cards:
-        if card.copies == 0 or (card.source_file, card.source_row) in broken or card.face_template in failed:
-            continue
-        try:
-            rendered = context.renderer.render(card.face_template, card.id, card.deck, card)
-        except Exception:  # noqa: BLE001  validation renders it again and says what is wrong
-            failed.add(card.face_template)
-            continue
-        art = _artwork(card.id, rendered, context.game, card.deck, context)
-        if art.key not in ahead.futures and not art.cache_path.is_file():
-            ahead.futures[art.key] = workers.submit(run_job, jobs.job(art))
-    return ahead
-
-
 def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter,
               work: Mapping[str, Sequence[CardWork]] | None = None,
               ready: Callable[[str], None] = lambda key: None,
-              workers: ProcessPoolExecutor | None = None, ahead: DrawnAhead | None = None) -> tuple[int, int]:
+              workers: ProcessPoolExecutor | None = None) -> tuple[int, int]:
     """Draw every artwork missing from the cache, in `workers` when started already; return (rendered, cached).
 
     `work` is the output stages' work on card images, by image key: done in the workers while each image
     is in memory (a cached image is read for it). `ready(key)` is called in this process as soon as the
     cached image of a key is there and verified (drawn, or found in the cache), while the workers draw on:
-    the build places card files meanwhile. Images `ahead` drew (see `draw_ahead`) count as drawn.
+    the build places card files meanwhile.
     """
     game, work = plan.game, work or {}
     arts = {a.key: a for a in [*plan.faces.values(), *plan.backs.values()]}
-    drawn_ahead = ahead.finish() & arts.keys() if ahead else set()
-    maker = _Jobs.of(game)
+    # The same for every job: resolved once (a resolve per job costs a tenth of a second at 1,000 cards).
+    root, base_url = str(game.root.resolve()), game.data_dir.resolve().as_uri() + "/"
+    font_dirs = (str((game.root / "fonts").resolve()),)
     raster_jobs, found = [], []
     for art in arts.values():
         cached = art.cache_path.is_file() and verify(art.cache_path)
         if cached and not work.get(art.key):
             found.append(art.key)
             continue
-        raster_jobs.append(maker.job(art, cached, tuple(work.get(art.key, ()))))
+        size = game.deck_size(game.spec.decks[art.deck])
+        raster_jobs.append(RasterJob(art.key, art.rendered.svg, size.full_width_px, size.full_height_px, size.dpi,
+                                     root, base_url, str(art.cache_path), font_dirs,
+                                     game.spec.decks[art.deck].kind != "card", cached,
+                                     tuple(work.get(art.key, ()))))
     # Largest images first: a board drawn last would keep one worker busy while the other has nothing left.
     raster_jobs.sort(key=lambda job: job.width * job.height, reverse=True)
-    drawn = sum(not job.cached for job in raster_jobs) + len(drawn_ahead)
+    drawn = sum(not job.cached for job in raster_jobs)
     problems: list[Problem] = []
 
     def begin() -> None:

@@ -347,43 +347,6 @@ def test_render_workers_start_before_the_game_is_loaded_and_draw_every_card(tiny
     assert multiprocessing.active_children() == []
 
 
-def test_a_first_build_draws_its_cards_while_it_validates(tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A game's first build hands its card faces to the render workers before validating: images are drawn into the
-    cache while validation runs, count as drawn (not as found in the cache), and the stages' work is still done on
-    every image, in the workers. A rebuild draws nothing ahead: its few changed cards are known once planned."""
-    import time
-
-    import cardgen.build
-    import cardgen.validate
-    from cardgen.plan import png_cache
-
-    out = tiny_game / "output"
-    validate, drawn_during_validation = cardgen.validate.validate_context, []
-
-    def watched(context: BuildContext) -> list[Problem]:
-        folder, waited = png_cache(out).folder, time.monotonic()
-        while not list(folder.rglob("*.png")) and time.monotonic() - waited < 10:
-            time.sleep(0.02)
-        drawn_during_validation.append(len(list(folder.rglob("*.png"))))
-        return validate(context)
-
-    monkeypatch.setattr(cardgen.validate, "validate_context", watched)
-    result = build_game(tiny_game, "tiny", BuildOptions(out, jobs=2), None, [_DrawnWhere()])
-    assert drawn_during_validation[0] >= 1
-    assert (result.rendered, result.cached) == (4, 0)
-    record = BuildRecord.previous(out / "tiny")
-    assert record is not None
-    worked_on = {p.name: int(p.read_text()) for p in (tiny_game / "drawn-where").iterdir()}
-    assert set(worked_on) == {c.hash for c in record.cards} | {b.hash for b in record.backs.values()}
-    assert os.getpid() not in worked_on.values()
-
-    drawing_ahead = []
-    monkeypatch.setattr(cardgen.build, "draw_ahead", lambda *args: drawing_ahead.append(args))
-    (tiny_game / "data" / "tiny" / "cards.csv").write_text("name,power,text,count\nAlpha,1,changed,2\nBeta,2,x,1\n")
-    assert build_game(tiny_game, "tiny", BuildOptions(out, jobs=2)).rendered == 2
-    assert drawing_ahead == []
-
-
 def test_a_build_stopped_by_its_game_leaves_no_render_worker_running(tiny_game: Path) -> None:
     """Workers started early are ended when the build stops before drawing (an error in the data): the error is the
     designer's one-line problem, and nothing keeps running."""
