@@ -130,10 +130,12 @@ def draw_svg(svg: str, width: int, height: int, dpi: int, root: Path, base_url: 
     cairo_surface = surface.cairo
     cairo_surface.flush()
     size = (cairo_surface.get_width(), cairo_surface.get_height())
-    data, stride = cairo_surface.get_data(), cairo_surface.get_stride()
-    # On a white background every pixel is opaque, so cairo's premultiplied BGRA reads as plain BGRX.
-    image = Image.frombuffer("RGBA", size, bytes(data), "raw", "BGRa", stride, 1) if transparent \
-        else Image.frombuffer("RGB", size, bytes(data), "raw", "BGRX", stride, 1)
+    # On a white background every pixel is opaque, so cairo's premultiplied BGRA reads as plain BGRX. The pixels
+    # are unpacked from cairo's own buffer into an image not filled first: Image.frombuffer copied the buffer
+    # to bytes and filled a new image with black before unpacking (~1 ms of a card's ~50).
+    mode, raw_mode = ("RGBA", "BGRa") if transparent else ("RGB", "BGRX")
+    image = Image.new(mode, size, None)
+    image.frombytes(cairo_surface.get_data(), "raw", raw_mode, cairo_surface.get_stride(), 1)
     return image if image.size == (width, height) else image.resize((width, height))
 
 

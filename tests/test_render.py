@@ -279,6 +279,23 @@ def test_forked_render_workers_leave_the_build_s_objects_to_the_main_process(tmp
     assert gc.get_freeze_count() == 0  # and unfrozen again once drawing is over
 
 
+def test_drawn_pixels_keep_their_colours_and_transparency(tmp_path: Path) -> None:
+    """cairo's premultiplied BGRA pixels come out as the SVG's colours: on white for cards, with their alpha for
+    tokens and boards (transparent), where uncovered pixels are fully transparent and a half-transparent red
+    stays red at half alpha."""
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="10"><rect width="10" height="10" fill="#f00"/>'
+           '<rect x="10" width="10" height="10" fill="#00f"/><rect x="20" width="10" height="10" fill="#f00" '
+           'fill-opacity="0.5"/></svg>')
+    card = draw_svg(svg, 40, 10, 96, tmp_path, tmp_path.as_uri() + "/")
+    token = draw_svg(svg, 40, 10, 96, tmp_path, tmp_path.as_uri() + "/", transparent=True)
+    assert card.mode == "RGB" and token.mode == "RGBA"
+    assert [card.getpixel((x, 5)) for x in (5, 15, 35)] == [(255, 0, 0), (0, 0, 255), (255, 255, 255)]
+    assert [token.getpixel((x, 5)) for x in (5, 15)] == [(255, 0, 0, 255), (0, 0, 255, 255)]
+    red, green, blue, alpha = token.getpixel((25, 5))
+    assert red >= 250 and green == blue == 0 and 126 <= alpha <= 129
+    assert token.getpixel((35, 5))[3] == 0
+
+
 def test_a_build_that_stops_while_drawing_draws_no_more_jobs(tmp_path: Path) -> None:
     """When the build stops while workers draw (an error placing a card file, Ctrl-C), the jobs not started yet are
     dropped: leaving the process pool otherwise waits for every queued card to be drawn for nothing."""
