@@ -1,4 +1,4 @@
 """Allow `python -m cardgen`."""
-from cardgen.cli import main
+from cardgen.cli import run
 
-main(prog_name="cardgen")
+run()

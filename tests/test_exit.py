@@ -1,0 +1,61 @@
+"""How the `cardgen` command ends: what Python's own exit does that can be seen is done (atexit functions, the
+output flushed, the exit code), the freeing of every object is skipped (`cli.run`), and a thread still running
+is waited for."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.hostile_example import GAME
+
+# Run as a script, as the console script runs it: an object left for Python's exit to free says so, and so
+# does an atexit function.
+SCRIPT = """
+import atexit, sys, threading, time
+from cardgen import cli
+
+class Left:
+    def __del__(self):
+        sys.stderr.write("freed one by one\\n")
+
+left = Left()
+atexit.register(lambda: sys.stderr.write("atexit ran\\n"))
+if sys.argv[1] == "thread":
+    threading.Thread(target=lambda: (time.sleep(0.5), sys.stderr.write("thread finished\\n"))).start()
+sys.argv = ["cardgen", *sys.argv[2:]]
+cli.run()
+"""
+
+
+def _cardgen(*args: str, thread: bool = False) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", SCRIPT, "thread" if thread else "-", *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_a_build_ends_with_its_output_and_atexit_functions_and_without_freeing_objects(fresh_example: Path) -> None:
+    done = _cardgen("--root", str(fresh_example), "build", GAME, "-j", "2")
+    assert done.returncode == 0, done.stderr
+    assert f"{GAME}: " in done.stdout and " drawn, " in done.stdout  # the report, flushed before the end
+    assert "atexit ran" in done.stderr
+    assert "freed one by one" not in done.stderr
+    record = json.loads((fresh_example / "output" / GAME / "build.json").read_text())
+    assert record["stats"]["rendered"] > 0
+
+
+def test_exit_codes_and_problem_lines_are_the_command_s(fresh_example: Path) -> None:
+    failed = _cardgen("--root", str(fresh_example), "build", "no-such-game")
+    assert failed.returncode == 1
+    assert "no-such-game" in failed.stderr and "problem(s)" in failed.stderr
+    assert "freed one by one" not in failed.stderr
+    usage = _cardgen("--no-such-option")
+    assert usage.returncode == 2 and "No such option" in usage.stderr
+    version = _cardgen("--version")
+    assert version.returncode == 0 and "cardgen" in version.stdout
+
+
+def test_a_thread_still_running_is_waited_for() -> None:
+    done = _cardgen("--version", thread=True)
+    assert done.returncode == 0
+    assert "thread finished" in done.stderr
