@@ -20,6 +20,25 @@ from cardgen.registry import OUTPUTS, imported
 # pydantic looks for plugins by scanning every installed package's metadata the first time a model is built
 # (~20 ms of every build); cardgen uses none. PYDANTIC_DISABLE_PLUGINS set to an empty value loads them.
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+PLUGINS_OFF = ("__all__", "1", "true")  # the values with which pydantic's plugin loader loads none
+
+
+def _no_plugin_loader() -> None:
+    """With plugins off, stand in for pydantic's plugin loader (`pydantic.plugin._loader`) with a module that
+    finds none, as pydantic's does then: importing pydantic's imports importlib.metadata (10-20 ms of every
+    command that builds a model) only to look at PYDANTIC_DISABLE_PLUGINS and return nothing. Nothing is done
+    when plugins are on, or when pydantic's loader was imported already."""
+    name = "pydantic.plugin._loader"
+    if os.environ.get("PYDANTIC_DISABLE_PLUGINS") not in PLUGINS_OFF or name in sys.modules:
+        return
+    import types
+
+    loader = types.ModuleType(name, "cardgen's stand-in for pydantic's plugin loader, while plugins are off.")
+    loader.get_plugins = lambda: ()  # type: ignore[attr-defined]
+    sys.modules[name] = loader
+
+
+_no_plugin_loader()
 
 
 class CardgenGroup(click.Group):

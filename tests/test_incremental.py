@@ -407,14 +407,37 @@ def test_a_build_that_draws_nothing_imports_no_network_code_and_scans_no_plugins
     csv.write_text(csv.read_text())  # read again, validated, planned: the same cards, nothing to draw
     code = ("import sys; from cardgen.cli import main; "
             f"main(['--root', {str(tiny_game)!r}, 'build'], standalone_mode=False); "
-            "import pydantic.plugin._loader as plugins; "
             "print('jinja2' in sys.modules, sorted({'urllib.request', 'http.client', 'ssl'} & set(sys.modules)), "
-            "plugins._plugins)")
+            "'pydantic' in sys.modules, 'importlib.metadata' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           env={k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"})
     assert "tiny: up to date" in done.stdout and "built" not in done.stdout
-    # validated and planned (templates loaded), without the network modules, and pydantic never looked for plugins
-    assert done.stdout.strip().endswith("True [] None"), done.stdout
+    # validated and planned (templates loaded, models built), without the network modules, and pydantic never
+    # looked for plugins: not even importlib.metadata, which its loader imports to look
+    assert done.stdout.strip().endswith("True [] True False"), done.stdout
+
+
+def test_pydantic_plugins_are_loaded_when_a_user_turns_them_on(tmp_path: Path) -> None:
+    # a plugin on the path, declared as an entry point in pydantic's group, counts the models it sees
+    site = tmp_path / "site"
+    (site / "counting-1.0.dist-info").mkdir(parents=True)
+    (site / "counting-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: counting\nVersion: 1.0\n")
+    (site / "counting-1.0.dist-info" / "entry_points.txt").write_text("[pydantic]\ncounting = counting:plugin\n")
+    (site / "counting.py").write_text("seen = []\n"
+                                      "class Plugin:\n"
+                                      "    def new_schema_validator(self, schema, schema_type, *args):\n"
+                                      "        seen.append(schema_type.__name__)\n"
+                                      "        return None, None, None\n"
+                                      "plugin = Plugin()\n")
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import cardgen.cli; from cardgen.record import BuildRecord; "
+            "import counting; print('BuildRecord' in counting.seen)")
+    for setting, seen in (("", "True"), (None, "False"), ("__all__", "False")):
+        env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+        if setting is not None:
+            env["PYDANTIC_DISABLE_PLUGINS"] = setting
+        done = subprocess.run([sys.executable, "-c", code, str(site)], capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == seen, (setting, done.stdout)
 
 
 def test_touched_build_record_or_stamps_are_rebuilt_not_trusted(tiny_game: Path) -> None:

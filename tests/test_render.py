@@ -405,3 +405,32 @@ def test_a_render_worker_that_dies_is_one_readable_error_and_leaves_the_previous
     assert len(raised.value.problems) == 1
     assert sorted(p.relative_to(out).as_posix() for p in (out / "tiny").rglob("*")) == before
     assert not list(out.glob(".tiny.building-*")) and multiprocessing.active_children() == []
+
+
+def test_the_key_of_a_drawn_image_holds_the_version_of_cairosvg_that_draws_it(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    import cairosvg
+
+    # cairosvg's version, as cairosvg itself reports it, is read without importing cairosvg (only workers draw)
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from cardgen.render import _drawing_library_version as v, "
+            "content_key; print(v(), 'cairosvg' in sys.modules, content_key('<svg/>', 1, 1, 96, []))")
+    real = subprocess.run([sys.executable, "-c", code, str(tmp_path / "nothing")], capture_output=True, text=True,
+                          check=True).stdout.split()
+    assert real[:2] == [cairosvg.__version__, "False"]
+    # another cairosvg (its VERSION file, or only its package metadata when it has none) changes every key
+    for version_file, metadata in ((True, False), (False, True)):
+        site = tmp_path / f"site-{version_file}"
+        (site / "cairosvg").mkdir(parents=True)
+        (site / "cairosvg" / "__init__.py").write_text("")
+        if version_file:
+            (site / "cairosvg" / "VERSION").write_text("99.1\n")
+        if metadata:
+            (site / "CairoSVG-98.2.dist-info").mkdir()
+            (site / "CairoSVG-98.2.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: CairoSVG\n"
+                                                                       "Version: 98.2\n")
+        other = subprocess.run([sys.executable, "-c", code, str(site)], capture_output=True, text=True,
+                               check=True).stdout.split()
+        assert other[0] == ("99.1" if version_file else "98.2")
+        assert other[2] != real[2]
