@@ -8,6 +8,7 @@ import atexit
 import ctypes
 import ctypes.util
 import hashlib
+import json
 import os
 import re
 import tempfile
@@ -85,7 +86,7 @@ def _overridden_bundled_files(dirs: list[Path]) -> list[Path]:
     return [face.path for key, face in _faces_in(bundled.FONTS_DIR).items() if key in workspace]
 
 
-@dataclass
+@dataclass(eq=False)
 class FontFace:
     """One font file's metrics: advance widths per character, in font units."""
 
@@ -96,9 +97,31 @@ class FontFace:
     units_per_em: int
     ascent: int
     descent: int
-    advances: dict[int, int] = field(repr=False, default_factory=dict)
+    read_advances: dict[int, int] | None = field(repr=False, default=None)
+    # the advances as kept (`_read_face`), JSON: read when the face first measures a text, as a game uses a few of
+    # the 26 bundled faces (reading every face's advances was ~13 ms of every build)
+    kept_advances: bytes = field(repr=False, default=b"")
     # the advance of each text measured: text fitting measures the same words at every size it tries, on every card
-    _measured: dict[str, int] = field(init=False, repr=False, compare=False, default_factory=dict)
+    _measured: dict[str, int] = field(init=False, repr=False, default_factory=dict)
+
+    @property
+    def advances(self) -> dict[int, int]:
+        """Advance width per character code, in font units."""
+        if self.read_advances is None:
+            try:
+                kept = json.loads(self.kept_advances)["advances"]
+                self.read_advances = {int(code): int(advance) for code, advance in kept.items()}
+            except (ValueError, KeyError, TypeError, AttributeError):  # not what this cardgen keeps: the font's
+                self.read_advances = _parse_face(self.path).advances
+        return self.read_advances
+
+    def __eq__(self, other: object) -> bool:
+        """The same file and metrics."""
+        return isinstance(other, FontFace) and self._metrics() == other._metrics()
+
+    def _metrics(self) -> tuple:
+        return (self.path, self.family, self.bold, self.italic, self.units_per_em, self.ascent, self.descent,
+                self.advances)
 
     def width(self, text: str, size: float) -> float:
         """Width of a text at a size, as cairosvg draws it (glyph by glyph, no kerning)."""
@@ -117,7 +140,7 @@ class FontFace:
 
 MEASURED_TEXTS = 100_000  # texts whose advance a face keeps (a word is ~100 bytes kept)
 _metrics: Cache | None = None  # the output root's cache of metrics read from font files (`keep_metrics`)
-_METRICS_FORMAT = "1"  # what a kept entry holds; part of its key, as the user's cache outlives a cardgen version
+_METRICS_FORMAT = "2"  # what a kept entry holds; part of its key, as the user's cache outlives a cardgen version
 
 
 def keep_metrics(out_root: Path) -> None:
@@ -144,19 +167,19 @@ def _read_face(path: Path) -> FontFace:
     key = hashlib.sha256(f"{_METRICS_FORMAT}\0{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()
                          ).hexdigest()[:32]
     cache = _metrics_cache(path)
-    kept = cache.read_json(key) if cache is not None else None
-    if isinstance(kept, dict):
-        try:
-            return FontFace(path, str(kept["family"]), bool(kept["bold"]), bool(kept["italic"]),
-                            int(kept["units_per_em"]), int(kept["ascent"]), int(kept["descent"]),
-                            {int(code): int(advance) for code, advance in kept["advances"].items()})
-        except (KeyError, TypeError, ValueError, AttributeError):
-            pass  # not what this cardgen writes: read the font again
+    # an entry is two lines of JSON: the face's names and sizes, then its advances, read only when used
+    header, _, advances = (cache.read_bytes(key) or b"").partition(b"\n") if cache is not None else (b"", b"", b"")
+    try:
+        kept = json.loads(header)
+        return FontFace(path, str(kept["family"]), bool(kept["bold"]), bool(kept["italic"]),
+                        int(kept["units_per_em"]), int(kept["ascent"]), int(kept["descent"]), None, advances)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        pass  # none kept, or not what this cardgen writes: read the font again
     face = _parse_face(path)
     if cache is not None:
-        cache.put_json(key, {"family": face.family, "bold": face.bold, "italic": face.italic,
-                                "units_per_em": face.units_per_em, "ascent": face.ascent, "descent": face.descent,
-                                "advances": face.advances})
+        names = {"family": face.family, "bold": face.bold, "italic": face.italic, "units_per_em": face.units_per_em,
+                 "ascent": face.ascent, "descent": face.descent}
+        cache.put_bytes(key, f"{json.dumps(names)}\n{json.dumps({'advances': face.advances})}".encode())
     return face
 
 

@@ -231,6 +231,34 @@ def test_bundled_font_metrics_are_read_once_per_user_cache(tiny_game, tmp_path, 
     assert len(list((tmp_path / "e" / ".cache" / "font-metrics").rglob("*.json"))) == len(faces)
 
 
+def test_kept_advances_are_read_only_for_the_faces_that_measure_text(tiny_game, tmp_path, monkeypatch) -> None:
+    """A build reads the kept advances of the faces its text uses, not of all 26 bundled ones; a face reads the
+    same advances as its font file holds, and advances kept in another form are read from the font."""
+    from cardgen import bundled, fonts
+    from cardgen.storage import Cache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    for out in ("a", "b"):  # the first keeps every bundled face's metrics, the second reads them kept
+        fonts._scan.cache_clear()
+        build_game(tiny_game, "tiny", BuildOptions(out_root=tmp_path / out, jobs=1), None, ["gallery"])
+    faces = list(fonts._faces_in(bundled.FONTS_DIR).values())
+    read = [face for face in faces if face.read_advances is not None]
+    assert 0 < len(read) <= 4 < len(faces)
+    parsed = _count_parses(monkeypatch)
+    for face in faces:
+        assert face.advances == fonts._parse_face(face.path).advances and face.advances
+    assert len(parsed) == len(faces)
+    (entry,) = [path for path in (tmp_path / "user-cache" / "cardgen" / "font-metrics").rglob("*.json")
+                if path.read_bytes().startswith(b'{"family": "Roboto", "bold": true, "italic": false')]
+    header = entry.read_bytes().partition(b"\n")[0]
+    Cache.in_folder(entry.parents[1], ".json").put_bytes(entry.stem, header + b"\n[1, 2]")  # sealed, not ours
+    fonts._scan.cache_clear()
+    parsed.clear()
+    bold = fonts.FontBook(tmp_path).face("Roboto", bold=True)
+    assert bold.path == fonts._read_face(bold.path).path and not parsed
+    assert bold.width("Will", 10) == fonts._parse_face(bold.path).width("Will", 10) and parsed == [bold.path] * 2
+
+
 def test_a_build_that_fails_leaves_its_cache_folder_marked_as_cardgen_s(tiny_game) -> None:
     """The cache is marked before anything can go into it (the font metrics are read before the game is
     loaded): a build stopped by an error must not leave an unmarked .cache/ that the next build would refuse
