@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 from pathlib import Path
 from typing import Literal, get_args, get_origin
 
@@ -175,3 +176,32 @@ def test_the_manifest_pod_switch_enables_the_pod_stage(tiny_game: Path) -> None:
     assert SIMPLE_MANIFEST  # the tiny game's manifest, with the switch appended
     assert CliRunner().invoke(main, ["--root", str(tiny_game), "build", "tiny", "-j", "1"]).exit_code == 0
     assert (tiny_game / "output" / "tiny" / "pod" / "main" / "cards.csv").is_file()
+
+
+class ProbeStage(Stage):
+    """A stage whose library records, when imported, the thread that imported it and whether the build's images
+    were all drawn by then."""
+
+    name = "probe"
+    libraries = ("cardgen_import_probe",)
+
+    def run(self, ctx: StageContext) -> list[Problem]:
+        """Nothing to write: the probe's record is the result."""
+        return []
+
+
+PROBE = '''
+import pathlib, threading
+pathlib.Path(__file__).with_name("imported-in.txt").write_text(threading.current_thread().name)
+'''
+
+
+def test_stages_libraries_are_imported_while_the_workers_draw(tiny_game: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "cardgen_import_probe.py").write_text(PROBE)
+    monkeypatch.syspath_prepend(str(tmp_path / "lib"))
+    monkeypatch.delitem(sys.modules, "cardgen_import_probe", raising=False)
+    build_game(tiny_game, "tiny", BuildOptions(tiny_game / "output", jobs=2), None, ["tts", ProbeStage()])
+    assert "cardgen_import_probe" in sys.modules  # imported before the stage ran
+    assert (tmp_path / "lib" / "imported-in.txt").read_text() == "cardgen-import-ahead"

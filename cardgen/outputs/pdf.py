@@ -471,6 +471,7 @@ class PrintStage(Stage):
     earlier with `cardgen print` into that folder (see `kept_prints`)."""
 
     name = "print"  # its options: `PrintSpec` (cardgen.options.pdf), as the registry says
+    libraries = ("reportlab.pdfgen.canvas", "reportlab.pdfbase.pdfmetrics")
 
     def card_work(self, game: Game, record: BuildRecord, out_root: Path) -> dict[str, CardWork]:
         """The streams of each image with transparency (tokens, boards; see `MaskedImage`), and the JPEG of

@@ -42,6 +42,8 @@ class Stage:
     """Base of an output stage. Subclasses set `name`, the name it is registered under in `OUTPUTS`."""
 
     name: ClassVar[str]
+    # The libraries `run` imports, imported ahead in a build while the render workers draw (see `build.py`).
+    libraries: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, options: BaseModel | None = None) -> None:
         self.options = options
