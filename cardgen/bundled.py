@@ -48,8 +48,8 @@ def _digest(stamp: tuple) -> str:
 
 
 def bundle_stamp() -> tuple:
-    """Name, size and modification time of every bundled render input: cheap, and new after any reinstall."""
-    return tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in render_inputs())
+    """Path, size and modification time of every bundled render input: cheap, and new after any reinstall."""
+    return tuple((str(p), s.st_size, s.st_mtime_ns) for p in render_inputs() for s in (p.stat(),))
 
 
 def bundle_digest() -> str:
@@ -59,4 +59,4 @@ def bundle_digest() -> str:
     by the files' paths, sizes and modification times (all new after any reinstall): the trust a verified
     cache entry gets (`storage.verify`).
     """
-    return _digest(tuple((str(p), s.st_size, s.st_mtime_ns) for p in render_inputs() for s in (p.stat(),)))
+    return _digest(bundle_stamp())

@@ -419,7 +419,6 @@ class SVGCache(KeptByGame):
                           "families": rendered.families}
 
 
-
 class SVGRenderer:
     """Renders card faces and backs of one game to SVG text."""
 
