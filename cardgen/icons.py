@@ -97,18 +97,32 @@ def _parse_icon(path: Path, mtime: int, shown_as: str) -> Icon:
     return _parse_svg(text, path.stem, path, shown_as)
 
 
-_INDEX_FORMAT = "1"  # what an index entry holds; part of its key
+_INDEX_FORMAT = "2"  # what an index entry holds; part of its key
+_INDEX_ROW = struct.Struct("<5Q")  # header offset, compressed size, size, method, CRC
+Member = tuple[int, int, int, int, int]
 
 
-def _index_from_json(kept: object) -> dict[str, tuple[int, int, int, int, int]] | None:
+def _index_to_bytes(index: dict[str, Member]) -> bytes:
+    """A zip index as kept: the count, one row of five numbers per icon, then the icons' names, one per line.
+
+    Not JSON: parsing 4,000 names and rows from JSON took ~7 ms of every build that checks an icon name."""
+    rows = b"".join(_INDEX_ROW.pack(*member) for member in index.values())
+    return struct.pack("<I", len(index)) + rows + "\n".join(index).encode("utf-8")
+
+
+def _index_from_bytes(data: bytes | None) -> dict[str, Member] | None:
     """A kept zip index as `BundledIcons` uses it, or None when it is not one this cardgen writes."""
-    if not isinstance(kept, dict):
+    if data is None or len(data) < 4:
         return None
+    (count,) = struct.unpack_from("<I", data)
+    end = 4 + count * _INDEX_ROW.size
     try:
-        index = {str(name): (int(a), int(b), int(c), int(d), int(e)) for name, (a, b, c, d, e) in kept.items()}
-    except (TypeError, ValueError):
+        names = data[end:].decode("utf-8").split("\n")
+    except UnicodeDecodeError:
         return None
-    return index
+    if len(data) < end or len(names) != count:
+        return None
+    return dict(zip(names, _INDEX_ROW.iter_unpack(memoryview(data)[4:end])))
 
 
 class BundledIcons:
@@ -123,7 +137,7 @@ class BundledIcons:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._zip: tuple[int, zipfile.ZipFile] | None = None
-        self._index: dict[str, tuple[int, int, int, int, int]] | None = None
+        self._index: dict[str, Member] | None = None
         self._names: frozenset[str] | None = None
         self._icons: dict[str, Icon] = {}
 
@@ -133,24 +147,26 @@ class BundledIcons:
             self._zip = (os.getpid(), zipfile.ZipFile(self.path))
         return self._zip[1]
 
-    def _members(self) -> dict[str, tuple[int, int, int, int, int]]:
-        """Where each member lies in the zip: (header offset, compressed size, size, method, CRC), by name."""
+    def _members(self) -> dict[str, Member]:
+        """Where each icon lies in the zip: (header offset, compressed size, size, method, CRC), by icon name."""
         if self._index is None:
             stat = self.path.stat()
             key = hashlib.sha256(f"{_INDEX_FORMAT}\0{self.path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}"
                                  .encode()).hexdigest()[:32]
-            cache = user_store("icon-index", ".json")
-            self._index = _index_from_json(cache.read_json(key) if cache is not None else None)
+            cache = user_store("icon-index", ".bin")
+            self._index = _index_from_bytes(cache.read_bytes(key) if cache is not None else None)
             if not self._index:
-                self._index = {info.filename: (info.header_offset, info.compress_size, info.file_size,
-                                               info.compress_type, info.CRC) for info in self._open().infolist()}
+                self._index = {info.filename[:-4]: (info.header_offset, info.compress_size, info.file_size,
+                                                    info.compress_type, info.CRC)
+                               for info in self._open().infolist() if info.filename.endswith(".svg")}
                 if cache is not None:
-                    cache.put_json(key, self._index)
+                    cache.put_bytes(key, _index_to_bytes(self._index))
         return self._index
 
-    def _read(self, member: str) -> bytes:
-        """A member's bytes, at its place in the index when they check (CRC and size), else through the zip."""
-        offset, compressed, size, method, crc = self._members()[member]
+    def _read(self, name: str) -> bytes:
+        """An icon's bytes, at its place in the index when they check (CRC and size), else through the zip."""
+        offset, compressed, size, method, crc = self._members()[name]
+        member = f"{name}.svg"
         try:
             with open(self.path, "rb") as handle:
                 handle.seek(offset)
@@ -172,7 +188,7 @@ class BundledIcons:
     def names(self) -> frozenset[str]:
         """Every icon name in the bundle."""
         if self._names is None:
-            self._names = frozenset(n[:-4] for n in self._members() if n.endswith(".svg"))
+            self._names = frozenset(self._members())
         return self._names
 
     def get(self, name: str) -> Icon:
@@ -180,7 +196,7 @@ class BundledIcons:
         if name not in self._icons:
             if name not in self.names:
                 raise KeyError(name)
-            text = self._read(f"{name}.svg").decode("utf-8")
+            text = self._read(name).decode("utf-8")
             self._icons[name] = _parse_svg(text, name, self.path, f"game-icons.zip:{name}.svg")
         return self._icons[name]
 

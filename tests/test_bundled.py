@@ -38,15 +38,13 @@ def test_bundled_icons_are_read_one_at_a_time_from_the_zip(tmp_path: Path) -> No
 
 
 def _index_entry(home: Path) -> Path:
-    [entry] = (home / "cardgen" / "icon-index").rglob("*.json")
+    [entry] = (home / "cardgen" / "icon-index").rglob("*.bin")
     return entry
 
 
 def test_bundled_icons_are_read_through_a_kept_index_that_never_serves_a_wrong_icon(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import json
-
-    from cardgen.icons import BundledIcons
+    from cardgen.icons import BundledIcons, _index_from_bytes, _index_to_bytes
     from cardgen.storage import seal
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
@@ -57,19 +55,25 @@ def test_bundled_icons_are_read_through_a_kept_index_that_never_serves_a_wrong_i
     kept = BundledIcons(bundled.ICON_BUNDLE)
     assert {f"{name}.svg" for name in kept.names} == {n for n in source.namelist() if n.endswith(".svg")}
     for name in ("gears", "splash", "hexagonal-nut"):
-        assert kept._read(f"{name}.svg") == source.read(f"{name}.svg")
+        assert kept._read(name) == source.read(f"{name}.svg")
     assert opened == []  # names and icons came through the index, not the zip's directory
     # An index sealed again after its places were swapped (as a bug would write it): the CRC tells, the zip reads
     entry = _index_entry(tmp_path)
-    index = json.loads(entry.read_text())
-    index["gears.svg"][:2], index["splash.svg"][:2] = index["splash.svg"][:2], index["gears.svg"][:2]
-    entry.write_text(json.dumps(index))
+    index = _index_from_bytes(entry.read_bytes())
+    assert index is not None and index["gears"] == kept._members()["gears"]
+    index["gears"], index["splash"] = index["splash"][:2] + index["gears"][2:], index["gears"][:2] + index["splash"][2:]
+    entry.write_bytes(_index_to_bytes(index))
     seal(entry)
-    assert BundledIcons(bundled.ICON_BUNDLE)._read("gears.svg") == source.read("gears.svg") and opened
+    assert BundledIcons(bundled.ICON_BUNDLE)._read("gears") == source.read("gears.svg") and opened
     # A damaged index (not as sealed) is made again from the zip
-    entry.write_text(entry.read_text().replace('"gears.svg"', '"gears.svq"'))
+    entry.write_bytes(entry.read_bytes().replace(b"gears", b"gearz"))
     again = BundledIcons(bundled.ICON_BUNDLE)
     assert "gears" in again.names and again.get("gears").body in source.read("gears.svg").decode()
+    # An index cut short, or holding fewer names than rows, is not one: it is made again
+    whole = _index_to_bytes(index)
+    assert _index_from_bytes(whole) == index
+    assert _index_from_bytes(whole[:-40]) is None and _index_from_bytes(whole[:100]) is None
+    assert _index_from_bytes(whole.rsplit(b"\n", 1)[0]) is None and _index_from_bytes(b"") is None
 
 
 def test_an_icon_changed_in_the_zip_under_the_same_size_and_time_is_never_served(

@@ -55,7 +55,7 @@ def test_an_edit_inspects_the_layout_of_the_edited_card_only(tiny_game: Path, in
 def test_kept_layout_findings_that_are_damaged_are_found_again(tiny_game: Path, inspected: list[str]) -> None:
     _edit(tiny_game, "Fire & Ice", "Fire ☃ Ice")
     first = _build(tiny_game)
-    [entry] = [p for p in (tiny_game / "output" / ".cache" / "layout").rglob("*.json")]
+    [entry] = [p for p in (tiny_game / "output" / ".cache" / "layout").rglob("*.jsonl")]
     entry.write_text(entry.read_text().replace("missing-glyph", "missing-glyph-not"))  # same size: digest told
     inspected.clear()
     _edit(tiny_game, "Plain", "Plainer")
@@ -215,7 +215,7 @@ def test_an_edit_of_data_parses_no_template_and_an_edited_template_is_parsed_aga
 
 def test_kept_template_scans_that_are_damaged_are_made_again(tiny_game: Path, parsed: list[str]) -> None:
     _build(tiny_game)
-    [entry] = [p for p in (tiny_game / "output" / ".cache" / "template-scans").rglob("*.json")]
+    [entry] = [p for p in (tiny_game / "output" / ".cache" / "template-scans").rglob("*.jsonl")]
     entry.write_text(entry.read_text().replace('"text"', '"txet"'))  # same size: the seal's digest tells
     parsed.clear()
     _edit(tiny_game, "Plain", "Plainer")

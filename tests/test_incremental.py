@@ -349,14 +349,14 @@ def test_svg_cache_is_one_entry_per_game_holding_this_build_s_renders(tiny_game:
     monkeypatch.setattr(SVGRenderer, "_render", lambda self, name, key, deck, card: renders.append(key) or
                         original(self, name, key, deck, card))
     _build(tiny_game)
-    entries = lambda: sorted((tiny_game / "output" / ".cache" / "svg").rglob("*.json"))  # noqa: E731
+    entries = lambda: sorted((tiny_game / "output" / ".cache" / "svg").rglob("*.jsonl"))  # noqa: E731
     (entry,) = entries()
-    assert len(json.loads(entry.read_text())) == 4  # three faces and a back
+    assert len(entry.read_text().splitlines()) == 4  # three faces and a back
     csv = tiny_game / "data" / "tiny" / "cards.csv"
     csv.write_text(csv.read_text().replace("Plain", "Plainer"))
     renders.clear()
     _build(tiny_game)
-    assert renders == ["na"] and entries() == [entry] and len(json.loads(entry.read_text())) == 4
+    assert renders == ["na"] and entries() == [entry] and len(entry.read_text().splitlines()) == 4
     entry.write_text(entry.read_text().replace("Plainer", "Tampered"))  # damaged: its seal no longer matches
     csv.write_text(csv.read_text().replace("Plainer", "Plain"))
     renders.clear()

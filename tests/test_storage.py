@@ -59,6 +59,39 @@ def test_cache_json_round_trip_and_a_torn_entry_reads_as_missing(tmp_path: Path)
     assert cache.read_json("cd12") is None
 
 
+def test_kept_by_game_writes_back_the_lines_it_read_and_encodes_only_new_values(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cardgen.storage import KeptByGame, seal
+
+    first = KeptByGame(tmp_path, "kind", "game")
+    first.used = {"a": {"svg": "<svg>A & B</svg>"}, "b": [1, 2]}
+    first.save()
+    encoded: list[object] = []
+    dumps = json.dumps
+    def counting(value: object, **kw: object) -> str:
+        if not (isinstance(value, dict) and "sha256" in value):  # the seal's own record is not a kept value
+            encoded.append(value)
+        return dumps(value, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(json, "dumps", counting)
+    second = KeptByGame(tmp_path, "kind", "game")
+    assert second.kept == first.used
+    second.used = {"a": second.kept["a"], "c": "new"}
+    second.save()
+    assert encoded == ["new"]  # "a" went back as the line read, not encoded again
+    assert KeptByGame(tmp_path, "kind", "game").kept == {"a": {"svg": "<svg>A & B</svg>"}, "c": "new"}
+    unchanged = KeptByGame(tmp_path, "kind", "game")
+    unchanged.used = dict(unchanged.kept)
+    unchanged.save()
+    assert encoded == ["new"]
+    # A sealed entry that is not lines of a key, a tab and JSON is not one: nothing is kept
+    (entry,) = (tmp_path / ".cache" / "kind").rglob("*.jsonl")
+    for damaged in (b"a\t{\"svg\": 1}\nno tab here", b"a\t{not json"):
+        entry.write_bytes(damaged)
+        seal(entry)
+        assert KeptByGame(tmp_path, "kind", "game").kept == {}
+
+
 def test_cache_put_is_best_effort_when_it_cannot_write(tmp_path: Path) -> None:
     (tmp_path / ".cache").write_text("a file where the cache folder should be")
     assert Cache(tmp_path, "svg").put_bytes("ef00", b"x") is False

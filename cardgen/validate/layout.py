@@ -10,7 +10,6 @@ kept by that key (`KnownFindings`): a one-card edit inspects the text of that ca
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import html
 import re
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from cardgen.data import Card
 from cardgen.errors import CardgenError, Problem, relative
 from cardgen.fonts import FontFace
 from cardgen.markup import parse, plain_text
-from cardgen.storage import Cache
+from cardgen.storage import KeptByGame
 from cardgen.templates import Geometry, RenderedSVG, SVGCache, template_file
 from cardgen.validate.findings import as_error
 
@@ -89,7 +88,7 @@ def text_runs(svg: str, default_family: str | None) -> list[TextRun]:
     return runs
 
 
-class KnownFindings:
+class KnownFindings(KeptByGame):
     """The layout findings of each render of a game's last check, by the render's SVG cache key.
 
     One sealed entry per game in the output root's cache (`layout/`), read once and written once per
@@ -98,12 +97,8 @@ class KnownFindings:
     """
 
     def __init__(self, out_root: Path, game: str, svg_cache: SVGCache) -> None:
-        self.store = Cache(out_root, "layout", ".json")
-        self.entry = hashlib.sha256(f"layout\0{CHECK_VERSION}\0{game}".encode()).hexdigest()[:32]
+        super().__init__(out_root, "layout", f"{CHECK_VERSION}\0{game}")
         self.svg_cache = svg_cache
-        kept = self.store.read_json(self.entry)
-        self.kept: dict = kept if isinstance(kept, dict) else {}
-        self.used: dict[str, list[dict]] = {}
 
     def key(self, template: str, deck: str, card: Card | None) -> str:
         """The key of one render's findings: its SVG cache key and the version of this check."""
@@ -124,11 +119,6 @@ class KnownFindings:
     def put(self, key: str, findings: list[Problem]) -> None:
         """Note a render's findings, to keep."""
         self.used[key] = [dataclasses.asdict(p) for p in findings]
-
-    def save(self) -> None:
-        """Keep the findings of this check's renders (only when they differ from what was kept)."""
-        if self.used != self.kept:
-            self.store.put_json(self.entry, self.used)
 
 
 class LayoutChecker:
