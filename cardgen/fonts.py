@@ -271,8 +271,10 @@ def missing_family_message(family: str, available: list[str]) -> str:
 _FAMILY = re.compile(r"""font-family\s*(?:=\s*["']|:)\s*(?:'|&apos;|&quot;)?([^"';,&<>]+)""")
 
 
-# The CSS shorthand `font: bold 12px/1.2 'Some Family', serif`: the family list follows the size.
-_SHORTHAND = re.compile(r"""(?<![\w-])font\s*:\s*[^;"'{}<>]*?[\d.]+(?:px|pt|em|rem|%|mm|cm|in|ex|pc)"""
+# The CSS shorthand `font: bold 12px/1.2 'Some Family', serif`: the family list follows the size. The pattern
+# starts with the word `font` (not preceded by a letter or `-`, as in `my-font:`) so that the regex engine looks
+# for that word first: with the check in front, every character was tried (~0.2 ms an SVG, 0.2 s of 1,000 cards).
+_SHORTHAND = re.compile(r"""font(?<![\w-]font)\s*:\s*[^;"'{}<>]*?[\d.]+(?:px|pt|em|rem|%|mm|cm|in|ex|pc)"""
                         r"""(?:\s*/\s*[\d.]+\w*)?\s+(?:'|&apos;|&quot;|")?([^"';,&<>{}]+)""")
 
 

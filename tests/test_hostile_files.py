@@ -117,6 +117,15 @@ def test_a_font_shorthand_naming_a_missing_family_is_a_finding(fresh_example: Pa
     assert code == 1 and findings and all("font family 'Comic Sans MS' is not available" in f for f in findings)
 
 
+def test_the_font_shorthand_is_read_only_as_the_css_property_font() -> None:
+    from cardgen.fonts import families_in_svg
+
+    svg = ("<text style=\"font: bold 12px/1.2 'Some Family', serif\"/><text style='x;font :9pt &quot;Baz Q&quot;'/>"
+           "<text style='my-font: 12px Mine; xfont: 12px Other; font-size: 12px' font-family='Plain'/>")
+    assert families_in_svg(svg) == {"Some Family", "Baz Q", "Plain"}
+    assert families_in_svg("font: 10px First") == {"First"}  # at the very start too
+
+
 def test_no_file_is_left_in_the_temporary_folder(fresh_example: Path, tmp_path: Path) -> None:
     temp, home = tmp_path / "temp", tmp_path / "home"
     temp.mkdir()

@@ -18,11 +18,11 @@ from pathlib import Path
 
 from cardgen.context import BuildContext
 from cardgen.data import Card
-from cardgen.errors import CardgenError, Problem, relative
+from cardgen.errors import CardgenError, Problem
 from cardgen.fonts import FontFace
 from cardgen.markup import parse, plain_text
 from cardgen.storage import KeptByGame
-from cardgen.templates import Geometry, RenderedSVG, SVGCache, template_file
+from cardgen.templates import Geometry, RenderedSVG, SVGCache
 from cardgen.validate.findings import as_error
 
 _TEXT = re.compile(r"<text\b([^>]*)>(.*?)</text>", re.DOTALL)
@@ -158,8 +158,7 @@ class LayoutChecker:
         except Exception as exc:  # a helper given nonsense by a template (align="sideways"): a finding, not a crash
             where = f"card '{card.id}'" if card else f"the back of deck '{deck}'"
             return [Problem(f"cannot render {where} with {template}: {type(exc).__name__}: {exc}",
-                            file=card.source_file if card else relative(template_file(self.game, template),
-                                                                        self.game.root),
+                            file=card.source_file if card else self.renderer.shown(template),
                             row=card.source_row if card else None, rule="render")]
         if self.known is None:
             return self._inspect(rendered, template, deck, card)
@@ -175,7 +174,7 @@ class LayoutChecker:
         zone."""
         findings = [as_error(w) if w.rule == "text-overflow" else w for w in rendered.warnings]
         geo = Geometry(self.game.deck_size(self.game.spec.decks[deck]))
-        shown = relative(template_file(self.game, template), self.game.root)
+        shown = self.renderer.shown(template)
         label = f"card '{card.id}'" if card else f"the back of deck '{deck}'"
         at = {"file": card.source_file, "row": card.source_row} if card else {"file": shown}
         overflowing = {w.column for w in findings}
