@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime
 import functools
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -27,7 +26,7 @@ from cardgen.record import (
     SourceRef,
     Stats,
 )
-from cardgen.render import CardWork, RasterJob, content_key, run_jobs
+from cardgen.render import CardWork, RasterJob, RenderPool, content_key, run_jobs
 from cardgen.storage import Cache, place_file, verify, write_text
 from cardgen.templates import RenderedSVG
 from cardgen.validate.findings import unique
@@ -138,7 +137,7 @@ def _artwork(name: str, rendered: RenderedSVG, game: Game, deck: str, context: B
 def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter,
               work: Mapping[str, Sequence[CardWork]] | None = None,
               ready: Callable[[str], None] = lambda key: None,
-              workers: ProcessPoolExecutor | None = None) -> tuple[int, int]:
+              workers: RenderPool | None = None) -> tuple[int, int]:
     """Draw every artwork missing from the cache, in `workers` when started already; return (rendered, cached).
 
     `work` is the output stages' work on card images, by image key: done in the workers while each image
