@@ -215,25 +215,32 @@ def _start_worker(parent: int, held: Any = None) -> None:
 class _HeldBack:
     """Which workers of a `RenderPool` start at once: the first `early` to ask, the others when `release`d.
 
-    Shared by the forked workers (multiprocessing's semaphore, event and value live in shared memory)."""
+    Shared by the forked workers (multiprocessing's semaphores and value live in shared memory). Released with a
+    semaphore, not an event: setting a multiprocessing event waits for every waiter to wake, and a worker killed
+    while it waits (the pool is then broken) never does.
+    """
 
-    def __init__(self, context: Any, early: int) -> None:
+    def __init__(self, context: Any, workers: int, early: int) -> None:
         self.early = context.Semaphore(early)
-        self.released = context.Event()
+        self.go = context.Semaphore(0)
         self.wanted = context.RawValue("b", 0)
+        self.held = workers - early
+        self.released = False  # in the build's process only
 
     def wait_turn(self) -> bool:
         """In a worker: True at once for the early ones, else once released; False when the build ended first."""
         if self.early.acquire(block=False):
             return True
-        self.released.wait()
+        self.go.acquire()
         return bool(self.wanted.value)
 
     def release(self, wanted: bool) -> None:
         """Let the held workers go: to set up and draw (`wanted`), or to end."""
-        if not self.released.is_set():
+        if not self.released:
+            self.released = True
             self.wanted.value = int(wanted)
-            self.released.set()
+            for _ in range(self.held):
+                self.go.release()
 
 
 class RenderPool(ProcessPoolExecutor):
@@ -246,7 +253,7 @@ class RenderPool(ProcessPoolExecutor):
     """
 
     def __init__(self, workers: int, early: int, context: Any) -> None:
-        self._held = _HeldBack(context, early)
+        self._held = _HeldBack(context, workers, early)
         super().__init__(max_workers=workers, mp_context=context, initializer=_start_worker,
                          initargs=(os.getpid(), self._held))
 
