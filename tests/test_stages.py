@@ -25,6 +25,7 @@ from cardgen.outputs.pdf import PrintStage
 from cardgen.outputs.stage import Stage, StageContext, merge_options
 from cardgen.record import BuildRecord
 from cardgen.registry import OUTPUTS, Output
+from cardgen.render import DrawnCard
 from tests.conftest import SIMPLE_MANIFEST
 
 
@@ -82,11 +83,11 @@ class StampOptions(Strict):
     shout: bool = Field(False, description="write it in capitals")
 
 
-def _hook(folder: str, key: str, image: object) -> None:
+def _hook(folder: str, key: str, card: DrawnCard) -> None:
     """Per-card work: note each card's key and image size (picklable: a module function, partly applied)."""
     path = Path(folder) / key
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"{getattr(image, 'size', None)}")
+    path.write_text(f"{card.image.size}")
 
 
 class StampStage(Stage):
