@@ -234,7 +234,7 @@ def _write_outputs(plan: BuildPlan, record: BuildRecord, stages: list[Stage], fi
     """Write every output stage into the staging folder that holds the card files, then build.json (the stages'
     findings with it), then swap the folder into place. Files the previous build made from the same content
     are kept (hard links), not made again."""
-    context = StageContext(plan.game, record, staging, final, previous)
+    context = StageContext(plan.game, record, staging, final, previous, lambda: plan.drawings)
     for stage in stages:
         plan.findings += stage.run(context)
     record.warnings = plan.findings

@@ -26,7 +26,7 @@ from cardgen.record import (
     SourceRef,
     Stats,
 )
-from cardgen.render import CardWork, RasterJob, RenderPool, content_key, run_jobs
+from cardgen.render import CardWork, Drawing, RasterJob, RenderPool, content_key, run_jobs
 from cardgen.storage import Cache, place_file, verify, write_text
 from cardgen.templates import RenderedSVG
 from cardgen.validate.findings import unique
@@ -54,6 +54,20 @@ class BuildPlan:
     card_back: dict[str, str | None] = field(default_factory=dict)
     findings: list[Problem] = field(default_factory=list)  # warnings, and errors of a forced build
     back_names: dict[tuple[str, str], str] = field(default_factory=dict)  # (deck, template) -> name in backs
+
+    @functools.cached_property
+    def drawings(self) -> dict[str, Drawing]:
+        """How each card image is drawn, by its content hash (asked once the plan is made)."""
+        game = self.game
+        # The same for every drawing: resolved once (a resolve per card costs a tenth of a second at 1,000 cards).
+        root, base_url = str(game.root.resolve()), game.data_dir.resolve().as_uri() + "/"
+        font_dirs = (str((game.root / "fonts").resolve()),)
+        drawings = {}
+        for art in [*self.faces.values(), *self.backs.values()]:
+            size = game.deck_size(game.spec.decks[art.deck])
+            drawings[art.key] = Drawing(art.rendered.svg, size.full_width_px, size.full_height_px, size.dpi, root,
+                                        base_url, font_dirs, game.spec.decks[art.deck].kind != "card")
+        return drawings
 
 def png_cache(out_root: Path) -> Cache:
     """The content-addressed cache of drawn card images, shared by all games of an output root."""
@@ -134,6 +148,12 @@ def _artwork(name: str, rendered: RenderedSVG, game: Game, deck: str, context: B
     return Artwork(name, rendered, deck, key, png_cache(context.out_root).path(key))
 
 
+def game_drawings(root: Path, name: str, out_root: Path) -> dict[str, Drawing]:
+    """How a game draws each of its card images now, by content hash (its SVGs from the SVG cache when rendered
+    before): for an output that draws a card again outside a build (a TTS cell for other export options)."""
+    return plan_build(BuildContext.load(root, name, out_root), force=True).drawings
+
+
 def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter,
               work: Mapping[str, Sequence[CardWork]] | None = None,
               ready: Callable[[str], None] = lambda key: None,
@@ -147,22 +167,16 @@ def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter,
     """
     game, work = plan.game, work or {}
     arts = {a.key: a for a in [*plan.faces.values(), *plan.backs.values()]}
-    # The same for every job: resolved once (a resolve per job costs a tenth of a second at 1,000 cards).
-    root, base_url = str(game.root.resolve()), game.data_dir.resolve().as_uri() + "/"
-    font_dirs = (str((game.root / "fonts").resolve()),)
     raster_jobs, found = [], []
     for art in arts.values():
         cached = art.cache_path.is_file() and verify(art.cache_path)
         if cached and not work.get(art.key):
             found.append(art.key)
             continue
-        size = game.deck_size(game.spec.decks[art.deck])
-        raster_jobs.append(RasterJob(art.key, art.rendered.svg, size.full_width_px, size.full_height_px, size.dpi,
-                                     root, base_url, str(art.cache_path), font_dirs,
-                                     game.spec.decks[art.deck].kind != "card", cached,
+        raster_jobs.append(RasterJob(art.key, plan.drawings[art.key], str(art.cache_path), cached,
                                      tuple(work.get(art.key, ()))))
     # Largest images first: a board drawn last would keep one worker busy while the other has nothing left.
-    raster_jobs.sort(key=lambda job: job.width * job.height, reverse=True)
+    raster_jobs.sort(key=lambda job: job.drawing.width * job.drawing.height, reverse=True)
     drawn = sum(not job.cached for job in raster_jobs)
     problems: list[Problem] = []
 

@@ -28,27 +28,43 @@ PNG_OPTIONS = {"compress_level": 1, "compress_type": zlib.Z_RLE}
 
 
 # An output stage's work on one card image, done in the render worker while the image is in memory
-# (a TTS sheet cell, a JPEG for the print PDF). It is given the Pillow image and must be picklable.
-CardWork = Callable[[Any], None]
+# (a TTS sheet cell, a JPEG for the print PDF). It is given the `DrawnCard` and must be picklable.
+CardWork = Callable[["DrawnCard"], None]
 
 
 @dataclass(frozen=True)
-class RasterJob:
-    """Everything a worker needs to turn one SVG into one cached PNG, and the output stages' work on it.
+class Drawing:
+    """How one card image is drawn: its SVG text, its pixel size and resolution, the workspace its files are read
+    from, its fonts folders, and whether it keeps its transparency (tokens and boards)."""
 
-    When the PNG is cached already (`cached`), the worker reads it instead of drawing, for the work.
-    """
-
-    key: str
     svg: str
     width: int
     height: int
     dpi: int
     root: str
     base_url: str
-    target: str
     font_dirs: tuple[str, ...]
     transparent: bool = False
+
+    def record(self) -> CardVectors:
+        """Draw the SVG as cairo's recording of it (RenderFailure when cairosvg cannot)."""
+        from cardgen.fonts import configure_fontconfig
+
+        configure_fontconfig([Path(d) for d in self.font_dirs])
+        return record_svg(self.svg, self.width, self.height, self.dpi, Path(self.root), self.base_url,
+                          self.transparent)
+
+
+@dataclass(frozen=True)
+class RasterJob:
+    """Everything a worker needs to turn one SVG into one cached PNG, and the output stages' work on it.
+
+    When the PNG is cached already (`cached`), the work gets the cached image (and the drawing's vectors).
+    """
+
+    key: str
+    drawing: Drawing
+    target: str
     cached: bool = False
     work: tuple[CardWork, ...] = ()
 
@@ -119,54 +135,139 @@ def _setup_cairosvg() -> None:
     cairosvg.surface.TEXT_ANTIALIAS["geometricPrecision"] = cairocffi.ANTIALIAS_GRAY
 
 
-def draw_svg(svg: str, width: int, height: int, dpi: int, root: Path, base_url: str, transparent: bool = False):
-    """Draw SVG text to a Pillow image of exactly width x height pixels (RGB on white, or RGBA)."""
+@lru_cache(maxsize=1)
+def _recording_surface() -> type:
+    """cairosvg's PNG surface drawing into a cairo recording surface of the same size, not into pixels."""
     _setup_cairosvg()
-    import cairosvg.parser
+    import cairocffi
     import cairosvg.surface
-    from PIL import Image
+
+    class RecordingSurface(cairosvg.surface.PNGSurface):
+        def _create_surface(self, width: float, height: float) -> tuple[Any, int, int]:
+            width, height = int(round(width)), int(round(height))  # as PNGSurface rounds them
+            return cairocffi.RecordingSurface(cairocffi.CONTENT_COLOR_ALPHA, (0, 0, width, height)), width, height
+
+    return RecordingSurface
+
+
+def record_svg(svg: str, width: int, height: int, dpi: int, root: Path, base_url: str,
+               transparent: bool = False) -> CardVectors:
+    """Draw SVG text at width x height pixels as cairo's recording of the drawing (on white, or transparent)."""
+    surface_class = _recording_surface()  # first: it sets cairo's bindings up before cairosvg is imported
+    import cairosvg.parser
 
     try:
         tree = cairosvg.parser.Tree(bytestring=svg.encode(), url=base_url, url_fetcher=make_url_fetcher(root))
-        surface = cairosvg.surface.PNGSurface(tree, None, dpi, output_width=width, output_height=height,
-                                              background_color=None if transparent else "white")
+        surface = surface_class(tree, None, dpi, output_width=width, output_height=height,
+                                background_color=None if transparent else "white")
     except RenderFailure:
         raise
     except Exception as exc:  # cairosvg and its XML parser raise many types for bad SVG
         raise RenderFailure(f"cairosvg could not draw the SVG: {type(exc).__name__}: {exc}") from None
-    cairo_surface = surface.cairo
-    cairo_surface.flush()
-    size = (cairo_surface.get_width(), cairo_surface.get_height())
-    # On a white background every pixel is opaque, so cairo's premultiplied BGRA reads as plain BGRX. The pixels
-    # are unpacked from cairo's own buffer into an image not filled first: Image.frombuffer copied the buffer
-    # to bytes and filled a new image with black before unpacking (~1 ms of a card's ~50).
-    mode, raw_mode = ("RGBA", "BGRa") if transparent else ("RGB", "BGRX")
-    image = Image.new(mode, size, None)
-    image.frombytes(cairo_surface.get_data(), "raw", raw_mode, cairo_surface.get_stride(), 1)
-    return image if image.size == (width, height) else image.resize((width, height))
+    return CardVectors(surface.cairo, (surface.width, surface.height), (width, height), transparent)
+
+
+class CardVectors:
+    """A card as cairo recorded it being drawn: replayed into its own pixels (the same pixels as drawing the SVG
+    straight into them), or into a smaller picture drawn from the vectors, not resampled from the pixels (a TTS
+    sheet cell: sharp text, and ~2 ms where resampling the pixels took ~9)."""
+
+    def __init__(self, recording: Any, drawn_size: tuple[int, int], size: tuple[int, int], transparent: bool) -> None:
+        self.recording, self.drawn_size, self.size, self.transparent = recording, drawn_size, size, transparent
+
+    def image(self) -> Any:
+        """The card's pixels: a Pillow image of its size, RGB on white or RGBA."""
+        import cairocffi
+
+        surface = cairocffi.ImageSurface(cairocffi.FORMAT_ARGB32, *self.drawn_size)
+        self._replay(surface, 1.0, 1.0, 0.0, 0.0)
+        # On a white background every pixel is opaque, so cairo's premultiplied BGRA reads as plain BGRX.
+        image = _pixels(surface, ("RGBA", "BGRa") if self.transparent else ("RGB", "BGRX"))
+        return image if image.size == self.size else image.resize(self.size)
+
+    def scaled(self, size: tuple[int, int], box: tuple[float, float, float, float]) -> Any:
+        """The part `box` (left, top, right, bottom, in the card's pixels) drawn to fill `size`, in RGB."""
+        import cairocffi
+
+        left, top, right, bottom = box
+        scale_x, scale_y = self.drawn_size[0] / self.size[0], self.drawn_size[1] / self.size[1]
+        surface = cairocffi.ImageSurface(cairocffi.FORMAT_RGB24, *size)
+        self._replay(surface, size[0] / ((right - left) * scale_x), size[1] / ((bottom - top) * scale_y),
+                     left * scale_x, top * scale_y)
+        return _pixels(surface, ("RGB", "BGRX"))
+
+    def _replay(self, surface: Any, scale_x: float, scale_y: float, left: float, top: float) -> None:
+        import cairocffi
+
+        context = cairocffi.Context(surface)
+        context.scale(scale_x, scale_y)
+        context.translate(-left, -top)
+        context.set_source_surface(self.recording)
+        context.paint()
+        surface.flush()
+
+
+def _pixels(surface: Any, modes: tuple[str, str]) -> Any:
+    """A cairo image surface's pixels as a Pillow image, unpacked straight from cairo's buffer into an image not
+    filled first (Image.frombuffer copied the buffer to bytes and filled a new image first: ~1 ms a card)."""
+    from PIL import Image
+
+    image = Image.new(modes[0], (surface.get_width(), surface.get_height()), None)
+    image.frombytes(surface.get_data(), "raw", modes[1], surface.get_stride(), 1)
+    return image
+
+
+def draw_svg(svg: str, width: int, height: int, dpi: int, root: Path, base_url: str, transparent: bool = False):
+    """Draw SVG text to a Pillow image of exactly width x height pixels (RGB on white, or RGBA)."""
+    return record_svg(svg, width, height, dpi, root, base_url, transparent).image()
+
+
+class DrawnCard:
+    """A card image as the output stages' work gets it in a render worker: its pixels and its vectors, each made
+    when first asked (a card found in the cache is decoded only for work that needs its pixels, and recorded
+    from its SVG only for work that draws it again)."""
+
+    def __init__(self, drawing: Drawing | None, path: Path, image: Any = None,
+                 vectors: CardVectors | None = None) -> None:
+        self.drawing, self.path, self._image, self._vectors = drawing, path, image, vectors
+
+    @property
+    def image(self) -> Any:
+        """The card's pixels (a Pillow image)."""
+        if self._image is None:
+            from PIL import Image
+
+            with Image.open(self.path) as stored:
+                stored.load()
+                self._image = stored
+        return self._image
+
+    @property
+    def vectors(self) -> CardVectors:
+        """The card's drawing as cairo recorded it (LookupError when there is no drawing of it at hand)."""
+        if self._vectors is None:
+            if self.drawing is None:
+                raise LookupError(str(self.path))
+            self._vectors = self.drawing.record()
+        return self._vectors
 
 
 def run_job(job: RasterJob) -> tuple[str, str | None]:
-    """Render one job into its cache file (or read it when cached), then do its work on the image; return
+    """Render one job into its cache file (or take it from the cache), then do its work on the card; return
     (key, error message or None)."""
+    path = Path(job.target)
     if job.cached:
-        from PIL import Image
-
-        with Image.open(job.target) as stored:
-            stored.load()
-            image = stored
+        card = DrawnCard(job.drawing, path)
     else:
-        from cardgen.fonts import configure_fontconfig
-
-        configure_fontconfig([Path(d) for d in job.font_dirs])
         try:
-            image = draw_svg(job.svg, job.width, job.height, job.dpi, Path(job.root), job.base_url, job.transparent)
+            vectors = job.drawing.record()
+            card = DrawnCard(job.drawing, path, vectors.image(), vectors)
         except RenderFailure as exc:
             return job.key, str(exc)
         # sealed: the build verifies it against this before using it
-        write_sealed(Path(job.target), lambda temp: image.save(temp, format="PNG", **PNG_OPTIONS))
+        write_sealed(path, lambda temp: card.image.save(temp, format="PNG", **PNG_OPTIONS))
     for work in job.work:
-        work(image)
+        work(card)
     return job.key, None
 
 

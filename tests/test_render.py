@@ -292,11 +292,12 @@ def test_forked_render_workers_leave_the_build_s_objects_to_the_main_process(tmp
     """The main process's objects are frozen before the workers fork: a worker's garbage collector would
     otherwise visit (and so copy) every page of the build's heap, which at 10,000 cards is hundreds of MiB
     per worker."""
-    from cardgen.render import RasterJob, run_jobs
+    from cardgen.render import Drawing, RasterJob, run_jobs
 
     svg = '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>'
-    jobs = [RasterJob(f"k{n}", svg, 8, 8, 96, str(tmp_path), tmp_path.as_uri() + "/", str(tmp_path / f"{n}.png"),
-                      (), work=(_FrozenCount(tmp_path / f"{n}.frozen"),)) for n in range(4)]
+    drawing = Drawing(svg, 8, 8, 96, str(tmp_path), tmp_path.as_uri() + "/", ())
+    jobs = [RasterJob(f"k{n}", drawing, str(tmp_path / f"{n}.png"), work=(_FrozenCount(tmp_path / f"{n}.frozen"),))
+            for n in range(4)]
     done: list[tuple[str, str | None]] = []
     run_jobs(jobs, 2, lambda key, error: done.append((key, error)))
     assert sorted(done) == [(f"k{n}", None) for n in range(4)]
@@ -324,15 +325,68 @@ def test_drawn_pixels_keep_their_colours_and_transparency(tmp_path: Path) -> Non
     assert token.getpixel((35, 5))[3] == 0
 
 
+_FEATURES = ('<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="300" '
+             'height="200"><defs><linearGradient id="g"><stop offset="0" stop-color="#f80"/><stop offset="1" '
+             'stop-color="#08f"/></linearGradient><radialGradient id="r"><stop offset="0" stop-color="#fff"/><stop '
+             'offset="1" stop-color="#606" stop-opacity="0.4"/></radialGradient><pattern id="p" width="10" height="10" '
+             'patternUnits="userSpaceOnUse"><circle cx="5" cy="5" r="3" fill="#0a0"/></pattern><clipPath id="c">'
+             '<circle cx="220" cy="60" r="50"/></clipPath><mask id="m"><rect width="300" height="200" fill="#fff"/>'
+             '<circle cx="60" cy="150" r="30" fill="#000"/></mask></defs><rect width="300" height="100" '
+             'fill="url(#g)"/>'
+             '<rect y="100" width="150" height="100" fill="url(#p)" mask="url(#m)"/><rect x="150" y="100" width="150" '
+             'height="100" fill="url(#r)" opacity="0.7"/><rect x="170" width="120" height="120" fill="#222" '
+             'clip-path="url(#c)"/><image x="10" y="10" width="40" height="40" xlink:href="data:image/png;base64,'
+             'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFUlEQVR4nAXBAQEAAACAEP9PF0JQGR7vBPykAXTzAAAAAElFTkSuQmCC"/>'
+             '<text x="20" y="90" font-family="Roboto" font-size="22" text-rendering="geometricPrecision" '
+             'transform="rotate(-5)">Fire &amp; Ice</text></svg>')
+
+
+def test_a_card_s_pixels_are_its_recorded_drawing_replayed_the_same_as_drawn_straight(tmp_path: Path) -> None:
+    """The render workers record a card's drawing once and replay it into its pixels (and into TTS cells): the
+    pixels are those cairosvg draws straight into an image, gradients, patterns, masks, clips, images and text
+    included (the cache of drawn images holds cards drawn both ways)."""
+    import cairosvg.parser
+    import cairosvg.surface
+
+    from cardgen.render import _setup_cairosvg
+
+    configure_fontconfig([])
+    for transparent in (False, True):
+        replayed = draw_svg(_FEATURES, 300, 200, 96, tmp_path, tmp_path.as_uri() + "/", transparent)
+        _setup_cairosvg()
+        straight = cairosvg.surface.PNGSurface(cairosvg.parser.Tree(bytestring=_FEATURES.encode()), None, 96,
+                                               background_color=None if transparent else "white").cairo
+        straight.flush()
+        mode, raw = ("RGBA", "BGRa") if transparent else ("RGB", "BGRX")
+        expected = Image.frombuffer(mode, (300, 200), bytes(straight.get_data()), "raw", raw, straight.get_stride())
+        assert np.array_equal(np.asarray(replayed), np.asarray(expected)), transparent
+
+
+def test_a_card_drawn_smaller_from_its_vectors_is_the_card_drawn_at_that_size(tmp_path: Path) -> None:
+    """A TTS cell is the card's recorded drawing replayed at the cell's size, the part inside the bleed filling
+    it: the same pixels, give or take antialiasing, as drawing the SVG at that size, where the drawn card's pixels
+    resampled are far from them (measured: 0 and 1/255 at worst, against 148 for BICUBIC)."""
+    from cardgen.render import record_svg
+
+    configure_fontconfig([])
+    vectors = record_svg(_FEATURES, 600, 400, 192, tmp_path, tmp_path.as_uri() + "/")
+    small = np.asarray(draw_svg(_FEATURES, 300, 200, 96, tmp_path, tmp_path.as_uri() + "/"), dtype=int)
+    cell = np.asarray(vectors.scaled((300, 200), (0, 0, 600, 400)), dtype=int)
+    resampled = np.asarray(vectors.image().resize((300, 200), Image.Resampling.BICUBIC), dtype=int)
+    assert np.abs(cell - small).max() <= 2 and np.abs(resampled - small).max() > 40
+    middle = np.asarray(vectors.scaled((150, 100), (150, 100, 450, 300)), dtype=int)  # the bleed cut off
+    assert np.abs(middle - small[50:150, 75:225]).max() <= 2
+
+
 def test_a_build_that_stops_while_drawing_draws_no_more_jobs(tmp_path: Path) -> None:
     """When the build stops while workers draw (an error placing a card file, Ctrl-C), the jobs not started yet are
     dropped: leaving the process pool otherwise waits for every queued card to be drawn for nothing."""
-    from cardgen.render import RasterJob, run_jobs
+    from cardgen.render import Drawing, RasterJob, run_jobs
 
     shapes = "".join(f'<circle cx="{n * 7 % 400}" cy="{n * 13 % 400}" r="{n % 50}"/>' for n in range(300))
     svg = f'<svg xmlns="http://www.w3.org/2000/svg" width="400" height="400">{shapes}</svg>'
-    jobs = [RasterJob(f"k{n}", svg, 400, 400, 96, str(tmp_path), tmp_path.as_uri() + "/",
-                      str(tmp_path / f"{n}.png"), ()) for n in range(60)]
+    drawing = Drawing(svg, 400, 400, 96, str(tmp_path), tmp_path.as_uri() + "/", ())
+    jobs = [RasterJob(f"k{n}", drawing, str(tmp_path / f"{n}.png")) for n in range(60)]
 
     def stop(key: str, error: str | None) -> None:
         raise OSError("no space left on device")

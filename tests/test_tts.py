@@ -21,6 +21,7 @@ from cardgen.cli import main
 from cardgen.errors import CardgenError
 from cardgen.manifest import load_game
 from cardgen.outputs.tts import TTSOptions, export_tts, tts_text
+from cardgen.plan import game_drawings
 from cardgen.record import BuildRecord, CardEntry
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,6 +134,11 @@ def mini(tmp_path_factory) -> tuple[Path, BuildRecord, dict]:
 def _copy_build(out_dir: Path, tmp_path: Path) -> Path:
     """A private copy of a built game (hard links), for tests that export again."""
     return Path(shutil.copytree(out_dir, tmp_path / out_dir.name, copy_function=os.link))
+
+
+def _drawings(root: Path, game: str, out_root: Path):
+    """How a game draws its cards, for an export that draws cells again (as `cardgen tts` gives it)."""
+    return lambda: game_drawings(root, game, out_root)
 
 
 def _objects(saved: dict) -> dict[str, dict]:
@@ -288,7 +294,8 @@ def test_keys_never_repeat_within_or_across_games_and_are_stable(scrapbots, mini
     _, record, saved = scrapbots
     out_dir = _copy_build(scrapbots[0], tmp_path)
     game = load_game(ROOT, "scrapbots")
-    export_tts(game, record, out_dir, TTSOptions.from_spec(game.options("tts")))
+    export_tts(game, record, out_dir, TTSOptions.from_spec(game.options("tts")),
+               drawings=_drawings(ROOT, "scrapbots", tmp_path))
     again = json.loads((out_dir / "tts" / "Scrapbots.json").read_text(encoding="utf-8"))
     assert _keys(again) == _keys(saved)
     assert [o["GUID"] for o in _walk(again)] == [o["GUID"] for o in _walk(saved)]
@@ -308,7 +315,8 @@ def test_urls_are_absolute_file_urls_to_existing_images(scrapbots, mini) -> None
 
 def test_base_url_replaces_file_urls(scrapbots, tmp_path) -> None:
     out_dir = _copy_build(scrapbots[0], tmp_path)
-    export_tts(load_game(ROOT, "scrapbots"), scrapbots[1], out_dir, TTSOptions(base_url="https://example.org/sb/"))
+    export_tts(load_game(ROOT, "scrapbots"), scrapbots[1], out_dir, TTSOptions(base_url="https://example.org/sb/"),
+               drawings=_drawings(ROOT, "scrapbots", tmp_path))
     text = (out_dir / "tts" / "Scrapbots.json").read_text(encoding="utf-8")
     assert "file://" not in text and "https://example.org/sb/scrapbots-center-1-" in text
 
@@ -548,12 +556,16 @@ def _images(folder: Path) -> dict[str, bytes]:
 
 def test_images_made_by_the_workers_are_the_ones_the_export_makes(mini, tmp_path) -> None:
     """The mini build drew its cards in a pool that made cells and sheets; an export into an empty cache
-    makes every image itself, and must write the very same files."""
+    makes every image itself, drawing every cell again from its card's SVG, and must write the very same files.
+    Without a way to draw them (the game no longer draws those cards), it says to build again."""
     out_dir, record, _ = mini
+    root = out_dir.parent.parent
     fresh = Path(shutil.copytree(out_dir, tmp_path / "out" / "mini", copy_function=os.link,
                                  ignore=shutil.ignore_patterns("tts")))
-    export_tts(load_game(out_dir.parent.parent, "mini"), record, fresh, TTSOptions.from_spec(
-        load_game(out_dir.parent.parent, "mini").options("tts")))
+    options = TTSOptions.from_spec(load_game(root, "mini").options("tts"))
+    with pytest.raises(CardgenError, match="build the game again"):
+        export_tts(load_game(root, "mini"), record, fresh, options)
+    export_tts(load_game(root, "mini"), record, fresh, options, drawings=_drawings(root, "mini", fresh.parent))
     made, built = _images(fresh / "tts"), _images(out_dir / "tts")
     assert set(made) == set(built) and len(made) > 10
     assert [name for name in made if made[name] != built[name]] == []
@@ -604,20 +616,21 @@ def _pdf_pages(folder: Path) -> list[tuple[bytes, tuple[bytes, ...]]]:
 
 
 
-def test_sheet_cells_are_within_a_small_tolerance_of_lanczos(scrapbots) -> None:
-    """Cells are scaled down with BICUBIC, cheaper than LANCZOS: every Scrapbots card scaled to the cell of a
-    full 70-card sheet is within 32/255 of LANCZOS at every pixel and within 1/255 on average (measured: 25
-    and 0.72 at worst; HAMMING is 39 or more on every card, BOX 68 or more)."""
+def test_sheet_cells_are_the_cards_drawn_again_at_the_cell_size(scrapbots, tmp_path) -> None:
+    """Cells are drawn from each card's vectors at the cell's size, not resampled from its pixels: every Scrapbots
+    card's cell is the card, bleed cut off, scaled down (within 6/255 of LANCZOS on average; measured 3.7-5.2,
+    differing at edges only: text drawn at its size, not blurred down), in RGB, and the card's pixels are not
+    decoded for it."""
     from cardgen.outputs.tts import Source
+    from cardgen.render import DrawnCard
 
     out_dir, record, _ = scrapbots
+    drawings = game_drawings(ROOT, "scrapbots", tmp_path)
     cards = [card for card in record.cards if record.decks[card.deck].kind == "card"]
     assert len(cards) > 15
     for card in cards:
-        bleed = record.decks[card.deck].bleed_px
-        with Image.open(out_dir / card.face) as image:
-            cell = Source(card.hash, card.face, bleed).cell(image, (409, 573))
-            lanczos = _trimmed_card(out_dir, card).resize((409, 573), Image.Resampling.LANCZOS)
-        difference = ImageChops.difference(cell, lanczos)
-        assert cell.mode == "RGB" and max(high for _, high in difference.getextrema()) <= 32, card.face
-        assert sum(ImageStat.Stat(difference).mean) / 3 <= 1.0, card.face
+        drawn = DrawnCard(drawings[card.hash], tmp_path / "no-such-file.png")  # pixels never read
+        cell = Source(card.hash, card.face, record.decks[card.deck].bleed_px).cell(drawn, (409, 573))
+        lanczos = _trimmed_card(out_dir, card).resize((409, 573), Image.Resampling.LANCZOS)
+        assert cell.mode == "RGB" and cell.size == (409, 573)
+        assert sum(ImageStat.Stat(ImageChops.difference(cell, lanczos)).mean) / 3 <= 6.0, card.face

@@ -14,6 +14,7 @@ from cardgen.manifest import load_game
 from cardgen.options.tts import TTSSpec
 from cardgen.outputs.tts import TTSOptions, TTSStage, export_tts, saved_object_path
 from cardgen.ownership import check_output_root, output_lock
+from cardgen.plan import game_drawings
 from cardgen.record import BuildRecord
 
 
@@ -54,7 +55,8 @@ def export_game(root: Path, game: str, flags: dict, out: Path | None, do_install
         usual = TTSOptions.from_spec(TTSStage.for_game(loaded).spec)
         if options != usual or not saved.is_file():
             try:
-                saved = export_tts(loaded, record, out_dir, options)
+                saved = export_tts(loaded, record, out_dir, options,
+                                   drawings=lambda: game_drawings(root, game, out_root))
                 if options == usual:  # the build's own export: still current
                     seal_outputs(out_dir, saved.parent)
             except OSError as exc:  # a read-only output folder, a full disk

@@ -22,7 +22,7 @@ from cardgen.outputs.imposition import Page, PrintOptions, impose, items_from_ca
 from cardgen.outputs.kept_prints import pdf_name, read_kept, write_kept
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
 from cardgen.record import BuildRecord, CardEntry
-from cardgen.render import CardWork
+from cardgen.render import CardWork, DrawnCard
 from cardgen.storage import Cache, KeptByGame, write_atomic
 from cardgen.units import mm_to_pt
 
@@ -125,12 +125,17 @@ class PrintJPEG:
         """Its key in the cache."""
         return hashlib.sha256(f"{self.key}/{self.quality}".encode()).hexdigest()[:32]
 
-    def __call__(self, card: Any) -> None:
-        """Encode the card (opaque images only: transparency needs PNG)."""
-        if card.mode in ("RGB", "L") and not self.cache.has(self.entry):
+    def __call__(self, card: DrawnCard) -> None:
+        """Encode the card in a render worker (see `make`)."""
+        if not self.cache.has(self.entry):
+            self.make(card.image)
+
+    def make(self, picture: Any) -> None:
+        """Encode a card image (opaque images only: transparency needs PNG)."""
+        if picture.mode in ("RGB", "L") and not self.cache.has(self.entry):
             # 4:4:4 chroma keeps coloured text edges sharp.
-            self.cache.write(self.entry, lambda temp: card.save(temp, "JPEG", quality=self.quality, subsampling=0,
-                                                                optimize=True))
+            self.cache.write(self.entry, lambda temp: picture.save(temp, "JPEG", quality=self.quality,
+                                                                   subsampling=0, optimize=True))
 
     def path(self, source: Path) -> Path:
         """The JPEG of the card image file `source` (made now when missing); `source` itself when it has
@@ -140,7 +145,7 @@ class PrintJPEG:
 
             with Image.open(source) as picture:
                 picture.load()
-                self(picture)
+                self.make(picture)
         return self.cache.path(self.entry) if self.cache.has(self.entry) else source
 
 
@@ -159,13 +164,18 @@ class MaskedImage:
         """The cache of masked images' streams."""
         return Cache(self.out_root, "print-masked", ".bin")
 
-    def __call__(self, card: Any) -> None:
+    def __call__(self, card: DrawnCard) -> None:
+        """Compress the streams in a render worker (see `make`)."""
+        if not self.cache.has(self.key):
+            self.make(card.image)
+
+    def make(self, picture: Any) -> None:
         """Compress the streams of a card image with an alpha channel (others are embedded otherwise)."""
-        if card.mode == "RGBA" and not self.cache.has(self.key):
-            colour = zlib.compress(card.convert("RGB").tobytes())
-            alpha = card.getchannel("A")
+        if picture.mode == "RGBA" and not self.cache.has(self.key):
+            colour = zlib.compress(picture.convert("RGB").tobytes())
+            alpha = picture.getchannel("A")
             mask = b"" if alpha.getextrema() == (255, 255) else zlib.compress(alpha.tobytes())
-            header = struct.pack(">III", card.width, card.height, len(colour))
+            header = struct.pack(">III", picture.width, picture.height, len(colour))
             self.cache.write(self.key, lambda temp: temp.write_bytes(header + colour + mask))
 
     def streams(self, source: Path) -> tuple[int, int, bytes, bytes] | None:
@@ -177,7 +187,7 @@ class MaskedImage:
 
             with Image.open(source) as picture:
                 picture.load()
-                self(picture)
+                self.make(picture)
             data = self.cache.read_bytes(self.key)
         if data is None or len(data) < 12:
             return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Mapping, Self
+from typing import Any, Callable, ClassVar, Mapping, Self
 
 from pydantic import BaseModel, ValidationError
 
@@ -19,7 +19,7 @@ from cardgen.freshness import PreviousOutputs
 from cardgen.manifest import Game
 from cardgen.record import BuildRecord
 from cardgen.registry import OUTPUTS, imported
-from cardgen.render import CardWork
+from cardgen.render import CardWork, Drawing
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,8 @@ class StageContext:
     out_dir: Path  # the game's output folder being written (a staging folder during `cardgen build`)
     final_dir: Path  # where that folder ends up (for URLs that name files at their final place)
     previous: PreviousOutputs | None = None  # the previous build's files a build may keep (not made again)
+    # How the game draws each card image, by hash: for a stage that draws a card again (a TTS cell not cached)
+    drawings: Callable[[], Mapping[str, Drawing]] = dict
 
     @property
     def out_root(self) -> Path:
@@ -65,9 +67,10 @@ class Stage:
     def card_work(self, game: Game, record: BuildRecord, out_root: Path) -> Mapping[str, CardWork]:
         """This stage's work on card images, by image key (its content hash), for the render workers.
 
-        Each item is called in a worker with the card's image while it is in memory (see `CardWork`), so
-        that per-card output work (a TTS sheet cell) is done there and kept in a `Cache` under `out_root`
-        for `run` to read. Most stages have none.
+        Each item is called in a worker with the card while it is in memory (a `DrawnCard`: its pixels, and
+        its vectors to draw it again at another size; see `CardWork`), so that per-card output work (a TTS
+        sheet cell) is done there and kept in a `Cache` under `out_root` for `run` to read. Most stages have
+        none.
         """
         return {}
 
