@@ -551,13 +551,14 @@ def test_workers_held_back_take_no_job_until_the_pool_grows() -> None:
 def test_a_rebuild_lets_its_held_workers_draw_only_when_it_has_many_jobs(tmp_path: Path, count: int) -> None:
     """A few jobs (a card or two edited) are drawn by the one early worker; many jobs (a template edited) by
     every worker."""
-    from cardgen.render import RasterJob, run_jobs, started_workers
+    from cardgen.render import Drawing, RasterJob, run_jobs, started_workers
 
     shapes = "".join(f'<circle cx="{n * 7 % 400}" cy="{n * 13 % 400}" r="{n % 50}"/>' for n in range(300))
     svg = f'<svg xmlns="http://www.w3.org/2000/svg" width="400" height="400">{shapes}</svg>'
+    drawing = Drawing(svg, 400, 400, 96, str(tmp_path), tmp_path.as_uri() + "/", ())
     (tmp_path / "where").mkdir()
-    jobs = [RasterJob(f"k{n}", svg, 400, 400, 96, str(tmp_path), tmp_path.as_uri() + "/", str(tmp_path / f"{n}.png"),
-                      (), work=(functools.partial(_note_drawing_process, str(tmp_path / "where"), f"k{n}"),))
+    jobs = [RasterJob(f"k{n}", drawing, str(tmp_path / f"{n}.png"),
+                      work=(functools.partial(_note_drawing_process, str(tmp_path / "where"), f"k{n}"),))
             for n in range(count)]
     with started_workers(2, early=1) as pool:
         run_jobs(jobs, 2, lambda key, error: None, pool=pool)
