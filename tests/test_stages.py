@@ -26,7 +26,7 @@ from cardgen.outputs.stage import Stage, StageContext, merge_options
 from cardgen.record import BuildRecord
 from cardgen.registry import OUTPUTS, Output
 from cardgen.render import DrawnCard
-from tests.conftest import SIMPLE_MANIFEST
+from tests.conftest import REPO, SIMPLE_MANIFEST
 
 
 def _command(name: str) -> click.Command:
@@ -206,3 +206,16 @@ def test_stages_libraries_are_imported_while_the_workers_draw(tiny_game: Path, t
     build_game(tiny_game, "tiny", BuildOptions(tiny_game / "output", jobs=2), None, ["tts", ProbeStage()])
     assert "cardgen_import_probe" in sys.modules  # imported before the stage ran
     assert (tmp_path / "lib" / "imported-in.txt").read_text() == "cardgen-import-ahead"
+
+
+def test_the_output_stages_import_their_libraries_only_when_they_draw() -> None:
+    """Choosing the stages of a build imports their modules but not Pillow or reportlab: those are imported while
+    the workers draw (`Stage.libraries`), off the path to the first card."""
+    import subprocess
+
+    code = ("import sys; from pathlib import Path; from cardgen.build import select_stages; "
+            "from cardgen.manifest import load_game; "
+            "select_stages(load_game(Path(sys.argv[1]), 'scrapbots'), ['tts', 'print', 'gallery']); "
+            "print(sorted(m for m in ('PIL', 'reportlab') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code, str(REPO)], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

@@ -13,9 +13,7 @@ import re
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
-
-from PIL import Image
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from cardgen.errors import CardgenError, Problem, relative
 from cardgen.freshness import PreviousOutputs
@@ -30,6 +28,9 @@ from cardgen.ownership import make_staging, remove_ours
 from cardgen.record import BuildRecord, CardEntry, DeckEntry
 from cardgen.render import CardVectors, Drawing, DrawnCard
 from cardgen.storage import Cache, place_file, swap_into_place, write_atomic
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 TTS_DIR = "tts"
 THUMBNAIL_PX = 256
@@ -66,6 +67,9 @@ class TTSStage(Stage):
     """`tts/`: the Tabletop Simulator export, written as the manifest's `tts:` section says."""
 
     name = "tts"  # its options: `TTSSpec` (cardgen.options.tts), as the registry says
+    # Pillow (~17 ms to import) is imported when the export draws, not with this module: a build imports it while
+    # the workers draw, and a one-card edit, whose cell and sheet the workers make, may not need it at all.
+    libraries = ("PIL.Image",)
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """Write the export."""
@@ -275,6 +279,8 @@ class Cell:
         """The stored cell (made first when missing)."""
         if not self.cache(out_root).has(self.key):
             self.store(out_root, cards(self.source))
+        from PIL import Image
+
         with Image.open(self.cache(out_root).path(self.key)) as stored:
             stored.load()
             return stored if stored.mode == "RGB" else stored.convert("RGB")  # not copied when RGB already
@@ -289,6 +295,8 @@ class Plain:
 
     def image(self) -> Image.Image:
         """The image."""
+        from PIL import Image
+
         return Image.new("RGB", self.size, self.colour)
 
 
@@ -308,6 +316,8 @@ class SheetPicture:
 
     def make(self, out_root: Path, cards: CardImages) -> Image.Image:
         """The sheet; cells are loaded one at a time, so a large deck never sits in memory whole."""
+        from PIL import Image
+
         canvas = Image.new("RGB", (self.width, self.height), "black")
         for slot, cell in enumerate(self.slots):
             width, height = cell.size
@@ -346,6 +356,8 @@ class Component:
 
     def make(self, out_root: Path, cards: CardImages) -> Image.Image:
         """The image."""
+        from PIL import Image
+
         image = self.source.trimmed(cards(self.source).image)
         image.thumbnail((MAX_SIDE_PX, MAX_SIDE_PX), Image.Resampling.LANCZOS)
         return image
@@ -367,6 +379,8 @@ def encode(image: Image.Image, png: bool, quality: int) -> bytes:
         return buffer.getvalue()
     flat = image
     if image.mode != "RGB":  # an opaque RGB image (every sheet) is encoded as it is, not copied first
+        from PIL import Image
+
         flat = Image.new("RGB", image.size, "white")
         flat.paste(image, mask=image.getchannel("A") if image.mode == "RGBA" else None)
     # No Huffman optimisation: it halves the encoding speed of a 4096 px sheet (0.3 s against 0.15 s, in
@@ -737,6 +751,8 @@ class _Exporter:
 
     def thumbnail(self) -> Image.Image:
         """A 256 x 256 picture of the game: the first face of up to three decks, fanned out."""
+        from PIL import Image
+
         canvas = Image.new("RGBA", (THUMBNAIL_PX, THUMBNAIL_PX), "#1f1d1a")
         shown = self.cover[:3]
         for i, (path, deck) in enumerate(shown):
