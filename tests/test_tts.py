@@ -571,6 +571,41 @@ def test_images_made_by_the_workers_are_the_ones_the_export_makes(mini, tmp_path
     assert [name for name in made if made[name] != built[name]] == []
 
 
+def test_each_sheet_is_made_by_the_card_work_that_completes_it(mini, tmp_path) -> None:
+    """The export's work on each card, pickled as a render worker gets it and done card by card (last card first):
+    a sheet is made once the last of its cards has its cell, by that card's work, not before, and the images the
+    work made are the build's (an export that cannot draw a cell finds every one made). After the build, whose
+    caches hold every cell and image, there is no work."""
+    import pickle
+
+    from cardgen.outputs.tts import card_work
+    from cardgen.render import DrawnCard
+
+    out_dir, record, _ = mini
+    root, out_root = out_dir.parent.parent, tmp_path / "out"
+    options = TTSOptions.from_spec(load_game(root, "mini").options("tts"))
+    assert card_work("mini", record, options, out_dir.parent) == {}  # the build's caches hold it all
+    work = card_work("mini", record, options, out_root)
+    assert set(work) >= {c.hash for c in record.cards}  # every face (a sheet cell, a token or board image)
+    drawings = game_drawings(root, "mini", tmp_path / "plan")
+    files = {**{c.hash: c.face for c in record.cards}, **{b.hash: b.image for b in record.backs.values()}}
+    sheets: dict[bytes, tuple] = {}  # each sheet once: (its work, the keys of the cards whose work carries it)
+    for key, item in work.items():
+        for sheet in item.sheets:
+            sheets.setdefault(sheet.recipe, (sheet, set()))[1].add(key)
+    assert len(sheets) >= 4
+    done: set[str] = set()
+    for key in reversed(list(work)):
+        pickle.loads(pickle.dumps(work[key]))(DrawnCard(drawings[key], out_dir / files[key]))
+        done.add(key)
+        assert {sheet.recipe: sheet.image().cached(out_root) for sheet, _ in sheets.values()} == \
+            {sheet.recipe: keys <= done for sheet, keys in sheets.values()}
+    fresh = Path(shutil.copytree(out_dir, out_root / "mini", copy_function=os.link,
+                                 ignore=shutil.ignore_patterns("tts")))
+    export_tts(load_game(root, "mini"), record, fresh, options)  # no drawings: every cell is there
+    assert _images(fresh / "tts") == _images(out_dir / "tts")
+
+
 def test_one_card_edit_remakes_its_cell_and_sheet_only_and_matches_a_cold_build(tmp_path) -> None:
     from cardgen.outputs.pdf import png_stream
 
