@@ -316,15 +316,15 @@ def _start_worker(parent: int, held: Any = None) -> None:
 class _HeldBack:
     """Which workers of a `RenderPool` start at once: the first `early` to ask, the others when `release`d.
 
-    Shared by the forked workers (multiprocessing's semaphores and value live in shared memory). Released with a
-    semaphore, not an event: setting a multiprocessing event waits for every waiter to wake, and a worker killed
-    while it waits (the pool is then broken) never does.
+    Shared by the forked workers: multiprocessing's semaphores live in shared memory (a shared value would import
+    ctypes and map an arena, ~4 ms of every build). Released with semaphores, not an event: setting a
+    multiprocessing event waits for every waiter to wake, and a worker killed while it waits never does.
     """
 
     def __init__(self, context: Any, workers: int, early: int) -> None:
         self.early = context.Semaphore(early)
         self.go = context.Semaphore(0)
-        self.wanted = context.RawValue("b", 0)
+        self.stop = context.Semaphore(0)  # given before `go` when the held workers are let go to end
         self.held = workers - early
         self.released = False  # in the build's process only
 
@@ -333,15 +333,15 @@ class _HeldBack:
         if self.early.acquire(block=False):
             return True
         self.go.acquire()
-        return bool(self.wanted.value)
+        return not self.stop.acquire(block=False)
 
     def release(self, wanted: bool) -> None:
         """Let the held workers go: to set up and draw (`wanted`), or to end."""
         if not self.released:
             self.released = True
-            self.wanted.value = int(wanted)
-            for _ in range(self.held):
-                self.go.release()
+            for semaphore in ([] if wanted else [self.stop]) + [self.go]:
+                for _ in range(self.held):
+                    semaphore.release()
 
 
 class RenderPool(ProcessPoolExecutor):
