@@ -7,7 +7,6 @@ import importlib
 import os
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -39,7 +38,7 @@ from cardgen.ownership import (
 from cardgen.plan import BuildPlan, CardFiles, draw_plan, plan_build, record_of
 from cardgen.progress import Reporter, SilentReporter
 from cardgen.record import BuildRecord
-from cardgen.render import CardWork, started_workers
+from cardgen.render import CardWork, RenderPool, started_workers
 from cardgen.storage import cache_root, swap_into_place
 from cardgen.validate.findings import unique
 
@@ -146,13 +145,15 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
     mark(cache_root(options.out_root))  # before the font metrics go in: a build that fails then leaves it ours
     keep_metrics(options.out_root)
     configure_fontconfig([root / "fonts"])  # before the workers fork: they inherit it
-    # The render workers start now and set cairosvg up on the other core while this process loads the game.
-    with started_workers(options.jobs) as workers:
+    # The render workers start now and set cairosvg up on the other core while this process loads the game; on a
+    # rebuild (mostly a card or two to draw) one of them, the others only if many jobs come (see RenderPool).
+    early = 1 if previous is not None and not options.force else options.jobs
+    with started_workers(options.jobs, early) as workers:
         return _build_with(root, name, options, reporter, stages, started, previous, settings, workers)
 
 
 def _build_with(root: Path, name: str, options: BuildOptions, reporter: Reporter | None, stages: StageChoice,
-                started: float, previous: BuildRecord | None, settings: str, workers: ProcessPoolExecutor | None
+                started: float, previous: BuildRecord | None, settings: str, workers: RenderPool | None
                 ) -> BuildResult:
     """Load, validate, plan and draw the game (in `workers` when started), then write its outputs."""
     from cardgen.validate import validate_context

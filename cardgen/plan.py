@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime
 import functools
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -27,7 +26,7 @@ from cardgen.record import (
     SourceRef,
     Stats,
 )
-from cardgen.render import CardWork, Drawing, RasterJob, content_key, run_jobs
+from cardgen.render import CardWork, Drawing, RasterJob, RenderPool, content_key, run_jobs
 from cardgen.storage import Cache, copy_into_staging, verify, write_text
 from cardgen.templates import RenderedSVG
 from cardgen.validate.findings import unique
@@ -158,7 +157,7 @@ def game_drawings(root: Path, name: str, out_root: Path) -> dict[str, Drawing]:
 def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter,
               work: Mapping[str, Sequence[CardWork]] | None = None,
               ready: Callable[[str], None] = lambda key: None,
-              workers: ProcessPoolExecutor | None = None) -> tuple[int, int]:
+              workers: RenderPool | None = None) -> tuple[int, int]:
     """Draw every artwork missing from the cache, in `workers` when started already; return (rendered, cached).
 
     `work` is the output stages' work on card images, by image key: done in the workers while each image

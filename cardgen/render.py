@@ -297,13 +297,15 @@ _WARM_UP_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><l
                 '<path d="M0 0L4 4Z" transform="rotate(9)"/><text y="6" font-size="6">Ag</text></svg>')
 
 
-def _start_worker(parent: int) -> None:
+def _start_worker(parent: int, held: Any = None) -> None:
     """Set a render worker up while the build is still loading the game: import and configure cairosvg (parsing
     cairo's C declarations is most of it), draw a first small picture and encode it, so that its first card
-    costs a card."""
+    costs a card. A worker `held` back (see `RenderPool`) first waits until the build wants it."""
     import io
 
     _follow_the_build(parent)
+    if held is not None and not held.wait_turn():
+        return  # the build ended without needing it: it takes no job, and ends at the pool's shutdown
     _setup_cairosvg()
     try:
         draw_svg(_WARM_UP_SVG, 8, 8, 96, Path(os.sep), "file:///").save(io.BytesIO(), format="PNG", **PNG_OPTIONS)
@@ -311,11 +313,67 @@ def _start_worker(parent: int) -> None:
         pass
 
 
+class _HeldBack:
+    """Which workers of a `RenderPool` start at once: the first `early` to ask, the others when `release`d.
+
+    Shared by the forked workers (multiprocessing's semaphores and value live in shared memory). Released with a
+    semaphore, not an event: setting a multiprocessing event waits for every waiter to wake, and a worker killed
+    while it waits (the pool is then broken) never does.
+    """
+
+    def __init__(self, context: Any, workers: int, early: int) -> None:
+        self.early = context.Semaphore(early)
+        self.go = context.Semaphore(0)
+        self.wanted = context.RawValue("b", 0)
+        self.held = workers - early
+        self.released = False  # in the build's process only
+
+    def wait_turn(self) -> bool:
+        """In a worker: True at once for the early ones, else once released; False when the build ended first."""
+        if self.early.acquire(block=False):
+            return True
+        self.go.acquire()
+        return bool(self.wanted.value)
+
+    def release(self, wanted: bool) -> None:
+        """Let the held workers go: to set up and draw (`wanted`), or to end."""
+        if not self.released:
+            self.released = True
+            self.wanted.value = int(wanted)
+            for _ in range(self.held):
+                self.go.release()
+
+
+class RenderPool(ProcessPoolExecutor):
+    """Render workers forked now, of which only the first `early` set cairosvg up and take jobs at once; the
+    others wait, forked but idle, until `grow` (a rebuild that turns out to have many jobs) lets them.
+
+    A rebuild mostly draws a card or two: a second worker setting cairosvg up meanwhile would only take a core
+    from this process while it loads and validates the game. All workers are forked now all the same: forking
+    later, once the pool's own thread runs, can deadlock.
+    """
+
+    def __init__(self, workers: int, early: int, context: Any) -> None:
+        self._held = _HeldBack(context, workers, early)
+        super().__init__(max_workers=workers, mp_context=context, initializer=_start_worker,
+                         initargs=(os.getpid(), self._held))
+
+    def grow(self) -> None:
+        """Let every held worker set up and take jobs."""
+        self._held.release(wanted=True)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """End the pool; held workers that were never wanted end without setting anything up."""
+        self._held.release(wanted=False)
+        super().shutdown(wait, cancel_futures=cancel_futures)
+
+
 @contextmanager
-def started_workers(workers: int) -> Iterator[ProcessPoolExecutor | None]:
-    """Render workers forked now, before the game is loaded, validated and planned: they set cairosvg up on the
-    other core meanwhile, and `run_jobs` gives them the jobs (None with one worker, or when forking is not safe:
-    another thread runs, as in `cardgen watch`; `run_jobs` then starts its own).
+def started_workers(workers: int, early: int | None = None) -> Iterator[RenderPool | None]:
+    """Render workers forked now, before the game is loaded, validated and planned: the first `early` (default:
+    all) set cairosvg up on the other core meanwhile, and `run_jobs` gives them the jobs, letting the others
+    start too when there are many (None with one worker, or when forking is not safe: another thread runs, as in
+    `cardgen watch`; `run_jobs` then starts its own).
 
     Leaving the block drops the jobs not started and waits for the workers to end.
     """
@@ -325,30 +383,35 @@ def started_workers(workers: int) -> Iterator[ProcessPoolExecutor | None]:
     if workers <= 1 or threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
         yield None
         return
-    pool = _pool(workers, multiprocessing.get_context("fork"), _start_worker)
+    context = multiprocessing.get_context("fork")
+    pool = _started(lambda: RenderPool(workers, min(early or workers, workers), context))
     try:
         yield pool
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _pool(workers: int, context: Any, initializer: Callable[[int], None]) -> ProcessPoolExecutor:
-    """A process pool whose workers are started now (forked workers all start at the first submit)."""
+def _started(make: Callable[[], ProcessPoolExecutor]) -> Any:
+    """The pool `make` returns, its workers started now (forked workers all start at the first submit)."""
     # A forked worker shares the objects made so far with the main process until it writes to their pages; the
     # garbage collector's passes write to every object they visit, so each worker would copy the whole heap bit
     # by bit. Frozen objects are never visited: the pages stay shared.
     gc.freeze()
     try:
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=initializer,
-                                   initargs=(os.getpid(),))
+        pool = make()
         pool.submit(int)  # nothing to do: it makes the pool start its workers
     finally:
         gc.unfreeze()
     return pool
 
 
+# From this many jobs, the workers a rebuild held back are let go: drawing ~4 cards takes one worker about as long
+# as a second one needs to set cairosvg up, on a core this process leaves idle while it waits for them.
+_MANY_JOBS = 4
+
+
 def run_jobs(jobs: list[RasterJob], workers: int, on_done: Callable[[str, str | None], None],
-             begin: Callable[[], None] = lambda: None, pool: ProcessPoolExecutor | None = None) -> None:
+             begin: Callable[[], None] = lambda: None, pool: RenderPool | None = None) -> None:
     """Render jobs: in `pool` when given (see `started_workers`), else in a process pool started here when there
     are several workers and enough work, else in this process.
 
@@ -369,7 +432,9 @@ def run_jobs(jobs: list[RasterJob], workers: int, on_done: Callable[[str, str | 
     # fork is cheap (no re-import), but forking while other threads run can deadlock: spawn then.
     method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() \
         else "spawn"
-    with _pool(min(workers, len(jobs)), multiprocessing.get_context(method), _follow_the_build) as started:
+    context = multiprocessing.get_context(method)
+    with _started(lambda: ProcessPoolExecutor(min(workers, len(jobs)), context, _follow_the_build,
+                                              (os.getpid(),))) as started:
         _run_in(started, jobs, on_done, begin)
 
 
@@ -379,6 +444,8 @@ def _run_in(pool: ProcessPoolExecutor, jobs: list[RasterJob], on_done: Callable[
     from concurrent.futures.process import BrokenProcessPool
 
     futures = []
+    if isinstance(pool, RenderPool) and len(jobs) >= _MANY_JOBS:
+        pool.grow()
     try:
         futures = [pool.submit(run_job, job) for job in jobs]
         begin()

@@ -222,3 +222,31 @@ def test_kept_template_scans_that_are_damaged_are_made_again(tiny_game: Path, pa
     result = _build(tiny_game)
     assert "templates/tiny/face.svg" in parsed
     assert result.findings == [f for f in validate_game(tiny_game, "tiny") if f.severity == "warning"]
+
+
+def test_an_edit_draws_again_only_the_print_pages_that_hold_the_changed_card(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pages of the print PDF whose cards did not change are put back as the last build drew them (their
+    operators, images and font), not drawn again; the file is a cold build's byte for byte (reportlab's
+    invariant mode fixes the dates and ID that differ otherwise)."""
+    from reportlab import rl_config
+
+    import cardgen.outputs.pdf as pdf_module
+
+    monkeypatch.setattr(rl_config, "invariant", 1)
+    _edit(tiny_game, '"quoted",2', '"quoted",20')  # 20 Alphas: three sheets, fronts and backs, NA on the last
+    _build(tiny_game)
+    drawn: list[list[str]] = []
+    draw_page = pdf_module._draw_page
+    monkeypatch.setattr(pdf_module, "_draw_page", lambda pdf, page, images: drawn.append(
+        [slot.image for slot in page.slots]) or draw_page(pdf, page, images))
+    _edit(tiny_game, "Plain", "Plainer")
+    _build(tiny_game)
+    assert len(drawn) == 1 and "cards/main/na.png" in drawn[0], drawn  # NA's front page; its back page is kept
+    drawn.clear()
+    _build(tiny_game, "cold")
+    assert len(drawn) == 6
+    edited, cold = (tiny_game / out / "tiny" / "print" for out in ("output", "cold"))
+    assert [p.name for p in edited.iterdir()] == [p.name for p in cold.iterdir()] != []
+    for pdf in edited.iterdir():
+        assert pdf.read_bytes() == (cold / pdf.name).read_bytes(), pdf.name

@@ -510,3 +510,36 @@ def test_a_pdf_written_as_it_is_formatted_is_the_file_reportlab_writes_whole(bui
     whole = write_print_pdf(record, built, PrintOptions(), tmp_path / "whole.pdf").files[0]
     assert streamed.read_bytes() == whole.read_bytes()
     assert len(pypdf.PdfReader(streamed, strict=True).pages) > 1
+
+
+def test_pages_put_back_from_a_kept_entry_are_the_pages_drawn_and_a_foreign_entry_is_not_used(
+        built, record, few, tmp_path, monkeypatch):
+    """A PDF written again puts back every page it drew before (nothing drawn) and is the same file; an entry
+    whose pages are not what cardgen keeps (other images than the page's, not text) is not used: the pages are
+    drawn."""
+    from reportlab import rl_config
+
+    import cardgen.outputs.pdf as pdf_module
+    from cardgen.storage import KeptByGame
+
+    monkeypatch.setattr(rl_config, "invariant", 1)
+    target = tmp_path / "kept-pages.pdf"
+    drawn: list[object] = []
+    draw_page = pdf_module._draw_page
+    monkeypatch.setattr(pdf_module, "_draw_page", lambda pdf, page, images: drawn.append(page) or
+                        draw_page(pdf, page, images))
+    first = write_print_pdf(record, built, PrintOptions(), target, cards=few).files[0].read_bytes()
+    pages = len(drawn)
+    assert pages > 2
+    drawn.clear()
+    assert write_print_pdf(record, built, PrintOptions(), target, cards=few).files[0].read_bytes() == first
+    assert drawn == []
+    kept = KeptByGame(built.parent, "print-pages", f"{record.game.name}\0{target.name}")
+    assert len(kept.kept) == pages
+    keys = list(kept.kept)
+    foreign = {keys[0]: {**kept.kept[keys[0]], "forms": ["not-an-image"]},
+               keys[1]: {**kept.kept[keys[1]], "code": [1, 2]}}
+    kept.used = {**kept.kept, **foreign}
+    kept.save()
+    assert write_print_pdf(record, built, PrintOptions(), target, cards=few).files[0].read_bytes() == first
+    assert len(drawn) == 2

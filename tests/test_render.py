@@ -516,3 +516,74 @@ def test_the_key_of_a_drawn_image_holds_the_version_of_cairosvg_that_draws_it(tm
                                check=True).stdout.split()
         assert other[0] == ("99.1" if version_file else "98.2")
         assert other[2] != real[2]
+
+
+def _worker_state(pause: float) -> tuple[int, bool]:
+    """A job for a render worker: its process, and whether it has cairosvg set up (after a pause, so that the
+    jobs of a batch are spread over every worker taking jobs)."""
+    import sys
+    import time
+
+    time.sleep(pause)
+    return os.getpid(), "cairosvg" in sys.modules
+
+
+def test_workers_held_back_take_no_job_until_the_pool_grows() -> None:
+    """A rebuild's pool forks every worker but lets only the early one set cairosvg up and take jobs; once grown,
+    the others do both. A pool that never grew still ends all its workers."""
+    import multiprocessing
+
+    from cardgen.render import started_workers
+
+    with started_workers(2, early=1) as pool:
+        assert pool is not None and len(multiprocessing.active_children()) == 2
+        before = set(pool.map(_worker_state, [0.03] * 12))
+        assert len(before) == 1 and all(ready for _, ready in before), before
+        pool.grow()
+        after = set(pool.map(_worker_state, [0.05] * 40))
+        assert len({pid for pid, _ in after}) == 2 and all(ready for _, ready in after), after
+    with started_workers(2, early=1) as pool:
+        assert pool is not None and len(set(pool.map(_worker_state, [0.03] * 12))) == 1
+    assert multiprocessing.active_children() == []
+
+
+@pytest.mark.parametrize("count", [3, 40])
+def test_a_rebuild_lets_its_held_workers_draw_only_when_it_has_many_jobs(tmp_path: Path, count: int) -> None:
+    """A few jobs (a card or two edited) are drawn by the one early worker; many jobs (a template edited) by
+    every worker."""
+    from cardgen.render import Drawing, RasterJob, run_jobs, started_workers
+
+    shapes = "".join(f'<circle cx="{n * 7 % 400}" cy="{n * 13 % 400}" r="{n % 50}"/>' for n in range(300))
+    svg = f'<svg xmlns="http://www.w3.org/2000/svg" width="400" height="400">{shapes}</svg>'
+    drawing = Drawing(svg, 400, 400, 96, str(tmp_path), tmp_path.as_uri() + "/", ())
+    (tmp_path / "where").mkdir()
+    jobs = [RasterJob(f"k{n}", drawing, str(tmp_path / f"{n}.png"),
+                      work=(functools.partial(_note_drawing_process, str(tmp_path / "where"), f"k{n}"),))
+            for n in range(count)]
+    with started_workers(2, early=1) as pool:
+        run_jobs(jobs, 2, lambda key, error: None, pool=pool)
+    drawn_in = {p.read_text() for p in (tmp_path / "where").iterdir()}
+    assert len(list((tmp_path / "where").iterdir())) == count
+    assert len(drawn_in) == (1 if count == 3 else 2)
+
+
+def test_a_rebuild_starts_one_early_worker_and_a_first_or_forced_build_all(tiny_game: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The early workers a build asks for: all on a first build and with --force (every card is drawn), one on a
+    rebuild (a card or two, mostly), so that this process keeps a core while it loads and validates."""
+    import cardgen.build
+
+    started, asked = cardgen.build.started_workers, []
+
+    def watched(workers: int, early: int | None = None) -> object:
+        asked.append(early)
+        return started(workers, early)
+
+    monkeypatch.setattr(cardgen.build, "started_workers", watched)
+    out = tiny_game / "output"
+    build_game(tiny_game, "tiny", BuildOptions(out, jobs=2))
+    cards = tiny_game / "data" / "tiny" / "cards.csv"
+    cards.write_text(cards.read_text().replace("Plain", "Plainer"))
+    assert build_game(tiny_game, "tiny", BuildOptions(out, jobs=2)).rendered == 1
+    build_game(tiny_game, "tiny", BuildOptions(out, jobs=2, force=True))
+    assert asked == [2, 1, 2]
