@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime
 import functools
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -28,7 +27,7 @@ from cardgen.record import (
     Stats,
 )
 from cardgen.render import CardWork, Drawing, RasterJob, RenderPool, content_key, run_jobs
-from cardgen.storage import Cache, verify, write_text
+from cardgen.storage import Cache, copy_into_staging, verify, write_text
 from cardgen.templates import RenderedSVG
 from cardgen.validate.findings import unique
 
@@ -278,15 +277,13 @@ class CardFiles:
                 write_text(target.with_suffix(".svg"), art.rendered.svg)
 
     def _copy(self, source: Path, target: Path) -> None:
-        """Copy a cached image to its place, straight: not through a temporary file renamed into place (as
-        `place_file` writes outputs), since the staging folder is this build's own, new, and swapped into place
-        whole once complete; a build that fails or is killed never shows its files. At 1,000 cards this took
-        ~0.2-0.5 ms of this process's CPU a file less, while the workers draw (mkstemp, chmod, rename and a
-        mkdir each)."""
+        """Copy a cached image to its place in the staging folder (see `copy_into_staging`: at 1,000 cards
+        ~0.2-0.5 ms of this process's CPU a file less than `place_file`, while the workers draw), making each
+        folder once."""
         if target.parent not in self.folders:
             target.parent.mkdir(parents=True, exist_ok=True)
             self.folders.add(target.parent)
-        shutil.copyfile(source, target)  # a new file: made with the mode of any file (FILE_MODE)
+        copy_into_staging(source, target)
 
     def place_rest(self) -> None:
         """Place every file not placed yet."""

@@ -76,6 +76,14 @@ def place_file(source: Path, target: Path) -> None:
     write_atomic(target, lambda temp: shutil.copyfile(source, temp))
 
 
+def copy_into_staging(source: Path, target: Path) -> None:
+    """Copy `source` to a new file `target` straight, not through a temporary name: only inside a folder of this
+    process's own that no one reads until it is complete and swapped into place whole (a build's staging folder),
+    so a half-written file is never seen. A copy, never a hard link (see `place_file`); made new, it has the mode
+    of any file (FILE_MODE). It saves a temporary file, a chmod and a rename: ~0.2-0.5 ms of CPU a card file."""
+    shutil.copyfile(source, target)
+
+
 SEAL_SUFFIX = ".seal"
 
 
