@@ -227,9 +227,9 @@ class DrawnCard:
     when first asked (a card found in the cache is decoded only for work that needs its pixels, and recorded
     from its SVG only for work that draws it again)."""
 
-    def __init__(self, drawing: Drawing | None, path: Path, image: Any = None,
+    def __init__(self, path: Path, drawing: Callable[[], Drawing], image: Any = None,
                  vectors: CardVectors | None = None) -> None:
-        self.drawing, self.path, self._image, self._vectors = drawing, path, image, vectors
+        self.path, self.drawing, self._image, self._vectors = path, drawing, image, vectors
 
     @property
     def image(self) -> Any:
@@ -244,11 +244,9 @@ class DrawnCard:
 
     @property
     def vectors(self) -> CardVectors:
-        """The card's drawing as cairo recorded it (LookupError when there is no drawing of it at hand)."""
+        """The card's drawing as cairo recorded it (`drawing()` says how it is drawn: asked only now)."""
         if self._vectors is None:
-            if self.drawing is None:
-                raise LookupError(str(self.path))
-            self._vectors = self.drawing.record()
+            self._vectors = self.drawing().record()
         return self._vectors
 
 
@@ -257,11 +255,11 @@ def run_job(job: RasterJob) -> tuple[str, str | None]:
     (key, error message or None)."""
     path = Path(job.target)
     if job.cached:
-        card = DrawnCard(job.drawing, path)
+        card = DrawnCard(path, lambda: job.drawing)
     else:
         try:
             vectors = job.drawing.record()
-            card = DrawnCard(job.drawing, path, vectors.image(), vectors)
+            card = DrawnCard(path, lambda: job.drawing, vectors.image(), vectors)
         except RenderFailure as exc:
             return job.key, str(exc)
         # sealed: the build verifies it against this before using it

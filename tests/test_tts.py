@@ -5,6 +5,7 @@ Each game is built once per module (module-scoped fixtures); pixels are compared
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -596,7 +597,8 @@ def test_each_sheet_is_made_by_the_card_work_that_completes_it(mini, tmp_path) -
     assert len(sheets) >= 4
     done: set[str] = set()
     for key in reversed(list(work)):
-        pickle.loads(pickle.dumps(work[key]))(DrawnCard(drawings[key], out_dir / files[key]))
+        card = DrawnCard(out_dir / files[key], functools.partial(drawings.__getitem__, key))
+        pickle.loads(pickle.dumps(work[key]))(card)
         done.add(key)
         assert {sheet.recipe: sheet.image().cached(out_root) for sheet, _ in sheets.values()} == \
             {sheet.recipe: keys <= done for sheet, keys in sheets.values()}
@@ -664,7 +666,8 @@ def test_sheet_cells_are_the_cards_drawn_again_at_the_cell_size(scrapbots, tmp_p
     cards = [card for card in record.cards if record.decks[card.deck].kind == "card"]
     assert len(cards) > 15
     for card in cards:
-        drawn = DrawnCard(drawings[card.hash], tmp_path / "no-such-file.png")  # pixels never read
+        # its pixels are never read
+        drawn = DrawnCard(tmp_path / "no-such-file.png", functools.partial(drawings.__getitem__, card.hash))
         cell = Source(card.hash, card.face, record.decks[card.deck].bleed_px).cell(drawn, (409, 573))
         lanczos = _trimmed_card(out_dir, card).resize((409, 573), Image.Resampling.LANCZOS)
         assert cell.mode == "RGB" and cell.size == (409, 573)

@@ -131,8 +131,8 @@ class PrintJPEG:
             self.make(card.image)
 
     def make(self, picture: Any) -> None:
-        """Encode a card image (opaque images only: transparency needs PNG)."""
-        if picture.mode in ("RGB", "L") and not self.cache.has(self.entry):
+        """Encode a card image missing from the cache (opaque images only: transparency needs PNG)."""
+        if picture.mode in ("RGB", "L"):
             # 4:4:4 chroma keeps coloured text edges sharp.
             self.cache.write(self.entry, lambda temp: picture.save(temp, "JPEG", quality=self.quality,
                                                                    subsampling=0, optimize=True))
@@ -170,8 +170,9 @@ class MaskedImage:
             self.make(card.image)
 
     def make(self, picture: Any) -> None:
-        """Compress the streams of a card image with an alpha channel (others are embedded otherwise)."""
-        if picture.mode == "RGBA" and not self.cache.has(self.key):
+        """Compress the streams of a card image missing from the cache, with an alpha channel (others are
+        embedded otherwise)."""
+        if picture.mode == "RGBA":
             colour = zlib.compress(picture.convert("RGB").tobytes())
             alpha = picture.getchannel("A")
             mask = b"" if alpha.getextrema() == (255, 255) else zlib.compress(alpha.tobytes())

@@ -26,7 +26,7 @@ from cardgen.outputs.tts_sheets import MAX_SIDE_PX, Guids, Sheet, plan_sheets
 from cardgen.outputs.tts_sizes import board_scale, card_scale, table_units, tile_scale
 from cardgen.ownership import make_staging, remove_ours
 from cardgen.record import BuildRecord, CardEntry, DeckEntry
-from cardgen.render import CardVectors, Drawing, DrawnCard
+from cardgen.render import Drawing, DrawnCard
 from cardgen.storage import Cache, place_file, swap_into_place, write_atomic
 
 if TYPE_CHECKING:
@@ -520,22 +520,6 @@ def _stored_cells(out_root: Path) -> Callable[[Cell], bool]:
     return lambda cell: cell.cache(out_root).has(cell.key)
 
 
-class _BuiltCard(DrawnCard):
-    """A card of a finished build: its pixels read from its file, its vectors from the game's drawing of it, found
-    only when a cell must be drawn again outside the render workers (a cell cache deleted, other export options)."""
-
-    def __init__(self, exporter: _Exporter, source: Source) -> None:
-        super().__init__(None, exporter.out_dir / source.path)
-        self.exporter, self.source = exporter, source
-
-    @property
-    def vectors(self) -> CardVectors:
-        """The card's drawing as cairo records it."""
-        if self._vectors is None:
-            self._vectors = self.exporter.drawing(self.source).record()
-        return self._vectors
-
-
 class _Exporter:
     """Writes one game's images into the staging folder and builds its objects."""
 
@@ -557,8 +541,10 @@ class _Exporter:
     # ------------------------------------------------------------ images
 
     def card_image(self, source: Source) -> DrawnCard:
-        """A card of the build: its pixels read from its file, its vectors drawn again from its SVG when asked."""
-        return _BuiltCard(self, source)
+        """A card of the build: its pixels read from its file, its vectors drawn again from its SVG when asked
+        (how the game draws it is looked up only then: outside the render workers, a cell cache deleted or other
+        export options)."""
+        return DrawnCard(self.out_dir / source.path, lambda: self.drawing(source))
 
     def drawing(self, source: Source) -> Drawing:
         """How the game draws a card image of the build (a CardgenError when it no longer draws it)."""
