@@ -274,10 +274,14 @@ def yaml_table(text: str, shown_as: str) -> Table:
     work; `shown_as` names it in findings)."""
     import yaml
 
-    from cardgen.yamlsource import parse_yaml  # checks syntax and alias expansion with line numbers
+    from cardgen.yamlsource import BASE_LOADER, parse_yaml  # checks syntax and alias expansion with line numbers
     parse_yaml(text, shown_as)
-    node = yaml.compose(text, Loader=yaml.BaseLoader)
-    data = yaml.load(text, Loader=yaml.BaseLoader)
+    loader = BASE_LOADER(text)  # every scalar as its text; composed once, then built from the same nodes
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    finally:
+        loader.dispose()
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         raise CardgenError("expected a YAML list of mappings (one `- name: ...` entry per card)", file=shown_as)
     table = Table(shown_as, [], [])
