@@ -608,6 +608,33 @@ def test_each_sheet_is_made_by_the_card_work_that_completes_it(mini, tmp_path) -
     assert _images(fresh / "tts") == _images(out_dir / "tts")
 
 
+def test_the_thumbnail_is_put_together_from_faces_the_card_work_made(mini, tmp_path) -> None:
+    """The first face of up to three decks is shrunk for the saved object's thumbnail by its card's work in the
+    render workers, while the card is in memory: the export then puts the thumbnail together without reading one
+    card image (the copy below has none), and it is the picture the build made."""
+    import pickle
+
+    from cardgen.outputs.tts import card_work, saved_object_path
+    from cardgen.render import DrawnCard
+
+    out_dir, record, _ = mini
+    root, out_root = out_dir.parent.parent, tmp_path / "out"
+    options = TTSOptions.from_spec(load_game(root, "mini").options("tts"))
+    work = card_work("mini", record, options, out_root)
+    drawings = game_drawings(root, "mini", tmp_path / "plan")
+    files = {**{c.hash: c.face for c in record.cards}, **{b.hash: b.image for b in record.backs.values()}}
+    assert len({face.source.hash for item in work.values() for face in item.faces}) == 3
+    for key, item in work.items():
+        pickle.loads(pickle.dumps(item))(DrawnCard(out_dir / files[key], functools.partial(drawings.__getitem__, key)))
+    fresh = Path(shutil.copytree(out_dir, out_root / "mini", ignore=shutil.ignore_patterns("tts")))
+    for path in files.values():
+        (fresh / path).unlink()
+    export_tts(load_game(root, "mini"), record, fresh, options)
+    thumbnail = saved_object_path(out_dir, record).with_suffix(".png").name
+    assert (fresh / "tts" / thumbnail).read_bytes() == (out_dir / "tts" / thumbnail).read_bytes()
+    assert _images(fresh / "tts") == _images(out_dir / "tts")
+
+
 def test_one_card_edit_remakes_its_cell_and_sheet_only_and_matches_a_cold_build(tmp_path) -> None:
     from cardgen.outputs.pdf import png_stream
 
