@@ -79,6 +79,13 @@ def _stage_names(stages: StageChoice, options: BuildOptions) -> list[object]:
     return [[s if isinstance(s, str) else s.name for s in stages], options.always]
 
 
+def _stage_modules(stages: StageChoice) -> list[str]:
+    """The modules of the named stages (nothing is imported): the render workers import them as they start."""
+    from cardgen.registry import OUTPUTS
+
+    return [OUTPUTS[s].stage.split(":")[0] for s in stages if isinstance(s, str) and s in OUTPUTS]
+
+
 def select_stages(game: Game, stages: StageChoice, always: tuple[str, ...] = ()) -> list[Stage]:
     """The stage objects a build of a game runs: named ones with the game's options, when enabled (or always)."""
     from cardgen.outputs import stage_class
@@ -148,7 +155,7 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
     # The render workers start now and set cairosvg up on the other core while this process loads the game; on a
     # rebuild (mostly a card or two to draw) one of them, the others only if many jobs come (see RenderPool).
     early = 1 if previous is not None and not options.force else options.jobs
-    with started_workers(options.jobs, early) as workers:
+    with started_workers(options.jobs, early, _stage_modules(stages)) as workers:
         return _build_with(root, name, options, reporter, stages, started, previous, settings, workers)
 
 

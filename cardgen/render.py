@@ -16,7 +16,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from cardgen.errors import CardgenError
 from cardgen.storage import file_digest, write_sealed
@@ -295,10 +295,12 @@ _WARM_UP_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><l
                 '<path d="M0 0L4 4Z" transform="rotate(9)"/><text y="6" font-size="6">Ag</text></svg>')
 
 
-def _start_worker(parent: int, held: Any = None) -> None:
+def _start_worker(parent: int, held: Any = None, modules: Sequence[str] = ()) -> None:
     """Set a render worker up while the build is still loading the game: import and configure cairosvg (parsing
-    cairo's C declarations is most of it), draw a first small picture and encode it, so that its first card
-    costs a card. A worker `held` back (see `RenderPool`) first waits until the build wants it."""
+    cairo's C declarations is most of it), draw a first small picture and encode it, and import `modules` (those
+    of the output stages, whose card work comes with the jobs), so that its first card costs a card. A worker
+    `held` back (see `RenderPool`) first waits until the build wants it."""
+    import importlib
     import io
 
     _follow_the_build(parent)
@@ -307,6 +309,8 @@ def _start_worker(parent: int, held: Any = None) -> None:
     _setup_cairosvg()
     try:
         draw_svg(_WARM_UP_SVG, 8, 8, 96, Path(os.sep), "file:///").save(io.BytesIO(), format="PNG", **PNG_OPTIONS)
+        for name in modules:  # else imported while unpickling the first job: ~25 ms on the way to an edit's card
+            importlib.import_module(name)
     except Exception:  # noqa: BLE001  a worker that fails to start would break the pool: its first card says why
         pass
 
@@ -351,10 +355,10 @@ class RenderPool(ProcessPoolExecutor):
     later, once the pool's own thread runs, can deadlock.
     """
 
-    def __init__(self, workers: int, early: int, context: Any) -> None:
+    def __init__(self, workers: int, early: int, context: Any, modules: Sequence[str] = ()) -> None:
         self._held = _HeldBack(context, workers, early)
         super().__init__(max_workers=workers, mp_context=context, initializer=_start_worker,
-                         initargs=(os.getpid(), self._held))
+                         initargs=(os.getpid(), self._held, tuple(modules)))
 
     def grow(self) -> None:
         """Let every held worker set up and take jobs."""
@@ -367,11 +371,12 @@ class RenderPool(ProcessPoolExecutor):
 
 
 @contextmanager
-def started_workers(workers: int, early: int | None = None) -> Iterator[RenderPool | None]:
+def started_workers(workers: int, early: int | None = None, modules: Sequence[str] = ()
+                    ) -> Iterator[RenderPool | None]:
     """Render workers forked now, before the game is loaded, validated and planned: the first `early` (default:
-    all) set cairosvg up on the other core meanwhile, and `run_jobs` gives them the jobs, letting the others
-    start too when there are many (None with one worker, or when forking is not safe: another thread runs, as in
-    `cardgen watch`; `run_jobs` then starts its own).
+    all) set cairosvg up (and import `modules`) on the other core meanwhile, and `run_jobs` gives them the jobs,
+    letting the others start too when there are many (None with one worker, or when forking is not safe: another
+    thread runs, as in `cardgen watch`; `run_jobs` then starts its own).
 
     Leaving the block drops the jobs not started and waits for the workers to end.
     """
@@ -382,7 +387,7 @@ def started_workers(workers: int, early: int | None = None) -> Iterator[RenderPo
         yield None
         return
     context = multiprocessing.get_context("fork")
-    pool = _started(lambda: RenderPool(workers, min(early or workers, workers), context))
+    pool = _started(lambda: RenderPool(workers, min(early or workers, workers), context, modules))
     try:
         yield pool
     finally:

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from pathlib import Path
+from typing import Sequence
 from xml.etree import ElementTree
 
 import numpy as np
@@ -547,6 +549,24 @@ def test_workers_held_back_take_no_job_until_the_pool_grows() -> None:
     assert multiprocessing.active_children() == []
 
 
+def _imported(name: str) -> bool:
+    return name in sys.modules
+
+
+def test_render_workers_import_the_stages_modules_as_they_start() -> None:
+    """The output stages' modules (their card work comes with the jobs) are imported by each worker as it starts,
+    while the build loads the game, not while the first job waits to be unpickled; a build names its stages'."""
+    import cardgen.build
+    from cardgen.render import started_workers
+
+    assert "tabnanny" not in sys.modules  # a module nothing here imports, standing in for a stage's
+    with started_workers(2, modules=["tabnanny"]) as pool:
+        assert pool is not None and pool.submit(_imported, "tabnanny").result()
+    assert "tabnanny" not in sys.modules
+    assert cardgen.build._stage_modules(["print", "tts", "gallery"]) == \
+        ["cardgen.outputs.pdf", "cardgen.outputs.tts", "cardgen.outputs.gallery"]
+
+
 @pytest.mark.parametrize("count", [3, 40])
 def test_a_rebuild_lets_its_held_workers_draw_only_when_it_has_many_jobs(tmp_path: Path, count: int) -> None:
     """A few jobs (a card or two edited) are drawn by the one early worker; many jobs (a template edited) by
@@ -575,9 +595,9 @@ def test_a_rebuild_starts_one_early_worker_and_a_first_or_forced_build_all(tiny_
 
     started, asked = cardgen.build.started_workers, []
 
-    def watched(workers: int, early: int | None = None) -> object:
+    def watched(workers: int, early: int | None = None, modules: Sequence[str] = ()) -> object:
         asked.append(early)
-        return started(workers, early)
+        return started(workers, early, modules)
 
     monkeypatch.setattr(cardgen.build, "started_workers", watched)
     out = tiny_game / "output"
