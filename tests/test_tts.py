@@ -635,6 +635,37 @@ def test_the_thumbnail_is_put_together_from_faces_the_card_work_made(mini, tmp_p
     assert _images(fresh / "tts") == _images(out_dir / "tts")
 
 
+def test_a_sheet_only_its_last_card_keeps_from_complete_is_begun_before_that_card_is_drawn(mini, tmp_path) -> None:
+    """The work of a card whose cells alone are missing from a sheet (an edited card, the last card of a sheet)
+    begins that sheet in a thread before the card is drawn (`prepare`: the other cells are decoded beside the
+    drawing), and then makes the sheet the export makes."""
+    import pickle
+
+    from cardgen.outputs.tts import card_work
+    from cardgen.render import DrawnCard
+
+    out_dir, record, _ = mini
+    root, out_root = out_dir.parent.parent, tmp_path / "out"
+    options = TTSOptions.from_spec(load_game(root, "mini").options("tts"))
+    work = card_work("mini", record, options, out_root)
+    drawings = game_drawings(root, "mini", tmp_path / "plan")
+    files = {**{c.hash: c.face for c in record.cards}, **{b.hash: b.image for b in record.backs.values()}}
+    last = next(key for key, item in work.items() if item.sheets and item.cells)
+    begun = []
+    for key in [*(k for k in work if k != last), last]:
+        item = pickle.loads(pickle.dumps(work[key]))
+        item.prepare()
+        begun += [item.sheets[number] for number in item.begun]
+        assert len(begun) > 0 or not item.begun  # nothing stored yet, nothing begun
+        item(DrawnCard(out_dir / files[key], functools.partial(drawings.__getitem__, key)))
+        assert all(sheet.image().cached(out_root) for sheet in begun)  # begun, then made by the same card
+    assert {s.recipe for s in work[last].sheets} <= {s.recipe for s in begun} and len(begun) >= 4
+    fresh = Path(shutil.copytree(out_dir, out_root / "mini", copy_function=os.link,
+                                 ignore=shutil.ignore_patterns("tts")))
+    export_tts(load_game(root, "mini"), record, fresh, options)  # no drawings: every cell is there
+    assert _images(fresh / "tts") == _images(out_dir / "tts")
+
+
 def test_one_card_edit_remakes_its_cell_and_sheet_only_and_matches_a_cold_build(tmp_path) -> None:
     from cardgen.outputs.pdf import png_stream
 
