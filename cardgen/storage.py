@@ -97,7 +97,11 @@ def seal(path: Path, entry: Path | None = None) -> None:
     record = {"sha256": _file_digest(str(path), stat.st_mtime_ns, stat.st_size), "size": stat.st_size,
               "mtime_ns": stat.st_mtime_ns}
     entry = entry or path
-    write_text(entry.with_name(entry.name + SEAL_SUFFIX), json.dumps(record))
+    # Written in place, not through a temporary file and a rename (a file made is ~0.35 ms here; every card writes
+    # two sealed entries): a seal cut short does not parse, and a seal of content not (yet) in place matches
+    # neither the entry's size and time nor its digest, so `verify` takes the entry for damaged and it is made
+    # again, never served.
+    entry.with_name(entry.name + SEAL_SUFFIX).write_text(json.dumps(record), encoding="utf-8")
 
 
 def write_sealed(path: Path, write: Callable[[Path], object]) -> None:

@@ -41,6 +41,30 @@ def test_file_digest_follows_the_content(tmp_path: Path) -> None:
     assert file_digest(path) != first
 
 
+def test_a_sealed_entry_is_written_through_one_temporary_file_and_a_cut_seal_is_damage(tmp_path: Path,
+                                                                                      monkeypatch) -> None:
+    """A cache entry goes in through a temporary file renamed into place; its seal is written in place (a file
+    made costs ~0.35 ms, and every card writes two sealed entries). A seal cut short, or one that describes other
+    content, makes the entry damaged: made again, never served."""
+    import tempfile
+
+    from cardgen import storage
+
+    made: list[str] = []
+    mkstemp = tempfile.mkstemp
+    monkeypatch.setattr(storage.tempfile, "mkstemp", lambda **kw: made.append(kw["dir"]) or mkstemp(**kw))
+    entry = tmp_path / "entry.png"
+    storage.write_sealed(entry, lambda temp: temp.write_bytes(b"card"))
+    assert len(made) == 1 and storage.verify(entry)
+    seal = entry.with_name("entry.png.seal")
+    text = seal.read_text()
+    seal.write_text(text[: len(text) // 2])
+    assert not storage.verify(entry)
+    storage.write_sealed(tmp_path / "other.png", lambda temp: temp.write_bytes(b"carte"))
+    seal.write_text((tmp_path / "other.png.seal").read_text())
+    assert not storage.verify(entry)
+
+
 def test_cache_entries_live_under_kind_and_key_prefix(tmp_path: Path) -> None:
     cache = Cache(tmp_path, "png", ".png")
     key = "ab" + "0" * 30
