@@ -200,50 +200,85 @@ def _build_with(root: Path, name: str, options: BuildOptions, reporter: Reporter
     try:
         kept = PreviousOutputs(final, staging)  # the previous build's files this one makes again, kept
         card_files = CardFiles(plan, staging, options.keep_svg, kept)
-        # Card files are placed as their images are ready, while the workers draw the others.
-        # With no workers started, the drawing is this process's own (or a pool forked only without threads).
-        libraries = [name for stage in selected for name in stage.libraries]
-        with _importing(libraries) if workers and libraries else contextlib.nullcontext():
+        stage_context = StageContext(plan.game, record, staging, final, kept, lambda: plan.drawings, card_files.wait)
+        # Card files are placed as their images are ready, while the workers draw the others, and the output
+        # stages run beside them. With no workers started, the drawing is this process's own (or a pool forked
+        # only without threads): the stages run after it.
+        outputs = _OutputStages(selected, stage_context)
+        with outputs.beside(card_files) if workers else contextlib.nullcontext():
             rendered, cached = draw_plan(plan, options.jobs, reporter or SilentReporter(), work,
-                                         card_files.place, workers)
-        record.stats.rendered, record.stats.cached = rendered, cached
-        card_files.place_rest()
-        _write_outputs(plan, record, selected, final, staging, kept)
+                                         card_files.place, workers, outputs.start)
+            record.stats.rendered, record.stats.cached = rendered, cached
+            card_files.place_rest()
+        plan.findings += outputs.findings()
+        _finish(plan, record, final, staging, kept)
     finally:  # an error (a full disk: see `build_game`) leaves the previous output as it was
         remove_ours(staging)
     return BuildResult(name, final, len(plan.cards), record.stats.copies, rendered, cached,
                        time.perf_counter() - started, plan.findings, changes)
 
 
-@contextlib.contextmanager
-def _importing(libraries: list[str]) -> Iterator[None]:
-    """Import the output stages' libraries in a thread while the block runs, and wait for it at its end.
+class _OutputStages:
+    """A build's output stages writing into its staging folder: in a thread beside the drawing (`beside`), each
+    stage that can (`Stage.while_drawing`) beginning at once and the others once every card file is placed; or
+    in this process's own thread after the drawing (`findings` runs what has not run)."""
 
-    While the render workers draw, this process mostly waits for them: importing reportlab then, not after the
-    last card, took ~20 ms off the outputs of a one-card edit (measured). An import that fails is left for the
-    stage to report when it imports the library itself.
-    """
-    def import_all() -> None:
-        for name in libraries:
-            with contextlib.suppress(Exception):
-                importlib.import_module(name)
+    def __init__(self, stages: list[Stage], context: StageContext) -> None:
+        self.stages, self.context = stages, context
+        self.found: list[Problem] = []
+        self.thread: threading.Thread | None = None
+        self.beside_drawing = False
+        self.error: BaseException | None = None
 
-    thread = threading.Thread(target=import_all, name="cardgen-import-ahead", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        thread.join()
+    def run(self) -> None:
+        """Run every stage (importing their libraries first), keeping their findings, or the error that ends one."""
+        try:
+            for library in dict.fromkeys(name for stage in self.stages for name in stage.libraries):
+                with contextlib.suppress(Exception):  # a failing import is left for its stage to report
+                    importlib.import_module(library)
+            for stage in self.stages:
+                if not stage.while_drawing:
+                    self.context.wait_for(None)
+                self.found += stage.run(self.context)
+        except BaseException as exc:  # re-raised in the build's thread (see `findings`)
+            self.error = exc
+
+    def start(self) -> None:
+        """Start the stages in a thread (within `beside`, once the workers have their jobs: started earlier, the
+        thread would take this process from handing them out)."""
+        if self.thread is None and self.beside_drawing:
+            self.thread = threading.Thread(target=self.run, name="cardgen-outputs", daemon=True)
+            self.thread.start()
+
+    @contextlib.contextmanager
+    def beside(self, card_files: CardFiles) -> Iterator[None]:
+        """Let the stages run in a thread (`start`) while the block draws the cards; when the drawing stops with an
+        error, the stages waiting for card files stop too, and the block's error is raised once they have."""
+        self.beside_drawing = True
+        try:
+            yield
+        except BaseException:
+            card_files.stop()
+            if self.thread is not None:
+                self.thread.join()
+            raise
+
+    def findings(self) -> list[Problem]:
+        """The stages' findings, once they have all run (here, if they were not run beside the drawing); the
+        error that stopped one is raised here."""
+        if self.thread is None:
+            self.run()
+        else:
+            self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.found
 
 
-def _write_outputs(plan: BuildPlan, record: BuildRecord, stages: list[Stage], final: Path, staging: Path,
-                   previous: PreviousOutputs) -> None:
-    """Write every output stage into the staging folder that holds the card files, then build.json (the stages'
-    findings with it), then swap the folder into place. Files the previous build made from the same content
-    are kept (hard links), not made again."""
-    context = StageContext(plan.game, record, staging, final, previous, lambda: plan.drawings)
-    for stage in stages:
-        plan.findings += stage.run(context)
+def _finish(plan: BuildPlan, record: BuildRecord, final: Path, staging: Path, previous: PreviousOutputs) -> None:
+    """Write build.json (the stages' findings with it) into the staging folder that holds the card files and
+    the outputs, then swap the folder into place. Files the previous build made from the same content are kept
+    (hard links), not made again."""
     record.warnings = plan.findings
     record.save(staging)
     previous.check_kept()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -157,8 +158,9 @@ def game_drawings(root: Path, name: str, out_root: Path) -> dict[str, Drawing]:
 def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter,
               work: Mapping[str, Sequence[CardWork]] | None = None,
               ready: Callable[[str], None] = lambda key: None,
-              workers: RenderPool | None = None) -> tuple[int, int]:
+              workers: RenderPool | None = None, handed: Callable[[], None] = lambda: None) -> tuple[int, int]:
     """Draw every artwork missing from the cache, in `workers` when started already; return (rendered, cached).
+    `handed()` is called once the workers have every job (what is not drawing may start then).
 
     `work` is the output stages' work on card images, by image key: done in the workers while each image
     is in memory (a cached image is read for it). `ready(key)` is called in this process as soon as the
@@ -181,6 +183,7 @@ def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter,
     problems: list[Problem] = []
 
     def begin() -> None:
+        handed()
         reporter.start(f"{game.name}: drawing", len(raster_jobs))
         for key in found:  # while the workers draw
             ready(key)
@@ -246,35 +249,65 @@ def record_of(plan: BuildPlan) -> BuildRecord:
         stats=Stats(cards=len(cards), copies=sum(c.copies for c in cards)), cards=cards)
 
 
+class DrawingStopped(Exception):
+    """The drawing of a build stopped (an error): a card file an output stage waits for never comes."""
+
+
 class CardFiles:
     """The card files of a build: cards/<deck>/<id>.png and backs/<name>.png (and their SVGs, if kept), copied
     from the cache into the build's staging folder, each as soon as its image is ready (`place`, called by
     `draw_plan` while the workers draw on); those of the `previous` build with the same content are kept
-    instead (see `PreviousOutputs`)."""
+    instead (see `PreviousOutputs`).
+
+    Output stages running in another thread meanwhile `wait` for the files they read.
+    """
 
     def __init__(self, plan: BuildPlan, staging: Path, keep_svg: bool, previous: PreviousOutputs | None = None) -> None:
         self.out_dir, self.keep_svg, self.previous = staging, keep_svg, previous
         self.folders: set[Path] = set()  # the folders made in it so far
         arts = [(f"backs/{name}.png", art) for name, art in plan.backs.items()]
         arts += [(f"cards/{card.deck}/{card.id}.png", plan.faces[card.id]) for card in plan.cards]
-        self.waiting: dict[str, list[tuple[Path, Artwork]]] = {}  # by image key
+        self.waiting: dict[str, list[tuple[str, Artwork]]] = {}  # (path in the output folder, art) by image key
         for relative_path, art in arts:
-            target = staging / relative_path
             # ids and deck names are checked on loading; the folder is new (no link in it leads out), so a path
             # without `..` stays inside (resolving each path cost a quarter of a second at 1,000 cards)
             if ".." in Path(relative_path).parts:
                 raise CardgenError(f"refused to write {relative_path} outside the output folder")
-            self.waiting.setdefault(art.key, []).append((target, art))
+            self.waiting.setdefault(art.key, []).append((relative_path, art))
+        self.pending = {path for path, _ in arts}  # by path in the output folder, until placed
+        self.stopped = False  # the drawing stopped: what is pending will never be placed
+        self.changed = threading.Condition()
 
     def place(self, key: str) -> None:
         """Place the files of an image key whose cache entry is there and verified (once)."""
-        for target, art in self.waiting.pop(key, ()):
+        placed = self.waiting.pop(key, ())
+        for relative_path, art in placed:
+            target = self.out_dir / relative_path
             if self.previous is None:
                 self._copy(art.cache_path, target)
             else:
                 self.previous.place(target, art.key, functools.partial(self._copy, art.cache_path))
             if self.keep_svg:
                 write_text(target.with_suffix(".svg"), art.rendered.svg)
+        if placed:
+            with self.changed:
+                self.pending.difference_update(relative_path for relative_path, _ in placed)
+                self.changed.notify_all()
+
+    def stop(self) -> None:
+        """Tell the threads waiting for files that the drawing stopped (an error): they get a `DrawingStopped`."""
+        with self.changed:
+            self.stopped = True
+            self.changed.notify_all()
+
+    def wait(self, path: str | None = None) -> None:
+        """Wait until the card file at `path` (in the output folder, as the build record names it) is placed, or
+        every card file with None. Raises `DrawingStopped` when the drawing stops first."""
+        with self.changed:
+            while (waiting := path in self.pending if path is not None else bool(self.pending)) and not self.stopped:
+                self.changed.wait()
+            if waiting:
+                raise DrawingStopped(path)
 
     def _copy(self, source: Path, target: Path) -> None:
         """Copy a cached image to its place in the staging folder (see `copy_into_staging`: at 1,000 cards

@@ -5,6 +5,7 @@ import os
 import shutil
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -118,6 +119,28 @@ def tiny_game(workspace: Path) -> Path:
     return workspace
 
 
+def hold_drawing(monkeypatch: pytest.MonkeyPatch, out_root: Path, error: str | None = None) -> Path:
+    """Make the render workers (forked from this process, so patched too) wait before each card until a stage
+    touches `<out_root>/go` (at most 20 s), and note in `<out_root>/seen-go` whether it came; with `error`, every
+    card then fails to draw with it."""
+    from cardgen import render
+
+    run_job = render.run_job
+
+    def held(job):  # type: ignore[no-untyped-def]
+        for _ in range(400):
+            if (out_root / "go").exists():
+                break
+            time.sleep(0.05)
+        (out_root / "seen-go").write_text(str((out_root / "go").exists()))
+        return (job.key, error) if error else run_job(job)
+
+    held.__module__, held.__qualname__ = "cardgen.render", "run_job"  # pickled by name to the workers
+    monkeypatch.setattr(render, "run_job", held)
+    return out_root / "seen-go"
+
+
 # The hostile suite's copies of the example game (defined there, registered here for every test module).
 from tests.example_games import built, copy  # noqa: E402,F401  (the example game of a module: its GAME)
 from tests.hostile_example import built_example, example, fresh_example  # noqa: E402,F401
+

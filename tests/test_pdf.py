@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -18,6 +19,7 @@ from cardgen.outputs.imposition import PrintOptions, Rect
 from cardgen.outputs.pdf import write_print_pdf
 from cardgen.outputs.pod import pod_pixels, write_pod
 from cardgen.record import BuildRecord, CardEntry
+from tests.conftest import hold_drawing
 
 ROOT = Path(__file__).resolve().parents[1]
 PT = 72 / 25.4  # points per mm
@@ -404,25 +406,52 @@ def test_png_stream_only_reads_plain_rgb_pngs(tmp_path) -> None:
 
 def test_jpeg_images_are_made_while_drawing_and_embedded_as_made(tiny_game, monkeypatch):
     from cardgen.build import BuildOptions, build_game
-    from cardgen.outputs.pdf import PrintStage
+    from cardgen.outputs.pdf import PrintJPEG
 
     manifest = tiny_game / "data" / "tiny" / "game.yaml"
     manifest.write_text(manifest.read_text() + "print:\n  images: jpeg\n")
     out = tiny_game / "output"
     jpegs = out / ".cache" / "print-jpeg"
-    run = PrintStage.run
+    make, build_process, made_here = PrintJPEG.make, os.getpid(), []
 
-    def run_after_drawing(self, ctx):
-        assert len(list(jpegs.rglob("*.jpg"))) == 4  # 3 faces and the back, made by the drawing
-        return run(self, ctx)
+    def make_noting_where(self, picture):
+        if os.getpid() == build_process:  # not by the render workers (forked processes)
+            made_here.append(self.key)
+        return make(self, picture)
 
-    monkeypatch.setattr(PrintStage, "run", run_after_drawing)
+    monkeypatch.setattr(PrintJPEG, "make", make_noting_where)
     build_game(tiny_game, "tiny", BuildOptions(out_root=out, jobs=2), None, ["print"])
+    assert made_here == [] and len(list(jpegs.rglob("*.jpg"))) == 4  # 3 faces and the back, made by the drawing
     made = {p.read_bytes() for p in jpegs.rglob("*.jpg")}
     [pdf] = (out / "tiny" / "print").glob("*.pdf")
     embedded = {obj.get_object()._data for page in pypdf.PdfReader(pdf).pages
                 for obj in page["/Resources"].get("/XObject", {}).values()}
     assert embedded == made
+
+
+def test_the_print_stage_runs_while_the_cards_are_drawn_and_waits_for_each(tiny_game, monkeypatch):
+    """The workers wait until the print stage asks for a card file (it runs beside the drawing and waits for the
+    files it embeds as it writes); the PDF holds every card image as drawn."""
+    from cardgen.build import BuildOptions, build_game
+    from cardgen.plan import CardFiles
+
+    out = tiny_game / "output"
+    seen_go = hold_drawing(monkeypatch, out)
+    wait = CardFiles.wait
+
+    def wait_and_let_draw(self, path=None):
+        (out / "go").touch()
+        return wait(self, path)
+
+    monkeypatch.setattr(CardFiles, "wait", wait_and_let_draw)
+    build_game(tiny_game, "tiny", BuildOptions(out_root=out, jobs=2), None, ["print"])
+    assert seen_go.read_text() == "True"
+    [pdf] = (out / "tiny" / "print").glob("*.pdf")
+    embedded = {(image.image.size, image.image.tobytes()) for page in pypdf.PdfReader(pdf).pages
+                for image in page.images}
+    files = [*(out / "tiny" / "cards").rglob("*.png"), *(out / "tiny" / "backs").glob("*.png")]
+    drawn = {(image.size, image.convert("RGB").tobytes()) for image in map(Image.open, files)}
+    assert len(drawn) == 4 and embedded == drawn  # 3 faces and the back
 
 
 def test_tokens_and_boards_are_embedded_from_streams_made_while_drawing(built, record) -> None:

@@ -26,7 +26,7 @@ from cardgen.outputs.stage import Stage, StageContext, merge_options
 from cardgen.record import BuildRecord
 from cardgen.registry import OUTPUTS, Output
 from cardgen.render import DrawnCard
-from tests.conftest import REPO, SIMPLE_MANIFEST
+from tests.conftest import REPO, SIMPLE_MANIFEST, hold_drawing
 
 
 def _command(name: str) -> click.Command:
@@ -180,14 +180,25 @@ def test_the_manifest_pod_switch_enables_the_pod_stage(tiny_game: Path) -> None:
 
 
 class ProbeStage(Stage):
-    """A stage whose library records, when imported, the thread that imported it and whether the build's images
-    were all drawn by then."""
+    """A stage noting what it found when it began: whether the build's card files were all placed, and whether its
+    library was imported by then (in which thread)."""
 
     name = "probe"
     libraries = ("cardgen_import_probe",)
 
+    def __init__(self, while_drawing: bool, notes: dict[str, object], wait_for: str | None = "") -> None:
+        super().__init__()
+        self.while_drawing, self.notes, self.waits = while_drawing, notes, wait_for
+
     def run(self, ctx: StageContext) -> list[Problem]:
-        """Nothing to write: the probe's record is the result."""
+        """Note what is there, let the held worker draw (see `hold_drawing`), and wait for a card file if told."""
+        cards = ctx.out_dir / "cards"
+        self.notes["placed at start"] = len(list(cards.rglob("*.png"))) if cards.is_dir() else 0
+        self.notes["library"] = "cardgen_import_probe" in sys.modules
+        (ctx.out_root / "go").touch()
+        if self.waits != "":
+            ctx.wait_for(self.waits)
+            self.notes["there after waiting"] = self.waits is None or (ctx.out_dir / self.waits).is_file()
         return []
 
 
@@ -197,15 +208,41 @@ pathlib.Path(__file__).with_name("imported-in.txt").write_text(threading.current
 '''
 
 
-def test_stages_libraries_are_imported_while_the_workers_draw(tiny_game: Path, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def probe_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A library whose import notes the thread that imported it (in imported-in.txt beside it)."""
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "cardgen_import_probe.py").write_text(PROBE)
     monkeypatch.syspath_prepend(str(tmp_path / "lib"))
     monkeypatch.delitem(sys.modules, "cardgen_import_probe", raising=False)
-    build_game(tiny_game, "tiny", BuildOptions(tiny_game / "output", jobs=2), None, ["tts", ProbeStage()])
-    assert "cardgen_import_probe" in sys.modules  # imported before the stage ran
-    assert (tmp_path / "lib" / "imported-in.txt").read_text() == "cardgen-import-ahead"
+    return tmp_path / "lib" / "imported-in.txt"
+
+
+def test_a_stage_that_can_runs_while_the_cards_are_drawn(tiny_game: Path, probe_library: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tiny_game / "output"
+    seen_go = hold_drawing(monkeypatch, out)
+    beside, after = {}, {}
+    stages = [ProbeStage(True, beside, "cards/main/beta.png"), ProbeStage(False, after)]
+    build_game(tiny_game, "tiny", BuildOptions(out, jobs=2), None, stages)
+    # It began before any card was drawn (the workers waited for it), its library imported first in the outputs
+    # thread, and waiting for a card file returned once the file was there.
+    assert seen_go.read_text() == "True" and beside["placed at start"] == 0
+    assert beside["library"] and probe_library.read_text() == "cardgen-outputs"
+    assert beside["there after waiting"] is True
+    # A stage that does not say it can began once every card file was placed.
+    assert after["placed at start"] == 3
+
+
+def test_a_stage_waiting_for_cards_that_fail_stops_and_the_build_says_why(tiny_game: Path, probe_library: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tiny_game / "output"
+    hold_drawing(monkeypatch, out, error="broken on purpose")
+    notes: dict[str, object] = {}
+    with pytest.raises(CardgenError, match="broken on purpose"):
+        build_game(tiny_game, "tiny", BuildOptions(out, jobs=2), None, [ProbeStage(True, notes, None)])
+    assert "there after waiting" not in notes  # its wait ended with the drawing, not with the files
+    assert not (out / "tiny").exists()  # and nothing was swapped in
 
 
 def test_the_output_stages_import_their_libraries_only_when_they_draw() -> None:

@@ -159,6 +159,7 @@ class GalleryStage(Stage):
     """`index.html`: every card of the build on one page, with what changed since the build it replaces."""
 
     name = "gallery"
+    while_drawing = True  # it reads the record and the previous build's images only
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """Write index.html next to the card images, comparing with the build it replaces."""

@@ -13,7 +13,7 @@ import threading
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 
 from cardgen.errors import Problem
 from cardgen.freshness import PreviousOutputs
@@ -45,17 +45,20 @@ class PrintResult:
 
 
 def write_print_pdf(record: BuildRecord, build_dir: Path, options: PrintOptions, target: Path,
-                    cards: list[CardEntry] | None = None, previous: PreviousOutputs | None = None) -> PrintResult:
+                    cards: list[CardEntry] | None = None, previous: PreviousOutputs | None = None,
+                    wait: Callable[[str], None] = lambda image: None) -> PrintResult:
     """Write the print PDF of a build record (or of some of its cards) to `target`.
 
-    `build_dir` is the folder the record's image paths are relative to. With duplex `none`
+    `build_dir` is the folder the record's image paths are relative to; `wait(image)` returns once the file of
+    an image path is there (during a build, as the workers draw). With duplex `none`
     the backs go to a second file next to it, `<name>-backs.pdf`. A file of a long print (see `_volumes`)
     that the `previous` build wrote from the same pages, images and text is kept, not drawn again.
     """
     imposition = impose(items_from_cards(record.cards if cards is None else cards), options)
     result = PrintResult(pages=len(imposition.pages), back_pages=len(imposition.back_pages),
                          warnings=imposition.warnings)
-    images = ImageFiles(build_dir, record.image_hashes(), options, build_dir.parent)  # caches beside the build
+    images = ImageFiles(build_dir, record.image_hashes(), options, build_dir.parent, wait,  # caches beside it
+                        _opaque_sizes(record))
     step = 2 if imposition.paired else 1
     documents = _volumes(target, imposition.pages, step)
     if imposition.back_pages:
@@ -73,6 +76,16 @@ def write_print_pdf(record: BuildRecord, build_dir: Path, options: PrintOptions,
     return result
 
 
+def _opaque_sizes(record: BuildRecord) -> dict[str, tuple[int, int]]:
+    """The pixel sizes of a record's card images that cardgen draws opaque (8-bit RGB), by path: the faces and
+    backs of decks of cards (tokens and boards keep their transparency)."""
+    decks = {name: (deck.pixels.width, deck.pixels.height) for name, deck in record.decks.items()
+             if deck.kind == "card"}
+    sizes = {back.image: decks[back.deck] for back in record.backs.values() if back.deck in decks}
+    sizes.update({card.face: decks[card.deck] for card in record.cards if card.deck in decks})
+    return sizes
+
+
 def _volume_key(pages: list[Page], record: BuildRecord, images: ImageFiles, first: int, total: int) -> str:
     """A hash of everything `_draw` writes into one file: the pages (their slots, marks and footer places),
     the content of every image drawn, the footer texts' parts, the options and the versions drawing it."""
@@ -86,7 +99,7 @@ def _volume_key(pages: list[Page], record: BuildRecord, images: ImageFiles, firs
                                   pages)).encode())
     for page in pages:
         for slot in page.slots:
-            digest.update(images(slot.image)[0].encode())
+            digest.update(images.name(slot.image).encode())
     return digest.hexdigest()[:32]
 
 
@@ -204,22 +217,45 @@ class ImageFiles:
     makes the PDF of a rebuild the same file as the PDF of a cold build.
     """
 
-    def __init__(self, build_dir: Path, hashes: dict[str, str], options: PrintOptions, out_root: Path) -> None:
+    def __init__(self, build_dir: Path, hashes: dict[str, str], options: PrintOptions, out_root: Path,
+                 wait: Callable[[str], None] = lambda image: None,
+                 opaque: dict[str, tuple[int, int]] | None = None) -> None:
         self.build_dir = build_dir
         self.hashes = hashes
         self.options = options
         self.out_root = out_root
+        self.wait = wait  # returns once the file of an image path is there (see `write_print_pdf`)
+        # The pixel sizes of the opaque images (cards' faces and backs, which cardgen draws as 8-bit RGB PNG), by
+        # path: embedded without reading their files until the document is written (see `_embed`).
+        self.opaque = opaque or {}
         self._by_digest: dict[str, str] = {}
+        self._image: dict[str, str] = {}  # an image path of each name
+
+    def name(self, image: str) -> str:
+        """The name of an image path of the build record in the PDF: its content hash."""
+        return self.hashes[image]
 
     def __call__(self, image: str) -> tuple[str, str]:
-        """The name and the file to draw for an image path of the build record."""
+        """The name and the file to draw for an image path of the build record (once that file is there)."""
         digest = self.hashes[image]
         if digest not in self._by_digest:
             source = self.build_dir / image
             if self.options.images == "jpeg":
+                self.wait(image)
                 source = PrintJPEG(self.out_root, digest, self.options.jpeg_quality).path(source)
-            self._by_digest[digest] = str(source)
+            elif image not in self.opaque:
+                self.wait(image)  # its file is read as it is embedded
+            self._by_digest[digest], self._image[digest] = str(source), image
         return digest, self._by_digest[digest]
+
+    def opaque_png(self, name: str, drawn: str) -> tuple[int, int] | None:
+        """The pixel size of an image embedded from its PNG file `drawn` without reading it now (see `opaque`)."""
+        image = self._image.get(name)
+        return self.opaque.get(image) if image is not None and drawn == str(self.build_dir / image) else None
+
+    def ready(self, name: str) -> None:
+        """Wait until the file of an image name is there (see `wait`)."""
+        self.wait(self._image[name])
 
     def masked(self, name: str, drawn: str) -> tuple[int, int, bytes, bytes] | None:
         """The streams of a drawn image with transparency (see `MaskedImage`), None for any other."""
@@ -281,7 +317,7 @@ def _page_key(page: Page, footer: str, images: ImageFiles) -> str:
     names (their content hashes) and the versions drawing it."""
     from reportlab import Version
 
-    names = [images(slot.image)[0] for slot in page.slots]
+    names = [images.name(slot.image) for slot in page.slots]
     return hashlib.sha256(repr((PDF_VERSION, Version, page, footer, names)).encode()).hexdigest()[:32]
 
 
@@ -400,11 +436,12 @@ def _embed(pdf: Any, name: str, drawn: str, images: ImageFiles) -> bool:
         reg_name = pdf._doc.getXObjectName(name)
         if reg_name in pdf._doc.idToObject:
             return True
-        size = png_size(Path(drawn)) if drawn.lower().endswith(".png") else None
+        size = images.opaque_png(name, drawn) or (png_size(Path(drawn)) if drawn.lower().endswith(".png") else None)
         masked = images.masked(name, drawn) if size is None else None
         if size is not None:
             image = _png_image_class()(name)
             (image.width, image.height), image.source = size, Path(drawn)
+            image.ready = functools.partial(images.ready, name)
         elif masked is not None:
             image = _flate_image(PDFImageXObject, name, "DeviceRGB", *masked[:3])
             if masked[3]:
@@ -445,6 +482,7 @@ def _png_image_class() -> type:
         predictor 15), read when the document is written."""
 
         source: Path
+        ready: Callable[[], None]  # returns once `source` is there
 
         def format(self, document: Any) -> bytes:
             """The object as PDF bytes: the dictionary reportlab writes for an image, plus /DecodeParms.
@@ -452,9 +490,11 @@ def _png_image_class() -> type:
             /Filter is a single name, not an array: some readers (poppler) read /DecodeParms only as an
             array beside an array of filters.
             """
+            self.ready()
             read = png_stream(self.source)
             if read is None or read[:2] != (self.width, self.height):
-                raise OSError(f"{self.source} changed while the print PDF was written")
+                raise OSError(f"{self.source} is not the {self.width}x{self.height} 8-bit RGB PNG cardgen drew "
+                              "(changed while the print PDF was written?)")
             stream = PDFStream(content=read[2])
             stream.dictionary.dict.update({
                 "Type": PDFName("XObject"), "Subtype": PDFName("Image"), "Width": self.width,
@@ -537,6 +577,7 @@ class PrintStage(Stage):
 
     name = "print"  # its options: `PrintSpec` (cardgen.options.pdf), as the registry says
     libraries = ("reportlab.pdfgen.canvas", "reportlab.pdfbase.pdfmetrics")
+    while_drawing = True  # each card image is waited for where it is drawn
 
     def card_work(self, game: Game, record: BuildRecord, out_root: Path) -> dict[str, CardWork]:
         """The streams of each image with transparency (tokens, boards; see `MaskedImage`), and the JPEG of
@@ -564,6 +605,6 @@ class PrintStage(Stage):
         warnings: list[str] = []
         for name, options in {**own, **kept}.items():
             warnings += write_print_pdf(ctx.record, ctx.out_dir, options, ctx.out_dir / "print" / name,
-                                        previous=ctx.previous).warnings
+                                        previous=ctx.previous, wait=ctx.wait_for).warnings
         write_kept(ctx.out_dir / "print", kept)
         return [Problem(w, file=manifest_file(ctx.game), severity="warning") for w in dict.fromkeys(warnings)]

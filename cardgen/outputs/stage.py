@@ -33,6 +33,10 @@ class StageContext:
     previous: PreviousOutputs | None = None  # the previous build's files a build may keep (not made again)
     # How the game draws each card image, by hash: for a stage that draws a card again (a TTS cell not cached)
     drawings: Callable[[], Mapping[str, Drawing]] = dict
+    # Waits until the card file at a path of the build record (every card file: None) is in `out_dir` and the
+    # workers' `card_work` on it is done. A build runs a stage that says it can (`Stage.while_drawing`) while its
+    # cards are still being drawn; such a stage calls this before it reads a card file or its work.
+    wait_for: Callable[[str | None], None] = lambda path: None
 
     @property
     def out_root(self) -> Path:
@@ -44,8 +48,11 @@ class Stage:
     """Base of an output stage. Subclasses set `name`, the name it is registered under in `OUTPUTS`."""
 
     name: ClassVar[str]
-    # The libraries `run` imports, imported ahead in a build while the render workers draw (see `build.py`).
+    # The libraries `run` imports: imported first when a build runs its stages while the workers draw.
     libraries: ClassVar[tuple[str, ...]] = ()
+    # Whether `run` may begin while the cards are drawn: it waits for the card files it reads (`ctx.wait_for`).
+    # Other stages begin once every card file is placed.
+    while_drawing: ClassVar[bool] = False
 
     def __init__(self, options: BaseModel | None = None) -> None:
         self.options = options
