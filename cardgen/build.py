@@ -25,6 +25,7 @@ from cardgen.freshness import (
     source_stamp,
 )
 from cardgen.manifest import Game
+from cardgen.outputs import stage_modules
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.ownership import (
     check_game_name,
@@ -38,7 +39,7 @@ from cardgen.ownership import (
 from cardgen.plan import BuildPlan, CardFiles, draw_plan, plan_build, record_of
 from cardgen.progress import Reporter, SilentReporter
 from cardgen.record import BuildRecord
-from cardgen.render import CardWork, RenderPool, started_workers
+from cardgen.render import CardWork, RenderPool, early_workers, started_workers
 from cardgen.storage import cache_root, swap_into_place
 from cardgen.validate.findings import unique
 
@@ -79,13 +80,6 @@ def _stage_names(stages: StageChoice, options: BuildOptions) -> list[object]:
     return [[s if isinstance(s, str) else s.name for s in stages], options.always]
 
 
-def _stage_modules(stages: StageChoice) -> list[str]:
-    """The modules of the named stages (nothing is imported): the render workers import them as they start."""
-    from cardgen.registry import OUTPUTS
-
-    return [OUTPUTS[s].stage.split(":")[0] for s in stages if isinstance(s, str) and s in OUTPUTS]
-
-
 def select_stages(game: Game, stages: StageChoice, always: tuple[str, ...] = ()) -> list[Stage]:
     """The stage objects a build of a game runs: named ones with the game's options, when enabled (or always)."""
     from cardgen.outputs import stage_class
@@ -118,11 +112,12 @@ def _up_to_date(name: str, final: Path, record: BuildRecord, started: float,
 
 
 def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter | None = None,
-               stages: StageChoice = ()) -> BuildResult:
+               stages: StageChoice = (), workers: RenderPool | None = None) -> BuildResult:
     """Build one game into `<out_root>/<name>/`; the previous output stays until the new one is complete.
 
     When no file the last build read has changed (sizes and times), nothing is validated, drawn or
     written; when files changed but what they make did not, only build.json's file stamps are renewed.
+    `workers` are render workers started for it already (see `build_cmd.build_one`); else they start here.
     """
     started = time.perf_counter()
     check_output_root(root, options.out_root)
@@ -131,7 +126,7 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
         for folder in (final, cache_root(options.out_root)):  # before any work: what a build replaces is ours
             refuse_foreign(folder)
         try:
-            return _build(root, name, options, reporter, stages, started)
+            return _build(root, name, options, reporter, stages, started, workers)
         except OSError as exc:  # a full disk, a folder made read-only meanwhile: the previous output stays
             where = f" ({exc.filename})" if exc.filename else ""
             raise CardgenError(f"cannot write the build: {exc.strerror or exc}{where}; the previous output is "
@@ -139,7 +134,7 @@ def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter 
 
 
 def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | None, stages: StageChoice,
-           started: float) -> BuildResult:
+           started: float, workers: RenderPool | None) -> BuildResult:
     """The build of one game, holding the output root's lock."""
     from cardgen.validate import check_output_folder
 
@@ -151,12 +146,12 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
     check_output_folder(options.out_root)
     mark(cache_root(options.out_root))  # before the font metrics go in: a build that fails then leaves it ours
     keep_metrics(options.out_root)
-    configure_fontconfig([root / "fonts"])  # before the workers fork: they inherit it
-    # The render workers start now and set cairosvg up on the other core while this process loads the game; on a
-    # rebuild (mostly a card or two to draw) one of them, the others only if many jobs come (see RenderPool).
-    early = 1 if previous is not None and not options.force else options.jobs
-    with started_workers(options.jobs, early, _stage_modules(stages)) as workers:
+    if workers is not None:
         return _build_with(root, name, options, reporter, stages, started, previous, settings, workers)
+    configure_fontconfig([root / "fonts"])  # before the workers fork: they inherit it
+    with started_workers(options.jobs, early_workers(options.jobs, previous is not None and not options.force),
+                         stage_modules(stages)) as started_now:
+        return _build_with(root, name, options, reporter, stages, started, previous, settings, started_now)
 
 
 def _build_with(root: Path, name: str, options: BuildOptions, reporter: Reporter | None, stages: StageChoice,

@@ -556,14 +556,14 @@ def _imported(name: str) -> bool:
 def test_render_workers_import_the_stages_modules_as_they_start() -> None:
     """The output stages' modules (their card work comes with the jobs) are imported by each worker as it starts,
     while the build loads the game, not while the first job waits to be unpickled; a build names its stages'."""
-    import cardgen.build
+    from cardgen.outputs import stage_modules
     from cardgen.render import started_workers
 
     assert "tabnanny" not in sys.modules  # a module nothing here imports, standing in for a stage's
     with started_workers(2, modules=["tabnanny"]) as pool:
         assert pool is not None and pool.submit(_imported, "tabnanny").result()
     assert "tabnanny" not in sys.modules
-    assert cardgen.build._stage_modules(["print", "tts", "gallery"]) == \
+    assert stage_modules(["print", "tts", "gallery"]) == \
         ["cardgen.outputs.pdf", "cardgen.outputs.tts", "cardgen.outputs.gallery"]
 
 
@@ -607,3 +607,20 @@ def test_a_rebuild_starts_one_early_worker_and_a_first_or_forced_build_all(tiny_
     assert build_game(tiny_game, "tiny", BuildOptions(out, jobs=2)).rendered == 1
     build_game(tiny_game, "tiny", BuildOptions(out, jobs=2, force=True))
     assert asked == [2, 1, 2]
+
+
+def test_a_build_forks_its_render_workers_before_importing_the_pipeline(tiny_game: Path) -> None:
+    """`cardgen build` forks the workers first, so that they set cairosvg up on the other core while the build
+    imports the pipeline (cardgen.build: pydantic, jinja2, ~0.2 s) and loads the game; the build is then whole."""
+    import subprocess
+
+    code = ("import sys, cardgen.render as render; fork = render.started_workers\n"
+            "def noting(*args, **kwargs):\n"
+            "    print('pipeline imported at fork:', 'cardgen.build' in sys.modules, flush=True)\n"
+            "    return fork(*args, **kwargs)\n"
+            "render.started_workers = noting\n"
+            "from cardgen.cli import main; main(['--root', sys.argv[1], 'build', 'tiny', '-j', '2'])")
+    result = subprocess.run([sys.executable, "-c", code, str(tiny_game)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == "pipeline imported at fork: False"
+    assert (tiny_game / "output" / "tiny" / "print").is_dir() and (tiny_game / "output" / "tiny" / "tts").is_dir()

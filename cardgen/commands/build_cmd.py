@@ -62,13 +62,24 @@ def bring_up_to_date(root: Path, name: str, out_root: Path, jobs: int = os.cpu_c
 
 def build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool = False, force: bool = False,
               always: tuple[str, ...] = ()) -> Any:
-    """Run the whole pipeline for one game with every registered output stage, and report it."""
-    from cardgen.build import BuildOptions, build_game
-    from cardgen.outputs import stage_names
-    from cardgen.progress import make_reporter
+    """Run the whole pipeline for one game with every registered output stage, and report it.
 
-    options = BuildOptions(out_root, jobs, keep_svg, force, always)
-    result = build_game(root, name, options, make_reporter(sys.stderr.isatty()), stage_names())
+    The render workers are forked first, before the pipeline is imported: they set cairosvg up on the other core
+    while this process imports (~0.2 s), loads and validates the game (forked after the imports, a worker was
+    still setting up when a one-card edit's job came, on a busy machine).
+    """
+    from cardgen.fonts import configure_fontconfig
+    from cardgen.outputs import stage_modules, stage_names
+    from cardgen.render import early_workers, started_workers
+
+    configure_fontconfig([root / "fonts"])  # before the workers fork: they inherit it
+    rebuild = not force and (out_root / name / "build.json").is_file()
+    with started_workers(jobs, early_workers(jobs, rebuild), stage_modules(stage_names())) as workers:
+        from cardgen.build import BuildOptions, build_game
+        from cardgen.progress import make_reporter
+
+        options = BuildOptions(out_root, jobs, keep_svg, force, always)
+        result = build_game(root, name, options, make_reporter(sys.stderr.isatty()), stage_names(), workers)
     report_build(result)
     return result
 

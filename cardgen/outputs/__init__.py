@@ -9,7 +9,7 @@ to do needs their names (part of the build settings) but none of their libraries
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from cardgen.registry import OUTPUTS, imported
 
@@ -20,6 +20,12 @@ if TYPE_CHECKING:
 def stage_names() -> list[str]:
     """The names of the registered stages, in the order a build runs them (nothing is imported)."""
     return list(OUTPUTS)
+
+
+def stage_modules(stages: Sequence[object]) -> list[str]:
+    """The modules of the named stages among `stages` (nothing is imported): the render workers import them as
+    they start."""
+    return [OUTPUTS[s].stage.split(":")[0] for s in stages if isinstance(s, str) and s in OUTPUTS]
 
 
 def stage_class(name: str) -> type[Stage]:
