@@ -39,7 +39,7 @@ from cardgen.ownership import (
 from cardgen.plan import BuildPlan, CardFiles, draw_plan, plan_build, record_of
 from cardgen.progress import Reporter, SilentReporter
 from cardgen.record import BuildRecord
-from cardgen.render import CardWork, RenderPool, early_workers, started_workers
+from cardgen.render import CardWork, RenderPool, started_workers
 from cardgen.storage import cache_root, swap_into_place
 from cardgen.validate.findings import unique
 
@@ -149,8 +149,10 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
     if workers is not None:
         return _build_with(root, name, options, reporter, stages, started, previous, settings, workers)
     configure_fontconfig([root / "fonts"])  # before the workers fork: they inherit it
-    with started_workers(options.jobs, early_workers(options.jobs, previous is not None and not options.force),
-                         stage_modules(stages)) as started_now:
+    # The render workers start now and set cairosvg up on the other core while this process loads the game; on a
+    # rebuild (mostly a card or two to draw) one of them, the others only if many jobs come (see RenderPool).
+    early = 1 if previous is not None and not options.force else options.jobs
+    with started_workers(options.jobs, early, stage_modules(stages)) as started_now:
         return _build_with(root, name, options, reporter, stages, started, previous, settings, started_now)
 
 

@@ -386,12 +386,6 @@ class RenderPool(ProcessPoolExecutor):
         super().shutdown(wait, cancel_futures=cancel_futures)
 
 
-def early_workers(workers: int, rebuild: bool) -> int:
-    """How many render workers set cairosvg up at once: on a rebuild (mostly a card or two to draw) one, the
-    others only if many jobs come (see `RenderPool`); else all."""
-    return 1 if rebuild else workers
-
-
 @contextmanager
 def started_workers(workers: int, early: int | None = None, modules: Sequence[str] = ()
                     ) -> Iterator[RenderPool | None]:

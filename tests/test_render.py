@@ -609,9 +609,10 @@ def test_a_rebuild_starts_one_early_worker_and_a_first_or_forced_build_all(tiny_
     assert asked == [2, 1, 2]
 
 
-def test_a_build_forks_its_render_workers_before_importing_the_pipeline(tiny_game: Path) -> None:
-    """`cardgen build` forks the workers first, so that they set cairosvg up on the other core while the build
-    imports the pipeline (cardgen.build: pydantic, jinja2, ~0.2 s) and loads the game; the build is then whole."""
+def test_a_rebuild_forks_its_render_worker_before_importing_the_pipeline(tiny_game: Path) -> None:
+    """A rebuild forks its worker first, so that it sets cairosvg up on the other core while the build imports
+    the pipeline (cardgen.build: pydantic, jinja2, ~0.2 s) and loads the game; a first build forks its workers
+    after the imports, which they inherit. Both builds are whole."""
     import subprocess
 
     code = ("import sys, cardgen.render as render; fork = render.started_workers\n"
@@ -620,7 +621,13 @@ def test_a_build_forks_its_render_workers_before_importing_the_pipeline(tiny_gam
             "    return fork(*args, **kwargs)\n"
             "render.started_workers = noting\n"
             "from cardgen.cli import main; main(['--root', sys.argv[1], 'build', 'tiny', '-j', '2'])")
-    result = subprocess.run([sys.executable, "-c", code, str(tiny_game)], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[0] == "pipeline imported at fork: False"
-    assert (tiny_game / "output" / "tiny" / "print").is_dir() and (tiny_game / "output" / "tiny" / "tts").is_dir()
+    forks = []
+    for edit in ("", "Gamma,4,New,1\n"):
+        with (tiny_game / "data" / "tiny" / "cards.csv").open("a") as cards:
+            cards.write(edit)
+        result = subprocess.run([sys.executable, "-c", code, str(tiny_game)], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        forks.append(result.stdout.splitlines()[0])
+        assert (tiny_game / "output" / "tiny" / "tts").is_dir()
+    assert forks == ["pipeline imported at fork: True", "pipeline imported at fork: False"]
+    assert (tiny_game / "output" / "tiny" / "cards" / "main" / "gamma.png").is_file()
