@@ -197,7 +197,8 @@ def _build_with(root: Path, name: str, options: BuildOptions, reporter: Reporter
     try:
         kept = PreviousOutputs(final, staging)  # the previous build's files this one makes again, kept
         card_files = CardFiles(plan, staging, options.keep_svg, kept)
-        stage_context = StageContext(plan.game, record, staging, final, kept, lambda: plan.drawings, card_files.wait)
+        stage_context = StageContext(plan.game, record, staging, final, kept, lambda: plan.drawings, card_files.wait,
+                                     changes if changes is not None else Changes())
         # Card files are placed as their images are ready, while the workers draw the others, and the output
         # stages run beside them. With no workers started, the drawing is this process's own (or a pool forked
         # only without threads): the stages run after it.
@@ -216,29 +217,47 @@ def _build_with(root: Path, name: str, options: BuildOptions, reporter: Reporter
 
 
 class _OutputStages:
-    """A build's output stages writing into its staging folder: in a thread beside the drawing (`beside`), each
-    stage that can (`Stage.while_drawing`) beginning at once and the others once every card file is placed; or
-    in this process's own thread after the drawing (`findings` runs what has not run)."""
+    """A build's output stages writing into its staging folder: beside the drawing (`beside`), each stage that can
+    (`Stage.while_drawing`) beginning at once in a thread of its own and the others once every card file is
+    placed; or after the drawing (`findings` runs them). A stage runs after the stages it reads (`Stage.reads`)."""
 
     def __init__(self, stages: list[Stage], context: StageContext) -> None:
         self.stages, self.context = stages, context
-        self.found: list[Problem] = []
+        self.found: dict[int, list[Problem]] = {}  # by the stage's place in `stages`
         self.thread: threading.Thread | None = None
         self.beside_drawing = False
-        self.error: BaseException | None = None
+        self.errors: list[BaseException] = []
 
     def run(self) -> None:
-        """Run every stage (importing their libraries first), keeping their findings, or the error that ends one."""
+        """Run every stage (importing their libraries first), keeping their findings and errors."""
+        for library in dict.fromkeys(name for stage in self.stages for name in stage.libraries):
+            with contextlib.suppress(Exception):  # a failing import is left for its stage to report
+                importlib.import_module(library)
+        names = {stage.name for stage in self.stages}
+        running: dict[int, threading.Thread] = {}
+        for place, stage in enumerate(self.stages):
+            if stage.while_drawing and not names & set(stage.reads):
+                running[place] = threading.Thread(target=self._run, args=(place,), name=f"cardgen-{stage.name}",
+                                                  daemon=True)
+                running[place].start()
+        for place, stage in enumerate(self.stages):
+            if place not in running:
+                for other, thread in running.items():
+                    if self.stages[other].name in stage.reads:
+                        thread.join()
+                self._run(place)
+        for thread in running.values():
+            thread.join()
+
+    def _run(self, place: int) -> None:
+        """Run one stage, waiting for every card file first unless it waits for those it reads itself."""
+        stage = self.stages[place]
         try:
-            for library in dict.fromkeys(name for stage in self.stages for name in stage.libraries):
-                with contextlib.suppress(Exception):  # a failing import is left for its stage to report
-                    importlib.import_module(library)
-            for stage in self.stages:
-                if not stage.while_drawing:
-                    self.context.wait_for(None)
-                self.found += stage.run(self.context)
+            if not stage.while_drawing:
+                self.context.wait_for(None)
+            self.found[place] = stage.run(self.context)
         except BaseException as exc:  # re-raised in the build's thread (see `findings`)
-            self.error = exc
+            self.errors.append(exc)
 
     def start(self) -> None:
         """Start the stages in a thread (within `beside`, once the workers have their jobs: started earlier, the
@@ -267,9 +286,9 @@ class _OutputStages:
             self.run()
         else:
             self.thread.join()
-        if self.error is not None:
-            raise self.error
-        return self.found
+        if self.errors:
+            raise self.errors[0]
+        return [finding for place in range(len(self.stages)) for finding in self.found.get(place, [])]
 
 
 def _finish(plan: BuildPlan, record: BuildRecord, final: Path, staging: Path, previous: PreviousOutputs) -> None:

@@ -83,6 +83,8 @@ def _xml(path: Path) -> str:
 def _overridden_bundled_files(dirs: list[Path]) -> list[Path]:
     """Bundled font files whose family and style a workspace folder provides too."""
     workspace = set().union(*(_faces_in(d) for d in dirs if d != bundled.FONTS_DIR))
+    if not workspace:  # the bundled faces are then read when text is first measured, not before the workers fork
+        return []
     return [face.path for key, face in _faces_in(bundled.FONTS_DIR).items() if key in workspace]
 
 

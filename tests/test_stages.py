@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Literal, get_args, get_origin
 
@@ -232,6 +233,40 @@ def test_a_stage_that_can_runs_while_the_cards_are_drawn(tiny_game: Path, probe_
     assert beside["there after waiting"] is True
     # A stage that does not say it can began once every card file was placed.
     assert after["placed at start"] == 3
+
+
+class NotingStage(Stage):
+    """A stage named as asked, which notes when it began and ended (in `log`, shared), after `pause` seconds; it
+    touches `go` when it begins (see `hold_drawing`)."""
+
+    def __init__(self, name: str, while_drawing: bool, log: list[str], reads: tuple[str, ...] = (),
+                 pause: float = 0.0) -> None:
+        super().__init__()
+        self.name, self.while_drawing, self.reads, self.log, self.pause = name, while_drawing, reads, log, pause
+
+    def run(self, ctx: StageContext) -> list[Problem]:
+        """Note, touch `go`, pause, note."""
+        self.log.append(f"{self.name} began")
+        (ctx.out_root / "go").touch()
+        time.sleep(self.pause)
+        self.log.append(f"{self.name} ended")
+        return [Problem(f"{self.name} ran", severity="warning")]
+
+
+def test_stages_that_can_run_beside_the_drawing_each_in_a_thread_after_the_stages_they_read(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tiny_game / "output"
+    seen_go = hold_drawing(monkeypatch, out)
+    log: list[str] = []
+    stages = [NotingStage("waits", False, log), NotingStage("slow", True, log, pause=0.3),
+              NotingStage("reader", True, log, reads=("slow",))]
+    result = build_game(tiny_game, "tiny", BuildOptions(out, jobs=2), None, stages)
+    # "slow" began while the workers were held (it let them draw), not after "waits", which waits for every card;
+    # "reader" began once "slow" had ended; the findings come in the stages' order.
+    assert seen_go.read_text() == "True"
+    assert log.index("slow began") < log.index("waits began")
+    assert log.index("slow ended") < log.index("reader began")
+    assert [f.message for f in result.findings] == ["waits ran", "slow ran", "reader ran"]
 
 
 def test_a_stage_waiting_for_cards_that_fail_stops_and_the_build_says_why(tiny_game: Path, probe_library: Path,

@@ -760,3 +760,37 @@ def test_sheet_cells_are_the_cards_drawn_again_at_the_cell_size(scrapbots, tmp_p
         lanczos = _trimmed_card(out_dir, card).resize((409, 573), Image.Resampling.LANCZOS)
         assert cell.mode == "RGB" and cell.size == (409, 573)
         assert sum(ImageStat.Stat(ImageChops.difference(cell, lanczos)).mean) / 3 <= 6.0, card.face
+
+
+def test_the_export_runs_while_the_cards_are_drawn_and_waits_for_what_each_image_shows(
+        tiny_game: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers wait until the export asks for a card file (it runs beside the drawing, and each sheet waits for
+    the cards it shows); its images are those of an export written after the drawing (one process)."""
+    from cardgen.plan import CardFiles
+    from cardgen.render import Drawing
+    from tests.conftest import hold_drawing
+
+    out = tiny_game / "output"
+    seen_go = hold_drawing(monkeypatch, out)
+    wait = CardFiles.wait
+
+    def wait_and_let_draw(self, path=None):  # type: ignore[no-untyped-def]
+        (out / "go").touch()
+        return wait(self, path)
+
+    monkeypatch.setattr(CardFiles, "wait", wait_and_let_draw)
+    record, build_process, drawn_here = Drawing.record, os.getpid(), []
+
+    def record_noting_where(self):  # type: ignore[no-untyped-def]
+        if os.getpid() == build_process:  # not in a render worker (a forked process)
+            drawn_here.append(self.svg)
+        return record(self)
+
+    monkeypatch.setattr(Drawing, "record", record_noting_where)
+    build_game(tiny_game, "tiny", BuildOptions(out, jobs=2), None, ["tts"])
+    assert seen_go.read_text() == "True" and drawn_here == []  # every cell was made by the workers
+    build_game(tiny_game, "tiny", BuildOptions(tmp_path / "after", jobs=1), None, ["tts"])
+    beside, after = out / "tiny" / "tts", tmp_path / "after" / "tiny" / "tts"
+    images = sorted(p.name for p in beside.iterdir() if p.suffix != ".json")
+    assert len(images) >= 3 and images == sorted(p.name for p in after.iterdir() if p.suffix != ".json")
+    assert all((beside / name).read_bytes() == (after / name).read_bytes() for name in images)

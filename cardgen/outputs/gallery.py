@@ -160,12 +160,15 @@ class GalleryStage(Stage):
 
     name = "gallery"
     while_drawing = True  # it reads the record and the previous build's images only
+    reads = ("guides",)  # it links the guides when there are some
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """Write index.html next to the card images, comparing with the build it replaces."""
         old_dir = ctx.final_dir  # the previous build stays in place until this one is swapped in
-        previous = BuildRecord.previous(old_dir) if (old_dir / BUILD_RECORD).is_file() else None
-        changes = diff_records(previous, ctx.record) if previous is not None else Changes()
+        changes = ctx.changes
+        if changes is None:
+            previous = BuildRecord.previous(old_dir) if (old_dir / BUILD_RECORD).is_file() else None
+            changes = diff_records(previous, ctx.record) if previous is not None else Changes()
         _keep_previous_images(ctx.record, old_dir, ctx.out_dir, changes)
         guides = (ctx.out_dir / "guides").is_dir()
         write_text(ctx.out_dir / GALLERY_FILE, gallery_html(ctx.record, changes, guides))

@@ -14,6 +14,7 @@ from typing import Any, Callable, ClassVar, Mapping, Self
 
 from pydantic import BaseModel, ValidationError
 
+from cardgen.changes import Changes
 from cardgen.errors import CardgenError, Problem, relative
 from cardgen.freshness import PreviousOutputs
 from cardgen.manifest import Game
@@ -37,6 +38,8 @@ class StageContext:
     # workers' `card_work` on it is done. A build runs a stage that says it can (`Stage.while_drawing`) while its
     # cards are still being drawn; such a stage calls this before it reads a card file or its work.
     wait_for: Callable[[str | None], None] = lambda path: None
+    # What changed since the build this one replaces, when the build knows it (None: a stage finds out itself)
+    changes: Changes | None = None
 
     @property
     def out_root(self) -> Path:
@@ -53,6 +56,8 @@ class Stage:
     # Whether `run` may begin while the cards are drawn: it waits for the card files it reads (`ctx.wait_for`).
     # Other stages begin once every card file is placed.
     while_drawing: ClassVar[bool] = False
+    # The stages whose output `run` reads, by name: when a build runs them too, this stage runs after them.
+    reads: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, options: BaseModel | None = None) -> None:
         self.options = options

@@ -74,10 +74,12 @@ class TTSStage(Stage):
     # Pillow (~17 ms to import) is imported when the export draws, not with this module: a build imports it while
     # the workers draw, and a one-card edit, whose cell and sheet the workers make, may not need it at all.
     libraries = ("PIL.Image",)
+    while_drawing = True  # each image waits for the card files it shows (their cells and sheets come with them)
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """Write the export."""
-        export_tts(ctx.game, ctx.record, ctx.out_dir, TTSOptions.from_spec(self.spec), ctx.previous, ctx.drawings)
+        export_tts(ctx.game, ctx.record, ctx.out_dir, TTSOptions.from_spec(self.spec), ctx.previous, ctx.drawings,
+                   ctx.wait_for)
         return []
 
     def card_work(self, game: Game, record: BuildRecord, out_root: Path) -> dict[str, TTSCardWork]:
@@ -92,12 +94,14 @@ class TTSStage(Stage):
 
 
 def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSOptions,
-               previous: PreviousOutputs | None = None, drawings: Callable[[], Mapping[str, Drawing]] = dict) -> Path:
+               previous: PreviousOutputs | None = None, drawings: Callable[[], Mapping[str, Drawing]] = dict,
+               wait: Callable[[str], None] = lambda image: None) -> Path:
     """Write `<out_dir>/tts/` from a build record; return the saved-object JSON path (at its final place).
 
     Images the `previous` build wrote with the same content are kept, not copied again from the cache. A sheet
     cell missing from the cache is drawn from the card's vectors: `drawings()` says how the game draws each card
-    image (asked only then).
+    image (asked only then). `wait(image)` returns once the file of an image path of the record is there (during a
+    build, as the workers draw it and make its cells): each image of the export waits for those it shows.
     """
     _check_cutout(game, record, options)
     # During `cardgen build` out_dir is a staging folder renamed to output/<game> at the end: URLs name the
@@ -106,7 +110,7 @@ def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSOptio
     staging = make_staging(out_dir, TTS_DIR)
     try:
         exporter = _Exporter(game.name, record, out_dir, staging, options, _url_maker(options.base_url, final_dir),
-                             previous=previous, drawings=drawings)
+                             previous=previous, drawings=drawings, wait=wait)
         saved = exporter.saved_object()
         stem = file_stem(record.game.title)
         _write_saved_object(staging / f"{stem}.json", saved)
@@ -648,8 +652,8 @@ class _Exporter:
 
     def __init__(self, game: str, record: BuildRecord, out_dir: Path, staging: Path, options: TTSOptions,
                  url: Callable[[str], str], recipes: _Recipes | None = None,
-                 previous: PreviousOutputs | None = None, drawings: Callable[[], Mapping[str, Drawing]] = dict
-                 ) -> None:
+                 previous: PreviousOutputs | None = None, drawings: Callable[[], Mapping[str, Drawing]] = dict,
+                 wait: Callable[[str], None] = lambda image: None) -> None:
         self.game, self.record, self.out_dir, self.staging = game, record, out_dir, staging
         self.options, self.url = options, url
         self.recipes = recipes  # when given, images are only collected there (see `card_work`), not made
@@ -660,6 +664,8 @@ class _Exporter:
         self.previous = previous  # the previous build's images to keep (during a build)
         self.drawings = drawings  # how the game draws each card image, by hash: asked once, when a cell is missing
         self.known_drawings: Mapping[str, Drawing] | None = None
+        self.wait = wait  # returns once the file of an image path is there (see `export_tts`)
+        self.path_of = {digest: path for path, digest in self.hashes.items()}  # a path of each image, by hash
 
     # ------------------------------------------------------------ images
 
@@ -695,7 +701,10 @@ class _Exporter:
         image = ExportImage(picture, png, self.options.jpeg_quality, (key,))
         if self.recipes is not None:
             self.recipes.add(image)
-        elif self.previous is None:
+            return self.url(name)
+        for digest in picture.sources if not isinstance(picture, Plain) else ():
+            self.wait(self.path_of.get(digest, digest))
+        if self.previous is None:
             place_file(image.make(self.out_dir.parent, self.card_image), self.staging / name)
         else:
             self.previous.place(self.staging / name, key, lambda target: place_file(
@@ -868,6 +877,8 @@ class _Exporter:
 
         canvas = Image.new("RGBA", (THUMBNAIL_PX, THUMBNAIL_PX), "#1f1d1a")
         shown = self.cover_faces()
+        for path, _ in self.cover[:3]:
+            self.wait(path)
         for i, cover in enumerate(shown):
             face = cover.load(self.out_dir.parent, self.card_image)
             angle = (i - (len(shown) - 1) / 2) * -12
