@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib
 import os
 import threading
 import time
@@ -11,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from cardgen import interrupts
 from cardgen.changes import Changes, diff_records
 from cardgen.context import BuildContext
 from cardgen.errors import CardgenError, Problem
@@ -229,10 +229,7 @@ class _OutputStages:
         self.errors: list[BaseException] = []
 
     def run(self) -> None:
-        """Run every stage (importing their libraries first), keeping their findings and errors."""
-        for library in dict.fromkeys(name for stage in self.stages for name in stage.libraries):
-            with contextlib.suppress(Exception):  # a failing import is left for its stage to report
-                importlib.import_module(library)
+        """Run every stage, keeping their findings and errors."""
         names = {stage.name for stage in self.stages}
         running: dict[int, threading.Thread] = {}
         for place, stage in enumerate(self.stages):
@@ -299,4 +296,5 @@ def _finish(plan: BuildPlan, record: BuildRecord, final: Path, staging: Path, pr
     record.save(staging)
     previous.check_kept()
     seal_outputs(staging, made=previous.made)
+    interrupts.check()  # a Ctrl-C Python lost: the previous output stays
     swap_into_place(staging, final)

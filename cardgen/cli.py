@@ -67,6 +67,9 @@ class CardgenGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> object:
         """Run a command; show problems as lines, tracebacks only with --debug."""
+        from cardgen.interrupts import notice_interrupts
+
+        notice_interrupts()
         try:
             return super().invoke(ctx)
         except CardgenError as exc:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -75,3 +76,47 @@ def test_ctrl_c_stops_the_build_and_its_workers_without_a_traceback(fresh_exampl
     finally:
         if build.poll() is None:
             build.kill()
+
+
+@pytest.fixture
+def python_sigint_handler() -> Iterator[None]:
+    """Python's own SIGINT handler for the test; the handler and the unraisable hook put back after it."""
+    handler, hook = signal.getsignal(signal.SIGINT), sys.unraisablehook
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, handler)
+    sys.unraisablehook = hook
+
+
+def test_a_ctrl_c_python_loses_still_stops_the_build_before_its_outputs_are_swapped_in(
+        tiny_game: Path, python_sigint_handler: None) -> None:
+    """A Ctrl-C that comes while a weakref callback runs is lost by Python ("Exception ignored"); the build noted it
+    and stops before the swap, leaving no output, as after any Ctrl-C."""
+    import weakref
+
+    from cardgen.build import BuildOptions, build_game
+    from cardgen.interrupts import notice_interrupts
+    from cardgen.outputs.stage import Stage
+
+    class Thing:
+        pass
+
+    def ctrl_c_inside_a_callback(ref: object) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(100_000):  # Python runs the handler within these: the KeyboardInterrupt is lost
+            pass
+
+    class LosingStage(Stage):
+        name = "losing"
+
+        def run(self, ctx):  # type: ignore[no-untyped-def]
+            thing = Thing()
+            keep = weakref.ref(thing, ctrl_c_inside_a_callback)
+            del thing  # the callback runs now
+            assert keep() is None
+            return []
+
+    notice_interrupts()
+    with pytest.raises(KeyboardInterrupt):
+        build_game(tiny_game, "tiny", BuildOptions(tiny_game / "output", jobs=1), None, [LosingStage()])
+    assert not (tiny_game / "output" / "tiny").exists()

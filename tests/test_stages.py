@@ -181,11 +181,9 @@ def test_the_manifest_pod_switch_enables_the_pod_stage(tiny_game: Path) -> None:
 
 
 class ProbeStage(Stage):
-    """A stage noting what it found when it began: whether the build's card files were all placed, and whether its
-    library was imported by then (in which thread)."""
+    """A stage noting what it found when it began: how many of the build's card files were placed."""
 
     name = "probe"
-    libraries = ("cardgen_import_probe",)
 
     def __init__(self, while_drawing: bool, notes: dict[str, object], wait_for: str | None = "") -> None:
         super().__init__()
@@ -195,7 +193,6 @@ class ProbeStage(Stage):
         """Note what is there, let the held worker draw (see `hold_drawing`), and wait for a card file if told."""
         cards = ctx.out_dir / "cards"
         self.notes["placed at start"] = len(list(cards.rglob("*.png"))) if cards.is_dir() else 0
-        self.notes["library"] = "cardgen_import_probe" in sys.modules
         (ctx.out_root / "go").touch()
         if self.waits != "":
             ctx.wait_for(self.waits)
@@ -203,33 +200,15 @@ class ProbeStage(Stage):
         return []
 
 
-PROBE = '''
-import pathlib, threading
-pathlib.Path(__file__).with_name("imported-in.txt").write_text(threading.current_thread().name)
-'''
-
-
-@pytest.fixture
-def probe_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A library whose import notes the thread that imported it (in imported-in.txt beside it)."""
-    (tmp_path / "lib").mkdir()
-    (tmp_path / "lib" / "cardgen_import_probe.py").write_text(PROBE)
-    monkeypatch.syspath_prepend(str(tmp_path / "lib"))
-    monkeypatch.delitem(sys.modules, "cardgen_import_probe", raising=False)
-    return tmp_path / "lib" / "imported-in.txt"
-
-
-def test_a_stage_that_can_runs_while_the_cards_are_drawn(tiny_game: Path, probe_library: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_stage_that_can_runs_while_the_cards_are_drawn(tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tiny_game / "output"
     seen_go = hold_drawing(monkeypatch, out)
     beside, after = {}, {}
     stages = [ProbeStage(True, beside, "cards/main/beta.png"), ProbeStage(False, after)]
     build_game(tiny_game, "tiny", BuildOptions(out, jobs=2), None, stages)
-    # It began before any card was drawn (the workers waited for it), its library imported first in the outputs
-    # thread, and waiting for a card file returned once the file was there.
+    # It began before any card was drawn (the workers waited for it), and waiting for a card file returned once the
+    # file was there.
     assert seen_go.read_text() == "True" and beside["placed at start"] == 0
-    assert beside["library"] and probe_library.read_text() == "cardgen-outputs"
     assert beside["there after waiting"] is True
     # A stage that does not say it can began once every card file was placed.
     assert after["placed at start"] == 3
@@ -269,7 +248,7 @@ def test_stages_that_can_run_beside_the_drawing_each_in_a_thread_after_the_stage
     assert [f.message for f in result.findings] == ["waits ran", "slow ran", "reader ran"]
 
 
-def test_a_stage_waiting_for_cards_that_fail_stops_and_the_build_says_why(tiny_game: Path, probe_library: Path,
+def test_a_stage_waiting_for_cards_that_fail_stops_and_the_build_says_why(tiny_game: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     out = tiny_game / "output"
     hold_drawing(monkeypatch, out, error="broken on purpose")
@@ -281,8 +260,8 @@ def test_a_stage_waiting_for_cards_that_fail_stops_and_the_build_says_why(tiny_g
 
 
 def test_the_output_stages_import_their_libraries_only_when_they_draw() -> None:
-    """Choosing the stages of a build imports their modules but not Pillow or reportlab: those are imported while
-    the workers draw (`Stage.libraries`), off the path to the first card."""
+    """Choosing the stages of a build imports their modules but not Pillow or reportlab: those are imported by the
+    stages as they run (beside the drawing), off the path to the first card."""
     import subprocess
 
     code = ("import sys; from pathlib import Path; from cardgen.build import select_stages; "

@@ -576,7 +576,6 @@ class PrintStage(Stage):
     earlier with `cardgen print` into that folder (see `kept_prints`)."""
 
     name = "print"  # its options: `PrintSpec` (cardgen.options.pdf), as the registry says
-    libraries = ("reportlab.pdfgen.canvas", "reportlab.pdfbase.pdfmetrics")
     while_drawing = True  # each card image is waited for where it is drawn
 
     def card_work(self, game: Game, record: BuildRecord, out_root: Path) -> dict[str, CardWork]:

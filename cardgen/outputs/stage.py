@@ -51,8 +51,6 @@ class Stage:
     """Base of an output stage. Subclasses set `name`, the name it is registered under in `OUTPUTS`."""
 
     name: ClassVar[str]
-    # The libraries `run` imports: imported first when a build runs its stages while the workers draw.
-    libraries: ClassVar[tuple[str, ...]] = ()
     # Whether `run` may begin while the cards are drawn: it waits for the card files it reads (`ctx.wait_for`).
     # Other stages begin once every card file is placed.
     while_drawing: ClassVar[bool] = False

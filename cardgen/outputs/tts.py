@@ -71,9 +71,7 @@ class TTSStage(Stage):
     """`tts/`: the Tabletop Simulator export, written as the manifest's `tts:` section says."""
 
     name = "tts"  # its options: `TTSSpec` (cardgen.options.tts), as the registry says
-    # Pillow (~17 ms to import) is imported when the export draws, not with this module: a build imports it while
-    # the workers draw, and a one-card edit, whose cell and sheet the workers make, may not need it at all.
-    libraries = ("PIL.Image",)
+    # Pillow (~17 ms to import) is imported when the export draws, not with this module (see `select_stages`).
     while_drawing = True  # each image waits for the card files it shows (their cells and sheets come with them)
 
     def run(self, ctx: StageContext) -> list[Problem]:
