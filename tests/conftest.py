@@ -7,6 +7,7 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -127,7 +128,7 @@ def hold_drawing(monkeypatch: pytest.MonkeyPatch, out_root: Path, error: str | N
 
     run_job = render.run_job
 
-    def held(job):  # type: ignore[no-untyped-def]
+    def held(job: Any) -> Any:
         for _ in range(400):
             if (out_root / "go").exists():
                 break
