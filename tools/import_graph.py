@@ -14,7 +14,7 @@ from pathlib import Path
 # (text, templates) ranks before validation because the layout checks render cards to measure them.
 STAGES = [
     ("base", ["errors", "units", "filenames", "ownership", "storage", "yamlsource", "expressions", "progress",
-              "workspace", "registry", "boxes", "__init__"]),
+              "workspace", "registry", "boxes", "interrupts", "__init__"]),
     ("bundled", ["bundled"]),  # cardgen's own fonts, icons, partials and init files
     ("load", ["options", "manifest", "include", "sources", "data", "markup", "fonts", "icons", "freshness"]),
     ("svg", ["text", "sandbox", "templates"]),
