@@ -205,7 +205,7 @@ def _build_with(root: Path, name: str, options: BuildOptions, reporter: Reporter
         outputs = _OutputStages(selected, stage_context)
         with outputs.beside(card_files) if workers else contextlib.nullcontext():
             rendered, cached = draw_plan(plan, options.jobs, reporter or SilentReporter(), work,
-                                         card_files.place, workers, outputs.start)
+                                         card_files.place, workers, outputs.start, card_files.available)
             record.stats.rendered, record.stats.cached = rendered, cached
             card_files.place_rest()
         plan.findings += outputs.findings()

@@ -7,7 +7,7 @@ import functools
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from cardgen import __version__
 from cardgen.context import BuildContext
@@ -158,9 +158,11 @@ def game_drawings(root: Path, name: str, out_root: Path) -> dict[str, Drawing]:
 def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter,
               work: Mapping[str, Sequence[CardWork]] | None = None,
               ready: Callable[[str], None] = lambda key: None,
-              workers: RenderPool | None = None, handed: Callable[[], None] = lambda: None) -> tuple[int, int]:
+              workers: RenderPool | None = None, handed: Callable[[], None] = lambda: None,
+              available: Callable[[list[str]], None] = lambda keys: None) -> tuple[int, int]:
     """Draw every artwork missing from the cache, in `workers` when started already; return (rendered, cached).
-    `handed()` is called once the workers have every job (what is not drawing may start then).
+    `handed()` is called once the workers have every job (what is not drawing may start then), and
+    `available(keys)` with the keys found in the cache, before `ready` is called for each.
 
     `work` is the output stages' work on card images, by image key: done in the workers while each image
     is in memory (a cached image is read for it). `ready(key)` is called in this process as soon as the
@@ -184,6 +186,7 @@ def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter,
 
     def begin() -> None:
         handed()
+        available(found)
         reporter.start(f"{game.name}: drawing", len(raster_jobs))
         for key in found:  # while the workers draw
             ready(key)
@@ -259,7 +262,8 @@ class CardFiles:
     `draw_plan` while the workers draw on); those of the `previous` build with the same content are kept
     instead (see `PreviousOutputs`).
 
-    Output stages running in another thread meanwhile `wait` for the files they read.
+    Output stages running in another thread meanwhile `wait` for the images they read: an image is there as soon as
+    its cache entry is (`available`, before its card file is placed), and is read from that entry.
     """
 
     def __init__(self, plan: BuildPlan, staging: Path, keep_svg: bool, previous: PreviousOutputs | None = None) -> None:
@@ -274,12 +278,22 @@ class CardFiles:
             if ".." in Path(relative_path).parts:
                 raise CardgenError(f"refused to write {relative_path} outside the output folder")
             self.waiting.setdefault(art.key, []).append((relative_path, art))
-        self.pending = {path for path, _ in arts}  # by path in the output folder, until placed
+        self.pending = {path for path, _ in arts}  # by path in the output folder, until available
+        self.unplaced = set(self.pending)  # until placed
+        self.cache_path = {path: art.cache_path for path, art in arts}  # the cache entry of each
         self.stopped = False  # the drawing stopped: what is pending will never be placed
         self.changed = threading.Condition()
 
+    def available(self, keys: Iterable[str]) -> None:
+        """Let the stages read the images of keys whose cache entries are there and verified (see `wait`)."""
+        paths = [relative_path for key in keys for relative_path, _ in self.waiting.get(key, ())]
+        with self.changed:
+            self.pending.difference_update(paths)
+            self.changed.notify_all()
+
     def place(self, key: str) -> None:
         """Place the files of an image key whose cache entry is there and verified (once)."""
+        self.available([key])
         placed = self.waiting.pop(key, ())
         for relative_path, art in placed:
             target = self.out_dir / relative_path
@@ -289,10 +303,9 @@ class CardFiles:
                 self.previous.place(target, art.key, functools.partial(self._copy, art.cache_path))
             if self.keep_svg:
                 write_text(target.with_suffix(".svg"), art.rendered.svg)
-        if placed:
-            with self.changed:
-                self.pending.difference_update(relative_path for relative_path, _ in placed)
-                self.changed.notify_all()
+        with self.changed:
+            self.unplaced.difference_update(relative_path for relative_path, _ in placed)
+            self.changed.notify_all()
 
     def stop(self) -> None:
         """Tell the threads waiting for files that the drawing stopped (an error): they get a `DrawingStopped`."""
@@ -300,14 +313,16 @@ class CardFiles:
             self.stopped = True
             self.changed.notify_all()
 
-    def wait(self, path: str | None = None) -> None:
-        """Wait until the card file at `path` (in the output folder, as the build record names it) is placed, or
-        every card file with None. Raises `DrawingStopped` when the drawing stops first."""
+    def wait(self, path: str | None = None) -> Path | None:
+        """Wait until the image of the card file at `path` (in the output folder, as the build record names it) is
+        available, and return the file to read it from: its cache entry (None for a path the build does not make).
+        With None, wait until every card file is placed. Raises `DrawingStopped` when the drawing stops first."""
         with self.changed:
-            while (waiting := path in self.pending if path is not None else bool(self.pending)) and not self.stopped:
+            while (waiting := path in self.pending if path is not None else bool(self.unplaced)) and not self.stopped:
                 self.changed.wait()
             if waiting:
                 raise DrawingStopped(path)
+        return self.cache_path.get(path) if path is not None else None
 
     def _copy(self, source: Path, target: Path) -> None:
         """Copy a cached image to its place in the staging folder (see `copy_into_staging`: at 1,000 cards

@@ -195,8 +195,8 @@ class ProbeStage(Stage):
         self.notes["placed at start"] = len(list(cards.rglob("*.png"))) if cards.is_dir() else 0
         (ctx.out_root / "go").touch()
         if self.waits != "":
-            ctx.wait_for(self.waits)
-            self.notes["there after waiting"] = self.waits is None or (ctx.out_dir / self.waits).is_file()
+            found = ctx.wait_for(self.waits)  # the image's file (its cache entry), maybe before its card file
+            self.notes["there after waiting"] = self.waits is None or (found is not None and found.is_file())
         return []
 
 
@@ -206,8 +206,8 @@ def test_a_stage_that_can_runs_while_the_cards_are_drawn(tiny_game: Path, monkey
     beside, after = {}, {}
     stages = [ProbeStage(True, beside, "cards/main/beta.png"), ProbeStage(False, after)]
     build_game(tiny_game, "tiny", BuildOptions(out, jobs=2), None, stages)
-    # It began before any card was drawn (the workers waited for it), and waiting for a card file returned once the
-    # file was there.
+    # It began before any card was drawn (the workers waited for it), and waiting for a card image returned its file
+    # once it was drawn.
     assert seen_go.read_text() == "True" and beside["placed at start"] == 0
     assert beside["there after waiting"] is True
     # A stage that does not say it can began once every card file was placed.

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import threading
 import urllib.parse
 from pathlib import Path
 
@@ -668,9 +669,9 @@ def test_a_sheet_only_its_last_card_keeps_from_complete_is_begun_before_that_car
 
 @pytest.mark.parametrize("drawable", [True, False])
 def test_a_job_lets_go_of_the_sheet_it_began_drawn_or_not(mini, tmp_path, drawable: bool) -> None:
-    """A sheet begun before its card is drawn is let go when the job ends, whether the card was drawn or could not
-    be: a job drawn in the build's own process (`--jobs 1`) is kept in its list of jobs until the last card, and
-    held every sheet it began (9.4 GB at 10,000 cards)."""
+    """A sheet begun before its card is drawn is let go, its thread ended, when the job ends, whether the card was
+    drawn or could not be: a job drawn in the build's own process (`--jobs 1`) is kept in its list of jobs until
+    the last card, and held every sheet it began (9.4 GB at 10,000 cards)."""
     import dataclasses
 
     from cardgen.outputs.tts import card_work
@@ -692,6 +693,8 @@ def test_a_job_lets_go_of_the_sheet_it_began_drawn_or_not(mini, tmp_path, drawab
     item.__dict__["prepare"] = lambda: (prepare(), began.append(len(item.begun)))  # to see what it began
     key, error = run_job(RasterJob(last, drawing, str(tmp_path / "card.png"), False, (item,)))
     assert began == [len(item.sheets)] and item.begun == {}
+    # and its threads have ended: one left running keeps the next build of this process from forking its workers
+    assert not [thread for thread in threading.enumerate() if thread.name == "cardgen-sheet"]
     assert (error is None) == drawable
     assert all(sheet.image().cached(out_root) for sheet in item.sheets) == drawable
 

@@ -46,12 +46,12 @@ class PrintResult:
 
 def write_print_pdf(record: BuildRecord, build_dir: Path, options: PrintOptions, target: Path,
                     cards: list[CardEntry] | None = None, previous: PreviousOutputs | None = None,
-                    wait: Callable[[str], None] = lambda image: None) -> PrintResult:
+                    wait: Callable[[str], Path | None] = lambda image: None) -> PrintResult:
     """Write the print PDF of a build record (or of some of its cards) to `target`.
 
-    `build_dir` is the folder the record's image paths are relative to; `wait(image)` returns once the file of
-    an image path is there (during a build, as the workers draw). With duplex `none`
-    the backs go to a second file next to it, `<name>-backs.pdf`. A file of a long print (see `_volumes`)
+    `build_dir` is the folder the record's image paths are relative to; `wait(image)` returns once the image of
+    a path is drawn (during a build, as the workers draw), with the file to read it from (None: its path). With
+    duplex `none` the backs go to a second file next to it, `<name>-backs.pdf`. A file of a long print (see `_volumes`)
     that the `previous` build wrote from the same pages, images and text is kept, not drawn again.
     """
     imposition = impose(items_from_cards(record.cards if cards is None else cards), options)
@@ -218,13 +218,13 @@ class ImageFiles:
     """
 
     def __init__(self, build_dir: Path, hashes: dict[str, str], options: PrintOptions, out_root: Path,
-                 wait: Callable[[str], None] = lambda image: None,
+                 wait: Callable[[str], Path | None] = lambda image: None,
                  opaque: dict[str, tuple[int, int]] | None = None) -> None:
         self.build_dir = build_dir
         self.hashes = hashes
         self.options = options
         self.out_root = out_root
-        self.wait = wait  # returns once the file of an image path is there (see `write_print_pdf`)
+        self.wait = wait  # returns once the image of a path is drawn, with its file (see `write_print_pdf`)
         # The pixel sizes of the opaque images (cards' faces and backs, which cardgen draws as 8-bit RGB PNG), by
         # path: embedded without reading their files until the document is written (see `_embed`).
         self.opaque = opaque or {}
@@ -239,23 +239,27 @@ class ImageFiles:
         """The name and the file to draw for an image path of the build record (once that file is there)."""
         digest = self.hashes[image]
         if digest not in self._by_digest:
-            source = self.build_dir / image
             if self.options.images == "jpeg":
-                self.wait(image)
-                source = PrintJPEG(self.out_root, digest, self.options.jpeg_quality).path(source)
-            elif image not in self.opaque:
-                self.wait(image)  # its file is read as it is embedded
+                source = PrintJPEG(self.out_root, digest, self.options.jpeg_quality).path(self.file(image))
+            elif image in self.opaque:
+                source = self.build_dir / image  # found when the document is written (see `locate`)
+            else:
+                source = self.file(image)  # read as it is embedded
             self._by_digest[digest], self._image[digest] = str(source), image
         return digest, self._by_digest[digest]
+
+    def file(self, image: str) -> Path:
+        """The file holding the image of a path, once it is drawn (see `wait`)."""
+        return self.wait(image) or self.build_dir / image
 
     def opaque_png(self, name: str, drawn: str) -> tuple[int, int] | None:
         """The pixel size of an image embedded from its PNG file `drawn` without reading it now (see `opaque`)."""
         image = self._image.get(name)
         return self.opaque.get(image) if image is not None and drawn == str(self.build_dir / image) else None
 
-    def ready(self, name: str) -> None:
-        """Wait until the file of an image name is there (see `wait`)."""
-        self.wait(self._image[name])
+    def locate(self, name: str) -> Path:
+        """The file holding the image of a name, once it is drawn (see `wait`)."""
+        return self.file(self._image[name])
 
     def masked(self, name: str, drawn: str) -> tuple[int, int, bytes, bytes] | None:
         """The streams of a drawn image with transparency (see `MaskedImage`), None for any other."""
@@ -440,8 +444,8 @@ def _embed(pdf: Any, name: str, drawn: str, images: ImageFiles) -> bool:
         masked = images.masked(name, drawn) if size is None else None
         if size is not None:
             image = _png_image_class()(name)
-            (image.width, image.height), image.source = size, Path(drawn)
-            image.ready = functools.partial(images.ready, name)
+            image.width, image.height = size
+            image.locate = functools.partial(images.locate, name)
         elif masked is not None:
             image = _flate_image(PDFImageXObject, name, "DeviceRGB", *masked[:3])
             if masked[3]:
@@ -478,11 +482,10 @@ def _png_image_class() -> type:
     from reportlab.pdfbase.pdfdoc import PDFDictionary, PDFImageXObject, PDFName, PDFStream
 
     class PNGImageXObject(PDFImageXObject):
-        """An RGB image whose stream is the IDAT data of the PNG file `source` (Flate with PNG row filters,
+        """An RGB image whose stream is the IDAT data of the PNG file `locate()` finds (Flate with PNG row filters,
         predictor 15), read when the document is written."""
 
-        source: Path
-        ready: Callable[[], None]  # returns once `source` is there
+        locate: Callable[[], Path]  # the PNG file, once it is there
 
         def format(self, document: Any) -> bytes:
             """The object as PDF bytes: the dictionary reportlab writes for an image, plus /DecodeParms.
@@ -490,10 +493,10 @@ def _png_image_class() -> type:
             /Filter is a single name, not an array: some readers (poppler) read /DecodeParms only as an
             array beside an array of filters.
             """
-            self.ready()
-            read = png_stream(self.source)
+            source = self.locate()
+            read = png_stream(source)
             if read is None or read[:2] != (self.width, self.height):
-                raise OSError(f"{self.source} is not the {self.width}x{self.height} 8-bit RGB PNG cardgen drew "
+                raise OSError(f"{source} is not the {self.width}x{self.height} 8-bit RGB PNG cardgen drew "
                               "(changed while the print PDF was written?)")
             stream = PDFStream(content=read[2])
             stream.dictionary.dict.update({

@@ -34,12 +34,17 @@ class StageContext:
     previous: PreviousOutputs | None = None  # the previous build's files a build may keep (not made again)
     # How the game draws each card image, by hash: for a stage that draws a card again (a TTS cell not cached)
     drawings: Callable[[], Mapping[str, Drawing]] = dict
-    # Waits until the card file at a path of the build record (every card file: None) is in `out_dir` and the
-    # workers' `card_work` on it is done. A build runs a stage that says it can (`Stage.while_drawing`) while its
-    # cards are still being drawn; such a stage calls this before it reads a card file or its work.
-    wait_for: Callable[[str | None], None] = lambda path: None
+    # Waits until the card image at a path of the build record (every image: None) is drawn and the workers'
+    # `card_work` on it is done, and returns the file to read it from (its cache entry, there before the card file
+    # is in `out_dir`; None: the card file). A build runs a stage that says it can (`Stage.while_drawing`) while its
+    # cards are still being drawn; such a stage calls this (or `image_file`) before it reads an image or its work.
+    wait_for: Callable[[str | None], Path | None] = lambda path: None
     # What changed since the build this one replaces, when the build knows it (None: a stage finds out itself)
     changes: Changes | None = None
+
+    def image_file(self, path: str) -> Path:
+        """The file holding the card image at a path of the build record, once it is drawn (see `wait_for`)."""
+        return self.wait_for(path) or self.out_dir / path
 
     @property
     def out_root(self) -> Path:

@@ -11,6 +11,7 @@ import functools
 import io
 import pickle
 import re
+import threading
 import urllib.parse
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -93,13 +94,14 @@ class TTSStage(Stage):
 
 def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSOptions,
                previous: PreviousOutputs | None = None, drawings: Callable[[], Mapping[str, Drawing]] = dict,
-               wait: Callable[[str], None] = lambda image: None) -> Path:
+               wait: Callable[[str], Path | None] = lambda image: None) -> Path:
     """Write `<out_dir>/tts/` from a build record; return the saved-object JSON path (at its final place).
 
     Images the `previous` build wrote with the same content are kept, not copied again from the cache. A sheet
     cell missing from the cache is drawn from the card's vectors: `drawings()` says how the game draws each card
-    image (asked only then). `wait(image)` returns once the file of an image path of the record is there (during a
-    build, as the workers draw it and make its cells): each image of the export waits for those it shows.
+    image (asked only then). `wait(image)` returns once the image of a path of the record is drawn (during a build,
+    as the workers draw it and make its cells), with the file to read it from (None: its path in `out_dir`): each
+    image of the export waits for the cards it shows.
     """
     _check_cutout(game, record, options)
     # During `cardgen build` out_dir is a staging folder renamed to output/<game> at the end: URLs name the
@@ -514,7 +516,7 @@ class TTSCardWork:
     images: tuple[ExportImage, ...]  # images other than sheets
     sheets: tuple[SheetWork, ...] = ()
     faces: tuple[CoverFace, ...] = ()  # its face on the thumbnail, when it is a deck's first
-    begun: dict[int, Future[Image.Image]] = field(default_factory=dict, compare=False, repr=False)
+    begun: dict[int, _Running] = field(default_factory=dict, compare=False, repr=False)
 
     def prepare(self) -> None:
         """Before the card is drawn (see `cardgen.render.run_job`): each sheet that only this card's cells keep from
@@ -531,7 +533,10 @@ class TTSCardWork:
 
     def release(self) -> None:
         """Let the sheets `prepare` began go (~50 MB each at 4096 px): a card drawn in the build's own process
-        (`--jobs 1`) keeps its work until the last card is drawn, and held them all (9.4 GB at 10,000 cards)."""
+        (`--jobs 1`) keeps its work until the last card is drawn, and held them all (9.4 GB at 10,000 cards). Their
+        threads are waited for: one left running would keep the next build of this process from forking workers."""
+        for begun in self.begun.values():
+            begun.thread.join()
         self.begun.clear()
 
     def __call__(self, card: DrawnCard) -> None:
@@ -580,12 +585,16 @@ def _no_card(source: Source) -> DrawnCard:
     raise LookupError(source.hash)
 
 
-def _in_background(task: Callable[[], Image.Image]) -> Future[Image.Image]:
-    """Run `task` in a thread of its own, which ends with it (a thread left running would keep a later build of
-    this process from forking its workers); its result, or its error, in the future returned."""
-    import threading
+class _Running(Future["Image.Image"]):
+    """The result of a task running in a thread of its own (`thread`)."""
 
-    future: Future[Image.Image] = Future()
+    thread: threading.Thread
+
+
+def _in_background(task: Callable[[], Image.Image]) -> _Running:
+    """Run `task` in a thread of its own, which ends with it (see `TTSCardWork.release`); its result, or its
+    error, in the future returned."""
+    future = _Running()
 
     def run() -> None:
         try:
@@ -593,7 +602,8 @@ def _in_background(task: Callable[[], Image.Image]) -> Future[Image.Image]:
         except BaseException as exc:  # noqa: BLE001  handed to the card work, which then makes the sheet itself
             future.set_exception(exc)
 
-    threading.Thread(target=run, name="cardgen-sheet", daemon=True).start()
+    future.thread = threading.Thread(target=run, name="cardgen-sheet", daemon=True)
+    future.thread.start()
     return future
 
 
@@ -651,7 +661,7 @@ class _Exporter:
     def __init__(self, game: str, record: BuildRecord, out_dir: Path, staging: Path, options: TTSOptions,
                  url: Callable[[str], str], recipes: _Recipes | None = None,
                  previous: PreviousOutputs | None = None, drawings: Callable[[], Mapping[str, Drawing]] = dict,
-                 wait: Callable[[str], None] = lambda image: None) -> None:
+                 wait: Callable[[str], Path | None] = lambda image: None) -> None:
         self.game, self.record, self.out_dir, self.staging = game, record, out_dir, staging
         self.options, self.url = options, url
         self.recipes = recipes  # when given, images are only collected there (see `card_work`), not made
@@ -662,7 +672,7 @@ class _Exporter:
         self.previous = previous  # the previous build's images to keep (during a build)
         self.drawings = drawings  # how the game draws each card image, by hash: asked once, when a cell is missing
         self.known_drawings: Mapping[str, Drawing] | None = None
-        self.wait = wait  # returns once the file of an image path is there (see `export_tts`)
+        self.wait = wait  # returns once the image of a path is drawn, with its file (see `export_tts`)
         self.path_of = {digest: path for path, digest in self.hashes.items()}  # a path of each image, by hash
 
     # ------------------------------------------------------------ images
@@ -671,7 +681,7 @@ class _Exporter:
         """A card of the build: its pixels read from its file, its vectors drawn again from its SVG when asked
         (how the game draws it is looked up only then: outside the render workers, a cell cache deleted or other
         export options)."""
-        return DrawnCard(self.out_dir / source.path, lambda: self.drawing(source))
+        return DrawnCard(self.wait(source.path) or self.out_dir / source.path, lambda: self.drawing(source))
 
     def drawing(self, source: Source) -> Drawing:
         """How the game draws a card image of the build (a CardgenError when it no longer draws it)."""
