@@ -34,14 +34,12 @@ def _quiet_when_noted(hook: Callable[[Any], object]) -> Callable[[Any], None]:
 def notice_interrupts() -> None:
     """Note every Ctrl-C from now on (forgetting any before); only from the main thread, where Python's own handler
     or this one is set (a handler of the program running cardgen is left alone)."""
+    _noted.clear()
     if threading.current_thread() is not threading.main_thread():
         return
-    handler = signal.getsignal(signal.SIGINT)
-    if handler is signal.default_int_handler:
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _on_sigint)
         sys.unraisablehook = _quiet_when_noted(sys.unraisablehook)
-    if handler in (signal.default_int_handler, _on_sigint):
-        _noted.clear()
 
 
 def check() -> None:

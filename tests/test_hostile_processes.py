@@ -11,6 +11,7 @@ from typing import Iterator
 
 import pytest
 
+from cardgen import interrupts
 from tests.hostile_example import GAME
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads processes from /proc (Linux)")
@@ -80,12 +81,14 @@ def test_ctrl_c_stops_the_build_and_its_workers_without_a_traceback(fresh_exampl
 
 @pytest.fixture
 def python_sigint_handler() -> Iterator[None]:
-    """Python's own SIGINT handler for the test; the handler and the unraisable hook put back after it."""
+    """Python's own SIGINT handler for the test; the handler, the unraisable hook and the note of Ctrl-C put back
+    after it."""
     handler, hook = signal.getsignal(signal.SIGINT), sys.unraisablehook
     signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.signal(signal.SIGINT, handler)
     sys.unraisablehook = hook
+    interrupts._noted.clear()  # the test's Ctrl-C: a later build of this process must not stop for it
 
 
 def test_a_ctrl_c_python_loses_still_stops_the_build_before_its_outputs_are_swapped_in(
