@@ -13,6 +13,7 @@ import shutil
 import threading
 import urllib.parse
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from click.testing import CliRunner
@@ -636,29 +637,53 @@ def test_the_thumbnail_is_put_together_from_faces_the_card_work_made(mini, tmp_p
     assert _images(fresh / "tts") == _images(out_dir / "tts")
 
 
+class _SheetWork(NamedTuple):
+    """The mini game's card work for the TTS export, with what drawing its cards needs."""
+
+    out_dir: Path
+    out_root: Path
+    options: TTSOptions
+    work: dict
+    drawings: dict
+    files: dict[str, str]  # each image's path in the build, by hash
+    last: str  # a card with cells and sheets: the last one drawn
+
+    def card(self, key: str):  # type: ignore[no-untyped-def]
+        """The drawn card of an image key (its file, and its drawing)."""
+        from cardgen.render import DrawnCard
+
+        return DrawnCard(self.out_dir / self.files[key], functools.partial(self.drawings.__getitem__, key))
+
+
+def _sheet_work(mini, tmp_path: Path) -> _SheetWork:  # type: ignore[no-untyped-def]
+    from cardgen.outputs.tts import card_work
+
+    out_dir, record, _ = mini
+    root, out_root = out_dir.parent.parent, tmp_path / "out"
+    options = TTSOptions.from_spec(load_game(root, "mini").options("tts"))
+    work = card_work("mini", record, options, out_root)
+    files = {**{c.hash: c.face for c in record.cards}, **{b.hash: b.image for b in record.backs.values()}}
+    last = next(key for key, item in work.items() if item.sheets and item.cells)
+    return _SheetWork(out_dir, out_root, options, work, game_drawings(root, "mini", tmp_path / "plan"), files, last)
+
+
 def test_a_sheet_only_its_last_card_keeps_from_complete_is_begun_before_that_card_is_drawn(mini, tmp_path) -> None:
     """The work of a card whose cells alone are missing from a sheet (an edited card, the last card of a sheet)
     begins that sheet in a thread before the card is drawn (`prepare`: the other cells are decoded beside the
     drawing), and then makes the sheet the export makes."""
     import pickle
 
-    from cardgen.outputs.tts import card_work
-    from cardgen.render import DrawnCard
-
     out_dir, record, _ = mini
-    root, out_root = out_dir.parent.parent, tmp_path / "out"
-    options = TTSOptions.from_spec(load_game(root, "mini").options("tts"))
-    work = card_work("mini", record, options, out_root)
-    drawings = game_drawings(root, "mini", tmp_path / "plan")
-    files = {**{c.hash: c.face for c in record.cards}, **{b.hash: b.image for b in record.backs.values()}}
-    last = next(key for key, item in work.items() if item.sheets and item.cells)
+    root = out_dir.parent.parent
+    sheets = _sheet_work(mini, tmp_path)
+    out_root, options, work, last = sheets.out_root, sheets.options, sheets.work, sheets.last
     begun = []
     for key in [*(k for k in work if k != last), last]:
         item = pickle.loads(pickle.dumps(work[key]))
         item.prepare()
         begun += [item.sheets[number] for number in item.begun]
         assert len(begun) > 0 or not item.begun  # nothing stored yet, nothing begun
-        item(DrawnCard(out_dir / files[key], functools.partial(drawings.__getitem__, key)))
+        item(sheets.card(key))
         assert all(sheet.image().cached(out_root) for sheet in begun)  # begun, then made by the same card
     assert {s.recipe for s in work[last].sheets} <= {s.recipe for s in begun} and len(begun) >= 4
     fresh = Path(shutil.copytree(out_dir, out_root / "mini", copy_function=os.link,
@@ -674,18 +699,12 @@ def test_a_job_lets_go_of_the_sheet_it_began_drawn_or_not(mini, tmp_path, drawab
     the last card, and held every sheet it began (9.4 GB at 10,000 cards)."""
     import dataclasses
 
-    from cardgen.outputs.tts import card_work
-    from cardgen.render import DrawnCard, RasterJob, run_job
+    from cardgen.render import RasterJob, run_job
 
-    out_dir, record, _ = mini
-    root, out_root = out_dir.parent.parent, tmp_path / "out"
-    options = TTSOptions.from_spec(load_game(root, "mini").options("tts"))
-    work = card_work("mini", record, options, out_root)
-    drawings = game_drawings(root, "mini", tmp_path / "plan")
-    files = {**{c.hash: c.face for c in record.cards}, **{b.hash: b.image for b in record.backs.values()}}
-    last = next(key for key, item in work.items() if item.sheets and item.cells)
+    sheets = _sheet_work(mini, tmp_path)
+    out_root, work, drawings, last = sheets.out_root, sheets.work, sheets.drawings, sheets.last
     for key in (k for k in work if k != last):
-        work[key](DrawnCard(out_dir / files[key], functools.partial(drawings.__getitem__, key)))
+        work[key](sheets.card(key))
     drawing = drawings[last] if drawable else dataclasses.replace(drawings[last], svg="<svg")
     began = []
     item = work[last]
