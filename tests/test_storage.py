@@ -145,3 +145,29 @@ def test_no_module_but_storage_builds_a_cache_path() -> None:
     offenders = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
                  if p.name != "storage.py" and re.search(r"""["']\.cache["']""", p.read_text(encoding="utf-8"))]
     assert offenders == []
+
+
+def test_kept_after_a_save_is_what_it_wrote_not_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build saves its kept entries twice (after validating, after planning): the second save, with nothing
+    new, neither reads the entry back nor writes it; a value changed after a save is written, not its old line."""
+    from cardgen.storage import KeptByGame
+
+    first = KeptByGame(tmp_path, "kind", "game")
+    first.used = {"a": {"svg": "A"}, "b": [1, 2]}
+    first.save()
+    reads: list[str] = []
+    writes: list[str] = []
+    read_bytes, write = Cache.read_bytes, Cache.write
+    monkeypatch.setattr(Cache, "read_bytes", lambda self, *a: reads.append(self.kind) or read_bytes(self, *a))
+    monkeypatch.setattr(Cache, "write", lambda self, *a: writes.append(self.kind) or write(self, *a))
+    first.save()
+    assert (reads, writes) == ([], [])
+    assert first.kept == {"a": {"svg": "A"}, "b": [1, 2]}
+
+    second = KeptByGame(tmp_path, "kind", "game")
+    second.used = {"a": {"svg": "changed"}, "b": second.kept["b"]}  # "a" made anew, "b" from its line
+    second.save()
+    second.used["c"] = "new"  # a save after the first: "a" must not go back as the line read before it
+    second.save()
+    assert KeptByGame(tmp_path, "kind", "game").kept == {"a": {"svg": "changed"}, "b": [1, 2], "c": "new"}
+    assert reads == ["kind", "kind"] and writes == ["kind", "kind"]  # second's read, the last check's read
