@@ -295,6 +295,8 @@ def _follow_the_build(parent: int) -> None:
     import time
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):  # blocked while it was forked (see `_started`); a Ctrl-C then is dropped
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -416,12 +418,31 @@ def _started(make: Callable[[], ProcessPoolExecutor]) -> Any:
     # garbage collector's passes write to every object they visit, so each worker would copy the whole heap bit
     # by bit. Frozen objects are never visited: the pages stay shared.
     gc.freeze()
+    # Ctrl-C is held back while the workers fork, and a worker lets it in only once it ignores it (see
+    # `_follow_the_build`): one that came before, while the worker was still starting, raised the build's
+    # KeyboardInterrupt in the worker and printed its traceback. The build's own Ctrl-C comes once the fork is done.
+    held = _hold_ctrl_c()
     try:
         pool = make()
         pool.submit(int)  # nothing to do: it makes the pool start its workers
     finally:
+        held()
         gc.unfreeze()
     return pool
+
+
+def _hold_ctrl_c() -> Callable[[], None]:
+    """Block SIGINT in this thread (forked processes inherit the block); return what lets it in again."""
+    import signal
+
+    if not hasattr(signal, "pthread_sigmask"):  # no signal masks (Windows): nothing is held
+        return lambda: None
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+    def let_in() -> None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+    return let_in
 
 
 # From this many jobs, the workers a rebuild held back are let go: drawing ~4 cards takes one worker about as long

@@ -631,3 +631,29 @@ def test_a_rebuild_forks_its_render_worker_before_importing_the_pipeline(tiny_ga
         assert (tiny_game / "output" / "tiny" / "tts").is_dir()
     assert forks == ["pipeline imported at fork: True", "pipeline imported at fork: False"]
     assert (tiny_game / "output" / "tiny" / "cards" / "main" / "gamma.png").is_file()
+
+
+def test_a_render_worker_holds_ctrl_c_back_until_it_ignores_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C that reaches a render worker while it starts (forked, before it ignores Ctrl-C) waits, and is then
+    dropped: let in, it raised the build's KeyboardInterrupt in the worker, which printed its traceback (seen in the
+    Ctrl-C test under load). The build's own Ctrl-C is held only while it forks."""
+    import signal
+
+    import cardgen.render
+    from cardgen.render import started_workers
+
+    follow = cardgen.render._follow_the_build
+
+    def watched(parent: int) -> None:
+        blocked_at_start = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+        follow(parent)
+        blocked_after = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+        (tmp_path / f"{os.getpid()}.mask").write_text(f"{blocked_at_start} {blocked_after}")
+
+    monkeypatch.setattr(cardgen.render, "_follow_the_build", watched)
+    with started_workers(2) as pool:
+        assert pool is not None
+        assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set())  # the build's, let in again
+        pool.submit(int).result()
+    masks = [path.read_text() for path in tmp_path.glob("*.mask")]
+    assert masks and all(mask == "True False" for mask in masks), masks
