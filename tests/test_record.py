@@ -36,6 +36,17 @@ def test_record_round_trips_through_build_json(built: Path, tmp_path: Path) -> N
     assert json.loads((tmp_path / "build.json").read_text()) == json.loads((built / "build.json").read_text())
 
 
+def test_build_json_is_the_records_json_indented_as_utf8_text(built: Path, tmp_path: Path) -> None:
+    """build.json is written from the serializer's bytes: the same text as the record's JSON, indented, with text
+    outside ASCII written as it is (not escaped)."""
+    record = BuildRecord.read(built / "build.json")
+    record.cards[0].name = "Größe & <Ärger> ✦"
+    record.save(tmp_path)
+    text = (tmp_path / "build.json").read_text(encoding="utf-8")
+    assert text == record.model_dump_json(indent=2)
+    assert '"name": "Größe & <Ärger> ✦"' in text and text.startswith('{\n  "')
+
+
 def test_a_record_missing_a_key_names_it(built: Path) -> None:
     data = json.loads((built / "build.json").read_text())
     del data["cards"][1]["hash"]
