@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -67,7 +67,7 @@ class CardgenGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> object:
         """Run a command; show problems as lines, tracebacks only with --debug."""
-        from cardgen.interrupts import notice_interrupts
+        from cardgen.interrupts import noted, notice_interrupts
 
         notice_interrupts()
         try:
@@ -81,8 +81,19 @@ class CardgenGroup(click.Group):
             click.echo(f"{len(exc.problems)} problem(s){unchanged}.", err=True)
             ctx.exit(1)
         except KeyboardInterrupt:
-            click.echo("interrupted; previous outputs are left as they were.", err=True)
-            ctx.exit(130)
+            _interrupted(ctx)
+        except Exception:
+            # A Ctrl-C that lands where Python turns its KeyboardInterrupt into another error (a class being made
+            # wraps it in a RuntimeError) is still the designer's Ctrl-C, not a crash.
+            if not noted() or ctx.meta.get("cardgen.debug"):
+                raise
+            _interrupted(ctx)
+
+
+def _interrupted(ctx: click.Context) -> NoReturn:
+    """End a command stopped by Ctrl-C: one line, exit code 130."""
+    click.echo("interrupted; previous outputs are left as they were.", err=True)
+    ctx.exit(130)
 
 
 def run() -> None:

@@ -42,6 +42,11 @@ def notice_interrupts() -> None:
         sys.unraisablehook = _quiet_when_noted(sys.unraisablehook)
 
 
+def noted() -> bool:
+    """Whether a Ctrl-C came since `notice_interrupts` (an error raised after it is its consequence: see `cli`)."""
+    return _noted.is_set()
+
+
 def check() -> None:
     """Raise KeyboardInterrupt when a Ctrl-C came since `notice_interrupts`, even one Python lost."""
     if _noted.is_set():
