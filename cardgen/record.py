@@ -16,7 +16,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from cardgen.boxes import GuideBox
 from cardgen.errors import CardgenError, Problem
 from cardgen.freshness import record_intact, seal_record
-from cardgen.storage import write_atomic
+from cardgen.storage import write_bytes
 
 BUILD_RECORD = "build.json"
 Kind = Literal["card", "token", "board"]
@@ -181,8 +181,7 @@ class BuildRecord(Entry):
         # (0.3-0.9 s for a record of 1,000 cards, on every edit). Its UTF-8 bytes as the serializer makes them
         # (model_dump_json decodes them to text, which write_text encodes again): a 10,000-card record is ~35 MB,
         # held once instead of three times at the build's memory peak.
-        data = self.__pydantic_serializer__.to_json(self, indent=2)
-        write_atomic(out_dir / BUILD_RECORD, lambda temp: temp.write_bytes(data))
+        write_bytes(out_dir / BUILD_RECORD, self.__pydantic_serializer__.to_json(self, indent=2))
         seal_record(out_dir / BUILD_RECORD, self.model_dump(mode="json", include={"settings", "sources", "stats",
                                                                                 "warnings"}))
 

@@ -42,6 +42,11 @@ def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
         raise
 
 
+def write_bytes(path: Path, data: bytes) -> None:
+    """Write bytes atomically."""
+    write_atomic(path, lambda temp: temp.write_bytes(data))
+
+
 def write_text(path: Path, text: str) -> None:
     """Write UTF-8 text atomically."""
     write_atomic(path, lambda temp: temp.write_text(text, encoding="utf-8"))

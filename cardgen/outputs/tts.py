@@ -30,7 +30,7 @@ from cardgen.outputs.tts_sizes import board_scale, card_scale, table_units, tile
 from cardgen.ownership import make_staging, remove_ours
 from cardgen.record import BuildRecord, CardEntry, DeckEntry
 from cardgen.render import Drawing, DrawnCard
-from cardgen.storage import Cache, place_file, swap_into_place, write_atomic
+from cardgen.storage import Cache, place_file, swap_into_place, write_bytes
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -129,8 +129,7 @@ def _write_saved_object(path: Path, saved: dict) -> None:
     its numbers are positions, scales and proportions of objects on a table, rounded to 3 to 6 places."""
     import pydantic_core
 
-    data = pydantic_core.to_json(saved, indent=2)
-    write_atomic(path, lambda temp: temp.write_bytes(data))
+    write_bytes(path, pydantic_core.to_json(saved, indent=2))
 
 
 def card_work(game: str, record: BuildRecord, options: TTSOptions, out_root: Path) -> dict[str, TTSCardWork]:
