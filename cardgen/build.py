@@ -169,7 +169,7 @@ def _build_with(root: Path, name: str, options: BuildOptions, reporter: Reporter
     # the next build sees the edit (stamped after, the build would record what it never read).
     read_from = source_stamp(root, name, recording=True)
     context = BuildContext.load(root, name, options.out_root)
-    findings = validate_context(context)
+    findings = validate_context(context, helpers=workers)  # the workers are idle until the cards are planned
     plan = plan_build(context, findings, options.force)
     if context.renderer.cache is not None:
         context.renderer.cache.save()  # with the renders planning added to validation's

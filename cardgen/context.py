@@ -33,14 +33,16 @@ class BuildContext:
         return self.game.root
 
     @classmethod
-    def load(cls, root: Path, name: str, out_root: Path | None = None) -> BuildContext:
+    def load(cls, root: Path, name: str, out_root: Path | None = None, with_data: bool = True) -> BuildContext:
         """Load a game of a workspace: a CardgenError when its manifest is broken.
 
         Problems of the data do not stop loading; they are in `data.problems`. With `out_root`, SVGs
-        rendered by earlier builds under it are reused (see `SVGCache`).
+        rendered by earlier builds under it are reused (see `SVGCache`). Without data (`with_data` false), the
+        context renders cards given to it (see `cardgen.validate.layout.render_share`).
         """
         game = load_game(root, name)
         fonts = FontBook(root / "fonts")
         icons = IconLibrary(root, game.spec.icons)
         cache = SVGCache(out_root, game) if out_root is not None else None
-        return cls(game, read_game_data(game), fonts, icons, SVGRenderer(game, fonts, icons, cache), out_root)
+        data = read_game_data(game) if with_data else GameData([], [])
+        return cls(game, data, fonts, icons, SVGRenderer(game, fonts, icons, cache), out_root)

@@ -359,6 +359,22 @@ def _in_render(problem: Problem, where: str, shown: str, line: int | None) -> Pr
 SVG_CACHE_FORMAT = "2"  # what an entry holds (2: boxes as lists); part of every key
 
 
+def render_inputs(game: Game) -> str:
+    """A digest of everything every render of a game reads but its card: cardgen's version and bundled files, the
+    manifest, and every file under templates/, icons/ and fonts/ (by content)."""
+    from cardgen import __version__
+    from cardgen.bundled import bundle_digest
+
+    digest = hashlib.sha256(f"{__version__}\0{SVG_CACHE_FORMAT}\0{bundle_digest()}\0".encode())
+    for manifest in game.manifest_files:
+        digest.update(manifest.read_bytes())
+    for shared in ("templates", "icons", "fonts"):
+        for path in sorted((game.root / shared).rglob("*")) if (game.root / shared).is_dir() else []:
+            if path.is_file():
+                digest.update(f"{path.relative_to(game.root)}:{file_digest(path)}".encode())
+    return digest.hexdigest()
+
+
 class SVGCache(KeptByGame):
     """Rendered SVGs kept on disk between builds, keyed by everything a render reads.
 
@@ -374,18 +390,8 @@ class SVGCache(KeptByGame):
     """
 
     def __init__(self, out_root: Path, game: Game) -> None:
-        from cardgen import __version__
-        from cardgen.bundled import bundle_digest
-
         super().__init__(out_root, "svg", game.name, box_as_row)
-        digest = hashlib.sha256(f"{__version__}\0{SVG_CACHE_FORMAT}\0{bundle_digest()}\0".encode())
-        for manifest in game.manifest_files:
-            digest.update(manifest.read_bytes())
-        for shared in ("templates", "icons", "fonts"):
-            for path in sorted((game.root / shared).rglob("*")) if (game.root / shared).is_dir() else []:
-                if path.is_file():
-                    digest.update(f"{path.relative_to(game.root)}:{file_digest(path)}".encode())
-        self.base = digest.hexdigest()
+        self.base = render_inputs(game)
 
     def key(self, template_name: str, deck: str, card: Card | None) -> str:
         """The cache key of one render."""
@@ -438,22 +444,35 @@ class SVGRenderer:
 
     def render(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
         """Render one template for a card (or for a deck's back when card is None), from the caches if there."""
-        memo = (template_name, deck, card.id if card else None)
-        earlier = self.done.get(memo)
+        earlier = self.done.get((template_name, deck, card.id if card else None))
         if earlier is not None:
             return earlier
-        if self.cache is None:
-            rendered = self._render(template_name, key, deck, card)
-        else:
-            cache_key = self.cache.key(template_name, deck, card)
-            cached = self.cache.get(cache_key, key)
-            rendered = cached or self._render(template_name, key, deck, card)
-            if cached is None:
-                self.cache.put(cache_key, rendered)
-        self.done[memo] = rendered
+        cache_key = self.cache.key(template_name, deck, card) if self.cache is not None else None
+        cached = self.cache.get(cache_key, key) if self.cache is not None and cache_key is not None else None
+        if cached is not None:
+            self.done[(template_name, deck, card.id if card else None)] = cached
+            return cached
+        return self.keep(template_name, deck, card, self.make(template_name, key, deck, card), cache_key)
+
+    def kept(self, template_name: str, deck: str, card: Card | None) -> bool:
+        """Whether a render is at hand without rendering: made by this renderer, or kept by the last build (a kept
+        render whose image files are gone is rendered again all the same: see `SVGCache.get`)."""
+        if (template_name, deck, card.id if card else None) in self.done:
+            return True
+        return self.cache is not None and bool(self.cache.kept) and \
+            self.cache.key(template_name, deck, card) in self.cache.kept
+
+    def keep(self, template_name: str, deck: str, card: Card | None, rendered: RenderedSVG,
+             cache_key: str | None = None) -> RenderedSVG:
+        """Keep a render made now (by `make`, here or in another process) as this renderer's and the cache's
+        (`cache_key`: its key in the cache, when known already)."""
+        if self.cache is not None:
+            self.cache.put(cache_key or self.cache.key(template_name, deck, card), rendered)
+        self.done[(template_name, deck, card.id if card else None)] = rendered
         return rendered
 
-    def _render(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
+    def make(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
+        """Render one template for a card (or a deck's back) now, neither looked up in nor kept by the caches."""
         size = self.game.deck_size(self.game.spec.decks[deck])
         helpers = CardHelpers(self.game, self.fonts, self.icons, size, card)
         shown = self.shown(template_name)

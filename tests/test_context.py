@@ -42,13 +42,13 @@ def test_a_build_loads_the_game_once_and_renders_each_svg_once(ws: Path, tmp_pat
                         (cardgen.data, "read_table")):
         _counting(monkeypatch, calls, owner, name)
     rendered: Counter = Counter()
-    original = cardgen.templates.SVGRenderer._render
+    original = cardgen.templates.SVGRenderer.make
 
     def render(self: object, template: str, key: str, deck: str, card: object) -> object:
         rendered[(template, key)] += 1
         return original(self, template, key, deck, card)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(cardgen.templates.SVGRenderer, "_render", render)
+    monkeypatch.setattr(cardgen.templates.SVGRenderer, "make", render)
     result = build_game(ws, "mini", BuildOptions(tmp_path / "out", jobs=1))
     assert result.cards == 2
     assert calls == {"Game.__init__": 1, "FontBook.__init__": 1, "IconLibrary.__init__": 1,

@@ -318,13 +318,13 @@ def test_svg_cache_renders_only_what_changed(tiny_game: Path, monkeypatch) -> No
     from cardgen.templates import SVGRenderer
 
     renders: list[str] = []
-    original = SVGRenderer._render
+    original = SVGRenderer.make
 
     def counting(self, template_name, key, deck, card):
         renders.append(key)
         return original(self, template_name, key, deck, card)
 
-    monkeypatch.setattr(SVGRenderer, "_render", counting)
+    monkeypatch.setattr(SVGRenderer, "make", counting)
     _build(tiny_game)
     assert sorted(renders) == ["alpha", "back.svg", "beta", "na"]
     renders.clear()
@@ -345,8 +345,8 @@ def test_svg_cache_is_one_entry_per_game_holding_this_build_s_renders(tiny_game:
     from cardgen.templates import SVGRenderer
 
     renders: list[str] = []
-    original = SVGRenderer._render
-    monkeypatch.setattr(SVGRenderer, "_render", lambda self, name, key, deck, card: renders.append(key) or
+    original = SVGRenderer.make
+    monkeypatch.setattr(SVGRenderer, "make", lambda self, name, key, deck, card: renders.append(key) or
                         original(self, name, key, deck, card))
     _build(tiny_game)
     entries = lambda: sorted((tiny_game / "output" / ".cache" / "svg").rglob("*.jsonl"))  # noqa: E731

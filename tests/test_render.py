@@ -432,9 +432,9 @@ def test_render_workers_start_before_the_game_is_loaded_and_draw_every_card(tiny
 
     validate, during_validation = cardgen.validate.validate_context, []
 
-    def watched(context: BuildContext) -> list[Problem]:
+    def watched(context: BuildContext, **options: object) -> list[Problem]:
         during_validation.append({p.pid for p in multiprocessing.active_children()})
-        return validate(context)
+        return validate(context, **options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(cardgen.validate, "validate_context", watched)
     result = build_game(tiny_game, "tiny", BuildOptions(tiny_game / "output", jobs=jobs), None, [_DrawnWhere()])

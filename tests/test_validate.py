@@ -261,3 +261,100 @@ def test_text_runs_read_each_attribute_of_a_text_and_its_spans() -> None:
         TextRun("plain D", 5.0, 0.0, 16.0, "Default", False, False, "middle"),  # first x; a size not a number
         TextRun("E", 0.0, 8.0, 16.0, "Default", False, False),  # single-quoted attributes are not read
     ]
+
+
+# ---------------------------------------------------------------- the layout check shared with helper processes
+
+MANY_CARDS = "name,power,text\n" + "".join(
+    f"Card {n},{n % 4},{'a very long rules text ' * 40 if n % 5 == 0 else 'Fire 🔥' if n % 3 == 0 else 'Plain'}\n"
+    for n in range(1, 16))
+DIVIDING_FACE = FACE.replace("</svg>", "<desc>{{ 12 / card.power }}</desc></svg>")  # power 0: a render fails
+
+
+class _Pool:
+    """Helper processes for the layout check, as a build's render pool gives them: forked, noting every chunk
+    a helper began (not taken back by the check)."""
+
+    def __init__(self) -> None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        self.pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"))
+        self.futures: list = []
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.futures.append(self.pool.submit(fn, *args, **kwargs))
+        return self.futures[-1]
+
+    def grow(self) -> None:
+        pass
+
+
+class _Refusing(_Pool):
+    """Helpers that begin every chunk and make nothing of it (each saw other inputs, or was killed)."""
+
+    def __init__(self, outcome: object) -> None:
+        self.outcome, self.futures = outcome, []
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+        from concurrent.futures import Future
+
+        future: Future = Future()
+        future.set_running_or_notify_cancel()
+        (future.set_exception if isinstance(self.outcome, Exception) else future.set_result)(self.outcome)
+        self.futures.append(future)
+        return future
+
+
+def _checked(ws: Path, helpers: object = None) -> tuple[list, dict]:
+    """The findings of validating `mini` (with `helpers`), and the SVG of every render by (template, deck, card)."""
+    from cardgen.context import BuildContext
+    from cardgen.validate import validate_context
+
+    context = BuildContext.load(ws, "mini")
+    findings = validate_context(context, helpers=helpers)  # type: ignore[arg-type]
+    return findings, {memo: rendered.svg for memo, rendered in context.renderer.done.items()}
+
+
+def test_a_large_layout_check_shares_its_renders_with_helpers_and_finds_what_it_finds_alone(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import cardgen.validate.layout as layout
+
+    write_game(ws, files={"cards.csv": MANY_CARDS}, templates={"face.svg": DIVIDING_FACE, "back.svg": "<svg/>"})
+    alone, alone_svgs = _checked(ws)
+    assert {f.rule for f in alone} == {"text-overflow", "missing-glyph", "render", "safe-zone"}
+    monkeypatch.setattr(layout, "SHARE_FROM", 4)
+    monkeypatch.setattr(layout, "SHARE_CHUNK", 2)
+    helpers = _Pool()
+    try:
+        shared, shared_svgs = _checked(ws, helpers)
+    finally:
+        helpers.pool.shutdown()
+    assert len(helpers.futures) == 8 and any(not future.cancelled() for future in helpers.futures)
+    assert shared == alone and shared_svgs == alone_svgs and len(alone_svgs) == 13  # 15 cards, 3 fail, 1 back
+
+
+@pytest.mark.parametrize("outcome", [None, OSError("killed")])
+def test_renders_a_helper_makes_nothing_of_are_made_by_the_check_itself(ws: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                       outcome: object) -> None:
+    import cardgen.validate.layout as layout
+
+    write_game(ws, files={"cards.csv": MANY_CARDS}, templates={"face.svg": DIVIDING_FACE, "back.svg": "<svg/>"})
+    alone = _checked(ws)
+    monkeypatch.setattr(layout, "SHARE_FROM", 4)
+    helpers = _Refusing(outcome)
+    assert _checked(ws, helpers) == alone and len(helpers.futures) == 1
+
+
+def test_a_helper_that_would_render_other_inputs_makes_nothing(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import cardgen.validate.layout as layout
+    from cardgen.manifest import load_game
+    from cardgen.templates import render_inputs
+
+    monkeypatch.setattr(layout, "_HELPING", {})  # a helper process setting the game up
+    loaded = render_inputs(load_game(ws, "mini"))  # what the check loaded
+    (ws / "templates" / "mini" / "back.svg").write_text("<svg/>")  # saved before the helper set the game up
+    assert layout.render_share(ws, "mini", loaded, [("back.svg", "main", None)]) is None
+    [(rendered, findings)] = layout.render_share(ws, "mini", render_inputs(load_game(ws, "mini")),
+                                                 [("back.svg", "main", None)]) or []
+    assert rendered is not None and rendered.svg == "<svg/>" and findings == []

@@ -13,7 +13,7 @@ from cardgen.context import BuildContext
 from cardgen.data import GameData
 from cardgen.errors import CardgenError, Problem
 from cardgen.validate.findings import errors_in, unique
-from cardgen.validate.layout import LayoutChecker
+from cardgen.validate.layout import Helpers, LayoutChecker
 from cardgen.validate.references import ReferenceChecker
 from cardgen.validate.rules import RuleChecker
 from cardgen.validate.schema import check_data
@@ -33,8 +33,10 @@ def validate_game(root: Path, name: str, layout: bool = True, out_root: Path | N
     return validate_context(context, layout)
 
 
-def validate_context(context: BuildContext, layout: bool = True) -> list[Problem]:
-    """Every finding of a loaded game (layers 2 to 5); the SVGs the layout layer renders stay in its renderer."""
+def validate_context(context: BuildContext, layout: bool = True, helpers: Helpers | None = None) -> list[Problem]:
+    """Every finding of a loaded game (layers 2 to 5); the SVGs the layout layer renders stay in its renderer.
+
+    `helpers` (a build's render workers, idle meanwhile) share the renders of a large game (see `LayoutChecker`)."""
     findings = check_data(context.game, context.data)
     references = ReferenceChecker(context)
     findings += references.check()
@@ -44,7 +46,8 @@ def validate_context(context: BuildContext, layout: bool = True) -> list[Problem
         # that did not load: one problem, one error
         findings += RuleChecker(context.game, context.data, _bad_rows(findings, context.data)).check()
     if layout:
-        findings += LayoutChecker(context).check(_bad_rows(findings, context.data), references.failed_templates)
+        layouts = LayoutChecker(context, helpers)
+        findings += layouts.check(_bad_rows(findings, context.data), references.failed_templates)
     return unique(findings)
 
 

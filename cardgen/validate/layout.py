@@ -12,9 +12,11 @@ from __future__ import annotations
 import dataclasses
 import html
 import re
+from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, Callable, Protocol
 
 from cardgen.context import BuildContext
 from cardgen.data import Card
@@ -22,7 +24,7 @@ from cardgen.errors import CardgenError, Problem
 from cardgen.fonts import FontFace
 from cardgen.markup import parse, plain_text
 from cardgen.storage import KeptByGame
-from cardgen.templates import Geometry, RenderedSVG, SVGCache
+from cardgen.templates import Geometry, RenderedSVG, SVGCache, SVGRenderer, render_inputs
 from cardgen.validate.findings import as_error
 
 _TEXT = re.compile(r"<text\b([^>]*)>(.*?)</text>", re.DOTALL)
@@ -121,45 +123,112 @@ class KnownFindings(KeptByGame):
         self.used[key] = [dataclasses.asdict(p) for p in findings]
 
 
-class LayoutChecker:
-    """Renders every card of a game to SVG and checks its text."""
+# Renders missing from the caches from which the layout check shares them out to helper processes (a build's render
+# workers, idle while it validates): below, a helper's setting the game up (~30 ms) outweighs its share.
+SHARE_FROM = 200
+SHARE_CHUNK = 25  # renders a helper is given at once (~30 ms of work): the check takes the last ones itself
 
-    def __init__(self, context: BuildContext) -> None:
+
+class Helpers(Protocol):
+    """Processes that can run a function (a build's render pool): `grow` lets those held back take jobs too."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        """Run `fn(*args, **kwargs)` in one of the processes."""
+
+    def grow(self) -> None:
+        """Let every process take jobs."""
+
+
+Render = tuple[str, str, Card | None]  # (template, deck, card or None for a deck's back)
+Made = tuple[RenderedSVG | None, list[Problem]]  # a render (None when it failed) and its findings
+
+
+class LayoutChecker:
+    """Renders every card of a game to SVG and checks its text; with `helpers`, the renders of a large game are
+    shared with them (see `render_share`)."""
+
+    def __init__(self, context: BuildContext, helpers: Helpers | None = None) -> None:
         self.game, self.fonts, self.renderer = context.game, context.fonts, context.renderer
         self.cards = context.data.cards
+        self.helpers = helpers
         cache = context.renderer.cache
         self.known = KnownFindings(context.out_root, self.game.name, cache) \
             if context.out_root is not None and cache is not None else None
 
     def check(self, skip_rows: set[tuple[str, int]], skip_templates: set[str]) -> list[Problem]:
         """Findings of every card face and every deck's back (cards and templates with errors are skipped)."""
+        renders = self._renders(skip_rows, skip_templates)
+        shared = self._share_out(renders)
         findings: list[Problem] = []
-        backs: set[tuple[str, str]] = set()
-        for card in self.cards:
-            if (card.source_file, card.source_row) in skip_rows or card.copies == 0:
-                continue
-            if card.face_template not in skip_templates:
-                findings += self._render(card.face_template, card.deck, card)
-            if card.back_template and card.back_template not in skip_templates:
-                backs.add((card.deck, card.back_template))
-        for deck, template in sorted(backs):
-            findings += self._render(template, deck, None)
+        for number, render in enumerate(renders):
+            findings += self._kept(render, shared[number]) if number in shared else self._render(*render)
         if self.known is not None:
             self.known.save()
         if self.renderer.cache is not None:
             self.renderer.cache.save()
         return list(dict.fromkeys(findings))
 
+    def _renders(self, skip_rows: set[tuple[str, int]], skip_templates: set[str]) -> list[Render]:
+        """Every face, then every deck's back, to render and check."""
+        renders: list[Render] = []
+        backs: set[tuple[str, str]] = set()
+        for card in self.cards:
+            if (card.source_file, card.source_row) in skip_rows or card.copies == 0:
+                continue
+            if card.face_template not in skip_templates:
+                renders.append((card.face_template, card.deck, card))
+            if card.back_template and card.back_template not in skip_templates:
+                backs.add((card.deck, card.back_template))
+        return renders + [(template, deck, None) for deck, template in sorted(backs)]
+
+    def _share_out(self, renders: list[Render]) -> dict[int, Made]:
+        """The renders made in the helpers (and those of their share this process took back), by place in `renders`.
+
+        The missing renders go out in chunks, first ones first, while this process makes the last ones itself, each
+        chunk no helper has begun: the two meet where the work is done. A helper that sees other templates, icons,
+        fonts or manifest than this process loaded (a file saved meanwhile) makes nothing, and this process renders
+        its share (see `render_share`).
+        """
+        missing = [number for number, render in enumerate(renders) if not self.renderer.kept(*render)]
+        if self.helpers is None or len(missing) < SHARE_FROM:
+            return {}
+        self.helpers.grow()
+        inputs = render_inputs(self.game)
+        chunks = [missing[at:at + SHARE_CHUNK] for at in range(0, len(missing), SHARE_CHUNK)]
+        futures = [self.helpers.submit(render_share, self.game.root, self.game.name, inputs,
+                                       [renders[number] for number in chunk]) for chunk in chunks]
+        made: dict[int, Made] = {}
+        for chunk, future in reversed(list(zip(chunks, futures))):
+            if future.cancel():  # no helper began it: made here
+                made.update((number, self._made(*renders[number])) for number in chunk)
+        for chunk, future in zip(chunks, futures):
+            if not future.cancelled():
+                made.update(zip(chunk, _result(future) or []))  # none: `check` renders them
+        return made
+
+    def _kept(self, render: Render, made: Made) -> list[Problem]:
+        """The findings of a render made elsewhere, its SVG kept by the renderer (and the findings by `known`)."""
+        rendered, findings = made
+        template, deck, card = render
+        if rendered is not None:
+            self.renderer.keep(template, deck, card, rendered)
+            if self.known is not None:
+                self.known.put(self.known.key(template, deck, card), findings)
+        return findings
+
+    def _made(self, template: str, deck: str, card: Card | None) -> Made:
+        """A render made now and its findings (the render None when it failed: the findings say why)."""
+        try:
+            rendered = self.renderer.make(template, card.id if card else template, deck, card)
+        except Exception as exc:  # noqa: BLE001  said as the findings of the render (see `_failed`)
+            return None, _failed(exc, self.renderer, template, deck, card)
+        return rendered, self._inspect(rendered, template, deck, card)
+
     def _render(self, template: str, deck: str, card: Card | None) -> list[Problem]:
         try:
             rendered = self.renderer.render(template, card.id if card else template, deck, card)
-        except CardgenError as exc:
-            return exc.problems
-        except Exception as exc:  # a helper given nonsense by a template (align="sideways"): a finding, not a crash
-            where = f"card '{card.id}'" if card else f"the back of deck '{deck}'"
-            return [Problem(f"cannot render {where} with {template}: {type(exc).__name__}: {exc}",
-                            file=card.source_file if card else self.renderer.shown(template),
-                            row=card.source_row if card else None, rule="render")]
+        except Exception as exc:  # noqa: BLE001  said as the findings of the render (see `_failed`)
+            return _failed(exc, self.renderer, template, deck, card)
         if self.known is None:
             return self._inspect(rendered, template, deck, card)
         key = self.known.key(template, deck, card)
@@ -233,3 +302,41 @@ def _column_of(card: Card | None, text: str) -> str | None:
 def _plain(value: str) -> str:
     """A field's text without its markup: asked of every field for each text run of a card, so kept."""
     return plain_text(parse(value))
+
+
+def _failed(exc: Exception, renderer: SVGRenderer, template: str, deck: str, card: Card | None) -> list[Problem]:
+    """The findings of a render that failed: the template's own problems, or a helper given nonsense by a template
+    (align="sideways"), which is a finding, not a crash."""
+    if isinstance(exc, CardgenError):
+        return exc.problems
+    where = f"card '{card.id}'" if card else f"the back of deck '{deck}'"
+    return [Problem(f"cannot render {where} with {template}: {type(exc).__name__}: {exc}",
+                    file=card.source_file if card else renderer.shown(template),
+                    row=card.source_row if card else None, rule="render")]
+
+
+def _result(future: Future[list[Made] | None]) -> list[Made] | None:
+    """What a helper made of its chunk; None when it made nothing (other inputs) or failed (killed, out of memory):
+    the check then renders the chunk in this process."""
+    try:
+        return future.result()
+    except Exception:  # noqa: BLE001  the chunk is rendered here, and a broken pool is said when drawing
+        return None
+
+
+# The layout checker of the game a helper process renders for, set up for its first chunk (the game without its data:
+# the cards come with each chunk), by (workspace, game, inputs).
+_HELPING: dict[tuple[Path, str, str], LayoutChecker] = {}
+
+
+def render_share(root: Path, name: str, inputs: str, renders: list[Render]) -> list[Made] | None:
+    """In a helper process: make renders and their findings for a layout check running in another process, or None
+    when this process would render other inputs (`render_inputs`) than that check loaded (a file saved between)."""
+    checker = _HELPING.get((root, name, inputs))
+    if checker is None:
+        _HELPING.clear()
+        checker = LayoutChecker(BuildContext.load(root, name, with_data=False))
+        if render_inputs(checker.game) != inputs:
+            return None
+        _HELPING[(root, name, inputs)] = checker
+    return [checker._made(*render) for render in renders]
