@@ -370,6 +370,61 @@ def test_long_prints_are_split_into_files_numbered_across_them(built, record, fe
     assert all(len(page.images) for r in readers for page in r.pages)
 
 
+class _Helpers:
+    """A build's render workers as the print stage gets them (forked now), noting what each file was handed with."""
+
+    def __init__(self, waited: list[str]) -> None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        self.pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"))
+        self.waited, self.handed = waited, []
+
+    def submit(self, fn, path, volume, *args):  # type: ignore[no-untyped-def]
+        images = {slot.image for page in volume.pages for slot in page.slots}
+        self.handed.append((path.name, images <= set(self.waited)))
+        return self.pool.submit(fn, path, volume, *args)
+
+
+def test_helpers_write_the_files_of_a_long_print_each_once_its_images_are_drawn(built, record, few, tmp_path,
+                                                                                 monkeypatch):
+    """With a build's render workers, each file of a long print is handed to them once every image on its pages is
+    drawn, and they write the file the build's own process writes (reportlab's invariant mode: no dates)."""
+    from reportlab import rl_config
+
+    import cardgen.outputs.pdf as pdf_module
+
+    monkeypatch.setattr(rl_config, "invariant", 1)
+    monkeypatch.setattr(pdf_module, "PAGES_PER_FILE", 4)
+    here = write_print_pdf(record, built, PrintOptions(), tmp_path / "here.pdf", cards=few).files
+    waited: list[str] = []
+    helpers = _Helpers(waited)
+    try:
+        helped = write_print_pdf(record, built, PrintOptions(), tmp_path / "helped.pdf", cards=few,
+                                 wait=lambda image: waited.append(image), helpers=helpers).files  # type: ignore[func-returns-value]
+    finally:
+        helpers.pool.shutdown()
+    assert helpers.handed == [(f"helped-part{n}of3.pdf", True) for n in (1, 2, 3)]
+    assert [p.read_bytes() for p in helped] == [p.read_bytes() for p in here]
+    assert [len(pypdf.PdfReader(p, strict=True).pages) for p in helped] == [4, 4, 2]
+
+
+def test_an_error_writing_a_file_in_a_helper_stops_the_print(built, record, few, tmp_path, monkeypatch):
+    from concurrent.futures import Future
+
+    import cardgen.outputs.pdf as pdf_module
+
+    class Failing:
+        def submit(self, fn, *args):  # type: ignore[no-untyped-def]
+            future: Future = Future()
+            future.set_exception(OSError(28, "No space left on device"))
+            return future
+
+    monkeypatch.setattr(pdf_module, "PAGES_PER_FILE", 4)
+    with pytest.raises(OSError, match="No space left"):
+        write_print_pdf(record, built, PrintOptions(), tmp_path / "full.pdf", cards=few, helpers=Failing())
+
+
 def test_card_images_are_embedded_as_their_own_png_data(built, record) -> None:
     """Each RGB card's image stream is its PNG's IDAT data, with parameters every reader applies."""
     from cardgen.outputs.pdf import png_stream

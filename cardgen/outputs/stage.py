@@ -8,6 +8,7 @@ command's flags are derived from that model (`option_flags`) and merged over the
 """
 from __future__ import annotations
 
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Mapping, Self
@@ -41,6 +42,8 @@ class StageContext:
     wait_for: Callable[[str | None], Path | None] = lambda path: None
     # What changed since the build this one replaces, when the build knows it (None: a stage finds out itself)
     changes: Changes | None = None
+    # Processes a stage may hand work to (a build's render workers): they take it once they have drawn every card
+    helpers: Executor | None = None
 
     def image_file(self, path: str) -> Path:
         """The file holding the card image at a path of the build record, once it is drawn (see `wait_for`)."""
