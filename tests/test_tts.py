@@ -304,6 +304,25 @@ def test_keys_never_repeat_within_or_across_games_and_are_stable(scrapbots, mini
     assert [o["GUID"] for o in _walk(again)] == [o["GUID"] for o in _walk(saved)]
 
 
+def test_the_export_waits_for_the_backs_last_and_writes_the_same_files(scrapbots, tmp_path) -> None:
+    """A build draws the backs after the faces: the export puts in every face sheet (and works out every card's
+    text) as its cards are drawn, and the backs once every other image is in, not each deck's back first (which
+    left all of it for after the drawing). The files and the saved object are the same."""
+    out_dir, record, saved = scrapbots
+    copy = _copy_build(out_dir, tmp_path)
+    waited: list[str] = []
+    game = load_game(ROOT, "scrapbots")
+    export_tts(game, record, copy, TTSOptions.from_spec(game.options("tts")),
+               drawings=_drawings(ROOT, "scrapbots", tmp_path), wait=lambda image: waited.append(image))
+    backs = {b.image for b in record.backs.values()}
+    first_back = next(n for n, image in enumerate(waited) if image in backs)
+    assert set(waited[:first_back]) >= {c.face for c in record.cards if c.kind == "card"}
+    again = (copy / "tts" / "Scrapbots.json").read_text(encoding="utf-8").replace(str(copy), str(out_dir))
+    assert json.loads(again) == saved  # but for the folder its URLs name
+    images = {p.name: p.read_bytes() for p in (out_dir / "tts").iterdir() if p.suffix != ".json"}
+    assert {p.name: p.read_bytes() for p in (copy / "tts").iterdir() if p.suffix != ".json"} == images
+
+
 def test_urls_are_absolute_file_urls_to_existing_images(scrapbots, mini) -> None:
     for out_dir, _, saved in (scrapbots, mini):
         urls = [v for o in _walk(saved) for k, v in {**o, **o.get("CustomImage", {})}.items()

@@ -112,6 +112,7 @@ def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSOptio
         exporter = _Exporter(game.name, record, out_dir, staging, options, _url_maker(options.base_url, final_dir),
                              previous=previous, drawings=drawings, wait=wait)
         saved = exporter.saved_object()
+        exporter.put_last()
         stem = file_stem(record.game.title)
         _write_saved_object(staging / f"{stem}.json", saved)
         reuse_or_make(out_dir, staging / f"{stem}.png", ["thumbnail", *exporter.cover_hashes()],
@@ -673,6 +674,7 @@ class _Exporter:
         self.known_drawings: Mapping[str, Drawing] | None = None
         self.wait = wait  # returns once the image of a path is drawn, with its file (see `export_tts`)
         self.path_of = {digest: path for path, digest in self.hashes.items()}  # a path of each image, by hash
+        self.last: list[Callable[[], None]] = []  # images to put in once every other is (see `save_cached`)
 
     # ------------------------------------------------------------ images
 
@@ -696,8 +698,11 @@ class _Exporter:
         """A face or back image of the build, with what to cut off."""
         return Source(self.image_hash(path), path, deck.bleed_px)
 
-    def save_cached(self, picture: Picture, stem: str, inputs: list[str], keep_alpha: bool = False) -> str:
-        """Put an image into the export, made from its recipe or reused from the cache; return its URL.
+    def save_cached(self, picture: Picture, stem: str, inputs: list[str], keep_alpha: bool = False,
+                    last: bool = False) -> str:
+        """Put an image into the export, made from its recipe or reused from the cache; return its URL. An image
+        put `last` is put in once every other is (`put_last`): a build draws the backs after the faces, and the
+        faces' sheets and texts are made as their cards are drawn, not after a deck's back.
 
         The name carries a hash of the inputs (card hashes, cell size, format), which changes whenever the
         content does.
@@ -708,7 +713,21 @@ class _Exporter:
         image = ExportImage(picture, png, self.options.jpeg_quality, (key,))
         if self.recipes is not None:
             self.recipes.add(image)
-            return self.url(name)
+        elif last:
+            self.last.append(functools.partial(self._put, image, key, name))
+        else:
+            self._put(image, key, name)
+        return self.url(name)
+
+    def put_last(self) -> None:
+        """Put in the images put `last` (see `save_cached`)."""
+        for put in self.last:
+            put()
+        self.last.clear()
+
+    def _put(self, image: ExportImage, key: str, name: str) -> None:
+        """Put an image into the export's folder once the cards it shows are drawn."""
+        picture = image.picture
         for digest in picture.sources if not isinstance(picture, Plain) else ():
             self.wait(self.path_of.get(digest, digest))
         if self.previous is None:
@@ -716,7 +735,6 @@ class _Exporter:
         else:
             self.previous.place(self.staging / name, key, lambda target: place_file(
                 image.make(self.out_dir.parent, self.card_image), target), name=f"{TTS_DIR}/{name}")
-        return self.url(name)
 
     def description(self, card: CardEntry) -> str:
         """A card's text as its description in Tabletop Simulator (none while only collecting recipes: the
@@ -791,7 +809,7 @@ class _Exporter:
             back_inputs = [self.image_hash(cards[0].back), f"{size}", f"{deck.bleed_mm}"]
             back = cards[0].back
             shared_back = self.save_cached(Scaled(self.source(back, deck), size) if back else Plain(size), "back",
-                                           back_inputs)
+                                           back_inputs, last=True)
         custom = {}
         for index, sheet in enumerate(sheets):
             layout = f"{sheet.width}x{sheet.height}/{sheet.cell_width}x{sheet.cell_height}/{deck.bleed_mm}"
@@ -800,9 +818,9 @@ class _Exporter:
                                         [layout, *(by_id[i].hash for i in sheet.card_ids)])
             if unique_back:
                 backs = self.sheet_picture(sheet, [by_id[i].back for i in sheet.card_ids], deck)
-                back_url = self.save_cached(backs,
-                                            f"{deck_name}-{index + 1}-backs",
-                                            [layout, *(self.image_hash(by_id[i].back) for i in sheet.card_ids)])
+                back_url = self.save_cached(backs, f"{deck_name}-{index + 1}-backs",
+                                            [layout, *(self.image_hash(by_id[i].back) for i in sheet.card_ids)],
+                                            last=True)
             else:
                 back_url = shared_back
             custom[str(sheet.key)] = {"FaceURL": face_url, "BackURL": back_url, "NumWidth": sheet.columns,
