@@ -200,7 +200,7 @@ def _build_with(root: Path, name: str, options: BuildOptions, reporter: Reporter
         kept = PreviousOutputs(final, staging)  # the previous build's files this one makes again, kept
         card_files = CardFiles(plan, staging, options.keep_svg, kept)
         stage_context = StageContext(plan.game, record, staging, final, kept, lambda: plan.drawings, card_files.wait,
-                                     changes if changes is not None else Changes(), workers)
+                                     changes if changes is not None else Changes(first=True), workers)
         # Card files are placed as their images are ready, while the workers draw the others, and the output
         # stages run beside them. With no workers started, the drawing is this process's own (or a pool forked
         # only without threads): the stages run after it.

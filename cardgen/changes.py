@@ -30,6 +30,7 @@ class Changes:
     added: list[CardEntry] = field(default_factory=list)
     removed: list[CardEntry] = field(default_factory=list)
     changed: list[CardChange] = field(default_factory=list)
+    first: bool = False  # there is no older build: nothing to compare with
 
     @property
     def empty(self) -> bool:

@@ -30,6 +30,15 @@ def test_gallery_shows_every_card_and_back(tiny_game: Path) -> None:
     assert all((out / src).is_file() for src in parser.sources)
     assert "Fire & Ice <2>" not in page and "Fire &amp; Ice &lt;2&gt;" in page  # card text escaped
     assert "x3" in page and "3 cards, 6 with copies" in page
+    assert "the first build of this output folder" in page and "since the previous build" not in page
+
+
+def test_gallery_says_when_nothing_changed_since_the_previous_build(tiny_game: Path) -> None:
+    assert CliRunner().invoke(main, ["--root", str(tiny_game), "build", "-j", "1", "--svg"]).exit_code == 0
+    # built again (another setting), the cards the same
+    assert CliRunner().invoke(main, ["--root", str(tiny_game), "build", "-j", "1"]).exit_code == 0
+    page = (tiny_game / "output" / "tiny" / "index.html").read_text()
+    assert "no change since the previous build" in page and "first build" not in page
 
 
 def test_gallery_shows_findings_at_the_top_and_on_their_card_and_marks_changes(tiny_game: Path) -> None:

@@ -122,8 +122,9 @@ def gallery_html(record: BuildRecord, changes: Changes | None = None, guides: bo
                 f'build</h2><ul>{"".join(top)}</ul></section>') if top else ""
     options = "".join(f'<option value="{_e(n)}">{_e(d.title)}</option>' for n, d in record.decks.items()
                       if any(c.deck == n for c in record.cards))
-    moved = (f"{len(changes.added)} new, {len(changes.changed)} changed, {len(changes.removed)} removed since the "
-             "previous build") if not changes.empty else "no change since the previous build"
+    moved = ("the first build of this output folder" if changes.first else
+             f"{len(changes.added)} new, {len(changes.changed)} changed, {len(changes.removed)} removed since the "
+             "previous build" if not changes.empty else "no change since the previous build")
     title = _e(f"{record.game.title} v{record.game.version}")
     style = (ASSETS / "gallery" / "gallery.css").read_text(encoding="utf-8")
     script = (ASSETS / "gallery" / "gallery.js").read_text(encoding="utf-8")
@@ -168,7 +169,7 @@ class GalleryStage(Stage):
         changes = ctx.changes
         if changes is None:
             previous = BuildRecord.previous(old_dir) if (old_dir / BUILD_RECORD).is_file() else None
-            changes = diff_records(previous, ctx.record) if previous is not None else Changes()
+            changes = diff_records(previous, ctx.record) if previous is not None else Changes(first=True)
         _keep_previous_images(ctx.record, old_dir, ctx.out_dir, changes)
         guides = (ctx.out_dir / "guides").is_dir()
         write_text(ctx.out_dir / GALLERY_FILE, gallery_html(ctx.record, changes, guides))
