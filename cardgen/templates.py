@@ -425,6 +425,11 @@ class SVGCache(KeptByGame):
                           "families": rendered.families}
 
 
+def _memo(template_name: str, deck: str, card: Card | None) -> tuple[str, str, str | None]:
+    """What `SVGRenderer.done` keeps a render by."""
+    return template_name, deck, card.id if card else None
+
+
 class SVGRenderer:
     """Renders card faces and backs of one game to SVG text."""
 
@@ -444,20 +449,22 @@ class SVGRenderer:
 
     def render(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
         """Render one template for a card (or for a deck's back when card is None), from the caches if there."""
-        earlier = self.done.get((template_name, deck, card.id if card else None))
+        earlier = self.done.get(_memo(template_name, deck, card))
         if earlier is not None:
             return earlier
-        cache_key = self.cache.key(template_name, deck, card) if self.cache is not None else None
-        cached = self.cache.get(cache_key, key) if self.cache is not None and cache_key is not None else None
-        if cached is not None:
-            self.done[(template_name, deck, card.id if card else None)] = cached
-            return cached
-        return self.keep(template_name, deck, card, self.make(template_name, key, deck, card), cache_key)
+        if self.cache is None:
+            return self.keep(template_name, deck, card, self.make(template_name, key, deck, card))
+        cache_key = self.cache.key(template_name, deck, card)
+        cached = self.cache.get(cache_key, key)
+        if cached is None:
+            return self.keep(template_name, deck, card, self.make(template_name, key, deck, card), cache_key)
+        self.done[_memo(template_name, deck, card)] = cached
+        return cached
 
     def kept(self, template_name: str, deck: str, card: Card | None) -> bool:
         """Whether a render is at hand without rendering: made by this renderer, or kept by the last build (a kept
         render whose image files are gone is rendered again all the same: see `SVGCache.get`)."""
-        if (template_name, deck, card.id if card else None) in self.done:
+        if _memo(template_name, deck, card) in self.done:
             return True
         return self.cache is not None and bool(self.cache.kept) and \
             self.cache.key(template_name, deck, card) in self.cache.kept
@@ -468,8 +475,13 @@ class SVGRenderer:
         (`cache_key`: its key in the cache, when known already)."""
         if self.cache is not None:
             self.cache.put(cache_key or self.cache.key(template_name, deck, card), rendered)
-        self.done[(template_name, deck, card.id if card else None)] = rendered
+        self.done[_memo(template_name, deck, card)] = rendered
         return rendered
+
+    @property
+    def inputs(self) -> str:
+        """What every render reads but its card (see `render_inputs`): the cache's base when there is a cache."""
+        return self.cache.base if self.cache is not None else render_inputs(self.game)
 
     def make(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
         """Render one template for a card (or a deck's back) now, neither looked up in nor kept by the caches."""

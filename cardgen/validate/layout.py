@@ -24,7 +24,7 @@ from cardgen.errors import CardgenError, Problem
 from cardgen.fonts import FontFace
 from cardgen.markup import parse, plain_text
 from cardgen.storage import KeptByGame
-from cardgen.templates import Geometry, RenderedSVG, SVGCache, SVGRenderer, render_inputs
+from cardgen.templates import Geometry, RenderedSVG, SVGCache, SVGRenderer
 from cardgen.validate.findings import as_error
 
 _TEXT = re.compile(r"<text\b([^>]*)>(.*?)</text>", re.DOTALL)
@@ -193,7 +193,7 @@ class LayoutChecker:
         if self.helpers is None or len(missing) < SHARE_FROM:
             return {}
         self.helpers.grow()
-        inputs = render_inputs(self.game)
+        inputs = self.renderer.inputs
         chunks = [missing[at:at + SHARE_CHUNK] for at in range(0, len(missing), SHARE_CHUNK)]
         futures = [self.helpers.submit(render_share, self.game.root, self.game.name, inputs,
                                        [renders[number] for number in chunk]) for chunk in chunks]
@@ -331,12 +331,12 @@ _HELPING: dict[tuple[Path, str, str], LayoutChecker] = {}
 
 def render_share(root: Path, name: str, inputs: str, renders: list[Render]) -> list[Made] | None:
     """In a helper process: make renders and their findings for a layout check running in another process, or None
-    when this process would render other inputs (`render_inputs`) than that check loaded (a file saved between)."""
+    when this process would render other inputs (`SVGRenderer.inputs`) than that check loaded (a file saved between)."""
     checker = _HELPING.get((root, name, inputs))
     if checker is None:
         _HELPING.clear()
         checker = LayoutChecker(BuildContext.load(root, name, with_data=False))
-        if render_inputs(checker.game) != inputs:
+        if checker.renderer.inputs != inputs:
             return None
         _HELPING[(root, name, inputs)] = checker
     return [checker._made(*render) for render in renders]
