@@ -27,11 +27,8 @@ RENDERER_VERSION = "1"
 PNG_OPTIONS = {"compress_level": 1, "compress_type": zlib.Z_RLE}
 
 
-# An output stage's work on one card image, done in the render worker while the image is in memory
-# (a TTS sheet cell, a JPEG for the print PDF). It is given the `DrawnCard` and must be picklable.
-# The output stages' work on one card image, done in the render worker that draws it (see `run_job`). Work with a
-# `prepare()` method has it called before the card is drawn (what does not need the card begins beside the
-# drawing), and its `release()` after, drawn or not (what it began is let go).
+# An output stage's work on one card image, done in the render worker that draws it while the image is in memory
+# (a TTS sheet cell, a sheet its cell completes). It is given the `DrawnCard` and must be picklable.
 CardWork = Callable[["DrawnCard"], None]
 
 
@@ -253,23 +250,10 @@ class DrawnCard:
         return self._vectors
 
 
-def _nothing() -> None:
-    pass
-
-
 def run_job(job: RasterJob) -> tuple[str, str | None]:
     """Render one job into its cache file (or take it from the cache), then do its work on the card; return
     (key, error message or None)."""
-    for work in job.work:  # what part of its work can begin before the card is drawn, begins
-        getattr(work, "prepare", _nothing)()
-    try:
-        return _drawn(job, Path(job.target))
-    finally:  # and is let go, drawn or not: a job drawn in this process outlives it in the build's list of jobs
-        for work in job.work:
-            getattr(work, "release", _nothing)()
-
-
-def _drawn(job: RasterJob, path: Path) -> tuple[str, str | None]:
+    path = Path(job.target)
     if job.cached:
         card = DrawnCard(path, lambda: job.drawing)
     else:

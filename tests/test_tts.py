@@ -6,11 +6,11 @@ Each game is built once per module (module-scoped fixtures); pixels are compared
 from __future__ import annotations
 
 import functools
+import io
 import json
 import os
 import re
 import shutil
-import threading
 import urllib.parse
 from pathlib import Path
 from typing import NamedTuple
@@ -265,10 +265,12 @@ def _check_slots(out_dir: Path, record: BuildRecord, deck: dict, card_indexes: l
         sheet = deck["CustomDeck"][str(key)]
         cell = _slot_image(sheet, slot)
         rendered = _trimmed_card(out_dir, by_name[obj["Nickname"]]).resize(cell.size, Image.LANCZOS)
-        assert _difference(cell, rendered) < 3, (obj["Nickname"], slot)
+        # cells are drawn at their size (whole 8 px blocks: Scrapbots' 750 x 1050 cards in 744 x 1040 cells): they
+        # differ from the card's pixels resampled at the edges (measured 3.4-4.2, a neighbour 14.6 and more)
+        assert _difference(cell, rendered) < 5, (obj["Nickname"], slot)
         other = next(c for c in deck["ContainedObjects"] if c["Nickname"] != obj["Nickname"])
         wrong = _trimmed_card(out_dir, by_name[other["Nickname"]]).resize(cell.size, Image.LANCZOS)
-        assert _difference(cell, wrong) > 3
+        assert _difference(cell, wrong) > 2 * _difference(cell, rendered)
 
 
 def test_sheet_slots_show_the_right_cards(scrapbots, mini) -> None:
@@ -351,7 +353,8 @@ def test_a_large_deck_spreads_over_two_sheets(mini) -> None:
     assert len(big["ContainedObjects"]) == BIG_DECK and len(sheets) == 2
     assert (sheets[0]["NumWidth"], sheets[0]["NumHeight"]) == (10, 7)
     with Image.open(_path(sheets[0]["FaceURL"])) as image:
-        assert image.width == 4090 and image.height == 7 * round(409 * 600 / 420)
+        # 420 x 600 px cards in cells of whole 8 px JPEG blocks: 408 wide, and 584 (582.9 rounded) high
+        assert image.size == (10 * 408, 7 * 584)
     assert sheets[1]["NumWidth"] * sheets[1]["NumHeight"] == 5
     assert big["ContainedObjects"][3]["Description"] == "[b]Rule[/b] 3 [scrap]"
     assert sheets[0]["BackURL"] == sheets[1]["BackURL"]  # one back image per deck
@@ -686,55 +689,71 @@ def _sheet_work(mini, tmp_path: Path) -> _SheetWork:  # type: ignore[no-untyped-
     return _SheetWork(out_dir, out_root, options, work, game_drawings(root, "mini", tmp_path / "plan"), files, last)
 
 
-def test_a_sheet_only_its_last_card_keeps_from_complete_is_begun_before_that_card_is_drawn(mini, tmp_path) -> None:
-    """The work of a card whose cells alone are missing from a sheet (an edited card, the last card of a sheet)
-    begins that sheet in a thread before the card is drawn (`prepare`: the other cells are decoded beside the
-    drawing), and then makes the sheet the export makes."""
+def test_the_card_completing_a_sheet_joins_its_cells_tiles_without_decoding_one(mini, tmp_path, monkeypatch) -> None:
+    """The work of the card whose cell completes a sheet makes the sheet from the stored cells' JPEG tiles: no cell
+    is decoded, each cell's pixels are the sheet's there, exactly, and the sheet is the file the export makes."""
     import pickle
+
+    import numpy as np
+
+    from cardgen.outputs.tts import Cell
 
     out_dir, record, _ = mini
     root = out_dir.parent.parent
     sheets = _sheet_work(mini, tmp_path)
-    out_root, options, work, last = sheets.out_root, sheets.options, sheets.work, sheets.last
-    begun = []
-    for key in [*(k for k in work if k != last), last]:
+    out_root, options, work = sheets.out_root, sheets.options, sheets.work
+
+    def never_decoded(*args: object) -> None:
+        raise AssertionError("a cell was decoded")
+
+    monkeypatch.setattr(Cell, "load", never_decoded)
+    made = []
+    for key in [*(k for k in work if k != sheets.last), sheets.last]:
         item = pickle.loads(pickle.dumps(work[key]))
-        item.prepare()
-        begun += [item.sheets[number] for number in item.begun]
-        assert len(begun) > 0 or not item.begun  # nothing stored yet, nothing begun
+        ready = [sheet.image() for sheet in item.sheets if not sheet.image().cached(out_root)]
         item(sheets.card(key))
-        assert all(sheet.image().cached(out_root) for sheet in begun)  # begun, then made by the same card
-    assert {s.recipe for s in work[last].sheets} <= {s.recipe for s in begun} and len(begun) >= 4
+        made += [image for image in ready if image.cached(out_root)]
+    assert len(made) >= 4 and all(isinstance(image.picture.slots[0], Cell) for image in made)
+    for image in made:
+        picture = image.picture
+        with Image.open(image.make(out_root, sheets.card)) as sheet:
+            pixels = np.asarray(sheet.convert("RGB"))
+        for slot, cell in enumerate(picture.slots):
+            width, height = cell.size
+            x, y = slot % picture.columns * width, slot // picture.columns * height
+            own = np.asarray(Image.open(io.BytesIO(cell.stored(out_root, sheets.card).read_bytes())))
+            assert (pixels[y:y + height, x:x + width] == own).all(), slot
+    monkeypatch.undo()
     fresh = Path(shutil.copytree(out_dir, out_root / "mini", copy_function=os.link,
                                  ignore=shutil.ignore_patterns("tts")))
     export_tts(load_game(root, "mini"), record, fresh, options)  # no drawings: every cell is there
     assert _images(fresh / "tts") == _images(out_dir / "tts")
 
 
-@pytest.mark.parametrize("drawable", [True, False])
-def test_a_job_lets_go_of_the_sheet_it_began_drawn_or_not(mini, tmp_path, drawable: bool) -> None:
-    """A sheet begun before its card is drawn is let go, its thread ended, when the job ends, whether the card was
-    drawn or could not be: a job drawn in the build's own process (`--jobs 1`) is kept in its list of jobs until
-    the last card, and held every sheet it began (9.4 GB at 10,000 cards)."""
-    import dataclasses
+def test_a_cell_that_is_not_a_tile_makes_its_sheet_from_decoded_cells(mini, tmp_path) -> None:
+    """A stored cell that cannot be joined (a JPEG without restarts, here) does not stop the sheet: it is made from
+    the decoded cells and encoded, and shows each cell where it belongs."""
+    from cardgen.outputs.tts import Cell, SheetPicture
 
-    from cardgen.render import RasterJob, run_job
-
+    out_dir, record, _ = mini
     sheets = _sheet_work(mini, tmp_path)
-    out_root, work, drawings, last = sheets.out_root, sheets.work, sheets.drawings, sheets.last
-    for key in (k for k in work if k != last):
-        work[key](sheets.card(key))
-    drawing = drawings[last] if drawable else dataclasses.replace(drawings[last], svg="<svg")
-    began = []
-    item = work[last]
-    prepare = item.prepare
-    item.__dict__["prepare"] = lambda: (prepare(), began.append(len(item.begun)))  # to see what it began
-    key, error = run_job(RasterJob(last, drawing, str(tmp_path / "card.png"), False, (item,)))
-    assert began == [len(item.sheets)] and item.begun == {}
-    # and its threads have ended: one left running keeps the next build of this process from forking its workers
-    assert not [thread for thread in threading.enumerate() if thread.name == "cardgen-sheet"]
-    assert (error is None) == drawable
-    assert all(sheet.image().cached(out_root) for sheet in item.sheets) == drawable
+    out_root, work = sheets.out_root, sheets.work
+    for key, item in work.items():
+        item(sheets.card(key))
+    image = next(i for item in work.values() for s in item.sheets if len((i := s.image()).picture.slots) == 70)
+    picture = image.picture
+    assert isinstance(picture, SheetPicture)
+    first = picture.slots[0]
+    assert isinstance(first, Cell)
+    assert picture.joined(out_root, sheets.card, image.quality) is not None
+    plain = first.load(out_root, sheets.card)
+    first.cache(out_root).write(first.key, lambda temp: plain.save(temp, format="JPEG", quality=95))
+    assert picture.joined(out_root, sheets.card, image.quality) is None
+    sheet = Image.open(io.BytesIO(image.encoded(out_root, sheets.card))).convert("RGB")
+    width, height = first.size
+    assert sheet.size == (picture.width, picture.height)
+    assert _difference(sheet.crop((0, 0, width, height)), plain) < 2
+    assert _difference(sheet.crop((width, 0, 2 * width, height)), picture.slots[1].load(out_root, sheets.card)) < 2
 
 
 def test_one_card_edit_remakes_its_cell_and_sheet_only_and_matches_a_cold_build(tmp_path) -> None:

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cardgen.outputs.jpeg_tiles import BLOCK_PX
 from cardgen.outputs.tts_sheets import (
     KEY_COUNT,
     KEY_FIRST,
@@ -27,13 +28,16 @@ def test_a_grid_holds_the_cards_within_the_limits(count: int, width: int, height
     assert 1 <= columns <= 10 and 1 <= rows <= 7 and columns * rows >= count
     assert columns * cell_w <= MAX_SIDE_PX and rows * cell_h <= MAX_SIDE_PX
     assert cell_w <= width and cell_h <= height  # never scaled up
-    # The trimmed card's aspect ratio is kept to within a pixel of rounding.
-    assert abs(cell_w * height / (cell_h * width) - 1) <= 1 / min(cell_w, cell_h)
+    # Cells are whole JPEG blocks (a JPEG sheet is joined from its cells' blocks), and the trimmed card's aspect
+    # ratio is kept to within a block of rounding.
+    assert cell_w % BLOCK_PX == 0 and cell_h % BLOCK_PX == 0
+    assert abs(cell_w * height / (cell_h * width) - 1) <= BLOCK_PX / min(cell_w, cell_h)
 
 
 def test_poker_cards_fill_a_full_sheet_at_about_409_px() -> None:
     assert choose_grid(70, 750, 1050) == (10, 7)
-    assert cell_size(750, 1050, 10, 7) == (409, 573)
+    assert cell_size(750, 1050, 10, 7) == (408, 568)  # 409.6 wide at most: 408, and 571.2 high to the nearest block
+    assert cell_size(750, 1050, 3, 1) == (744, 1040)  # full size, rounded down to whole blocks
 
 
 def test_small_decks_keep_full_resolution_without_empty_cells() -> None:

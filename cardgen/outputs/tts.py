@@ -11,18 +11,17 @@ import functools
 import io
 import pickle
 import re
-import threading
 import urllib.parse
-from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, AbstractSet, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from cardgen.errors import CardgenError, Problem, relative
 from cardgen.freshness import PreviousOutputs
 from cardgen.manifest import Game
 from cardgen.markup import parse
 from cardgen.options.tts import TTSSpec
+from cardgen.outputs.jpeg_tiles import Tile, encode_tile, join_tiles, read_tile
 from cardgen.outputs.reuse import inputs_key, make_cached, reuse_or_make
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.outputs.tts_sheets import MAX_SIDE_PX, Guids, Sheet, plan_sheets
@@ -43,8 +42,8 @@ DECK_TYPES = {"rounded": 0, "rectangle": 1, "square": 1, "hex": 3, "circle": 4}
 PLAIN_BACK = "#3a3733"  # the back of cards whose deck declares none
 # Part of the keys of cells and images: a change in how they are made changes their keys, so that an output
 # root's cache never mixes cells made one way into sheets made another, and image names (URLs) change too.
-CELL_VERSION = "vectors"  # cells are drawn from the card's vectors (before: "bicubic", resampled)
-IMAGE_VERSION = "3"  # 3: sheets of cells drawn from vectors
+CELL_VERSION = "tiles"  # drawn from the card's vectors, JPEG tiles at the sheet's quality ("vectors": at 97)
+IMAGE_VERSION = "4"  # 4: JPEG sheets put together from their cells' tiles, cells in whole blocks
 CELL_CACHE = "tts-cells"  # the cache of sheet cells, in the output root's .cache/
 COVER_CACHE = "tts-cover"  # the cache of the thumbnail's faces
 COVER_FACE_PX = (110, 154)  # a face on the thumbnail fits this box
@@ -254,25 +253,27 @@ CardImages = Callable[[Source], DrawnCard]  # the card of a source: its pixels a
 
 @dataclass(frozen=True)
 class Cell:
-    """A card trimmed and scaled to a sheet cell, kept in the tts-cells cache by its hash and size.
+    """A card trimmed and scaled to a sheet cell, kept in the tts-cells cache by its hash, size and format: for a
+    JPEG sheet a JPEG tile at the sheet's quality (see `jpeg_tiles`: the sheet is put together from its cells'
+    own JPEG data, each cell encoded once), for a PNG sheet a PNG (`quality` None).
 
-    Sheets are always pasted from the stored cells (decoded), so a sheet remade after an edit is the
-    same file a cold build makes.
+    Sheets are always made from the stored cells, so a sheet remade after an edit is the same file a cold build
+    makes.
     """
 
     source: Source
     size: tuple[int, int]
-    png: bool
+    quality: int | None
 
     @property
     def key(self) -> str:
         """Its key in the cell cache."""
         return inputs_key(["cell", CELL_VERSION, self.source.hash, f"{self.size}", f"{self.source.bleed}",
-                           str(self.png)])
+                           str(self.quality or "png")])
 
     def cache(self, out_root: Path) -> Cache:
         """The cache of cells of this format."""
-        return Cache(out_root, CELL_CACHE, ".png" if self.png else ".jpg")
+        return Cache(out_root, CELL_CACHE, ".png" if self.quality is None else ".jpg")
 
     def store(self, out_root: Path, card: DrawnCard) -> None:
         """Make and store the cell from the card, unless it is stored already."""
@@ -280,18 +281,22 @@ class Cell:
         if cache.has(self.key):
             return
         image = self.source.cell(card, self.size)
-        # Cells are kept lossless for PNG sheets; for JPEG sheets a high-quality JPEG is lossless enough.
-        options: dict[str, Any] = {"format": "PNG", "compress_level": 1} if self.png else \
-            {"format": "JPEG", "quality": 97, "subsampling": 0}
-        cache.write(self.key, lambda temp: image.save(temp, **options))
+        if self.quality is None:
+            cache.write(self.key, lambda temp: image.save(temp, format="PNG", compress_level=1))
+        else:
+            cache.write(self.key, lambda temp: temp.write_bytes(encode_tile(image, self.quality or 0)))
 
-    def load(self, out_root: Path, cards: CardImages) -> Image.Image:
-        """The stored cell (made first when missing)."""
+    def stored(self, out_root: Path, cards: CardImages) -> Path:
+        """The stored cell's file (made first when missing)."""
         if not self.cache(out_root).has(self.key):
             self.store(out_root, cards(self.source))
+        return self.cache(out_root).path(self.key)
+
+    def load(self, out_root: Path, cards: CardImages) -> Image.Image:
+        """The stored cell, decoded (made first when missing)."""
         from PIL import Image
 
-        with Image.open(self.cache(out_root).path(self.key)) as stored:
+        with Image.open(self.stored(out_root, cards)) as stored:
             stored.load()
             return stored if stored.mode == "RGB" else stored.convert("RGB")  # not copied when RGB already
 
@@ -325,25 +330,33 @@ class SheetPicture:
         return {slot.source.hash for slot in self.slots if isinstance(slot, Cell)}
 
     def make(self, out_root: Path, cards: CardImages) -> Image.Image:
-        """The sheet; cells are loaded one at a time, so a large deck never sits in memory whole."""
-        return self.begin(out_root, cards, frozenset())
-
-    def begin(self, out_root: Path, cards: CardImages, left_out: AbstractSet[str]) -> Image.Image:
-        """The sheet with every slot pasted but the cells whose keys are `left_out` (see `TTSCardWork.prepare`)."""
+        """The sheet, its cells decoded; cells are loaded one at a time, so a large deck never sits in memory whole."""
         from PIL import Image
 
         canvas = Image.new("RGB", (self.width, self.height), "black")
-        return self.paste(canvas, out_root, cards, lambda slot: not isinstance(slot, Cell) or slot.key not in left_out)
-
-    def paste(self, canvas: Image.Image, out_root: Path, cards: CardImages,
-              which: Callable[[Cell | Plain], bool]) -> Image.Image:
-        """Paste the slots `which` picks onto the sheet `canvas` (each at its own place: the order does not matter)."""
         for slot, cell in enumerate(self.slots):
-            if which(cell):
-                width, height = cell.size
-                picture = cell.load(out_root, cards) if isinstance(cell, Cell) else cell.image()
-                canvas.paste(picture, ((slot % self.columns) * width, (slot // self.columns) * height))
+            width, height = cell.size
+            picture = cell.load(out_root, cards) if isinstance(cell, Cell) else cell.image()
+            canvas.paste(picture, ((slot % self.columns) * width, (slot // self.columns) * height))
         return canvas
+
+    def joined(self, out_root: Path, cards: CardImages, quality: int) -> bytes | None:
+        """The sheet as a JPEG of `quality` put together from its cells' JPEG tiles, not decoded and encoded again
+        (None when a cell is not such a tile: the sheet is then made from the decoded cells)."""
+        size = self.slots[0].size
+        empty = Plain(size, "black")
+        slots = [*self.slots, *[empty] * ((self.width // size[0]) * (self.height // size[1]) - len(self.slots))]
+        try:
+            return join_tiles([read_tile(slot.stored(out_root, cards).read_bytes(), size) if isinstance(slot, Cell)
+                               else _plain_tile(slot, quality) for slot in slots], self.columns)
+        except ValueError:
+            return None
+
+
+@functools.lru_cache(maxsize=8)
+def _plain_tile(plain: Plain, quality: int) -> Tile:
+    """A plain slot of a JPEG sheet as a tile (made once: every sheet of a deck without a back has them)."""
+    return read_tile(encode_tile(plain.image(), quality), plain.size)
 
 
 @dataclass(frozen=True)
@@ -466,11 +479,18 @@ class ExportImage:
         """Whether the image is in the cache."""
         return Cache(out_root, "outputs", self.suffix).has(inputs_key(self.inputs))
 
-    def make(self, out_root: Path, cards: CardImages, picture: Callable[[], Image.Image] | None = None) -> Path:
-        """The cached file of this image (made now unless it is cached already; `picture` gives it made otherwise)."""
-        made = picture or (lambda: make_picture(self.picture, out_root, cards))
+    def make(self, out_root: Path, cards: CardImages) -> Path:
+        """The cached file of this image (made now unless it is cached already)."""
         return make_cached(out_root, self.suffix, self.inputs,
-                           lambda temp: temp.write_bytes(encode(made(), self.png, self.quality)))
+                           lambda temp: temp.write_bytes(self.encoded(out_root, cards)))
+
+    def encoded(self, out_root: Path, cards: CardImages) -> bytes:
+        """The image file's content: a JPEG sheet put together from its cells' tiles, any other image encoded."""
+        if isinstance(self.picture, SheetPicture) and not self.png:
+            joined = self.picture.joined(out_root, cards, self.quality)
+            if joined is not None:
+                return joined
+        return encode(make_picture(self.picture, out_root, cards), self.png, self.quality)
 
 
 @dataclass(frozen=True)
@@ -492,11 +512,10 @@ class SheetWork:
         cells = [slot for slot in reversed(picture.slots) if isinstance(slot, Cell)]
         return cls(cells[0].cache(out_root), tuple(cell.key for cell in cells), pickle.dumps(image))
 
-    def ready(self, but: AbstractSet[str] = frozenset()) -> bool:
-        """Whether every cell (but those keys) is stored (by its file alone: each card asks this, and `make`
-        verifies every cell it reads). Cards are drawn in about slot order, so the last slot is looked at first:
-        one look for most cards."""
-        return all(self.cache.path(key).is_file() for key in self.cells if key not in but)
+    def ready(self) -> bool:
+        """Whether every cell is stored (by its file alone: each card asks this, and `make` verifies every cell it
+        reads). Cards are drawn in about slot order, so the last slot is looked at first: one look for most cards."""
+        return all(self.cache.path(key).is_file() for key in self.cells)
 
     def image(self) -> ExportImage:
         """The sheet image's recipe."""
@@ -516,28 +535,6 @@ class TTSCardWork:
     images: tuple[ExportImage, ...]  # images other than sheets
     sheets: tuple[SheetWork, ...] = ()
     faces: tuple[CoverFace, ...] = ()  # its face on the thumbnail, when it is a deck's first
-    begun: dict[int, _Running] = field(default_factory=dict, compare=False, repr=False)
-
-    def prepare(self) -> None:
-        """Before the card is drawn (see `cardgen.render.run_job`): each sheet that only this card's cells keep from
-        being complete (one card edited, or the last card of a sheet) is begun in a thread with every other slot
-        pasted. Decoding the other cells (~1.5-2.5 ms each, up to 69) then runs beside the drawing: Pillow decodes
-        without holding the GIL. A sheet that cannot be begun so is made after the drawing, as any other."""
-        own = {cell.key for cell in self.cells}
-        for number, sheet in enumerate(self.sheets):
-            if own and sheet.ready(but=own):
-                self.begun[number] = _in_background(functools.partial(self._begin, sheet, own))
-
-    def _begin(self, sheet: SheetWork, own: AbstractSet[str]) -> Image.Image:
-        return _picture(sheet.image()).begin(self.out_root, _no_card, own)
-
-    def release(self) -> None:
-        """Let the sheets `prepare` began go (~50 MB each at 4096 px): a card drawn in the build's own process
-        (`--jobs 1`) keeps its work until the last card is drawn, and held them all (9.4 GB at 10,000 cards). Their
-        threads are waited for: one left running would keep the next build of this process from forking workers."""
-        for begun in self.begun.values():
-            begun.thread.join()
-        self.begun.clear()
 
     def __call__(self, card: DrawnCard) -> None:
         """Do the work on the card."""
@@ -551,60 +548,12 @@ class TTSCardWork:
                 raise LookupError(source.hash)
             return card
 
-        for image in self.images:
-            self._make(image, only_this)
-        for number, sheet in enumerate(self.sheets):
-            if sheet.ready():  # a sheet not ready yet is completed by a card drawn later
-                image = sheet.image()
-                self._make(image, only_this, self._finished(number, _picture(image), only_this))
-
-    def _finished(self, number: int, picture: SheetPicture, cards: CardImages) -> Callable[[], Image.Image] | None:
-        """The sheet begun by `prepare`, with this card's cells pasted in (None when none was begun, or when
-        beginning it failed: a cell gone meanwhile)."""
-        begun = self.begun.get(number)
-        if begun is None or begun.exception() is not None:
-            return None
-        own = {cell.key for cell in self.cells}
-        return lambda: picture.paste(begun.result(), self.out_root, cards,
-                                     lambda slot: isinstance(slot, Cell) and slot.key in own)
-
-    def _make(self, image: ExportImage, cards: CardImages, picture: Callable[[], Image.Image] | None = None) -> None:
-        try:
-            image.make(self.out_root, cards, picture)
-        except LookupError:
-            pass
-
-
-def _picture(image: ExportImage) -> SheetPicture:
-    assert isinstance(image.picture, SheetPicture)
-    return image.picture
-
-
-def _no_card(source: Source) -> DrawnCard:
-    """No card image is at hand while a sheet is begun: a cell missing then fails the beginning."""
-    raise LookupError(source.hash)
-
-
-class _Running(Future["Image.Image"]):
-    """The result of a task running in a thread of its own (`thread`)."""
-
-    thread: threading.Thread
-
-
-def _in_background(task: Callable[[], Image.Image]) -> _Running:
-    """Run `task` in a thread of its own, which ends with it (see `TTSCardWork.release`); its result, or its
-    error, in the future returned."""
-    future = _Running()
-
-    def run() -> None:
-        try:
-            future.set_result(task())
-        except BaseException as exc:  # noqa: BLE001  handed to the card work, which then makes the sheet itself
-            future.set_exception(exc)
-
-    future.thread = threading.Thread(target=run, name="cardgen-sheet", daemon=True)
-    future.thread.start()
-    return future
+        sheets = [sheet.image() for sheet in self.sheets if sheet.ready()]  # one not ready: a later card completes it
+        for image in [*self.images, *sheets]:
+            try:
+                image.make(self.out_root, only_this)
+            except LookupError:
+                pass
 
 
 class _Recipes:
@@ -749,7 +698,8 @@ class _Exporter:
         """A sheet's recipe from the image of each of its slots (None: a plain back)."""
         png, size = self.options.image_format == "png", (sheet.cell_width, sheet.cell_height)
         return SheetPicture(sheet.width, sheet.height, sheet.columns, tuple(
-            Cell(self.source(path, deck), size, png) if path else Plain(size) for path in images))
+            Cell(self.source(path, deck), size, None if png else self.options.jpeg_quality) if path else Plain(size)
+            for path in images))
 
     # ------------------------------------------------------------ objects
 

@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
+from cardgen.outputs.jpeg_tiles import BLOCK_PX
+
 MAX_COLUMNS, MAX_ROWS = 10, 7
 SLOTS_PER_SHEET = MAX_COLUMNS * MAX_ROWS
 MAX_SIDE_PX = 4096
@@ -52,19 +54,26 @@ class Sheet:
 
 
 def cell_size(width: int, height: int, columns: int, rows: int) -> tuple[int, int]:
-    """The largest whole-pixel cell of a width:height card that fits columns x rows within the size limit.
+    """The largest cell of a width:height card that fits columns x rows within the size limit, in whole JPEG blocks
+    (8 px: a JPEG sheet is put together from its cells' own JPEG data, see `jpeg_tiles`).
 
-    Cards are never scaled up; one side is rounded down and the other follows it, so the aspect ratio is
-    kept to within half a pixel.
+    Cards are never scaled up; one side is rounded down to whole blocks and the other follows it to the nearest
+    block, so the aspect ratio is kept to within half a block (Tabletop Simulator stretches every card's picture
+    over its card's shape anyway).
     """
     scale = min(1.0, MAX_SIDE_PX / (columns * width), MAX_SIDE_PX / (rows * height))
-    by_width = max(1, math.floor(width * scale))
-    by_height = max(1, math.floor(height * scale))
-    candidates = [(by_width, max(1, round(by_width * height / width))),
-                  (max(1, round(by_height * width / height)), by_height)]
+    by_width = _blocks(width * scale)
+    by_height = _blocks(height * scale)
+    candidates = [(by_width, _blocks(by_width * height / width, nearest=True)),
+                  (_blocks(by_height * width / height, nearest=True), by_height)]
     fitting = [(w, h) for w, h in candidates if w * columns <= MAX_SIDE_PX and h * rows <= MAX_SIDE_PX
-               and w <= width and h <= height]
+               and w <= max(width, BLOCK_PX) and h <= max(height, BLOCK_PX)]
     return max(fitting, key=lambda c: c[0] * c[1], default=(by_width, by_height))
+
+
+def _blocks(pixels: float, nearest: bool = False) -> int:
+    """A length in whole JPEG blocks: rounded down (or to the nearest), at least one block."""
+    return max(1, round(pixels / BLOCK_PX) if nearest else math.floor(pixels / BLOCK_PX)) * BLOCK_PX
 
 
 def choose_grid(count: int, width: int, height: int) -> tuple[int, int]:
