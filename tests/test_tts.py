@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import pytest
 from click.testing import CliRunner
-from PIL import Image, ImageChops, ImageStat
+from PIL import Image, ImageChops, ImageColor, ImageStat
 
 from cardgen.build import BuildOptions, build_game
 from cardgen.cli import main
@@ -728,6 +728,29 @@ def test_the_card_completing_a_sheet_joins_its_cells_tiles_without_decoding_one(
                                  ignore=shutil.ignore_patterns("tts")))
     export_tts(load_game(root, "mini"), record, fresh, options)  # no drawings: every cell is there
     assert _images(fresh / "tts") == _images(out_dir / "tts")
+
+
+def test_a_joined_sheet_shows_plain_slots_in_their_colour_and_empty_ones_black(tmp_path) -> None:
+    """Plain slots (the backs of a deck without one) are joined like cells, and the grid's slots without a card are
+    black, as on a sheet pasted together."""
+    from cardgen.outputs.tts import PLAIN_BACK, Plain, SheetPicture
+    from cardgen.render import DrawnCard
+
+    size = (64, 88)
+    picture = SheetPicture(3 * size[0], 2 * size[1], 3, (Plain(size), Plain(size, "#ff0000"), Plain(size),
+                                                         Plain(size, "#00ff00")))
+
+    def no_card(source: object) -> DrawnCard:
+        raise AssertionError("a plain slot needs no card")
+
+    joined = picture.joined(tmp_path, no_card, 90)
+    assert joined is not None
+    sheet = Image.open(io.BytesIO(joined)).convert("RGB")
+    assert sheet.size == (picture.width, picture.height)
+    centres = [(x * size[0] + size[0] // 2, y * size[1] + size[1] // 2) for y in range(2) for x in range(3)]
+    expected = [PLAIN_BACK, "#ff0000", PLAIN_BACK, "#00ff00", "#000000", "#000000"]
+    for centre, colour in zip(centres, expected):
+        assert max(abs(a - b) for a, b in zip(sheet.getpixel(centre), ImageColor.getrgb(colour))) <= 3, centre
 
 
 def test_a_cell_that_is_not_a_tile_makes_its_sheet_from_decoded_cells(mini, tmp_path) -> None:
