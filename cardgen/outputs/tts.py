@@ -284,7 +284,8 @@ class Cell:
         if self.quality is None:
             cache.write(self.key, lambda temp: image.save(temp, format="PNG", compress_level=1))
         else:
-            cache.write(self.key, lambda temp: temp.write_bytes(encode_tile(image, self.quality or 0)))
+            tile = encode_tile(image, self.quality)
+            cache.write(self.key, lambda temp: temp.write_bytes(tile))
 
     def stored(self, out_root: Path, cards: CardImages) -> Path:
         """The stored cell's file (made first when missing)."""
