@@ -67,3 +67,13 @@ def test_tiles_of_another_size_or_quality_are_not_joined() -> None:
         join_tiles([read_tile(tile, SIZE), read_tile(encode_tile(_picture(2), 80), SIZE)], 2)  # other tables
     with pytest.raises(ValueError):
         join_tiles([read_tile(tile, SIZE)] * 3, 2)  # not a full grid
+
+
+@pytest.mark.parametrize("data", [
+    b"\xff\xd8\xff\xd9",  # nothing between its start and its end
+    b"\xff\xd8\xff\xda\xff\xd9",  # a scan cut short
+    b"\xff\xd8\xff\xc0\x00\x03\x08\xff\xda\x00\x03\x03\xff\xd9",  # a frame cut short
+])
+def test_a_damaged_jpeg_is_not_a_tile(data: bytes) -> None:
+    with pytest.raises(ValueError):
+        read_tile(data, SIZE)

@@ -51,9 +51,24 @@ def read_tile(data: bytes, size: tuple[int, int]) -> Tile:
     width, height = size
     if width % BLOCK_PX or height % BLOCK_PX or not data.startswith(_SOI) or not data.endswith(_EOI):
         raise ValueError("not a JPEG of whole blocks")
+    try:
+        frame, scan = _header(data, width)
+        if struct.unpack_from(">HH", data, frame + 5) != (height, width):
+            raise ValueError("not a tile of this size")
+    except (struct.error, IndexError):  # a segment that ends before its fields do
+        raise ValueError("a damaged JPEG header") from None
+    rows = tuple(_RESTART.split(data[scan:-2]))
+    if len(rows) != height // BLOCK_PX:
+        raise ValueError("not a restart after each row of blocks")
+    return Tile(size, (data[:frame + 5], data[frame + 9:scan]), rows)
+
+
+def _header(data: bytes, width: int) -> tuple[int, int]:
+    """Where the frame's segment and the scan's data begin in a JPEG that can be a tile `width` wide: baseline, RGB
+    in one scan, no subsampling, a restart after each row of blocks (ValueError otherwise)."""
     position, frame, interval, components = 2, -1, 0, 0
     while True:
-        if position + 4 > len(data) or data[position] != 0xFF:
+        if data[position] != 0xFF:
             raise ValueError("a damaged JPEG header")
         marker, length = data[position + 1], struct.unpack_from(">H", data, position + 2)[0]
         if marker == _SOF0:
@@ -67,14 +82,10 @@ def read_tile(data: bytes, size: tuple[int, int]) -> Tile:
         position += 2 + length
         if marker == _SOS:
             break
-    if frame < 0 or struct.unpack_from(">HH", data, frame + 5) != (height, width) or data[frame + 9] != 3 \
-            or any(data[frame + 11 + 3 * c] != 0x11 for c in range(3)) or interval != width // BLOCK_PX \
-            or components != 3:
-        raise ValueError("not a tile of this size (RGB in one scan, no subsampling, a restart after each row)")
-    rows = tuple(_RESTART.split(data[position:-2]))
-    if len(rows) != height // BLOCK_PX:
-        raise ValueError("not a restart after each row of blocks")
-    return Tile(size, (data[:frame + 5], data[frame + 9:position]), rows)
+    if frame < 0 or data[frame + 9] != 3 or any(data[frame + 11 + 3 * c] != 0x11 for c in range(3)) \
+            or interval != width // BLOCK_PX or components != 3:
+        raise ValueError("not a tile (RGB in one scan, no subsampling, a restart after each row of blocks)")
+    return frame, position
 
 
 def join_tiles(tiles: Sequence[Tile], columns: int) -> bytes:
