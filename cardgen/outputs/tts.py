@@ -40,6 +40,7 @@ GAP_UNITS = 1.0  # space between objects laid out on the table
 TILE_TYPES = {"rectangle": 0, "square": 0, "hex": 1, "circle": 2, "rounded": 3}
 DECK_TYPES = {"rounded": 0, "rectangle": 1, "square": 1, "hex": 3, "circle": 4}
 PLAIN_BACK = "#3a3733"  # the back of cards whose deck declares none
+EMPTY_SLOT = "black"  # a slot of a sheet's grid that holds no card (its last row may not be full)
 # Part of the keys of cells and images: a change in how they are made changes their keys, so that an output
 # root's cache never mixes cells made one way into sheets made another, and image names (URLs) change too.
 CELL_VERSION = "tiles"  # drawn from the card's vectors, JPEG tiles at the sheet's quality ("vectors": at 97)
@@ -334,7 +335,7 @@ class SheetPicture:
         """The sheet, its cells decoded; cells are loaded one at a time, so a large deck never sits in memory whole."""
         from PIL import Image
 
-        canvas = Image.new("RGB", (self.width, self.height), "black")
+        canvas = Image.new("RGB", (self.width, self.height), EMPTY_SLOT)
         for slot, cell in enumerate(self.slots):
             width, height = cell.size
             picture = cell.load(out_root, cards) if isinstance(cell, Cell) else cell.image()
@@ -345,7 +346,7 @@ class SheetPicture:
         """The sheet as a JPEG of `quality` put together from its cells' JPEG tiles, not decoded and encoded again
         (None when a cell is not such a tile: the sheet is then made from the decoded cells)."""
         size = self.slots[0].size
-        empty = Plain(size, "black")
+        empty = Plain(size, EMPTY_SLOT)
         slots = [*self.slots, *[empty] * ((self.width // size[0]) * (self.height // size[1]) - len(self.slots))]
         try:
             return join_tiles([read_tile(slot.stored(out_root, cards).read_bytes(), size) if isinstance(slot, Cell)
