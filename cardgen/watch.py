@@ -8,6 +8,9 @@ from typing import Callable
 
 WATCHED_FOLDERS = ("data", "templates", "icons", "fonts")
 _IGNORED_SUFFIXES = (".tmp", ".swp", ".swx", "~", ".part")
+# How long the workspace must stay quiet after a save before the rebuild starts: an editor saving several files,
+# or a spreadsheet writing a temp file and renaming it, is one rebuild.
+QUIET_SECONDS = 0.3
 
 
 def affected_games(path: Path, root: Path, games: list[str]) -> set[str]:
@@ -28,7 +31,7 @@ def affected_games(path: Path, root: Path, games: list[str]) -> set[str]:
 
 
 def watch_games(root: Path, games: list[str], rebuild: Callable[[list[str]], None], stop: threading.Event,
-                debounce: float = 0.3) -> None:
+                debounce: float = QUIET_SECONDS) -> None:
     """Call `rebuild(games)` for every burst of edits under the workspace until `stop` is set.
 
     Edits that arrive within `debounce` seconds of each other (an editor saving several files,
