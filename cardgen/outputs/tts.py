@@ -164,14 +164,20 @@ def file_url(path: Path) -> str:
     """A file:/// URL as Tabletop Simulator writes one for a local image: the plain absolute path with its
     spaces (file:///C:/Users/Me/My Games/... on Windows), except `%` and `#`, which would otherwise start an
     escape or cut the address short."""
-    absolute = path.resolve().as_posix().replace("%", "%25").replace("#", "%23")
+    absolute = _escaped(path.resolve().as_posix())
     return "file://" + (absolute if absolute.startswith("/") else "/" + absolute)
+
+
+def _escaped(path: str) -> str:
+    return path.replace("%", "%25").replace("#", "%23")
 
 
 def _url_maker(base_url: str | None, folder: Path) -> Callable[[str], str]:
     if base_url:
         return lambda name: f"{base_url.rstrip('/')}/{urllib.parse.quote(name)}"
-    return lambda name: file_url(folder / name)
+    # The folder resolved once, not each image's path: resolving walks every folder of it again (~0.5 ms an image).
+    at = file_url(folder)
+    return lambda name: f"{at}/{_escaped(name)}"
 
 
 # Names Tabletop Simulator would read as a rich-text tag if an icon were written as `[name]`.
