@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import functools
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -182,6 +182,8 @@ def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter,
     # Largest images first: a board drawn last would keep one worker busy while the other has nothing left.
     raster_jobs.sort(key=lambda job: job.drawing.width * job.drawing.height, reverse=True)
     drawn = sum(not job.cached for job in raster_jobs)
+    if drawn < jobs:  # cores left idle (an edit's card): each PNG is encoded beside the stages' work on its card
+        raster_jobs = [replace(job, encode_beside=not job.cached) for job in raster_jobs]
     problems: list[Problem] = []
 
     def begin() -> None:

@@ -9,12 +9,13 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
+import threading
 import urllib.parse
 import zlib
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -59,7 +60,9 @@ class Drawing:
 class RasterJob:
     """Everything a worker needs to turn one SVG into one cached PNG, and the output stages' work on it.
 
-    When the PNG is cached already (`cached`), the work gets the cached image (and the drawing's vectors).
+    When the PNG is cached already (`cached`), the work gets the cached image (and the drawing's vectors). With
+    `encode_beside`, the PNG is encoded in a thread of its own while the work is done (a build drawing fewer
+    images than it has cores: an edit's card).
     """
 
     key: str
@@ -67,6 +70,7 @@ class RasterJob:
     target: str
     cached: bool = False
     work: tuple[CardWork, ...] = ()
+    encode_beside: bool = False
 
 
 class RenderFailure(Exception):
@@ -254,6 +258,7 @@ def run_job(job: RasterJob) -> tuple[str, str | None]:
     """Render one job into its cache file (or take it from the cache), then do its work on the card; return
     (key, error message or None)."""
     path = Path(job.target)
+    encoded: Callable[[], None] = lambda: None  # noqa: E731  returns once the PNG is written
     if job.cached:
         card = DrawnCard(path, lambda: job.drawing)
     else:
@@ -262,11 +267,45 @@ def run_job(job: RasterJob) -> tuple[str, str | None]:
             card = DrawnCard(path, lambda: job.drawing, vectors.image(), vectors)
         except RenderFailure as exc:
             return job.key, str(exc)
+        # Saving sets attributes on the image object: the thread saves a copy of its own (~1 ms), not the image
+        # the work may save at the same time (a print JPEG).
+        png = card.image.copy() if job.encode_beside else card.image
         # sealed: the build verifies it against this before using it
-        write_sealed(path, lambda temp: card.image.save(temp, format="PNG", **PNG_OPTIONS))
-    for work in job.work:
-        work(card)
+        encode = partial(write_sealed, path, lambda temp: png.save(temp, format="PNG", **PNG_OPTIONS))
+        if job.encode_beside:
+            encoded = _beside(encode)
+        else:
+            encode()
+    try:
+        for work in job.work:
+            work(card)
+    finally:
+        encoded()
     return job.key, None
+
+
+def _beside(task: Callable[[], None]) -> Callable[[], None]:
+    """Start `task` in a thread of its own (Pillow lets go of the GIL while it encodes: the thread uses a core
+    this process would leave idle); return what waits for it to end and raises its error.
+
+    The thread ends with the job: a process with a thread running cannot fork render workers safely."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            task()
+        except BaseException as exc:  # noqa: BLE001  raised in the job's thread by the waiting
+            errors.append(exc)
+
+    thread = threading.Thread(target=run, name="cardgen-encode", daemon=True)
+    thread.start()
+
+    def wait() -> None:
+        thread.join()
+        if errors:
+            raise errors[0]
+
+    return wait
 
 
 def _follow_the_build(parent: int) -> None:
@@ -302,12 +341,20 @@ def _start_worker(parent: int, held: Any = None, modules: Sequence[str] = ()) ->
     cairo's C declarations is most of it), draw a first small picture and encode it, and import `modules` (those
     of the output stages, whose card work comes with the jobs), so that its first card costs a card. A worker
     `held` back (see `RenderPool`) first waits until the build wants it."""
-    import importlib
-    import io
-
     _follow_the_build(parent)
     if held is not None and not held.wait_turn():
         return  # the build ended without needing it: it takes no job, and ends at the pool's shutdown
+    warm_up(modules)
+
+
+def warm_up(modules: Sequence[str] = ()) -> None:
+    """Make this process ready to draw a card at the cost of a card: import and configure cairosvg (parsing cairo's
+    C declarations is most of it), draw a first small picture and encode it, and import `modules` (those of the
+    output stages, whose card work comes with the jobs). A render worker does it as it starts; `cardgen watch`
+    once it watches, for the card of the first edit it draws itself (~0.15 s, then not again)."""
+    import importlib
+    import io
+
     _setup_cairosvg()
     try:
         draw_svg(_WARM_UP_SVG, 8, 8, 96, Path(os.sep), "file:///").save(io.BytesIO(), format="PNG", **PNG_OPTIONS)

@@ -40,6 +40,9 @@ def watch_games(root: Path, games: list[str], rebuild: Callable[[list[str]], Non
     from watchdog.events import FileSystemEvent, FileSystemEventHandler
     from watchdog.observers import Observer
 
+    from cardgen.outputs import stage_modules, stage_names
+    from cardgen.render import warm_up
+
     events: queue.Queue[Path] = queue.Queue()
 
     class Handler(FileSystemEventHandler):
@@ -53,6 +56,7 @@ def watch_games(root: Path, games: list[str], rebuild: Callable[[list[str]], Non
             observer.schedule(Handler(), str(root / folder), recursive=True)
     observer.start()
     try:
+        warm_up(stage_modules(stage_names()))  # a rebuild draws an edit's card or two in this process
         while not stop.is_set():
             try:
                 first = events.get(timeout=0.2)

@@ -235,6 +235,28 @@ def test_watch_rebuilds_after_an_edit(tiny_game: Path) -> None:
     assert time.perf_counter() - saved < 10
 
 
+def test_watch_gets_ready_to_draw_while_it_waits_for_the_first_save(tiny_game: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watch's rebuilds draw an edit's card in its own process: it sets drawing up (cairosvg, a first picture,
+    the output stages' modules) as it starts watching, not on the way to the first edit's card."""
+    import cardgen.render
+    from cardgen.outputs import stage_modules, stage_names
+
+    warmed: list[list[str]] = []
+    monkeypatch.setattr(cardgen.render, "warm_up", lambda modules=(): warmed.append(list(modules)))
+    stop = threading.Event()
+    thread = threading.Thread(target=watch_games, args=(tiny_game, ["tiny"], lambda names: None, stop, 0.1),
+                              daemon=True)
+    thread.start()
+    for _ in range(100):
+        if warmed:
+            break
+        time.sleep(0.05)
+    stop.set()
+    thread.join(timeout=10)
+    assert warmed == [stage_modules(stage_names())]
+
+
 def test_reuse_or_make_caches_by_inputs(tmp_path: Path) -> None:
     from cardgen.outputs.reuse import reuse_or_make
 

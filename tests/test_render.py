@@ -657,3 +657,69 @@ def test_a_render_worker_holds_ctrl_c_back_until_it_ignores_it(tmp_path: Path, m
         pool.submit(int).result()
     masks = [path.read_text() for path in tmp_path.glob("*.mask")]
     assert masks and all(mask == "True False" for mask in masks), masks
+
+
+def _save_as_jpeg(target: Path, card: object) -> None:
+    """Card work that saves the card's own image (as a print JPEG does), again and again until its PNG is written
+    (at most 500 times): a PNG encoding beside it meanwhile must not take this save's options for its own."""
+    for _ in range(500):
+        card.image.save(target, "JPEG", quality=50)  # type: ignore[attr-defined]
+        if card.path.exists():  # type: ignore[attr-defined]
+            break
+
+
+def test_a_png_encoded_beside_the_card_s_work_is_the_same_file_and_leaves_no_thread(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With `encode_beside` (an edit's card), the PNG is encoded in a thread while the stages' work is done on the
+    card: the same sealed file as when encoded first (its options its own, though the work saves the same card
+    meanwhile), the work done on the same pixels, no thread left running (a process with one cannot fork render
+    workers), and an error of the encoding raised by the job."""
+    import threading
+    import time
+
+    from PIL import PngImagePlugin
+
+    from cardgen.render import Drawing, RasterJob, run_job
+    from cardgen.storage import verify
+
+    def slowly(image: Image.Image, *args: object) -> None:  # the work's saves come between its options and use
+        time.sleep(0.05)
+        PngImagePlugin._save(image, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setitem(Image.SAVE, "PNG", slowly)
+
+    drawing = Drawing(_FEATURES, 300, 200, 96, str(tmp_path), tmp_path.as_uri() + "/", ())
+    threads = threading.active_count()
+    for name, beside in (("first", False), ("beside", True)):
+        work = (functools.partial(_save_as_jpeg, tmp_path / f"{name}.jpg"),)
+        job = RasterJob(name, drawing, str(tmp_path / f"{name}.png"), work=work, encode_beside=beside)
+        assert run_job(job) == (name, None)
+        assert threading.active_count() == threads
+    assert (tmp_path / "beside.png").read_bytes() == (tmp_path / "first.png").read_bytes()
+    assert verify(tmp_path / "beside.png")
+    assert (tmp_path / "beside.jpg").read_bytes() == (tmp_path / "first.jpg").read_bytes()
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(OSError):
+        run_job(RasterJob("nowhere", drawing, str(tmp_path / "a-file" / "nowhere.png"), encode_beside=True))
+    assert threading.active_count() == threads
+
+
+def test_only_a_build_drawing_fewer_images_than_its_cores_encodes_beside(tiny_game: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A one-card edit with two drawing processes encodes its PNG beside the card's work; a first build (more images
+    than processes) and an edit with --jobs 1 (no core to spare) encode first."""
+    import cardgen.plan
+
+    real, beside = cardgen.plan.run_jobs, []
+
+    def watched(jobs: list, *args: object, **kwargs: object) -> None:
+        beside.append([job.encode_beside for job in jobs if not job.cached])
+        real(jobs, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cardgen.plan, "run_jobs", watched)
+    out, cards = tiny_game / "output", tiny_game / "data" / "tiny" / "cards.csv"
+    build_game(tiny_game, "tiny", BuildOptions(out, jobs=2))
+    for jobs, text in ((2, "Plainer"), (1, "Plainest")):
+        cards.write_text(cards.read_text().replace(",Plain", f",{text}", 1))
+        assert build_game(tiny_game, "tiny", BuildOptions(out, jobs=jobs)).rendered == 1
+    assert beside == [[False] * 4, [True], [False]]
