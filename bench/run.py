@@ -418,7 +418,7 @@ FIGURES: dict[str, tuple[str, Callable[[Bench], list[str]]]] = {
     "cold1000": ("Cold build, 1,000 different cards, every output, against the floor", Bench.cold1000),
     "cold20": ("Cold build, 20 different cards (21 images), every output, against the floor", Bench.cold20),
     "nochange": ("No-change rebuild, whole command", Bench.nochange),
-    "edit": ("One card edited, every output updated, whole command", Bench.edit),
+    "edit": ("One card edited, every output updated: whole command, its floor, in a running watch", Bench.edit),
     "scale": ("10,000 cards: cost per card, peak memory, --jobs 2 against --jobs 1", Bench.scale),
 }
 
