@@ -209,20 +209,20 @@ def cold_build(root: Path, game: str, jobs: int = 2, memory: bool = False) -> Ru
 
 def floor(listing: Path) -> float:
     """Seconds bench/floor.py takes to draw and encode the listed SVGs (drawing loop only)."""
-    out = Path(tempfile.mkdtemp(prefix="cardgen-bench-floor-"))
-    try:
-        done = run([sys.executable, str(BENCH / "floor.py"), str(listing), str(out)])
-    finally:
-        shutil.rmtree(out, ignore_errors=True)
-    return float(json.loads(done.stdout)["seconds"])
+    return float(json.loads(_floor_run(listing).stdout)["seconds"])
 
 
 def whole_floor(listing: Path) -> float:
     """Seconds bench/floor.py takes as a whole command: Python's start, importing cairosvg and Pillow, drawing
     and encoding the listed SVGs; the least a fresh process that draws them costs."""
+    return _floor_run(listing).seconds
+
+
+def _floor_run(listing: Path) -> Run:
+    """bench/floor.py run on the listed SVGs, its PNGs written to a folder removed after."""
     out = Path(tempfile.mkdtemp(prefix="cardgen-bench-floor-"))
     try:
-        return run([sys.executable, str(BENCH / "floor.py"), str(listing), str(out)]).seconds
+        return run([sys.executable, str(BENCH / "floor.py"), str(listing), str(out)])
     finally:
         shutil.rmtree(out, ignore_errors=True)
 
@@ -361,7 +361,7 @@ class Bench:
             colds = self.cold.get(cards, []) or [cold]
             runs = max(1, min(self.repeat, 3))
             values = edit_values(self.root, game, 8)  # new values each: every edit draws its card
-            edits, drawn, rewritten, floors, card = [], [], "", [], ""
+            edits, drawn, rewritten, card = [], [], "", ""
             for value in values[:runs]:
                 card = edit_one_card(self.root, game, value)
                 before = set(os.listdir(out / game / "tts"))
@@ -370,9 +370,9 @@ class Bench:
                 drawn.append(record["stats"]["rendered"])
                 after = set(os.listdir(out / game / "tts"))
                 rewritten = f"{len(after - before)} of {len(after)}"
-                listing = self.work / f"{game}-edited.json"
-                svg_listing(self.root, game, listing, card)
-                floors.append(whole_floor(listing))
+            listing = self.work / f"{game}-edited.json"
+            svg_listing(self.root, game, listing, card)  # the edited card as it is now: any value costs the same
+            floors = [whole_floor(listing) for _ in range(runs)]
             # In the watch, its first save apart: that rebuild still reads the game's fonts, imports the PDF writer
             # and the like for the first time in the watch's process; the saves after it do not.
             (first, *watched), watch_drawn = watched_edits(self.root, game, out, values[runs:])

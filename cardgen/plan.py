@@ -183,7 +183,7 @@ def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter,
     raster_jobs.sort(key=lambda job: job.drawing.width * job.drawing.height, reverse=True)
     drawn = sum(not job.cached for job in raster_jobs)
     if drawn < jobs:  # cores left idle (an edit's card): each PNG is encoded beside the stages' work on its card
-        raster_jobs = [replace(job, encode_beside=not job.cached) for job in raster_jobs]
+        raster_jobs = [job if job.cached else replace(job, encode_beside=True) for job in raster_jobs]
     problems: list[Problem] = []
 
     def begin() -> None:
