@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 from cardgen.errors import CardgenError, Problem, relative
 from cardgen.expressions import EvaluationError, ExpressionError, evaluate_mask
-from cardgen.filenames import collision_key, safe_slug, unsafe_reason
+from cardgen.filenames import collision_key, slugify, unsafe_reason
 from cardgen.manifest import Choice, DataSource, DeckSpec, FieldSpec, Game
 
 TRUE_WORDS = {"true", "yes", "y", "1", "x"}
@@ -464,12 +464,6 @@ def _in_range(number: float, spec: FieldSpec) -> float:
 
 _TEXT = FieldSpec()  # undeclared columns stay text (built once: this runs for every cell)
 _ITEM_SPECS = {kind: FieldSpec(type=kind) for kind in ("str", "int", "float")}
-
-
-def slugify(text: str) -> str:
-    """An id from a name: lowercase ASCII words joined by hyphens."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    return safe_slug(re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")) or "card"
 
 
 def convert_row(row: Row, specs: dict[str, FieldSpec]) -> tuple[dict[str, Any], list[Problem]]:

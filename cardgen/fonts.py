@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -37,7 +38,7 @@ def configure_fontconfig(font_dirs: list[Path]) -> None:
         return
     if not _configured_dirs and "CARDGEN_FONTCONFIG_SET" not in os.environ:
         home = user_cache()
-        cache = home / "fontconfig" if home else Path(tempfile.gettempdir()) / "cardgen-fontconfig-cache"
+        cache = (home or _private_folder()) / "fontconfig"
         dirs = "".join(f"<dir>{_xml(d)}</dir>" for d in new)
         hidden = "".join(f"<glob>{_xml(f)}</glob>" for f in _overridden_bundled_files(new))
         reject = f"<selectfont><rejectfont>{hidden}</rejectfont></selectfont>" if hidden else ""
@@ -55,8 +56,8 @@ def configure_fontconfig(font_dirs: list[Path]) -> None:
 
 def _config_file(home: Path | None, conf: str) -> str:
     """A fontconfig file holding `conf`: in the user's cache one file per distinct configuration, reused by
-    every run (so that no run, not even a killed one, leaves a file behind); else a temporary file removed
-    when cardgen exits."""
+    every run (so that no run, not even a killed one, leaves a file behind); else in a private temporary
+    folder removed when cardgen exits."""
     if home is not None:
         path = home / f"fonts-{hashlib.sha256(conf.encode()).hexdigest()[:16]}.conf"
         try:
@@ -65,15 +66,19 @@ def _config_file(home: Path | None, conf: str) -> str:
             return str(path)
         except (OSError, UnicodeDecodeError):
             pass
-    handle, name = tempfile.mkstemp(prefix="cardgen-fonts-", suffix=".conf")
-    os.write(handle, conf.encode())
-    os.close(handle)
-    atexit.register(_remove, Path(name))  # render workers are gone by then
-    return name
+    path = _private_folder() / "fonts.conf"
+    path.write_text(conf, encoding="utf-8")
+    return str(path)
 
 
-def _remove(path: Path) -> None:
-    path.unlink(missing_ok=True)
+@lru_cache(maxsize=1)
+def _private_folder() -> Path:
+    """A new folder of this run's own in the temporary folder, removed when cardgen exits (render workers are
+    gone by then): mkdtemp makes it readable by this user only, so no other user can plant a font
+    configuration or cache in it, as they could in a folder with a fixed name."""
+    folder = Path(tempfile.mkdtemp(prefix="cardgen-fonts-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
 
 
 def _xml(path: Path) -> str:

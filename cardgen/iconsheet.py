@@ -5,6 +5,7 @@ from pathlib import Path
 
 from markupsafe import escape
 
+from cardgen.errors import CardgenError
 from cardgen.icons import Icon
 from cardgen.text import icon_svg
 
@@ -38,6 +39,11 @@ def write_sheet(icons: list[Icon], target: Path, color: str = "#1d1d1d") -> Path
 
     configure_fontconfig([])
     svg, width, height = sheet_svg(icons, color)
-    image = draw_svg(svg, width, height, 96, target.parent, target.parent.as_uri() + "/")
-    write_atomic(target, lambda temp: image.save(temp, format="PNG"))
+    folder = target.parent.resolve()  # a file URI names an absolute path (--out preview.png is relative)
+    image = draw_svg(svg, width, height, 96, folder, folder.as_uri() + "/")
+    try:
+        write_atomic(target, lambda temp: image.save(temp, format="PNG"))
+    except OSError as exc:  # a folder that cannot be made or written, a full disk
+        raise CardgenError(f"cannot write the preview: {exc.strerror or exc}; choose another file with --out",
+                           file=str(target)) from None
     return target

@@ -349,6 +349,9 @@ def load_game(root: Path, name: str) -> Game:
         known = list_games(root)
         raise CardgenError(f"no game '{name}' (no {shown_as}){_suggest(name, known)}"
                            + (f" Games here: {', '.join(known)}." if known else ""))
+    if not path.resolve().is_relative_to(root.resolve()):  # data/<name> (or its game.yaml) links elsewhere
+        raise CardgenError(f"the manifest is a link to {path.resolve()}, outside the project; only files inside "
+                           f"it are read. Copy the game into data/{name}/ instead of linking it", file=shown_as)
     raw, lines = load_yaml(path, shown_as)
     if not isinstance(raw, dict):
         raise CardgenError("the manifest must be a mapping of keys (title:, decks:, ...)", file=shown_as)

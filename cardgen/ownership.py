@@ -8,7 +8,6 @@ root may not be the workspace, hold it, or hold or lie inside its source folders
 from __future__ import annotations
 
 import errno
-import json
 import os
 import re
 import shutil
@@ -80,8 +79,8 @@ def make_staging(parent: Path, name: str) -> Path:
 
 
 def is_ours(folder: Path) -> bool:
-    """True when cardgen made `folder`: its stamp, an older cardgen's build output or cache, or a folder
-    inside one of those (a game's tts/ folder)."""
+    """True when cardgen made `folder`: its stamp, an older cardgen's cache, or a folder inside one of those
+    (a game's tts/ folder)."""
     return any(_stamped(f) for f in (folder, folder.parent))
 
 
@@ -90,14 +89,11 @@ def _stamped(folder: Path) -> bool:
         return True
     if not folder.is_dir() or folder.is_symlink():
         return False
-    if folder.name == CACHE_DIR:  # made before stamps existed: only the cache's own parts inside
-        parts = {p.name for p in folder.iterdir()}
-        return bool(parts) and parts <= _LEGACY_CACHE_PARTS
-    try:  # a game output made before stamps existed: its build.json says so
-        record = json.loads((folder / "build.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    # A game's output is known by its stamp alone: a build.json anyone can write (two keys) proves nothing.
+    if folder.name != CACHE_DIR:
         return False
-    return isinstance(record, dict) and "cardgen" in record and "cards" in record
+    parts = {p.name for p in folder.iterdir()}  # made before stamps existed: only the cache's own parts inside
+    return bool(parts) and parts <= _LEGACY_CACHE_PARTS
 
 
 def refuse_foreign(folder: Path) -> None:

@@ -1,9 +1,10 @@
 """`cardgen init`: a new game (manifest, example cards, face and back templates, README) in a workspace.
 
-Files come from `cardgen/assets/scaffold/`; nothing that exists is ever overwritten.
+Files come from `cardgen/assets/scaffold/`; nothing that exists is ever overwritten or written through.
 """
 from __future__ import annotations
 
+import os
 import re
 import string
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from cardgen.bundled import SCAFFOLD_DIR
 from cardgen.errors import CardgenError
+from cardgen.filenames import unsafe_reason
 from cardgen.units import CARD_PRESETS
 
 GAME_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -96,29 +98,49 @@ def game_files(name: str, options: InitOptions) -> dict[str, str]:
 
 
 def create_game(root: Path, name: str, options: InitOptions) -> list[Path]:
-    """Write a new game into a workspace (made when the folder has none); return the files written."""
+    """Write a new game into a workspace (made when the folder has none); return the files written.
+
+    Every file is checked before any is written (a name Windows reserves, a game that exists, a link on the
+    way that leads nowhere, a folder that cannot be written): an error leaves the workspace as it was.
+    """
     from cardgen.units import parse_paper
 
-    if not GAME_NAME.match(name):
-        raise CardgenError(f"'{name}' cannot be a game name: use lower-case letters, digits, - and _ "
-                           "(it becomes the folder data/NAME/)")
+    for what, value in (("game", name), *(("deck", deck) for deck in options.decks)):
+        if not GAME_NAME.match(value) or unsafe_reason(value):
+            raise CardgenError(f"'{value}' cannot be a {what} name: use lower-case letters, digits, - and _, not a "
+                               f"name Windows reserves for a device (con, aux, nul, com1) (it becomes the folder "
+                               f"{'data/NAME/' if what == 'game' else 'cards/NAME/'})")
     try:
         parse_paper(options.paper)
     except ValueError as exc:
         raise CardgenError(f"--paper: {exc}") from None
     files = game_files(name, options)
-    existing = [p for p in (root / "data" / name, root / "templates" / name) if p.exists()]
+    existing = [p for p in (root / "data" / name, root / "templates" / name) if os.path.lexists(p)]
     if existing:
         raise CardgenError(f"game '{name}' exists already ({', '.join(str(p) for p in existing)}); "
                            "nothing was written. Choose another name")
     if not (root / "data").is_dir():  # a new workspace: keep cardgen's outputs out of version control
         files[".gitignore"] = (SCAFFOLD_DIR / "gitignore").read_text(encoding="utf-8")
-    written = []
-    for relative, text in files.items():
-        path = root / relative
-        if path.exists():
-            continue  # never overwrite a designer's file (an existing .gitignore)
+    # Never overwrite a designer's file (an existing .gitignore), nor write through a link where it would be.
+    paths = {root / relative: text for relative, text in files.items() if not os.path.lexists(root / relative)}
+    for path in paths:
+        _check_writable(root, path)
+    for path, text in paths.items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
-    return written
+        with path.open("x", encoding="utf-8") as handle:  # "x": fails rather than follow a link made meanwhile
+            handle.write(text)
+    return list(paths)
+
+
+def _check_writable(root: Path, path: Path) -> None:
+    """An error, before anything is written, when `path` cannot be made: a folder on its way is a link that
+    leads nowhere or a file, or the nearest existing folder cannot be written."""
+    for here in (root / folder for folder in reversed(path.relative_to(root).parents)):  # root, data, data/x
+        if here.is_symlink() and not here.exists():
+            raise CardgenError(f"{here} is a link to {os.readlink(here)}, which does not exist; nothing was "
+                               "written. Remove the link or make what it points to")
+        if here.exists() and not here.is_dir():
+            raise CardgenError(f"{here} is a file, where init would make a folder; nothing was written")
+    nearest = next(p for p in (path.parent, *path.parent.parents) if p.exists())
+    if not os.access(nearest, os.W_OK):
+        raise CardgenError(f"{nearest} cannot be written (check its permissions); nothing was written")

@@ -63,6 +63,10 @@ def test_deck_name_that_is_a_path_is_refused(fresh_example: Path) -> None:
     ({"Drone": "CON"}, "Windows reserves the name 'CON'"),
     ({"Drone": "aux.old"}, "Windows reserves the name 'aux'"),
     ({"Drone": "trailing."}, "may not start with a dot or end with a dot"),
+    ({"Drone": "COM\u00b9"}, "Windows reserves the name 'COM\u00b9'"),
+    ({"Drone": "CONIN$"}, "Windows reserves the name 'CONIN$'"),
+    ({"Drone": "conout$.x"}, "Windows reserves the name 'conout$'"),
+    ({"Drone": "\U0001f525" * 120}, "it is 480 bytes long in UTF-8 (120 characters); the limit is 120 bytes"),
 ])
 def test_ids_that_are_one_file_on_some_system_are_findings(fresh_example: Path, ids: dict, words: str) -> None:
     _with_ids(fresh_example, ids)

@@ -196,7 +196,7 @@ def test_saved_object_is_written_as_json_dumps_writes_it(scrapbots, mini) -> Non
     for out_dir, _, saved in (scrapbots, mini):
         [path] = (out_dir / "tts").glob("*.json")
         assert path.read_text(encoding="utf-8") == json.dumps(saved, indent=2, ensure_ascii=False)
-    assert "Strip « Épée » ✂" in (mini[0] / "tts" / "Mini_ Test.json").read_text(encoding="utf-8")
+    assert "Strip « Épée » ✂" in (mini[0] / "tts" / "Mini-Test.json").read_text(encoding="utf-8")
 
 
 def test_every_deck_is_there_face_down_with_its_cards_and_copies(scrapbots) -> None:
@@ -361,7 +361,7 @@ def test_a_large_deck_spreads_over_two_sheets(mini) -> None:
 
 
 def test_file_names_come_from_the_title(mini) -> None:
-    assert sorted(p.name for p in (mini[0] / "tts").glob("Mini*")) == ["Mini_ Test.json", "Mini_ Test.png"]
+    assert sorted(p.name for p in (mini[0] / "tts").glob("Mini*")) == ["Mini-Test.json", "Mini-Test.png"]
 
 
 def test_a_one_card_deck_is_a_lone_card(mini) -> None:

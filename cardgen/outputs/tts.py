@@ -1,7 +1,7 @@
 """Tabletop Simulator export: deck sheet images, token and board images, and a saved-object JSON.
 
-Writes `output/<game>/tts/`: `<Game title>.json` (every deck face down side by side, tokens, bags and boards),
-`<Game title>.png` (256 x 256 thumbnail) and the images, named with a hash of their content so that
+Writes `output/<game>/tts/`: `<Game-title>.json` (every deck face down side by side, tokens, bags and boards),
+`<Game-title>.png` (256 x 256 thumbnail) and the images, named with a hash of their content so that
 Tabletop Simulator, which caches images by URL, never shows a stale one. Sheet packing and keys are plain
 data in `tts_sheets.py`; copying into Tabletop Simulator's Saved Objects folder is `tts_install.py`.
 """
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from cardgen.errors import CardgenError, Problem, relative
+from cardgen.filenames import slugify
 from cardgen.freshness import PreviousOutputs
 from cardgen.manifest import Game
 from cardgen.markup import parse
@@ -149,8 +150,9 @@ def saved_object_path(out_dir: Path, record: BuildRecord) -> Path:
 
 
 def file_stem(title: str) -> str:
-    """A file name from a game title: characters Windows or macOS refuse are replaced."""
-    return re.sub(r'[<>:"/\\|?*\x00-\x1f]', "_", title).strip(" .") or "game"
+    """The saved object's file name from the game's title, a safe slug ('#Shitstorm' -> 'Shitstorm', 'Con' ->
+    'Con-game'); the title itself stays the object's name inside the JSON."""
+    return slugify(title, "game", keep_case=True)
 
 
 def _check_cutout(game: Game, record: BuildRecord, options: TTSOptions) -> None:

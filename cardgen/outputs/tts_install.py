@@ -18,6 +18,8 @@ from cardgen.outputs.tts import file_url
 from cardgen.storage import write_atomic, write_json
 
 URL_KEYS = ("FaceURL", "BackURL", "ImageURL", "ImageSecondaryURL")
+# Which game installed each saved object, in `cardgen/` beside Saves (a game name never starts with a dot).
+INSTALLED = ".installed.json"
 TTS_IN_DOCUMENTS = Path("My Games") / "Tabletop Simulator"
 
 
@@ -69,12 +71,14 @@ def install(tts_out: Path, game: str, data_dir: Path) -> Path:
 
     Local file:/// image URLs are pointed at the installed copies; hosted URLs stay as they are. Images
     an older export of the game left there (or, before, under Saved Objects) are removed; no other file
-    is touched. Returns the installed JSON path.
+    is touched, and a saved object another game installed (one with the same title) is an error, before
+    anything is copied. Returns the installed JSON path.
     """
     target = data_dir / "Saves" / "Saved Objects" / "cardgen"
     images_dir = data_dir / "cardgen" / game
-    images_dir.mkdir(parents=True, exist_ok=True)
     [saved_json] = list(tts_out.glob("*.json"))  # export_tts writes exactly one
+    _claim(target / saved_json.name, game, data_dir / "cardgen" / INSTALLED)
+    images_dir.mkdir(parents=True, exist_ok=True)
     images = [p for p in tts_out.iterdir() if _is_export_image(p.name, game)]
     names = {p.name for p in images}
     _remove_old_images(images_dir, game, keep=names)
@@ -89,6 +93,24 @@ def install(tts_out: Path, game: str, data_dir: Path) -> Path:
     thumbnail = saved_json.with_suffix(".png")
     write_atomic(target / thumbnail.name, lambda temp: shutil.copyfile(thumbnail, temp))
     return target / saved_json.name
+
+
+def _claim(saved_object: Path, game: str, ledger_path: Path) -> None:
+    """Record in the ledger that `game` installs `saved_object`; an error when it is there and another game
+    installed it: two games with one title would otherwise overwrite each other's saved object."""
+    try:
+        ledger = json.loads(ledger_path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):  # none yet, or unreadable: what was installed before it is unknown
+        ledger = {}
+    ledger = ledger if isinstance(ledger, dict) else {}
+    owner = ledger.get(saved_object.name)
+    if saved_object.exists() and owner not in (None, game):
+        raise CardgenError(f"Tabletop Simulator's saved object {saved_object.name} was installed by game '{owner}', "
+                           f"which has the same title; nothing was installed. Give one of the two games another "
+                           "`title:` in its game.yaml (each title has its own saved object)", file=str(saved_object))
+    if owner != game:
+        ledger[saved_object.name] = game
+        write_json(ledger_path, ledger)
 
 
 def _is_export_image(name: str, game: str) -> bool:
