@@ -82,7 +82,8 @@ def plan_build(context: BuildContext, findings: list[Problem] | None = None, for
     not: a card whose data cannot be read (an error in its row) or that cannot be rendered is left out
     with an error finding, and every other card is planned, errors of the other layers and all.
     """
-    errors = [p for p in [*context.data.problems, *(findings or [])] if p.severity == "error"]
+    # validation's findings hold the data's problems too: each error once
+    errors = [p for p in dict.fromkeys([*context.data.problems, *(findings or [])]) if p.severity == "error"]
     if errors and not force:
         raise CardgenError(errors)
     broken = {(p.file, p.row) for p in context.data.problems if p.severity == "error" and p.row is not None}

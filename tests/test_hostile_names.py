@@ -18,6 +18,18 @@ from tests.conftest import SIMPLE_MANIFEST, run_cli
 from tests.hostile_example import assert_refused, run
 
 
+def test_an_id_too_long_in_bytes_is_one_error_before_the_build(tiny_game: Path) -> None:
+    """120 emoji are 120 characters but 480 bytes, more than a file name holds: one error, nothing built."""
+    cards = tiny_game / "data" / "tiny" / "cards.csv"
+    rows = cards.read_text(encoding="utf-8").splitlines()
+    ids = ["key", "\U0001f525" * 120, "beta", "na"]
+    cards.write_text("".join(f"{row},{key}\n" for row, key in zip(rows, ids)), encoding="utf-8")
+    manifest = tiny_game / "data" / "tiny" / "game.yaml"
+    manifest.write_text(manifest.read_text().replace("source: cards.csv\n", "source: cards.csv\n    id: key\n"))
+    assert_refused(run(tiny_game, "build", "tiny", "-j", "1"), "data/tiny/cards.csv:2:key:", "480 bytes long in UTF-8")
+    assert not (tiny_game / "output" / "tiny").exists()
+
+
 def _retitle(root: Path, title: str, game: str = "tiny") -> None:
     manifest = root / "data" / game / "game.yaml"
     text = manifest.read_text(encoding="utf-8").replace("title: Tiny", f"title: {json.dumps(title)}", 1)
