@@ -1,7 +1,7 @@
 """Installing an export into Tabletop Simulator: its data folder per OS, and copying the saved object and its
 thumbnail into `Saves/Saved Objects/cardgen/` and the images into `cardgen/<game>/` beside `Saves` (a folder
 under Saved Objects would show in the game's Saved Objects menu as an empty entry), with local image URLs
-pointed at the copies."""
+pointed at the copies. `cardgen/.installed.json` records which game installed each saved object."""
 from __future__ import annotations
 
 import functools
@@ -106,8 +106,9 @@ def _claim(saved_object: Path, game: str, ledger_path: Path) -> None:
     owner = ledger.get(saved_object.name)
     if saved_object.exists() and owner not in (None, game):
         raise CardgenError(f"Tabletop Simulator's saved object {saved_object.name} was installed by game '{owner}', "
-                           f"which has the same title; nothing was installed. Give one of the two games another "
-                           "`title:` in its game.yaml (each title has its own saved object)", file=str(saved_object))
+                           "under the same title; nothing was installed. Give one of the two games another "
+                           "`title:` in its game.yaml (each title has its own saved object), or delete the file "
+                           f"if game '{owner}' no longer uses it", file=str(saved_object))
     if owner != game:
         ledger[saved_object.name] = game
         write_json(ledger_path, ledger)
