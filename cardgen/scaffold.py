@@ -134,11 +134,14 @@ def create_game(root: Path, name: str, options: InitOptions) -> list[Path]:
 
 def _check_writable(root: Path, path: Path) -> None:
     """An error, before anything is written, when `path` cannot be made: a folder on its way is a link that
-    leads nowhere or a file, or the nearest existing folder cannot be written."""
+    leads nowhere or out of the workspace, or a file, or the nearest existing folder cannot be written."""
     for here in (root / folder for folder in reversed(path.relative_to(root).parents)):  # root, data, data/x
         if here.is_symlink() and not here.exists():
             raise CardgenError(f"{here} is a link to {os.readlink(here)}, which does not exist; nothing was "
                                "written. Remove the link or make what it points to")
+        if here != root and here.exists() and not here.resolve().is_relative_to(root.resolve()):
+            raise CardgenError(f"{here} is a link to {here.resolve()}, outside the workspace, whose files cardgen "
+                               "does not read; nothing was written. Make it a folder of the workspace")
         if here.exists() and not here.is_dir():
             raise CardgenError(f"{here} is a file, where init would make a folder; nothing was written")
     nearest = next(p for p in (path.parent, *path.parent.parents) if p.exists())

@@ -89,14 +89,21 @@ def test_init_never_writes_through_a_link(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("link", ["templates", "data", "data/game", "templates/game"])
-def test_init_over_a_link_that_leads_nowhere_writes_nothing(tmp_path: Path, link: str) -> None:
+@pytest.mark.parametrize("leads_to", ["nowhere", "elsewhere"])
+def test_init_over_a_link_that_leads_nowhere_or_outside_writes_nothing(tmp_path: Path, link: str,
+                                                                       leads_to: str) -> None:
     root = tmp_path / "ws"
     (root / link).parent.mkdir(parents=True)
-    (root / link).symlink_to(tmp_path / "nowhere")
-    before = sorted(root.rglob("*"))
+    (root / link).symlink_to(tmp_path / leads_to)
+    if leads_to == "elsewhere":  # a folder outside the workspace, which cardgen would not read the game from
+        (tmp_path / leads_to).mkdir()
+    before = sorted(tmp_path.rglob("*"))
     result = run(root, "init", "game")
-    assert_refused(result, link.split("/")[0])
-    assert sorted(root.rglob("*")) == before and not (tmp_path / "nowhere").exists()
+    if "/" in link:  # the game's own folder: a link by its name is a game that exists
+        assert_refused(result, link, "exists already")
+    else:
+        assert_refused(result, link, "does not exist" if leads_to == "nowhere" else "outside the workspace")
+    assert sorted(tmp_path.rglob("*")) == before
 
 
 def test_a_game_folder_linked_from_outside_the_project_is_not_read(tiny_game: Path, tmp_path: Path) -> None:
