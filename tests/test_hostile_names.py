@@ -163,3 +163,10 @@ def test_without_a_user_cache_fonts_use_a_private_temporary_folder(tmp_path: Pat
     assert made.returncode == 0, made.stderr
     assert (tmp_path / "preview.png").is_file()
     assert list(temp.iterdir()) == [planted] and list(planted.iterdir()) == []
+    probe = ("import os, sys; from cardgen.fonts import configure_fontconfig; configure_fontconfig([]); "
+             "folder = os.path.dirname(os.environ['FONTCONFIG_FILE']); "
+             "print(folder, oct(os.stat(folder).st_mode & 0o777), open(os.environ['FONTCONFIG_FILE']).read())")
+    shown = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
+    folder, mode, conf = shown.stdout.split(" ", 2)
+    assert Path(folder).parent == temp and mode == "0o700" and f"<cachedir>{folder}/fontconfig</cachedir>" in conf
+    assert list(temp.iterdir()) == [planted]  # removed when the process ended
