@@ -107,9 +107,10 @@ def create_game(root: Path, name: str, options: InitOptions) -> list[Path]:
 
     for what, value in (("game", name), *(("deck", deck) for deck in options.decks)):
         if not GAME_NAME.match(value) or unsafe_reason(value):
-            raise CardgenError(f"'{value}' cannot be a {what} name: use lower-case letters, digits, - and _, not a "
-                               f"name Windows reserves for a device (con, aux, nul, com1) (it becomes the folder "
-                               f"{'data/NAME/' if what == 'game' else 'cards/NAME/'})")
+            folder = f"data/{value}/" if what == "game" else f"cards/{value}/"
+            raise CardgenError(f"'{value}' cannot be a {what} name: it becomes the folder {folder}, so use lower-case "
+                               "letters, digits, - and _, and not a device name Windows reserves (con, aux, nul, "
+                               "com1, lpt1, ...)")
     try:
         parse_paper(options.paper)
     except ValueError as exc:
