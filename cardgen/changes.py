@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from cardgen.errors import CardgenError, relative
+from cardgen.filenames import unsafe_reason
 from cardgen.record import BuildRecord, CardEntry
 from cardgen.storage import write_json
 
@@ -94,8 +95,10 @@ def _show(value: Any) -> str:
 
 def snapshot_path(root: Path, game: str, name: str) -> Path:
     """Where a named snapshot of a game is kept: data/<game>/snapshots/<name>.json (commit it)."""
-    if not _SNAPSHOT_NAME.match(name):
-        raise CardgenError(f"snapshot name '{name}' is not allowed; use letters, digits, '.', '_' and '-'")
+    unsafe = unsafe_reason(name)  # `con`, `v1.`: con.json and v1..json are no file names on Windows
+    if not _SNAPSHOT_NAME.match(name) or unsafe:
+        raise CardgenError(f"snapshot name '{name}' is not allowed{': ' + unsafe if unsafe else ''}; use letters, "
+                           "digits, '.', '_' and '-'")
     return root / "data" / game / "snapshots" / f"{name}.json"
 
 

@@ -30,6 +30,15 @@ def test_an_id_too_long_in_bytes_is_one_error_before_the_build(tiny_game: Path) 
     assert not (tiny_game / "output" / "tiny").exists()
 
 
+def test_a_snapshot_name_is_a_safe_file_name(tiny_game: Path) -> None:
+    run_cli(tiny_game, "build", "tiny", "-j", "1")
+    for name in ("con", "LPT1.v2", "v1."):
+        assert_refused(run(tiny_game, "snapshot", "tiny", name), f"snapshot name '{name}' is not allowed: ")
+    assert not (tiny_game / "data" / "tiny" / "snapshots").exists()
+    run_cli(tiny_game, "snapshot", "tiny", "v1.2")
+    assert (tiny_game / "data" / "tiny" / "snapshots" / "v1.2.json").is_file()
+
+
 def _retitle(root: Path, title: str, game: str = "tiny") -> None:
     manifest = root / "data" / game / "game.yaml"
     text = manifest.read_text(encoding="utf-8").replace("title: Tiny", f"title: {json.dumps(title)}", 1)
