@@ -1,7 +1,8 @@
-"""Hostile names and ownership, round 3: file names made from titles are safe slugs, a game's saved object in
-Tabletop Simulator is its own, `cardgen init` checks everything before it writes anything, a game folder linked
-from outside the project is not read, and what is not stamped is not cardgen's to delete. Every case through
-the command line: one located error, no traceback."""
+"""Hostile names and ownership, round 3: names that become file names are safe on every system (a card id
+counted in bytes, a snapshot name, a title made a slug), a game's saved object in Tabletop Simulator is its own,
+`cardgen init` checks everything before it writes anything, a game folder linked from outside the project is not
+read, and what is not stamped is not cardgen's to delete. Every case through the command line: one located
+error, no traceback."""
 from __future__ import annotations
 
 import json
