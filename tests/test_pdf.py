@@ -270,7 +270,8 @@ def _workspace(tmp_path: Path, built: Path) -> Path:
     root.mkdir()
     for part in ("data", "templates", "fonts", "icons"):
         if (ROOT / part).exists():
-            (root / part).symlink_to(ROOT / part)
+            # A copy, not a link: a game folder that leads outside the project is refused.
+            shutil.copytree(ROOT / part, root / part)
     shutil.copytree(built, root / "output" / "scrapbots")
     return root
 
