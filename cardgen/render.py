@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from cardgen.errors import CardgenError
 from cardgen.storage import file_digest, write_sealed
+from cardgen.svgart import is_svg as _is_svg
 
 RENDERER_VERSION = "1"
 # zlib level 1 with the run-length strategy: card art is mostly flat colour, which RLE packs
@@ -109,6 +110,10 @@ def make_url_fetcher(root: Path) -> Callable[[str, str], bytes]:
     root = root.resolve()
 
     def fetch(url: str, resource_type: str) -> bytes:
+        data = read(url)
+        return _prepared_svg(data, url) if resource_type == "image/*" and _is_svg(data) else data
+
+    def read(url: str) -> bytes:
         parsed = urllib.parse.urlparse(url)
         if parsed.scheme == "data":
             from urllib.request import urlopen  # here: it pulls in http, ssl and email, needed for nothing else
@@ -125,6 +130,18 @@ def make_url_fetcher(root: Path) -> Callable[[str, str], bytes]:
         return path.read_bytes()
 
     return fetch
+
+
+def _prepared_svg(data: bytes, url: str) -> bytes:
+    """An SVG image as cairosvg is given it: its drawing alone, sized by its viewBox (see `svgart.document`)."""
+    from cardgen.svgart import document, read_art
+
+    if data.startswith(b"\x1f\x8b"):
+        return data  # gzipped: validation measured it; drawn as it is
+    try:
+        return document(read_art(data, url[:80]))
+    except CardgenError as exc:
+        raise RenderFailure(f"cannot draw the SVG image {url[:80]}: {exc.problems[0].message}") from None
 
 
 def _setup_cairosvg() -> None:
