@@ -176,7 +176,15 @@ class IconLibrary:
 
     def has(self, name: str) -> bool:
         """Whether an icon file of this name exists (in the workspace or bundled; aliases not followed)."""
+        name = self._named(name)
         return name in self.files or name in self.bundled.names
+
+    def _named(self, name: str) -> str:
+        """A name as its file is named: game-icons.net's `author/name` (`lorc/punch`, as the site and Squib's
+        game_icons gem write it) is the icon `name`, unless a workspace icon is named so itself."""
+        if "/" in name and name not in self.files and name not in self.bundled.names:
+            return name.rsplit("/", 1)[1]
+        return name
 
     def names(self) -> list[str]:
         """Every name an icon can be asked for."""
@@ -191,7 +199,7 @@ class IconLibrary:
 
     def get(self, name: str) -> Icon:
         """The icon for a name or alias; a clear error when there is none."""
-        target = self.aliases.get(name, name)
+        target = self._named(self.aliases.get(name, name))
         path = self.files.get(target)
         if path is not None:
             if not path.resolve().is_relative_to(self.root.resolve()):

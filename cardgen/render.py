@@ -154,6 +154,59 @@ def _setup_cairosvg() -> None:
     # geometricPrecision keeps glyph advances unhinted (widths match the font's metrics);
     # cairo 1.16 garbles ANTIALIAS_BEST, so ask for grey antialiasing instead.
     cairosvg.surface.TEXT_ANTIALIAS["geometricPrecision"] = cairocffi.ANTIALIAS_GRAY
+    paint_mask = cairosvg.surface.paint_mask
+    if not getattr(paint_mask, "by_luminance", False):
+        cairosvg.surface.paint_mask = partial(_paint_luminance_mask, paint_mask)
+        cairosvg.surface.paint_mask.by_luminance = True
+
+
+def _paint_luminance_mask(paint_mask: Callable[..., None], surface: Any, *args: Any) -> None:
+    """cairosvg's paint_mask, masking by the mask's luminance as SVG says (a black shape in a mask hides, a white
+    one shows: Inkscape's masks, drawn so by librsvg and browsers), not by its alpha, which showed both."""
+    context = surface.context
+    surface.context = _LuminanceMasking(context)
+    try:
+        paint_mask(surface, *args)
+    finally:
+        surface.context = context
+
+
+class _LuminanceMasking:
+    """A cairo context whose mask_surface masks with the luminance of the mask drawn at the device's resolution."""
+
+    def __init__(self, context: Any) -> None:
+        self._context = context
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._context, name)
+
+    def mask_surface(self, source: Any, x: float = 0.0, y: float = 0.0) -> None:
+        """Mask with `source`'s luminance (times its alpha) in place of its alpha."""
+        import cairocffi
+        from PIL import Image
+
+        target = self._context.get_target()
+        extents = target.get_extents() if isinstance(target, cairocffi.RecordingSurface) else \
+            (0, 0, target.get_width(), target.get_height())
+        width, height = int(extents[2]), int(extents[3])
+        drawn = cairocffi.ImageSurface(cairocffi.FORMAT_ARGB32, width, height)
+        painter = cairocffi.Context(drawn)
+        painter.set_matrix(self._context.get_matrix())
+        painter.set_source_surface(source, x, y)
+        painter.paint()
+        drawn.flush()
+        # cairo's pixels are premultiplied: the luminance of the colours as stored is luminance times alpha.
+        colours = Image.frombuffer("RGBA", (width, height), bytes(drawn.get_data()), "raw", "BGRA",
+                                   drawn.get_stride(), 1).convert("RGB")
+        stride = cairocffi.ImageSurface.format_stride_for_width(cairocffi.FORMAT_A8, width)
+        rows = Image.new("L", (stride, height))
+        rows.paste(colours.convert("L", (0.2125, 0.7154, 0.0721, 0)))
+        alpha = cairocffi.ImageSurface.create_for_data(bytearray(rows.tobytes()), cairocffi.FORMAT_A8, width,
+                                                       height, stride)
+        self._context.save()
+        self._context.identity_matrix()
+        self._context.mask_surface(alpha, 0, 0)
+        self._context.restore()
 
 
 @lru_cache(maxsize=1)

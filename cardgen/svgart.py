@@ -280,30 +280,58 @@ def _inflated(data: bytes, shown: str) -> bytes:
 def icon_body(art: Art, prefix: str) -> str:
     """The art's elements as SVG to place inside a card, in a group holding its root's presentation attributes.
 
-    Its ids, and the references to them, are given `prefix`: two icons of a card, or an icon and the card, saved by
-    one editor (`linearGradient1`) then cannot draw each other's gradients, clip paths or `<use>` targets."""
+    Its ids and classes, and what refers to them, are given `prefix`, and its style sheets apply inside the group
+    only: two icons of a card, or an icon and the card, saved by one editor (`linearGradient1`, Illustrator's
+    `.st0`) then cannot draw with each other's gradients, clip paths, `<use>` targets or styles."""
     import copy
 
     group = Element("g", art.attributes)
     group.extend(copy.deepcopy(art.elements))
     ids = {element.get("id") for element in group.iter()} - {None}
-    if ids:
-        def renamed(match: re.Match[str]) -> str:
-            return f"url(#{prefix}{match.group(1)})" if match.group(1) in ids else match.group(0)
 
-        for element in group.iter():
-            for name, value in element.attrib.items():
-                if name == "id":
-                    element.set(name, prefix + value)
-                elif name == "href" and value[1:] in ids and value.startswith("#"):
-                    element.set(name, f"#{prefix}{value[1:]}")
-                elif "url(" in value:
-                    element.set(name, _URL_REF.sub(renamed, value))
-            if _local(element.tag) == "style" and element.text:
-                element.text = _URL_REF.sub(renamed, element.text)
-    if art.attributes:
+    def renamed(match: re.Match[str]) -> str:
+        return f"url(#{prefix}{match.group(1)})" if match.group(1) in ids else match.group(0)
+
+    styled = False
+    for element in group.iter():
+        for name, value in element.attrib.items():
+            if name == "id":
+                element.set(name, prefix + value)
+            elif name == "class":
+                element.set(name, " ".join(prefix + word for word in value.split()))
+            elif name == "href" and value.startswith("#") and value[1:] in ids:
+                element.set(name, f"#{prefix}{value[1:]}")
+            elif "url(" in value:
+                element.set(name, _URL_REF.sub(renamed, value))
+        if _local(element.tag) == "style" and element.text:
+            element.text = _scoped_css(_URL_REF.sub(renamed, element.text), prefix, ids)
+            styled = True
+    if styled:
+        group.set("class", prefix.rstrip("-"))  # no class of the icon's is named so: theirs are `prefix` + name
+    if art.attributes or styled:
         return ElementTree.tostring(group, encoding="unicode")
     return "".join(ElementTree.tostring(element, encoding="unicode") for element in group)
+
+
+_CSS_RULE = re.compile(r"([^{}]*)\{([^{}]*)\}")
+_CSS_NAME = re.compile(r"([.#])(-?[_a-zA-Z][\w-]*)")
+
+
+def _scoped_css(css: str, prefix: str, ids: set[str | None]) -> str:
+    """An icon's style sheet with its ids and classes prefixed, each selector applying inside the icon only."""
+    def name(match: re.Match[str]) -> str:
+        kind, word = match.groups()
+        return f"{kind}{prefix}{word}" if kind == "." or word in ids else match.group(0)
+
+    def rule(match: re.Match[str]) -> str:
+        selectors, body = match.groups()
+        if selectors.strip().startswith("@"):  # @font-face, @page: not selectors
+            return match.group(0)
+        scoped = ", ".join(f".{prefix.rstrip('-')} {_CSS_NAME.sub(name, selector.strip())}"
+                           for selector in selectors.split(",") if selector.strip())
+        return f"{scoped} {{{body}}}"
+
+    return _CSS_RULE.sub(rule, re.sub(r"/\*.*?\*/", "", css, flags=re.DOTALL))
 
 
 def document(art: Art) -> bytes:

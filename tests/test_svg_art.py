@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import base64
 import gzip
+import io
+import os
+import shutil
 import struct
+import subprocess
 import time
 import urllib.parse
 import zlib
 from pathlib import Path
 
 import pytest
+from PIL import Image, ImageChops
 
+from cardgen import bundled
 from cardgen.validate import validate_game
-from tests.conftest import make_workspace, write_game
+from tests.conftest import make_workspace, run_cli, write_game
+
+RSVG = shutil.which("rsvg-convert")
 
 ART_MANIFEST = """\
     title: Art
@@ -146,3 +154,144 @@ def test_art_with_references_under_the_bound_is_fine(tmp_path: Path, as_icon: bo
     """1,000 squares drawn through <use> are art, not a bomb: no finding."""
     root = _art_game(tmp_path, _use_bomb(3), as_icon)
     assert [f for f in validate_game(root, "art") if f.severity == "error"] == []
+
+
+# ---------------------------------------------------------------- art as editors save it, drawn as librsvg draws it
+
+CORPUS = Path(__file__).resolve().parent / "svg_corpus"
+CORPUS_FILES = sorted(p.name for p in CORPUS.glob("*.svg"))
+BOX = 200  # px: each card draws its file as an image in a BOX square on the left, as an icon in one on the right
+CORPUS_MANIFEST = """\
+    title: Corpus
+    version: 1
+    font: Alegreya Sans
+    fields:
+      art: str
+      glyph: str
+    decks:
+      main:
+        source: cards.csv
+        size: {width: 40mm, height: 20mm, bleed: 0mm, safe: 0mm, dpi: 254}
+        face: face.svg
+"""
+CORPUS_FACE = f"""\
+    <svg {{{{ geo.svg_attrs }}}}>
+      {{{{ image(card.art, 0, 0, {BOX}, {BOX}) }}}}
+      {{{{ icon(card.glyph, {BOX}, 0, {BOX}) }}}}
+    </svg>
+"""
+
+
+@pytest.fixture(scope="module")
+def corpus_cards(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The corpus built as one game, a card per file: validated without an error, then drawn; its cards' folder."""
+    root = make_workspace(tmp_path_factory.mktemp("corpus"))
+    rows = "".join(f"{name.replace('.', '-')[:-4]},art/{name},{name[:-4]}\n" for name in CORPUS_FILES)
+    data = write_game(root, "corpus", CORPUS_MANIFEST, {"cards.csv": "name,art,glyph\n" + rows},
+                      {"face.svg": CORPUS_FACE})
+    (data / "art").mkdir()
+    (root / "icons").mkdir()
+    for name in CORPUS_FILES:
+        shutil.copy(CORPUS / name, data / "art" / name)
+        shutil.copy(CORPUS / name, root / "icons" / name)
+    assert [f for f in validate_game(root, "corpus") if f.severity == "error"] == []
+    run_cli(root, "build", "corpus", "--jobs", "1")
+    return root / "output" / "corpus" / "cards" / "main"
+
+
+def _reference(name: str, fonts: Path) -> Image.Image:
+    """librsvg's drawing of a corpus file fitted into a BOX square, on white, with cardgen's bundled fonts only."""
+    drawn = subprocess.run([str(RSVG), "--keep-aspect-ratio", "-w", str(BOX), "-h", str(BOX), "-b", "white",
+                            str(CORPUS / name)], capture_output=True, check=True, timeout=60,
+                           env={**os.environ, "FONTCONFIG_FILE": str(fonts)}).stdout
+    with Image.open(io.BytesIO(drawn)) as image:
+        return image.convert("RGB")
+
+
+@pytest.fixture(scope="module")
+def bundled_fonts_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fontconfig file offering librsvg the fonts cardgen draws with (its bundled ones), and no others."""
+    folder = tmp_path_factory.mktemp("fontconfig")
+    conf = folder / "fonts.conf"
+    conf.write_text(f'<?xml version="1.0"?><fontconfig><dir>{bundled.FONTS_DIR}</dir>'
+                    f"<cachedir>{folder / 'cache'}</cachedir></fontconfig>\n", encoding="utf-8")
+    return conf
+
+
+def _placed(drawing: Image.Image, centred: bool) -> Image.Image:
+    """A drawing fitted into the BOX square as image() places it (centred) or icon() does (top left)."""
+    box = Image.new("RGB", (BOX, BOX), "white")
+    width, height = drawing.size
+    box.paste(drawing, ((BOX - width) // 2, (BOX - height) // 2) if centred else (0, 0))
+    return box
+
+
+def _differences(ours: Image.Image, theirs: Image.Image) -> tuple[float, float]:
+    """The mean difference of two drawings (0-255 a channel) and the share of pixels that differ by more than 64."""
+    difference = ImageChops.difference(ours, theirs).convert("L")
+    histogram = difference.histogram()
+    pixels = ours.width * ours.height
+    return sum(i * n for i, n in enumerate(histogram)) / pixels, sum(histogram[65:]) / pixels
+
+
+def _ink(image: Image.Image) -> float:
+    """The share of pixels that are not white."""
+    histogram = image.convert("L").histogram()
+    return 1 - histogram[255] / (image.width * image.height)
+
+
+@pytest.mark.skipif(RSVG is None, reason="librsvg's rsvg-convert is not installed (Debian: librsvg2-bin)")
+@pytest.mark.parametrize("name", CORPUS_FILES)
+@pytest.mark.parametrize("as_icon", [False, True], ids=["image", "icon"])
+def test_editors_svg_draws_as_librsvg_draws_it(corpus_cards: Path, bundled_fonts_only: Path, name: str,
+                                               as_icon: bool) -> None:
+    """Each file as Inkscape (plain and Inkscape SVG), Illustrator, Affinity, Figma or game-icons.net saves it
+    draws within a tolerance of librsvg's drawing, as an image and as an icon: never blank, never broken."""
+    with Image.open(corpus_cards / f"{name.replace('.', '-')[:-4]}.png") as card:
+        ours = card.convert("RGB").crop((BOX, 0, 2 * BOX, BOX) if as_icon else (0, 0, BOX, BOX))
+    theirs = _placed(_reference(name, bundled_fonts_only), centred=not as_icon)
+    assert _ink(theirs) > 0.05
+    mean, share = _differences(ours, theirs)
+    assert mean < 4 and share < 0.02, (name, mean, share)
+
+
+def test_game_icons_names_with_their_author_are_accepted(tmp_path: Path) -> None:
+    """`lorc/punch`, as game-icons.net and Squib's game_icons gem write it, is the bundled icon `punch`: in an icon
+    column, in a template and in text markup; a name that is no icon still has its "did you mean"."""
+    root = make_workspace(tmp_path)
+    face = ART_FACE.replace("{% endif %}\n    </svg>", "{% endif %}\n      {{ icon('delapouite/gears', 0, 100, 50) }}"
+                            "\n      {{ text_box(card.text, 0, 150, 300, 50, 30) }}\n    </svg>")
+    manifest = ART_MANIFEST.replace("      glyph: str\n", "      glyph: str\n      text: str\n")
+    write_game(root, "art", manifest, {"cards.csv": "name,art,glyph,text\nA,,lorc/punch,Hit :lorc/punch: twice\n"},
+               {"face.svg": face})
+    assert [f for f in validate_game(root, "art") if f.severity == "error"] == []
+    run_cli(root, "build", "art", "--jobs", "1")
+    with Image.open(root / "output" / "art" / "cards" / "main" / "a.png") as card:
+        assert _ink(card.convert("RGB").crop((100, 0, 200, 100))) > 0.05  # the punch, drawn
+    write_game(root, "art", manifest, {"cards.csv": "name,art,glyph,text\nA,,lorc/punchh,x\n"}, {"face.svg": face})
+    [error] = [f for f in validate_game(root, "art") if f.severity == "error"]
+    assert "unknown icon 'lorc/punchh'; did you mean" in error.message, error.message
+
+
+def _pixel(image: Image.Image, x: int, y: int) -> tuple[int, int, int]:
+    red, green, blue = image.getpixel((x, y))[:3]
+    return red, green, blue
+
+
+def test_icons_saved_by_one_editor_keep_their_own_ids_and_styles(tmp_path: Path) -> None:
+    """Two icons naming their gradient `g1` and their style `.st0` alike draw each its own colours, and an icon's
+    style sheet does not restyle the card's own elements of that class."""
+    root = make_workspace(tmp_path)
+    face = ('<svg {{ geo.svg_attrs }}>{{ icon("red", 0, 0, 100) }}{{ icon("blue", 100, 0, 100) }}'
+            '<circle cx="250" cy="50" r="50" class="st0" fill="#00ff00"/></svg>')
+    write_game(root, "art", ART_MANIFEST, {"cards.csv": "name,art,glyph\nA,,\n"}, {"face.svg": face})
+    (root / "icons").mkdir()
+    for name, colour in (("red", "#ff0000"), ("blue", "#0000ff")):
+        (root / "icons" / f"{name}.svg").write_text(
+            f'{SVG_OPEN}<style>.st0{{fill:{colour}}} circle {{fill:{colour}}}</style><defs><linearGradient id="g1">'
+            f'<stop offset="0" stop-color="{colour}"/></linearGradient></defs><rect width="10" height="5" class="st0"/>'
+            '<rect y="5" width="10" height="5" fill="url(#g1)"/></svg>')
+    run_cli(root, "build", "art", "--jobs", "1")
+    with Image.open(root / "output" / "art" / "cards" / "main" / "a.png") as card:
+        assert [_pixel(card, x, y) for x, y in ((50, 25), (50, 75), (150, 25), (150, 75), (250, 50))] == \
+            [(255, 0, 0), (255, 0, 0), (0, 0, 255), (0, 0, 255), (0, 255, 0)]
