@@ -35,7 +35,8 @@ class Icon:
 
 def _parse_svg(text: str, name: str, path: Path, shown_as: str) -> Icon:
     art = read_art(text, shown_as)
-    return Icon(name, path, art.viewbox, icon_body(art, f"icon-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}-"))
+    prefix = f"icon-{re.sub(r'[^A-Za-z0-9_-]', '_', name)}-"  # its classes' prefix too: no dot, no space
+    return Icon(name, path, art.viewbox, icon_body(art, prefix))
 
 
 @lru_cache(maxsize=512)
