@@ -295,3 +295,22 @@ def test_icons_saved_by_one_editor_keep_their_own_ids_and_styles(tmp_path: Path)
     with Image.open(root / "output" / "art" / "cards" / "main" / "a.png") as card:
         assert [_pixel(card, x, y) for x, y in ((50, 25), (50, 75), (150, 25), (150, 75), (250, 50))] == \
             [(255, 0, 0), (255, 0, 0), (0, 0, 255), (0, 0, 255), (0, 255, 0)]
+
+
+@pytest.mark.parametrize("as_icon", [False, True], ids=["image", "icon"])
+@pytest.mark.parametrize("svg, words", [
+    ('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><g><rect/></svg>',
+     "the file is not valid SVG: mismatched tag: line 2"),
+    ('<svg xmlns="http://www.w3.org/2000/svg" width="100%" height="100%"><rect width="5" height="5"/></svg>',
+     "the SVG has no viewBox and no width and height in absolute units (width='100%'); give its root a viewBox"),
+    ('<html xmlns="http://www.w3.org/1999/xhtml"><body/></html>', "the file's root element is <html>, not <svg>"),
+    (f'{SVG_OPEN}<image width="10" height="10" xlink:href="photo.png"/></svg>',
+     "the SVG refers to an external file or URL; art must be self-contained (embed pictures as data: URLs)"),
+    (f'{SVG_OPEN}<image width="10" height="10" xlink:href="data:image/png;base64,bm90IGEgcGljdHVyZQ=="/></svg>',
+     "the SVG embeds a picture that cannot be read as an image"),
+])
+def test_art_that_cannot_be_drawn_is_a_finding_saying_why(tmp_path: Path, as_icon: bool, svg: str,
+                                                          words: str) -> None:
+    """Never a blank card nor cairosvg's error at build time: validate names the file and what is wrong."""
+    message = _finding(_art_game(tmp_path, svg, as_icon), _shown(as_icon))
+    assert words in message, message
