@@ -134,12 +134,10 @@ def make_url_fetcher(root: Path) -> Callable[[str, str], bytes]:
 
 def _prepared_svg(data: bytes, url: str) -> bytes:
     """An SVG image as cairosvg is given it: its drawing alone, sized by its viewBox (see `svgart.document`)."""
-    from cardgen.svgart import document, read_art
+    from cardgen.svgart import document, inflated, read_art
 
-    if data.startswith(b"\x1f\x8b"):
-        return data  # gzipped: validation measured it; drawn as it is
     try:
-        return document(read_art(data, url[:80]))
+        return document(read_art(inflated(data, url[:80]) if data.startswith(b"\x1f\x8b") else data, url[:80]))
     except CardgenError as exc:
         raise RenderFailure(f"cannot draw the SVG image {url[:80]}: {exc.problems[0].message}") from None
 

@@ -36,6 +36,7 @@ _MAX_INFLATED = 50_000_000  # bytes of a gzipped SVG embedded in an SVG, once in
 # CSS pixels per unit (SVG's user unit is the CSS px: 96 a inch).
 _UNITS = {"": 1.0, "px": 1.0, "pt": 96 / 72, "pc": 16.0, "mm": 96 / 25.4, "cm": 96 / 2.54, "in": 96.0}
 _LENGTH = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([a-z%]*)\s*$")
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _URL_REF = re.compile(r"url\(\s*['\"]?#([^)'\"\s]+)['\"]?\s*\)")
 _EXTERNAL = re.compile(r"""(?:href|src)\s*=\s*["'](?!#|data:)""")
 # Presentation attributes of a root <svg> that its content inherits (kept on the group an icon's body is drawn in).
@@ -148,11 +149,21 @@ def _root_attributes(root: Element) -> dict[str, str]:
     return {name: value for name, value in root.attrib.items() if "}" not in name and name not in _NOT_INHERITED}
 
 
-def _references(element: Element) -> list[str]:
-    """The ids an element draws again: its `href="#id"` and every `url(#id)` in its attributes."""
-    found = [match for value in element.attrib.values() for match in _URL_REF.findall(value)]
+def _references(element: Element) -> list[tuple[str, int]]:
+    """The ids an element draws again, each with how many times: its `href="#id"` and every `url(#id)` in its
+    attributes once, a marker once at each vertex of its shape (at most)."""
+    found = []
+    for name, value in element.attrib.items():
+        times = _vertices(element) if "marker" in name or "marker" in value else 1
+        found += [(match, times) for match in _URL_REF.findall(value)]
     href = element.get("href", "")
-    return [href[1:], *found] if href.startswith("#") else found
+    return [(href[1:], 1), *found] if href.startswith("#") else found
+
+
+def _vertices(element: Element) -> int:
+    """At most how many vertices a shape has: one per pair of numbers in its path data or points, and one more."""
+    numbers = _NUMBER.findall(element.get("d", "") + " " + element.get("points", ""))
+    return len(numbers) // 2 + 1
 
 
 class _Cost:
@@ -192,9 +203,9 @@ class _Cost:
                                file=self.shown)
         self.busy.add(key)
         total = 1 + sum(self._count(child, depth + 1) for child in element)
-        for name in _references(element):
+        for name, times in _references(element):
             target = self.ids.get(name)
-            total += self._count(target, depth + 1) if target is not None else 0
+            total += times * self._count(target, depth + 1) if target is not None else 0
         href = element.get("href", "")
         if href.startswith("data:"):
             total += self._embedded(href)
@@ -218,7 +229,7 @@ class _Cost:
             raise CardgenError(f"the SVG embeds SVG images in SVG images more than {MAX_NESTING} deep",
                                file=self.shown)
         if data.startswith(b"\x1f\x8b"):
-            data = _inflated(data, self.shown)
+            data = inflated(data, self.shown)
         art, cost = _measured(data, self.shown, self.level + 1)
         if art.declared and max(art.declared) > MAX_SIDE:
             raise CardgenError(f"the SVG embeds an SVG image declaring {art.declared[0]:g} x {art.declared[1]:g} "
@@ -264,7 +275,7 @@ def is_svg(data: bytes) -> bool:
                                                  or b"<svg" in data)
 
 
-def _inflated(data: bytes, shown: str) -> bytes:
+def inflated(data: bytes, shown: str) -> bytes:
     """A gzipped SVG inflated, at most `_MAX_INFLATED` bytes of it (a small gzip can inflate to gigabytes)."""
     inflater = zlib.decompressobj(wbits=31)
     try:

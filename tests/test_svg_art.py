@@ -314,3 +314,13 @@ def test_art_that_cannot_be_drawn_is_a_finding_saying_why(tmp_path: Path, as_ico
     """Never a blank card nor cairosvg's error at build time: validate names the file and what is wrong."""
     message = _finding(_art_game(tmp_path, svg, as_icon), _shown(as_icon))
     assert words in message, message
+
+
+@pytest.mark.parametrize("as_icon", [False, True], ids=["image", "icon"])
+def test_a_marker_is_counted_at_every_vertex(tmp_path: Path, as_icon: bool) -> None:
+    """A marker is drawn at each vertex of its path: 3,000 vertices times a marker of ten elements is a bomb."""
+    marker = '<marker id="m">' + '<rect width="1" height="1"/>' * 10 + "</marker>"
+    svg = f'{SVG_OPEN}<defs>{marker}</defs><path marker-mid="url(#m)" d="M0 0{" l0.001 0" * 3000}"/></svg>'
+    message = _finding(_art_game(tmp_path, svg, as_icon), _shown(as_icon))
+    assert "draws more than 20,000 elements once its references" in message, message
+
