@@ -26,6 +26,7 @@ SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 XML_NS = "http://www.w3.org/XML/1998/namespace"
 
+ART_TEXT = "data-art"  # the attribute marking an icon's own <text> in a card
 MAX_EMBEDDED_PIXELS = 64_000_000  # as for image files (validate/references.py)
 MAX_ELEMENTS = 20_000  # drawn, references expanded: ~0.25-0.5 ms each in cairosvg, so at most ~5-10 s
 MAX_NESTING = 3        # SVG images embedded in an SVG, in an SVG embedded in it, ...
@@ -314,6 +315,8 @@ def icon_body(art: Art, prefix: str) -> str:
                 element.set(name, f"#{prefix}{value[1:]}")
             elif "url(" in value:
                 element.set(name, _URL_REF.sub(renamed, value))
+        if _local(element.tag) == "text":
+            element.set(ART_TEXT, "icon")  # drawn as the icon's art: not card text the layout check measures
         if _local(element.tag) == "style" and element.text:
             element.text = _scoped_css(_URL_REF.sub(renamed, element.text), prefix, ids)
             styled = True

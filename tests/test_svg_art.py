@@ -324,3 +324,10 @@ def test_a_marker_is_counted_at_every_vertex(tmp_path: Path, as_icon: bool) -> N
     message = _finding(_art_game(tmp_path, svg, as_icon), _shown(as_icon))
     assert "draws more than 20,000 elements once its references" in message, message
 
+
+
+def test_an_icons_lettering_is_art_not_card_text(tmp_path: Path) -> None:
+    """Text inside an icon is drawn with the icon: the layout check does not measure it as the card's text (it
+    found 'Loot!' at the icon's own coordinates, across the card's safe zone)."""
+    root = _art_game(tmp_path, (CORPUS / "inkscape-text.svg").read_text(encoding="utf-8"), as_icon=True)
+    assert [f.message for f in validate_game(root, "art") if f.rule in ("safe-zone", "missing-glyph")] == []
