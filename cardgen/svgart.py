@@ -29,6 +29,7 @@ XML_NS = "http://www.w3.org/XML/1998/namespace"
 ART_TEXT = "data-art"  # the attribute marking an icon's own <text> in a card
 MAX_EMBEDDED_PIXELS = 64_000_000  # as for image files (validate/references.py)
 MAX_ELEMENTS = 20_000  # drawn, references expanded: ~0.25-0.5 ms each in cairosvg, so at most ~5-10 s
+MAX_FILE_ELEMENTS = 5 * MAX_ELEMENTS  # in the file, editors' own (dropped) included
 MAX_NESTING = 3        # SVG images embedded in an SVG, in an SVG embedded in it, ...
 MAX_DEPTH = 100        # elements inside elements, references followed included
 MAX_SIDE = 20_000      # px, for the size an SVG declares
@@ -75,13 +76,21 @@ def _measured(data: bytes, shown: str, level: int) -> tuple[Art, int]:
 def _parse(data: bytes, shown: str, inside: str) -> Element:
     """The XML tree of an SVG: a DOCTYPE is read, an entity declaration refused (it can expand without limit)."""
     from defusedxml import DefusedXmlException
-    from defusedxml.ElementTree import fromstring
+    from defusedxml.ElementTree import iterparse
 
     if _EXTERNAL.search(data.decode("utf-8", "replace")):
         raise CardgenError(f"the SVG refers to an external file or URL{inside}; art must be self-contained "
                            "(embed pictures as data: URLs)", file=shown)
     try:
-        return fromstring(data, forbid_dtd=False, forbid_entities=True, forbid_external=True)
+        # Element by element, counted as they come: a 50 MB file of a million elements is refused before its
+        # tree takes hundreds of MB.
+        events = iterparse(io.BytesIO(data), ("start",), forbid_dtd=False, forbid_entities=True,
+                           forbid_external=True)
+        for count, _event in enumerate(events, 1):
+            if count > MAX_FILE_ELEMENTS:
+                raise CardgenError(f"the SVG holds more than {MAX_FILE_ELEMENTS:,} elements{inside}; "
+                                   "simplify it", file=shown)
+        return events.root
     except DefusedXmlException:
         raise CardgenError(f"the SVG has a DOCTYPE that declares entities{inside}; these are refused (they can "
                            "expand without limit or read other files): remove the <!ENTITY ...> lines",

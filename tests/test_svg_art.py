@@ -331,3 +331,12 @@ def test_an_icons_lettering_is_art_not_card_text(tmp_path: Path) -> None:
     found 'Loot!' at the icon's own coordinates, across the card's safe zone)."""
     root = _art_game(tmp_path, (CORPUS / "inkscape-text.svg").read_text(encoding="utf-8"), as_icon=True)
     assert [f.message for f in validate_game(root, "art") if f.rule in ("safe-zone", "missing-glyph")] == []
+
+
+@pytest.mark.parametrize("as_icon", [False, True], ids=["image", "icon"])
+def test_a_file_of_too_many_elements_is_refused_while_it_is_read(tmp_path: Path, as_icon: bool) -> None:
+    """Elements are counted as the file is read: a file of 100,001 is refused before its whole tree is built (a 50 MB
+    image of 1.3 million elements took 0.5 GB as a tree)."""
+    svg = f'{SVG_OPEN}{"<g/>" * 100_001}</svg>'
+    message = _finding(_art_game(tmp_path, svg, as_icon), _shown(as_icon))
+    assert "the SVG holds more than 100,000 elements; simplify it" in message, message
