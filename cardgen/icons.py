@@ -21,6 +21,7 @@ from cardgen.storage import user_store
 from cardgen.svgart import icon_body, read_art
 
 _MAX_ICON_BYTES = 1_000_000
+_DECLARED_ENCODING = re.compile(rb"\s*<\?xml[^>]*\sencoding\s*=")
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class Icon:
     body: str
 
 
-def _parse_svg(text: str, name: str, path: Path, shown_as: str) -> Icon:
+def _parse_svg(text: str | bytes, name: str, path: Path, shown_as: str) -> Icon:
     art = read_art(text, shown_as)
     prefix = f"icon-{re.sub(r'[^A-Za-z0-9_-]', '_', name)}-"  # its classes' prefix too: no dot, no space
     return Icon(name, path, art.viewbox, icon_body(art, prefix))
@@ -43,11 +44,14 @@ def _parse_svg(text: str, name: str, path: Path, shown_as: str) -> Icon:
 def _parse_icon(path: Path, mtime: int, shown_as: str) -> Icon:
     if path.stat().st_size > _MAX_ICON_BYTES:
         raise CardgenError(f"the icon is larger than {_MAX_ICON_BYTES // 1000} kB", file=shown_as)
+    data = path.read_bytes()
     try:
-        text = path.read_text(encoding="utf-8")
+        data.decode("utf-8")
     except UnicodeDecodeError:
-        raise CardgenError("the icon is not UTF-8 text; an SVG icon must be", file=shown_as) from None
-    return _parse_svg(text, path.stem, path, shown_as)
+        if not _DECLARED_ENCODING.match(data):  # as older Illustrator writes: encoding="iso-8859-1"
+            raise CardgenError("the icon is not UTF-8 text and does not declare its encoding (<?xml ... "
+                               "encoding=...?>); save it as UTF-8", file=shown_as) from None
+    return _parse_svg(data, path.stem, path, shown_as)
 
 
 _INDEX_FORMAT = "2"  # what an index entry holds; part of its key

@@ -340,3 +340,15 @@ def test_a_file_of_too_many_elements_is_refused_while_it_is_read(tmp_path: Path,
     svg = f'{SVG_OPEN}{"<g/>" * 100_001}</svg>'
     message = _finding(_art_game(tmp_path, svg, as_icon), _shown(as_icon))
     assert "the SVG holds more than 100,000 elements; simplify it" in message, message
+
+
+@pytest.mark.parametrize("as_icon", [False, True], ids=["image", "icon"])
+def test_art_in_the_encoding_it_declares_is_read(tmp_path: Path, as_icon: bool) -> None:
+    """Older Illustrator saves ISO-8859-1 and says so in its XML declaration: read as declared, not refused."""
+    svg = ('<?xml version="1.0" encoding="iso-8859-1"?>\n' + SVG_OPEN + '<title>Ébauche</title>'
+           '<rect width="10" height="10" fill="#ff0000"/></svg>')
+    root = _art_game(tmp_path, "", as_icon)
+    (root / "icons" / "art.svg" if as_icon else root / "data" / "art" / "art.svg").write_bytes(svg.encode("latin-1"))
+    run_cli(root, "build", "art", "--jobs", "1")
+    with Image.open(root / "output" / "art" / "cards" / "main" / "a.png") as card:
+        assert _pixel(card, 150 if as_icon else 50, 50) == (255, 0, 0)
