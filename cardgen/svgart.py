@@ -40,6 +40,7 @@ _UNITS = {"": 1.0, "px": 1.0, "pt": 96 / 72, "pc": 16.0, "mm": 96 / 25.4, "cm": 
 _LENGTH = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([a-z%]*)\s*$")
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _URL_REF = re.compile(r"url\(\s*['\"]?#([^)'\"\s]+)['\"]?\s*\)")
+_STYLE_REF = re.compile(r"([\w-]+)\s*:\s*url\(\s*['\"]?#([^)'\"\s]+)")
 _EXTERNAL = re.compile(r"""(?:href|src)\s*=\s*["'](?!#|data:)""")
 # Presentation attributes of a root <svg> that its content inherits (kept on the group an icon's body is drawn in).
 _NOT_INHERITED = {"width", "height", "viewBox", "x", "y", "preserveAspectRatio", "version", "baseProfile", "id",
@@ -48,8 +49,8 @@ _NOT_INHERITED = {"width", "height", "viewBox", "x", "y", "preserveAspectRatio",
 
 @dataclass(frozen=True)
 class Art:
-    """An SVG's drawing: its viewBox, the presentation attributes of its root, and its elements, all in SVG's
-    namespace (editors' own elements and attributes dropped)."""
+    """An SVG's drawing: its viewBox, the presentation attributes of its root, and its SVG elements, written without
+    a namespace (they take the card's, or `document`'s); editors' own elements and attributes are dropped."""
 
     viewbox: tuple[float, float, float, float]
     attributes: dict[str, str]
@@ -171,9 +172,10 @@ def _references(element: Element) -> list[tuple[str, int]]:
 
 
 def _vertices(element: Element) -> int:
-    """At most how many vertices a shape has: one per pair of numbers in its path data or points, and one more."""
-    numbers = _NUMBER.findall(element.get("d", "") + " " + element.get("points", ""))
-    return len(numbers) // 2 + 1
+    """At most how many vertices the shapes of an element (a group's markers mark each shape in it) have: one per
+    pair of numbers in their path data or points, and one more each."""
+    return sum(len(_NUMBER.findall(f"{shape.get('d', '')} {shape.get('points', '')}")) // 2 + 1
+               for shape in element.iter())
 
 
 class _Cost:
@@ -194,6 +196,22 @@ class _Cost:
             total += self._count(top, 1)
             if total > MAX_ELEMENTS:
                 raise self._too_many()
+        return total + self._styled()
+
+    def _styled(self) -> int:
+        """What the references of style sheets draw, counted as if each rule applied to every element (to each
+        vertex of every shape, for a marker): which elements a selector picks is not worked out here."""
+        total = 0
+        everything = Element("g")
+        everything.extend(self.art.elements)
+        for style in everything.iter("style"):
+            for prop, name in _STYLE_REF.findall(style.text or ""):
+                target = self.ids.get(name)
+                if target is not None:
+                    times = _vertices(everything) if "marker" in prop else sum(1 for _ in everything.iter())
+                    total += times * self._count(target, 1)
+                    if total > MAX_ELEMENTS:
+                        raise self._too_many()
         return total
 
     def _too_many(self) -> CardgenError:

@@ -352,3 +352,15 @@ def test_art_in_the_encoding_it_declares_is_read(tmp_path: Path, as_icon: bool) 
     run_cli(root, "build", "art", "--jobs", "1")
     with Image.open(root / "output" / "art" / "cards" / "main" / "a.png") as card:
         assert _pixel(card, 150 if as_icon else 50, 50) == (255, 0, 0)
+
+
+@pytest.mark.parametrize("as_icon", [False, True], ids=["image", "icon"])
+@pytest.mark.parametrize("where", ["group", "style sheet"])
+def test_a_marker_set_on_a_group_or_in_a_style_sheet_is_counted(tmp_path: Path, as_icon: bool, where: str) -> None:
+    """The marker bomb's marker set on the path's group, or by a style sheet's rule: counted as drawn."""
+    marker = '<marker id="m">' + '<rect width="1" height="1"/>' * 10 + "</marker>"
+    path = f'<path d="M0 0{" l0.001 0" * 3000}"/>'
+    drawn = f'<g marker-mid="url(#m)">{path}</g>' if where == "group" else \
+        f"<style>path {{ marker-mid: url(#m) }}</style>{path}"
+    message = _finding(_art_game(tmp_path, f"{SVG_OPEN}<defs>{marker}</defs>{drawn}</svg>", as_icon), _shown(as_icon))
+    assert "draws more than 20,000 elements once its references" in message, message
