@@ -178,6 +178,13 @@ def _vertices(element: Element) -> int:
                for shape in element.iter())
 
 
+def _letters(element: Element) -> int:
+    """The characters a text element draws itself (its text and what follows each of its spans)."""
+    if _local(element.tag) not in ("text", "tspan", "textPath"):
+        return 0
+    return len((element.text or "").strip()) + sum(len((child.tail or "").strip()) for child in element)
+
+
 class _Cost:
     """Counts the elements an SVG draws, each reference and embedded SVG image expanded (an error past the
     bounds), and checks each picture it embeds."""
@@ -216,8 +223,8 @@ class _Cost:
 
     def _too_many(self) -> CardgenError:
         return CardgenError(f"the SVG draws more than {MAX_ELEMENTS:,} elements once its references (<use>, "
-                            "url(#...)) and embedded SVG images are counted; it would take minutes to draw: "
-                            "simplify it", file=self.shown)
+                            "url(#...), markers) and embedded SVG images are counted, four letters of text as one; "
+                            "it would take minutes to draw: simplify it", file=self.shown)
 
     def _count(self, element: Element, depth: int) -> int:
         key = id(element)
@@ -230,7 +237,7 @@ class _Cost:
             raise CardgenError(f"the SVG's references (<use>, url(#...)) lead more than {MAX_DEPTH} deep",
                                file=self.shown)
         self.busy.add(key)
-        total = 1 + sum(self._count(child, depth + 1) for child in element)
+        total = 1 + _letters(element) // 4 + sum(self._count(child, depth + 1) for child in element)
         for name, times in _references(element):
             target = self.ids.get(name)
             total += times * self._count(target, depth + 1) if target is not None else 0

@@ -364,3 +364,12 @@ def test_a_marker_set_on_a_group_or_in_a_style_sheet_is_counted(tmp_path: Path, 
         f"<style>path {{ marker-mid: url(#m) }}</style>{path}"
     message = _finding(_art_game(tmp_path, f"{SVG_OPEN}<defs>{marker}</defs>{drawn}</svg>", as_icon), _shown(as_icon))
     assert "draws more than 20,000 elements once its references" in message, message
+
+
+@pytest.mark.parametrize("as_icon", [False, True], ids=["image", "icon"])
+def test_letters_of_text_count(tmp_path: Path, as_icon: bool) -> None:
+    """Each letter of text costs a glyph to draw: 100,000 of them (~7 s) in one <text> are refused; a title is not."""
+    svg = f'{SVG_OPEN}<text font-size="1"><tspan>Title</tspan>{"a" * 100_000}</text></svg>'
+    message = _finding(_art_game(tmp_path, svg, as_icon), _shown(as_icon))
+    assert "draws more than 20,000 elements once its references" in message, message
+    assert "four letters of text as one" in message
