@@ -30,6 +30,7 @@ ART_TEXT = "data-art"  # the attribute marking an icon's own <text> in a card
 MAX_EMBEDDED_PIXELS = 64_000_000  # as for image files (validate/references.py)
 MAX_ELEMENTS = 20_000  # drawn, references expanded: ~0.25-0.5 ms each in cairosvg, so at most ~5-10 s
 MAX_FILE_ELEMENTS = 5 * MAX_ELEMENTS  # in the file, editors' own (dropped) included
+PIXELS_PER_ELEMENT = 10_000  # decoding and painting this many of a picture's pixels costs about an element
 MAX_NESTING = 3        # SVG images embedded in an SVG, in an SVG embedded in it, ...
 MAX_DEPTH = 100        # elements inside elements, references followed included
 MAX_SIDE = 20_000      # px, for the size an SVG declares
@@ -223,7 +224,8 @@ class _Cost:
 
     def _too_many(self) -> CardgenError:
         return CardgenError(f"the SVG draws more than {MAX_ELEMENTS:,} elements once its references (<use>, "
-                            "url(#...), markers) and embedded SVG images are counted, four letters of text as one; "
+                            "url(#...), markers) and embedded SVG images are counted, four letters of text and "
+                            f"{PIXELS_PER_ELEMENT:,} pixels of a picture as one; "
                             "it would take minutes to draw: simplify it", file=self.shown)
 
     def _count(self, element: Element, depth: int) -> int:
@@ -272,7 +274,8 @@ class _Cost:
         return cost
 
     def _picture(self, data: bytes) -> int:
-        """1 (a picture is one element to draw), once its pixels are counted (its header is read, not its pixels)."""
+        """What drawing a picture costs, in elements: one, and one for each `PIXELS_PER_ELEMENT` pixels it decodes to
+        (its header is read, not its pixels): six pictures of 40 million pixels are too many, each one is not."""
         from PIL import Image
 
         try:
@@ -288,7 +291,7 @@ class _Cost:
             raise CardgenError(f"the SVG embeds a picture of {width} x {height} px; more than "
                                f"{MAX_EMBEDDED_PIXELS // 1_000_000} million pixels is refused (scale it down)",
                                file=self.shown)
-        return 1
+        return 1 + width * height // PIXELS_PER_ELEMENT
 
 
 def _data_url(url: str) -> bytes | None:

@@ -372,4 +372,15 @@ def test_letters_of_text_count(tmp_path: Path, as_icon: bool) -> None:
     svg = f'{SVG_OPEN}<text font-size="1"><tspan>Title</tspan>{"a" * 100_000}</text></svg>'
     message = _finding(_art_game(tmp_path, svg, as_icon), _shown(as_icon))
     assert "draws more than 20,000 elements once its references" in message, message
-    assert "four letters of text as one" in message
+    assert "four letters of text and 10,000 pixels of a picture as one" in message
+
+
+@pytest.mark.parametrize("as_icon", [False, True], ids=["image", "icon"])
+def test_the_pixels_of_every_embedded_picture_count(tmp_path: Path, as_icon: bool) -> None:
+    """A picture of 40 million pixels is art; the same one drawn six times (240 million pixels to decode) is not."""
+    picture = base64.b64encode(_png_header(8000, 5000)).decode()
+    image = f'<image width="10" height="10" xlink:href="data:image/png;base64,{picture}"/>'
+    assert [f for f in validate_game(_art_game(tmp_path / "one", f"{SVG_OPEN}{image}</svg>", as_icon), "art")
+            if f.severity == "error"] == []
+    message = _finding(_art_game(tmp_path / "six", f"{SVG_OPEN}{image * 6}</svg>", as_icon), _shown(as_icon))
+    assert "draws more than 20,000 elements" in message, message
