@@ -317,13 +317,13 @@ def inflated(data: bytes, shown: str) -> bytes:
     """A gzipped SVG inflated, at most `_MAX_INFLATED` bytes of it (a small gzip can inflate to gigabytes)."""
     inflater = zlib.decompressobj(wbits=31)
     try:
-        inflated = inflater.decompress(data, _MAX_INFLATED)
+        svg = inflater.decompress(data, _MAX_INFLATED)
     except zlib.error:
         raise CardgenError("the SVG embeds a gzipped SVG image that cannot be inflated", file=shown) from None
     if inflater.unconsumed_tail:
         raise CardgenError(f"the SVG embeds a gzipped SVG image of more than {_MAX_INFLATED // 1_000_000} MB",
                            file=shown)
-    return inflated
+    return svg
 
 
 def icon_body(art: Art, prefix: str) -> str:
