@@ -14,15 +14,14 @@ import zlib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from xml.etree import ElementTree
 
 from cardgen import bundled
 from cardgen.errors import CardgenError, relative
 from cardgen.storage import user_store
+from cardgen.svgart import icon_body, read_art
 
 _MAX_ICON_BYTES = 1_000_000
-MAX_EMBEDDED_PIXELS = 64_000_000  # as for image files (validate/references.py)
-_EMBEDDED_IMAGE = re.compile(r"data:image/[\w.+-]+;base64,([A-Za-z0-9+/=\s]+)")
+_DECLARED_ENCODING = re.compile(rb"\s*<\?xml[^>]*\sencoding\s*=")
 
 
 @dataclass(frozen=True)
@@ -35,66 +34,24 @@ class Icon:
     body: str
 
 
-def _refuse_unsafe(text: str, shown_as: str) -> None:
-    if re.search(r"<!DOCTYPE|<!ENTITY", text, re.IGNORECASE):
-        raise CardgenError("the SVG has a DOCTYPE or an entity declaration; these are refused "
-                           "(they can expand without limit or read other files)", file=shown_as)
-    if re.search(r"""(?:href|src)\s*=\s*["'](?!#|data:)""", text):
-        raise CardgenError("the SVG refers to an external file or URL; icons must be self-contained",
-                           file=shown_as)
-    for encoded in _EMBEDDED_IMAGE.findall(text):
-        _check_embedded_image(encoded, shown_as)
-
-
-def _check_embedded_image(encoded: str, shown_as: str) -> None:
-    """A small SVG can embed a huge picture (a 48 kB file holding a 20000 x 20000 PNG): its pixels count."""
-    import base64
-    import binascii
-    import io
-
-    from PIL import Image
-
-    try:
-        with Image.open(io.BytesIO(base64.b64decode(re.sub(r"\s+", "", encoded)))) as image:
-            width, height = image.size
-    except Image.DecompressionBombError:
-        raise CardgenError("the SVG embeds a picture with far too many pixels to draw (scale it down)",
-                           file=shown_as) from None
-    except (OSError, ValueError, SyntaxError, binascii.Error):
-        return  # not a picture Pillow knows: cairosvg reports it when it draws
-    if width * height > MAX_EMBEDDED_PIXELS:
-        raise CardgenError(f"the SVG embeds a picture of {width} x {height} px; more than "
-                           f"{MAX_EMBEDDED_PIXELS // 1_000_000} million pixels is refused (scale it down)",
-                           file=shown_as)
-
-
-def _parse_svg(text: str, name: str, path: Path, shown_as: str) -> Icon:
-    _refuse_unsafe(text, shown_as)
-    try:
-        root = ElementTree.fromstring(text)
-    except ElementTree.ParseError as exc:
-        raise CardgenError(f"the icon is not valid SVG: {exc}", file=shown_as) from None
-    box = root.get("viewBox") or f"0 0 {root.get('width', '512')} {root.get('height', '512')}"
-    try:
-        viewbox = tuple(float(v) for v in re.split(r"[\s,]+", box.strip()))
-    except ValueError:
-        raise CardgenError(f"the icon's viewBox '{box}' is not four numbers", file=shown_as) from None
-    if len(viewbox) != 4 or viewbox[2] <= 0 or viewbox[3] <= 0:
-        raise CardgenError(f"the icon's viewBox '{box}' is not four numbers with a positive size",
-                           file=shown_as)
-    body = re.sub(r"^\s*<svg[^>]*>|</svg>\s*$", "", text.strip(), flags=re.DOTALL)
-    return Icon(name, path, viewbox, body)
+def _parse_svg(text: str | bytes, name: str, path: Path, shown_as: str) -> Icon:
+    art = read_art(text, shown_as)
+    prefix = f"icon-{re.sub(r'[^A-Za-z0-9_-]', '_', name)}-"  # its classes' prefix too: no dot, no space
+    return Icon(name, path, art.viewbox, icon_body(art, prefix))
 
 
 @lru_cache(maxsize=512)
 def _parse_icon(path: Path, mtime: int, shown_as: str) -> Icon:
     if path.stat().st_size > _MAX_ICON_BYTES:
         raise CardgenError(f"the icon is larger than {_MAX_ICON_BYTES // 1000} kB", file=shown_as)
+    data = path.read_bytes()
     try:
-        text = path.read_text(encoding="utf-8")
+        data.decode("utf-8")
     except UnicodeDecodeError:
-        raise CardgenError("the icon is not UTF-8 text; an SVG icon must be", file=shown_as) from None
-    return _parse_svg(text, path.stem, path, shown_as)
+        if not _DECLARED_ENCODING.match(data):  # as older Illustrator writes: encoding="iso-8859-1"
+            raise CardgenError("the icon is not UTF-8 text and does not declare its encoding (<?xml ... "
+                               "encoding=...?>); save it as UTF-8", file=shown_as) from None
+    return _parse_svg(data, path.stem, path, shown_as)
 
 
 _INDEX_FORMAT = "2"  # what an index entry holds; part of its key
@@ -224,7 +181,15 @@ class IconLibrary:
 
     def has(self, name: str) -> bool:
         """Whether an icon file of this name exists (in the workspace or bundled; aliases not followed)."""
+        name = self._named(name)
         return name in self.files or name in self.bundled.names
+
+    def _named(self, name: str) -> str:
+        """A name as its file is named: game-icons.net's `author/name` (`lorc/punch`, as the site and Squib's
+        game_icons gem write it) is the icon `name`, unless a workspace icon is named so itself."""
+        if "/" in name and name not in self.files and name not in self.bundled.names:
+            return name.rsplit("/", 1)[1]
+        return name
 
     def names(self) -> list[str]:
         """Every name an icon can be asked for."""
@@ -239,7 +204,7 @@ class IconLibrary:
 
     def get(self, name: str) -> Icon:
         """The icon for a name or alias; a clear error when there is none."""
-        target = self.aliases.get(name, name)
+        target = self._named(self.aliases.get(name, name))
         path = self.files.get(target)
         if path is not None:
             if not path.resolve().is_relative_to(self.root.resolve()):

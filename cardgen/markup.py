@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 ICON_NAME = re.compile(r"[a-z][a-z0-9_-]*")
-_ICON = re.compile(r":([a-z][a-z0-9_-]*):")
+_ICON = re.compile(r":([a-z][a-z0-9_-]*(?:/[a-z0-9_-]+)?):")  # `:lorc/punch:`, game-icons.net's author/name too
 _ESCAPABLE = "*:\\"
 _BREAKS = ("\r\n", "\n", "\r", "\\n")  # longest first; "\\n" is the two characters a CSV cell can hold
 

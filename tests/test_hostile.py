@@ -247,10 +247,11 @@ def _png(path: Path, width: int, height: int) -> None:
     ("huge.png", None, "has far too many pixels"),
     ("big.png", (9000, 9000), "is 9000 x 9000 px"),
     ("laughs.svg", '<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY a "lol"><!ENTITY b "&a;&a;&a;">]>'
-                   '<svg xmlns="http://www.w3.org/2000/svg">&b;</svg>', "DOCTYPE or an entity"),
+                   '<svg xmlns="http://www.w3.org/2000/svg">&b;</svg>', "DOCTYPE that declares entities"),
     ("external.svg", '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">'
                      '<image xlink:href="file:///etc/passwd"/></svg>', "refers to an external file"),
-    ("absurd.svg", '<svg xmlns="http://www.w3.org/2000/svg" width="1e9" height="10"/>', "declares width=1e9"),
+    ("absurd.svg", '<svg xmlns="http://www.w3.org/2000/svg" width="1e9" height="10"/>',
+     "declares a size of 1e+09 x 10 px"),
     ("notimage.png", "just text", "cannot be read as an image"),
 ])
 def test_unsafe_images_are_refused(ws: Path, name: str, content: object, message: str) -> None:

@@ -16,7 +16,7 @@ STAGES = [
     ("base", ["errors", "units", "filenames", "ownership", "storage", "yamlsource", "expressions", "progress",
               "workspace", "registry", "boxes", "interrupts", "__init__"]),
     ("bundled", ["bundled"]),  # cardgen's own fonts, icons, partials and init files
-    ("load", ["options", "manifest", "include", "sources", "data", "markup", "fonts", "icons", "freshness"]),
+    ("load", ["options", "manifest", "include", "sources", "data", "markup", "fonts", "svgart", "icons", "freshness"]),
     ("svg", ["text", "sandbox", "templates"]),
     ("context", ["context"]),
     ("validate", ["validate"]),

@@ -9,7 +9,6 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,16 +20,16 @@ from cardgen.data import Card
 from cardgen.errors import CardgenError, Problem, relative
 from cardgen.expressions import ExpressionError, columns_in
 from cardgen.fonts import families_in_svg
-from cardgen.icons import _refuse_unsafe
 from cardgen.manifest import Choice, DeckSpec, Game
 from cardgen.markup import icon_names
 from cardgen.options.pdf import PrintSpec
 from cardgen.storage import KeptByGame
+from cardgen.svgart import MAX_SIDE as MAX_SVG_SIDE
+from cardgen.svgart import read_art
 from cardgen.templates import make_environment, safe_path, syntax_message
 
 MAX_IMAGE_PIXELS = 64_000_000   # a 20 x 20 inch board at 400 DPI; a bigger image is a mistake or an attack
 MAX_IMAGE_BYTES = 50_000_000
-MAX_SVG_SIDE = 20_000           # px, for the width/height an SVG image or the viewBox an icon declares
 MIN_ICON_SIDE = 0.01            # a tinier viewBox scales an icon by absurd factors
 CARD_KEYS = {"id", "name", "copies"}  # what a template's `card` holds besides the data columns
 
@@ -306,19 +305,12 @@ def check_image_file(path: Path, shown: str) -> str | None:
 
 def _check_svg_image(path: Path, shown: str) -> str | None:
     try:
-        text = path.read_text(encoding="utf-8")
-        _refuse_unsafe(text, shown)
-    except UnicodeDecodeError:
-        return f"image '{shown}' is not UTF-8 text; an SVG image must be"
+        art = read_art(path.read_bytes(), shown)
     except CardgenError as exc:
-        return f"image '{shown}' cannot be used: {exc.problems[0].message.replace('icons must', 'images must')}"
-    root = re.search(r"<svg\b[^>]*>", text)
-    if root is None:
-        return f"image '{shown}' has no <svg> element"
-    for attr in ("width", "height"):
-        value = re.search(rf'\s{attr}\s*=\s*["\']\s*([\d.eE+]+)', root.group())
-        if value and float(value.group(1)) > MAX_SVG_SIDE:
-            return f"image '{shown}' declares {attr}={value.group(1)}; more than {MAX_SVG_SIDE} px is refused"
+        return f"image '{shown}' cannot be used: {exc.problems[0].message}"
+    if art.declared and max(art.declared) > MAX_SVG_SIDE:
+        return (f"image '{shown}' declares a size of {art.declared[0]:g} x {art.declared[1]:g} px; more than "
+                f"{MAX_SVG_SIDE} px a side is refused")
     return None
 
 
