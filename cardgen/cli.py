@@ -465,3 +465,10 @@ def serve(root: Path, game: str, port: int, guides: bool, out: Path | None, jobs
         click.echo("stopped serving")
     finally:
         running.stop()
+
+
+# ---------------------------------------------------------------- playtesting: the numbers, simulations, pictures
+# (each command imports its libraries when it runs: pandas for stats, the designer's module for simulate)
+from cardgen.commands.stats_cmd import stats_command  # noqa: E402
+
+main.add_command(stats_command)
