@@ -9,14 +9,10 @@ import pandas as pd
 
 from cardgen.bundled import ASSETS
 from cardgen.manifest import Game
+from cardgen.outputs.playtable import stats_page
 from cardgen.storage import write_text
 
 CHART_WIDTH, CHART_HEIGHT = 320, 150  # px of a bar chart's drawing area
-
-
-def stats_page_path(out_root: Path, game: str) -> Path:
-    """Where the Stats page of a game is written (the gallery links it when it is there)."""
-    return out_root / "stats" / f"{game}.html"
 
 
 def _e(value: object) -> str:
@@ -94,6 +90,6 @@ def stats_html(game: Game, tables: dict[str, pd.DataFrame]) -> str:
 
 def write_stats_page(game: Game, tables: dict[str, pd.DataFrame], out_root: Path) -> Path:
     """Write the Stats page of a game under the output root; return its path."""
-    target = stats_page_path(out_root, game.name)
+    target = stats_page(out_root, game.name)
     write_text(target, stats_html(game, tables))
     return target
