@@ -201,7 +201,10 @@ def _run_chunk(chunk: tuple) -> dict[str, list] | tuple[int | None, str]:
             if not isinstance(measures, dict):
                 return None, f"run {run}: {function}() returned {type(measures).__name__}, not a dict of measures"
             for key, value in measures.items():
-                observations.setdefault(str(key), []).extend(value if isinstance(value, list) else [value])
+                kept = observations.setdefault(str(key), [])
+                kept.extend(value if isinstance(value, list) else [value])
+                if len(kept) > MAX_OBSERVATIONS:  # in the worker, before its memory runs out
+                    return None, f"measure '{key}' has more than {MAX_OBSERVATIONS:,} observations; give it fewer runs"
     except Exception as exc:  # the designer's code: say where, in one line
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
         return frames[-1].lineno if frames else None, f"{type(exc).__name__}: {exc} (run {run}, seed '{seed}/{run}')"

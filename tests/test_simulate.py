@@ -144,3 +144,9 @@ def test_battle_builder_ships_a_simulation_of_its_monster_battles() -> None:
     assert {"win_easy", "win_medium", "win_hard", "tokens_per_battle"} <= set(measures)
     assert sum(measures[f"win_{d}"]["n"] for d in ("easy", "medium", "hard")) == 40 * 9  # nine battles a game
     assert {m["measure"] for m in report["missed"]} == {"win_easy", "win_medium", "win_hard", "tokens_per_battle"}
+
+
+def test_too_many_observations_stop_in_the_worker(workspace: Path) -> None:
+    coin_game(workspace, MODULE.replace("    p = ", "    return {'big': [0] * 10_000_001}\n    p = "), runs=3)
+    result = run_cli(workspace, "simulate", "c", "-j", "1", expect=1)
+    assert "measure 'big' has more than 10,000,000 observations; give it fewer runs" in result.output
