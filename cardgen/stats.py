@@ -70,11 +70,11 @@ def _check_columns(game: Game, frame: pd.DataFrame, options: StatsOptions) -> No
 
 
 def with_ratios(frame: pd.DataFrame, ratios: list[tuple[str, str]]) -> pd.DataFrame:
-    """The frame with a column 'a per b' for each ratio (empty where b is empty or 0)."""
+    """The frame with a column 'a per b' for each ratio, to 3 decimals (empty where b is empty or 0)."""
     frame = frame.copy()
     for a, b in ratios:
         divisor = pd.to_numeric(frame[b], errors="coerce").replace(0, float("nan"))
-        frame[f"{a} per {b}"] = pd.to_numeric(frame[a], errors="coerce") / divisor
+        frame[f"{a} per {b}"] = (pd.to_numeric(frame[a], errors="coerce") / divisor).round(3)
     return frame
 
 
@@ -89,7 +89,7 @@ def deck_stats(game: Game, options: StatsOptions | None = None) -> dict[str, pd.
     for label, decks in _sets(game, frame):
         cards = frame[frame["deck"].isin(decks)].dropna(axis=1, how="all").assign(deck=label)
         groups = [c for c in dict.fromkeys(g for d in decks for g in group_columns(game, d, cards, options.by))]
-        measures = [c for d in decks for c in numeric_columns(game, d, cards)]
+        measures = ["copies"] + [c for d in decks for c in numeric_columns(game, d, cards)]  # copies vs unique
         measures += [f"{a} per {b}" for a, b in options.ratios if f"{a} per {b}" in cards]
         measures = [m for m in dict.fromkeys(measures) if m not in groups]
         parts["counts"].append(_counts(cards, groups))

@@ -61,8 +61,12 @@ def _deck_section(label: str, title: str, tables: dict[str, pd.DataFrame]) -> st
     for column, rows in of("curve").groupby("column", sort=False):
         if len(rows) < 2:
             continue  # one value for every card: the distribution table says it, a chart of one bar does not
-        parts.append(_figure(f"{column}: copies per value", [f"{v:g}" for v in rows["value"]],
-                             list(rows["copies"]), rows.drop(columns="column")))
+        if column == "copies":  # copies against unique cards: how many cards have each number of copies
+            parts.append(_figure("unique cards by their copies", [f"{v:g}" for v in rows["value"]],
+                                 list(rows["cards"]), rows.drop(columns="column")))
+        else:
+            parts.append(_figure(f"{column}: copies per value", [f"{v:g}" for v in rows["value"]],
+                                 list(rows["copies"]), rows.drop(columns="column")))
     parts.append("</div>")
     distribution = of("distribution")
     if not distribution.empty:

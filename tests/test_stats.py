@@ -56,11 +56,17 @@ def test_distribution_curve_and_ratio_match_the_data() -> None:
         assert row["median"] == statistics.median(hp)
     tier1 = [r for r in _rows("battle-builder", "cards.csv") if r["kind"] == "Attack" and r["tier"] == "1"]
     ratios: dict[float, int] = defaultdict(int)
-    for row in tier1:
-        ratios[int(row["value"]) / int(row["cost"])] += int(row["count"])
+    for row in _rows("battle-builder", "cards.csv"):
+        if row["cost"]:  # the bought cards: the basic ones cost nothing
+            ratios[round(int(row["value"]) / int(row["cost"]), 3)] += int(row["count"])
     curve = {r["value"]: r["copies"] for r in tables["curve"]
-             if (r["deck"], r["column"]) == ("attack-tier-1", "value per cost")}
+             if (r["deck"], r["column"]) == ("cards.csv", "value per cost")}
     assert curve == pytest.approx(dict(ratios))
+    by_copies: dict[int, int] = defaultdict(int)
+    for row in _rows("battle-builder", "cards.csv"):
+        by_copies[int(row["count"])] += 1
+    assert {r["value"]: r["cards"] for r in tables["curve"] if (r["deck"], r["column"]) == ("cards.csv", "copies")} \
+        == by_copies
     copies = {r["deck"]: (r["unique"], r["copies"], r["singles"]) for r in tables["copies"]}
     assert copies["attack-tier-1"] == (len(tier1), sum(int(r["count"]) for r in tier1), 0)
 
@@ -139,7 +145,8 @@ def test_the_stats_page_draws_a_chart_per_curve(outlier_game: Path) -> None:
     rows = list(csv.DictReader(io.StringIO((outlier_game / "data" / "o" / "spells.csv").read_text())))
     assert charts.charts == {"spells: copies by school": len({r["school"] for r in rows}),
                              "spells: cost: copies per value": len({r["cost"] for r in rows}),
-                             "spells: power: copies per value": len({r["power"] for r in rows})}
+                             "spells: power: copies per value": len({r["power"] for r in rows}),
+                             "spells: unique cards by their copies": len({r["count"] for r in rows})}
     assert "http" not in page.read_text(encoding="utf-8").replace('xmlns="http', "")  # nothing from the network
 
 
