@@ -465,3 +465,14 @@ def serve(root: Path, game: str, port: int, guides: bool, out: Path | None, jobs
         click.echo("stopped serving")
     finally:
         running.stop()
+
+
+# ---------------------------------------------------------------- playtesting: the numbers, simulations, pictures
+# (each command imports its libraries when it runs: pandas for stats, the designer's module for simulate)
+from cardgen.commands.showcase_cmd import showcase_command  # noqa: E402
+from cardgen.commands.simulate_cmd import simulate_command  # noqa: E402
+from cardgen.commands.stats_cmd import stats_command  # noqa: E402
+
+main.add_command(stats_command)
+main.add_command(simulate_command)
+main.add_command(showcase_command)

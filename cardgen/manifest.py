@@ -14,6 +14,7 @@ from cardgen.errors import CardgenError, Problem, relative
 from cardgen.filenames import collision_key, unsafe_reason
 from cardgen.include import Includer, located_file
 from cardgen.options import Strict
+from cardgen.options.simulations import SimulationSpec
 from cardgen.ownership import check_game_name
 from cardgen.registry import imported, sections
 from cardgen.units import CARD_PRESETS, parse_length
@@ -126,6 +127,7 @@ class GameSpec(Strict):
     decks: dict[str, DeckSpec]
     sizes: dict[str, SizeSpec] = Field(default_factory=dict)
     rules: list["RuleSpec"] = Field(default_factory=list, description="game rules checked by cardgen validate")
+    simulations: dict[str, SimulationSpec] = Field(default_factory=dict, description="run by cardgen simulate only")
 
     @field_validator("version", mode="before")
     @classmethod

@@ -24,6 +24,7 @@ STAGES = [
     ("record", ["record", "changes"]),
     ("outputs", ["outputs"]),
     ("build", ["plan", "build", "watch"]),
+    ("playtest", ["stats", "stats_page", "simulate", "showcase"]),  # numbers, simulations, pictures to share
     ("cli", ["cli", "commands", "__main__", "scaffold", "iconsheet", "serve"]),
 ]
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from cardgen.bundled import ASSETS
 from cardgen.changes import Changes, diff_records, field_change
 from cardgen.errors import Problem
+from cardgen.outputs.playtable import STATS_PAGE, stats_page, table_script, table_section
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.record import BUILD_RECORD, BuildRecord, CardEntry, DeckEntry, GuideBox
 from cardgen.storage import place_file, write_text
@@ -97,8 +98,10 @@ def _back_figure(record: BuildRecord, image: str, deck: DeckEntry) -> str:
             f'{guides_svg(deck, back.boxes if back else [])}</div><figcaption>back</figcaption></figure>')
 
 
-def gallery_html(record: BuildRecord, changes: Changes | None = None, guides: bool = False) -> str:
-    """The gallery page of a build record (with the changes since the previous build, when known)."""
+def gallery_html(record: BuildRecord, changes: Changes | None = None, guides: bool = False,
+                 stats: bool = False) -> str:
+    """The gallery page of a build record (with the changes since the previous build, when known), its playtest
+    table, and a link to the Stats page when there is one (`stats`)."""
     changes = changes or Changes()
     per_card: dict[str, list[Problem]] = {}
     top = []
@@ -126,8 +129,10 @@ def gallery_html(record: BuildRecord, changes: Changes | None = None, guides: bo
              f"{len(changes.added)} new, {len(changes.changed)} changed, {len(changes.removed)} removed since the "
              "previous build" if not changes.empty else "no change since the previous build")
     title = _e(f"{record.game.title} v{record.game.version}")
-    style = (ASSETS / "gallery" / "gallery.css").read_text(encoding="utf-8")
-    script = (ASSETS / "gallery" / "gallery.js").read_text(encoding="utf-8")
+    style = "".join((ASSETS / "gallery" / name).read_text(encoding="utf-8") for name in ("gallery.css", "table.css"))
+    script = (ASSETS / "gallery" / "gallery.js").read_text(encoding="utf-8") + table_script()
+    views = '<button id="view-table" aria-pressed="false">Table</button>' + (
+        f'<a href="../{_e(STATS_PAGE.format(game=record.game.name))}">Stats</a>' if stats else "")
     legend = "".join(f'<b style="border-bottom:2px solid {c}">{k}</b>' for k, c in _BOX_COLORS.items())
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
             f'<meta name="viewport" content="width=device-width"><style>{style}</style></head>'
@@ -137,8 +142,9 @@ def gallery_html(record: BuildRecord, changes: Changes | None = None, guides: bo
             f'all decks</option>{options}</select></label><input id="search" type="search" placeholder="Search names '
             f'and text" aria-label="Search"><label><input type="checkbox" id="guides"{" checked" * guides}> '
             f'Guides</label><span class="legend">trim (red line), bleed (red), safe zone (cyan) {legend}</span>'
-            f'<label><input type="checkbox" id="changed-only"> Changed only</label><span id="count"></span></div>'
-            f'</header><div id="banner" hidden></div><main>{findings}{"".join(sections)}</main>'
+            f'<label><input type="checkbox" id="changed-only"> Changed only</label><span id="count"></span>'
+            f'<span class="views">{views}</span></div></header><div id="banner" hidden></div>'
+            f'<main>{findings}{"".join(sections)}{table_section(record)}</main>'
             f"<script>{script}</script></body></html>\n")
 
 
@@ -172,7 +178,8 @@ class GalleryStage(Stage):
             changes = diff_records(previous, ctx.record) if previous is not None else Changes(first=True)
         _keep_previous_images(ctx.record, old_dir, ctx.out_dir, changes)
         guides = (ctx.out_dir / "guides").is_dir()
-        write_text(ctx.out_dir / GALLERY_FILE, gallery_html(ctx.record, changes, guides))
+        stats = stats_page(ctx.final_dir.parent, ctx.record.game.name).is_file()
+        write_text(ctx.out_dir / GALLERY_FILE, gallery_html(ctx.record, changes, guides, stats))
         return []
 
 

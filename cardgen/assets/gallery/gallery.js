@@ -25,7 +25,9 @@
     count.textContent = shown + " of " + figures.length + " cards";
     document.body.classList.toggle("show-guides", guides.checked);
     const state = { deck: wanted, q: search.value, guides: guides.checked ? 1 : 0, changed: changedOnly.checked ? 1 : 0 };
-    history.replaceState(null, "", "#" + new URLSearchParams(state).toString());
+    const params = new URLSearchParams(location.hash.slice(1)); // the Table view keeps its own keys there
+    for (const [key, value] of Object.entries(state)) params.set(key, String(value));
+    history.replaceState(null, "", "#" + params.toString());
   }
 
   // The view (deck, search, guides) is kept in the address, so a reload keeps it.

@@ -1,0 +1,60 @@
+"""The gallery's playtest table (`index.html`, *Table* view): pick decks, shuffle with a seed shown and settable,
+draw, deal hands, flip, discard, put back, reset, with the exact odds of drawing what a filter matches.
+
+Everything runs in the page (assets/gallery/table.js) from the build's card images and the card data written
+into it here, so it works from file:// with no network. The shuffle is mulberry32 and Fisher-Yates, both simple
+enough to compute again elsewhere (the tests do, in Python), so a seed deals the same cards everywhere.
+"""
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+from cardgen.bundled import ASSETS
+from cardgen.record import BuildRecord
+
+STATS_PAGE = "stats/{game}.html"  # under the output root: written by `cardgen stats GAME --page`
+
+
+def stats_page(out_root: Path, game: str) -> Path:
+    """Where the Stats page of a game is (the gallery links it when it is there)."""
+    return out_root / STATS_PAGE.format(game=game)
+
+
+def _scalar(value: object) -> object:
+    return ", ".join(map(str, value)) if isinstance(value, list) else value
+
+
+def table_cards(record: BuildRecord) -> list[dict]:
+    """The cards the table deals: one entry per unique card, in the record's order, with its copies."""
+    return [{"id": c.id, "deck": c.deck, "name": c.name, "copies": c.copies, "face": c.face, "back": c.back,
+             "fields": {k: _scalar(v) for k, v in c.fields.items() if isinstance(v, (str, int, float, bool, list))}}
+            for c in record.cards]
+
+
+def table_section(record: BuildRecord) -> str:
+    """The table's HTML: its controls, piles and zones, and the card data as JSON for table.js."""
+    decks = "".join(f'<label><input type="checkbox" name="table-deck" value="{html.escape(name)}"> '
+                    f"{html.escape(deck.title)}</label>" for name, deck in record.decks.items()
+                    if any(c.deck == name for c in record.cards))
+    data = json.dumps({"decks": {n: d.title for n, d in record.decks.items()}, "cards": table_cards(record)},
+                      ensure_ascii=False)
+    data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")  # no markup in the script
+    return (f'<section id="table" hidden><div class="table-controls"><fieldset id="table-decks"><legend>Decks'
+            f"</legend>{decks}</fieldset><label>Seed <input id=\"seed\" type=\"number\" min=\"0\" max=\"4294967295\">"
+            '</label><button id="shuffle">Shuffle</button><button id="new-seed">New seed</button>'
+            '<button id="draw">Draw</button><label>Hands <input id="hands" type="number" value="2" min="1" max="8">'
+            '</label><label>Cards each <input id="hand-size" type="number" value="5" min="1" max="30"></label>'
+            '<button id="deal">Deal</button><button id="reset">Reset</button></div>'
+            '<div class="table-top"><div class="pile" id="draw-pile"></div><div id="odds"><label>Odds of at least '
+            '<input id="odds-k" type="number" value="1" min="0" max="99"> card(s) with <select id="odds-filter">'
+            '</select> in the next <input id="odds-n" type="number" value="5" min="0" max="999"> draws</label>'
+            '<output id="odds-result"></output></div><div class="pile" id="discard-pile"></div></div>'
+            '<h3>In play</h3><div class="zone" id="in-play"></div><div id="hands-zone"></div>'
+            f'<script type="application/json" id="table-data">{data}</script></section>')
+
+
+def table_script() -> str:
+    """The table's script (after the gallery's)."""
+    return (ASSETS / "gallery" / "table.js").read_text(encoding="utf-8")
