@@ -20,9 +20,8 @@ import cairosvg.parser
 import cairosvg.surface
 from PIL import Image
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from cardgen.fonts import configure_fontconfig  # noqa: E402
-from cardgen.render import PNG_OPTIONS  # noqa: E402
+from cardgen.fonts import configure_fontconfig
+from cardgen.render import PNG_OPTIONS
 
 
 def fetch(url: str, resource_type: str) -> bytes:

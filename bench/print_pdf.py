@@ -7,18 +7,16 @@ PNG figure is near the worst case for card art (flat vector art compresses far b
 from __future__ import annotations
 
 import random
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFilter
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from cardgen.outputs.imposition import PrintOptions  # noqa: E402
-from cardgen.outputs.pdf import write_print_pdf  # noqa: E402
-from cardgen.record import BuildRecord  # noqa: E402
-from cardgen.storage import file_digest  # noqa: E402
+from cardgen.outputs.imposition import PrintOptions
+from cardgen.outputs.pdf import write_print_pdf
+from cardgen.record import BuildRecord
+from cardgen.storage import file_digest
 
 CARDS = 100
 SIZE = (825, 1125)

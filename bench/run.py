@@ -33,10 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable
 
+import cardgen
+
 REPO = Path(__file__).resolve().parent.parent
 BENCH = REPO / "bench"
 RESULTS = BENCH / "RESULTS.md"
-sys.path.insert(0, str(REPO))
 
 _script = Path(sys.executable).parent / "cardgen"
 CARDGEN = [str(_script)] if _script.exists() else [sys.executable, "-m", "cardgen"]
@@ -480,7 +481,7 @@ def compile_cardgen() -> None:
     (this one) never writes it: every measured command would then compile cardgen's modules again,
     0.1-0.15 s that a designer's installation does not pay.
     """
-    compileall.compile_dir(str(REPO / "cardgen"), quiet=1)
+    compileall.compile_dir(str(Path(cardgen.__file__).parent), quiet=1)
 
 
 def main() -> None:
