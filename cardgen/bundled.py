@@ -1,4 +1,5 @@
-"""cardgen's own package data: default fonts, the game-icons.net set, shared template partials, `init` files.
+"""cardgen's own package data: default fonts, the game-icons.net set, shared template partials, `init` files; and
+the digests of the package (its code, its files) that are part of every cache key.
 
 A workspace needs only `data/` and `templates/`; its `fonts/`, `icons/` and `templates/` folders add to
 these and take precedence over them.
@@ -6,10 +7,14 @@ these and take precedence over them.
 from __future__ import annotations
 
 import hashlib
+import os
 from functools import lru_cache
 from pathlib import Path
 
-ASSETS = Path(__file__).resolve().parent / "assets"
+import cardgen
+
+PACKAGE = Path(cardgen.__file__).resolve().parent  # the package's folder, wherever in it this module lies
+ASSETS = PACKAGE / "assets"
 FONTS_DIR = ASSETS / "fonts"
 ICON_BUNDLE = ASSETS / "icons" / "game-icons.zip"
 ICON_ATTRIBUTION = ASSETS / "icons" / "ATTRIBUTION.md"
@@ -24,32 +29,62 @@ def render_inputs() -> list[Path]:
     return [*fonts, ICON_BUNDLE, *partials]
 
 
-_DIGEST_FORMAT = "1"  # what a kept bundle digest is; part of its key
+def code_files() -> list[Path]:
+    """Every other file of cardgen's package: its modules and the rest of its assets (compiled bytecode aside: it
+    follows from the modules), in a fixed order."""
+    tracked = set(render_inputs())  # keyed one by one, by the cards that use them (`bundle_digest`, render keys)
+    found = []
+    for folder, subfolders, files in os.walk(PACKAGE):
+        subfolders[:] = sorted(s for s in subfolders if s != "__pycache__")
+        found += [path for name in sorted(files) if not name.endswith((".pyc", ".pyo"))
+                  for path in (Path(folder, name),) if path not in tracked]
+    return found
+
+
+def _stamp(paths: list[Path]) -> tuple:
+    """Path, size and modification time of each file: cheap, and new after any reinstall or edit."""
+    return tuple((str(p), s.st_size, s.st_mtime_ns) for p in paths for s in (p.stat(),))
 
 
 @lru_cache(maxsize=4)
-def _digest(stamp: tuple) -> str:
-    """The content hash of the bundled files of a stamp (paths, sizes, times): kept in the user's cache folder
-    (a sealed entry), else computed from every file's content and kept."""
+def _digest(stamp: tuple, salt: str = "") -> str:
+    """The content hash of the files of a stamp (paths, sizes, times): kept in the user's cache folder (a sealed
+    entry, keyed by the stamp and `salt`), else computed from every file's content and kept."""
     from cardgen.storage import file_digest, user_store
 
     cache = user_store("bundle-digest", ".json")
-    key = hashlib.sha256(repr((_DIGEST_FORMAT, stamp)).encode()).hexdigest()[:32]
+    key = hashlib.sha256(repr((salt, stamp)).encode()).hexdigest()[:32]
     kept = cache.read_json(key) if cache is not None else None
     if isinstance(kept, str) and len(kept) == 32:
         return kept
     digest = hashlib.sha256()
-    for path in render_inputs():
-        digest.update(f"{path.name}:{file_digest(path)}\0".encode())
+    for name, *_ in stamp:
+        path = Path(name)
+        shown = path.relative_to(PACKAGE).as_posix() if path.is_relative_to(PACKAGE) else path.name
+        digest.update(f"{shown}:{file_digest(path)}\0".encode())
     value = digest.hexdigest()[:32]
     if cache is not None:
         cache.put_json(key, value)
     return value
 
 
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """A content hash of cardgen's own code and of its bundled files but the render inputs (which `bundle_digest`
+    and the render keys cover one by one): part of every cache key and of the no-change check, so that an
+    upgrade, or an edit of cardgen in an editable install, makes anew what it may change (no version number to
+    bump by hand).
+
+    Computed once per process (the process runs the code it imported first): ~120 stats, and the hash kept by
+    them in the user's cache (`_digest`; bundled.py itself is one of the files, so a new way of hashing is a
+    new key).
+    """
+    return _digest(_stamp(code_files()))
+
+
 def bundle_stamp() -> tuple:
     """Path, size and modification time of every bundled render input: cheap, and new after any reinstall."""
-    return tuple((str(p), s.st_size, s.st_mtime_ns) for p in render_inputs() for s in (p.stat(),))
+    return _stamp(render_inputs())
 
 
 def bundle_digest() -> str:
@@ -59,4 +94,4 @@ def bundle_digest() -> str:
     by the files' paths, sizes and modification times (all new after any reinstall): the trust a verified
     cache entry gets (`storage.verify`).
     """
-    return _digest(bundle_stamp())
+    return _digest(bundle_stamp(), code_digest())

@@ -19,7 +19,6 @@ import types
 from pathlib import Path
 from typing import Any
 
-_FORMAT = 1  # bump when what is kept changes
 _MAIN, _PIXBUF = "cardgen_cairo_ffi", "cardgen_cairo_pixbuf_ffi"  # the names cffi gives the two FFI objects
 
 
@@ -54,8 +53,8 @@ def import_cairocffi() -> None:
 
 
 def _key() -> str | None:
-    """What the kept declarations depend on: cairocffi's declaring files, cffi's backend, Python; None when
-    cairocffi adds declarations of another package (xcffib) or is laid out otherwise."""
+    """What the kept declarations depend on: cardgen's code, cairocffi's declaring files, cffi's backend, Python;
+    None when cairocffi adds declarations of another package (xcffib) or is laid out otherwise."""
     if importlib.util.find_spec("xcffib") is not None:
         return None
     spec = importlib.util.find_spec("cairocffi")
@@ -66,7 +65,9 @@ def _key() -> str | None:
         import _cffi_backend
 
         texts = [(folder / name).read_bytes() for name in ("ffi.py", "constants.py")]
-        versions = (_FORMAT, _cffi_backend.__version__, sys.version)
+        from cardgen.bundled import code_digest
+
+        versions = (code_digest(), _cffi_backend.__version__, sys.version)
     except (OSError, ImportError, AttributeError):
         return None
     digest = hashlib.sha256(repr(versions).encode())

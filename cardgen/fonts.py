@@ -147,7 +147,6 @@ class FontFace:
 
 MEASURED_TEXTS = 100_000  # texts whose advance a face keeps (a word is ~100 bytes kept)
 _metrics: Cache | None = None  # the output root's cache of metrics read from font files (`keep_metrics`)
-_METRICS_FORMAT = "2"  # what a kept entry holds; part of its key, as the user's cache outlives a cardgen version
 
 
 def keep_metrics(out_root: Path) -> None:
@@ -171,7 +170,8 @@ def _read_face(path: Path) -> FontFace:
     fontTools takes longer than loading a small game, and most builds read the same files as the build before.
     An entry that does not verify, or is not what this cardgen writes, is read from the font again."""
     stat = path.stat()
-    key = hashlib.sha256(f"{_METRICS_FORMAT}\0{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()
+    # cardgen's code digest in the key: the user's cache outlives a cardgen version, and what an entry holds may change
+    key = hashlib.sha256(f"{bundled.code_digest()}\0{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()
                          ).hexdigest()[:32]
     cache = _metrics_cache(path)
     # an entry is two lines of JSON: the face's names and sizes, then its advances, read only when used

@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable
 
-from cardgen import __version__
 from cardgen.errors import CardgenError, Problem
 from cardgen.storage import FILE_MODE, write_atomic, write_json
 
@@ -69,10 +68,11 @@ def _extra_sources(game: str, sources: dict[str, list[int]]) -> list[str]:
 
 
 def settings_key(*parts: object) -> str:
-    """A hash of the build settings, the cardgen version and its bundled fonts, icons and partials."""
-    from cardgen.bundled import bundle_stamp
+    """A hash of the build settings, cardgen's own code (`bundled.code_digest`) and its bundled fonts, icons and
+    partials (by stamp)."""
+    from cardgen.bundled import bundle_stamp, code_digest
 
-    return hashlib.sha256(repr((__version__, bundle_stamp(), *parts)).encode()).hexdigest()[:16]
+    return hashlib.sha256(repr((code_digest(), bundle_stamp(), *parts)).encode()).hexdigest()[:16]
 
 
 def seal_record(record_path: Path, record: dict) -> None:

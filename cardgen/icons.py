@@ -54,7 +54,6 @@ def _parse_icon(path: Path, mtime: int, shown_as: str) -> Icon:
     return _parse_svg(data, path.stem, path, shown_as)
 
 
-_INDEX_FORMAT = "2"  # what an index entry holds; part of its key
 _INDEX_ROW = struct.Struct("<5Q")  # header offset, compressed size, size, method, CRC
 Member = tuple[int, int, int, int, int]
 
@@ -108,7 +107,7 @@ class BundledIcons:
         """Where each icon lies in the zip: (header offset, compressed size, size, method, CRC), by icon name."""
         if self._index is None:
             stat = self.path.stat()
-            key = hashlib.sha256(f"{_INDEX_FORMAT}\0{self.path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}"
+            key = hashlib.sha256(f"{bundled.code_digest()}\0{self.path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}"
                                  .encode()).hexdigest()[:32]
             cache = user_store("icon-index", ".bin")
             self._index = _index_from_bytes(cache.read_bytes(key) if cache is not None else None)

@@ -23,7 +23,6 @@ from cardgen.errors import CardgenError
 from cardgen.storage import file_digest, write_sealed
 from cardgen.svgart import is_svg as _is_svg
 
-RENDERER_VERSION = "2"  # 2: masks by luminance, SVG images sized by their viewBox (svgart.document)
 # zlib level 1 with the run-length strategy: card art is mostly flat colour, which RLE packs
 # smaller and faster than the default strategy (measured: 20 ms and 151 kB against 25 ms and 171 kB).
 PNG_OPTIONS = {"compress_level": 1, "compress_type": zlib.Z_RLE}
@@ -79,9 +78,11 @@ class RenderFailure(Exception):
 
 
 def content_key(svg: str, width: int, height: int, dpi: int, files: Iterable[Path]) -> str:
-    """The cache key of a rendered image: SVG text, pixel size, renderer version and used files."""
+    """The cache key of a rendered image: SVG text, pixel size, cardgen's code, cairosvg's version and used files."""
+    from cardgen.bundled import code_digest
+
     digest = hashlib.sha256()
-    for part in (RENDERER_VERSION, _drawing_library_version(), f"{width}x{height}@{dpi}", svg):
+    for part in (code_digest(), _drawing_library_version(), f"{width}x{height}@{dpi}", svg):
         digest.update(part.encode())
         digest.update(b"\0")
     for path in sorted(set(files)):

@@ -267,21 +267,18 @@ class KeptBytecode(jinja2.BytecodeCache):
     may be shared or synced: what is kept here is code cardgen runs). Compiling the templates of one card was
     15-20 ms of a one-card edit.
 
-    An entry is keyed by the template's name and file and by everything that shapes the compiled code: the
-    source of cardgen's sandbox (its code generator adds the bounds) and of this module (the environment's
-    options: autoescape, the undefined type, whitespace control), cardgen's, Jinja's and Python's versions.
+    An entry is keyed by the template's name and file and by everything that shapes the compiled code: cardgen's
+    code (`bundled.code_digest`: the sandbox's code generator adds the bounds, this module sets the environment's
+    options: autoescape, the undefined type, whitespace control), Jinja's and Python's versions.
     Jinja then checks the entry holds the same template source (a checksum) and its own bytecode version;
     the entry is sealed and verified like every cache entry (a damaged one is compiled again).
     """
 
     def __init__(self, store: Cache) -> None:
-        from cardgen import __version__, sandbox
+        from cardgen.bundled import code_digest
 
         self.store = store
-        salt = hashlib.sha256(f"{__version__}\0{jinja2.__version__}\0{sys.version}\0".encode())
-        for module in (sandbox.__file__, __file__):
-            salt.update(Path(module).read_bytes())
-        self.salt = salt.hexdigest()
+        self.salt = hashlib.sha256(f"{code_digest()}\0{jinja2.__version__}\0{sys.version}".encode()).hexdigest()
 
     def get_cache_key(self, name: str, filename: str | None = None) -> str:
         """The key of a template's entry (see the class)."""
@@ -356,16 +353,12 @@ def _in_render(problem: Problem, where: str, shown: str, line: int | None) -> Pr
     return dataclasses.replace(problem, message=message, file=problem.file or shown, row=problem.row or line)
 
 
-SVG_CACHE_FORMAT = "2"  # what an entry holds (2: boxes as lists); part of every key
-
-
 def render_inputs(game: Game) -> str:
-    """A digest of everything every render of a game reads but its card: cardgen's version and bundled files, the
+    """A digest of everything every render of a game reads but its card: cardgen's code and bundled files, the
     manifest, and every file under templates/, icons/ and fonts/ (by content)."""
-    from cardgen import __version__
-    from cardgen.bundled import bundle_digest
+    from cardgen.bundled import bundle_digest, code_digest
 
-    digest = hashlib.sha256(f"{__version__}\0{SVG_CACHE_FORMAT}\0{bundle_digest()}\0".encode())
+    digest = hashlib.sha256(f"{code_digest()}\0{bundle_digest()}\0".encode())
     for manifest in game.manifest_files:
         digest.update(manifest.read_bytes())
     for shared in ("templates", "icons", "fonts"):

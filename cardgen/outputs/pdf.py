@@ -27,7 +27,6 @@ from cardgen.render import CardWork, DrawnCard
 from cardgen.storage import Cache, KeptByGame, write_atomic
 from cardgen.units import mm_to_pt
 
-PDF_VERSION = "1"  # part of the key of a kept PDF file: bump it when `_draw` draws differently
 MARK_WIDTH_PT = 0.3
 PAGES_PER_FILE = 120  # at most; a duplex front page and its back page always share a file
 FOOTER_MAX_PT = 6.0
@@ -163,8 +162,10 @@ def _volume_key(pages: list[Page], document: Document, images: ImageFiles, first
     the content of every image drawn, the footer texts' parts, the options and the versions drawing it."""
     from reportlab import Version
 
+    from cardgen.bundled import code_digest
+
     decks = sorted({page.deck for page in pages})
-    digest = hashlib.sha256(repr((PDF_VERSION, document.cardgen, Version, images.options, first, total,
+    digest = hashlib.sha256(repr((code_digest(), document.cardgen, Version, images.options, first, total,
                                   document.title, document.version, document.built_at[:10],
                                   [document.deck_title(d) for d in decks], pages)).encode())
     for page in pages:
@@ -396,8 +397,10 @@ def _page_key(page: Page, footer: str, images: ImageFiles) -> str:
     names (their content hashes) and the versions drawing it."""
     from reportlab import Version
 
+    from cardgen.bundled import code_digest
+
     names = [images.name(slot.image) for slot in page.slots]
-    return hashlib.sha256(repr((PDF_VERSION, Version, page, footer, names)).encode()).hexdigest()[:32]
+    return hashlib.sha256(repr((code_digest(), Version, page, footer, names)).encode()).hexdigest()[:32]
 
 
 def _put_back(pdf: Any, page: Page, images: ImageFiles, drawn: Any) -> bool:

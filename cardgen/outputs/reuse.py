@@ -5,13 +5,14 @@ import hashlib
 from pathlib import Path
 from typing import Callable, Iterable
 
-from cardgen import __version__
 from cardgen.storage import Cache, file_digest, place_file
 
 
 def inputs_key(inputs: Iterable[str | Path]) -> str:
-    """A hash of an output's inputs: text parts as they are, files by their content."""
-    digest = hashlib.sha256(__version__.encode())
+    """A hash of an output's inputs (text parts as they are, files by their content) and of cardgen's code."""
+    from cardgen.bundled import code_digest
+
+    digest = hashlib.sha256(code_digest().encode())
     for item in inputs:
         digest.update(b"\0")
         digest.update(file_digest(item).encode() if isinstance(item, Path) else str(item).encode())

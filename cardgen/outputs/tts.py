@@ -42,10 +42,9 @@ TILE_TYPES = {"rectangle": 0, "square": 0, "hex": 1, "circle": 2, "rounded": 3}
 DECK_TYPES = {"rounded": 0, "rectangle": 1, "square": 1, "hex": 3, "circle": 4}
 PLAIN_BACK = "#3a3733"  # the back of cards whose deck declares none
 EMPTY_SLOT = "black"  # a slot of a sheet's grid that holds no card (its last row may not be full)
-# Part of the keys of cells and images: a change in how they are made changes their keys, so that an output
-# root's cache never mixes cells made one way into sheets made another, and image names (URLs) change too.
-CELL_VERSION = "tiles"  # drawn from the card's vectors, JPEG tiles at the sheet's quality ("vectors": at 97)
-IMAGE_VERSION = "4"  # 4: JPEG sheets put together from their cells' tiles, cells in whole blocks
+# The keys of cells and images (`inputs_key`) hold cardgen's code digest: a change in how they are made changes
+# their keys, so that an output root's cache never mixes cells made one way into sheets made another, and image
+# names (URLs) change too.
 CELL_CACHE = "tts-cells"  # the cache of sheet cells, in the output root's .cache/
 COVER_CACHE = "tts-cover"  # the cache of the thumbnail's faces
 COVER_FACE_PX = (110, 154)  # a face on the thumbnail fits this box
@@ -277,7 +276,7 @@ class Cell:
     @property
     def key(self) -> str:
         """Its key in the cell cache."""
-        return inputs_key(["cell", CELL_VERSION, self.source.hash, f"{self.size}", f"{self.source.bleed}",
+        return inputs_key(["cell", self.source.hash, f"{self.size}", f"{self.source.bleed}",
                            str(self.quality or "png")])
 
     def cache(self, out_root: Path) -> Cache:
@@ -667,7 +666,7 @@ class _Exporter:
         content does.
         """
         png = keep_alpha or self.options.image_format == "png"
-        key = inputs_key([*inputs, str(png), str(self.options.jpeg_quality), IMAGE_VERSION])
+        key = inputs_key([*inputs, str(png), str(self.options.jpeg_quality)])
         name = f"{self.game}-{stem}-{key[:12]}{'.png' if png else '.jpg'}"
         image = ExportImage(picture, png, self.options.jpeg_quality, (key,))
         if self.recipes is not None:

@@ -33,7 +33,6 @@ _TSPAN = re.compile(r"<tspan\b([^>]*)>(.*?)</tspan>", re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
 _ATTR = re.compile(r'(?<![\w-])([\w-]+)\s*=\s*"([^"]*)"')
 TOLERANCE_PX = 1.0
-CHECK_VERSION = "2"  # part of the key of kept findings: bump it when what the check finds changes
 
 
 def _attrs(text: str) -> dict[str, str]:
@@ -102,12 +101,12 @@ class KnownFindings(KeptByGame):
     """
 
     def __init__(self, out_root: Path, game: str, svg_cache: SVGCache) -> None:
-        super().__init__(out_root, "layout", f"{CHECK_VERSION}\0{game}")
+        super().__init__(out_root, "layout", game)
         self.svg_cache = svg_cache
 
     def key(self, template: str, deck: str, card: Card | None) -> str:
-        """The key of one render's findings: its SVG cache key and the version of this check."""
-        return f"{CHECK_VERSION}-{self.svg_cache.key(template, deck, card)}"
+        """The key of one render's findings: its SVG cache key (which holds cardgen's code digest)."""
+        return self.svg_cache.key(template, deck, card)
 
     def get(self, key: str) -> list[Problem] | None:
         """The findings kept for a render, or None when there are none (or they cannot be read)."""

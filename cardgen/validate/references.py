@@ -87,9 +87,6 @@ def deck_templates(game: Game, deck_name: str) -> dict[str, Where]:
     return names
 
 
-SCAN_VERSION = "1"  # part of the key of kept template scans: bump it when what `_scan` reads changes
-
-
 @dataclass
 class TemplateScan:
     """What one template names by itself (not what the templates it includes name), and those it includes."""
@@ -113,10 +110,10 @@ class KnownScans(KeptByGame):
 
     @staticmethod
     def key(name: str, shown: str, source: str) -> str:
-        """The key of a template's scan: its name, file and text, and the versions of the scan, cardgen and Jinja."""
-        from cardgen import __version__
+        """The key of a template's scan: its name, file and text, cardgen's code and Jinja's version."""
+        from cardgen.bundled import code_digest
 
-        text = json.dumps([SCAN_VERSION, __version__, jinja2.__version__, name, shown, source])
+        text = json.dumps([code_digest(), jinja2.__version__, name, shown, source])
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
     def get(self, key: str) -> TemplateScan | None:
