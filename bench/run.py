@@ -388,7 +388,8 @@ class Bench:
                     "start, importing cairosvg and Pillow, drawing and encoding that one SVG, nothing else; where it "
                     "is 10% of the cold build or more, no whole command can meet that target. The watch column is "
                     "the time from the save to the watch's report of its rebuild, less the "
-                    "quiet time it waits for after a save (`cardgen.watch.QUIET_SECONDS`): the rebuild a designer "
+                    "quiet time it waits for after a save (`cardgen.watch.QUIET_SECONDS`): "
+                    "the rebuild a designer "
                     "who keeps `cardgen watch` or `cardgen serve` running waits for (the first save's rebuild, then "
                     "the median of those after it and its share).")
         return rows

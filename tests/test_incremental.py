@@ -453,8 +453,8 @@ def test_pydantic_plugins_are_loaded_when_a_user_turns_them_on(tmp_path: Path) -
                                       "        seen.append(schema_type.__name__)\n"
                                       "        return None, None, None\n"
                                       "plugin = Plugin()\n")
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import cardgen.cli; from cardgen.record import BuildRecord; "
-            "import counting; print('BuildRecord' in counting.seen)")
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import cardgen.cli; "
+            "from cardgen.record import BuildRecord; import counting; print('BuildRecord' in counting.seen)")
     for setting, seen in (("", "True"), (None, "False"), ("__all__", "False")):
         env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
         if setting is not None:

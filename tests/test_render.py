@@ -68,8 +68,8 @@ def test_a_face_measures_every_text_as_its_glyph_advances_add_up(monkeypatch) ->
 
     monkeypatch.setattr(cardgen.fonts, "MEASURED_TEXTS", 6)  # keeps 6 texts, measures the others each time
     bold = FONTS.face("Roboto", bold=True)
-    face = cardgen.fonts.FontFace(bold.path, bold.family, True, False, bold.units_per_em, bold.ascent, bold.descent,
-                                  bold.advances)
+    face = cardgen.fonts.FontFace(bold.path, bold.family, True, False, bold.units_per_em, bold.ascent,
+                                  bold.descent, bold.advances)
     blank = face.advances[0x20]
     words = ["Will", "mill", "iiii", "WWWW", "Wi", "iW", "café", "\u0d9e"]  # same lengths, different widths
 
@@ -498,8 +498,9 @@ def test_the_key_of_a_drawn_image_holds_the_version_of_cairosvg_that_draws_it(tm
     import cairosvg
 
     # cairosvg's version, as cairosvg itself reports it, is read without importing cairosvg (only workers draw)
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); from cardgen.render import _drawing_library_version as v, "
-            "content_key; print(v(), 'cairosvg' in sys.modules, content_key('<svg/>', 1, 1, 96, []))")
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); "
+            "from cardgen.render import _drawing_library_version as v, content_key; "
+            "print(v(), 'cairosvg' in sys.modules, content_key('<svg/>', 1, 1, 96, []))")
     real = subprocess.run([sys.executable, "-c", code, str(tmp_path / "nothing")], capture_output=True, text=True,
                           check=True).stdout.split()
     assert real[:2] == [cairosvg.__version__, "False"]
