@@ -2,7 +2,7 @@
 
 Run: python bench/floor.py SVGS.json OUT_DIR   (bench/run.py writes SVGS.json from a game's cards)
 SVGS.json lists the very SVG texts a build draws, with their pixel size, DPI, base URL and background;
-the PNGs are encoded with the build's settings (`cardgen.render.PNG_OPTIONS`) and written to OUT_DIR.
+the PNGs are encoded with the build's settings (`cardgen.raster.render.PNG_OPTIONS`) and written to OUT_DIR.
 Prints one JSON line: {"images": n, "seconds": s}, timing the drawing loop only (imports, fontconfig
 and reading SVGS.json are left out, so the floor is as low as it honestly gets).
 """
@@ -20,8 +20,8 @@ import cairosvg.parser
 import cairosvg.surface
 from PIL import Image
 
-from cardgen.fonts import configure_fontconfig
-from cardgen.render import PNG_OPTIONS
+from cardgen.load.fonts import configure_fontconfig
+from cardgen.raster.render import PNG_OPTIONS
 
 
 def fetch(url: str, resource_type: str) -> bytes:

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFilter
 
+from cardgen.core.storage import file_digest
 from cardgen.outputs.imposition import PrintOptions
 from cardgen.outputs.pdf import write_print_pdf
-from cardgen.record import BuildRecord
-from cardgen.storage import file_digest
+from cardgen.record.record import BuildRecord
 
 CARDS = 100
 SIZE = (825, 1125)

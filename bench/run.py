@@ -111,8 +111,8 @@ def edit_values(root: Path, game: str, count: int) -> list[int]:
 def svg_listing(root: Path, game: str, target: Path, card: str | None = None) -> int:
     """Write the SVG text, size and base URL of every image a build of `game` draws (only the face of the card
     named `card` when given), for bench/floor.py."""
-    from cardgen.context import BuildContext
-    from cardgen.plan import plan_build
+    from cardgen.build.plan import plan_build
+    from cardgen.svg.context import BuildContext
 
     with tempfile.TemporaryDirectory(prefix="cardgen-bench-plan-") as scratch:
         plan = plan_build(BuildContext.load(root, game, Path(scratch)))
@@ -231,8 +231,8 @@ def _floor_run(listing: Path) -> Run:
 def watched_edits(root: Path, game: str, out: Path, values: list[int]) -> tuple[list[float], list[int]]:
     """Edit one card with each of `values` under a running `cardgen watch` of `game` (built into `out` already);
     return the seconds from each save to the rebuild's report less the quiet time the watch waits for after a
-    save (cardgen.watch.QUIET_SECONDS), and the images each rebuild drew."""
-    from cardgen.watch import QUIET_SECONDS
+    save (cardgen.build.watch.QUIET_SECONDS), and the images each rebuild drew."""
+    from cardgen.build.watch import QUIET_SECONDS
 
     watch = subprocess.Popen([*CARDGEN, "--root", str(root), "watch", game, "--out", str(out), "-j", "2"],
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -388,7 +388,7 @@ class Bench:
                     "start, importing cairosvg and Pillow, drawing and encoding that one SVG, nothing else; where it "
                     "is 10% of the cold build or more, no whole command can meet that target. The watch column is "
                     "the time from the save to the watch's report of its rebuild, less the "
-                    "quiet time it waits for after a save (`cardgen.watch.QUIET_SECONDS`): "
+                    "quiet time it waits for after a save (`cardgen.build.watch.QUIET_SECONDS`): "
                     "the rebuild a designer "
                     "who keeps `cardgen watch` or `cardgen serve` running waits for (the first save's rebuild, then "
                     "the median of those after it and its share).")

@@ -1,4 +1,4 @@
 """Allow `python -m cardgen`."""
-from cardgen.cli import run
+from cardgen.commands.cli import run
 
 run()

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 from hypothesis import settings
 
-from cardgen.cli import main
+from cardgen.commands.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -124,7 +124,7 @@ def hold_drawing(monkeypatch: pytest.MonkeyPatch, out_root: Path, error: str | N
     """Make the render workers (forked from this process, so patched too) wait before each card until a stage
     touches `<out_root>/go` (at most 20 s), and note in `<out_root>/seen-go` whether it came; with `error`, every
     card then fails to draw with it."""
-    from cardgen import render
+    from cardgen.raster import render
 
     run_job = render.run_job
 
@@ -136,7 +136,7 @@ def hold_drawing(monkeypatch: pytest.MonkeyPatch, out_root: Path, error: str | N
         (out_root / "seen-go").write_text(str((out_root / "go").exists()))
         return (job.key, error) if error else run_job(job)
 
-    held.__module__, held.__qualname__ = "cardgen.render", "run_job"  # pickled by name to the workers
+    held.__module__, held.__qualname__ = "cardgen.raster.render", "run_job"  # pickled by name to the workers
     monkeypatch.setattr(render, "run_job", held)
     return out_root / "seen-go"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cardgen.cli import main
+from cardgen.commands.cli import main
 from cardgen.validate import validate_game
 
 REPO = Path(__file__).resolve().parent.parent  # not from conftest, which registers the fixtures below

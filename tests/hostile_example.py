@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from cardgen.cli import main
+from cardgen.commands.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 

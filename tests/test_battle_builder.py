@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
-from cardgen.manifest import load_game
+from cardgen.load.manifest import load_game
 from cardgen.validate import validate_game
 from tests.conftest import REPO
 from tests.example_games import built_counts, edit, readme_counts, rules_fired

@@ -13,7 +13,7 @@ from urllib.request import urlopen
 import pytest
 from click.testing import CliRunner
 
-from cardgen.cli import main
+from cardgen.commands.cli import main
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it "
@@ -99,10 +99,10 @@ def test_deck_filter_and_search_in_the_browser(built: Path, tmp_path: Path) -> N
 
 
 def test_serve_rebuilds_on_save_reloads_the_page_and_shows_a_broken_build(built: Path, tmp_path: Path) -> None:
-    from cardgen.build import BuildOptions, build_game
+    from cardgen.build.build import BuildOptions, build_game
+    from cardgen.commands.serve import serve_game
     from cardgen.outputs import stage_names
     from cardgen.outputs.gallery import gallery_state
-    from cardgen.serve import serve_game
 
     out_dir = built / "output" / "quest"
 

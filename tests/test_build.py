@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image
 
-from cardgen.cli import main
+from cardgen.commands.cli import main
 from tests.conftest import REPO
 
 REFERENCE = REPO / "tests" / "reference" / "scrapbots-scout.png"

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cardgen import bundled
-from cardgen.cli import main
-from cardgen.errors import CardgenError
-from cardgen.fonts import FontBook, _overridden_bundled_files
-from cardgen.icons import IconLibrary, bundled_icons
+from cardgen.commands.cli import main
+from cardgen.core import bundled
+from cardgen.core.errors import CardgenError
+from cardgen.load.fonts import FontBook, _overridden_bundled_files
+from cardgen.load.icons import IconLibrary, bundled_icons
 from tests.conftest import SIMPLE_BACK, write_game
 
 
@@ -50,8 +50,8 @@ def _index_entry(home: Path) -> Path:
 
 def test_bundled_icons_are_read_through_a_kept_index_that_never_serves_a_wrong_icon(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from cardgen.icons import BundledIcons, _index_from_bytes, _index_to_bytes
-    from cardgen.storage import seal
+    from cardgen.core.storage import seal
+    from cardgen.load.icons import BundledIcons, _index_from_bytes, _index_to_bytes
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     source = zipfile.ZipFile(bundled.ICON_BUNDLE)
@@ -87,7 +87,7 @@ def test_an_icon_changed_in_the_zip_under_the_same_size_and_time_is_never_served
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    from cardgen.icons import BundledIcons
+    from cardgen.load.icons import BundledIcons
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     icons = tmp_path / "icons.zip"
@@ -212,7 +212,7 @@ def test_bundled_partials_are_found_by_any_game(workspace: Path) -> None:
 
 def test_the_digest_of_the_bundled_files_is_kept_and_a_damaged_one_is_computed_again(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from cardgen import storage
+    from cardgen.core import storage
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     hashed: list[str] = []

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from cardgen.storage import seal
+from cardgen.core.storage import seal
 
 # A card-like picture: text in a bundled font, a gradient, strokes and a transform.
 _SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="120" height="80"><linearGradient id="g"><stop offset="0" '
@@ -23,8 +23,8 @@ _SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="120" height="80"><linear
 _DRAW = """
 import json, sys
 from pathlib import Path
-from cardgen.fonts import configure_fontconfig
-from cardgen.render import draw_svg
+from cardgen.load.fonts import configure_fontconfig
+from cardgen.raster.render import draw_svg
 configure_fontconfig([])
 image = draw_svg(sys.argv[1], 120, 80, 96, Path('/'), 'file:///')
 image.save(sys.argv[2])

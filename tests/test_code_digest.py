@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 import cardgen
-from cardgen import bundled, text
+from cardgen.core import bundled
+from cardgen.svg import text
 
 
 def _age(root: Path) -> None:
@@ -22,7 +23,7 @@ def _age(root: Path) -> None:
 
 def _build(package_parent: Path, root: Path, home: Path) -> str:
     """`cardgen build` in a fresh process importing cardgen from `package_parent`; its output."""
-    code = ("import sys, cardgen; from cardgen.cli import main; print(cardgen.__file__); "
+    code = ("import sys, cardgen; from cardgen.commands.cli import main; print(cardgen.__file__); "
             "main(sys.argv[1:], standalone_mode=False)")
     env = {**os.environ, "PYTHONPATH": str(package_parent), "XDG_CACHE_HOME": str(home)}
     done = subprocess.run([sys.executable, "-c", code, "--root", str(root), "build", "-j", "1"],

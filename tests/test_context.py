@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import cardgen.data
-import cardgen.templates
-from cardgen.build import BuildOptions, build_game
-from cardgen.cli import main
-from cardgen.data import csv_table, yaml_table
-from cardgen.fonts import FontBook
-from cardgen.icons import IconLibrary
-from cardgen.manifest import Game
+import cardgen.load.data
+import cardgen.svg.templates
+from cardgen.build.build import BuildOptions, build_game
+from cardgen.commands.cli import main
+from cardgen.load.data import csv_table, yaml_table
+from cardgen.load.fonts import FontBook
+from cardgen.load.icons import IconLibrary
+from cardgen.load.manifest import Game
 from tests.test_validate_support import mini_workspace, write_game
 
 
@@ -39,20 +39,20 @@ def test_a_build_loads_the_game_once_and_renders_each_svg_once(ws: Path, tmp_pat
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     calls: Counter = Counter()  # counted where they are defined, so a load from anywhere counts
     for owner, name in ((Game, "__init__"), (FontBook, "__init__"), (IconLibrary, "__init__"),
-                        (cardgen.data, "read_table")):
+                        (cardgen.load.data, "read_table")):
         _counting(monkeypatch, calls, owner, name)
     rendered: Counter = Counter()
-    original = cardgen.templates.SVGRenderer.make
+    original = cardgen.svg.templates.SVGRenderer.make
 
     def render(self: object, template: str, key: str, deck: str, card: object) -> object:
         rendered[(template, key)] += 1
         return original(self, template, key, deck, card)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(cardgen.templates.SVGRenderer, "make", render)
+    monkeypatch.setattr(cardgen.svg.templates.SVGRenderer, "make", render)
     result = build_game(ws, "mini", BuildOptions(tmp_path / "out", jobs=1))
     assert result.cards == 2
     assert calls == {"Game.__init__": 1, "FontBook.__init__": 1, "IconLibrary.__init__": 1,
-                     "cardgen.data.read_table": 1}
+                     "cardgen.load.data.read_table": 1}
     # validation's layout layer renders every face and the back; the build draws from those same SVGs
     assert rendered == {("face.svg", "alpha"): 1, ("face.svg", "beta"): 1, ("back.svg", "back.svg"): 1}
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from cardgen.data import convert_value, load_cards, slugify
-from cardgen.errors import CardgenError
-from cardgen.manifest import FieldSpec, load_game
+from cardgen.core.errors import CardgenError
+from cardgen.load.data import convert_value, load_cards, slugify
+from cardgen.load.manifest import FieldSpec, load_game
 from tests.conftest import REPO, SIMPLE_MANIFEST, write_game
 
 

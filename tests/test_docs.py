@@ -13,8 +13,8 @@ import typing
 import click
 from pydantic import BaseModel
 
-from cardgen.cli import main
-from cardgen.manifest import game_model
+from cardgen.commands.cli import main
+from cardgen.load.manifest import game_model
 from tests.conftest import REPO
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cardgen.build import BuildOptions, build_game
+from cardgen.build.build import BuildOptions, build_game
 from cardgen.outputs import stage_names
 from cardgen.validate import validate_game
 from cardgen.validate.layout import LayoutChecker
@@ -154,7 +154,7 @@ def test_where_hard_links_fail_unchanged_files_are_copied(tiny_game: Path,
 
 def test_a_previous_output_written_to_during_the_build_is_not_published(
         tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from cardgen.errors import CardgenError
+    from cardgen.core.errors import CardgenError
     from cardgen.outputs.gallery import GalleryStage
 
     out = tiny_game / "output" / "tiny"

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from cardgen.cli import main
-from cardgen.workspace import list_games
+from cardgen.commands.cli import main
+from cardgen.core.workspace import list_games
 from tests.conftest import REPO
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from cardgen.expressions import (
+from cardgen.core.expressions import (
     AGGREGATES,
     EvaluationError,
     check_aggregate,
@@ -203,7 +203,7 @@ def test_building_and_validating_a_game_with_filters_and_rules_imports_neither_p
     manifest = tiny_game / "data" / "tiny" / "game.yaml"
     manifest.write_text(manifest.read_text().replace("source: cards.csv", "source: cards.csv\n"
                                                      "    filter: \"name != 'Beta' and filled(text)\"") + RULES)
-    code = ("import sys; from cardgen.cli import main\n"
+    code = ("import sys; from cardgen.commands.cli import main\n"
             "for args in (['validate'], ['build', '-j', '1']):\n"
             f"    try: main(['--root', {str(tiny_game)!r}, *args], standalone_mode=False)\n"
             "    except SystemExit: pass\n"

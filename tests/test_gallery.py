@@ -6,7 +6,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from cardgen.cli import main
+from cardgen.commands.cli import main
 
 
 class _Images(HTMLParser):

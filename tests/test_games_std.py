@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from cardgen.context import BuildContext
+from cardgen.svg.context import BuildContext
 from cardgen.validate import validate_game
 from tests.conftest import REPO
 from tests.example_games import game_copy, shared_build

@@ -6,8 +6,8 @@ from pathlib import Path
 from click.testing import CliRunner
 from PIL import Image
 
-from cardgen.changes import field_change
-from cardgen.cli import main
+from cardgen.commands.cli import main
+from cardgen.record.changes import field_change
 from cardgen.validate import validate_game
 from tests.conftest import SIMPLE_BACK, write_game
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cardgen.build import BuildOptions, build_game
-from cardgen.cli import main
-from cardgen.data import load_cards
-from cardgen.errors import CardgenError
-from cardgen.manifest import load_game
+from cardgen.build.build import BuildOptions, build_game
+from cardgen.commands.cli import main
+from cardgen.core.errors import CardgenError
+from cardgen.load.data import load_cards
+from cardgen.load.manifest import load_game
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.validate import validate_game
 from tests.test_validate_support import FACE, MANIFEST, mini_workspace, rules_of, with_manifest, write_game

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from cardgen.build import BuildOptions, build_game
+from cardgen.build.build import BuildOptions, build_game
+from cardgen.core.progress import SilentReporter
 from cardgen.outputs import stage_names
-from cardgen.progress import SilentReporter
 from tests.hostile_example import GAME, run
 
 CARDS = f"output/{GAME}/cards"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cardgen.data import slugify
+from cardgen.load.data import slugify
 from tests.hostile_example import GAME, run
 
 

@@ -118,7 +118,7 @@ def test_a_font_shorthand_naming_a_missing_family_is_a_finding(fresh_example: Pa
 
 
 def test_the_font_shorthand_is_read_only_as_the_css_property_font() -> None:
-    from cardgen.fonts import families_in_svg
+    from cardgen.load.fonts import families_in_svg
 
     svg = ("<text style=\"font: bold 12px/1.2 'Some Family', serif\"/><text style='x;font :9pt &quot;Baz Q&quot;'/>"
            "<text style='my-font: 12px Mine; xfont: 12px Other; font-size: 12px' font-family='Plain'/>")
@@ -146,7 +146,7 @@ def _full_disk(*args: object, **kwargs: object) -> None:
 def test_a_full_disk_while_drawing_is_an_error(example: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     before = (example / "output" / GAME / "build.json").read_bytes()
     _edit_cards(example, "It saw you first", "It saw you second")
-    monkeypatch.setattr("cardgen.render.write_sealed", _full_disk)
+    monkeypatch.setattr("cardgen.raster.render.write_sealed", _full_disk)
     result = run(example, "build", "-j", "1")
     assert result.exit_code == 1 and "No space left on device" in result.output, result.output
     assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
@@ -157,7 +157,7 @@ def test_a_full_disk_when_only_build_json_is_written_is_an_error(example: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     cards = example / "data" / GAME / "cards.csv"
     os.utime(cards)  # a new time, the same content: only build.json's stamps are written again
-    monkeypatch.setattr("cardgen.record.write_bytes", _full_disk)
+    monkeypatch.setattr("cardgen.record.record.write_bytes", _full_disk)
     result = run(example, "build", "-j", "1")
     assert result.exit_code == 1 and "No space left on device" in result.output, result.output
     assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
@@ -167,7 +167,7 @@ def test_clean_of_a_folder_it_cannot_delete_says_so(example: Path, monkeypatch: 
     def refuse(path: object, *args: object, **kwargs: object) -> None:
         raise PermissionError(errno.EACCES, "Permission denied", str(path))
 
-    monkeypatch.setattr("cardgen.ownership.shutil.rmtree", refuse)
+    monkeypatch.setattr("cardgen.core.ownership.shutil.rmtree", refuse)
     result = run(example, "clean", "--outputs")
     assert result.exit_code == 1 and "cannot remove" in result.output and "Permission denied" in result.output
     assert not any(line.startswith("removed") for line in result.output.splitlines())
@@ -210,8 +210,8 @@ def test_a_hand_edited_build_json_is_never_served(example: Path, key: str, value
 
 @pytest.mark.parametrize("image", ["../../../../etc/hostname", "/etc/hostname", "C:/x.png", "cards\\..\\..\\x.png"])
 def test_a_build_record_never_names_an_image_outside_its_folder(built_example: Path, image: str) -> None:
-    from cardgen.errors import CardgenError
-    from cardgen.record import BuildRecord
+    from cardgen.core.errors import CardgenError
+    from cardgen.record.record import BuildRecord
 
     record = json.loads((built_example / "output" / GAME / "build.json").read_text())
     record["cards"][0]["face"] = image

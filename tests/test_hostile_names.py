@@ -173,7 +173,7 @@ def test_without_a_user_cache_fonts_use_a_private_temporary_folder(tmp_path: Pat
     assert made.returncode == 0, made.stderr
     assert (tmp_path / "preview.png").is_file()
     assert list(temp.iterdir()) == [planted] and list(planted.iterdir()) == []
-    probe = ("import os, sys; from cardgen.fonts import configure_fontconfig; configure_fontconfig([]); "
+    probe = ("import os, sys; from cardgen.load.fonts import configure_fontconfig; configure_fontconfig([]); "
              "folder = os.path.dirname(os.environ['FONTCONFIG_FILE']); "
              "print(folder, oct(os.stat(folder).st_mode & 0o777), open(os.environ['FONTCONFIG_FILE']).read())")
     shown = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)

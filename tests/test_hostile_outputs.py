@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cardgen.ownership import mark
+from cardgen.core.ownership import mark
 from tests.hostile_example import GAME, assert_refused, read_only, run, run_as_designer, snapshot_files, writable
 
 

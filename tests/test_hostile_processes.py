@@ -11,7 +11,7 @@ from typing import Iterator
 
 import pytest
 
-from cardgen import interrupts
+from cardgen.core import interrupts
 from tests.hostile_example import GAME
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads processes from /proc (Linux)")
@@ -97,8 +97,8 @@ def test_a_ctrl_c_python_loses_still_stops_the_build_before_its_outputs_are_swap
     and stops before the swap, leaving no output, as after any Ctrl-C."""
     import weakref
 
-    from cardgen.build import BuildOptions, build_game
-    from cardgen.interrupts import notice_interrupts
+    from cardgen.build.build import BuildOptions, build_game
+    from cardgen.core.interrupts import notice_interrupts
     from cardgen.outputs.stage import Stage
 
     class Thing:
@@ -132,8 +132,8 @@ def test_a_ctrl_c_turned_into_another_error_is_still_an_interrupt(tiny_game: Pat
     (seen once in CI's Ctrl-C test). An error with no Ctrl-C before it is a crash as before."""
     from click.testing import CliRunner
 
-    import cardgen.context
-    from cardgen.cli import main
+    import cardgen.svg.context
+    from cardgen.commands.cli import main
 
     def ctrl_c_while_making_a_class(*args: object, **kwargs: object) -> None:
         class Proxy:
@@ -142,11 +142,11 @@ def test_a_ctrl_c_turned_into_another_error_is_still_an_interrupt(tiny_game: Pat
 
         type("Spec", (), {"field": Proxy()})  # RuntimeError, caused by the KeyboardInterrupt
 
-    monkeypatch.setattr(cardgen.context, "load_game", ctrl_c_while_making_a_class)
+    monkeypatch.setattr(cardgen.svg.context, "load_game", ctrl_c_while_making_a_class)
     result = CliRunner().invoke(main, ["--root", str(tiny_game), "build", "-j", "1"])
     assert result.exit_code == 130 and "interrupted" in result.output, result.output
     assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
 
-    monkeypatch.setattr(cardgen.context, "load_game", lambda *a, **k: {}["no Ctrl-C"])
+    monkeypatch.setattr(cardgen.svg.context, "load_game", lambda *a, **k: {}["no Ctrl-C"])
     result = CliRunner().invoke(main, ["--root", str(tiny_game), "build", "-j", "1"])
     assert isinstance(result.exception, KeyError) and "interrupted" not in result.output

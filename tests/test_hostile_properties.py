@@ -14,14 +14,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cardgen.data import load_cards, read_csv_table
-from cardgen.errors import CardgenError
-from cardgen.expressions import ExpressionError, check_aggregate, check_expression
-from cardgen.fonts import FontBook, configure_fontconfig
-from cardgen.icons import IconLibrary
-from cardgen.manifest import load_game
-from cardgen.render import draw_svg
-from cardgen.templates import SVGRenderer
+from cardgen.core.errors import CardgenError
+from cardgen.core.expressions import ExpressionError, check_aggregate, check_expression
+from cardgen.load.data import load_cards, read_csv_table
+from cardgen.load.fonts import FontBook, configure_fontconfig
+from cardgen.load.icons import IconLibrary
+from cardgen.load.manifest import load_game
+from cardgen.raster.render import draw_svg
+from cardgen.svg.templates import SVGRenderer
 from cardgen.validate import validate_game
 from tests.test_validate_support import make_workspace, write_game
 

@@ -75,7 +75,7 @@ def test_designers_loops_and_filters_still_work(fresh_example: Path) -> None:
 @pytest.fixture
 def compiled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The templates Jinja compiles (by name), with the user's cache folder of the test's own."""
-    from cardgen.templates import SVGEnvironment
+    from cardgen.svg.templates import SVGEnvironment
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
     names: list[str] = []
@@ -102,8 +102,8 @@ def test_templates_compiled_by_an_earlier_run_keep_the_sandbox(fresh_example: Pa
 
 
 def test_templates_compiled_by_an_earlier_run_keep_autoescape(fresh_example: Path, compiled: list[str]) -> None:
-    from cardgen.manifest import load_game
-    from cardgen.templates import make_environment
+    from cardgen.load.manifest import load_game
+    from cardgen.svg.templates import make_environment
 
     (fresh_example / "templates" / "said.svg").write_text("<text>{{ said }}</text>")
     for _ in range(2):  # compiled, then kept
@@ -114,8 +114,8 @@ def test_templates_compiled_by_an_earlier_run_keep_autoescape(fresh_example: Pat
 
 def test_damaged_compiled_templates_are_compiled_again(fresh_example: Path, tmp_path: Path,
                                                        compiled: list[str]) -> None:
-    from cardgen.manifest import load_game
-    from cardgen.templates import make_environment
+    from cardgen.load.manifest import load_game
+    from cardgen.svg.templates import make_environment
 
     (fresh_example / "templates" / "said.svg").write_text("<text>{{ said }}</text>")
     make_environment(load_game(fresh_example, GAME)).get_template("said.svg")
@@ -127,9 +127,9 @@ def test_damaged_compiled_templates_are_compiled_again(fresh_example: Path, tmp_
 
 def test_a_change_of_cardgen_s_code_compiles_every_template_again(fresh_example: Path, compiled: list[str],
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from cardgen import bundled
-    from cardgen.manifest import load_game
-    from cardgen.templates import make_environment
+    from cardgen.core import bundled
+    from cardgen.load.manifest import load_game
+    from cardgen.svg.templates import make_environment
 
     (fresh_example / "templates" / "said.svg").write_text("<text>{{ said }}</text>")
     make_environment(load_game(fresh_example, GAME)).get_template("said.svg")

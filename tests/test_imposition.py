@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cardgen.core.units import parse_offset, parse_paper
 from cardgen.outputs.imposition import (
     EDGE_MM,
     Item,
@@ -18,8 +19,7 @@ from cardgen.outputs.imposition import (
     items_from_cards,
     plan_layout,
 )
-from cardgen.record import CardEntry
-from cardgen.units import parse_offset, parse_paper
+from cardgen.record.record import CardEntry
 
 POKER = (63.5, 88.9)
 BLEED = 3.175

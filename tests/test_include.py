@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from cardgen.build import BuildOptions, build_game
-from cardgen.data import load_cards, read_game_data
-from cardgen.errors import CardgenError
-from cardgen.manifest import load_game
+from cardgen.build.build import BuildOptions, build_game
+from cardgen.core.errors import CardgenError
+from cardgen.load.data import load_cards, read_game_data
+from cardgen.load.manifest import load_game
 from cardgen.validate import validate_game
 from tests.conftest import write_game
 
@@ -206,7 +206,7 @@ def test_editing_the_definition_rebuilds(workspace: Path) -> None:
 
 
 def test_options_bind_as_written_values_only_where_names_are_read() -> None:
-    from cardgen.include import bind_options
+    from cardgen.load.include import bind_options
 
     assert bind_options("jokers or kind != 'joker'", {"jokers": False}) == "False or kind != 'joker'"
     # a helper's column argument and the pattern stay as written; other text too (non-ASCII before the name)

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cardgen.build import BuildOptions, build_game
-from cardgen.cli import main
+from cardgen.build.build import BuildOptions, build_game
+from cardgen.build.plan import png_cache
+from cardgen.build.watch import affected_games, watch_games
+from cardgen.commands.cli import main
 from cardgen.outputs.stage import Stage, StageContext
-from cardgen.plan import png_cache
-from cardgen.watch import affected_games, watch_games
 
 
 def _build(root: Path, **kw):
@@ -66,7 +66,7 @@ def test_icon_edit_redraws_cards_using_it(tiny_game: Path) -> None:
 
 
 def test_font_edit_redraws_every_card_using_it(tiny_game: Path) -> None:
-    from cardgen.bundled import FONTS_DIR
+    from cardgen.core.bundled import FONTS_DIR
 
     _build(tiny_game)
     font = tiny_game / "fonts" / "RobotoMono-Regular.ttf"  # a workspace font overrides the bundled face
@@ -239,11 +239,11 @@ def test_watch_gets_ready_to_draw_while_it_waits_for_the_first_save(tiny_game: P
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A watch's rebuilds draw an edit's card in its own process: it sets drawing up (cairosvg, a first picture,
     the output stages' modules) as it starts watching, not on the way to the first edit's card."""
-    import cardgen.render
+    import cardgen.raster.render
     from cardgen.outputs import stage_modules, stage_names
 
     warmed: list[list[str]] = []
-    monkeypatch.setattr(cardgen.render, "warm_up", lambda modules=(): warmed.append(list(modules)))
+    monkeypatch.setattr(cardgen.raster.render, "warm_up", lambda modules=(): warmed.append(list(modules)))
     stop = threading.Event()
     thread = threading.Thread(target=watch_games, args=(tiny_game, ["tiny"], lambda names: None, stop, 0.1),
                               daemon=True)
@@ -310,13 +310,13 @@ def _age_sources(root: Path) -> None:
 
 
 def test_unchanged_files_skip_validation_and_planning(tiny_game: Path, monkeypatch) -> None:
-    import cardgen.build
+    import cardgen.build.build
 
     _build(tiny_game)
     _age_sources(tiny_game)
     second = _build(tiny_game)  # same content: stamps are renewed, nothing drawn
     assert second.up_to_date and second.rendered == 0
-    monkeypatch.setattr(cardgen.build, "plan_build", lambda *a: pytest.fail("planned although nothing changed"))
+    monkeypatch.setattr(cardgen.build.build, "plan_build", lambda *a: pytest.fail("planned although nothing changed"))
     third = _build(tiny_game)
     assert third.up_to_date
     csv = tiny_game / "data" / "tiny" / "cards.csv"
@@ -337,7 +337,7 @@ def test_print_from_a_build_made_elsewhere(tiny_game: Path, tmp_path: Path) -> N
 
 
 def test_svg_cache_renders_only_what_changed(tiny_game: Path, monkeypatch) -> None:
-    from cardgen.templates import SVGRenderer
+    from cardgen.svg.templates import SVGRenderer
 
     renders: list[str] = []
     original = SVGRenderer.make
@@ -364,7 +364,7 @@ def test_svg_cache_renders_only_what_changed(tiny_game: Path, monkeypatch) -> No
 def test_svg_cache_is_one_entry_per_game_holding_this_build_s_renders(tiny_game: Path, monkeypatch) -> None:
     """The rendered SVGs are kept as one sealed entry per game (not a file and a seal per card), holding the
     renders of the last build only; a damaged entry is not trusted: every card is rendered again."""
-    from cardgen.templates import SVGRenderer
+    from cardgen.svg.templates import SVGRenderer
 
     renders: list[str] = []
     original = SVGRenderer.make
@@ -390,7 +390,7 @@ def test_svg_cache_is_one_entry_per_game_holding_this_build_s_renders(tiny_game:
 def test_cached_svg_with_a_deleted_image_is_an_error_not_a_crash(workspace: Path) -> None:
     from PIL import Image
 
-    from cardgen.errors import CardgenError
+    from cardgen.core.errors import CardgenError
     from tests.conftest import SIMPLE_BACK, SIMPLE_MANIFEST, write_game
 
     face = '<svg {{ geo.svg_attrs }}>{{ image(card.art, 0, 0, 100, 100) }}</svg>'
@@ -413,7 +413,7 @@ def test_no_change_command_loads_no_pipeline_library(tiny_game: Path) -> None:
     assert runner.invoke(main, ["--root", str(tiny_game), "build", "-j", "1"]).exit_code == 0
     _age_sources(tiny_game)
     assert runner.invoke(main, ["--root", str(tiny_game), "build", "-j", "1"]).exit_code == 0  # stamps renewed
-    code = ("import sys; from cardgen.cli import main; "
+    code = ("import sys; from cardgen.commands.cli import main; "
             f"main(['--root', {str(tiny_game)!r}, 'build'], standalone_mode=False); "
             # not counted: cardgen's own stand-in for pydantic's plugin loader (cli._no_plugin_loader), no import
             "print(sorted({m.split('.')[0] for m in sys.modules if m != 'pydantic.plugin._loader'} & "
@@ -429,7 +429,7 @@ def test_a_build_that_draws_nothing_imports_no_network_code_and_scans_no_plugins
     assert runner.invoke(main, ["--root", str(tiny_game), "build", "-j", "1"]).exit_code == 0
     csv = tiny_game / "data" / "tiny" / "cards.csv"
     csv.write_text(csv.read_text())  # read again, validated, planned: the same cards, nothing to draw
-    code = ("import sys; from cardgen.cli import main; "
+    code = ("import sys; from cardgen.commands.cli import main; "
             f"main(['--root', {str(tiny_game)!r}, 'build'], standalone_mode=False); "
             "print('jinja2' in sys.modules, sorted({'urllib.request', 'http.client', 'ssl'} & set(sys.modules)), "
             "'pydantic' in sys.modules, 'importlib.metadata' in sys.modules)")
@@ -453,8 +453,8 @@ def test_pydantic_plugins_are_loaded_when_a_user_turns_them_on(tmp_path: Path) -
                                       "        seen.append(schema_type.__name__)\n"
                                       "        return None, None, None\n"
                                       "plugin = Plugin()\n")
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import cardgen.cli; "
-            "from cardgen.record import BuildRecord; import counting; print('BuildRecord' in counting.seen)")
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import cardgen.commands.cli; "
+            "from cardgen.record.record import BuildRecord; import counting; print('BuildRecord' in counting.seen)")
     for setting, seen in (("", "True"), (None, "False"), ("__all__", "False")):
         env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
         if setting is not None:

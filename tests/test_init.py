@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 from click.testing import CliRunner
 
-from cardgen.cli import main
+from cardgen.commands.cli import main
 
 
 def _cardgen(root: Path, *args: str):

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from cardgen.errors import CardgenError
-from cardgen.manifest import GameSpec, load_game, resolve_size
+from cardgen.core.errors import CardgenError
+from cardgen.load.manifest import GameSpec, load_game, resolve_size
 from tests.conftest import REPO, SIMPLE_MANIFEST, write_game
 
 
@@ -92,7 +92,7 @@ def test_yaml_is_parsed_once_with_the_lines_of_keys_as_written() -> None:
     """The line map is made from the nodes as parsed, before building the data merges `<<:` keys into them."""
     import yaml
 
-    from cardgen import yamlsource
+    from cardgen.core import yamlsource
 
     text = "a: &x {b: 1, c: 2}\nd:\n  <<: *x\n  c: 3\n"
     parsed: list[int] = []
@@ -110,7 +110,8 @@ def test_yaml_is_read_by_libyaml_into_what_pyyaml_reads() -> None:
     same data and key lines as PyYAML's own parser, and a list of cards the same table."""
     import yaml
 
-    from cardgen import data, yamlsource
+    from cardgen.core import yamlsource
+    from cardgen.load import data
 
     assert not yaml.__with_libyaml__ or issubclass(yamlsource._Loader, yaml.CSafeLoader)
     assert not yaml.__with_libyaml__ or yamlsource.BASE_LOADER is yaml.CBaseLoader
@@ -132,7 +133,7 @@ def test_yaml_is_read_by_libyaml_into_what_pyyaml_reads() -> None:
 ])
 def test_a_yaml_syntax_error_says_what_pyyaml_says(text: str, line: int, message: str) -> None:
     """libyaml's messages are terser (no alias name, no character): a refused file is read again for PyYAML's."""
-    from cardgen.yamlsource import parse_yaml
+    from cardgen.core.yamlsource import parse_yaml
 
     with pytest.raises(CardgenError) as caught:
         parse_yaml(text, "x.yaml")

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from cardgen.markup import escape, icon_names, parse, plain_text
+from cardgen.load.markup import escape, icon_names, parse, plain_text
 from tests.conftest import SIMPLE_BACK, make_workspace, run_cli, write_game
 
 SVG_NS = "{http://www.w3.org/2000/svg}"

@@ -14,11 +14,11 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image
 
-from cardgen.cli import main
+from cardgen.commands.cli import main
 from cardgen.outputs.imposition import PrintOptions, Rect
 from cardgen.outputs.pdf import write_print_pdf
 from cardgen.outputs.pod import pod_pixels, write_pod
-from cardgen.record import BuildRecord, CardEntry
+from cardgen.record.record import BuildRecord, CardEntry
 from tests.conftest import hold_drawing
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -321,8 +321,8 @@ def test_print_on_demand_export(built, record, tmp_path):
 
 
 def test_print_section_of_the_manifest_is_checked(tmp_path):
-    from cardgen.errors import CardgenError
-    from cardgen.manifest import load_game
+    from cardgen.core.errors import CardgenError
+    from cardgen.load.manifest import load_game
 
     shutil.copytree(ROOT / "data" / "scrapbots", tmp_path / "data" / "scrapbots")
     manifest = tmp_path / "data" / "scrapbots" / "game.yaml"
@@ -461,7 +461,7 @@ def test_png_stream_only_reads_plain_rgb_pngs(tmp_path) -> None:
 
 
 def test_jpeg_images_are_made_while_drawing_and_embedded_as_made(tiny_game, monkeypatch):
-    from cardgen.build import BuildOptions, build_game
+    from cardgen.build.build import BuildOptions, build_game
     from cardgen.outputs.pdf import PrintJPEG
 
     manifest = tiny_game / "data" / "tiny" / "game.yaml"
@@ -488,8 +488,8 @@ def test_jpeg_images_are_made_while_drawing_and_embedded_as_made(tiny_game, monk
 def test_the_print_stage_runs_while_the_cards_are_drawn_and_waits_for_each(tiny_game, monkeypatch):
     """The workers wait until the print stage asks for a card file (it runs beside the drawing and waits for the
     files it embeds as it writes); the PDF holds every card image as drawn."""
-    from cardgen.build import BuildOptions, build_game
-    from cardgen.plan import CardFiles
+    from cardgen.build.build import BuildOptions, build_game
+    from cardgen.build.plan import CardFiles
 
     out = tiny_game / "output"
     seen_go = hold_drawing(monkeypatch, out)
@@ -605,7 +605,7 @@ def test_pages_put_back_from_a_kept_entry_are_the_pages_drawn_and_a_foreign_entr
     from reportlab import rl_config
 
     import cardgen.outputs.pdf as pdf_module
-    from cardgen.storage import KeptByGame
+    from cardgen.core.storage import KeptByGame
 
     monkeypatch.setattr(rl_config, "invariant", 1)
     target = tmp_path / "kept-pages.pdf"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cardgen.cli import main
+from cardgen.commands.cli import main
 from tests.test_browser import CHROMIUM, FLAGS
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")

@@ -8,12 +8,12 @@ import pypdf
 import pytest
 from click.testing import CliRunner
 
-from cardgen.build import BuildOptions, build_game
-from cardgen.cli import main
-from cardgen.errors import CardgenError
+from cardgen.build.build import BuildOptions, build_game
+from cardgen.commands.cli import main
+from cardgen.core.errors import CardgenError
 from cardgen.outputs.imposition import PrintOptions
 from cardgen.outputs.pdf import write_print_pdf
-from cardgen.record import BuildRecord
+from cardgen.record.record import BuildRecord
 
 
 @pytest.fixture
@@ -130,9 +130,9 @@ def test_a_record_of_many_cards_holds_their_layout_boxes_compactly(built: Path) 
 
 def test_layout_boxes_are_made_once_per_render_and_shared_by_the_record_and_the_svg_cache(tiny_game: Path) -> None:
     """Boxes are held once per build (at 10,000 cards a copy of them costs tens of MB in the main process)."""
-    from cardgen.boxes import GuideBox
-    from cardgen.context import BuildContext
-    from cardgen.plan import plan_build, record_of
+    from cardgen.build.plan import plan_build, record_of
+    from cardgen.core.boxes import GuideBox
+    from cardgen.svg.context import BuildContext
 
     out = tiny_game / "output"
     made = []

@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from cardgen.build import BuildOptions, build_game
-from cardgen.context import BuildContext
-from cardgen.errors import CardgenError, Problem
-from cardgen.fonts import FontBook, configure_fontconfig
+from cardgen.build.build import BuildOptions, build_game
+from cardgen.build.plan import plan_build
+from cardgen.core.errors import CardgenError, Problem
+from cardgen.load.fonts import FontBook, configure_fontconfig
 from cardgen.outputs.stage import Stage, StageContext
-from cardgen.plan import plan_build
-from cardgen.record import BuildRecord
-from cardgen.render import RenderFailure, draw_svg, make_url_fetcher
-from cardgen.text import TextMeasurer, fit_text
+from cardgen.raster.render import RenderFailure, draw_svg, make_url_fetcher
+from cardgen.record.record import BuildRecord
+from cardgen.svg.context import BuildContext
+from cardgen.svg.text import TextMeasurer, fit_text
 from tests.conftest import REPO, SIMPLE_BACK, SIMPLE_MANIFEST, write_game
 
 FONTS = FontBook(REPO / "fonts")
@@ -64,11 +64,11 @@ def test_text_shrinks_then_reports_overflow() -> None:
 
 def test_a_face_measures_every_text_as_its_glyph_advances_add_up(monkeypatch) -> None:
     """Widths are kept per text (fitting measures the same words again and again): never another text's."""
-    import cardgen.fonts
+    import cardgen.load.fonts
 
-    monkeypatch.setattr(cardgen.fonts, "MEASURED_TEXTS", 6)  # keeps 6 texts, measures the others each time
+    monkeypatch.setattr(cardgen.load.fonts, "MEASURED_TEXTS", 6)  # keeps 6 texts, measures the others each time
     bold = FONTS.face("Roboto", bold=True)
-    face = cardgen.fonts.FontFace(bold.path, bold.family, True, False, bold.units_per_em, bold.ascent,
+    face = cardgen.load.fonts.FontFace(bold.path, bold.family, True, False, bold.units_per_em, bold.ascent,
                                   bold.descent, bold.advances)
     blank = face.advances[0x20]
     words = ["Will", "mill", "iiii", "WWWW", "Wi", "iW", "café", "\u0d9e"]  # same lengths, different widths
@@ -171,7 +171,7 @@ def test_image_in_card_is_drawn(workspace) -> None:
 
 def _count_parses(monkeypatch) -> list[Path]:
     """The font files fontTools reads from now on (each `_parse_face` call)."""
-    from cardgen import fonts
+    from cardgen.load import fonts
 
     parsed: list[Path] = []
     parse = fonts._parse_face
@@ -185,8 +185,9 @@ def test_font_metrics_are_kept_between_builds_and_read_again_when_damaged(tmp_pa
     font again."""
     import shutil
 
-    from cardgen import bundled, fonts
-    from cardgen.storage import Cache
+    from cardgen.core import bundled
+    from cardgen.core.storage import Cache
+    from cardgen.load import fonts
 
     monkeypatch.setattr(fonts, "_metrics", None)
     fonts.keep_metrics(tmp_path)
@@ -208,7 +209,8 @@ def test_bundled_font_metrics_are_read_once_per_user_cache(tiny_game, tmp_path, 
     (XDG_CACHE_HOME), so a cold build into an empty output root reads no bundled font with fontTools once any
     build has; a damaged entry is read from the font again; without a user cache folder that can be written,
     they are kept in the output root's cache."""
-    from cardgen import bundled, fonts
+    from cardgen.core import bundled
+    from cardgen.load import fonts
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
     parsed = _count_parses(monkeypatch)
@@ -236,8 +238,9 @@ def test_bundled_font_metrics_are_read_once_per_user_cache(tiny_game, tmp_path, 
 def test_kept_advances_are_read_only_for_the_faces_that_measure_text(tiny_game, tmp_path, monkeypatch) -> None:
     """A build reads the kept advances of the faces its text uses, not of all 26 bundled ones; a face reads the
     same advances as its font file holds, and advances kept in another form are read from the font."""
-    from cardgen import bundled, fonts
-    from cardgen.storage import Cache
+    from cardgen.core import bundled
+    from cardgen.core.storage import Cache
+    from cardgen.load import fonts
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
     for out in ("a", "b"):  # the first keeps every bundled face's metrics, the second reads them kept
@@ -265,7 +268,7 @@ def test_a_build_that_fails_leaves_its_cache_folder_marked_as_cardgen_s(tiny_gam
     """The cache is marked before anything can go into it (the font metrics are read before the game is
     loaded): a build stopped by an error must not leave an unmarked .cache/ that the next build would refuse
     as someone else's folder."""
-    from cardgen.ownership import is_ours
+    from cardgen.core.ownership import is_ours
 
     manifest = tiny_game / "data" / "tiny" / "game.yaml"
     good = manifest.read_text()
@@ -294,7 +297,7 @@ def test_forked_render_workers_leave_the_build_s_objects_to_the_main_process(tmp
     """The main process's objects are frozen before the workers fork: a worker's garbage collector would
     otherwise visit (and so copy) every page of the build's heap, which at 10,000 cards is hundreds of MiB
     per worker."""
-    from cardgen.render import Drawing, RasterJob, run_jobs
+    from cardgen.raster.render import Drawing, RasterJob, run_jobs
 
     svg = '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>'
     drawing = Drawing(svg, 8, 8, 96, str(tmp_path), tmp_path.as_uri() + "/", ())
@@ -350,7 +353,7 @@ def test_a_card_s_pixels_are_its_recorded_drawing_replayed_the_same_as_drawn_str
     import cairosvg.parser
     import cairosvg.surface
 
-    from cardgen.render import _setup_cairosvg
+    from cardgen.raster.render import _setup_cairosvg
 
     configure_fontconfig([])
     for transparent in (False, True):
@@ -368,7 +371,7 @@ def test_a_card_drawn_smaller_from_its_vectors_is_the_card_drawn_at_that_size(tm
     """A TTS cell is the card's recorded drawing replayed at the cell's size, the part inside the bleed filling
     it: the same pixels, give or take antialiasing, as drawing the SVG at that size, where the drawn card's pixels
     resampled are far from them (measured: 0 and 1/255 at worst, against 148 for BICUBIC)."""
-    from cardgen.render import record_svg
+    from cardgen.raster.render import record_svg
 
     configure_fontconfig([])
     vectors = record_svg(_FEATURES, 600, 400, 192, tmp_path, tmp_path.as_uri() + "/")
@@ -383,7 +386,7 @@ def test_a_card_drawn_smaller_from_its_vectors_is_the_card_drawn_at_that_size(tm
 def test_a_build_that_stops_while_drawing_draws_no_more_jobs(tmp_path: Path) -> None:
     """When the build stops while workers draw (an error placing a card file, Ctrl-C), the jobs not started yet are
     dropped: leaving the process pool otherwise waits for every queued card to be drawn for nothing."""
-    from cardgen.render import Drawing, RasterJob, run_jobs
+    from cardgen.raster.render import Drawing, RasterJob, run_jobs
 
     shapes = "".join(f'<circle cx="{n * 7 % 400}" cy="{n * 13 % 400}" r="{n % 50}"/>' for n in range(300))
     svg = f'<svg xmlns="http://www.w3.org/2000/svg" width="400" height="400">{shapes}</svg>'
@@ -499,7 +502,7 @@ def test_the_key_of_a_drawn_image_holds_the_version_of_cairosvg_that_draws_it(tm
 
     # cairosvg's version, as cairosvg itself reports it, is read without importing cairosvg (only workers draw)
     code = ("import sys; sys.path.insert(0, sys.argv[1]); "
-            "from cardgen.render import _drawing_library_version as v, content_key; "
+            "from cardgen.raster.render import _drawing_library_version as v, content_key; "
             "print(v(), 'cairosvg' in sys.modules, content_key('<svg/>', 1, 1, 96, []))")
     real = subprocess.run([sys.executable, "-c", code, str(tmp_path / "nothing")], capture_output=True, text=True,
                           check=True).stdout.split()
@@ -536,7 +539,7 @@ def test_workers_held_back_take_no_job_until_the_pool_grows() -> None:
     the others do both. A pool that never grew still ends all its workers."""
     import multiprocessing
 
-    from cardgen.render import started_workers
+    from cardgen.raster.render import started_workers
 
     with started_workers(2, early=1) as pool:
         assert pool is not None and len(multiprocessing.active_children()) == 2
@@ -558,7 +561,7 @@ def test_render_workers_import_the_stages_modules_as_they_start() -> None:
     """The output stages' modules (their card work comes with the jobs) are imported by each worker as it starts,
     while the build loads the game, not while the first job waits to be unpickled; a build names its stages'."""
     from cardgen.outputs import stage_modules
-    from cardgen.render import started_workers
+    from cardgen.raster.render import started_workers
 
     assert "tabnanny" not in sys.modules  # a module nothing here imports, standing in for a stage's
     with started_workers(2, modules=["tabnanny"]) as pool:
@@ -572,7 +575,7 @@ def test_render_workers_import_the_stages_modules_as_they_start() -> None:
 def test_a_rebuild_lets_its_held_workers_draw_only_when_it_has_many_jobs(tmp_path: Path, count: int) -> None:
     """A few jobs (a card or two edited) are drawn by the one early worker; many jobs (a template edited) by
     every worker."""
-    from cardgen.render import Drawing, RasterJob, run_jobs, started_workers
+    from cardgen.raster.render import Drawing, RasterJob, run_jobs, started_workers
 
     shapes = "".join(f'<circle cx="{n * 7 % 400}" cy="{n * 13 % 400}" r="{n % 50}"/>' for n in range(300))
     svg = f'<svg xmlns="http://www.w3.org/2000/svg" width="400" height="400">{shapes}</svg>'
@@ -592,15 +595,15 @@ def test_a_rebuild_starts_one_early_worker_and_a_first_or_forced_build_all(tiny_
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """The early workers a build asks for: all on a first build and with --force (every card is drawn), one on a
     rebuild (a card or two, mostly), so that this process keeps a core while it loads and validates."""
-    import cardgen.build
+    import cardgen.build.build
 
-    started, asked = cardgen.build.started_workers, []
+    started, asked = cardgen.build.build.started_workers, []
 
     def watched(workers: int, early: int | None = None, modules: Sequence[str] = ()) -> object:
         asked.append(early)
         return started(workers, early, modules)
 
-    monkeypatch.setattr(cardgen.build, "started_workers", watched)
+    monkeypatch.setattr(cardgen.build.build, "started_workers", watched)
     out = tiny_game / "output"
     build_game(tiny_game, "tiny", BuildOptions(out, jobs=2))
     cards = tiny_game / "data" / "tiny" / "cards.csv"
@@ -612,16 +615,16 @@ def test_a_rebuild_starts_one_early_worker_and_a_first_or_forced_build_all(tiny_
 
 def test_a_rebuild_forks_its_render_worker_before_importing_the_pipeline(tiny_game: Path) -> None:
     """A rebuild forks its worker first, so that it sets cairosvg up on the other core while the build imports
-    the pipeline (cardgen.build: pydantic, jinja2, ~0.2 s) and loads the game; a first build forks its workers
+    the pipeline (cardgen.build.build: pydantic, jinja2, ~0.2 s) and loads the game; a first build forks its workers
     after the imports, which they inherit. Both builds are whole."""
     import subprocess
 
-    code = ("import sys, cardgen.render as render; fork = render.started_workers\n"
+    code = ("import sys, cardgen.raster.render as render; fork = render.started_workers\n"
             "def noting(*args, **kwargs):\n"
-            "    print('pipeline imported at fork:', 'cardgen.build' in sys.modules, flush=True)\n"
+            "    print('pipeline imported at fork:', 'cardgen.build.build' in sys.modules, flush=True)\n"
             "    return fork(*args, **kwargs)\n"
             "render.started_workers = noting\n"
-            "from cardgen.cli import main; main(['--root', sys.argv[1], 'build', 'tiny', '-j', '2'])")
+            "from cardgen.commands.cli import main; main(['--root', sys.argv[1], 'build', 'tiny', '-j', '2'])")
     forks = []
     for edit in ("", "Gamma,4,New,1\n"):
         with (tiny_game / "data" / "tiny" / "cards.csv").open("a") as cards:
@@ -640,10 +643,10 @@ def test_a_render_worker_holds_ctrl_c_back_until_it_ignores_it(tmp_path: Path, m
     Ctrl-C test under load). The build's own Ctrl-C is held only while it forks."""
     import signal
 
-    import cardgen.render
-    from cardgen.render import started_workers
+    import cardgen.raster.render
+    from cardgen.raster.render import started_workers
 
-    follow = cardgen.render._follow_the_build
+    follow = cardgen.raster.render._follow_the_build
 
     def watched(parent: int) -> None:
         blocked_at_start = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
@@ -651,7 +654,7 @@ def test_a_render_worker_holds_ctrl_c_back_until_it_ignores_it(tmp_path: Path, m
         blocked_after = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
         (tmp_path / f"{os.getpid()}.mask").write_text(f"{blocked_at_start} {blocked_after}")
 
-    monkeypatch.setattr(cardgen.render, "_follow_the_build", watched)
+    monkeypatch.setattr(cardgen.raster.render, "_follow_the_build", watched)
     with started_workers(2) as pool:
         assert pool is not None
         assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set())  # the build's, let in again
@@ -680,8 +683,8 @@ def test_a_png_encoded_beside_the_card_s_work_is_the_same_file_and_leaves_no_thr
 
     from PIL import PngImagePlugin
 
-    from cardgen.render import Drawing, RasterJob, run_job
-    from cardgen.storage import verify
+    from cardgen.core.storage import verify
+    from cardgen.raster.render import Drawing, RasterJob, run_job
 
     def slowly(image: Image.Image, *args: object) -> None:  # the work's saves come between its options and use
         time.sleep(0.05)
@@ -709,15 +712,15 @@ def test_only_a_build_drawing_fewer_images_than_its_cores_encodes_beside(tiny_ga
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """A one-card edit with two drawing processes encodes its PNG beside the card's work; a first build (more images
     than processes) and an edit with --jobs 1 (no core to spare) encode first."""
-    import cardgen.plan
+    import cardgen.build.plan
 
-    real, beside = cardgen.plan.run_jobs, []
+    real, beside = cardgen.build.plan.run_jobs, []
 
     def watched(jobs: list, *args: object, **kwargs: object) -> None:
         beside.append([job.encode_beside for job in jobs if not job.cached])
         real(jobs, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(cardgen.plan, "run_jobs", watched)
+    monkeypatch.setattr(cardgen.build.plan, "run_jobs", watched)
     out, cards = tiny_game / "output", tiny_game / "data" / "tiny" / "cards.csv"
     build_game(tiny_game, "tiny", BuildOptions(out, jobs=2))
     for jobs, text in ((2, "Plainer"), (1, "Plainest")):

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from cardgen.expressions import ExpressionError, check_aggregate, check_expression, evaluate_aggregate, evaluate_mask
+from cardgen.core.expressions import (
+    ExpressionError,
+    check_aggregate,
+    check_expression,
+    evaluate_aggregate,
+    evaluate_mask,
+)
 from cardgen.validate import validate_game
 from cardgen.validate.rules import unknown_terms
 from tests.test_validate_support import REPO, mini_workspace, rules_of, with_manifest, write_game

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cardgen.simulate import wilson
+from cardgen.playtest.simulate import wilson
 from tests.conftest import REPO, SIMPLE_BACK, SIMPLE_FACE, run_cli, write_game
 
 MANIFEST = """\

@@ -14,19 +14,19 @@ import pytest
 from click.testing import CliRunner
 from pydantic import BaseModel, Field
 
-from cardgen.build import BuildOptions, build_game
-from cardgen.cli import main
-from cardgen.errors import CardgenError, Problem
-from cardgen.manifest import load_game
+from cardgen.build.build import BuildOptions, build_game
+from cardgen.commands.cli import main
+from cardgen.core.errors import CardgenError, Problem
+from cardgen.core.registry import OUTPUTS, Output
+from cardgen.load.manifest import load_game
 from cardgen.options import Strict
 from cardgen.options.pdf import PrintSpec
 from cardgen.options.tts import TTSSpec
 from cardgen.outputs import stage_names
 from cardgen.outputs.pdf import PrintStage
 from cardgen.outputs.stage import Stage, StageContext, merge_options
-from cardgen.record import BuildRecord
-from cardgen.registry import OUTPUTS, Output
-from cardgen.render import DrawnCard
+from cardgen.raster.render import DrawnCard
+from cardgen.record.record import BuildRecord
 from tests.conftest import REPO, SIMPLE_MANIFEST, hold_drawing
 
 
@@ -264,8 +264,8 @@ def test_the_output_stages_import_their_libraries_only_when_they_draw() -> None:
     stages as they run (beside the drawing), off the path to the first card."""
     import subprocess
 
-    code = ("import sys; from pathlib import Path; from cardgen.build import select_stages; "
-            "from cardgen.manifest import load_game; "
+    code = ("import sys; from pathlib import Path; from cardgen.build.build import select_stages; "
+            "from cardgen.load.manifest import load_game; "
             "select_stages(load_game(Path(sys.argv[1]), 'scrapbots'), ['tts', 'print', 'gallery']); "
             "print(sorted(m for m in ('PIL', 'reportlab') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code, str(REPO)], capture_output=True, text=True, check=True)

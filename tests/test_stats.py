@@ -152,7 +152,7 @@ def test_the_stats_page_draws_a_chart_per_curve(outlier_game: Path) -> None:
 
 PROBE = """\
 import sys
-from cardgen.cli import main
+from cardgen.commands.cli import main
 try:
     main(sys.argv[1:], standalone_mode=False)
 finally:

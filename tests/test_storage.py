@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from cardgen import storage
-from cardgen.ownership import STAMP, mark
-from cardgen.storage import Cache, cache_root, file_digest, place_file, swap_into_place, write_atomic, write_json
+from cardgen.core import storage
+from cardgen.core.ownership import STAMP, mark
+from cardgen.core.storage import Cache, cache_root, file_digest, place_file, swap_into_place, write_atomic, write_json
 
 PACKAGE = Path(__file__).resolve().parent.parent / "cardgen"
 
@@ -157,7 +157,7 @@ def test_cache_json_round_trip_and_a_torn_entry_reads_as_missing(tmp_path: Path)
 
 def test_kept_by_game_writes_back_the_lines_it_read_and_encodes_only_new_values(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from cardgen.storage import KeptByGame, seal
+    from cardgen.core.storage import KeptByGame, seal
 
     first = KeptByGame(tmp_path, "kind", "game")
     first.used = {"a": {"svg": "<svg>A & B</svg>"}, "b": [1, 2]}
@@ -222,7 +222,7 @@ def test_no_module_but_storage_builds_a_cache_path() -> None:
 def test_kept_after_a_save_is_what_it_wrote_not_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A build saves its kept entries twice (after validating, after planning): the second save, with nothing
     new, neither reads the entry back nor writes it; a value changed after a save is written, not its old line."""
-    from cardgen.storage import KeptByGame
+    from cardgen.core.storage import KeptByGame
 
     first = KeptByGame(tmp_path, "kind", "game")
     first.used = {"a": {"svg": "A"}, "b": [1, 2]}

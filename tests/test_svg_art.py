@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageChops
 
-from cardgen import bundled
+from cardgen.core import bundled
 from cardgen.validate import validate_game
 from tests.conftest import make_workspace, run_cli, write_game
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from xml.etree import ElementTree
 
-from cardgen.context import BuildContext
-from cardgen.plan import plan_build
+from cardgen.build.plan import plan_build
+from cardgen.svg.context import BuildContext
 from tests.conftest import SIMPLE_BACK, SIMPLE_MANIFEST, write_game
 
 SVG = "{http://www.w3.org/2000/svg}"

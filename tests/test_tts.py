@@ -19,13 +19,13 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image, ImageChops, ImageColor, ImageStat
 
-from cardgen.build import BuildOptions, build_game
-from cardgen.cli import main
-from cardgen.errors import CardgenError
-from cardgen.manifest import load_game
+from cardgen.build.build import BuildOptions, build_game
+from cardgen.build.plan import game_drawings
+from cardgen.commands.cli import main
+from cardgen.core.errors import CardgenError
+from cardgen.load.manifest import load_game
 from cardgen.outputs.tts import TTSOptions, export_tts, tts_text
-from cardgen.plan import game_drawings
-from cardgen.record import BuildRecord, CardEntry
+from cardgen.record.record import BuildRecord, CardEntry
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADER = ["SaveName", "Date", "VersionNumber", "GameMode", "GameType", "GameComplexity", "Tags", "Gravity",
@@ -604,7 +604,7 @@ def test_each_sheet_is_made_by_the_card_work_that_completes_it(mini, tmp_path) -
     import pickle
 
     from cardgen.outputs.tts import card_work
-    from cardgen.render import DrawnCard
+    from cardgen.raster.render import DrawnCard
 
     out_dir, record, _ = mini
     root, out_root = out_dir.parent.parent, tmp_path / "out"
@@ -639,7 +639,7 @@ def test_the_thumbnail_is_put_together_from_faces_the_card_work_made(mini, tmp_p
     import pickle
 
     from cardgen.outputs.tts import card_work, saved_object_path
-    from cardgen.render import DrawnCard
+    from cardgen.raster.render import DrawnCard
 
     out_dir, record, _ = mini
     root, out_root = out_dir.parent.parent, tmp_path / "out"
@@ -672,7 +672,7 @@ class _SheetWork(NamedTuple):
 
     def card(self, key: str):  # type: ignore[no-untyped-def]
         """The drawn card of an image key (its file, and its drawing)."""
-        from cardgen.render import DrawnCard
+        from cardgen.raster.render import DrawnCard
 
         return DrawnCard(self.out_dir / self.files[key], functools.partial(self.drawings.__getitem__, key))
 
@@ -734,7 +734,7 @@ def test_a_joined_sheet_shows_plain_slots_in_their_colour_and_empty_ones_black(t
     """Plain slots (the backs of a deck without one) are joined like cells, and the grid's slots without a card are
     black, as on a sheet pasted together."""
     from cardgen.outputs.tts import PLAIN_BACK, Plain, SheetPicture
-    from cardgen.render import DrawnCard
+    from cardgen.raster.render import DrawnCard
 
     size = (64, 88)
     picture = SheetPicture(3 * size[0], 2 * size[1], 3, (Plain(size), Plain(size, "#ff0000"), Plain(size),
@@ -830,7 +830,7 @@ def test_sheet_cells_are_the_cards_drawn_again_at_the_cell_size(scrapbots, tmp_p
     differing at edges only: text drawn at its size, not blurred down), in RGB, and the card's pixels are not
     decoded for it."""
     from cardgen.outputs.tts import Source
-    from cardgen.render import DrawnCard
+    from cardgen.raster.render import DrawnCard
 
     out_dir, record, _ = scrapbots
     drawings = game_drawings(ROOT, "scrapbots", tmp_path)
@@ -849,8 +849,8 @@ def test_the_export_runs_while_the_cards_are_drawn_and_waits_for_what_each_image
         tiny_game: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The workers wait until the export asks for a card file (it runs beside the drawing, and each sheet waits for
     the cards it shows); its images are those of an export written after the drawing (one process)."""
-    from cardgen.plan import CardFiles
-    from cardgen.render import Drawing
+    from cardgen.build.plan import CardFiles
+    from cardgen.raster.render import Drawing
     from tests.conftest import hold_drawing
 
     out = tiny_game / "output"

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cardgen.build import BuildOptions, build_game
-from cardgen.cli import main
-from cardgen.errors import CardgenError
+from cardgen.build.build import BuildOptions, build_game
+from cardgen.commands.cli import main
+from cardgen.core.errors import CardgenError
 from cardgen.validate import validate_game
 from tests.test_validate_support import FACE, MANIFEST, REPO, mini_workspace, with_manifest, write_game
 
@@ -308,7 +308,7 @@ class _Refusing(_Pool):
 
 def _checked(ws: Path, helpers: object = None) -> tuple[list, dict]:
     """The findings of validating `mini` (with `helpers`), and the SVG of every render by (template, deck, card)."""
-    from cardgen.context import BuildContext
+    from cardgen.svg.context import BuildContext
     from cardgen.validate import validate_context
 
     context = BuildContext.load(ws, "mini")
@@ -348,8 +348,8 @@ def test_renders_a_helper_makes_nothing_of_are_made_by_the_check_itself(ws: Path
 
 def test_a_helper_that_would_render_other_inputs_makes_nothing(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import cardgen.validate.layout as layout
-    from cardgen.manifest import load_game
-    from cardgen.templates import render_inputs
+    from cardgen.load.manifest import load_game
+    from cardgen.svg.templates import render_inputs
 
     monkeypatch.setattr(layout, "_HELPING", {})  # a helper process setting the game up
     loaded = render_inputs(load_game(ws, "mini"))  # what the check loaded

@@ -14,7 +14,7 @@ def complete_games(ctx: click.Context, param: click.Parameter, incomplete: str) 
     """Shell completion of game names: the games of the workspace given by --root (or the current folder)."""
     from click.shell_completion import CompletionItem
 
-    from cardgen.manifest import list_games
+    from cardgen.load.manifest import list_games
 
     root = ctx.find_root().params.get("root") or Path(".")
     return [CompletionItem(name) for name in list_games(Path(root)) if name.startswith(incomplete)]

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from cardgen.errors import CardgenError, Problem
+from cardgen.core.errors import CardgenError, Problem
 
 POD, GUIDES = ("pod",), ("guides",)  # `build --pod`, `--guides`: stages run whatever the manifest says
 
@@ -19,7 +19,7 @@ def build_games(root: Path, names: list[str], out: Path | None, jobs: int, keep_
                 pod: bool, guides: bool = False) -> None:
     """Build the games and report each; a CardgenError lists every game's problems, and a forced build that
     left cards out exits with 1."""
-    from cardgen.ownership import check_output_root
+    from cardgen.core.ownership import check_output_root
 
     out_root = check_output_root(root, out or root / "output")
     problems: list[Problem] = []
@@ -44,9 +44,9 @@ def bring_up_to_date(root: Path, name: str, out_root: Path, jobs: int = os.cpu_c
     A current build is reported from its build.json alone, without importing the pipeline (pydantic,
     cairosvg, reportlab stay unloaded): the settings compared are the ones build_game records.
     """
-    from cardgen.freshness import current_build, settings_key
+    from cardgen.core.ownership import check_game_name
+    from cardgen.load.freshness import current_build, settings_key
     from cardgen.outputs import stage_names
-    from cardgen.ownership import check_game_name
 
     started = time.perf_counter()
     always = (POD if pod else ()) + (GUIDES if guides else ())
@@ -71,15 +71,15 @@ def build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool =
     the imports (see `build_game`): they inherit the modules they would otherwise each import, on the cores this
     process needs meanwhile (measured: cold 20 cards no faster, ~0.1 s more CPU).
     """
-    from cardgen.fonts import configure_fontconfig
+    from cardgen.load.fonts import configure_fontconfig
     from cardgen.outputs import stage_modules, stage_names
-    from cardgen.render import started_workers
+    from cardgen.raster.render import started_workers
 
     rebuild = not force and (out_root / name / "build.json").is_file()
     configure_fontconfig([root / "fonts"])  # before the workers fork: they inherit it
     with started_workers(jobs, 1, stage_modules(stage_names())) if rebuild else contextlib.nullcontext() as workers:
-        from cardgen.build import BuildOptions, build_game
-        from cardgen.progress import make_reporter
+        from cardgen.build.build import BuildOptions, build_game
+        from cardgen.core.progress import make_reporter
 
         options = BuildOptions(out_root, jobs, keep_svg, force, always)
         result = build_game(root, name, options, make_reporter(sys.stderr.isatty()), stage_names(), workers)
@@ -100,7 +100,7 @@ def up_to_date_line(name: str, cards: int, seconds: float) -> str:
 
 def report_build(result: Any) -> None:
     """Print a build's findings, what changed since the previous build, and its counts."""
-    from cardgen.changes import describe
+    from cardgen.record.changes import describe
 
     show_findings(result.findings)
     if result.changes is not None and not result.changes.empty:
@@ -117,7 +117,7 @@ def watch_games(root: Path, names: list[str], out: Path | None, jobs: int) -> No
     """Build the games, then rebuild whatever an edit affects until Ctrl-C."""
     import threading
 
-    from cardgen.watch import watch_games as watch
+    from cardgen.build.watch import watch_games as watch
 
     out_root = (out or root / "output").resolve()
 

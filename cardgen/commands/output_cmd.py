@@ -9,11 +9,11 @@ import click
 from cardgen.commands import complete_games
 from cardgen.commands.build_cmd import bring_up_to_date, show_findings
 from cardgen.commands.flags import add_flags, folder_option
-from cardgen.manifest import load_game
+from cardgen.core.ownership import check_game_name, check_output_root, output_lock
+from cardgen.load.manifest import load_game
 from cardgen.outputs import stage_class
 from cardgen.outputs.stage import StageContext, options_model
-from cardgen.ownership import check_game_name, check_output_root, output_lock
-from cardgen.record import BuildRecord
+from cardgen.record.record import BuildRecord
 
 
 def output_command(name: str) -> click.Command:

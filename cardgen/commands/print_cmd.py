@@ -8,15 +8,15 @@ import click
 from cardgen.commands import complete_games
 from cardgen.commands.build_cmd import bring_up_to_date
 from cardgen.commands.flags import add_flags, folder_option
-from cardgen.errors import CardgenError
-from cardgen.freshness import seal_outputs
-from cardgen.manifest import load_game
+from cardgen.core.errors import CardgenError
+from cardgen.core.ownership import check_game_name, check_output_root, output_lock
+from cardgen.load.freshness import seal_outputs
+from cardgen.load.manifest import load_game
 from cardgen.options.pdf import PrintSpec
 from cardgen.outputs.imposition import PrintOptions
 from cardgen.outputs.kept_prints import keep, pdf_name, read_kept
 from cardgen.outputs.pdf import PrintStage, write_print_pdf
-from cardgen.ownership import check_game_name, check_output_root, output_lock
-from cardgen.record import BuildRecord, CardEntry
+from cardgen.record.record import BuildRecord, CardEntry
 
 
 @click.command("print")
@@ -90,7 +90,7 @@ def _write_pdf(game: str, record: BuildRecord, build_dir: Path, options: PrintOp
 
 def changed_cards(root: Path, game: str, since: str, record: BuildRecord) -> list[CardEntry]:
     """The cards of a build added or changed since a snapshot; an error when there are none."""
-    from cardgen.changes import describe, diff_records, load_snapshot
+    from cardgen.record.changes import describe, diff_records, load_snapshot
 
     changes = diff_records(load_snapshot(root, game, since), record)
     wanted = changes.card_ids()

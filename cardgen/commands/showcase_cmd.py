@@ -1,5 +1,5 @@
 """`cardgen showcase GAME --cards ID ...`: a fanned hand and a row in perspective with a reflection of built cards,
-as PNGs to share (see `cardgen.showcase`), building first whatever is missing or out of date."""
+as PNGs to share (see `cardgen.playtest.showcase`), building first whatever is missing or out of date."""
 from __future__ import annotations
 
 import re
@@ -37,9 +37,9 @@ def showcase_command(root: Path, game: str, ids: tuple[str, ...], background: tu
     """Write GAME-fan.png (the cards as a fanned hand) and GAME-row.png (a row in perspective with a
     reflection) of the cards named, for a forum post or a rulebook."""
     from cardgen.commands.build_cmd import bring_up_to_date
-    from cardgen.ownership import check_game_name, check_output_root, output_lock
-    from cardgen.record import BuildRecord
-    from cardgen.showcase import Look, write_showcase
+    from cardgen.core.ownership import check_game_name, check_output_root, output_lock
+    from cardgen.playtest.showcase import Look, write_showcase
+    from cardgen.record.record import BuildRecord
 
     names = [i.strip() for value in ids for i in value.split(",") if i.strip()]
     out_root = check_output_root(root, built_root or root / "output")

@@ -1,7 +1,7 @@
 """`cardgen simulate GAME`: run the game's balance simulations (game.yaml's `simulations:`) and report each measure
 with its confidence interval against the rulebook's targets; a missed target is a finding (exit code 1).
 
-The only command that runs the designer's own Python (see `cardgen.simulate`).
+The only command that runs the designer's own Python (see `cardgen.playtest.simulate`).
 """
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 import click
 
 from cardgen.commands import complete_games
-from cardgen.errors import CardgenError, Problem, relative
+from cardgen.core.errors import CardgenError, Problem, relative
 
 if TYPE_CHECKING:
     from cardgen.options.simulations import TargetSpec
-    from cardgen.simulate import Report
+    from cardgen.playtest.simulate import Report
 
 
 @click.command("simulate")
@@ -35,8 +35,8 @@ def simulate_command(root: Path, game: str, names: tuple[str, ...], runs: int | 
     """Run GAME's simulations (NAMES, or all): the designer's module in data/GAME/ called once per run with the
     typed cards and a seeded random generator. Each measure is reported with a 95% confidence interval; a target
     it misses is a finding and the exit code is 1."""
-    from cardgen.manifest import load_game
-    from cardgen.simulate import run_simulation
+    from cardgen.load.manifest import load_game
+    from cardgen.playtest.simulate import run_simulation
 
     loaded = load_game(root, game)
     chosen = list(names) or list(loaded.spec.simulations)

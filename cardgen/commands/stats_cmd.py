@@ -1,4 +1,4 @@
-"""`cardgen stats GAME`: the numbers of every deck (see `cardgen.stats`), as text, CSV or JSON, and the Stats page.
+"""`cardgen stats GAME`: the numbers of every deck (see `cardgen.playtest.stats`), as text, CSV or JSON, and the Stats page.
 
 pandas is imported when the command runs, not when the command line starts.
 """
@@ -44,8 +44,8 @@ def stats_command(root: Path, game: str, output_format: str, table: str, by: tup
 
     A data file that several decks are made from (one deck per tier) is summed up under its name too.
     """
-    from cardgen.manifest import load_game
-    from cardgen.stats import TABLES, StatsOptions, deck_stats
+    from cardgen.load.manifest import load_game
+    from cardgen.playtest.stats import TABLES, StatsOptions, deck_stats
 
     if table not in ("all", *TABLES):
         raise click.BadParameter(f"'{table}' is not a table; choose all, {', '.join(TABLES)}", param_hint="--table")
@@ -54,8 +54,8 @@ def stats_command(root: Path, game: str, output_format: str, table: str, by: tup
     chosen = tables if table == "all" else {table: tables[table]}
     click.echo(format_tables(chosen, output_format), nl=False)
     if page:
-        from cardgen.ownership import check_output_root
-        from cardgen.stats_page import write_stats_page
+        from cardgen.core.ownership import check_output_root
+        from cardgen.playtest.stats_page import write_stats_page
 
         target = write_stats_page(loaded, tables, check_output_root(root, out or root / "output"))
         click.echo(f"{game}: stats page -> {target}", err=True)

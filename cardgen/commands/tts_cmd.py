@@ -5,17 +5,17 @@ from pathlib import Path
 
 import click
 
+from cardgen.build.plan import game_drawings
 from cardgen.commands import complete_games
 from cardgen.commands.build_cmd import bring_up_to_date
 from cardgen.commands.flags import add_flags, folder_option
-from cardgen.errors import CardgenError
-from cardgen.freshness import seal_outputs
-from cardgen.manifest import load_game
+from cardgen.core.errors import CardgenError
+from cardgen.core.ownership import check_output_root, output_lock
+from cardgen.load.freshness import seal_outputs
+from cardgen.load.manifest import load_game
 from cardgen.options.tts import TTSSpec
 from cardgen.outputs.tts import TTSOptions, TTSStage, export_tts, saved_object_path
-from cardgen.ownership import check_output_root, output_lock
-from cardgen.plan import game_drawings
-from cardgen.record import BuildRecord
+from cardgen.record.record import BuildRecord
 
 
 @click.command("tts")

@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from cardgen.core.units import parse_length, parse_offset, parse_paper
 from cardgen.options import Strict
-from cardgen.units import parse_length, parse_offset, parse_paper
 
 
 class PrintSpec(Strict):

@@ -2,7 +2,7 @@
 
 A stage is a `Stage` object (see `cardgen.outputs.stage`): a name, the options model that is its manifest
 section, and `run(ctx) -> findings`. A new output format is one new module here plus one line in
-`cardgen.registry.OUTPUTS`, which names its stage and its options model.
+`cardgen.core.registry.OUTPUTS`, which names its stage and its options model.
 
 Stages are registered by name as text and imported only when a build runs them: a rebuild with nothing
 to do needs their names (part of the build settings) but none of their libraries.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-from cardgen.registry import OUTPUTS, imported
+from cardgen.core.registry import OUTPUTS, imported
 
 if TYPE_CHECKING:
     from cardgen.outputs.stage import Stage

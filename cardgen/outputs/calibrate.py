@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cardgen.core.storage import write_atomic
+from cardgen.core.units import mm_to_pt, parse_paper
 from cardgen.outputs.imposition import Duplex, mirror_axis
-from cardgen.storage import write_atomic
-from cardgen.units import mm_to_pt, parse_paper
 
 RULER_MM = 6          # each ruler reads from -6 to +6 mm
 TARGET_INSET_MM = 40  # corner targets sit this far from the paper edges

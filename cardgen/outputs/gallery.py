@@ -11,13 +11,13 @@ import html
 import json
 from pathlib import Path
 
-from cardgen.bundled import ASSETS
-from cardgen.changes import Changes, diff_records, field_change
-from cardgen.errors import Problem
+from cardgen.core.bundled import ASSETS
+from cardgen.core.errors import Problem
+from cardgen.core.storage import place_file, write_text
 from cardgen.outputs.playtable import STATS_PAGE, stats_page, table_script, table_section
 from cardgen.outputs.stage import Stage, StageContext
-from cardgen.record import BUILD_RECORD, BuildRecord, CardEntry, DeckEntry, GuideBox
-from cardgen.storage import place_file, write_text
+from cardgen.record.changes import Changes, diff_records, field_change
+from cardgen.record.record import BUILD_RECORD, BuildRecord, CardEntry, DeckEntry, GuideBox
 
 GALLERY_FILE = "index.html"
 PREVIOUS = "previous"  # images of the changed cards as the previous build drew them

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cardgen.errors import Problem
-from cardgen.manifest import Game
+from cardgen.core.errors import Problem
+from cardgen.core.storage import write_atomic
+from cardgen.load.manifest import Game
 from cardgen.outputs.stage import Stage, StageContext
-from cardgen.record import DeckEntry, GuideBox
-from cardgen.storage import write_atomic
+from cardgen.record.record import DeckEntry, GuideBox
 
 GUIDES = "guides"
 _COLORS = {"text_box": (30, 136, 229), "text_line": (142, 36, 170), "icon": (67, 160, 71), "image": (251, 140, 0)}

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Iterable, Literal
 
-from cardgen.record import CardEntry
-from cardgen.units import parse_length, parse_offset, parse_paper
+from cardgen.core.units import parse_length, parse_offset, parse_paper
+from cardgen.record.record import CardEntry
 
 EDGE_MM = 3.0            # marks and the footer stay this far from the paper edge
 MARK_CLEARANCE_MM = 1.0  # crop marks stop this short of the cards

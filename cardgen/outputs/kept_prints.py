@@ -13,8 +13,8 @@ import json
 import logging
 from pathlib import Path
 
+from cardgen.core.storage import write_json
 from cardgen.outputs.imposition import PrintOptions
-from cardgen.storage import write_json
 
 log = logging.getLogger("cardgen")
 

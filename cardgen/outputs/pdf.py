@@ -16,16 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterator
 
-from cardgen.errors import Problem
-from cardgen.freshness import PreviousOutputs
-from cardgen.manifest import Game
+from cardgen.core.errors import Problem
+from cardgen.core.storage import Cache, KeptByGame, write_atomic
+from cardgen.core.units import mm_to_pt
+from cardgen.load.freshness import PreviousOutputs
+from cardgen.load.manifest import Game
 from cardgen.outputs.imposition import Page, PrintOptions, impose, items_from_cards
 from cardgen.outputs.kept_prints import pdf_name, read_kept, write_kept
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
-from cardgen.record import BuildRecord, CardEntry
-from cardgen.render import CardWork, DrawnCard
-from cardgen.storage import Cache, KeptByGame, write_atomic
-from cardgen.units import mm_to_pt
+from cardgen.raster.render import CardWork, DrawnCard
+from cardgen.record.record import BuildRecord, CardEntry
 
 MARK_WIDTH_PT = 0.3
 PAGES_PER_FILE = 120  # at most; a duplex front page and its back page always share a file
@@ -162,7 +162,7 @@ def _volume_key(pages: list[Page], document: Document, images: ImageFiles, first
     the content of every image drawn, the footer texts' parts, the options and the versions drawing it."""
     from reportlab import Version
 
-    from cardgen.bundled import code_digest
+    from cardgen.core.bundled import code_digest
 
     decks = sorted({page.deck for page in pages})
     digest = hashlib.sha256(repr((code_digest(), document.cardgen, Version, images.options, first, total,
@@ -397,7 +397,7 @@ def _page_key(page: Page, footer: str, images: ImageFiles) -> str:
     names (their content hashes) and the versions drawing it."""
     from reportlab import Version
 
-    from cardgen.bundled import code_digest
+    from cardgen.core.bundled import code_digest
 
     names = [images.name(slot.image) for slot in page.slots]
     return hashlib.sha256(repr((code_digest(), Version, page, footer, names)).encode()).hexdigest()[:32]

@@ -11,8 +11,8 @@ import html
 import json
 from pathlib import Path
 
-from cardgen.bundled import ASSETS
-from cardgen.record import BuildRecord
+from cardgen.core.bundled import ASSETS
+from cardgen.record.record import BuildRecord
 
 STATS_PAGE = "stats/{game}.html"  # under the output root: written by `cardgen stats GAME --page`
 

@@ -11,12 +11,12 @@ import csv
 import functools
 from pathlib import Path
 
-from cardgen.errors import Problem
-from cardgen.manifest import Game
+from cardgen.core.errors import Problem
+from cardgen.core.storage import place_file, write_atomic
+from cardgen.core.units import MM_PER_INCH
+from cardgen.load.manifest import Game
 from cardgen.outputs.stage import Stage, StageContext
-from cardgen.record import BuildRecord
-from cardgen.storage import place_file, write_atomic
-from cardgen.units import MM_PER_INCH
+from cardgen.record.record import BuildRecord
 
 POD_DPI = 300
 POD_BLEED_IN = 0.125

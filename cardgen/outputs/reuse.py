@@ -5,12 +5,12 @@ import hashlib
 from pathlib import Path
 from typing import Callable, Iterable
 
-from cardgen.storage import Cache, file_digest, place_file
+from cardgen.core.storage import Cache, file_digest, place_file
 
 
 def inputs_key(inputs: Iterable[str | Path]) -> str:
     """A hash of an output's inputs (text parts as they are, files by their content) and of cardgen's code."""
-    from cardgen.bundled import code_digest
+    from cardgen.core.bundled import code_digest
 
     digest = hashlib.sha256(code_digest().encode())
     for item in inputs:

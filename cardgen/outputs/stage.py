@@ -2,7 +2,7 @@
 optional per-card hook the render workers call while a card's image is in memory.
 
 A stage's options come from one place: its pydantic model, named next to the stage in the registry
-(`cardgen.registry.OUTPUTS`), which is the manifest section named like the stage (`print:`, `tts:`). Its
+(`cardgen.core.registry.OUTPUTS`), which is the manifest section named like the stage (`print:`, `tts:`). Its
 command's flags are derived from that model (`option_flags`) and merged over the manifest in one way
 (`merge_options`). Stages report what went wrong softly as findings; they never log.
 """
@@ -15,13 +15,13 @@ from typing import Any, Callable, ClassVar, Mapping, Self
 
 from pydantic import BaseModel, ValidationError
 
-from cardgen.changes import Changes
-from cardgen.errors import CardgenError, Problem, relative
-from cardgen.freshness import PreviousOutputs
-from cardgen.manifest import Game
-from cardgen.record import BuildRecord
-from cardgen.registry import OUTPUTS, imported
-from cardgen.render import CardWork, Drawing
+from cardgen.core.errors import CardgenError, Problem, relative
+from cardgen.core.registry import OUTPUTS, imported
+from cardgen.load.freshness import PreviousOutputs
+from cardgen.load.manifest import Game
+from cardgen.raster.render import CardWork, Drawing
+from cardgen.record.changes import Changes
+from cardgen.record.record import BuildRecord
 
 
 @dataclass(frozen=True)

@@ -16,21 +16,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from cardgen.errors import CardgenError, Problem, relative
-from cardgen.filenames import slugify
-from cardgen.freshness import PreviousOutputs
-from cardgen.manifest import Game
-from cardgen.markup import parse
+from cardgen.core.errors import CardgenError, Problem, relative
+from cardgen.core.filenames import slugify
+from cardgen.core.ownership import make_staging, remove_ours
+from cardgen.core.storage import Cache, place_file, swap_into_place, write_bytes
+from cardgen.load.freshness import PreviousOutputs
+from cardgen.load.manifest import Game
+from cardgen.load.markup import parse
 from cardgen.options.tts import TTSSpec
 from cardgen.outputs.jpeg_tiles import Tile, encode_tile, join_tiles, read_tile
 from cardgen.outputs.reuse import inputs_key, make_cached, reuse_or_make
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.outputs.tts_sheets import MAX_SIDE_PX, Guids, Sheet, plan_sheets
 from cardgen.outputs.tts_sizes import board_scale, card_scale, table_units, tile_scale
-from cardgen.ownership import make_staging, remove_ours
-from cardgen.record import BuildRecord, CardEntry, DeckEntry
-from cardgen.render import Drawing, DrawnCard
-from cardgen.storage import Cache, place_file, swap_into_place, write_bytes
+from cardgen.raster.render import Drawing, DrawnCard
+from cardgen.record.record import BuildRecord, CardEntry, DeckEntry
 
 if TYPE_CHECKING:
     from PIL import Image

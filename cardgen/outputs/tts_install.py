@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from cardgen.errors import CardgenError
+from cardgen.core.errors import CardgenError
+from cardgen.core.storage import write_atomic, write_json
 from cardgen.outputs.tts import file_url
-from cardgen.storage import write_atomic, write_json
 
 URL_KEYS = ("FaceURL", "BackURL", "ImageURL", "ImageSecondaryURL")
 # Which game installed each saved object, in `cardgen/` beside Saves (a game name never starts with a dot).

@@ -9,9 +9,9 @@ import os
 import tempfile
 from pathlib import Path
 
-from cardgen.context import BuildContext
-from cardgen.data import GameData
-from cardgen.errors import CardgenError, Problem
+from cardgen.core.errors import CardgenError, Problem
+from cardgen.load.data import GameData
+from cardgen.svg.context import BuildContext
 from cardgen.validate.findings import errors_in, unique
 from cardgen.validate.layout import Helpers, LayoutChecker
 from cardgen.validate.references import ReferenceChecker

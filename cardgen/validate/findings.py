@@ -5,7 +5,7 @@ import json
 import re
 from dataclasses import asdict, replace
 
-from cardgen.errors import Problem
+from cardgen.core.errors import Problem
 
 _FAMILY = re.compile(r"font family '([^']*)'")
 

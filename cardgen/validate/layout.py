@@ -18,14 +18,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from cardgen.context import BuildContext
-from cardgen.data import Card
-from cardgen.errors import CardgenError, Problem
-from cardgen.fonts import FontFace
-from cardgen.markup import parse, plain_text
-from cardgen.storage import KeptByGame
-from cardgen.svgart import ART_TEXT
-from cardgen.templates import Geometry, RenderedSVG, SVGCache, SVGRenderer
+from cardgen.core.errors import CardgenError, Problem
+from cardgen.core.storage import KeptByGame
+from cardgen.load.data import Card
+from cardgen.load.fonts import FontFace
+from cardgen.load.markup import parse, plain_text
+from cardgen.load.svgart import ART_TEXT
+from cardgen.svg.context import BuildContext
+from cardgen.svg.templates import Geometry, RenderedSVG, SVGCache, SVGRenderer
 from cardgen.validate.findings import as_error
 
 _TEXT = re.compile(r"<text\b([^>]*)>(.*?)</text>", re.DOTALL)

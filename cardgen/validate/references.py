@@ -15,18 +15,18 @@ from pathlib import Path
 import jinja2
 from jinja2 import meta, nodes
 
-from cardgen.context import BuildContext
-from cardgen.data import Card
-from cardgen.errors import CardgenError, Problem, relative
-from cardgen.expressions import ExpressionError, columns_in
-from cardgen.fonts import families_in_svg
-from cardgen.manifest import Choice, DeckSpec, Game
-from cardgen.markup import icon_names
+from cardgen.core.errors import CardgenError, Problem, relative
+from cardgen.core.expressions import ExpressionError, columns_in
+from cardgen.core.storage import KeptByGame
+from cardgen.load.data import Card
+from cardgen.load.fonts import families_in_svg
+from cardgen.load.manifest import Choice, DeckSpec, Game
+from cardgen.load.markup import icon_names
+from cardgen.load.svgart import MAX_SIDE as MAX_SVG_SIDE
+from cardgen.load.svgart import read_art
 from cardgen.options.pdf import PrintSpec
-from cardgen.storage import KeptByGame
-from cardgen.svgart import MAX_SIDE as MAX_SVG_SIDE
-from cardgen.svgart import read_art
-from cardgen.templates import make_environment, safe_path, syntax_message
+from cardgen.svg.context import BuildContext
+from cardgen.svg.templates import make_environment, safe_path, syntax_message
 
 MAX_IMAGE_PIXELS = 64_000_000   # a 20 x 20 inch board at 400 DPI; a bigger image is a mistake or an attack
 MAX_IMAGE_BYTES = 50_000_000
@@ -111,7 +111,7 @@ class KnownScans(KeptByGame):
     @staticmethod
     def key(name: str, shown: str, source: str) -> str:
         """The key of a template's scan: its name, file and text, cardgen's code and Jinja's version."""
-        from cardgen.bundled import code_digest
+        from cardgen.core.bundled import code_digest
 
         text = json.dumps([code_digest(), jinja2.__version__, name, shown, source])
         return hashlib.sha256(text.encode()).hexdigest()[:32]

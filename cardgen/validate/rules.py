@@ -1,6 +1,6 @@
 """Layer 4, game rules declared under `rules:` in game.yaml: row, aggregate, expected-table and term rules.
 
-Every expression goes through `cardgen.expressions` (checked with `ast`, then evaluated over plain rows),
+Every expression goes through `cardgen.core.expressions` (checked with `ast`, then evaluated over plain rows),
 never through Python's eval.
 """
 from __future__ import annotations
@@ -10,9 +10,8 @@ import math
 import re
 from typing import Any, Iterable
 
-from cardgen.data import Card, GameData
-from cardgen.errors import Problem
-from cardgen.expressions import (
+from cardgen.core.errors import Problem
+from cardgen.core.expressions import (
     EvaluationError,
     ExpressionError,
     check_aggregate,
@@ -22,8 +21,9 @@ from cardgen.expressions import (
     evaluate_mask,
     is_missing,
 )
-from cardgen.manifest import ExpectSpec, Game, RefersSpec, RuleSpec, TermSpec
-from cardgen.markup import parse
+from cardgen.load.data import Card, GameData
+from cardgen.load.manifest import ExpectSpec, Game, RefersSpec, RuleSpec, TermSpec
+from cardgen.load.markup import parse
 
 # A number as pandas.to_numeric read one from a text cell: 12, -3, 2.5, .5, 1e3, inf.
 _NUMBER = re.compile(r"\s*[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity)\s*", re.IGNORECASE)

@@ -1,6 +1,6 @@
 """Layer 2, the data schema: what reading and typing found, plus checks on the raw cells.
 
-Type, enum, range, required and duplicate-id problems come from `cardgen.data` (a build finds the
+Type, enum, range, required and duplicate-id problems come from `cardgen.load.data` (a build finds the
 same ones); this layer adds what a build lets through: empty files, stray spaces, unprintable characters.
 """
 from __future__ import annotations
@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from cardgen.data import GameData, Table
-from cardgen.errors import Problem
-from cardgen.manifest import Game
+from cardgen.core.errors import Problem
+from cardgen.load.data import GameData, Table
+from cardgen.load.manifest import Game
 
 # Control characters cannot be printed and are not allowed in SVG (XML); tab and newlines are fine.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")

@@ -1,0 +1,302 @@
+"""The build pipeline of one game: manifest -> cards -> SVG -> PNG (cached) -> outputs, swapped in atomically."""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from cardgen.build.plan import BuildPlan, CardFiles, draw_plan, plan_build, record_of
+from cardgen.core import interrupts
+from cardgen.core.errors import CardgenError, Problem
+from cardgen.core.ownership import (
+    check_game_name,
+    check_output_root,
+    make_staging,
+    mark,
+    output_lock,
+    refuse_foreign,
+    remove_ours,
+)
+from cardgen.core.progress import Reporter, SilentReporter
+from cardgen.core.storage import cache_root, swap_into_place
+from cardgen.load.fonts import configure_fontconfig, keep_metrics
+from cardgen.load.freshness import (
+    PreviousOutputs,
+    current_build,
+    outputs_intact,
+    record_intact,
+    seal_outputs,
+    settings_key,
+    source_stamp,
+)
+from cardgen.load.manifest import Game
+from cardgen.outputs import stage_modules
+from cardgen.outputs.stage import Stage, StageContext
+from cardgen.raster.render import CardWork, RenderPool, started_workers
+from cardgen.record.changes import Changes, diff_records
+from cardgen.record.record import BuildRecord
+from cardgen.svg.context import BuildContext
+from cardgen.validate.findings import unique
+
+
+@dataclass
+class BuildOptions:
+    """How to build: where outputs go, how many processes, whether to keep SVGs."""
+
+    out_root: Path
+    jobs: int = os.cpu_count() or 1
+    keep_svg: bool = False
+    force: bool = False  # build despite errors, leaving out the cards they concern
+    always: tuple[str, ...] = ()  # stages run whatever the manifest says (`build --pod`)
+
+
+@dataclass
+class BuildResult:
+    """What a build did, for the CLI to report."""
+
+    name: str
+    out_dir: Path
+    cards: int
+    copies: int
+    rendered: int
+    cached: int
+    seconds: float
+    findings: list[Problem]  # warnings, and the errors of a forced build
+    changes: Changes | None = None
+    up_to_date: bool = False
+
+
+# Output stages of a build: registered names (see cardgen.outputs) or stage objects.
+StageChoice = Sequence[str | Stage]
+
+
+def _stage_names(stages: StageChoice, options: BuildOptions) -> list[object]:
+    """What the build settings record of the stages: their names, and those run whatever the manifest says."""
+    return [[s if isinstance(s, str) else s.name for s in stages], options.always]
+
+
+def select_stages(game: Game, stages: StageChoice, always: tuple[str, ...] = ()) -> list[Stage]:
+    """The stage objects a build of a game runs: named ones with the game's options, when enabled (or always)."""
+    from cardgen.outputs import stage_class
+
+    selected = []
+    for choice in stages:
+        stage = stage_class(choice).for_game(game) if isinstance(choice, str) else choice
+        if not isinstance(choice, str) or stage.enabled(game) or choice in always:
+            selected.append(stage)
+    return selected
+
+
+def build_fingerprint(record: BuildRecord, game: Game, options: BuildOptions, stages: StageChoice) -> str:
+    """A hash of everything a build's outputs depend on: cards, images, manifest, options and stages."""
+    # pydantic's own JSON writer: keys in the record's order (fields, decks), a few ms at 1,000 cards where
+    # model_dump + json.dumps took ~0.1 s and held a second copy of the record; its bytes, not decoded to text
+    # and encoded again (~35 MB each at 10,000 cards)
+    stable = record.__pydantic_serializer__.to_json(
+        record, exclude={"built_at", "stats", "fingerprint", "settings", "sources", "warnings"})
+    digest = hashlib.sha256(stable)
+    for manifest in game.manifest_files:
+        digest.update(manifest.read_bytes())
+    digest.update(f"{options.keep_svg}|{_stage_names(stages, options)}".encode())
+    return digest.hexdigest()[:32]
+
+
+def _up_to_date(name: str, final: Path, record: BuildRecord, started: float,
+                changes: Changes | None = None) -> BuildResult:
+    stats = record.stats
+    return BuildResult(name, final, stats.cards, stats.copies, 0, stats.rendered + stats.cached,
+                       time.perf_counter() - started, list(record.warnings), changes, up_to_date=True)
+
+
+def build_game(root: Path, name: str, options: BuildOptions, reporter: Reporter | None = None,
+               stages: StageChoice = (), workers: RenderPool | None = None) -> BuildResult:
+    """Build one game into `<out_root>/<name>/`; the previous output stays until the new one is complete.
+
+    When no file the last build read has changed (sizes and times), nothing is validated, drawn or
+    written; when files changed but what they make did not, only build.json's file stamps are renewed.
+    `workers` are render workers started for it already (see `build_cmd.build_one`); else they start here.
+    """
+    started = time.perf_counter()
+    check_output_root(root, options.out_root)
+    final = options.out_root / check_game_name(name)
+    with output_lock(options.out_root):  # one build per output root at a time
+        for folder in (final, cache_root(options.out_root)):  # before any work: what a build replaces is ours
+            refuse_foreign(folder)
+        try:
+            return _build(root, name, options, reporter, stages, started, workers)
+        except OSError as exc:  # a full disk, a folder made read-only meanwhile: the previous output stays
+            where = f" ({exc.filename})" if exc.filename else ""
+            raise CardgenError(f"cannot write the build: {exc.strerror or exc}{where}; the previous output is "
+                               "left as it was", file=str(final)) from None
+
+
+def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | None, stages: StageChoice,
+           started: float, workers: RenderPool | None) -> BuildResult:
+    """The build of one game, holding the output root's lock."""
+    from cardgen.validate import check_output_folder
+
+    final = options.out_root / name
+    previous = BuildRecord.previous(final)
+    settings = settings_key(options.keep_svg, options.force, *_stage_names(stages, options))
+    if previous is not None and current_build(final, root, name, settings) is not None:
+        return _up_to_date(name, final, previous, started)
+    check_output_folder(options.out_root)
+    mark(cache_root(options.out_root))  # before the font metrics go in: a build that fails then leaves it ours
+    keep_metrics(options.out_root)
+    if workers is not None:
+        return _build_with(root, name, options, reporter, stages, started, previous, settings, workers)
+    configure_fontconfig([root / "fonts"])  # before the workers fork: they inherit it
+    # The render workers start now and set cairosvg up on the other core while this process loads the game; on a
+    # rebuild (mostly a card or two to draw) one of them, the others only if many jobs come (see RenderPool).
+    early = 1 if previous is not None and not options.force else options.jobs
+    with started_workers(options.jobs, early, stage_modules(stages)) as started_now:
+        return _build_with(root, name, options, reporter, stages, started, previous, settings, started_now)
+
+
+def _build_with(root: Path, name: str, options: BuildOptions, reporter: Reporter | None, stages: StageChoice,
+                started: float, previous: BuildRecord | None, settings: str, workers: RenderPool | None
+                ) -> BuildResult:
+    """Load, validate, plan and draw the game (in `workers` when started), then write its outputs."""
+    from cardgen.validate import validate_context
+
+    final = options.out_root / name
+    # Stamped before anything is read: a file edited during the build then differs from its stamp, and
+    # the next build sees the edit (stamped after, the build would record what it never read).
+    read_from = source_stamp(root, name, recording=True)
+    context = BuildContext.load(root, name, options.out_root)
+    findings = validate_context(context, helpers=workers)  # the workers are idle until the cards are planned
+    plan = plan_build(context, findings, options.force)
+    if context.renderer.cache is not None:
+        context.renderer.cache.save()  # with the renders planning added to validation's
+    plan.findings = unique(findings, [w for w in plan.findings if w.rule != "text-overflow"])
+    record = record_of(plan)
+    record.fingerprint = build_fingerprint(record, plan.game, options, stages)
+    used = {f.relative_to(root.resolve()).as_posix() for a in [*plan.faces.values(), *plan.backs.values()]
+            for f in a.rendered.files} | set(plan.game.files_elsewhere())
+    record.settings = settings
+    record.sources = {**source_stamp(root, name, sorted(used), recording=True), **read_from}
+    record.warnings = plan.findings
+    changes = diff_records(previous, record) if previous else None
+    # The previous record is kept only when no one edited it by hand: a build.json edited into another valid
+    # record (other copies, another image) would otherwise be sealed again and served to print and tts.
+    if previous and previous.fingerprint == record.fingerprint and record_intact(final) and outputs_intact(final):
+        previous = previous.model_copy(update={"settings": settings, "sources": record.sources,
+                                               "warnings": record.warnings})
+        previous.save(final)
+        seal_outputs(final)
+        return _up_to_date(name, final, previous, started, changes)
+    selected = select_stages(plan.game, stages, options.always)
+    work: dict[str, list[CardWork]] = {}
+    for stage in selected:  # the stages' work on card images, done in the render workers
+        for key, item in stage.card_work(plan.game, record, options.out_root).items():
+            work.setdefault(key, []).append(item)
+    staging = make_staging(options.out_root, final.name)
+    try:
+        kept = PreviousOutputs(final, staging)  # the previous build's files this one makes again, kept
+        card_files = CardFiles(plan, staging, options.keep_svg, kept)
+        stage_context = StageContext(plan.game, record, staging, final, kept, lambda: plan.drawings, card_files.wait,
+                                     changes if changes is not None else Changes(first=True), workers)
+        # Card files are placed as their images are ready, while the workers draw the others, and the output
+        # stages run beside them. With no workers started, the drawing is this process's own (or a pool forked
+        # only without threads): the stages run after it.
+        outputs = _OutputStages(selected, stage_context)
+        with outputs.beside(card_files) if workers else contextlib.nullcontext():
+            rendered, cached = draw_plan(plan, options.jobs, reporter or SilentReporter(), work,
+                                         card_files.place, workers, outputs.start, card_files.available)
+            record.stats.rendered, record.stats.cached = rendered, cached
+            card_files.place_rest()
+        plan.findings += outputs.findings()
+        _finish(plan, record, final, staging, kept)
+    finally:  # an error (a full disk: see `build_game`) leaves the previous output as it was
+        remove_ours(staging)
+    return BuildResult(name, final, len(plan.cards), record.stats.copies, rendered, cached,
+                       time.perf_counter() - started, plan.findings, changes)
+
+
+class _OutputStages:
+    """A build's output stages writing into its staging folder: beside the drawing (`beside`), each stage that can
+    (`Stage.while_drawing`) beginning at once in a thread of its own and the others once every card file is
+    placed; or after the drawing (`findings` runs them). A stage runs after the stages it reads (`Stage.reads`)."""
+
+    def __init__(self, stages: list[Stage], context: StageContext) -> None:
+        self.stages, self.context = stages, context
+        self.found: dict[int, list[Problem]] = {}  # by the stage's place in `stages`
+        self.thread: threading.Thread | None = None
+        self.beside_drawing = False
+        self.errors: list[BaseException] = []
+
+    def run(self) -> None:
+        """Run every stage, keeping their findings and errors."""
+        names = {stage.name for stage in self.stages}
+        running: dict[int, threading.Thread] = {}
+        for place, stage in enumerate(self.stages):
+            if stage.while_drawing and not names & set(stage.reads):
+                running[place] = threading.Thread(target=self._run, args=(place,), name=f"cardgen-{stage.name}",
+                                                  daemon=True)
+                running[place].start()
+        for place, stage in enumerate(self.stages):
+            if place not in running:
+                for other, thread in running.items():
+                    if self.stages[other].name in stage.reads:
+                        thread.join()
+                self._run(place)
+        for thread in running.values():
+            thread.join()
+
+    def _run(self, place: int) -> None:
+        """Run one stage, waiting for every card file first unless it waits for those it reads itself."""
+        stage = self.stages[place]
+        try:
+            if not stage.while_drawing:
+                self.context.wait_for(None)
+            self.found[place] = stage.run(self.context)
+        except BaseException as exc:  # re-raised in the build's thread (see `findings`)
+            self.errors.append(exc)
+
+    def start(self) -> None:
+        """Start the stages in a thread (within `beside`, once the workers have their jobs: started earlier, the
+        thread would take this process from handing them out)."""
+        if self.thread is None and self.beside_drawing:
+            self.thread = threading.Thread(target=self.run, name="cardgen-outputs", daemon=True)
+            self.thread.start()
+
+    @contextlib.contextmanager
+    def beside(self, card_files: CardFiles) -> Iterator[None]:
+        """Let the stages run in a thread (`start`) while the block draws the cards; when the drawing stops with an
+        error, the stages waiting for card files stop too, and the block's error is raised once they have."""
+        self.beside_drawing = True
+        try:
+            yield
+        except BaseException:
+            card_files.stop()
+            if self.thread is not None:
+                self.thread.join()
+            raise
+
+    def findings(self) -> list[Problem]:
+        """The stages' findings, once they have all run (here, if they were not run beside the drawing); the
+        error that stopped one is raised here."""
+        if self.thread is None:
+            self.run()
+        else:
+            self.thread.join()
+        if self.errors:
+            raise self.errors[0]
+        return [finding for place in range(len(self.stages)) for finding in self.found.get(place, [])]
+
+
+def _finish(plan: BuildPlan, record: BuildRecord, final: Path, staging: Path, previous: PreviousOutputs) -> None:
+    """Write build.json (the stages' findings with it) into the staging folder that holds the card files and
+    the outputs, then swap the folder into place. Files the previous build made from the same content are kept
+    (hard links), not made again."""
+    record.warnings = plan.findings
+    record.save(staging)
+    previous.check_kept()
+    seal_outputs(staging, made=previous.made)
+    interrupts.check()  # a Ctrl-C Python lost: the previous output stays
+    swap_into_place(staging, final)

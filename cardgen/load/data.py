@@ -1,0 +1,686 @@
+"""Load a deck's rows as text and convert them by the manifest's field types into Card records."""
+from __future__ import annotations
+
+import codecs
+import csv
+import difflib
+import io
+import math
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from cardgen.core.errors import CardgenError, Problem, relative
+from cardgen.core.expressions import EvaluationError, ExpressionError, evaluate_mask
+from cardgen.core.filenames import collision_key, slugify, unsafe_reason
+from cardgen.load.manifest import Choice, DataSource, DeckSpec, FieldSpec, Game
+
+TRUE_WORDS = {"true", "yes", "y", "1", "x"}
+FALSE_WORDS = {"false", "no", "n", "0"}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One data row as the text the file holds, with where it came from."""
+
+    values: dict[str, str]
+    file: str
+    line: int
+    items: dict[str, list[str]] = field(default_factory=dict)  # YAML lists, kept item by item
+    key_lines: dict[str, int] = field(default_factory=dict)  # YAML: the line of each key
+
+    def __post_init__(self) -> None:
+        # Accents typed on a Mac may arrive decomposed (e + U+0301); cairosvg would draw the accent as a
+        # character of its own, with a gap. The composed form is the same text.
+        object.__setattr__(self, "values", {k: unicodedata.normalize("NFC", v) for k, v in self.values.items()})
+
+    def line_of(self, column: str) -> int:
+        """The line of a column's value: its key's line in YAML, the row's line otherwise."""
+        return self.key_lines.get(column, self.line)
+
+
+@dataclass
+class Card:
+    """One unique card: typed fields, copies, templates and its place in the data."""
+
+    id: str
+    deck: str
+    name: str
+    copies: int
+    fields: dict[str, Any]
+    face_template: str
+    back_template: str | None
+    source_file: str
+    source_row: int
+    text_fields: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- reading files as text
+
+SPREADSHEET_ERRORS = ("#VALUE!", "#REF!", "#NAME?", "#DIV/0!", "#N/A", "#NUM!", "#NULL!", "#SPILL!", "#CALC!")
+MAX_COPIES = 1_000  # of one card; a mistyped 1,000,000 would build for minutes
+MAX_ROWS = 200_000  # of one data file
+MAX_COLUMNS = 1_000
+SHEET_ROWS = 1_048_576  # the last row of an Excel or LibreOffice sheet
+_MAX_CSV_CELL = 1_000_000  # characters; the csv module's default limit (131072) is too low for long texts
+
+
+@dataclass
+class Table:
+    """A data file read as text: its header, its rows and what was noticed while reading it."""
+
+    file: str
+    header: list[str]
+    rows: list[Row]
+    problems: list[Problem] = field(default_factory=list)
+    header_line: int = 1
+
+
+def _decode(raw: bytes, encoding: str | None, shown_as: str, notes: list[Problem]) -> str:
+    """Text of a data file: the declared encoding, else UTF-8 (with or without BOM), UTF-16 or cp1252."""
+    if encoding:
+        try:
+            return raw.decode(encoding)
+        except (UnicodeDecodeError, LookupError) as exc:
+            raise CardgenError(f"cannot decode the file as {encoding}: {exc}", file=shown_as) from None
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # Excel's "Unicode text" export
+        return raw.decode("utf-16")
+    if b"\x00" in raw:
+        raise CardgenError("the file holds NUL bytes: it is not a text file (a workbook saved with "
+                           "the wrong extension?); expected CSV text", file=shown_as)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        if _has_utf8_text(raw):  # a UTF-8 file with a stray byte: only the lines holding one are cp1252
+            return _decode_mixed(raw, shown_as, notes)
+        try:
+            text = raw.decode("cp1252")
+        except UnicodeDecodeError:
+            raise CardgenError(f"the file is not UTF-8 (byte 0x{raw[exc.start]:02x}) nor Windows-1252; save "
+                               "it as UTF-8 or set `encoding:` on the deck's source", file=shown_as,
+                               row=line) from None
+        notes.append(Problem(f"the file is not UTF-8 (byte 0x{raw[exc.start]:02x}); it was read as "
+                             "Windows-1252 (cp1252). Save it as UTF-8, or set `encoding: cp1252` on the "
+                             "deck's source to say so", file=shown_as, row=line, severity="warning",
+                             rule="encoding"))
+        return text
+
+
+def _has_utf8_text(raw: bytes) -> bool:
+    """Whether a file holds characters written as UTF-8 (then a byte that is not UTF-8 is a stray one)."""
+    return any(len(line.decode("utf-8", "ignore").encode()) > len(line.decode("ascii", "ignore").encode())
+               for line in raw.split(b"\n") if not line.isascii())
+
+
+def _decode_mixed(raw: bytes, shown_as: str, notes: list[Problem]) -> str:
+    """A UTF-8 file line by line: a line that is not UTF-8 is read as Windows-1252, with a warning at its row."""
+    lines = []
+    for number, line in enumerate(raw.removeprefix(codecs.BOM_UTF8).split(b"\n"), start=1):
+        try:
+            lines.append(line.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            lines.append(line.decode("cp1252", "replace"))
+            notes.append(Problem(f"this line is not UTF-8 (byte 0x{line[exc.start]:02x}) though the rest of the "
+                                 "file is; it was read as Windows-1252 (cp1252): check its accents and save the "
+                                 "file as UTF-8", file=shown_as, row=number, severity="warning", rule="encoding"))
+    return "\n".join(lines)
+
+
+def _leading_comment_lines(text: str) -> int:
+    """How many lines at the top are `#` comments (notes a designer keeps above the header)."""
+    count = 0
+    for line in text.split("\n"):
+        if not line.startswith("#"):
+            break
+        count += 1
+    return count
+
+
+def _sniff_delimiter(text: str) -> str:
+    header = text.split("\n", 1)[0]
+    counts = {d: header.count(d) for d in (",", ";", "\t", "|")}
+    best = max(counts, key=lambda d: counts[d])
+    return best if counts[best] else ","
+
+
+def _blank_row(shown_as: str, line: int) -> Problem:
+    return Problem("blank row between cards; it is skipped", file=shown_as, row=line, severity="warning",
+                   rule="blank-row")
+
+
+def read_csv_table(path: Path, shown_as: str, delimiter: str | None = None, encoding: str | None = None) -> Table:
+    """Read a CSV file as text rows keyed by header; encoding, BOM and delimiter are detected."""
+    notes: list[Problem] = []
+    table = csv_table(_decode(path.read_bytes(), encoding, shown_as, notes), shown_as, delimiter)
+    table.problems[:0] = notes
+    return table
+
+
+def csv_table(text: str, shown_as: str, delimiter: str | None = None) -> Table:
+    """CSV text as rows keyed by its header (`shown_as` names it in findings); the delimiter is detected."""
+    notes: list[Problem] = []
+    skipped = _leading_comment_lines(text)
+    text = "\n" * skipped + text.split("\n", skipped)[-1] if skipped else text
+    if not text.strip():
+        raise CardgenError("the file is empty; expected a header row and data rows", file=shown_as, rule="empty-file")
+    csv.field_size_limit(_MAX_CSV_CELL)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter or _sniff_delimiter(text.lstrip("\n")))
+    try:
+        header: list[str] = []
+        while not any(h.strip() for h in header):  # the blank lines left where comments were
+            next_row = next(reader, None)
+            if next_row is None:
+                raise CardgenError("the file has no header row with column names", file=shown_as,
+                                   rule="empty-file")
+            header = next_row
+        header_line = reader.line_num
+        table = Table(shown_as, _read_header(header, shown_as, header_line, notes), [], notes, header_line)
+        line, blank = header_line + 1, None
+        for cells in reader:
+            if not any(c.strip() for c in cells):
+                blank = blank or line
+            else:
+                if blank:
+                    notes.append(_blank_row(shown_as, blank))
+                    blank = None
+                if len(table.rows) >= MAX_ROWS or len(cells) > MAX_COLUMNS:
+                    raise CardgenError(f"more than {MAX_ROWS:,} rows or {MAX_COLUMNS:,} columns; that many "
+                                       "are refused", file=shown_as, row=line, rule="too-long")
+                table.rows.append(_row_of(table.header, cells, shown_as, line, notes))
+            line = reader.line_num + 1
+    except csv.Error as exc:
+        raise CardgenError(f"the file is not valid CSV: {exc}", file=shown_as, row=reader.line_num) from None
+    return table
+
+
+def _row_of(header: list[str], cells: list[str], shown_as: str, line: int, notes: list[Problem]) -> Row:
+    """A row keyed by header; cells beyond the header are errors, missing ones are read as empty."""
+    if len(cells) > len(header) and any(c.strip() for c in cells[len(header):]):
+        notes.append(Problem(f"this row has {len(cells)} cells but the header has {len(header)} columns; the "
+                             "extra cells are ignored (a comma or delimiter inside a value needs quotes)",
+                             file=shown_as, row=line, rule="ragged-row"))
+    elif len(cells) < len(header):
+        notes.append(Problem(f"this row has {len(cells)} cells but the header has {len(header)} columns; "
+                             "the missing ones are read as empty", file=shown_as, row=line, severity="warning",
+                             rule="ragged-row"))
+    for i, name in enumerate(header):
+        reported = any(n.rule == "unnamed-column" and n.column == f"#{i + 1}" for n in notes)
+        if not name and i < len(cells) and cells[i].strip() and not reported:
+            notes.append(Problem(f"column {i + 1} holds data ('{cells[i].strip()[:30]}') but has no name in the "
+                                 "header row, so it is ignored; name it in the header (or delete the data)",
+                                 file=shown_as, row=line, column=f"#{i + 1}", severity="warning",
+                                 rule="unnamed-column"))
+    values: dict[str, str] = {}
+    for i, name in enumerate(header):
+        if name and name not in values:  # a duplicate column was reported; the first one counts
+            values[name] = cells[i] if i < len(cells) else ""
+    return Row(values, shown_as, line)
+
+
+def _read_header(cells: list[str], shown_as: str, line: int, notes: list[Problem]) -> list[str]:
+    """Column names of a header row: stripped, duplicates reported (the first one is used)."""
+    header = [c.strip() for c in cells]
+    seen: set[str] = set()
+    for i, (name, cell) in enumerate(zip(header, cells)):
+        if name and name in seen:
+            notes.append(Problem(f"column '{name}' appears twice in the header (column {i + 1}); expected "
+                                 "unique column names", file=shown_as, row=line, column=name,
+                                 rule="duplicate-header"))
+        if name != cell:
+            notes.append(Problem(f"column name '{cell}' has spaces around it; it is read as '{name}'",
+                                 file=shown_as, row=line, column=name, severity="warning", rule="spaces"))
+        seen.add(name)
+    return header
+
+
+def _yaml_text(value: Any) -> str:
+    """A YAML value as the text a cell would hold: lists joined by ';'."""
+    if value is None:
+        return ""
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return ";".join(value)
+    if isinstance(value, str):
+        return value
+    raise ValueError("expected a text, a number or a list of them here, not a mapping")
+
+
+def _merged(item: dict) -> dict:
+    """A mapping with YAML merge keys (`<<: *defaults`) applied: its own keys win."""
+    merge = item.pop("<<", None)
+    if merge is None:
+        return item
+    parents = merge if isinstance(merge, list) else [merge]
+    result: dict = {}
+    for parent in parents:
+        if isinstance(parent, dict):
+            result.update(_merged(dict(parent)))
+    return {**result, **item}
+
+
+def read_yaml_table(path: Path, shown_as: str) -> Table:
+    """Read a YAML file holding a list of mappings (see `yaml_table`)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CardgenError(f"cannot read the file: {exc}", file=shown_as) from None
+    return yaml_table(text, shown_as)
+
+
+def yaml_table(text: str, shown_as: str) -> Table:
+    """YAML text holding a list of mappings as rows, every scalar kept as the text written (anchors and merges
+    work; `shown_as` names it in findings)."""
+    import yaml
+
+    from cardgen.core.yamlsource import BASE_LOADER, parse_yaml  # checks syntax and alias expansion with line numbers
+    parse_yaml(text, shown_as)
+    loader = BASE_LOADER(text)  # every scalar as its text; composed once, then built from the same nodes
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    finally:
+        loader.dispose()
+    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+        raise CardgenError("expected a YAML list of mappings (one `- name: ...` entry per card)", file=shown_as)
+    table = Table(shown_as, [], [])
+    for item, item_node in zip(data, node.value if node is not None else []):
+        line = item_node.start_mark.line + 1
+        key_lines = {str(key.value): key.start_mark.line + 1 for key, _ in item_node.value
+                     if isinstance(key, yaml.ScalarNode)}
+        values, items = {}, {}
+        for key, value in _merged(dict(item)).items():
+            try:
+                values[str(key)] = _yaml_text(value)
+            except ValueError as exc:
+                table.problems.append(Problem(str(exc), file=shown_as, row=key_lines.get(str(key), line),
+                                              column=str(key)))
+            if isinstance(value, list):
+                items[str(key)] = [str(v) for v in value]
+        table.header += [k for k in values if k not in table.header]
+        table.rows.append(Row(values, shown_as, line, items, key_lines))
+    return table
+
+
+def _cell_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _worksheet(book: Any, sheet: str | int | None, shown_as: str) -> Any:
+    """A workbook's sheet by name or by number (counting from 1); a wrong one lists the sheets there are."""
+    names = list(book.sheetnames)
+    if sheet is None:
+        return book.worksheets[0]
+    if isinstance(sheet, int) and 1 <= sheet <= len(names):
+        return book.worksheets[sheet - 1]
+    if isinstance(sheet, str) and sheet in names:
+        return book[sheet]
+    listed = ", ".join(f"{i}: '{n}'" for i, n in enumerate(names, start=1))
+    close = difflib.get_close_matches(str(sheet), names, n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    raise CardgenError(f"no sheet {sheet!r}{hint} The workbook has {listed} (give `sheet:` a name or a number "
+                       "counting from 1)", file=shown_as)
+
+
+def _bounded_rows(rows: Iterator[tuple], shown_as: str) -> Iterator[tuple]:
+    """Rows of a sheet, with empty trailing cells dropped; an error past MAX_ROWS rows that hold something,
+    past the last row a spreadsheet can have, or past MAX_COLUMNS cells in a row."""
+    from openpyxl.utils import get_column_letter
+
+    filled = 0
+    for number, cells in enumerate(rows, start=1):
+        if number > SHEET_ROWS:  # only a hand-made file claims rows past Excel's last: never iterate them all
+            raise CardgenError(f"the sheet claims rows past row {SHEET_ROWS:,}, the last a spreadsheet can have; "
+                               "save it again from your spreadsheet program", file=shown_as, row=number,
+                               rule="too-long")
+        end = len(cells)
+        while end and cells[end - 1] is None:
+            end -= 1
+        cells = tuple(cells[:end])
+        filled += bool(cells)
+        if filled > MAX_ROWS:
+            raise CardgenError(f"the sheet has more than {MAX_ROWS:,} rows; the limit is {MAX_ROWS:,}",
+                               file=shown_as, row=number, rule="too-long")
+        if len(cells) > MAX_COLUMNS:
+            raise CardgenError(f"the row has a value in column {get_column_letter(end)}, past the limit of "
+                               f"{MAX_COLUMNS:,} columns; delete what lies right of your data", file=shown_as,
+                               row=number, rule="too-long")
+        yield cells
+
+
+def read_xlsx_table(path: Path, shown_as: str, sheet: str | int | None) -> Table:
+    """Read one sheet of an XLSX workbook as text rows (formulas as their cached values)."""
+    import openpyxl
+
+    try:
+        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except Exception as exc:  # openpyxl raises many types for a damaged file
+        raise CardgenError(f"cannot open the workbook: {exc}", file=shown_as) from None
+    try:
+        worksheet = _worksheet(book, sheet, shown_as)
+        # A sheet's declared dimension (A1:XFD1048576 in a 5 kB file) is not trusted: rows are read as
+        # they are stored, and their number and width are bounded.
+        worksheet.reset_dimensions()
+        rows_iter = _bounded_rows(worksheet.iter_rows(values_only=True), shown_as)
+        notes: list[Problem] = []
+        header_cells = [_cell_text(h) for h in next(rows_iter, ())]
+        if not any(h.strip() for h in header_cells):
+            raise CardgenError("the sheet is empty or its first row is blank; expected a header row",
+                               file=shown_as, row=1, rule="empty-file")
+        table = Table(shown_as, _read_header(header_cells, shown_as, 1, notes), [], notes)
+        blank = None
+        for number, cells in enumerate(rows_iter, start=2):
+            texts = [_cell_text(c) for c in cells]
+            texts += [""] * (len(header_cells) - len(texts))  # empty cells at the end of a row are not stored
+            if not any(t.strip() for t in texts):  # formatted but empty rows come out as blank rows
+                blank = blank or number
+                continue
+            if blank:
+                notes.append(_blank_row(shown_as, blank))
+                blank = None
+            table.rows.append(_row_of(table.header, texts, shown_as, number, notes))
+    finally:
+        book.close()
+    return table
+
+
+def read_table(game: Game, source: DataSource) -> Table:
+    """Read a data source, by file type; raises CardgenError when the file cannot be read at all."""
+    path = (game.data_dir / source.file).resolve()
+    shown_as = relative(game.data_dir / source.file, game.root)
+    if not path.is_relative_to(game.root.resolve()):
+        raise CardgenError("the data file lies outside the project folder", file=shown_as)
+    if not path.is_file():
+        raise CardgenError("the data file does not exist", file=shown_as)
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".csv", ".tsv", ".txt"):
+            return read_csv_table(path, shown_as, source.delimiter, source.encoding)
+        if suffix in (".yaml", ".yml"):
+            return read_yaml_table(path, shown_as)
+        if suffix == ".xlsx":
+            return read_xlsx_table(path, shown_as, source.sheet)
+    except OSError as exc:
+        raise CardgenError(f"cannot read the file: {exc.strerror or exc}", file=shown_as) from None
+    raise CardgenError(f"unknown data file type '{suffix}'; expected .csv, .yaml or .xlsx", file=shown_as)
+
+
+# ---------------------------------------------------------------- typed conversion
+
+def convert_value(text: str, spec: FieldSpec) -> Any:
+    """Convert one cell's text by its field spec; raise ValueError saying what was expected."""
+    stripped = text.strip()
+    if stripped in spec.none:
+        if spec.required and spec.default is None:
+            raise ValueError("a value is required here")
+        return spec.default
+    kind = spec.type
+    if kind == "str":
+        return text.strip()
+    if kind == "int":
+        if not re.fullmatch(r"[+-]?\d+", stripped):
+            raise ValueError(f"'{stripped}' is not a whole number")
+        return _in_range(int(stripped), spec)
+    if kind == "float":
+        try:
+            number = float(stripped)
+        except ValueError:
+            raise ValueError(f"'{stripped}' is not a number") from None
+        if not math.isfinite(number):
+            raise ValueError(f"'{stripped}' is not a finite number")
+        return _in_range(number, spec)
+    if kind == "bool":
+        if stripped.lower() in TRUE_WORDS:
+            return True
+        if stripped.lower() in FALSE_WORDS:
+            return False
+        raise ValueError(f"'{stripped}' is not yes/no (expected true, false, yes, no, 1 or 0)")
+    if kind == "enum":
+        if stripped not in spec.values:  # type: ignore[operator]
+            raise ValueError(f"'{stripped}' is not one of {', '.join(spec.values)}"  # type: ignore[arg-type]
+                             + _did_you_mean(stripped, spec.values or []))
+        return stripped
+    items = [i.strip() for i in stripped.split(spec.separator) if i.strip()]
+    return [convert_value(i, _ITEM_SPECS[spec.item]) for i in items]
+
+
+def _did_you_mean(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def _in_range(number: float, spec: FieldSpec) -> float:
+    if spec.min is not None and number < spec.min:
+        raise ValueError(f"{number} is below the minimum {spec.min:g}")
+    if spec.max is not None and number > spec.max:
+        raise ValueError(f"{number} is above the maximum {spec.max:g}")
+    return number
+
+
+_TEXT = FieldSpec()  # undeclared columns stay text (built once: this runs for every cell)
+_ITEM_SPECS = {kind: FieldSpec(type=kind) for kind in ("str", "int", "float")}
+
+
+def convert_row(row: Row, specs: dict[str, FieldSpec]) -> tuple[dict[str, Any], list[Problem]]:
+    """Typed values of one row (undeclared columns stay text) and the problems found.
+
+    A cell that cannot be converted is reported and holds None, so later checks still see the row.
+    """
+    values: dict[str, Any] = {}
+    problems = []
+    for column, text in row.values.items():
+        if text.strip() in SPREADSHEET_ERRORS:
+            problems.append(Problem(f"the spreadsheet shows the error {text.strip()} here; fix the formula",
+                                    file=row.file, row=row.line_of(column), column=column,
+                                    rule="spreadsheet-error"))
+            values[column] = None
+            continue
+        spec = specs.get(column, _TEXT)
+        try:
+            if column in row.items and spec.type == "list":  # a YAML list: its items, not split again
+                values[column] = [convert_value(i, _ITEM_SPECS[spec.item]) for i in row.items[column]
+                                  if i.strip()]
+            else:
+                values[column] = convert_value(text, spec)
+        except ValueError as exc:
+            problems.append(Problem(f"{exc}", file=row.file, row=row.line_of(column), column=column))
+            values[column] = None
+    for column, spec in specs.items():
+        if column not in row.values:
+            if spec.required and spec.default is None:
+                problems.append(Problem(f"required column '{column}' is missing", file=row.file, row=row.line,
+                                        column=column))
+            values[column] = spec.default
+    return values, problems
+
+
+def convert_table(table: Table, specs: dict[str, FieldSpec]) -> tuple[list[dict[str, Any]], list[Problem]]:
+    """Typed values of every row; a required column missing from the header is reported once."""
+    absent = {c for c, s in specs.items() if s.required and s.default is None and c not in table.header}
+    problems = [Problem(f"required column '{c}' is missing from the header"
+                        + _did_you_mean(c, [h for h in table.header if h not in specs]),
+                        file=table.file, row=table.header_line, column=c, rule="missing-column")
+                for c in sorted(absent) if table.header]
+    typed = []
+    for row in table.rows:
+        values, row_problems = convert_row(row, specs)
+        typed.append(values)
+        problems += [p for p in row_problems if p.column not in absent]
+    return typed, problems
+
+
+# ---------------------------------------------------------------- cards of a deck
+
+def _template_for(choice: Choice | str | None, values: dict[str, Any], row: Row) -> str | None:
+    if choice is None or isinstance(choice, str):
+        return choice
+    key = values.get(choice.by)
+    template = choice.templates.get(str(key), choice.default)
+    if template is None:
+        raise CardgenError(f"no template for {choice.by} '{key}'; expected one of "
+                           f"{', '.join(choice.templates)} (or a `default:`)", file=row.file, row=row.line,
+                           column=choice.by)
+    return template
+
+
+def _copies(values: dict[str, Any], deck: DeckSpec, row: Row) -> int:
+    raw = values.get(deck.count)
+    if raw is None:
+        return 1
+    try:
+        copies = int(str(raw).strip())
+    except ValueError:
+        raise CardgenError(f"copy count '{raw}' is not a whole number", file=row.file, row=row.line,
+                           column=deck.count) from None
+    if copies < 0:
+        raise CardgenError(f"copy count {copies} is negative; expected 0 or more", file=row.file, row=row.line,
+                           column=deck.count)
+    if copies > MAX_COPIES:
+        raise CardgenError(f"copy count {copies:,} is more than {MAX_COPIES:,}; a typo? (print sheets and "
+                           "Tabletop Simulator decks hold every copy)", file=row.file, row=row.line,
+                           column=deck.count)
+    return copies
+
+
+def _filter_rows(game: Game, deck_name: str, deck: DeckSpec, rows: list[Row],
+                 typed: list[dict[str, Any]]) -> list[int]:
+    if not deck.filter:
+        return list(range(len(typed)))
+    try:
+        mask = evaluate_mask(typed, deck.filter)
+    except Exception as exc:  # refused, or not computable on a row's values (a text compared with a number)
+        file, line = game.where("decks", deck_name, "filter")
+        reason = str(exc) if isinstance(exc, (ExpressionError, EvaluationError)) else f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, EvaluationError) and exc.row is not None:
+            reason += f" (the row at {rows[exc.row].file}:{rows[exc.row].line})"
+        raise CardgenError(f"decks.{deck_name}.filter: {reason}", file=file, row=line, rule="filter") from None
+    return [i for i, keep in enumerate(mask) if keep]
+
+
+def deck_cards(game: Game, deck_name: str, rows: list[Row],
+               typed: list[dict[str, Any]]) -> tuple[list[Card], list[Problem]]:
+    """The Card records of one deck from its typed rows, and every problem found making them."""
+    deck = game.spec.decks[deck_name]
+    try:
+        selected = _filter_rows(game, deck_name, deck, rows, typed)
+    except CardgenError as exc:
+        return [], exc.problems
+    cards, problems = [], []
+    for i in selected:
+        row, values = rows[i], typed[i]
+        name = str(values.get(deck.name) or "")
+        card_id = str(values.get(deck.id) or "") if deck.id else slugify(name)
+        card_id = deck.id_prefix + card_id if card_id else card_id
+        try:
+            if not name.strip() and not deck.id:
+                raise CardgenError(f"this row has no name (its '{deck.name}' cell is empty); every card needs one "
+                                   "(its id is made from it): fill it in, or delete the row",
+                                   file=row.file, row=row.line, column=deck.name, rule="empty-name")
+            if not card_id:
+                raise CardgenError("the card has no id: its name is empty", file=row.file, row=row.line,
+                                   column=deck.id or deck.name)
+            cards.append(Card(card_id, deck_name, name, _copies(values, deck, row), values,
+                              _template_for(deck.face, values, row), _template_for(deck.back, values, row),  # type: ignore[arg-type]
+                              row.file, row.line, list(deck.text)))
+        except CardgenError as exc:
+            problems += exc.problems
+            continue
+        unsafe = unsafe_reason(card_id)
+        if unsafe:  # the id names the card's image file, cards/<deck>/<id>.png; kept so the rules see the card
+            problems.append(Problem(f"card id '{card_id}' cannot be a file name: {unsafe}", file=row.file,
+                                    row=row.line, column=deck.id or deck.name, rule="unsafe-id"))
+    return cards, problems
+
+
+def _errors_only(problems: list[Problem]) -> list[Problem]:
+    return [p for p in problems if p.severity == "error"]
+
+
+def load_deck(game: Game, deck_name: str) -> list[Card]:
+    """Read, type-convert and filter one deck's rows into Card records; raise on any error."""
+    deck = game.spec.decks[deck_name]
+    table = read_table(game, deck.source)  # type: ignore[arg-type]
+    typed, problems = convert_table(table, game.fields_of(deck))
+    cards, card_problems = deck_cards(game, deck_name, table.rows, typed)
+    errors = _errors_only(table.problems + problems + card_problems)
+    if errors:
+        raise CardgenError(errors)
+    return cards
+
+
+@dataclass
+class GameData:
+    """A game's data as loaded: every card that could be made, the files read and every problem found."""
+
+    cards: list[Card]
+    problems: list[Problem]
+    tables: dict[str, Table] = field(default_factory=dict)
+    decks_of: dict[str, list[str]] = field(default_factory=dict)
+    unreadable: list[str] = field(default_factory=list)  # data files that could not be read at all
+
+
+def read_game_data(game: Game) -> GameData:
+    """Read every deck's data without stopping at the first problem (a file shared by decks is read once)."""
+    tables: dict[tuple, Table | None] = {}
+    converted: dict[tuple, list[dict[str, Any]]] = {}
+    data = GameData([], [])
+    for deck_name, deck in game.spec.decks.items():
+        source: DataSource = deck.source  # type: ignore[assignment]
+        key = (source.file, source.sheet, source.delimiter, source.encoding)
+        if key not in tables:
+            try:
+                tables[key] = read_table(game, source)
+                data.problems += tables[key].problems  # type: ignore[union-attr]
+            except CardgenError as exc:
+                tables[key] = None
+                data.problems += exc.problems
+                data.unreadable.append(source.file)
+        table = tables[key]
+        if table is None:
+            continue
+        data.tables[table.file] = table
+        data.decks_of.setdefault(table.file, []).append(deck_name)
+        specs = game.fields_of(deck)
+        spec_key = (key, tuple((k, v.model_dump_json()) for k, v in specs.items()))
+        if spec_key not in converted:
+            converted[spec_key], found = convert_table(table, specs)
+            data.problems += found
+        cards, found = deck_cards(game, deck_name, table.rows, converted[spec_key])
+        data.cards += cards
+        data.problems += found
+    seen: dict[str, Card] = {}
+    folded: dict[str, Card] = {}
+    for card in data.cards:
+        if card.id in seen:
+            first = seen[card.id]
+            data.problems.append(Problem(f"duplicate card id '{card.id}' (also at {first.source_file}:"
+                                         f"{first.source_row}); ids must be unique within the game"
+                                         + ("" if first.deck == card.deck else " (decks made from the same "
+                                            "rows: give one an `id_prefix:`)"),
+                                         file=card.source_file, row=card.source_row, rule="duplicate-id"))
+        seen.setdefault(card.id, card)
+        alike = folded.setdefault(collision_key(card.id), card)
+        if alike.id != card.id:
+            data.problems.append(Problem(f"card id '{card.id}' and '{alike.id}' ({alike.source_file}:"
+                                         f"{alike.source_row}) differ only in case or accents: Windows and macOS "
+                                         "would store their images as one file; make them differ",
+                                         file=card.source_file, row=card.source_row, rule="duplicate-id"))
+    data.problems = list(dict.fromkeys(data.problems))
+    return data
+
+
+def load_cards(game: Game) -> list[Card]:
+    """All cards of a game, deck by deck in manifest order; raise CardgenError on any error.
+
+    Warnings (a cp1252 file, a blank row) do not stop loading: `cardgen validate` shows them.
+    """
+    data = read_game_data(game)
+    errors = _errors_only(data.problems)
+    if errors:
+        raise CardgenError(errors)
+    return data.cards

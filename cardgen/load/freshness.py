@@ -1,0 +1,251 @@
+"""Is the last build still current? Answered from file sizes and times, before any work is done.
+
+A build records the size and modification time of every file it read (the game's data folder,
+all templates, icons and fonts, and images named in data). When none of them changed and the
+build settings are the same, a rebuild has nothing to do and skips validation and rendering.
+
+Those stamps are kept beside build.json in a small file of their own, `.build-stamps.json`, together
+with the size and time of build.json as the build wrote it: the no-change path reads that one file,
+not the whole record, and trusts a record no one has touched since. It runs before anything else is
+imported, so this module stays light (no pandas, pydantic, cairosvg, reportlab or Pillow).
+
+The same file notes the key of the content of each output file made from a known input (a card image, a TTS
+sheet, a volume of the print PDF): a later build keeps those it would make again (`PreviousOutputs`).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import stat as stat_module
+import time
+from pathlib import Path
+from typing import Callable, Iterable
+
+from cardgen.core.errors import CardgenError, Problem
+from cardgen.core.storage import FILE_MODE, write_atomic, write_json
+
+SHARED_FOLDERS = ("templates", "icons", "fonts")
+RACY_NS = 2_000_000_000
+STAMPS = ".build-stamps.json"
+
+
+def _files(root: Path, game: str) -> Iterable[Path]:
+    data = root / "data" / game
+    if data.is_dir():
+        yield from (p for p in data.rglob("*") if "snapshots" not in p.relative_to(data).parts)
+    for folder in SHARED_FOLDERS:
+        if (root / folder).is_dir():
+            yield from (root / folder).rglob("*")
+
+
+def source_stamp(root: Path, game: str, extra: Iterable[str] = (), recording: bool = False) -> dict[str, list[int]]:
+    """Size and modification time of every file a build of `game` reads, by path relative to root.
+
+    When `recording`, a file changed in the last two seconds is stamped as unknown: file times are
+    coarse, and an edit of the same size in the same tick would otherwise look unchanged (as git's
+    "racy" index entries). The next build then compares contents instead.
+    """
+    racy_after = time.time_ns() - RACY_NS if recording else None
+    stamp: dict[str, list[int]] = {}
+    for path in [*_files(root, game), *(root / e for e in extra)]:
+        try:
+            stat = path.stat()
+        except OSError:
+            stamp[str(path.relative_to(root))] = [-1, -1]  # gone: differs from any recorded stamp
+            continue
+        if path.is_file():
+            racy = racy_after is not None and stat.st_mtime_ns > racy_after
+            stamp[path.relative_to(root).as_posix()] = [-2, -2] if racy else [stat.st_size, stat.st_mtime_ns]
+    return stamp
+
+
+def _extra_sources(game: str, sources: dict[str, list[int]]) -> list[str]:
+    """Files a build read outside the folders `source_stamp` scans (images named in data)."""
+    scanned = ("data/" + game + "/", *(f"{f}/" for f in SHARED_FOLDERS))
+    return [p for p in sources if not p.startswith(scanned)]
+
+
+def settings_key(*parts: object) -> str:
+    """A hash of the build settings, cardgen's own code (`bundled.code_digest`) and its bundled fonts, icons and
+    partials (by stamp)."""
+    from cardgen.core.bundled import bundle_stamp, code_digest
+
+    return hashlib.sha256(repr((code_digest(), bundle_stamp(), *parts)).encode()).hexdigest()[:16]
+
+
+def seal_record(record_path: Path, record: dict) -> None:
+    """Write the stamps of a just-written build record next to it (call right after writing it); the content
+    keys of its outputs noted there are kept (`seal_outputs` stamps the outputs themselves)."""
+    stat = record_path.stat()
+    write_json(record_path.with_name(STAMPS), {
+        "record": [stat.st_size, stat.st_mtime_ns], "settings": record.get("settings"),
+        "sources": record.get("sources", {}), "cards": record["stats"]["cards"],
+        "warnings": record.get("warnings", []), "made": _made(record_path.parent)})
+
+
+def _made(out_dir: Path) -> dict[str, str]:
+    """The content keys of a build's output files noted in its stamps (none when unreadable)."""
+    try:
+        made = json.loads((out_dir / STAMPS).read_text(encoding="utf-8")).get("made", {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return made if isinstance(made, dict) else {}
+
+
+def _output_stamp(out_dir: Path) -> dict[str, list[int]]:
+    """Size and modification time of every output file of a build (build.json and its stamps aside)."""
+    stamp = {}
+    for path in out_dir.rglob("*"):
+        if path.is_file() and path.name not in (STAMPS, "build.json"):
+            stat = path.stat()
+            stamp[path.relative_to(out_dir).as_posix()] = [stat.st_size, stat.st_mtime_ns]
+    return stamp
+
+
+def seal_outputs(out_dir: Path, rewritten: Path | None = None, made: dict[str, str] | None = None) -> None:
+    """Add the stamps of every output file to a build's stamps (call when its outputs are all written), so
+    that an output deleted or edited by hand makes the build not current; with `made`, note the content
+    key of the output files made from known inputs (see `PreviousOutputs`).
+
+    With `rewritten` (a file or folder inside `out_dir` that `cardgen print` or `tts` wrote again), only
+    the stamps of what lies there are renewed, and only when the build was current before; the content keys
+    noted for it are dropped (a later build makes those files again rather than keep them).
+    """
+    if rewritten is not None and not outputs_intact(out_dir, but=rewritten.relative_to(out_dir).as_posix()):
+        return  # not current before (or no stamps): the next build does its work anyway
+    stamps = json.loads((out_dir / STAMPS).read_text(encoding="utf-8"))
+    if made is not None:
+        stamps["made"] = dict(sorted(made.items()))  # files are placed as cards finish: in no fixed order
+    if rewritten is None:
+        stamps["outputs"] = _output_stamp(out_dir)
+    else:
+        prefix = rewritten.relative_to(out_dir).as_posix()
+
+        def inside(name: str) -> bool:
+            return name == prefix or name.startswith(prefix + "/")
+
+        kept = {k: v for k, v in stamps["outputs"].items() if not inside(k)}
+        stamps["outputs"] = {**kept, **{k: v for k, v in _output_stamp(out_dir).items() if inside(k)}}
+        stamps["made"] = {k: v for k, v in _made(out_dir).items() if not inside(k)}
+    write_json(out_dir / STAMPS, stamps)
+
+
+def outputs_intact(out_dir: Path, but: str | None = None) -> bool:
+    """Whether every output file a build sealed (but those under `but`) is still there as it was written."""
+    try:
+        outputs = json.loads((out_dir / STAMPS).read_text(encoding="utf-8"))["outputs"]
+        for name, (size, mtime_ns) in outputs.items():
+            if but is not None and (name == but or name.startswith(but + "/")):
+                continue
+            stat = (out_dir / name).stat()
+            if (stat.st_size, stat.st_mtime_ns) != (size, mtime_ns):
+                return False
+    except (OSError, ValueError, TypeError, KeyError):
+        return False
+    return True
+
+
+def record_intact(out_dir: Path) -> bool:
+    """Whether build.json is exactly as the build that sealed it wrote it (not edited by hand since)."""
+    try:
+        recorded = json.loads((out_dir / STAMPS).read_text(encoding="utf-8"))["record"]
+        stat = (out_dir / "build.json").stat()
+    except (OSError, ValueError, TypeError, KeyError):
+        return False
+    return bool(recorded == [stat.st_size, stat.st_mtime_ns])
+
+
+def current_build(out_dir: Path, root: Path, game: str, settings: str) -> tuple[int, list[Problem]] | None:
+    """(cards, warnings) of the build in `out_dir` when it is still current, else None.
+
+    Current means: build.json is exactly as that build wrote it, the settings are the same, no file the
+    build read has changed since, and every output it wrote is still there as it was written. Anything
+    unreadable is simply not current.
+    """
+    try:
+        stamps = json.loads((out_dir / STAMPS).read_text(encoding="utf-8"))
+        if not record_intact(out_dir) or stamps["settings"] != settings:
+            return None
+        sources = stamps["sources"]
+        if not sources or sources != source_stamp(root, game, _extra_sources(game, sources)):
+            return None
+        if not outputs_intact(out_dir):  # an output deleted or edited by hand: build it again
+            return None
+        return int(stamps["cards"]), [Problem(**warning) for warning in stamps["warnings"]]
+    except (OSError, ValueError, TypeError, AttributeError, KeyError):
+        return None
+
+
+def _file_state(path: Path) -> tuple[int, int, int, int]:
+    """What tells a kept output file from an edited one: size, modification time, mode bits and link count."""
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns, stat_module.S_IMODE(stat.st_mode), stat.st_nlink
+
+
+class PreviousOutputs:
+    """The output files of a game's previous build, for the build now writing its staging folder to keep those
+    it would make again: hard-linked into the staging folder (copied where links fail), not made again.
+
+    A file is kept only when the previous build noted the same content key for it, it is still as that build
+    sealed it (size and time), has the mode bits cardgen writes and no other link (nobody linked it elsewhere).
+    An output edited by hand is made again, and nothing is ever linked from the cache: a designer editing an
+    output file in place changes that file only. The previous folder stays as it was until the swap.
+    """
+
+    def __init__(self, final: Path, staging: Path) -> None:
+        self.final, self.staging = final, staging
+        try:
+            sealed = json.loads((final / STAMPS).read_text(encoding="utf-8"))["outputs"]
+        except (OSError, ValueError, TypeError, KeyError):
+            sealed = None
+        self.sealed: dict = sealed if isinstance(sealed, dict) else {}
+        self.keys = _made(final) if self.sealed else {}
+        self.made: dict[str, str] = {}  # what this build made or kept: content key by path in the output folder
+        self.kept: dict[str, tuple[int, ...]] = {}
+
+    def place(self, target: Path, key: str, make: Callable[[Path], object], name: str | None = None) -> bool:
+        """Put the file of content `key` at `target` in the staging folder: the previous build's, when it made
+        the same, else `make(target)`. `name` is its path in the output folder when `target` is elsewhere (in
+        a folder swapped in later). Returns True when the file was made, False when it was kept."""
+        name = name or target.relative_to(self.staging).as_posix()
+        if self.made.get(name) == key and target.is_file():  # placed already (a back on several TTS sheets)
+            return False
+        self.made[name] = key
+        self.kept.pop(name, None)
+        if self.keys.get(name) == key and self._keep(name, target):
+            return False
+        make(target)
+        return True
+
+    def _keep(self, name: str, target: Path) -> bool:
+        source, sealed = self.final / name, self.sealed.get(name)
+        try:
+            state = _file_state(source)
+            if not isinstance(sealed, list) or list(state) != [*sealed, FILE_MODE, 1]:
+                return False
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(source, target)
+            except OSError:  # another file system, or one without hard links: a copy of it
+                write_atomic(target, lambda temp: shutil.copyfile(source, temp))
+            if _file_state(source)[:3] != state[:3]:  # written to meanwhile: make it instead
+                target.unlink()
+                return False
+            self.kept[name] = _file_state(target)[:3]
+        except OSError:
+            return False
+        return True
+
+    def check_kept(self) -> None:
+        """Raise when a kept file changed since it was kept (the previous output, which a hard link shares, was
+        written to during the build): the previous build stays in place and the next build makes it again."""
+        for name, state in self.kept.items():
+            try:
+                unchanged = _file_state(self.staging / name)[:3] == state
+            except OSError:
+                unchanged = False
+            if not unchanged:
+                raise CardgenError(f"{self.final / name} changed while the build was running; the previous "
+                                   "output is left as it was: build again")

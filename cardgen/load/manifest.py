@@ -1,0 +1,486 @@
+"""The game manifest (`data/<game>/game.yaml`): its schema and how it is loaded."""
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError, create_model, field_validator, model_validator
+
+from cardgen.core.errors import CardgenError, Problem, relative
+from cardgen.core.filenames import collision_key, unsafe_reason
+from cardgen.core.ownership import check_game_name
+from cardgen.core.registry import imported, sections
+from cardgen.core.units import CARD_PRESETS, parse_length
+from cardgen.core.workspace import MANIFEST_NAME, list_games
+from cardgen.core.yamlsource import line_of, load_yaml
+from cardgen.load.include import Includer, located_file
+from cardgen.options import Strict
+from cardgen.options.simulations import SimulationSpec
+
+FieldType = Literal["str", "int", "float", "bool", "enum", "list"]
+
+
+class FieldSpec(Strict):
+    """How one data column is read: its type, whether it must be present, its default."""
+
+    type: FieldType = "str"
+    required: bool = False
+    default: Any = None
+    values: list[str] | None = None
+    none: list[str] = Field(default_factory=lambda: ["", "~"])
+    min: float | None = None
+    max: float | None = None
+    separator: str = ";"
+    item: Literal["str", "int", "float"] = "str"
+    description: str | None = None
+
+    @model_validator(mode="after")
+    def _enum_needs_values(self) -> "FieldSpec":
+        if self.type == "enum" and not self.values:
+            raise ValueError("an enum field needs `values:`, the list of allowed values")
+        return self
+
+
+class SizeSpec(Strict):
+    """A card size: a preset name or an explicit width and height, with orientation."""
+
+    preset: str | None = None
+    width: str | float | None = None
+    height: str | float | None = None
+    orientation: Literal["portrait", "landscape"] | None = None
+    bleed: str | float | None = None
+    safe: str | float | None = None
+    dpi: int | None = Field(None, ge=36, le=1200, description="render resolution of this size (default: the game's)")
+
+    @model_validator(mode="after")
+    def _known_size(self) -> "SizeSpec":
+        if self.preset is not None and self.preset not in CARD_PRESETS:
+            raise ValueError(f"unknown size preset '{self.preset}'; expected one of {', '.join(CARD_PRESETS)}")
+        if self.preset is None and (self.width is None or self.height is None):
+            raise ValueError("a size needs a `preset` or both `width` and `height`")
+        return self
+
+
+class Choice(Strict):
+    """A template chosen per card by the value of a column."""
+
+    by: str
+    templates: dict[str, str]
+    default: str | None = None
+
+
+class DataSource(Strict):
+    """Where a deck's rows come from: a CSV, YAML or XLSX file (and sheet)."""
+
+    file: str
+    sheet: str | int | None = Field(None, description="an XLSX sheet by name, or by number counting from 1")
+    delimiter: str | None = Field(None, min_length=1, max_length=1, description="one character, e.g. ';'")
+    encoding: str | None = None
+
+
+class DeckSpec(Strict):
+    """One deck: its data, templates, copies column, ids and size."""
+
+    title: str | None = None
+    kind: Literal["card", "token", "board"] = "card"
+    shape: Literal["rectangle", "rounded", "square", "circle", "hex"] = "rounded"
+    supply: bool = Field(False, description="a token with an endless supply (a bag in Tabletop Simulator)")
+    source: DataSource | str
+    filter: str | None = None
+    face: Choice | str
+    back: Choice | str | None = None
+    count: str = "count"
+    id: str | None = None
+    name: str = "name"
+    text: list[str] = Field(default_factory=list, description="columns holding rules text")
+    size: SizeSpec | str | None = None
+    fields: dict[str, FieldSpec | FieldType] = Field(default_factory=dict)
+    options: dict[str, Any] = Field(default_factory=dict, description="values templates read as deck.options.<name>")
+    id_prefix: str = Field("", description="put before every card id of the deck (two decks made from the same rows)")
+
+    @field_validator("source", mode="before")
+    @classmethod
+    def _source_shorthand(cls, value: Any) -> Any:
+        return {"file": value} if isinstance(value, str) else value
+
+
+class GameSpec(Strict):
+    """The manifest of a game without the sections of its outputs (see `game_model`, which adds them)."""
+
+    title: str
+    version: str = "0.1"
+    description: str | None = None
+    dpi: int = Field(300, ge=72, le=1200)
+    size: SizeSpec | str = "poker"
+    bleed: str | float = "3.175mm"
+    safe: str | float = "3.175mm"
+    font: str | None = None
+    icons: dict[str, str] = Field(default_factory=dict)
+    colors: dict[str, str] = Field(default_factory=dict, description="the game's palette: name -> colour, usable "
+                                   "in templates (colors.NAME, fill='NAME') and in icon_colors")
+    icon_colors: dict[str, str] = Field(default_factory=dict)
+    fields: dict[str, FieldSpec | FieldType] = Field(default_factory=dict)
+    decks: dict[str, DeckSpec]
+    sizes: dict[str, SizeSpec] = Field(default_factory=dict)
+    rules: list["RuleSpec"] = Field(default_factory=list, description="game rules checked by cardgen validate")
+    simulations: dict[str, SimulationSpec] = Field(default_factory=dict, description="run by cardgen simulate only")
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, (int, float)) else value
+
+    @field_validator("colors")
+    @classmethod
+    def _palette(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, colour in value.items():
+            if not re.fullmatch(r"#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})|rgba?\([\d\s.,%]+\)|[a-z]+",
+                                str(colour).strip()):
+                raise ValueError(f"colour '{name}' is '{colour}'; write it as #rrggbb (e.g. \"#c98a2b\", quoted: "
+                                 "YAML reads # as a comment), rgb(201, 138, 43) or an SVG colour name")
+        return value
+
+    @field_validator("decks")
+    @classmethod
+    def _some_decks(cls, value: dict[str, DeckSpec]) -> dict[str, DeckSpec]:
+        if not value:
+            raise ValueError("a game needs at least one deck")
+        return value
+
+
+@dataclass(frozen=True)
+class CardSize:
+    """A resolved card size in mm, with the render resolution and rounded pixel sizes."""
+
+    width_mm: float
+    height_mm: float
+    bleed_mm: float
+    safe_mm: float
+    dpi: int
+
+    @property
+    def full_width_px(self) -> int:
+        """Width in whole pixels including bleed on both sides."""
+        return round((self.width_mm + 2 * self.bleed_mm) / 25.4 * self.dpi)
+
+    @property
+    def full_height_px(self) -> int:
+        """Height in whole pixels including bleed on both sides."""
+        return round((self.height_mm + 2 * self.bleed_mm) / 25.4 * self.dpi)
+
+
+@dataclass(frozen=True)
+class Game:
+    """A loaded game: its manifest plus where its files are."""
+
+    name: str
+    spec: GameSpec
+    root: Path
+    data_dir: Path
+    template_dir: Path
+    manifest_path: Path
+    lines: dict
+    files: dict = field(default_factory=dict)  # key path -> file shown, for keys from included definitions
+    includes: tuple[Path, ...] = ()  # the deck definitions the manifest includes
+
+    @property
+    def manifest_files(self) -> list[Path]:
+        """The manifest and every deck definition it includes: what the game's settings are read from."""
+        return [self.manifest_path, *self.includes]
+
+    def files_elsewhere(self) -> list[str]:
+        """Files the game reads outside data/<game>/ (included definitions, their data), relative to the root."""
+        root = self.root.resolve()
+        own = self.data_dir.resolve()
+        sources = [(self.data_dir / d.source.file).resolve() for d in self.spec.decks.values()
+                   if isinstance(d.source, DataSource)]
+        return sorted({p.relative_to(root).as_posix() for p in [*self.includes, *sources]
+                       if p.is_relative_to(root) and not p.is_relative_to(own)})
+
+    def deck_size(self, deck: DeckSpec) -> CardSize:
+        """The resolved card size of a deck (its own size, else the game's)."""
+        return resolve_size(deck.size or self.spec.size, self.spec)
+
+    def fields_of(self, deck: DeckSpec) -> dict[str, FieldSpec]:
+        """The game's shared field specs overlaid with the deck's own."""
+        merged = {**self.spec.fields, **deck.fields}
+        return {k: FieldSpec(type=v) if isinstance(v, str) else v for k, v in merged.items()}
+
+    def options(self, output: str) -> BaseModel | None:
+        """The validated manifest section of an output (`print`, `tts`): its options; None if it has none."""
+        value = getattr(self.spec, output, None) if output not in GameSpec.model_fields else None
+        return value if isinstance(value, BaseModel) else None
+
+    def line(self, *path: str | int) -> int | None:
+        """The line of a key path, for error messages (in the file `where` names)."""
+        return line_of(self.lines, tuple(path))
+
+    def where(self, *path: str | int) -> tuple[str, int | None]:
+        """The file (relative to the workspace) and line of a key path: game.yaml or an included definition."""
+        key = tuple(path)
+        while key and key not in self.lines:
+            key = key[:-1]
+        return self.files.get(key) or relative(self.manifest_path, self.root), line_of(self.lines, tuple(path))
+
+
+def resolve_size(size: SizeSpec | str, game: GameSpec) -> CardSize:
+    """Turn a size (preset name, named size, or explicit spec) into a CardSize in mm."""
+    if isinstance(size, str):
+        words = size.split()
+        name = words[0]
+        if name in game.sizes:
+            spec = game.sizes[name]
+        elif name in CARD_PRESETS:
+            spec = SizeSpec(preset=name)
+        else:
+            raise ValueError(f"unknown size '{name}'")
+        if len(words) > 1:
+            spec = spec.model_copy(update={"orientation": words[1]})
+    else:
+        spec = size
+    dpi = spec.dpi or game.dpi
+    if spec.preset:
+        width, height = CARD_PRESETS[spec.preset]
+    else:
+        width, height = parse_length(spec.width, dpi), parse_length(spec.height, dpi)  # type: ignore[arg-type]
+    if spec.orientation == "landscape" and width < height or spec.orientation == "portrait" and width > height:
+        width, height = height, width
+    bleed = parse_length(spec.bleed if spec.bleed is not None else game.bleed, dpi)
+    safe = parse_length(spec.safe if spec.safe is not None else game.safe, dpi)
+    return CardSize(width, height, bleed, safe, dpi)
+
+
+def _suggest(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def game_model() -> type[GameSpec]:
+    """The model of game.yaml: `GameSpec` plus one section per registered output with options (`print:`, `tts:`),
+    named like the output and validated by the output's own options model."""
+    return _game_model(tuple(sections().items()))
+
+
+@functools.cache
+def _game_model(outputs: tuple[tuple[str, str], ...]) -> type[GameSpec]:
+    fields: dict[str, Any] = {}
+    for name, reference in outputs:
+        model = imported(reference)
+        if name in GameSpec.model_fields or not name.isidentifier() or hasattr(BaseModel, name):
+            raise CardgenError(f"the output '{name}' cannot have a section in game.yaml: '{name}' is taken; "
+                               "register the output under another name")
+        fields[name] = (model, Field(default_factory=model))
+    return create_model("GameSpec", __base__=GameSpec, __doc__="The whole manifest of a game.", **fields)
+
+
+def _model_keys(loc: tuple) -> list[str]:
+    """The keys allowed at the place of an unknown key, for a 'did you mean'."""
+    model: Any = game_model()
+    for part in loc[:-1]:
+        fields = _yaml_fields(model) if isinstance(model, type) and issubclass(model, BaseModel) else {}
+        if part in fields:
+            annotation = fields[part].annotation
+            args = getattr(annotation, "__args__", (annotation,))
+            model = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), args[-1])
+        elif hasattr(model, "__args__"):
+            model = next((a for a in model.__args__ if isinstance(a, type) and issubclass(a, BaseModel)), model)
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return list(_yaml_fields(model))
+    return []
+
+
+def _yaml_fields(model: type[BaseModel]) -> dict[str, Any]:
+    """A model's fields by the key written in YAML (its alias, where it has one)."""
+    return {info.alias or name: info for name, info in model.model_fields.items()}
+
+
+def _key_path(loc: tuple, lines: dict) -> tuple:
+    """The YAML key path of a pydantic error location, without the union member tags pydantic adds.
+
+    A tag ("DeckSpec", "str", "function-after[...]") never is a key of the file, so a part is kept
+    when the file has that key path, or when it does not look like a tag (a missing key).
+    """
+    models = {cls.__name__ for cls in Strict.__subclasses__()}
+    kept: tuple = ()
+    for part in loc:
+        tag = isinstance(part, str) and (part in models or part in ("str", "int", "float", "bool") or "[" in part)
+        if (*kept, part) in lines or not tag:
+            kept = (*kept, part)
+    return kept
+
+
+def _problems_from(exc: ValidationError, shown_as: str, lines: dict, files: dict | None = None) -> list[Problem]:
+    found = [(_key_path(err["loc"], lines), err) for err in exc.errors()]
+    # A union reports each member that failed: where a mapping member found a problem deeper inside a
+    # key, the scalar members' "should be a string" at the key itself is noise.
+    deeper = {loc[:i] for loc, _ in found for i in range(len(loc))}
+    problems = []
+    for loc, err in found:
+        if loc in deeper and err["type"] not in ("extra_forbidden", "missing"):
+            continue
+        key = ".".join(str(p) for p in loc) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            message = f"unknown key '{loc[-1]}'{_suggest(str(loc[-1]), _model_keys(loc))}"
+        elif err["type"] == "missing":
+            message = "this key is required"
+        else:
+            message = err["msg"].removeprefix("Value error, ")
+        problems.append(Problem(f"{key}: {message}", file=_file_of(files or {}, lines, loc) or shown_as,
+                                row=line_of(lines, loc)))
+    return list(dict.fromkeys(problems))
+
+
+def _file_of(files: dict, lines: dict, loc: tuple) -> str | None:
+    """The file a key path was written in (for keys of an included deck definition)."""
+    while loc and loc not in lines:
+        loc = loc[:-1]
+    return files.get(loc)
+
+
+def load_game(root: Path, name: str) -> Game:
+    """Load and validate `data/<name>/game.yaml` of a workspace."""
+    check_game_name(name)
+    data_dir = root / "data" / name
+    path = data_dir / MANIFEST_NAME
+    shown_as = f"data/{name}/{MANIFEST_NAME}"
+    if not path.is_file():
+        known = list_games(root)
+        raise CardgenError(f"no game '{name}' (no {shown_as}){_suggest(name, known)}"
+                           + (f" Games here: {', '.join(known)}." if known else ""))
+    if not path.resolve().is_relative_to(root.resolve()):  # data/<name> (or its game.yaml) links elsewhere
+        raise CardgenError(f"the manifest is a link to {path.resolve()}, outside the project; only files inside "
+                           f"it are read. Copy the game into data/{name}/ instead of linking it", file=shown_as)
+    raw, lines = load_yaml(path, shown_as)
+    if not isinstance(raw, dict):
+        raise CardgenError("the manifest must be a mapping of keys (title:, decks:, ...)", file=shown_as)
+    includer = Includer(root, shown_as)
+    merged = includer.expand_decks(located_file(raw, lines, shown_as), data_dir)
+    raw, lines, files = merged.value, merged.lines, merged.files
+    try:
+        spec = game_model().model_validate(raw)
+    except ValidationError as exc:
+        raise CardgenError(_problems_from(exc, shown_as, lines, files)) from None
+    game = Game(name, spec, root, data_dir, root / "templates" / name, path, lines, files, tuple(includer.files))
+    _check_sizes(game, shown_as)
+    _check_deck_names(game)
+    return game
+
+
+def _check_deck_names(game: Game) -> None:
+    """A deck's name is the folder of its card images (cards/<deck>/): it must be a safe folder name."""
+    problems: list[Problem] = []
+    folded: dict[str, str] = {}
+    for deck_name in game.spec.decks:
+        file, row = game.where("decks", deck_name)
+        unsafe = unsafe_reason(deck_name)
+        alike = folded.setdefault(collision_key(deck_name), deck_name)
+        if alike != deck_name:
+            unsafe = f"it differs from deck '{alike}' only in case or accents (one folder on Windows and macOS)"
+        if unsafe:
+            problems.append(Problem(f"decks: the deck name '{deck_name}' cannot be a folder name: {unsafe}",
+                                    file=file, row=row))
+    if problems:
+        raise CardgenError(problems)
+
+
+MAX_SIDE_MM = 2000.0  # a card, token or board; larger is a typo (a play mat is under 1 m)
+# A 600 x 900 mm board at 300 DPI is 75 million pixels; Pillow refuses images past 89 million as bombs.
+MAX_IMAGE_PIXELS = 85_000_000
+
+
+def _check_size(size: CardSize) -> None:
+    """A deck size that can be drawn: positive, not absurdly large, not more pixels than memory holds."""
+    if min(size.width_mm, size.height_mm) <= 0:
+        raise ValueError(f"the size is {size.width_mm:g} x {size.height_mm:g} mm; width and height must be "
+                         "more than 0")
+    if min(size.bleed_mm, size.safe_mm) < 0:
+        raise ValueError("bleed and safe margins cannot be negative")
+    if max(size.width_mm, size.height_mm) > MAX_SIDE_MM:
+        raise ValueError(f"the size is {size.width_mm:g} x {size.height_mm:g} mm; more than {MAX_SIDE_MM:g} mm "
+                         "on a side is refused")
+    pixels = size.full_width_px * size.full_height_px
+    if pixels > MAX_IMAGE_PIXELS:
+        raise ValueError(f"at {size.dpi} DPI each image would be {size.full_width_px} x {size.full_height_px} px "
+                         f"({pixels / 1e6:.0f} million pixels; the limit is {MAX_IMAGE_PIXELS // 1_000_000} "
+                         "million); lower the deck's dpi:")
+
+
+def _check_sizes(game: Game, shown_as: str) -> None:
+    problems = []
+    for deck_name, deck in game.spec.decks.items():
+        try:
+            _check_size(game.deck_size(deck))
+        except ValueError as exc:
+            file, row = game.where("decks", deck_name, "size")
+            problems.append(Problem(f"decks.{deck_name}.size: {exc}", file=file, row=row))
+    if problems:
+        raise CardgenError(problems)
+
+
+# ---------------------------------------------------------------- game rules (`rules:`, checked by cardgen validate)
+
+class ExpectSpec(Strict):
+    """A table the rulebook gives, such as its card list: the value of `column` for each `key`."""
+
+    key: str = "name"
+    column: str = "count"
+    values: dict[str, int | float | str]
+    complete: bool = Field(True, description="cards the table does not list are findings too")
+
+
+class TermSpec(Strict):
+    """Names and terms used consistently: rulebook names exist as cards, words in card text are known."""
+
+    names: list[str] = Field(default_factory=list, description="names the rulebook uses; each must be a value "
+                                                               "of `column`")
+    column: str = "name"
+    text: list[str] = Field(default_factory=list, description="columns of rules text whose capitalised and bold "
+                                                              "words must be known terms or card names")
+    known: list[str] = Field(default_factory=list, description="the rulebook's terms (its glossary)")
+
+
+class RefersSpec(Strict):
+    """Values that name other things of the game: decks (`to: decks`) or cards (`to: <column>` of cards)."""
+
+    column: str
+    to: str = "decks"
+    among: list[str] | None = Field(None, description="with `to: <column>`: only cards of these decks count")
+
+
+class RuleSpec(Strict):
+    """One game rule: which cards it looks at and what must hold, with a message citing the rulebook."""
+
+    id: str
+    message: str
+    severity: Literal["error", "warning"] = "error"
+    decks: list[str] | None = None
+    where: str | None = None
+    check: str | None = Field(None, description="row rule: true on every selected card")
+    total: str | None = Field(None, description="aggregate rule over the selected cards, e.g. sum(count) == 20")
+    per: str | None = Field(None, description="check `total` for each value of this column separately")
+    expect: ExpectSpec | None = None
+    terms: TermSpec | None = None
+    refers: RefersSpec | None = None
+
+    @field_validator("decks", mode="before")
+    @classmethod
+    def _one_deck(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "RuleSpec":
+        kinds = [k for k in ("check", "total", "expect", "terms", "refers") if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            raise ValueError(f"rule '{self.id}' needs exactly one of check:, total:, expect:, terms: or refers:"
+                             + (f" (it has {', '.join(kinds)})" if kinds else ""))
+        if self.per is not None and self.total is None:
+            raise ValueError(f"rule '{self.id}': per: goes with total:")
+        return self
+
+
+# GameSpec names models defined after it (rules): resolve those names now.
+GameSpec.model_rebuild()

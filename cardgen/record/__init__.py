@@ -1,0 +1,2 @@
+"""build.json, typed (`BuildRecord`), and the changes between two builds.
+"""

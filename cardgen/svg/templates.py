@@ -1,0 +1,537 @@
+"""The Jinja environment and the per-card context: SVG text for every face and back."""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import posixpath
+import re
+import sys
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import jinja2.bccache
+from jinja2.sandbox import SecurityError
+from markupsafe import Markup, escape
+
+from cardgen.core.boxes import GuideBox, box_as_row
+from cardgen.core.errors import CardgenError, Problem, relative
+from cardgen.core.storage import Cache, KeptByGame, file_digest
+from cardgen.core.units import MM_PER_INCH, PT_PER_INCH, mm_to_px
+from cardgen.load.data import Card
+from cardgen.load.fonts import FontBook, families_in_svg
+from cardgen.load.icons import IconLibrary
+from cardgen.load.manifest import CardSize, Game
+from cardgen.svg.sandbox import TemplateLimit, TemplateSandbox, render_bounded
+from cardgen.svg.text import TextMeasurer, TextStyle, fit_text, icon_svg, layout_to_svg
+
+
+@dataclass(frozen=True)
+class Box:
+    """A rectangle in card pixels."""
+
+    x: float
+    y: float
+    width: float
+    height: float
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Card geometry for templates: full (with bleed), trim and safe boxes in px, sizes in mm."""
+
+    size: CardSize
+
+    @property
+    def width(self) -> int:
+        """Full width in px, bleed included."""
+        return self.size.full_width_px
+
+    @property
+    def height(self) -> int:
+        """Full height in px, bleed included."""
+        return self.size.full_height_px
+
+    @property
+    def bleed(self) -> float:
+        """Bleed in px."""
+        return mm_to_px(self.size.bleed_mm, self.size.dpi)
+
+    @property
+    def trim(self) -> Box:
+        """The cut line."""
+        b = self.bleed
+        return Box(b, b, self.width - 2 * b, self.height - 2 * b)
+
+    @property
+    def safe(self) -> Box:
+        """Where text and important art belong."""
+        inset = self.bleed + mm_to_px(self.size.safe_mm, self.size.dpi)
+        return Box(inset, inset, self.width - 2 * inset, self.height - 2 * inset)
+
+    @property
+    def mm(self) -> dict[str, float]:
+        """Trim width, height, bleed and safe margin in mm."""
+        s = self.size
+        return {"width": s.width_mm, "height": s.height_mm, "bleed": s.bleed_mm, "safe": s.safe_mm}
+
+    @property
+    def svg_attrs(self) -> Markup:
+        """Attributes for the root <svg>: namespace, pixel size and viewBox."""
+        return Markup(f'xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
+                      f'width="{self.width}" height="{self.height}" viewBox="0 0 {self.width} {self.height}"')
+
+
+@dataclass
+class RenderedSVG:
+    """A card face or back as SVG text, with the files it draws and what went wrong softly."""
+
+    key: str
+    svg: str
+    files: list[Path] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    boxes: list[GuideBox] = field(default_factory=list)  # where each helper drew, for layout guides
+    families: list[str] = field(default_factory=list)  # the font families it names (kept: found by regex)
+
+
+_UNIT_LENGTH = re.compile(r"^\s*(-?\d+(?:\.\d+)?|-?\.\d+)\s*(%|mm|cm|in|pt|px)\s*$")
+
+
+class CardHelpers:
+    """Functions a template calls for one card: text boxes, icons, images, unit conversion.
+
+    Every position and length they take is a number of card pixels, or a text with a unit: `12mm`,
+    `0.5in`, `9pt`, `40px`, or `50%` of the card as cut (x and widths of its width, y and heights of its
+    height; positions are measured from the cut line). Colours may name the manifest's `colors:`.
+    Each call records its box, for layout guides.
+    """
+
+    def __init__(self, game: Game, fonts: FontBook, icons: IconLibrary, size: CardSize,
+                 card: Card | None) -> None:
+        self.game, self.fonts, self.icons, self.dpi, self.card = game, fonts, icons, size.dpi, card
+        self.geo = Geometry(size)
+        self.files: list[Path] = []
+        self.warnings: list[Problem] = []
+        self.boxes: list[GuideBox] = []
+
+    def mm(self, value: float) -> float:
+        """Millimetres to card pixels."""
+        return value / MM_PER_INCH * self.dpi
+
+    def pt(self, value: float) -> float:
+        """Points to card pixels (font sizes)."""
+        return value / PT_PER_INCH * self.dpi
+
+    def inch(self, value: float) -> float:
+        """Inches to card pixels."""
+        return value * self.dpi
+
+    def length(self, value: Any, axis: str = "x", position: bool = False, name: str = "length") -> float:
+        """A position or length in card pixels from a number or a text with a unit (`12mm`, `50%`, ...)."""
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        match = _UNIT_LENGTH.match(value) if isinstance(value, str) else None
+        if match is None:
+            shown = f"the text '{value}'" if isinstance(value, str) else repr(value)
+            raise CardgenError(f"{name} is {shown}, not a number or a length such as 12mm or 50%; if it comes from "
+                               "a data column, declare the column's type under fields: in game.yaml (e.g. cost: int)")
+        number, unit = float(match.group(1)), match.group(2)
+        if unit == "%":
+            trim = self.geo.trim
+            extent, start = (trim.width, trim.x) if axis == "x" else (trim.height, trim.y)
+            return (start if position else 0.0) + number / 100 * extent
+        return {"mm": self.mm(number), "cm": self.mm(number * 10), "in": self.inch(number), "pt": self.pt(number),
+                "px": number}[unit]
+
+    def color(self, value: Any) -> str:
+        """A colour: a name from the manifest's `colors:` palette, or any SVG colour as given."""
+        text = str(value)
+        return self.game.spec.colors.get(text, text)
+
+    def _box(self, helper: str, x: Any, y: Any, width: Any, height: Any) -> tuple[float, float, float, float]:
+        box = (self.length(x, "x", True, f"{helper}: x"), self.length(y, "y", True, f"{helper}: y"),
+               self.length(width, "x", False, f"{helper}: width"), self.length(height, "y", False, f"{helper}: height"))
+        return box
+
+    def text_box(self, text: Any, x: Any, y: Any, width: Any, height: Any, size: Any,
+                 min_size: Any = None, font: str | None = None, fill: str = "#000000",
+                 align: str = "left", valign: str = "top", line_height: float = 1.2,
+                 max_lines: int | None = None, _helper: str = "text_box") -> Markup:
+        """Wrap and shrink a text (with **bold**, *italic*, :icon:) into a box; warn when it overflows."""
+        text = "" if text is None else unicodedata.normalize("NFC", str(text))  # accents as one character
+        family = font or self.game.spec.font
+        if not family:
+            raise CardgenError(f"{_helper} needs font= (or a `font:` default in game.yaml)")
+        bx, by, bw, bh = self._box(_helper, x, y, width, height)
+        px = self.length(size, "y", False, f"{_helper}: size")
+        least = self.length(min_size, "y", False, f"{_helper}: min_size") if min_size is not None else px
+        measurer = TextMeasurer(self.fonts, family)
+        layout = fit_text(text, measurer, bw, bh, px, least, line_height, max_lines)
+        if not layout.fits:
+            self._overflow(text, layout.size)
+        self.boxes.append(GuideBox(_helper, bx, by, bw, bh, text[:40], not layout.fits))
+        colors = {k: self.color(v) for k, v in self.game.spec.icon_colors.items()}
+        style = TextStyle(family, self.color(fill), align, valign, line_height, colors)
+        return layout_to_svg(layout, bx, by, bw, bh, style, measurer, self.icons.get)
+
+    def text_line(self, text: Any, x: Any, y: Any, width: Any, size: Any,
+                  min_size: Any = None, **style: Any) -> Markup:
+        """One line of text shrunk to fit the width (a title, a type line).
+
+        `y` is the top of the line, not its baseline: the line's box is `size * 1.2` high and the
+        text sits on a baseline inside it, as in a text_box of one line.
+        """
+        px = self.length(size, "y", False, "text_line: size")
+        return self.text_box(text, x, y, width, px * 1.2, px, min_size, max_lines=1, _helper="text_line", **style)
+
+    def icon(self, name: str, x: Any, y: Any, size: Any, color: str | None = None) -> Markup:
+        """An icon by name or alias, size x size px at (x, y), recoloured."""
+        color = self.color(color or self.game.spec.icon_colors.get(name, "#000000"))
+        bx, by, side, _ = self._box("icon", x, y, size, size)
+        self.boxes.append(GuideBox("icon", bx, by, side, side, str(name)))
+        return Markup(icon_svg(self.icons.get(name), bx, by, side, color))
+
+    def image(self, path: str, x: Any, y: Any, width: Any, height: Any, fit: str = "contain") -> Markup:
+        """An image file from the game's data folder, placed in a box (fit: contain, cover or stretch)."""
+        resolved = safe_path(self.game, str(path))
+        self.files.append(resolved)
+        bx, by, bw, bh = self._box("image", x, y, width, height)
+        self.boxes.append(GuideBox("image", bx, by, bw, bh, str(path)))
+        aspect = {"contain": "xMidYMid meet", "cover": "xMidYMid slice", "stretch": "none"}[fit]
+        return Markup(f'<image x="{bx}" y="{by}" width="{bw}" height="{bh}" preserveAspectRatio="{aspect}" '
+                      f'xlink:href="{escape(resolved.as_uri())}"/>')
+
+    def _overflow(self, text: str, size: float) -> None:
+        card = self.card
+        column = next((k for k, v in card.fields.items() if str(v) == text), None) if card else None
+        label = f"card '{card.id}'" if card else "the back"
+        self.warnings.append(Problem(f"{label}: text does not fit its box even at the minimum size "
+                                     f"{size:.1f}px: '{text[:40]}'", file=card.source_file if card else None,
+                                     row=card.source_row if card else None, column=column, rule="text-overflow",
+                                     severity="warning"))
+
+
+def safe_path(game: Game, path: str) -> Path:
+    """Resolve a file named in data, relative to the game folder; refuse anything outside the project."""
+    if "://" in path or path.startswith(("file:", "data:", "http:", "https:")):
+        raise CardgenError(f"'{path}' is a URL; only files inside the project can be used")
+    candidate = Path(path)
+    if candidate.is_absolute():
+        raise CardgenError(f"'{path}' is an absolute path; write it relative to data/{game.name}/")
+    resolved = (game.data_dir / candidate).resolve()
+    if not resolved.is_relative_to(game.root.resolve()):
+        raise CardgenError(f"'{path}' leads outside the project folder; only files inside it can be used")
+    if not resolved.is_file():
+        raise CardgenError(f"image '{path}' does not exist (looked in data/{game.name}/)")
+    return resolved
+
+
+class SVGEnvironment(TemplateSandbox):
+    """Sandboxed Jinja (see sandbox.py) where `./name` and `../name` in extends, include and import are
+    relative to the current template.
+
+    That lets the templates of a deck definition kept in a subfolder (`templates/common/standard-deck/`)
+    name their partials without knowing where the folder is.
+    """
+
+    def join_path(self, template: str, parent: str) -> str:
+        """The name of a template referenced from `parent`."""
+        if template.startswith(("./", "../")):
+            return posixpath.normpath(posixpath.join(posixpath.dirname(parent), template))
+        return template
+
+
+class ProjectLoader(jinja2.FileSystemLoader):
+    """Templates from the game's and the shared template folders, never a file outside the project (a link)."""
+
+    def __init__(self, folders: list[str], root: Path, bundled: Path) -> None:
+        super().__init__(folders)
+        self.allowed = (root.resolve(), bundled.resolve())
+
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Any]:
+        """The source of a template; a CardgenError when it is a link to a file outside the project (and
+        outside cardgen's bundled templates)."""
+        source, filename, uptodate = super().get_source(environment, template)
+        if not any(Path(filename).resolve().is_relative_to(folder) for folder in self.allowed):
+            raise CardgenError(f"template '{template}' is a link to {Path(filename).resolve()}, outside the "
+                               "project; copy the file itself into templates/",
+                               file=relative(filename, self.allowed[0]))
+        return source, filename, uptodate
+
+
+class KeptBytecode(jinja2.BytecodeCache):
+    """Templates compiled by earlier builds, kept in the user's own cache folder (never the output folder, which
+    may be shared or synced: what is kept here is code cardgen runs). Compiling the templates of one card was
+    15-20 ms of a one-card edit.
+
+    An entry is keyed by the template's name and file and by everything that shapes the compiled code: cardgen's
+    code (`bundled.code_digest`: the sandbox's code generator adds the bounds, this module sets the environment's
+    options: autoescape, the undefined type, whitespace control), Jinja's and Python's versions.
+    Jinja then checks the entry holds the same template source (a checksum) and its own bytecode version;
+    the entry is sealed and verified like every cache entry (a damaged one is compiled again).
+    """
+
+    def __init__(self, store: Cache) -> None:
+        from cardgen.core.bundled import code_digest
+
+        self.store = store
+        self.salt = hashlib.sha256(f"{code_digest()}\0{jinja2.__version__}\0{sys.version}".encode()).hexdigest()
+
+    def get_cache_key(self, name: str, filename: str | None = None) -> str:
+        """The key of a template's entry (see the class)."""
+        return hashlib.sha256(f"{self.salt}\0{name}\0{filename}".encode()).hexdigest()[:32]
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        """Fill a bucket from its entry, when there is one that verifies."""
+        data = self.store.read_bytes(bucket.key)
+        if data is not None:
+            bucket.bytecode_from_string(data)
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        """Keep a bucket's compiled code (best effort)."""
+        self.store.put_bytes(bucket.key, bucket.bytecode_to_string())
+
+
+def _kept_bytecode() -> KeptBytecode | None:
+    from cardgen.core.storage import user_store
+
+    store = user_store("templates-compiled", ".bc")
+    return KeptBytecode(store) if store is not None else None
+
+
+def make_environment(game: Game) -> SVGEnvironment:
+    """Sandboxed Jinja for SVG: XML autoescaping, undefined names are errors; game, shared and bundled templates;
+    templates compiled once and kept (`KeptBytecode`)."""
+    from cardgen.core.bundled import TEMPLATES_DIR
+
+    folders = [str(game.template_dir), str(game.root / "templates"), str(TEMPLATES_DIR)]
+    return SVGEnvironment(loader=ProjectLoader(folders, game.root, TEMPLATES_DIR), autoescape=True,
+                          undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                          bytecode_cache=_kept_bytecode())
+
+
+def template_file(game: Game, name: str) -> Path:
+    """The file a template name stands for: in templates/<game>/, else templates/, else cardgen's own (as Jinja)."""
+    from cardgen.core.bundled import TEMPLATES_DIR
+
+    for folder in (game.template_dir, game.root / "templates"):
+        if (folder / name).is_file():
+            return folder / name
+    bundled = TEMPLATES_DIR / name
+    return bundled if bundled.is_file() else game.root / "templates" / name
+
+
+def _template_line(template_name: str) -> int | None:
+    """The template line being rendered when an error was raised (Jinja maps frames to it)."""
+    tb = sys.exc_info()[2]
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.endswith(template_name):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def syntax_message(exc: jinja2.TemplateSyntaxError) -> str:
+    """Jinja's message for a syntax error, with a hint for the habits it comes from (`.35` for 0.35)."""
+    lines = (exc.source or "").splitlines()
+    line = lines[exc.lineno - 1] if exc.source and 0 < exc.lineno <= len(lines) else ""
+    number = re.search(r"(?<![\w.)\]])\.(\d+)", line)
+    if number and "{" in line:
+        digits = number.group(1)
+        return f"{exc.message}: write 0.{digits}, not .{digits} (a number needs a digit before its point)"
+    return str(exc.message)
+
+
+def _in_render(problem: Problem, where: str, shown: str, line: int | None) -> Problem:
+    """A helper's problem placed at its template line; said once per template, not per card, when no
+    card is to blame (a missing font)."""
+    message = problem.message if problem.rule == "missing-font" else f"{problem.message} (while rendering {where})"
+    return dataclasses.replace(problem, message=message, file=problem.file or shown, row=problem.row or line)
+
+
+def render_inputs(game: Game) -> str:
+    """A digest of everything every render of a game reads but its card: cardgen's code and bundled files, the
+    manifest, and every file under templates/, icons/ and fonts/ (by content)."""
+    from cardgen.core.bundled import bundle_digest, code_digest
+
+    digest = hashlib.sha256(f"{code_digest()}\0{bundle_digest()}\0".encode())
+    for manifest in game.manifest_files:
+        digest.update(manifest.read_bytes())
+    for shared in ("templates", "icons", "fonts"):
+        for path in sorted((game.root / shared).rglob("*")) if (game.root / shared).is_dir() else []:
+            if path.is_file():
+                digest.update(f"{path.relative_to(game.root)}:{file_digest(path)}".encode())
+    return digest.hexdigest()
+
+
+class SVGCache(KeptByGame):
+    """Rendered SVGs kept on disk between builds, keyed by everything a render reads.
+
+    The key covers the manifest, every file under templates/, icons/ and fonts/ (by content), the
+    bundled fonts, icons and partials, the card's fields, copies and source row, the deck and the
+    template name. Images a card draws are named in its SVG by path; their content is part of the
+    PNG cache key, not this one.
+
+    One sealed entry per game in the output root's cache (`svg/`), read once and written once per build
+    (`save`), holding the renders of that build only: writing one file per card (and its seal) cost a cold
+    build of 1,000 cards about a second before the first card was drawn. A damaged or unreadable entry is
+    ignored (every card is rendered again), never trusted.
+    """
+
+    def __init__(self, out_root: Path, game: Game) -> None:
+        super().__init__(out_root, "svg", game.name, box_as_row)
+        self.base = render_inputs(game)
+
+    def key(self, template_name: str, deck: str, card: Card | None) -> str:
+        """The cache key of one render."""
+        about = None if card is None else [card.id, card.name, card.copies, card.fields, card.source_file,
+                                           card.source_row]
+        text = json.dumps([self.base, template_name, deck, about], sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    def get(self, key: str, name: str) -> RenderedSVG | None:
+        """A cached render whose image files all still exist, or None."""
+        data = self.kept.get(key)
+        if not isinstance(data, dict):
+            return None
+        try:
+            files = [Path(f) for f in data["files"]]
+            if not all(f.is_file() for f in files):
+                return None  # render again: that reports a missing image properly
+            boxes = [box if isinstance(box, GuideBox) else GuideBox(*box) for box in data["boxes"]]
+            rendered = RenderedSVG(name, str(data["svg"]), files, [Problem(**w) for w in data["warnings"]],
+                                   boxes, data["families"])
+        except (TypeError, KeyError, ValueError):
+            return None  # none, or not what this cardgen writes
+        data["boxes"] = boxes  # held once, by the render and the entry to save
+        self.used[key] = data
+        return rendered
+
+    def put(self, key: str, rendered: RenderedSVG) -> None:
+        """Note a render, to keep for the next build (see `save`)."""
+        self.used[key] = {"svg": rendered.svg, "files": [str(f) for f in rendered.files],
+                          "warnings": [dataclasses.asdict(w) for w in rendered.warnings], "boxes": rendered.boxes,
+                          "families": rendered.families}
+
+
+def _memo(template_name: str, deck: str, card: Card | None) -> tuple[str, str, str | None]:
+    """What `SVGRenderer.done` keeps a render by."""
+    return template_name, deck, card.id if card else None
+
+
+class SVGRenderer:
+    """Renders card faces and backs of one game to SVG text."""
+
+    def __init__(self, game: Game, fonts: FontBook, icons: IconLibrary, cache: SVGCache | None = None) -> None:
+        self.game, self.fonts, self.icons = game, fonts, icons
+        self.done: dict[tuple[str, str, str | None], RenderedSVG] = {}  # renders made by this renderer
+        self.cache = cache
+        self.env = make_environment(game)
+        self._shown: dict[str, str] = {}
+
+    def shown(self, template_name: str) -> str:
+        """A template's file as messages show it (relative to the workspace), found once per template: finding
+        and resolving it for every card was ~0.2 s of validating 1,000 cards."""
+        if template_name not in self._shown:
+            self._shown[template_name] = relative(template_file(self.game, template_name), self.game.root)
+        return self._shown[template_name]
+
+    def render(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
+        """Render one template for a card (or for a deck's back when card is None), from the caches if there."""
+        earlier = self.done.get(_memo(template_name, deck, card))
+        if earlier is not None:
+            return earlier
+        if self.cache is None:
+            return self.keep(template_name, deck, card, self.make(template_name, key, deck, card))
+        cache_key = self.cache.key(template_name, deck, card)
+        cached = self.cache.get(cache_key, key)
+        if cached is None:
+            return self.keep(template_name, deck, card, self.make(template_name, key, deck, card), cache_key)
+        self.done[_memo(template_name, deck, card)] = cached
+        return cached
+
+    def kept(self, template_name: str, deck: str, card: Card | None) -> bool:
+        """Whether a render is at hand without rendering: made by this renderer, or kept by the last build (a kept
+        render whose image files are gone is rendered again all the same: see `SVGCache.get`)."""
+        if _memo(template_name, deck, card) in self.done:
+            return True
+        return self.cache is not None and bool(self.cache.kept) and \
+            self.cache.key(template_name, deck, card) in self.cache.kept
+
+    def keep(self, template_name: str, deck: str, card: Card | None, rendered: RenderedSVG,
+             cache_key: str | None = None) -> RenderedSVG:
+        """Keep a render made now (by `make`, here or in another process) as this renderer's and the cache's
+        (`cache_key`: its key in the cache, when known already)."""
+        if self.cache is not None:
+            self.cache.put(cache_key or self.cache.key(template_name, deck, card), rendered)
+        self.done[_memo(template_name, deck, card)] = rendered
+        return rendered
+
+    @property
+    def inputs(self) -> str:
+        """What every render reads but its card (see `render_inputs`): the cache's base when there is a cache."""
+        return self.cache.base if self.cache is not None else render_inputs(self.game)
+
+    def make(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
+        """Render one template for a card (or a deck's back) now, neither looked up in nor kept by the caches."""
+        size = self.game.deck_size(self.game.spec.decks[deck])
+        helpers = CardHelpers(self.game, self.fonts, self.icons, size, card)
+        shown = self.shown(template_name)
+        where = f"card '{card.id}' ({card.source_file}:{card.source_row})" if card else f"the back of deck '{deck}'"
+        try:
+            template = self.env.get_template(template_name)
+            svg = render_bounded(self.env, template, self._context(helpers, deck, card, size))
+        except jinja2.TemplateSyntaxError as exc:
+            raise CardgenError(f"template syntax error: {syntax_message(exc)}",
+                               file=relative(exc.filename or shown, self.game.root), row=exc.lineno) from None
+        except jinja2.TemplateNotFound as exc:
+            raise CardgenError(f"template '{exc.name}' not found in templates/{self.game.name}/ or templates/",
+                               file=relative(self.game.manifest_path, self.game.root)) from None
+        except jinja2.UndefinedError as exc:
+            raise CardgenError(f"{exc.message} while rendering {where}", file=shown,
+                               row=_template_line(template_name)) from None
+        except (TemplateLimit, SecurityError, OverflowError, RecursionError) as exc:
+            # a template reaching for Python's internals, or past a bound of the sandbox
+            message = str(exc) if isinstance(exc, TemplateLimit) else f"{type(exc).__name__}: {exc}"
+            raise CardgenError(f"{message} (while rendering {where})", file=shown,
+                               row=_template_line(template_name)) from None
+        except TypeError as exc:
+            if "str" not in str(exc):
+                raise
+            raise CardgenError(f"{exc} (while rendering {where}): a value used as a number is text; declare its "
+                               "column's type under fields: in game.yaml (e.g. power: int)", file=shown,
+                               row=_template_line(template_name)) from None
+        except CardgenError as exc:
+            line = _template_line(template_name)
+            raise CardgenError([_in_render(p, where, shown, line) for p in exc.problems]) from None
+        families = sorted(families_in_svg(svg))
+        self._check_fonts(families, shown)
+        return RenderedSVG(key, svg, helpers.files, helpers.warnings, helpers.boxes, families)
+
+    def _context(self, helpers: CardHelpers, deck: str, card: Card | None, size: CardSize) -> dict[str, Any]:
+        spec = self.game.spec
+        deck_spec = spec.decks[deck]
+        context: dict[str, Any] = {
+            "game": {"name": self.game.name, "title": spec.title, "version": spec.version,
+                     "description": spec.description, "font": spec.font},
+            "deck": {"name": deck, "title": deck_spec.title or deck.replace("_", " ").title(),
+                     "options": deck_spec.options},
+            "geo": Geometry(size),
+            "colors": dict(spec.colors),
+        }
+        context.update({name: getattr(helpers, name) for name in
+                        ("text_box", "text_line", "icon", "image", "mm", "pt", "inch", "length", "color")})
+        if card is not None:
+            context["card"] = {**card.fields, "id": card.id, "name": card.name, "copies": card.copies}
+        return context
+
+    def _check_fonts(self, families: list[str], shown: str) -> None:
+        for family in families:
+            try:
+                self.fonts.face(family)
+            except CardgenError as exc:
+                raise CardgenError(dataclasses.replace(exc.problems[0], file=shown)) from None

@@ -1,0 +1,196 @@
+"""Text boxes for SVG: inline markup, word wrapping with the font's real widths, shrink to fit.
+
+SVG has no automatic wrapping, so lines are laid out here and every run is placed at an
+explicit x. Widths come from the bundled font's advance widths, which is what cairosvg draws
+(no kerning) once text antialiasing is set up as in render.py.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+from markupsafe import Markup, escape
+
+from cardgen.load.fonts import FontBook
+from cardgen.load.icons import Icon
+from cardgen.load.markup import Span, parse
+
+ICON_WIDTH_EM = 1.1  # an inline icon is drawn 1 em high and takes a little more than 1 em
+_SPACES = re.compile(r"([ \t]+)")
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A run of text in one style, or an inline icon (text is then the icon's name)."""
+
+    text: str
+    bold: bool = False
+    italic: bool = False
+    icon: bool = False
+
+
+@dataclass
+class Word:
+    """Pieces with no space between them, and the spaces written before them (dropped where a line wraps)."""
+
+    pieces: list[Piece] = field(default_factory=list)
+    spaces: list[Piece] = field(default_factory=list)
+
+
+@dataclass
+class Line:
+    """One laid-out line: its words and its width."""
+
+    words: list[Word] = field(default_factory=list)
+    width: float = 0.0
+
+
+@dataclass
+class Layout:
+    """The result of fitting a text into a box."""
+
+    lines: list[Line]
+    size: float
+    fits: bool
+
+
+def paragraphs(spans: list[Span]) -> list[list[Word]]:
+    """Spans split at line breaks into paragraphs of words; spaces at a paragraph's end are dropped."""
+    result: list[list[Word]] = [[]]
+    word = Word()
+    for span in spans:
+        if span.kind == "break":
+            if word.pieces:
+                result[-1].append(word)
+            result.append([])
+            word = Word()
+            continue
+        parts = [span.text] if span.kind == "icon" else [p for p in _SPACES.split(span.text) if p]
+        for part in parts:
+            if span.kind == "text" and _SPACES.fullmatch(part):
+                if word.pieces:
+                    result[-1].append(word)
+                    word = Word()
+                word.spaces.append(Piece(" " * len(part), span.bold, span.italic))  # a tab prints as a space
+            else:
+                word.pieces.append(Piece(part, span.bold, span.italic, icon=span.kind == "icon"))
+    if word.pieces:
+        result[-1].append(word)
+    return result
+
+
+class TextMeasurer:
+    """Measures pieces with a family's faces."""
+
+    def __init__(self, fonts: FontBook, family: str) -> None:
+        self.fonts = fonts
+        self.family = family
+
+    def piece_width(self, piece: Piece, size: float) -> float:
+        """Width of one piece at a size."""
+        if piece.icon:
+            return ICON_WIDTH_EM * size
+        return self.fonts.face(self.family, piece.bold, piece.italic).width(piece.text, size)
+
+    def width(self, pieces: list[Piece], size: float) -> float:
+        """Width of pieces drawn one after the other."""
+        return sum(self.piece_width(p, size) for p in pieces)
+
+
+def wrap(paragraphs: list[list[Word]], measurer: TextMeasurer, size: float,
+         width: float) -> tuple[list[Line], bool]:
+    """Greedy word wrap that keeps spaces as written except where a line wraps; says whether every word fits."""
+    lines: list[Line] = []
+    fits = True
+    for paragraph in paragraphs:
+        line = Line()
+        for word in paragraph:
+            w = measurer.width(word.pieces, size)
+            fits = fits and w <= width + 1e-6
+            extra = w + measurer.width(word.spaces, size)
+            if line.words and line.width + extra > width + 1e-6:
+                lines.append(line)
+                line = Line([Word(word.pieces)], w)
+            else:
+                line.words.append(word)
+                line.width += extra
+        lines.append(line)
+    return lines, fits
+
+
+def fit_text(text: str, measurer: TextMeasurer, width: float, height: float, size: float,
+             min_size: float, line_height: float = 1.2, max_lines: int | None = None,
+             step: float = 0.05) -> Layout:
+    """Lay out text at the largest size from `size` down to `min_size` (in steps) that fits the box."""
+    words = paragraphs(parse(text))
+    current = size
+    while True:
+        lines, wide_ok = wrap(words, measurer, current, width)
+        tall = len(lines) * current * line_height
+        fits = wide_ok and tall <= height + 1e-6 and (max_lines is None or len(lines) <= max_lines)
+        if fits or current <= min_size:
+            return Layout(lines, current, fits)
+        current = max(min_size, current - size * step)
+
+
+@dataclass
+class TextStyle:
+    """How a text box draws: font, colour, alignment and line spacing."""
+
+    family: str
+    fill: str = "#000000"
+    align: str = "left"
+    valign: str = "top"
+    line_height: float = 1.2
+    icon_colors: dict[str, str] = field(default_factory=dict)
+
+
+def layout_to_svg(layout: Layout, x: float, y: float, width: float, height: float, style: TextStyle,
+                  measurer: TextMeasurer, icon_lookup: Callable[[str], Icon]) -> Markup:
+    """SVG markup for a laid-out text: one <text> per line, each run at an explicit x."""
+    size = layout.size
+    face = measurer.fonts.face(style.family)
+    ascent = face.ascent / face.units_per_em * size
+    block = len(layout.lines) * size * style.line_height
+    top = y + {"top": 0.0, "middle": (height - block) / 2, "bottom": height - block}[style.valign]
+    # The first baseline sits so that a line's ascent and half its extra leading are above it.
+    baseline = top + ascent + (style.line_height - 1) * size / 2
+    parts = []
+    for line in layout.lines:
+        left = x + {"left": 0.0, "center": (width - line.width) / 2, "right": width - line.width}[style.align]
+        parts.append(_line_svg(line, left, baseline, size, style, measurer, icon_lookup))
+        baseline += size * style.line_height
+    return Markup("".join(parts))
+
+
+def _line_svg(line: Line, left: float, baseline: float, size: float, style: TextStyle,
+              measurer: TextMeasurer, icon_lookup: Callable[[str], Icon]) -> str:
+    spans, icons = [], []
+    cursor = left
+    for word in line.words:
+        cursor += measurer.width(word.spaces, size)
+        for piece in word.pieces:
+            w = measurer.piece_width(piece, size)
+            if piece.icon:
+                color = style.icon_colors.get(piece.text, style.fill)
+                icons.append(icon_svg(icon_lookup(piece.text), cursor + 0.05 * size, baseline - 0.85 * size,
+                                      size, color))
+            else:
+                attrs = (' font-weight="bold"' if piece.bold else "") + (' font-style="italic"' if piece.italic else "")
+                spans.append(f'<tspan x="{cursor:.2f}"{attrs}>{escape(piece.text)}</tspan>')
+            cursor += w
+    text = ""
+    if spans:
+        text = (f'<text y="{baseline:.2f}" font-family="{escape(style.family)}" font-size="{size:.2f}" '
+                f'fill="{escape(style.fill)}" text-rendering="geometricPrecision" '
+                f'xml:space="preserve">{"".join(spans)}</text>')
+    return text + "".join(icons)
+
+
+def icon_svg(icon: Icon, x: float, y: float, size: float, color: str) -> str:
+    """An icon scaled into a size x size square at (x, y), drawn in a colour."""
+    min_x, min_y, vw, vh = icon.viewbox
+    scale = size / max(vw, vh)
+    return (f'<g transform="translate({x:.2f} {y:.2f}) scale({scale:.5f}) translate({-min_x:g} {-min_y:g})" '
+            f'color="{escape(color)}" fill="{escape(color)}">{icon.body}</g>')
