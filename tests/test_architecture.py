@@ -3,6 +3,10 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import yaml
 
@@ -39,3 +43,36 @@ def test_bench_scripts_import_the_installed_package_not_the_checkout_or_a_test_h
                 raise AssertionError(f"{script.name}:{node.lineno}: imports a test helper ({node.module})")
             if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "tests" for a in node.names):
                 raise AssertionError(f"{script.name}:{node.lineno}: imports a test helper")
+
+
+def _import_check(package: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPO / "tools" / "import_graph.py"), str(package)],
+                          capture_output=True, text=True, timeout=60)
+
+
+def _package_copy(tmp_path: Path) -> Path:
+    copy = tmp_path / "cardgen"
+    shutil.copytree(REPO / "cardgen", copy, ignore=shutil.ignore_patterns("assets", "__pycache__"))
+    return copy
+
+
+def test_no_module_imports_a_later_stage() -> None:
+    done = _import_check(REPO / "cardgen")
+    assert done.returncode == 0 and "no import runs up the pipeline" in done.stdout, done.stdout + done.stderr
+
+
+def test_the_import_check_ranks_by_folder(tmp_path: Path) -> None:
+    package = _package_copy(tmp_path)
+    # a new module in a folder needs no edit of the check: its folder gives its rank
+    (package / "load" / "sources.py").write_text('"""Readers."""\nfrom cardgen.core.errors import CardgenError\n')
+    assert _import_check(package).returncode == 0
+    # ... and one of its imports up the pipeline is found
+    (package / "load" / "sources.py").write_text('"""Readers."""\nfrom cardgen.raster import render\n')
+    upward = _import_check(package)
+    assert upward.returncode == 1 and "load.sources (load) -> raster.render (raster)" in upward.stdout, upward.stdout
+    (package / "load" / "sources.py").unlink()
+    # a new top-level module is an error, even when nothing imports it
+    (package / "sources.py").write_text('"""Readers."""\n')
+    stray = _import_check(package)
+    assert stray.returncode != 0 and "cardgen/sources is a top-level module" in stray.stderr, stray.stderr
+

@@ -1,5 +1,5 @@
 """Print cardgen's internal import graph (module -> cardgen modules it imports), and any import that runs
-up the pipeline (from an earlier stage to a later one).
+up the pipeline (from an earlier stage to a later one). Ranks are by folder (cardgen/core/, cardgen/load/...).
 
 Usage: python tools/import_graph.py [--graph] [package folder]   (default: the cardgen/ of this checkout)
 Without --graph only the upward imports are printed; the exit code is 1 when there are any.
@@ -10,32 +10,38 @@ import ast
 import sys
 from pathlib import Path
 
-# Pipeline order: a module may import modules of its own rank or lower ranks only. The SVG renderer
-# (text, templates) ranks before validation because the layout checks render cards to measure them.
+# Pipeline order, by folder of cardgen/: a module may import modules of its own rank or lower ranks only. A new
+# module goes into the folder of its rank and needs no edit here; a new top-level module or folder is an error.
+# The SVG renderer ranks before validation because the layout checks render cards to measure them; `options` (the
+# outputs' options models) loads with the manifest.
 STAGES = [
-    ("base", ["errors", "units", "filenames", "ownership", "storage", "yamlsource", "expressions", "progress",
-              "workspace", "registry", "boxes", "interrupts", "__init__"]),
-    ("bundled", ["bundled"]),  # cardgen's own fonts, icons, partials and init files
-    ("load", ["options", "manifest", "include", "sources", "data", "markup", "fonts", "svgart", "icons", "freshness"]),
-    ("svg", ["text", "sandbox", "templates"]),
-    ("context", ["context"]),
+    ("core", ["core", "__init__"]),  # errors, units, storage and caches, the registry, cardgen's own files
+    ("load", ["load", "options"]),  # game.yaml, data, markup, fonts, icons, freshness; the options models
+    ("svg", ["svg"]),  # the sandboxed templates, text layout, the game loaded with its renderer
     ("validate", ["validate"]),
-    ("raster", ["render", "cairo_bindings"]),
-    ("record", ["record", "changes"]),
+    ("raster", ["raster"]),  # cairosvg in the render workers
+    ("record", ["record"]),  # build.json and the changes between builds
     ("outputs", ["outputs"]),
-    ("build", ["plan", "build", "watch"]),
-    ("playtest", ["stats", "stats_page", "simulate", "showcase"]),  # numbers, simulations, pictures to share
-    ("cli", ["cli", "commands", "__main__", "scaffold", "iconsheet", "serve"]),
+    ("build", ["build"]),  # plan, build, watch
+    ("commands", ["commands", "__main__"]),  # the command line
 ]
 
 
 def rank(module: str) -> int:
-    """The pipeline rank of a module path such as 'outputs.pdf'; a new top-level module must be given one."""
+    """The pipeline rank of a module path such as 'outputs.pdf': that of its folder."""
     parts = module.split(".")
-    for index, (_, names) in enumerate(STAGES):
-        if parts[0] in names:
+    for index, (_, folders) in enumerate(STAGES):
+        if parts[0] in folders:
             return index
-    sys.exit(f"module '{module}' has no pipeline stage: add it to STAGES in tools/import_graph.py")
+    where = "folder" if len(parts) > 1 else "module or folder"
+    sys.exit(f"cardgen/{parts[0]} is a top-level {where} of no pipeline rank: put the module into the folder of "
+             "its rank (or add a folder to STAGES in tools/import_graph.py)")
+
+
+def top_level(package: Path) -> list[str]:
+    """The modules and folders of cardgen/ itself (assets aside), as module names."""
+    return sorted(p.stem for p in package.iterdir()
+                  if (p.suffix == ".py" or (p / "__init__.py").is_file()) and p.name != "__pycache__")
 
 
 def imports_of(path: Path, package: Path) -> set[str]:
@@ -59,6 +65,8 @@ def main() -> None:
     """Print the graph and the upward imports; exit 1 when there are any."""
     args = [a for a in sys.argv[1:] if a != "--graph"]
     package = Path(args[0]) if args else Path(__file__).resolve().parent.parent / "cardgen"
+    for name in top_level(package):
+        rank(name)  # a top-level module of no rank stops here, even when nothing imports it
     upward = []
     for path in sorted(package.rglob("*.py")):
         module = path.relative_to(package).with_suffix("").as_posix().replace("/", ".").removesuffix(".__init__")
