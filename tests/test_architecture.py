@@ -76,3 +76,18 @@ def test_the_import_check_ranks_by_folder(tmp_path: Path) -> None:
     stray = _import_check(package)
     assert stray.returncode != 0 and "cardgen/sources is a top-level module" in stray.stderr, stray.stderr
 
+
+
+def test_the_architecture_page_names_every_output_and_the_readme_links_it() -> None:
+    from cardgen.core.registry import OUTPUTS
+
+    page = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip(): line for line in page.splitlines() if line.startswith("| `")}
+    for name, output in OUTPUTS.items():
+        module = output.stage.split(":")[0].removeprefix("cardgen.").replace(".", "/") + ".py"
+        assert f"`{name}`" in rows, f"output {name} is not in the outputs table of docs/architecture.md"
+        assert module in rows[f"`{name}`"], f"the row of {name} does not name {module}"
+    for word in ("while_drawing", "wait_for", "card_work", "reads", "helpers", "code_digest"):
+        assert re.search(rf"`[\w.]*\b{word}\b", page), f"the stage contract's {word} is not on the page"
+    how_it_works = (REPO / "README.md").read_text(encoding="utf-8").split("## How it works")[1].split("\n## ")[0]
+    assert "(docs/architecture.md)" in how_it_works
