@@ -23,6 +23,7 @@ STAGES = [
     ("record", ["record"]),  # build.json and the changes between builds
     ("outputs", ["outputs"]),
     ("build", ["build"]),  # plan, build, watch
+    ("playtest", ["playtest"]),  # after a build: `cardgen stats` and `simulate` (their modules once merged)
     ("commands", ["commands", "__main__"]),  # the command line
 ]
 
