@@ -1,4 +1,5 @@
-"""`cardgen stats GAME`: the numbers of every deck (see `cardgen.playtest.stats`), as text, CSV or JSON, and the Stats page.
+"""`cardgen stats GAME`: the numbers of every deck (see `cardgen.playtest.stats`), as text, CSV or JSON,
+and the Stats page.
 
 pandas is imported when the command runs, not when the command line starts.
 """
