@@ -15,7 +15,7 @@ from tests.hostile_example import GAME
 # does an atexit function.
 SCRIPT = """
 import atexit, sys, threading, time
-from cardgen import cli
+from cardgen.commands import cli
 
 class Left:
     def __del__(self):
