@@ -19,6 +19,7 @@ from cardgen.freshness import record_intact, seal_record
 from cardgen.storage import write_bytes
 
 BUILD_RECORD = "build.json"
+MAX_RECORD_BYTES = 64_000_000  # a build record or snapshot: ~3.5 kB a card (10,000 cards: ~35 MB), ~10x that read
 Kind = Literal["card", "token", "board"]
 
 
@@ -137,7 +138,7 @@ class BuildRecord(Entry):
     decks: dict[str, DeckEntry]
     backs: dict[str, BackEntry] = Field(default_factory=dict)
     stats: Stats
-    cards: list[CardEntry]
+    cards: Annotated[list[CardEntry], Field(fail_fast=True)]  # one wrong card is enough: not 7 million errors
     fingerprint: str | None = None
     settings: str | None = None
     sources: dict[str, list[int]] = Field(default_factory=dict)
@@ -191,16 +192,16 @@ class BuildRecord(Entry):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            key = ".".join(str(part) for part in first["loc"])
-            message = first["msg"].removeprefix("Value error, ")
-            raise CardgenError(f"not a build record cardgen can read ({key + ': ' if key else ''}{message})",
-                               file=shown_as) from None
+            raise _unreadable(exc, shown_as) from None
 
     @classmethod
     def read(cls, path: Path) -> BuildRecord:
-        """Read a record file; a CardgenError when it is missing, not JSON or not a record."""
+        """Read a record file; a CardgenError when it is missing, too large, not JSON or not a record."""
         try:
+            size = path.stat().st_size
+            if size > MAX_RECORD_BYTES:  # measured before it is read: JSON held as Python takes ~10x its size
+                raise CardgenError(f"the file is {size / 1e6:,.0f} MB, more than the {MAX_RECORD_BYTES / 1e6:,.0f} "
+                                   "MB a build record may be", file=str(path), rule="too-long")
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise CardgenError(f"cannot read it: {exc.strerror or exc}", file=str(path)) from None
@@ -208,10 +209,11 @@ class BuildRecord(Entry):
             raise CardgenError("not valid JSON (not UTF-8 text)", file=str(path)) from None
         try:  # a record as cardgen wrote it, read by pydantic's parser (twice as fast as json.loads + validate)
             return cls.model_validate_json(text)
-        except ValueError:
-            pass  # not one: the way below names what is wrong
-        try:
-            data = json.loads(text)
+        except ValidationError as exc:
+            if exc.errors(include_url=False)[0]["type"] != "json_invalid":
+                raise _unreadable(exc, str(path)) from None
+        try:  # not JSON: Python's parser names the line where it breaks
+            json.loads(text)
         except json.JSONDecodeError as exc:
             conflict = next((n for n, line in enumerate(text.splitlines(), 1) if line.startswith("<<<<<<<")), None)
             if conflict is not None:  # a snapshot or record committed in the middle of a git merge
@@ -219,7 +221,9 @@ class BuildRecord(Entry):
                                    "the conflict by keeping one side", file=str(path), row=conflict) from None
             raise CardgenError(f"not valid JSON ({exc.msg}, column {exc.colno})", file=str(path),
                                row=exc.lineno) from None
-        return cls.parse(data, str(path))
+        except RecursionError:
+            pass
+        raise CardgenError("not valid JSON (nested too deeply)", file=str(path))
 
     @classmethod
     def previous(cls, out_dir: Path) -> BuildRecord | None:
@@ -249,3 +253,11 @@ class BuildRecord(Entry):
             raise CardgenError(f"the file changed since the build wrote it (edited by hand?); run `cardgen build "
                                f"{out_dir.name}` again to rewrite it", file=str(path))
         return record
+
+
+def _unreadable(exc: ValidationError, shown_as: str) -> CardgenError:
+    """The error for data that is not a record: its first unreadable key and what is wrong with it."""
+    first = exc.errors(include_url=False)[0]
+    key = ".".join(str(part) for part in first["loc"])
+    message = first["msg"].removeprefix("Value error, ")
+    return CardgenError(f"not a build record cardgen can read ({key + ': ' if key else ''}{message})", file=shown_as)
