@@ -26,10 +26,11 @@ class _Located:
         """The value of a node; a value its tag cannot hold is a ConstructorError at the node."""
         try:
             return super().construct_object(node, deep)  # type: ignore[misc]
-        except (ValueError, TypeError, OverflowError, ArithmeticError) as exc:
+        except (ValueError, TypeError, ArithmeticError, LookupError, AttributeError) as exc:  # `!!int` alone too
+            why = f" ({exc})" if type(exc) is ValueError and "literal" not in str(exc) else ""  # "month must be..."
             raise yaml.constructor.ConstructorError(
-                None, None, f"'{node.value}' is not a valid {node.tag.removeprefix('tag:yaml.org,2002:')} value "
-                f"({exc})", node.start_mark) from None
+                None, None, f"'{node.value}' is not a valid {node.tag.removeprefix('tag:yaml.org,2002:')} value{why}",
+                node.start_mark) from None
 
 
 class _Loader(_Located, SAFE_LOADER):  # type: ignore[valid-type,misc]

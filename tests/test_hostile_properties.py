@@ -1,12 +1,14 @@
-"""Property-based tests: any text in any field renders or yields a clear finding; CSV loading and the
-expression sandbox raise nothing but their own error types."""
+"""Property-based tests: any text in any field renders or yields a clear finding; the CSV, YAML and XLSX readers
+and the expression sandbox raise nothing but their own error types."""
 from __future__ import annotations
 
 import ast
+import codecs
 import csv
 import io
 import os
 import tempfile
+import zipfile
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -14,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cardgen.data import load_cards, read_csv_table
+from cardgen.data import load_cards, read_csv_table, read_xlsx_table, yaml_table
 from cardgen.errors import CardgenError
 from cardgen.expressions import ExpressionError, check_aggregate, check_expression
 from cardgen.fonts import FontBook, configure_fontconfig
@@ -73,8 +75,13 @@ def test_any_text_in_any_field_renders_or_is_a_clear_finding(workspace: Path, va
     assert image.size == (173, 252)
 
 
+BOMS = st.sampled_from([b"", codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE,
+                        codecs.BOM_UTF32_BE, codecs.BOM_UTF8 * 2])
+
+
 @SETTINGS
-@given(content=st.one_of(st.binary(max_size=500), st.text(CSV_ALPHABET, max_size=300).map(str.encode)))
+@given(content=st.one_of(st.binary(max_size=500), st.text(CSV_ALPHABET, max_size=300).map(str.encode),
+                         st.tuples(BOMS, st.binary(max_size=300)).map(b"".join)))
 def test_csv_loading_raises_only_cardgen_errors(content: bytes) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "cards.csv"
@@ -83,6 +90,72 @@ def test_csv_loading_raises_only_cardgen_errors(content: bytes) -> None:
             table = read_csv_table(path, "cards.csv")
         except CardgenError as exc:
             assert all(p.file == "cards.csv" and p.message for p in exc.problems)
+            return
+        assert all(isinstance(v, str) and "\x00" not in v for row in table.rows for v in row.values.values())
+
+
+YAML_ALPHABET = st.sampled_from(list("-:&*!<>[]{},?|#'\" \n\tabcxyz019.~") + ["!!int ", "!!timestamp ",
+                                                                                "!!binary ", "<<: ", "!!set "])
+
+
+@SETTINGS
+@given(text=st.one_of(st.text(max_size=200), st.lists(YAML_ALPHABET, max_size=80).map("".join)))
+def test_yaml_data_raises_only_cardgen_errors(text: str) -> None:
+    try:
+        table = yaml_table(text, "cards.yaml")
+    except CardgenError as exc:
+        assert all(p.file == "cards.yaml" and p.message for p in exc.problems)
+        return
+    assert all(isinstance(v, str) for row in table.rows for v in row.values.values())
+    assert all(p.file == "cards.yaml" and p.row for p in table.problems)
+
+
+def _sheet_workbook() -> tuple[bytes, bytes]:
+    """A small workbook as openpyxl writes it, and the XML of its sheet."""
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    for row in (["name", "power", "when"], ["Alpha", 1, 2.5], ["Beta", True, "x"]):
+        book.active.append(row)
+    made = io.BytesIO()
+    book.save(made)
+    with zipfile.ZipFile(made) as source:
+        return made.getvalue(), source.read("xl/worksheets/sheet1.xml")
+
+
+WORKBOOK, SHEET = _sheet_workbook()
+
+
+def _with_sheet(sheet: bytes) -> bytes:
+    """The workbook with its sheet's XML replaced."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(WORKBOOK)) as source, zipfile.ZipFile(out, "w") as target:
+        for part in source.infolist():
+            target.writestr(part, sheet if part.filename == "xl/worksheets/sheet1.xml" else source.read(part))
+    return out.getvalue()
+
+
+@st.composite
+def damaged_sheets(draw: st.DrawFn) -> bytes:
+    """The sheet's XML with a slice replaced by other bytes, or by the text of another cell type or number."""
+    start = draw(st.integers(0, len(SHEET)))
+    end = draw(st.integers(start, min(len(SHEET), start + 40)))
+    new = draw(st.one_of(st.binary(max_size=20), st.sampled_from([b't="s"', b't="d"', b't="b"', b't="e"',
+                                                                  b'r="XFD1048577"', b'r="A0"', b"<v>", b"</c>",
+                                                                  b"-1", b"1e999", b"nan", b"99"])))
+    return _with_sheet(SHEET[:start] + new + SHEET[end:])
+
+
+@SETTINGS
+@given(content=st.one_of(st.binary(max_size=500), damaged_sheets()))
+def test_xlsx_loading_raises_only_cardgen_errors(content: bytes) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "cards.xlsx"
+        path.write_bytes(content)
+        try:
+            table = read_xlsx_table(path, "cards.xlsx", None)
+        except CardgenError as exc:
+            assert all(p.file == "cards.xlsx" and p.message and "\n" not in p.message for p in exc.problems)
             return
         assert all(isinstance(v, str) for row in table.rows for v in row.values.values())
 
