@@ -210,8 +210,10 @@ class BuildRecord(Entry):
         try:  # a record as cardgen wrote it, read by pydantic's parser (twice as fast as json.loads + validate)
             return cls.model_validate_json(text)
         except ValidationError as exc:
-            if exc.errors(include_url=False)[0]["type"] != "json_invalid":
+            first = exc.errors(include_url=False)[0]
+            if first["type"] != "json_invalid":
                 raise _unreadable(exc, str(path)) from None
+            reason = str(first.get("ctx", {}).get("error", first["msg"]))  # "recursion limit exceeded at line 1 ..."
         try:  # not JSON: Python's parser names the line where it breaks
             json.loads(text)
         except json.JSONDecodeError as exc:
@@ -223,7 +225,7 @@ class BuildRecord(Entry):
                                row=exc.lineno) from None
         except RecursionError:
             pass
-        raise CardgenError("not valid JSON (nested too deeply)", file=str(path))
+        raise CardgenError(f"not valid JSON ({reason})", file=str(path))  # JSON to Python, not to pydantic
 
     @classmethod
     def previous(cls, out_dir: Path) -> BuildRecord | None:
