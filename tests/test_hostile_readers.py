@@ -6,6 +6,9 @@ import codecs
 import io
 import json
 import random
+import resource
+import subprocess
+import sys
 import time
 import zipfile
 from pathlib import Path
@@ -188,9 +191,13 @@ def test_a_snapshot_of_empty_cards_is_refused_without_gigabytes(example: Path) -
     record = json.loads(snapshot.read_text())
     record["cards"] = "CARDS"
     snapshot.write_text(json.dumps(record).replace('"CARDS"', "[" + "{}," * 7_000_000 + "{}]"))  # ~21 MB
-    result = run(example, "changes", GAME, "--since", "v1")  # ~6 GB of validation errors before the fix
-    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
-    [error] = [line for line in result.output.splitlines() if "error:" in line]
+    # ~6 GB of validation errors before the fix: run with 2 GB of address space, so that it fails, not the machine
+    limit = 2_000_000_000
+    result = subprocess.run([sys.executable, "-m", "cardgen", "--root", str(example), "changes", GAME, "--since", "v1"],
+                            capture_output=True, text=True, timeout=300,
+                            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    [error] = [line for line in (result.stdout + result.stderr).splitlines() if "error:" in line]
     assert error.startswith(f"data/{GAME}/snapshots/v1.json: error: not a build record cardgen can read "
                             "(cards.0.id: Field required)"), error
 
