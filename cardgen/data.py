@@ -426,6 +426,9 @@ def _shared_string_parts(book: zipfile.ZipFile) -> list[str]:
             and (name := str(item.get("PartName", "")).lstrip("/")) in names]
 
 
+_SHARED_TEXT = re.compile(rb"<(?:\w+:)?si[\s/>]")  # the start of one shared text, <si> or <x:si>
+
+
 def _count_shared_strings(book: zipfile.ZipFile, name: str) -> int:
     """How many texts (`<si>` elements) a shared-string part holds, read as a stream: stops past the limit."""
     count, carried = 0, b""
@@ -433,11 +436,11 @@ def _count_shared_strings(book: zipfile.ZipFile, name: str) -> int:
         for chunk in iter(lambda: part.read(1 << 20), b""):
             data = carried + chunk
             cut = max(data.rfind(b"<"), 0)  # a tag cut by the chunk's end is counted with the next chunk
-            count += len(re.findall(rb"<(?:\w+:)?si[\s/>]", data[:cut]))
+            count += len(_SHARED_TEXT.findall(data, 0, cut))
             carried = data[cut:]
             if count > MAX_SHARED_STRINGS:
                 break
-    return count + len(re.findall(rb"<(?:\w+:)?si[\s/>]", carried))
+    return count + len(_SHARED_TEXT.findall(carried))
 
 
 def read_xlsx_table(path: Path, shown_as: str, sheet: str | int | None) -> Table:

@@ -20,6 +20,7 @@ from cardgen.storage import write_bytes
 
 BUILD_RECORD = "build.json"
 MAX_RECORD_BYTES = 64_000_000  # a build record or snapshot: ~3.5 kB a card (10,000 cards: ~35 MB), ~10x that read
+MAX_RECORD_VALUES = 4_000_000  # its JSON values (~140 a card): a short one holds ~100 bytes for 3-5 written ({},)
 Kind = Literal["card", "token", "board"]
 
 
@@ -207,6 +208,9 @@ class BuildRecord(Entry):
             raise CardgenError(f"cannot read it: {exc.strerror or exc}", file=str(path)) from None
         except UnicodeDecodeError:
             raise CardgenError("not valid JSON (not UTF-8 text)", file=str(path)) from None
+        if text.count(",") + text.count("{") + text.count("[") > MAX_RECORD_VALUES:  # (an upper bound: texts' too)
+            raise CardgenError(f"the file holds more than {MAX_RECORD_VALUES:,} JSON values, more than a build record "
+                               "may", file=str(path), rule="too-long")
         try:  # a record as cardgen wrote it, read by pydantic's parser (twice as fast as json.loads + validate)
             return cls.model_validate_json(text)
         except ValidationError as exc:

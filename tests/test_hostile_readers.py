@@ -27,7 +27,7 @@ from cardgen.data import (
     yaml_table,
 )
 from cardgen.errors import CardgenError
-from cardgen.record import MAX_RECORD_BYTES
+from cardgen.record import MAX_RECORD_BYTES, MAX_RECORD_VALUES
 from tests.hostile_example import GAME, run
 
 CSV = "name,power\nAlpha,1\nBeta,2\n"
@@ -185,21 +185,24 @@ def test_a_damaged_sheet_is_a_located_error(tmp_path: Path, old: bytes, new: byt
 
 # ---------------------------------------------------------------- build records and snapshots
 
-def test_a_snapshot_of_empty_cards_is_refused_without_gigabytes(example: Path) -> None:
+@pytest.mark.parametrize("cards, words", [
+    (7_000_000, f"the file holds more than {MAX_RECORD_VALUES:,} JSON values"),  # the issue's: ~21 MB, ~6 GB
+    (1_500_000, "not a build record cardgen can read (cards.0.id: Field required)"),  # within bounds: fails fast
+])
+def test_a_snapshot_of_empty_cards_is_refused_without_gigabytes(example: Path, cards: int, words: str) -> None:
     assert run(example, "snapshot", GAME, "v1").exit_code == 0
     snapshot = example / "data" / GAME / "snapshots" / "v1.json"
     record = json.loads(snapshot.read_text())
     record["cards"] = "CARDS"
-    snapshot.write_text(json.dumps(record).replace('"CARDS"', "[" + "{}," * 7_000_000 + "{}]"))  # ~21 MB
-    # ~6 GB of validation errors before the fix: run with 2 GB of address space, so that it fails, not the machine
+    snapshot.write_text(json.dumps(record).replace('"CARDS"', "[" + "{}," * cards + "{}]"))
+    # gigabytes of validation errors before the fix: run in 2 GB of address space, so that it fails, not the machine
     limit = 2_000_000_000
     result = subprocess.run([sys.executable, "-m", "cardgen", "--root", str(example), "changes", GAME, "--since", "v1"],
                             capture_output=True, text=True, timeout=300,
                             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-2000:]
     [error] = [line for line in (result.stdout + result.stderr).splitlines() if "error:" in line]
-    assert error.startswith(f"data/{GAME}/snapshots/v1.json: error: not a build record cardgen can read "
-                            "(cards.0.id: Field required)"), error
+    assert error.startswith(f"data/{GAME}/snapshots/v1.json: error: {words}"), error
 
 
 def test_a_snapshot_too_large_is_refused_before_it_is_read(example: Path) -> None:
