@@ -27,10 +27,11 @@ class _Located:
         try:
             return super().construct_object(node, deep)  # type: ignore[misc]
         except (ValueError, TypeError, ArithmeticError, LookupError, AttributeError) as exc:  # `!!int` alone too
-            why = f" ({exc})" if type(exc) is ValueError and "literal" not in str(exc) else ""  # "month must be..."
-            raise yaml.constructor.ConstructorError(
-                None, None, f"'{node.value}' is not a valid {node.tag.removeprefix('tag:yaml.org,2002:')} value{why}",
-                node.start_mark) from None
+            tag = node.tag.removeprefix("tag:yaml.org,2002:")
+            value = f"'{node.value[:40]}'" if isinstance(node, yaml.ScalarNode) else "this value"
+            why = f" ({exc})" if tag == "timestamp" and type(exc) is ValueError else ""  # "month must be in 1..12"
+            raise yaml.constructor.ConstructorError(None, None, f"{value} is not a valid {tag} value{why}",
+                                                    node.start_mark) from None
 
 
 class _Loader(_Located, SAFE_LOADER):  # type: ignore[valid-type,misc]
