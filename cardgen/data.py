@@ -345,6 +345,9 @@ def _cell_text(value: Any) -> str:
 def _worksheet(book: Any, sheet: str | int | None, shown_as: str) -> Any:
     """A workbook's sheet by name or by number (counting from 1); a wrong one lists the sheets there are."""
     names = list(book.sheetnames)
+    if not names:  # a workbook.xml listing none, or naming sheets whose parts are missing
+        raise CardgenError("the workbook has no sheet cardgen can find; save it again from your spreadsheet program",
+                           file=shown_as, rule="damaged-file")
     if sheet is None:
         return book.worksheets[0]
     if isinstance(sheet, int) and 1 <= sheet <= len(names):

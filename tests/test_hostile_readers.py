@@ -6,6 +6,7 @@ import codecs
 import io
 import json
 import random
+import re
 import resource
 import subprocess
 import sys
@@ -156,6 +157,20 @@ def test_too_many_shared_strings_are_refused_before_they_are_read(tmp_path: Path
     assert _timed_refusal(path) == (f"cards.xlsx: error: the workbook holds more than {MAX_SHARED_STRINGS:,} "
                                     "distinct texts (its part xl/sharedStrings.xml); that many are refused "
                                     "(too-long)")
+
+
+@pytest.mark.parametrize("part, old, new", [("xl/workbook.xml", rb"<sheets>.*</sheets>", b"<sheets/>"),
+                                             ("xl/_rels/workbook.xml.rels", rb"sheet1\.xml", b"gone.xml")])
+def test_a_workbook_without_its_sheet_is_a_located_error(tmp_path: Path, part: str, old: bytes, new: bytes) -> None:
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(_workbook())) as source, zipfile.ZipFile(out, "w") as target:
+        for info in source.infolist():
+            data = source.read(info)
+            target.writestr(info, re.sub(old, new, data) if info.filename == part else data)
+    path = tmp_path / "cards.xlsx"
+    path.write_bytes(out.getvalue())
+    assert str(_refused(read_xlsx_table, path, "cards.xlsx", None)).startswith(
+        "cards.xlsx: error: the workbook has no sheet cardgen can find")
 
 
 def test_a_workbook_with_shared_strings_is_read(tmp_path: Path) -> None:
