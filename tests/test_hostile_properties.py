@@ -110,8 +110,8 @@ def test_yaml_data_raises_only_cardgen_errors(text: str) -> None:
     assert all(p.file == "cards.yaml" and p.row for p in table.problems)
 
 
-def _sheet_workbook() -> tuple[bytes, bytes]:
-    """A small workbook as openpyxl writes it, and the XML of its sheet."""
+def _workbook_parts() -> dict[str, bytes]:
+    """A small workbook as openpyxl writes it, part by part."""
     import openpyxl
 
     book = openpyxl.Workbook()
@@ -120,34 +120,32 @@ def _sheet_workbook() -> tuple[bytes, bytes]:
     made = io.BytesIO()
     book.save(made)
     with zipfile.ZipFile(made) as source:
-        return made.getvalue(), source.read("xl/worksheets/sheet1.xml")
+        return {name: source.read(name) for name in source.namelist()}
 
 
-WORKBOOK, SHEET = _sheet_workbook()
-
-
-def _with_sheet(sheet: bytes) -> bytes:
-    """The workbook with its sheet's XML replaced."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(WORKBOOK)) as source, zipfile.ZipFile(out, "w") as target:
-        for part in source.infolist():
-            target.writestr(part, sheet if part.filename == "xl/worksheets/sheet1.xml" else source.read(part))
-    return out.getvalue()
+PARTS = _workbook_parts()
 
 
 @st.composite
-def damaged_sheets(draw: st.DrawFn) -> bytes:
-    """The sheet's XML with a slice replaced by other bytes, or by the text of another cell type or number."""
-    start = draw(st.integers(0, len(SHEET)))
-    end = draw(st.integers(start, min(len(SHEET), start + 40)))
+def damaged_workbooks(draw: st.DrawFn) -> bytes:
+    """The workbook with a slice of one part (most often the sheet) replaced by other bytes, or by the text of
+    another cell type, reference or number."""
+    name = draw(st.one_of(st.just("xl/worksheets/sheet1.xml"), st.sampled_from(sorted(PARTS))))
+    part = PARTS[name]
+    start = draw(st.integers(0, len(part)))
+    end = draw(st.integers(start, min(len(part), start + 40)))
     new = draw(st.one_of(st.binary(max_size=20), st.sampled_from([b't="s"', b't="d"', b't="b"', b't="e"',
                                                                   b'r="XFD1048577"', b'r="A0"', b"<v>", b"</c>",
-                                                                  b"-1", b"1e999", b"nan", b"99"])))
-    return _with_sheet(SHEET[:start] + new + SHEET[end:])
+                                                                  b"-1", b"1e999", b"nan", b"99", b"<sheets/>"])))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as target:
+        for other, data in PARTS.items():
+            target.writestr(other, part[:start] + new + part[end:] if other == name else data)
+    return out.getvalue()
 
 
 @SETTINGS
-@given(content=st.one_of(st.binary(max_size=500), damaged_sheets()))
+@given(content=st.one_of(st.binary(max_size=500), damaged_workbooks()))
 def test_xlsx_loading_raises_only_cardgen_errors(content: bytes) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "cards.xlsx"
