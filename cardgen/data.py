@@ -65,6 +65,7 @@ MAX_COPIES = 1_000  # of one card; a mistyped 1,000,000 would build for minutes
 MAX_ROWS = 200_000  # of one data file
 MAX_COLUMNS = 1_000
 SHEET_ROWS = 1_048_576  # the last row of an Excel or LibreOffice sheet
+MAX_DATA_BYTES = 100_000_000  # a data file as stored (200,000 rows of 500 characters)
 MAX_WORKBOOK_BYTES = 100_000_000  # an XLSX's parts unpacked, together (a 200,000-row sheet of five columns: 68 MB)
 MAX_PACKING = 100  # how many times its packed size a part over 1 MB may unpack to (sheets: 5-20x; a zip bomb: 1,000x)
 MAX_SHARED_STRINGS = 1_000_000  # an XLSX's table of texts; openpyxl reads ~100,000 a second, all before any row
@@ -510,6 +511,9 @@ def read_table(game: Game, source: DataSource) -> Table:
         raise CardgenError("the data file does not exist", file=shown_as)
     suffix = path.suffix.lower()
     try:
+        if path.stat().st_size > MAX_DATA_BYTES:  # read whole, and held again as text: refused before it is read
+            raise CardgenError(f"the data file is {path.stat().st_size / 1e6:,.0f} MB, more than the limit of "
+                               f"{MAX_DATA_BYTES / 1e6:,.0f} MB", file=shown_as, rule="too-long")
         if suffix in (".csv", ".tsv", ".txt"):
             return read_csv_table(path, shown_as, source.delimiter, source.encoding)
         if suffix in (".yaml", ".yml"):

@@ -20,6 +20,7 @@ from fontTools.ttLib import TTFont
 
 from cardgen import bundled
 from cardgen.data import (
+    MAX_DATA_BYTES,
     MAX_PACKING,
     MAX_SHARED_STRINGS,
     MAX_WORKBOOK_BYTES,
@@ -75,6 +76,22 @@ def test_nul_in_a_declared_encoding_is_one_error_without_the_byte(tmp_path: Path
     path.write_bytes(CSV.replace("Beta", "Be\x00ta").encode())
     error = _refused(read_csv_table, path, "cards.csv", None, "utf-8")
     assert str(error).startswith("cards.csv:3: error: the file holds NUL bytes")
+
+
+@pytest.mark.parametrize("name", ["cards.csv", "cards.yaml", "cards.xlsx"])
+def test_a_data_file_too_large_is_refused_before_it_is_read(fresh_example: Path, name: str) -> None:
+    data = fresh_example / "data" / GAME
+    (data / "cards.csv").rename(data / name)
+    with (data / name).open("a") as handle:
+        handle.truncate(MAX_DATA_BYTES + 1)  # sparse: nothing is written
+    manifest = data / "game.yaml"
+    manifest.write_text(manifest.read_text().replace("source: cards.csv", f"source: {name}"))
+    started = time.monotonic()
+    result = run(fresh_example, "validate", GAME)
+    assert result.exit_code == 1 and "Traceback" not in result.output and time.monotonic() - started < 10
+    [error] = [line for line in result.output.splitlines() if ": error: " in line]
+    assert error == (f"data/{GAME}/{name}: error: the data file is {MAX_DATA_BYTES // 1_000_000} MB, more than the "
+                     f"limit of {MAX_DATA_BYTES // 1_000_000} MB (too-long)"), result.output
 
 
 # ---------------------------------------------------------------- YAML
