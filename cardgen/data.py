@@ -9,6 +9,7 @@ import math
 import re
 import unicodedata
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -413,8 +414,8 @@ def _measure_workbook(path: Path, shown_as: str) -> None:
                 if _count_shared_strings(book, name) > MAX_SHARED_STRINGS:
                     raise CardgenError(f"the workbook holds more than {MAX_SHARED_STRINGS:,} distinct texts (its "
                                        f"part {name}); that many are refused", file=shown_as, rule="too-long")
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, ValueError, EOFError):
-        pass  # not a zip cardgen can measure: openpyxl says what is wrong with it
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, ValueError, EOFError, OSError, zlib.error):
+        pass  # not a zip cardgen can measure (or a part's packed data is damaged): openpyxl says what is wrong
 
 
 def _shared_string_parts(book: zipfile.ZipFile) -> list[str]:

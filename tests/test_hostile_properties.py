@@ -138,10 +138,12 @@ def damaged_workbooks(draw: st.DrawFn) -> bytes:
                                                                   b'r="XFD1048577"', b'r="A0"', b"<v>", b"</c>",
                                                                   b"-1", b"1e999", b"nan", b"99", b"<sheets/>"])))
     out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as target:
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
         for other, data in PARTS.items():
             target.writestr(other, part[:start] + new + part[end:] if other == name else data)
-    return out.getvalue()
+    packed = out.getvalue()
+    at = draw(st.integers(0, len(packed)))  # and at times the packed bytes too (a part's deflate data, a header)
+    return packed[:at] + draw(st.binary(max_size=8)) + packed[at + draw(st.integers(0, 8)):]
 
 
 @SETTINGS
