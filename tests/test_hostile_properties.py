@@ -160,6 +160,29 @@ def test_xlsx_loading_raises_only_cardgen_errors(content: bytes) -> None:
         assert all(isinstance(v, str) for row in table.rows for v in row.values.values())
 
 
+FONT = (Path(__file__).resolve().parent.parent / "cardgen" / "assets" / "fonts" / "ShareTechMono-Regular.ttf"
+        ).read_bytes()
+
+
+@SETTINGS
+@given(at=st.integers(0, len(FONT)), cut=st.integers(0, 64), new=st.binary(max_size=16),
+       end=st.one_of(st.none(), st.integers(0, len(FONT))))
+def test_a_damaged_font_is_a_finding_naming_it_or_a_usable_face(at: int, cut: int, new: bytes, end: int | None) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        fonts = Path(folder) / "fonts"
+        fonts.mkdir()
+        (fonts / "Damaged.ttf").write_bytes((FONT[:at] + new + FONT[at + cut:])[:end])  # end: cut short too
+        try:
+            book = FontBook(fonts)
+        except CardgenError as exc:
+            [problem] = exc.problems
+            assert problem.file == "fonts/Damaged.ttf" and problem.message.startswith("cannot read the file as a font")
+            return
+        for face in book.faces.values():
+            assert face.family and 16 <= face.units_per_em <= 16384
+            assert face.width("Abc", 10) >= 0
+
+
 @SETTINGS
 @given(expr=st.one_of(st.text(max_size=60), st.text(st.sampled_from(list("abc_().[]'@ =<>!+-*/%0123")), max_size=40)))
 def test_expression_check_raises_only_expression_errors(expr: str) -> None:
