@@ -18,11 +18,27 @@ SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoade
 BASE_LOADER: type[yaml.BaseLoader] = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 
-class _Loader(SAFE_LOADER):  # type: ignore[valid-type,misc]
+class _Located:
+    """A constructor whose refusal of a tagged value (`!!int x`, `!!timestamp 2001-99-99`) is a YAML error at
+    the value's line: PyYAML's SafeConstructor lets int(), float() and datetime() raise their own errors."""
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        """The value of a node; a value its tag cannot hold is a ConstructorError at the node."""
+        try:
+            return super().construct_object(node, deep)  # type: ignore[misc]
+        except (ValueError, TypeError, ArithmeticError, LookupError, AttributeError) as exc:  # `!!int` alone too
+            tag = node.tag.removeprefix("tag:yaml.org,2002:")
+            value = f"'{node.value[:40]}'" if isinstance(node, yaml.ScalarNode) else "this value"
+            why = f" ({exc})" if tag == "timestamp" and type(exc) is ValueError else ""  # "month must be in 1..12"
+            raise yaml.constructor.ConstructorError(None, None, f"{value} is not a valid {tag} value{why}",
+                                                    node.start_mark) from None
+
+
+class _Loader(_Located, SAFE_LOADER):  # type: ignore[valid-type,misc]
     """A safe loader (no Python objects) that keeps YAML anchors and merges working."""
 
 
-class _PythonLoader(yaml.SafeLoader):
+class _PythonLoader(_Located, yaml.SafeLoader):
     """The same, with PyYAML's own parser: its error messages say more."""
 
 
@@ -42,14 +58,25 @@ def _index_lines(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], seen
             _index_lines(item, path + (i,), lines, seen)
 
 
+class _RecursiveAlias(ValueError):
+    """A YAML node that holds itself through an alias (`&a [*a]`): data cannot be made of it."""
+
+    def __init__(self, node: yaml.Node) -> None:
+        super().__init__(f"line {node.start_mark.line + 1}")
+        self.line = node.start_mark.line + 1
+
+
 def expanded_size(node: yaml.Node, sizes: dict[int, int] | None = None) -> int:
-    """How many nodes a YAML document becomes once every alias is expanded (each node counted once)."""
+    """How many nodes a YAML document becomes once every alias is expanded (each node counted once); a
+    _RecursiveAlias for a node that holds itself."""
     sizes = {} if sizes is None else sizes
     if id(node) not in sizes:
-        sizes[id(node)] = 1  # a recursive alias counts once instead of looping
+        sizes[id(node)] = 0  # under way: met again below itself, it is recursive
         children = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else \
             node.value if isinstance(node, yaml.SequenceNode) else []
         sizes[id(node)] = 1 + sum(expanded_size(child, sizes) for child in children)
+    elif sizes[id(node)] == 0:
+        raise _RecursiveAlias(node)
     return sizes[id(node)]
 
 
@@ -86,9 +113,13 @@ def _parsed(text: str, shown_as: str, loader_class: type[yaml.SafeLoader]) -> tu
     loader = loader_class(text)
     try:
         node = loader.get_single_node()
-        if node is not None and expanded_size(node) > MAX_EXPANDED_NODES:
-            raise CardgenError(f"the YAML expands to more than {MAX_EXPANDED_NODES} values through aliases "
-                               "(*name); this is refused", file=shown_as)
+        try:
+            if node is not None and expanded_size(node) > MAX_EXPANDED_NODES:
+                raise CardgenError(f"the YAML expands to more than {MAX_EXPANDED_NODES} values through aliases "
+                                   "(*name); this is refused", file=shown_as)
+        except _RecursiveAlias as exc:
+            raise CardgenError("this value holds itself through an alias (an anchor &name used as *name inside "
+                               "its own value); write the values out instead", file=shown_as, row=exc.line) from None
         if node is not None:
             _index_lines(node, (), lines, set())
         return loader.construct_document(node) if node is not None else None, lines

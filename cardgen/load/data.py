@@ -8,6 +8,8 @@ import io
 import math
 import re
 import unicodedata
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -64,6 +66,10 @@ MAX_COPIES = 1_000  # of one card; a mistyped 1,000,000 would build for minutes
 MAX_ROWS = 200_000  # of one data file
 MAX_COLUMNS = 1_000
 SHEET_ROWS = 1_048_576  # the last row of an Excel or LibreOffice sheet
+MAX_DATA_BYTES = 100_000_000  # a data file as stored (200,000 rows of 500 characters)
+MAX_WORKBOOK_BYTES = 100_000_000  # an XLSX's parts unpacked, together (a 200,000-row sheet of five columns: 68 MB)
+MAX_PACKING = 100  # how many times its packed size a part over 1 MB may unpack to (sheets: 5-20x; a zip bomb: 1,000x)
+MAX_SHARED_STRINGS = 1_000_000  # an XLSX's table of texts; openpyxl reads ~100,000 a second, all before any row
 _MAX_CSV_CELL = 1_000_000  # characters; the csv module's default limit (131072) is too low for long texts
 
 
@@ -78,18 +84,45 @@ class Table:
     header_line: int = 1
 
 
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),  # before UTF-16's: FF FE begins both
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
 def _decode(raw: bytes, encoding: str | None, shown_as: str, notes: list[Problem]) -> str:
-    """Text of a data file: the declared encoding, else UTF-8 (with or without BOM), UTF-16 or cp1252."""
-    if encoding:
-        try:
-            return raw.decode(encoding)
-        except (UnicodeDecodeError, LookupError) as exc:
-            raise CardgenError(f"cannot decode the file as {encoding}: {exc}", file=shown_as) from None
-    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # Excel's "Unicode text" export
-        return raw.decode("utf-16")
-    if b"\x00" in raw:
-        raise CardgenError("the file holds NUL bytes: it is not a text file (a workbook saved with "
-                           "the wrong extension?); expected CSV text", file=shown_as)
+    """Text of a data file: the declared encoding, else the one its BOM names (UTF-8, UTF-16 or UTF-32), else
+    UTF-8 or cp1252. A text holding NUL is refused (at its line, never quoting it); a second BOM is skipped."""
+    declared = encoding or next((codec for bom, codec in _BOMS if raw.startswith(bom)), None)
+    text = _strict(raw, declared, shown_as) if declared else _guessed(raw, shown_as, notes)
+    if "\x00" in text:
+        raise CardgenError("the file holds NUL bytes: it is not a text file (a workbook saved with the wrong "
+                           "extension?) or not in the encoding it was read as; expected CSV text", file=shown_as,
+                           row=text[:text.index("\x00")].count("\n") + 1)
+    if text.startswith("\ufeff"):  # a BOM written twice (a file opened as text and saved again with a BOM)
+        notes.append(Problem("the file starts with a byte-order mark (BOM) twice; the second one is skipped (save "
+                             "the file again as UTF-8 to drop it)", file=shown_as, row=1, severity="warning",
+                             rule="encoding"))
+        text = text.lstrip("\ufeff")
+    return text
+
+
+def _strict(raw: bytes, encoding: str, shown_as: str) -> str:
+    """A file's text in an encoding it was declared or marked to be in; an error at the line that is not."""
+    try:
+        codec = codecs.lookup(encoding).name
+    except LookupError:
+        raise CardgenError(f"unknown encoding '{encoding}'; expected one Python knows, such as utf-8 or cp1252",
+                           file=shown_as) from None
+    try:
+        return raw.decode("utf-8-sig" if codec == "utf-8" else codec)  # a declared UTF-8 file may have a BOM
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].decode(encoding, "replace").count("\n") + 1
+        raise CardgenError(f"cannot decode the file as {encoding} ({exc.reason} at byte {exc.start:,}); save it "
+                           "again as UTF-8 (or set `encoding:` on the deck's source to the one it is in)",
+                           file=shown_as, row=line) from None
+
+
+def _guessed(raw: bytes, shown_as: str, notes: list[Problem]) -> str:
+    """Text of a file without a declared encoding or a BOM: UTF-8, else Windows-1252 with a warning."""
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -314,6 +347,9 @@ def _cell_text(value: Any) -> str:
 def _worksheet(book: Any, sheet: str | int | None, shown_as: str) -> Any:
     """A workbook's sheet by name or by number (counting from 1); a wrong one lists the sheets there are."""
     names = list(book.sheetnames)
+    if not names:  # a workbook.xml listing none, or naming sheets whose parts are missing
+        raise CardgenError("the workbook has no sheet cardgen can find; save it again from your spreadsheet program",
+                           file=shown_as, rule="damaged-file")
     if sheet is None:
         return book.worksheets[0]
     if isinstance(sheet, int) and 1 <= sheet <= len(names):
@@ -353,27 +389,101 @@ def _bounded_rows(rows: Iterator[tuple], shown_as: str) -> Iterator[tuple]:
         yield cells
 
 
+_SHARED_STRINGS = "application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"
+
+
+def _measure_workbook(path: Path, shown_as: str) -> None:
+    """Refuse a workbook whose parts would cost minutes or gigabytes to read, from what its zip declares and a
+    count of its shared texts, before openpyxl parses any part (it reads every shared text before any row).
+    zipfile stops a part at its declared size, so what a part declares is what it unpacks to."""
+    try:
+        with zipfile.ZipFile(path) as book:
+            parts = book.infolist()
+            unpacked = sum(part.file_size for part in parts)
+            if unpacked > MAX_WORKBOOK_BYTES:
+                raise CardgenError(f"the workbook unpacks to {unpacked / 1e6:,.0f} MB, more than the limit of "
+                                   f"{MAX_WORKBOOK_BYTES / 1e6:,.0f} MB; save a smaller one (or the data as CSV)",
+                                   file=shown_as, rule="too-long")
+            for part in parts:
+                if part.file_size > 1_000_000 and part.file_size > MAX_PACKING * max(part.compress_size, 1):
+                    raise CardgenError(f"the workbook's part {part.filename} unpacks to "
+                                       f"{part.file_size / max(part.compress_size, 1):,.0f} times its packed size "
+                                       f"(more than {MAX_PACKING}x: not a spreadsheet program's file); save it "
+                                       "again from your spreadsheet program", file=shown_as, rule="too-long")
+            for name in _shared_string_parts(book):
+                if _count_shared_strings(book, name) > MAX_SHARED_STRINGS:
+                    raise CardgenError(f"the workbook holds more than {MAX_SHARED_STRINGS:,} distinct texts (its "
+                                       f"part {name}); that many are refused", file=shown_as, rule="too-long")
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, ValueError, EOFError, OSError, zlib.error):
+        pass  # not a zip cardgen can measure (or a part's packed data is damaged): openpyxl says what is wrong
+
+
+def _shared_string_parts(book: zipfile.ZipFile) -> list[str]:
+    """The parts of a workbook its content types name as shared-string tables (xl/sharedStrings.xml)."""
+    from xml.etree import ElementTree
+
+    try:
+        types = ElementTree.fromstring(book.read("[Content_Types].xml"))
+    except (KeyError, ElementTree.ParseError):
+        return []
+    names = {part.filename for part in book.infolist()}
+    return [name for item in types if item.get("ContentType") == _SHARED_STRINGS
+            and (name := str(item.get("PartName", "")).lstrip("/")) in names]
+
+
+_SHARED_TEXT = re.compile(rb"<(?:\w+:)?si[\s/>]")  # the start of one shared text, <si> or <x:si>
+
+
+def _count_shared_strings(book: zipfile.ZipFile, name: str) -> int:
+    """How many texts (`<si>` elements) a shared-string part holds, read as a stream: stops past the limit."""
+    count, carried = 0, b""
+    with book.open(name) as part:
+        for chunk in iter(lambda: part.read(1 << 20), b""):
+            data = carried + chunk
+            cut = max(data.rfind(b"<"), 0)  # a tag cut by the chunk's end is counted with the next chunk
+            count += len(_SHARED_TEXT.findall(data, 0, cut))
+            carried = data[cut:]
+            if count > MAX_SHARED_STRINGS:
+                break
+    return count + len(_SHARED_TEXT.findall(carried))
+
+
 def read_xlsx_table(path: Path, shown_as: str, sheet: str | int | None) -> Table:
     """Read one sheet of an XLSX workbook as text rows (formulas as their cached values)."""
     import openpyxl
 
+    _measure_workbook(path, shown_as)
     try:
         book = openpyxl.load_workbook(path, read_only=True, data_only=True)
     except Exception as exc:  # openpyxl raises many types for a damaged file
-        raise CardgenError(f"cannot open the workbook: {exc}", file=shown_as) from None
+        raise CardgenError(f"cannot open the workbook: {_first_line(exc)}", file=shown_as) from None
     try:
-        worksheet = _worksheet(book, sheet, shown_as)
-        # A sheet's declared dimension (A1:XFD1048576 in a 5 kB file) is not trusted: rows are read as
-        # they are stored, and their number and width are bounded.
-        worksheet.reset_dimensions()
-        rows_iter = _bounded_rows(worksheet.iter_rows(values_only=True), shown_as)
-        notes: list[Problem] = []
+        return _sheet_table(_worksheet(book, sheet, shown_as), shown_as)
+    finally:
+        book.close()
+
+
+def _first_line(exc: Exception) -> str:
+    """An exception's message on one line (openpyxl's run over several), with its type when it is terse."""
+    lines = str(exc).splitlines()
+    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+
+
+def _sheet_table(worksheet: Any, shown_as: str) -> Table:
+    """A sheet's rows as text; a sheet openpyxl cannot read further is an error at the row it stopped at."""
+    # A sheet's declared dimension (A1:XFD1048576 in a 5 kB file) is not trusted: rows are read as
+    # they are stored, and their number and width are bounded.
+    worksheet.reset_dimensions()
+    rows_iter = _bounded_rows(worksheet.iter_rows(values_only=True), shown_as)
+    notes: list[Problem] = []
+    number = 0  # the last row read
+    try:
         header_cells = [_cell_text(h) for h in next(rows_iter, ())]
         if not any(h.strip() for h in header_cells):
             raise CardgenError("the sheet is empty or its first row is blank; expected a header row",
                                file=shown_as, row=1, rule="empty-file")
         table = Table(shown_as, _read_header(header_cells, shown_as, 1, notes), [], notes)
-        blank = None
+        blank, number = None, 1
         for number, cells in enumerate(rows_iter, start=2):
             texts = [_cell_text(c) for c in cells]
             texts += [""] * (len(header_cells) - len(texts))  # empty cells at the end of a row are not stored
@@ -384,8 +494,11 @@ def read_xlsx_table(path: Path, shown_as: str, sheet: str | int | None) -> Table
                 notes.append(_blank_row(shown_as, blank))
                 blank = None
             table.rows.append(_row_of(table.header, texts, shown_as, number, notes))
-    finally:
-        book.close()
+    except CardgenError:
+        raise
+    except Exception as exc:  # openpyxl raises what its XML parser and int(), float() and datetime() raise
+        raise CardgenError(f"the sheet cannot be read from this row on ({_first_line(exc)}); save it again from "
+                           "your spreadsheet program", file=shown_as, row=number + 1, rule="damaged-file") from None
     return table
 
 
@@ -399,6 +512,9 @@ def read_table(game: Game, source: DataSource) -> Table:
         raise CardgenError("the data file does not exist", file=shown_as)
     suffix = path.suffix.lower()
     try:
+        if path.stat().st_size > MAX_DATA_BYTES:  # read whole, and held again as text: refused before it is read
+            raise CardgenError(f"the data file is {path.stat().st_size / 1e6:,.0f} MB, more than the limit of "
+                               f"{MAX_DATA_BYTES / 1e6:,.0f} MB", file=shown_as, rule="too-long")
         if suffix in (".csv", ".tsv", ".txt"):
             return read_csv_table(path, shown_as, source.delimiter, source.encoding)
         if suffix in (".yaml", ".yml"):

@@ -9,13 +9,16 @@ import ctypes
 import ctypes.util
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from cardgen.core import bundled
 from cardgen.core.errors import CardgenError, Problem
@@ -190,36 +193,92 @@ def _read_face(path: Path) -> FontFace:
     return face
 
 
+class _Warnings(logging.Handler):
+    """fontTools' warnings about one font, kept instead of printed (a damaged name table logs one per record:
+    65,535 lines, in every process that reads it)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Keep the message."""
+        self.messages.append(record.getMessage())
+
+
+_FONTTOOLS_LOG = logging.getLogger("fontTools")
+_PARSING = threading.Lock()  # one font read at a time: the warnings caught are that font's
+
+
 def _parse_face(path: Path) -> FontFace:
+    """A font file's metrics; a ValueError saying what is wrong when the file is not a font cairo can draw
+    with (fontTools reads tables lazily and forgives what FreeType then refuses, drawing no text at all)."""
     from fontTools.ttLib import TTFont
 
-    font = TTFont(path, lazy=True)
+    caught = _Warnings()
+    with _PARSING:
+        _FONTTOOLS_LOG.addHandler(caught)
+        propagate, _FONTTOOLS_LOG.propagate = _FONTTOOLS_LOG.propagate, False
+        try:
+            face = _parsed_face(TTFont(path, lazy=True), path)
+        finally:
+            _FONTTOOLS_LOG.removeHandler(caught)
+            _FONTTOOLS_LOG.propagate = propagate
+    if caught.messages:
+        more = f" and {len(caught.messages) - 1:,} more" if len(caught.messages) > 1 else ""
+        raise ValueError(f"the font is damaged: {caught.messages[0]}{more}")
+    return face
+
+
+_REQUIRED_TABLES = ("head", "hhea", "hmtx", "cmap", "name", "OS/2", "maxp")
+
+
+def _parsed_face(font: Any, path: Path) -> FontFace:
+    """The metrics of a font fontTools opened, once its tables are found whole and its sizes usable."""
+    size = path.stat().st_size
+    for tag, entry in font.reader.tables.items():  # a file cut short: a table that ends past the file's end
+        if entry.offset + entry.length > size:
+            raise ValueError(f"the font is cut short: its '{tag.strip()}' table ends at byte "
+                             f"{entry.offset + entry.length:,} of a {size:,}-byte file")
+    missing = [tag for tag in _REQUIRED_TABLES if tag not in font]
+    if missing or ("glyf" not in font and "CFF " not in font and "CFF2" not in font):
+        raise ValueError(f"the font lacks the table(s) {', '.join(missing) or 'glyf or CFF'} that text needs")
+    units_per_em = font["head"].unitsPerEm
+    if not 16 <= units_per_em <= 16384:  # the OpenType range; text is measured in these units
+        raise ValueError(f"the font's unitsPerEm is {units_per_em}, outside 16-16384")
     names = font["name"]
-    family = str(names.getDebugName(16) or names.getDebugName(1))
+    family = names.getDebugName(16) or names.getDebugName(1)
+    if not family:
+        raise ValueError("the font's name table gives no family name")
     os2 = font["OS/2"]
     cmap = font.getBestCmap() or {}
     hmtx = font["hmtx"].metrics
     advances = {code: hmtx[glyph][0] for code, glyph in cmap.items() if glyph in hmtx}
-    return FontFace(path, family, os2.usWeightClass >= 600, bool(os2.fsSelection & 1) or
-                    bool(font["head"].macStyle & 2), font["head"].unitsPerEm,
-                    font["hhea"].ascent, -font["hhea"].descent, advances)
+    return FontFace(path, str(family), os2.usWeightClass >= 600, bool(os2.fsSelection & 1) or
+                    bool(font["head"].macStyle & 2), units_per_em, font["hhea"].ascent, -font["hhea"].descent,
+                    advances)
 
 
 @lru_cache(maxsize=None)
 def _scan(folder: Path, stamp: tuple) -> dict[tuple[str, bool, bool], FontFace]:
     faces: dict[tuple[str, bool, bool], FontFace] = {}
+    problems: list[Problem] = []
     for path in sorted(folder.iterdir()):
         if path.suffix.lower() in FONT_SUFFIXES and path.is_file():
             shown = f"{folder.name}/{path.name}"
             if folder != bundled.FONTS_DIR and not path.resolve().is_relative_to(folder.resolve().parent):
-                raise CardgenError(f"the font is a link to {path.resolve()}, outside the project; copy the font "
-                                   "file itself into fonts/", file=shown)
+                problems.append(Problem(f"the font is a link to {path.resolve()}, outside the project; copy the "
+                                        "font file itself into fonts/", file=shown))
+                continue
             try:
                 face = _read_face(path)
             except Exception as exc:  # fontTools raises many types for a file that is no font
-                raise CardgenError(f"cannot read the file as a font ({exc}); replace it with a .ttf or .otf font "
-                                   "or remove it", file=shown) from None
+                problems.append(Problem(f"cannot read the file as a font ({exc}); replace it with a .ttf or .otf "
+                                        "font or remove it", file=shown))
+                continue
             faces.setdefault((face.family.lower(), face.bold, face.italic), face)
+    if problems:  # each unusable font once, all of them at once
+        raise CardgenError(problems)
     return faces
 
 

@@ -19,6 +19,8 @@ from cardgen.core.storage import write_bytes
 from cardgen.load.freshness import record_intact, seal_record
 
 BUILD_RECORD = "build.json"
+MAX_RECORD_BYTES = 64_000_000  # a build record or snapshot: ~3.5 kB a card (10,000 cards: ~35 MB), ~10x that read
+MAX_RECORD_VALUES = 4_000_000  # its JSON values (~140 a card): a short one holds ~100 bytes for 3-5 written ({},)
 Kind = Literal["card", "token", "board"]
 
 
@@ -137,7 +139,7 @@ class BuildRecord(Entry):
     decks: dict[str, DeckEntry]
     backs: dict[str, BackEntry] = Field(default_factory=dict)
     stats: Stats
-    cards: list[CardEntry]
+    cards: Annotated[list[CardEntry], Field(fail_fast=True)]  # one wrong card is enough: not 7 million errors
     fingerprint: str | None = None
     settings: str | None = None
     sources: dict[str, list[int]] = Field(default_factory=dict)
@@ -191,27 +193,33 @@ class BuildRecord(Entry):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            key = ".".join(str(part) for part in first["loc"])
-            message = first["msg"].removeprefix("Value error, ")
-            raise CardgenError(f"not a build record cardgen can read ({key + ': ' if key else ''}{message})",
-                               file=shown_as) from None
+            raise _unreadable(exc, shown_as) from None
 
     @classmethod
     def read(cls, path: Path) -> BuildRecord:
-        """Read a record file; a CardgenError when it is missing, not JSON or not a record."""
+        """Read a record file; a CardgenError when it is missing, too large, not JSON or not a record."""
         try:
+            size = path.stat().st_size
+            if size > MAX_RECORD_BYTES:  # measured before it is read: JSON held as Python takes ~10x its size
+                raise CardgenError(f"the file is {size / 1e6:,.0f} MB, more than the {MAX_RECORD_BYTES / 1e6:,.0f} "
+                                   "MB a build record may be", file=str(path), rule="too-long")
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise CardgenError(f"cannot read it: {exc.strerror or exc}", file=str(path)) from None
         except UnicodeDecodeError:
             raise CardgenError("not valid JSON (not UTF-8 text)", file=str(path)) from None
+        if text.count(",") + text.count("{") + text.count("[") > MAX_RECORD_VALUES:  # (an upper bound: texts' too)
+            raise CardgenError(f"the file holds more than {MAX_RECORD_VALUES:,} JSON values, more than a build record "
+                               "may", file=str(path), rule="too-long")
         try:  # a record as cardgen wrote it, read by pydantic's parser (twice as fast as json.loads + validate)
             return cls.model_validate_json(text)
-        except ValueError:
-            pass  # not one: the way below names what is wrong
-        try:
-            data = json.loads(text)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            if first["type"] != "json_invalid":
+                raise _unreadable(exc, str(path)) from None
+            reason = str(first.get("ctx", {}).get("error", first["msg"]))  # "recursion limit exceeded at line 1 ..."
+        try:  # not JSON: Python's parser names the line where it breaks
+            json.loads(text)
         except json.JSONDecodeError as exc:
             conflict = next((n for n, line in enumerate(text.splitlines(), 1) if line.startswith("<<<<<<<")), None)
             if conflict is not None:  # a snapshot or record committed in the middle of a git merge
@@ -219,7 +227,9 @@ class BuildRecord(Entry):
                                    "the conflict by keeping one side", file=str(path), row=conflict) from None
             raise CardgenError(f"not valid JSON ({exc.msg}, column {exc.colno})", file=str(path),
                                row=exc.lineno) from None
-        return cls.parse(data, str(path))
+        except RecursionError:
+            pass
+        raise CardgenError(f"not valid JSON ({reason})", file=str(path))  # JSON to Python, not to pydantic
 
     @classmethod
     def previous(cls, out_dir: Path) -> BuildRecord | None:
@@ -249,3 +259,11 @@ class BuildRecord(Entry):
             raise CardgenError(f"the file changed since the build wrote it (edited by hand?); run `cardgen build "
                                f"{out_dir.name}` again to rewrite it", file=str(path))
         return record
+
+
+def _unreadable(exc: ValidationError, shown_as: str) -> CardgenError:
+    """The error for data that is not a record: its first unreadable key and what is wrong with it."""
+    first = exc.errors(include_url=False)[0]
+    key = ".".join(str(part) for part in first["loc"])
+    message = first["msg"].removeprefix("Value error, ")
+    return CardgenError(f"not a build record cardgen can read ({key + ': ' if key else ''}{message})", file=shown_as)
