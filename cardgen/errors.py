@@ -34,6 +34,11 @@ class CardgenError(Exception):
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
+class OutputBusy(CardgenError):
+    """Another cardgen command holds the output root's lock: nothing is wrong with the input, and the same
+    command succeeds once the other has finished (a watch waits for it and builds then)."""
+
+
 def relative(path: Path | str, root: Path | None) -> str:
     """Show a path relative to the workspace root when it lies inside it."""
     path = Path(path)

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from cardgen.errors import CardgenError, Problem
+from cardgen.errors import CardgenError, OutputBusy, Problem
 
 POD, GUIDES = ("pod",), ("guides",)  # `build --pod`, `--guides`: stages run whatever the manifest says
 
@@ -116,22 +116,25 @@ def report_build(result: Any) -> None:
 def watch_games(root: Path, names: list[str], out: Path | None, jobs: int) -> None:
     """Build the games, then rebuild whatever an edit affects until Ctrl-C."""
     import threading
+    from functools import partial
 
     from cardgen.watch import watch_games as watch
+    from cardgen.watch import when_free
 
     out_root = (out or root / "output").resolve()
 
     def rebuild(todo: list[str]) -> None:
         for name in todo:
             try:
-                build_one(root, name, out_root, jobs)
+                when_free(partial(build_one, root, name, out_root, jobs), out_root, partial(click.echo, err=True))
+            except OutputBusy as exc:  # not the save's fault
+                click.echo(f"{name}: not rebuilt: {exc.problems[0].message}", err=True)
             except CardgenError as exc:
                 show_findings(exc.problems)
                 click.echo(f"{name}: not rebuilt; fix the problems above and save again", err=True)
 
-    rebuild(names)
     click.echo(f"watching {root} for changes to {', '.join(names)} (Ctrl-C to stop)")
     try:
-        watch(root, names, rebuild, threading.Event())
+        watch(root, names, rebuild, threading.Event(), build_first=True)  # a save during the first build is seen
     except KeyboardInterrupt:
         click.echo("stopped watching")
