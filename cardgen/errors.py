@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+LEFT_OUT = "left-out"  # the rule of a forced build's error saying a card is left out of it
+
 
 @dataclass(frozen=True)
 class Problem:

@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from cardgen import __version__
 from cardgen.context import BuildContext
 from cardgen.data import Card
-from cardgen.errors import CardgenError, Problem
+from cardgen.errors import LEFT_OUT, CardgenError, Problem
 from cardgen.freshness import PreviousOutputs
 from cardgen.manifest import Game
 from cardgen.progress import Reporter
@@ -82,7 +82,8 @@ def plan_build(context: BuildContext, findings: list[Problem] | None = None, for
     not: a card whose data cannot be read (an error in its row) or that cannot be rendered is left out
     with an error finding, and every other card is planned, errors of the other layers and all.
     """
-    errors = [p for p in [*context.data.problems, *(findings or [])] if p.severity == "error"]
+    # validation's findings hold the data's own problems already (a build passes them): each error once
+    errors = [p for p in unique(context.data.problems, findings or []) if p.severity == "error"]
     if errors and not force:
         raise CardgenError(errors)
     broken = {(p.file, p.row) for p in context.data.problems if p.severity == "error" and p.row is not None}
@@ -102,7 +103,8 @@ def plan_build(context: BuildContext, findings: list[Problem] | None = None, for
 
 
 def _left_out(card: Card, why: str) -> Problem:
-    return Problem(f"card '{card.id}' is left out of the build: {why}", file=card.source_file, row=card.source_row)
+    return Problem(f"card '{card.id}' is left out of the build: {why}", file=card.source_file, row=card.source_row,
+                   rule=LEFT_OUT)
 
 
 def _plan_card(plan: BuildPlan, context: BuildContext, card: Card, force: bool) -> None:
