@@ -77,10 +77,14 @@ class _Serving:
         raise AssertionError(f"serve printed no line with {containing!r}:\n{''.join(self.seen)}")
 
     def stop(self) -> str:
-        """Ctrl-C, and everything it printed."""
+        """Ctrl-C (then a kill, if that did not end it), and everything it printed."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)
-        self.process.wait(timeout=30)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
         self.reader.join(10)
         while not self.lines.empty():
             self.seen.append(self.lines.get())
@@ -105,15 +109,17 @@ def test_serve_on_a_game_never_built_leaves_output_a_build_can_replace(quest: Pa
     good = cards.read_text()
     cards.write_text(good.replace("Fireball,3,", "Fireball,three,"))
     running = _Serving(quest, "--port", "0")
-    port = int(running.line("gallery at").split("127.0.0.1:")[1].split("/")[0])
-    status, page = _get(port, "/index.html")
-    assert status == 200 and b"waiting for the first build" in page
-    assert b"three" in _get(port, STATUS_PATH)[1]
-    assert not (quest / "output" / "quest").exists()
-    cards.write_text(good)  # the save that fixes it builds the gallery
-    _wait(lambda: (quest / "output" / "quest" / "index.html").is_file(), "the gallery after the fixing save")
-    _wait(lambda: b"data-built" in _get(port, "/index.html")[1], "the gallery to be served")
-    running.stop()
+    try:
+        port = int(running.line("gallery at").split("127.0.0.1:")[1].split("/")[0])
+        status, page = _get(port, "/index.html")
+        assert status == 200 and b"waiting for the first build" in page
+        assert b"three" in _get(port, STATUS_PATH)[1]
+        assert not (quest / "output" / "quest").exists()
+        cards.write_text(good)  # the save that fixes it builds the gallery
+        _wait(lambda: (quest / "output" / "quest" / "index.html").is_file(), "the gallery after the fixing save")
+        _wait(lambda: b"data-built" in _get(port, "/index.html")[1], "the gallery to be served")
+    finally:
+        running.stop()
     assert (quest / "output" / "quest" / STAMP).is_file()
     build = subprocess.run([*CARDGEN, "--root", str(quest), "build", "quest", "-j", "1"], capture_output=True,
                            text=True, timeout=300)
@@ -126,9 +132,15 @@ def test_serve_on_a_game_never_built_leaves_output_a_build_can_replace(quest: Pa
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         busy = _Serving(quest, "--port", str(taken.getsockname()[1]))
-        assert busy.process.wait(timeout=60) == 1
-    assert "cannot serve on port" in busy.stop()
+        try:
+            assert busy.process.wait(timeout=60) == 1
+        finally:
+            assert "cannot serve on port" in busy.stop()
     assert not (quest / "output" / "quest").exists()
+    misspelt = subprocess.run([*CARDGEN, "--root", str(quest), "serve", "qest", "--no-open", "--port", "0"],
+                              capture_output=True, text=True, timeout=60)  # killed, and failing, if it serves
+    assert misspelt.returncode == 1 and "did you mean 'quest'" in misspelt.stderr
+    assert not (quest / "output").exists()
     build = subprocess.run([*CARDGEN, "--root", str(quest), "build", "quest", "-j", "1"], capture_output=True,
                            text=True, timeout=300)
     assert build.returncode == 0, build.stderr
