@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -135,6 +136,61 @@ def test_an_entry_sealed_by_an_earlier_cardgen_with_a_seal_file_still_verifies(t
     assert storage.verify(entry)
     entry.write_bytes(b"cart")
     assert not storage.verify(entry)
+
+
+def _reads_of(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files `verify` reads from now on (the real reading, counted)."""
+    reads: list[str] = []
+    real = storage._read_digest
+
+    def counted(path: str | Path) -> str:
+        reads.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(storage, "_read_digest", counted)
+    return reads
+
+
+def test_an_entry_rewritten_with_its_size_and_time_put_back_is_not_served(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bytes rewritten and the modification time put back (os.utime) keep size and time as sealed, but not the
+    change time, which no one can set: the entry is read, and its digest tells it is not what was sealed. An
+    unchanged entry is trusted unread; one whose inode changed without its bytes (chmod) is read once, then
+    sealed again."""
+    entry = tmp_path / "entry.png"
+    storage.write_sealed(entry, lambda temp: temp.write_bytes(b"card A"))
+    reads = _reads_of(monkeypatch)
+    assert storage.verify(entry) and reads == []  # the no-change path reads nothing
+    time.sleep(2 * storage.SEAL_SETTLE_NS / 1e9)
+    before = entry.stat()
+    entry.write_bytes(b"card B")
+    os.utime(entry, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (entry.stat().st_size, entry.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    assert not storage.verify(entry)
+
+    other = tmp_path / "other.png"
+    storage.write_sealed(other, lambda temp: temp.write_bytes(b"card C"))
+    time.sleep(2 * storage.SEAL_SETTLE_NS / 1e9)
+    os.chmod(other, 0o600)
+    reads.clear()
+    assert storage.verify(other) and reads == [str(other)]
+    assert storage.verify(other) and reads == [str(other)]  # sealed again: unread from then on
+
+
+def test_an_entry_sealed_by_an_earlier_cardgen_in_an_attribute_is_read_once_then_sealed_anew(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seals of the first attribute format hold no time of sealing: the entry is checked by its digest once."""
+    entry = tmp_path / "entry.png"
+    entry.write_bytes(b"card")
+    stat = entry.stat()
+    old = storage._SEAL_1.pack(1, bytes.fromhex(file_digest(entry)), stat.st_size, stat.st_mtime_ns,
+                               storage._name_tag(entry.name))
+    try:
+        os.setxattr(entry, storage.SEAL_ATTRIBUTE, old)
+    except OSError:
+        pytest.skip("no extended attributes on this file system")
+    reads = _reads_of(monkeypatch)
+    assert storage.verify(entry) and storage.verify(entry) and reads == [str(entry)]
 
 
 def test_cache_entries_live_under_kind_and_key_prefix(tmp_path: Path) -> None:

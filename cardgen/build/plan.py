@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from cardgen import __version__
-from cardgen.core.errors import CardgenError, Problem
+from cardgen.core.errors import LEFT_OUT, CardgenError, Problem
 from cardgen.core.progress import Reporter
 from cardgen.core.storage import Cache, copy_into_staging, verify, write_text
 from cardgen.load.data import Card
@@ -82,8 +82,8 @@ def plan_build(context: BuildContext, findings: list[Problem] | None = None, for
     not: a card whose data cannot be read (an error in its row) or that cannot be rendered is left out
     with an error finding, and every other card is planned, errors of the other layers and all.
     """
-    # validation's findings hold the data's problems too: each error once
-    errors = [p for p in dict.fromkeys([*context.data.problems, *(findings or [])]) if p.severity == "error"]
+    # validation's findings hold the data's own problems already (a build passes them): each error once
+    errors = [p for p in unique(context.data.problems, findings or []) if p.severity == "error"]
     if errors and not force:
         raise CardgenError(errors)
     broken = {(p.file, p.row) for p in context.data.problems if p.severity == "error" and p.row is not None}
@@ -103,7 +103,8 @@ def plan_build(context: BuildContext, findings: list[Problem] | None = None, for
 
 
 def _left_out(card: Card, why: str) -> Problem:
-    return Problem(f"card '{card.id}' is left out of the build: {why}", file=card.source_file, row=card.source_row)
+    return Problem(f"card '{card.id}' is left out of the build: {why}", file=card.source_file, row=card.source_row,
+                   rule=LEFT_OUT)
 
 
 def _plan_card(plan: BuildPlan, context: BuildContext, card: Card, force: bool) -> None:

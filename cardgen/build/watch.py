@@ -3,14 +3,25 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, TypeVar
 
+from cardgen.core.errors import OutputBusy
+from cardgen.core.ownership import wait_until_free
+
+if TYPE_CHECKING:
+    from watchdog.observers.api import BaseObserver, ObservedWatch
+
+T = TypeVar("T")
 WATCHED_FOLDERS = ("data", "templates", "icons", "fonts")
 _IGNORED_SUFFIXES = (".tmp", ".swp", ".swx", "~", ".part")
 # How long the workspace must stay quiet after a save before the rebuild starts: an editor saving several files,
 # or a spreadsheet writing a temp file and renaming it, is one rebuild.
 QUIET_SECONDS = 0.3
+# How long a rebuild waits for another command (a print, a tts export, a clean) to let go of the output root
+# before it gives up until the next save.
+BUSY_SECONDS = 300.0
 
 
 def affected_games(path: Path, root: Path, games: list[str]) -> set[str]:
@@ -30,42 +41,54 @@ def affected_games(path: Path, root: Path, games: list[str]) -> set[str]:
     return set(games)  # shared: templates/, fonts, icons, deck definitions games include (data/common/)
 
 
+def when_free(build: Callable[[], T], out_root: Path, say: Callable[[str], None],
+              seconds: float = BUSY_SECONDS) -> T:
+    """Run `build`; while another command holds the output root's lock, wait until it lets go (at most `seconds` in
+    all, saying so once) and run it again. After that, OutputBusy: nothing was wrong with the save."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return build()
+        except OutputBusy:
+            if time.monotonic() >= deadline:
+                raise OutputBusy(f"another cardgen command kept {out_root} busy for {seconds:.0f} s; save again "
+                                 "to rebuild") from None
+            say(f"{out_root} is busy with another cardgen command; rebuilding once it has finished")
+            say = _quiet  # once per rebuild
+            wait_until_free(out_root, deadline - time.monotonic())
+
+
+def _quiet(text: str) -> None:
+    """Say nothing."""
+
+
 def watch_games(root: Path, games: list[str], rebuild: Callable[[list[str]], None], stop: threading.Event,
-                debounce: float = QUIET_SECONDS) -> None:
-    """Call `rebuild(games)` for every burst of edits under the workspace until `stop` is set.
+                debounce: float = QUIET_SECONDS, build_first: bool = False) -> None:
+    """Call `rebuild(games)` for every burst of edits under the workspace until `stop` is set (and with
+    `build_first`, once as soon as the workspace is watched: an edit saved during that build is seen too).
 
     Edits that arrive within `debounce` seconds of each other (an editor saving several files,
-    a spreadsheet writing a temp file and renaming it) are handled as one rebuild.
+    a spreadsheet writing a temp file and renaming it) are handled as one rebuild. A source folder made while
+    watching (`icons/` or `fonts/`, which a workspace from `cardgen init` lacks) is watched from then on.
     """
-    from watchdog.events import FileSystemEvent, FileSystemEventHandler
-    from watchdog.observers import Observer
-
     from cardgen.outputs import stage_modules, stage_names
     from cardgen.raster.render import warm_up
 
     events: queue.Queue[Path] = queue.Queue()
-
-    class Handler(FileSystemEventHandler):
-        def on_any_event(self, event: FileSystemEvent) -> None:
-            if event.event_type in ("created", "modified", "moved", "deleted") and not event.is_directory:
-                events.put(Path(str(getattr(event, "dest_path", "") or event.src_path)))
-
-    observer = Observer()
-    for folder in WATCHED_FOLDERS:
-        if (root / folder).is_dir():
-            observer.schedule(Handler(), str(root / folder), recursive=True)
-    observer.start()
+    observer = _Observer(root, events)
     try:
+        if build_first:
+            rebuild(list(games))
         warm_up(stage_modules(stage_names()))  # a rebuild draws an edit's card or two in this process
         while not stop.is_set():
             try:
                 first = events.get(timeout=0.2)
             except queue.Empty:
                 continue
-            touched = {first}
+            touched = {observer.saw(first)}
             while True:
                 try:
-                    touched.add(events.get(timeout=debounce))
+                    touched.add(observer.saw(events.get(timeout=debounce)))
                 except queue.Empty:
                     break
             todo = set().union(*(affected_games(p, root, games) for p in touched))
@@ -73,4 +96,55 @@ def watch_games(root: Path, games: list[str], rebuild: Callable[[list[str]], Non
                 rebuild(sorted(todo))
     finally:
         observer.stop()
-        observer.join()
+
+
+class _Observer:
+    """The file system observer of a workspace: each source folder (WATCHED_FOLDERS) with everything in it, and the
+    workspace itself for a source folder made, or moved in, meanwhile."""
+
+    def __init__(self, root: Path, events: queue.Queue[Path]) -> None:
+        from watchdog.events import FileSystemEvent, FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        self.root = root
+        self.watches: dict[str, ObservedWatch] = {}
+
+        def changed(event: FileSystemEvent) -> Path:
+            return Path(str(getattr(event, "dest_path", "") or event.src_path))
+
+        class Files(FileSystemEventHandler):
+            def on_any_event(self, event: FileSystemEvent) -> None:
+                if event.event_type in ("created", "modified", "moved", "deleted") and not event.is_directory:
+                    events.put(changed(event))
+
+        class Folders(FileSystemEventHandler):
+            def on_any_event(self, event: FileSystemEvent) -> None:
+                if event.event_type in ("created", "moved") and event.is_directory and \
+                        changed(event).name in WATCHED_FOLDERS:
+                    events.put(changed(event))
+
+        self.files = Files()
+        self.observer: BaseObserver = Observer()
+        for name in WATCHED_FOLDERS:
+            if (root / name).is_dir():
+                self._watch(name)
+        self.observer.schedule(Folders(), str(root))  # not recursive: output/ is written into at every build
+        self.observer.start()
+
+    def _watch(self, name: str) -> None:
+        """Watch a source folder (again: one deleted and made anew is another folder to the system)."""
+        old = self.watches.pop(name, None)
+        if old is not None:
+            self.observer.unschedule(old)
+        self.watches[name] = self.observer.schedule(self.files, str(self.root / name), recursive=True)
+
+    def saw(self, path: Path) -> Path:
+        """Note a changed path, watching it from now on when it is a source folder made meanwhile."""
+        if path.parent == self.root and path.name in WATCHED_FOLDERS and path.is_dir():
+            self._watch(path.name)
+        return path
+
+    def stop(self) -> None:
+        """Stop observing."""
+        self.observer.stop()
+        self.observer.join()

@@ -6,11 +6,11 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
-from cardgen.core.errors import CardgenError, Problem
+from cardgen.core.errors import LEFT_OUT, CardgenError, OutputBusy, Problem
 
 POD, GUIDES = ("pod",), ("guides",)  # `build --pod`, `--guides`: stages run whatever the manifest says
 
@@ -23,23 +23,34 @@ def build_games(root: Path, names: list[str], out: Path | None, jobs: int, keep_
 
     out_root = check_output_root(root, out or root / "output")
     problems: list[Problem] = []
-    forced = 0
+    errors = left_out = 0
     for name in names:
         try:
-            forced += bring_up_to_date(root, name, out_root, jobs, keep_svg, force, pod, guides)
+            done = bring_up_to_date(root, name, out_root, jobs, keep_svg, force, pod, guides)
         except CardgenError as exc:
             problems += exc.problems
+            continue
+        errors, left_out = errors + done.errors, left_out + done.left_out
     if problems:
         raise CardgenError(problems)
-    if forced:
-        click.echo(f"built with {forced} error(s) (--force): the cards named above are left out", err=True)
+    if errors:
+        cards = f"the {left_out} card(s) named above are left out" if left_out else "no card was left out"
+        click.echo(f"built with {errors} error(s) (--force): {cards}", err=True)
         sys.exit(1)
 
 
+class Done(NamedTuple):
+    """What bringing a game up to date did: the errors a forced build kept, how many cards they left out, and
+    whether the game was built (its output changed) or was current already."""
+
+    errors: int
+    left_out: int
+    built: bool
+
+
 def bring_up_to_date(root: Path, name: str, out_root: Path, jobs: int = os.cpu_count() or 1,
-                     keep_svg: bool = False, force: bool = False, pod: bool = False, guides: bool = False) -> int:
-    """Build one game unless its last build is current, and report what was done; return how many errors a
-    forced build left (their cards are out).
+                     keep_svg: bool = False, force: bool = False, pod: bool = False, guides: bool = False) -> Done:
+    """Build one game unless its last build is current, and report what was done (see `Done`).
 
     A current build is reported from its build.json alone, without importing the pipeline (pydantic,
     cairosvg, reportlab stay unloaded): the settings compared are the ones build_game records.
@@ -52,13 +63,16 @@ def bring_up_to_date(root: Path, name: str, out_root: Path, jobs: int = os.cpu_c
     always = (POD if pod else ()) + (GUIDES if guides else ())
     current = current_build(out_root / check_game_name(name), root, name,
                             settings_key(keep_svg, force, stage_names(), always))
+    built = False
     if current is not None:
         cards, findings = current
         show_findings(findings)
         click.echo(up_to_date_line(name, cards, time.perf_counter() - started))
     else:
-        findings = build_one(root, name, out_root, jobs, keep_svg, force, always).findings
-    return sum(f.severity == "error" for f in findings)
+        result = build_one(root, name, out_root, jobs, keep_svg, force, always)
+        findings, built = result.findings, not result.up_to_date
+    errors = [f for f in findings if f.severity == "error"]
+    return Done(len(errors), sum(f.rule == LEFT_OUT for f in errors), built)
 
 
 def build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool = False, force: bool = False,
@@ -116,22 +130,25 @@ def report_build(result: Any) -> None:
 def watch_games(root: Path, names: list[str], out: Path | None, jobs: int) -> None:
     """Build the games, then rebuild whatever an edit affects until Ctrl-C."""
     import threading
+    from functools import partial
 
     from cardgen.build.watch import watch_games as watch
+    from cardgen.build.watch import when_free
 
     out_root = (out or root / "output").resolve()
 
     def rebuild(todo: list[str]) -> None:
         for name in todo:
             try:
-                build_one(root, name, out_root, jobs)
+                when_free(partial(build_one, root, name, out_root, jobs), out_root, partial(click.echo, err=True))
+            except OutputBusy as exc:  # not the save's fault
+                click.echo(f"{name}: not rebuilt: {exc.problems[0].message}", err=True)
             except CardgenError as exc:
                 show_findings(exc.problems)
                 click.echo(f"{name}: not rebuilt; fix the problems above and save again", err=True)
 
-    rebuild(names)
     click.echo(f"watching {root} for changes to {', '.join(names)} (Ctrl-C to stop)")
     try:
-        watch(root, names, rebuild, threading.Event())
+        watch(root, names, rebuild, threading.Event(), build_first=True)  # a save during the first build is seen
     except KeyboardInterrupt:
         click.echo("stopped watching")

@@ -444,6 +444,10 @@ def serve(root: Path, game: str, port: int, guides: bool, out: Path | None, jobs
 
     out_root = check_output_root(root, out or root / "output")
     out_dir = out_root / check_game_name(game)
+    if not (root / "data" / game / "game.yaml").is_file():  # no such game: say so, rather than serve its errors
+        from cardgen.load.manifest import load_game
+
+        load_game(root, game)
 
     def build_once() -> str:
         build_one(root, game, out_root, jobs, always=GUIDES if guides else ())

@@ -12,7 +12,7 @@ from cardgen.commands.flags import add_flags, folder_option
 from cardgen.core.errors import CardgenError
 from cardgen.core.ownership import check_output_root, output_lock
 from cardgen.load.freshness import seal_outputs
-from cardgen.load.manifest import load_game
+from cardgen.load.manifest import Game, load_game
 from cardgen.options.tts import TTSSpec
 from cardgen.outputs.tts import TTSOptions, TTSStage, export_tts, saved_object_path
 from cardgen.record.record import BuildRecord
@@ -40,14 +40,26 @@ def tts_command(root: Path, game: str, out: Path | None, do_install: bool, tts_d
 def export_game(root: Path, game: str, flags: dict, out: Path | None, do_install: bool, tts_dir: Path | None) -> None:
     """Bring the build up to date, export again if the flags change the manifest's `tts:` options, and install
     the export if asked."""
-    from cardgen.outputs.tts_install import install, install_dir
+    from cardgen.outputs.tts_install import install_dir
 
     loaded = load_game(root, game)
     stage = TTSStage.for_game(loaded, flags)
     target = install_dir(tts_dir) if do_install else None  # fail before the work if TTS is not there
     out_root = check_output_root(root, out or root / "output")
-    bring_up_to_date(root, game, out_root)
-    out_dir = out_root / game
+    built = bring_up_to_date(root, game, out_root).built
+    try:
+        _export_and_install(root, loaded, stage, out_root / game, target)
+    except CardgenError as exc:
+        exc.outputs_unchanged = exc.outputs_unchanged and not built  # the build before it changed them
+        raise
+
+
+def _export_and_install(root: Path, loaded: Game, stage: TTSStage, out_dir: Path, target: Path | None) -> None:
+    """Export the built game again when the flags change its options (or the export is missing), and install it
+    into Tabletop Simulator's folder `target` when given."""
+    from cardgen.outputs.tts_install import install
+
+    game, out_root = loaded.name, out_dir.parent
     options = TTSOptions.from_spec(stage.spec)
     with output_lock(out_root, create=False):  # no build swaps the images away meanwhile
         record = BuildRecord.of_build(out_dir)

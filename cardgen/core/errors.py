@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+LEFT_OUT = "left-out"  # the rule of a forced build's error saying a card is left out of it
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -32,6 +34,11 @@ class CardgenError(Exception):
         self.problems: list[Problem] = problems if isinstance(problems, list) else [problems]
         self.outputs_unchanged = True  # False when the command changed outputs before it stopped (clean)
         super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class OutputBusy(CardgenError):
+    """Another cardgen command holds the output root's lock: nothing is wrong with the input, and the same
+    command succeeds once the other has finished (a watch waits for it and builds then)."""
 
 
 def relative(path: Path | str, root: Path | None) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Iterator
 
 import cardgen
-from cardgen.core.errors import CardgenError
+from cardgen.core.errors import CardgenError, OutputBusy
 from cardgen.core.storage import CACHE_DIR
 
 STAMP = ".cardgen-made"
@@ -178,7 +178,7 @@ def output_lock(out_root: Path, create: bool = True) -> Iterator[None]:
         lock = FileLock(out_root / LOCK_FILE, blocking=False)
         lock.acquire()
     except Timeout:
-        raise CardgenError(f"another cardgen command (a build, print, tts or clean) is writing into {out_root} "
+        raise OutputBusy(f"another cardgen command (a build, print, tts or clean) is writing into {out_root} "
                            "right now; wait for it to finish, or stop it, and run this again") from None
     except OSError as exc:
         raise CardgenError(f"cannot write to the output folder: {exc.strerror or exc}; choose another with "
@@ -188,6 +188,22 @@ def output_lock(out_root: Path, create: bool = True) -> Iterator[None]:
         yield
     finally:
         lock.release()
+
+
+def wait_until_free(out_root: Path, seconds: float) -> bool:
+    """Wait at most `seconds` for no other command to hold the output root's lock; whether it is free now.
+
+    The lock is taken and given back at once: the command that waited takes it again for its work (another may
+    have taken it between: that command waits again)."""
+    from filelock import FileLock, Timeout
+
+    try:
+        with FileLock(out_root / LOCK_FILE, timeout=max(seconds, 0)):
+            return True
+    except Timeout:
+        return False
+    except OSError:  # the root cannot be written: the command's own error says so
+        return True
 
 
 def remove_leftovers(out_root: Path) -> None:

@@ -14,6 +14,7 @@ import os
 import shutil
 import struct
 import tempfile
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
@@ -61,8 +62,8 @@ def write_json(path: Path, data: Any) -> None:
     write_text(path, json.dumps(data, indent=2, ensure_ascii=False))
 
 
-@lru_cache(maxsize=4096)
-def _file_digest(path: str, mtime_ns: int, size: int) -> str:
+def _read_digest(path: str | Path) -> str:
+    """SHA-256 of a file's content, read now."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
@@ -70,10 +71,20 @@ def _file_digest(path: str, mtime_ns: int, size: int) -> str:
     return digest.hexdigest()
 
 
+@lru_cache(maxsize=4096)
+def _file_digest(path: str, stamp: tuple[int, ...]) -> str:
+    return _read_digest(path)
+
+
+def _stamp(stat: os.stat_result) -> tuple[int, ...]:
+    """What changes whenever a file's content does: its size and times, and which file it is. The change time is
+    one no one can set (a rewrite with its modification time put back, `os.utime`, still changes it)."""
+    return stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev
+
+
 def file_digest(path: Path) -> str:
-    """SHA-256 of a file's content (memoised by path, modification time and size)."""
-    stat = path.stat()
-    return _file_digest(str(path), stat.st_mtime_ns, stat.st_size)
+    """SHA-256 of a file's content (memoised by path, size, times and inode)."""
+    return _file_digest(str(path), _stamp(path.stat()))
 
 
 def place_file(source: Path, target: Path) -> None:
@@ -97,35 +108,49 @@ SEAL_SUFFIX = ".seal"
 SEAL_ATTRIBUTE = "user.cardgen.seal"
 
 
-def seal(path: Path, entry: Path | None = None) -> None:
+def seal(path: Path, entry: Path | None = None, digest: str | None = None) -> None:
     """Record what a cache entry holds (content digest, size, modification time, name), to verify it later: in an
     extended attribute of the file where the file system has them (Linux), else in a seal file beside it.
 
     With `entry`, `path` is the entry's content not yet in place (a temporary file renamed to `entry`
-    next, which keeps its size, time and attributes): the seal is there before the entry is.
+    next, which keeps its size, time and attributes): the seal is there before the entry is. `digest`: the
+    content's, when the caller has just read it.
     """
     stat = path.stat()
     entry = entry or path
-    digest = _file_digest(str(path), stat.st_mtime_ns, stat.st_size)
+    digest = digest or file_digest(path)
+    # Taken before the attribute is written: writing it (and the rename into place that follows in `write_sealed`)
+    # sets the entry's change time a moment after this; any later change to the file sets it later still.
+    sealed_ns = time.time_ns()
     # An attribute is part of the file: no second file to make (a file made cost ~1 ms after a mass deletion on
     # this ext4, and every card writes two sealed entries), and renamed with it. 57 bytes, so that ext4 keeps it in
-    # the inode (a 170-byte JSON seal took a block of its own: 0.3-0.5 ms a write against 0.07-0.18). The name's tag
-    # keeps a copy made with its attributes under another entry's name from passing for that entry.
+    # the inode (a 170-byte JSON seal took a block of its own: 0.3-0.5 ms a write against 0.07-0.18; room for the
+    # seal's time came from the digest, 192 of SHA-256's 256 bits). The name's tag keeps a copy made with its
+    # attributes under another entry's name from passing for that entry.
     try:
-        os.setxattr(path, SEAL_ATTRIBUTE, _SEAL.pack(_SEAL_VERSION, bytes.fromhex(digest), stat.st_size,
-                                                     stat.st_mtime_ns, _name_tag(entry.name)))
+        os.setxattr(path, SEAL_ATTRIBUTE, _SEAL.pack(_SEAL_VERSION, bytes.fromhex(digest)[:_SEAL_DIGEST],
+                                                     stat.st_size, stat.st_mtime_ns, sealed_ns, _name_tag(entry.name)))
         return
     except (AttributeError, OSError):  # no extended attributes here (another system, or this file system)
         pass
     # Written in place, not through a temporary file and a rename: a seal cut short does not parse, and a seal of
     # content not (yet) in place matches neither the entry's size and time nor its digest, so `verify` takes the
     # entry for damaged and it is made again, never served.
-    record = {"sha256": digest, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "name": entry.name}
+    record = {"sha256": digest, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sealed_ns": sealed_ns,
+              "name": entry.name}
     _seal_file(entry).write_text(json.dumps(record), encoding="utf-8")
 
 
-_SEAL = struct.Struct(">B32sQQ8s")  # version, content digest, size, modification time (ns), name's tag
-_SEAL_VERSION = 1
+# version, content digest (its first 24 bytes), size, modification time (ns), when sealed (ns), name's tag
+_SEAL = struct.Struct(">B24sQQQ8s")
+_SEAL_DIGEST = 24
+_SEAL_VERSION = 2
+# An earlier cardgen's seal: the whole digest and no time of sealing (its entries are read once, and sealed again)
+_SEAL_1 = struct.Struct(">B32sQQ8s")
+# How long after its seal's time an entry's change time may be (writing the seal and renaming the entry into place
+# set it) for the entry to be trusted unread. Later, something changed the file after it was sealed (a rewrite
+# with its time put back): it is read and compared by digest. Too short a time costs only that read, once.
+SEAL_SETTLE_NS = 500_000_000  # measured under load (2 cores, 7 builds): up to 40 ms
 
 
 def _name_tag(name: str) -> bytes:
@@ -148,12 +173,17 @@ def _read_seal(path: Path) -> dict[str, Any]:
             raise ValueError("not this entry's seal") from None
         return record
     try:
-        version, digest, size, mtime_ns, tag = _SEAL.unpack(data)
+        if data[:1] == bytes([_SEAL_VERSION]):
+            _, digest, size, mtime_ns, sealed_ns, tag = _SEAL.unpack(data)
+        else:
+            (version, digest, size, mtime_ns, tag), sealed_ns = _SEAL_1.unpack(data), None
+            if version != 1:
+                raise ValueError("not a seal of this cardgen")
     except struct.error:
         raise ValueError("a seal cut short") from None
-    if version != _SEAL_VERSION or tag != _name_tag(path.name):
+    if tag != _name_tag(path.name):
         raise ValueError("not this entry's seal")
-    return {"sha256": digest.hex(), "size": size, "mtime_ns": mtime_ns}
+    return {"sha256": digest.hex(), "size": size, "mtime_ns": mtime_ns, "sealed_ns": sealed_ns}
 
 
 def write_sealed(path: Path, write: Callable[[Path], object]) -> None:
@@ -170,16 +200,23 @@ def verify(path: Path) -> bool:
     """Whether a cache entry holds what was sealed; False for a damaged or unsealed entry, which the caller
     then makes again (writing over it: another process may be writing the same entry right now).
 
-    An entry whose size and modification time are those sealed is trusted without reading it; any other
-    is read and compared by content digest (a touched but unchanged entry is sealed again).
+    An entry whose size and modification time are those sealed, and which has not changed since it was sealed
+    (its change time, which no one can set, is no later than sealing and renaming it set it), is trusted without
+    reading it; any other is read and compared by content digest (a touched but unchanged entry is sealed again).
     """
     try:
         stat = path.stat()
         record = _read_seal(path)
-        if (record["size"], record["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
+        if record["size"] != stat.st_size:
+            return False
+        sealed_ns = record.get("sealed_ns")
+        if record["mtime_ns"] == stat.st_mtime_ns and isinstance(sealed_ns, int) and \
+                stat.st_ctime_ns <= sealed_ns + SEAL_SETTLE_NS:
             return True
-        if record["size"] == stat.st_size and file_digest(path) == record["sha256"]:
-            seal(path)
+        sealed = record["sha256"]
+        digest = _read_digest(path)  # read now: a memoised digest is of what the file held before
+        if isinstance(sealed, str) and len(sealed) >= 2 * _SEAL_DIGEST and digest.startswith(sealed):
+            seal(path, digest=digest)
             return True
     except (OSError, ValueError, KeyError, TypeError):
         pass
