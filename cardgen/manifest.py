@@ -14,6 +14,7 @@ from cardgen.errors import CardgenError, Problem, relative
 from cardgen.filenames import collision_key, unsafe_reason
 from cardgen.include import Includer, located_file
 from cardgen.options import Strict
+from cardgen.options.layouts import workspace_layouts
 from cardgen.ownership import check_game_name
 from cardgen.registry import imported, sections
 from cardgen.units import CARD_PRESETS, parse_length
@@ -187,16 +188,19 @@ class Game:
 
     @property
     def manifest_files(self) -> list[Path]:
-        """The manifest and every deck definition it includes: what the game's settings are read from."""
-        return [self.manifest_path, *self.includes]
+        """The manifest, every deck definition it includes and the workspace's sheet layouts (`layouts/`, which a
+        print may name): what the game's settings are read from."""
+        return [self.manifest_path, *self.includes, *workspace_layouts(self.root)]
 
     def files_elsewhere(self) -> list[str]:
-        """Files the game reads outside data/<game>/ (included definitions, their data), relative to the root."""
+        """Files the game reads outside data/<game>/ (included definitions, their data, sheet layouts), relative to
+        the root."""
         root = self.root.resolve()
         own = self.data_dir.resolve()
         sources = [(self.data_dir / d.source.file).resolve() for d in self.spec.decks.values()
                    if isinstance(d.source, DataSource)]
-        return sorted({p.relative_to(root).as_posix() for p in [*self.includes, *sources]
+        settings = [f.resolve() for f in self.manifest_files[1:]]
+        return sorted({p.relative_to(root).as_posix() for p in [*settings, *sources]
                        if p.is_relative_to(root) and not p.is_relative_to(own)})
 
     def deck_size(self, deck: DeckSpec) -> CardSize:
@@ -356,7 +360,7 @@ def load_game(root: Path, name: str) -> Game:
     merged = includer.expand_decks(located_file(raw, lines, shown_as), data_dir)
     raw, lines, files = merged.value, merged.lines, merged.files
     try:
-        spec = game_model().model_validate(raw)
+        spec = game_model().model_validate(raw, context={"root": root})  # options may read the workspace
     except ValidationError as exc:
         raise CardgenError(_problems_from(exc, shown_as, lines, files)) from None
     game = Game(name, spec, root, data_dir, root / "templates" / name, path, lines, files, tuple(includer.files))
