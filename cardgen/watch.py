@@ -6,7 +6,7 @@ import threading
 from pathlib import Path
 from typing import Callable
 
-WATCHED_FOLDERS = ("data", "templates", "icons", "fonts")
+WATCHED_FOLDERS = ("data", "templates", "icons", "fonts", "layouts")
 _IGNORED_SUFFIXES = (".tmp", ".swp", ".swx", "~", ".part")
 # How long the workspace must stay quiet after a save before the rebuild starts: an editor saving several files,
 # or a spreadsheet writing a temp file and renaming it, is one rebuild.
