@@ -18,6 +18,11 @@ def _build(root: Path, out: str = "output"):
     return build_game(root, "tiny", BuildOptions(root / out, jobs=1), stages=stage_names())
 
 
+def _beside_print(findings: list) -> list:
+    """The findings but the print's note that 9 poker cards leave Letter's crop marks in the printer's band."""
+    return [f for f in findings if "a printer may not print" not in f.message]
+
+
 def _edit(root: Path, old: str, new: str) -> None:
     csv = root / "data" / "tiny" / "cards.csv"
     csv.write_text(csv.read_text().replace(old, new))
@@ -202,7 +207,7 @@ def test_an_edit_of_data_parses_no_template_and_an_edited_template_is_parsed_aga
     _edit(tiny_game, "Plain", "Plainer")
     result = _build(tiny_game)
     assert parsed == []
-    assert result.findings == [f for f in validate_game(tiny_game, "tiny") if f.severity == "warning"]
+    assert _beside_print(result.findings) == [f for f in validate_game(tiny_game, "tiny") if f.severity == "warning"]
     face = tiny_game / "templates" / "tiny" / "face.svg"
     face.write_text(face.read_text().replace("</svg>", "<text>{{ card.powr }}</text></svg>"))
     fresh = [f for f in validate_game(tiny_game, "tiny") if f.rule == "undefined-field"]
@@ -221,7 +226,7 @@ def test_kept_template_scans_that_are_damaged_are_made_again(tiny_game: Path, pa
     _edit(tiny_game, "Plain", "Plainer")
     result = _build(tiny_game)
     assert "templates/tiny/face.svg" in parsed
-    assert result.findings == [f for f in validate_game(tiny_game, "tiny") if f.severity == "warning"]
+    assert _beside_print(result.findings) == [f for f in validate_game(tiny_game, "tiny") if f.severity == "warning"]
 
 
 def test_an_edit_draws_again_only_the_print_pages_that_hold_the_changed_card(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import json
 import re
 import struct
 import time
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import SIMPLE_BACK, SIMPLE_FACE, SIMPLE_MANIFEST, write_game
 from tests.hostile_example import GAME, run
 
 SECONDS = 60  # generous on a loaded machine; each of these hung for minutes or ran out of memory before
@@ -147,7 +149,9 @@ def test_small_svg_embedding_a_huge_picture_is_refused(fresh_example: Path) -> N
 
 @pytest.mark.parametrize("size, words", [
     ("{width: 1000mm, height: 1500mm, bleed: 0, safe: 5mm, dpi: 300}", "lower the deck's dpi"),
-    ("{width: 0mm, height: 300mm, bleed: 0, safe: 5mm, dpi: 150}", "must be more than 0"),
+    ("{width: 0mm, height: 300mm, bleed: 0, safe: 5mm, dpi: 150}", "a side under 5 mm cannot be cut out"),
+    ("{width: 0.05mm, height: 0.05mm, bleed: 0, safe: 0, dpi: 150}", "a side under 5 mm cannot be cut out"),
+    ("{width: 8mm, height: 8mm, bleed: 0, safe: 0, dpi: 36}", "8 mm side is 11.3 px; a card needs at least 16 px"),
     ("{width: 400m, height: 300mm, bleed: 0, safe: 5mm, dpi: 150}", "is not a length"),
 ])
 def test_impossible_sizes_are_size_errors(fresh_example: Path, size: str, words: str) -> None:
@@ -155,6 +159,50 @@ def test_impossible_sizes_are_size_errors(fresh_example: Path, size: str, words:
     code, errors = _validate(fresh_example)
     assert code == 1 and len(errors) == 1 and words in errors[0], errors
     assert errors[0].startswith(f"data/{GAME}/game.yaml:")
+
+
+@pytest.mark.parametrize("command", [("print", GAME), ("build", GAME, "-j", "1"), ("tts", GAME)])
+def test_a_card_too_small_to_cut_stops_every_command_at_its_size(fresh_example: Path, command: tuple[str, ...]) -> None:
+    # Before: validation passed it, print planned millions of slots (3.7 GB after 60 s) and the TTS stage of
+    # `build -j 1` stopped with a PIL traceback.
+    _manifest(fresh_example, "size: {width: 22mm, height: 22mm, bleed: 1mm, safe: 1.5mm}",
+              "size: {width: 0.05mm, height: 0.05mm, bleed: 0, safe: 0}")
+    line = _line_of(fresh_example, "size: {width: 0.05mm")
+    started = time.monotonic()
+    result = run(fresh_example, *command)
+    assert time.monotonic() - started < SECONDS and result.exit_code == 1 and "Traceback" not in result.output
+    assert f"data/{GAME}/game.yaml:{line}: error: decks.damage.size: the size is 0.05 x 0.05 mm; a side under 5 mm " \
+        "cannot be cut out" in result.output, result.output
+
+
+def _many_copies(root: Path, rows: int) -> None:
+    write_game(root, "many", SIMPLE_MANIFEST, {"cards.csv": "name,text,count\n" + "".join(
+        f"Card {i},x,1000\n" for i in range(rows))}, {"face.svg": SIMPLE_FACE, "back.svg": SIMPLE_BACK})
+
+
+def test_copies_of_a_whole_game_have_a_bound(workspace: Path) -> None:
+    # 300 rows of 1,000 copies, a 9 kB file, took 201 s and 1.9 GB to build before.
+    _many_copies(workspace, 300)
+    for command in ("validate", "build"):
+        started = time.monotonic()
+        result = run(workspace, command, "many", "--no-layout" if command == "validate" else "-j1")
+        assert time.monotonic() - started < SECONDS and result.exit_code == 1, result.output
+        assert "data/many/cards.csv:102:count: error: the game's copies add up to 101,000 with this card's, more " \
+            "than the 100,000 a game may print (all decks together); this card and those after it are left out" \
+            in result.output, result.output
+        assert not (workspace / "output" / "many").exists()
+    _many_copies(workspace, 100)  # exactly the bound: a game may print it
+    assert run(workspace, "validate", "many", "--no-layout").exit_code == 0
+
+
+def test_a_forced_build_stays_within_the_copy_bound(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("cardgen.load.data.MAX_GAME_COPIES", 3_000)  # the same rule at a size a test builds quickly
+    _many_copies(workspace, 300)
+    result = run(workspace, "build", "many", "--force", "-j1")
+    assert result.exit_code == 1 and "data/many/cards.csv:5:count: error: the game's copies add up to 4,000" \
+        in result.output, result.output
+    record = json.loads((workspace / "output" / "many" / "build.json").read_text())
+    assert (record["stats"]["cards"], record["stats"]["copies"]) == (3, 3_000)
 
 
 def test_delimiter_of_two_characters_is_a_manifest_error(fresh_example: Path) -> None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace as dataclass_replace
 
 import pytest
 from hypothesis import given, settings
@@ -218,7 +219,8 @@ def test_a_board_larger_than_the_paper_is_printed_in_overlapping_tiles():
     board = card("map", 1, deck="board", size=(500.0, 400.0), back=None)
     imposition = impose(items(card("a", 1), board), PrintOptions())
     tiles = [p for p in fronts(imposition.pages) if p.deck == "board"]
-    assert len(tiles) == 6 and not imposition.warnings  # 3 x 2 tiles of a Letter page
+    assert len(tiles) == 6  # 3 x 2 tiles of a Letter page
+    assert [w.split(" lie ")[0] for w in imposition.warnings] == ["crop marks"]  # the poker card's, on Letter
     covered = []
     for page in tiles:
         check_page(page)
@@ -283,3 +285,58 @@ def test_any_size_stays_inside_the_margins_without_overlap(width, height, bleed,
         placed.update((s.card_id, s.copy, s.image) for s in page.slots)
     assert sorted(placed.values()) == [1] * len(placed)
     assert sum(1 for key in placed if key[2] != "b.png") == copies
+
+
+# ---------------------------------------------------------------- the designer's grid, margins and the printer's band
+
+NINTH_OF_A4 = (70.0, 99.0)
+
+
+def test_a_grid_with_no_margin_puts_nine_ninths_of_a4_on_a_page_touching_at_the_trim():
+    cards = items(card("a", 76, size=NINTH_OF_A4))
+    assert len(fronts(impose(cards, PrintOptions(paper="a4")).pages)) == 19  # 4 a page: the 38 pages
+    imposition = impose(cards, PrintOptions(paper="a4", grid=(3, 3), margin_mm=0.0, cut_lines=True))
+    pages = fronts(imposition.pages)
+    assert len(pages) == 9 and len(imposition.pages) == 18 and [len(p.slots) for p in pages] == [9] * 8 + [4]
+    trims = [s.trim for s in pages[0].slots]
+    assert {(round(t.x, 6), round(t.y, 6)) for t in trims} == {(x, y) for x in (0, 70, 140) for y in (0, 99, 198)}
+    assert all(s.clip == s.trim for s in pages[0].slots)  # touching: the bleed is cut off, cuts are shared
+    assert {(line.x1, line.x2) for line in pages[0].cut_lines if line.x1 == line.x2} == {(x, x) for x in
+                                                                                        (0, 70, 140, 210)}
+    assert pages[0].marks == [] and pages[0].footer is None  # no margin: nothing is printed over the cards
+    assert imposition.warnings == ["cards come to 0.0 mm from the edge of the a4 paper: a printer that cannot print "
+                                   "the outer 6.35 mm leaves up to 6.35 mm of them blank (set print: unprintable: to "
+                                   "what your printer cannot print, 0 for borderless)"]
+    assert impose(cards, PrintOptions(paper="a4", grid=(3, 3), margin_mm=0.0, unprintable_mm=0)).warnings == []
+
+
+def test_a_grid_that_does_not_fit_is_laid_out_to_fit_with_a_warning_and_tokens_keep_filling_the_page():
+    tokens = [dataclass_replace(i, kind="token") for i in items(card("t", 100, deck="tokens", size=(22.0, 22.0)))]
+    imposition = impose(items(card("a", 9, size=NINTH_OF_A4)) + tokens, PrintOptions(paper="a4", grid=(3, 3)))
+    pages = fronts(imposition.pages)
+    assert [len(p.slots) for p in pages] == [4, 4, 1, 96, 4]
+    assert imposition.warnings[0] == ("deck 'main': a 3 x 3 grid of 70 x 99 mm cards does not fit a4 paper within "
+                                      "margins of 6.35 mm; laid out to fit instead (a smaller margin:, down to 0, or "
+                                      "another paper may hold it)")
+
+
+@pytest.mark.parametrize("paper", ["a4", "letter"])
+def test_crop_marks_stay_out_of_the_band_a_home_printer_cannot_print_when_there_is_room(paper: str):
+    imposition = impose(items(card("a", 9)), PrintOptions(paper=paper))
+    page = imposition.pages[0]
+    reach = sorted(min(x, y, page.width - x, page.height - y) for m in page.marks
+                   for x, y in ((m.x1, m.y1), (m.x2, m.y2)))
+    if paper == "a4":  # 15.15 mm above and below the cards, 9.75 mm beside them: room outside the band
+        assert reach[0] >= QUARTER_INCH - 1e-9 and imposition.warnings == []
+    else:  # Letter: 9 poker cards reach 6.35 mm from top and bottom, the marks there cannot stay out
+        assert reach[0] == pytest.approx(EDGE_MM) and imposition.warnings == [
+            "crop marks lie 3.0-5.4 mm from the edge of the letter paper, inside the outer 6.35 mm a printer may not "
+            "print: the cards leave no room for them outside it (cut_lines: true draws the cuts on the cards; print: "
+            "unprintable: says what your printer cannot print)"]
+
+
+def test_a_margin_that_leaves_a_little_room_keeps_the_marks_out_of_the_band():
+    # 9.35 mm of margin: a mark from 8.35 mm (1 mm clear of the cards) to the band's 6.35 mm; before, to 3.35 mm.
+    page = impose(items(card("a", 9)), PrintOptions(paper="a4", margin_mm=9.35, orientation="portrait")).pages[0]
+    sides = [m for m in page.marks if m.y1 == m.y2]  # beside the cards, 9.75 mm from the edge: room
+    assert sides and all(min(m.x1, m.x2, page.width - m.x1, page.width - m.x2) >= QUARTER_INCH - 1e-9 for m in sides)

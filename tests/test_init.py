@@ -70,6 +70,20 @@ def test_init_refuses_bad_input_and_never_overwrites(tmp_path: Path) -> None:
     assert not (tmp_path.parent / "escape").exists() and not (tmp_path / "data" / "x").exists()
 
 
+def test_init_size_is_checked_by_the_manifest_s_own_rules(tmp_path: Path) -> None:
+    # Before: init wrote sizes its game's first build refused (99999x99999mm, 0x0) and took 0.0001 mm.
+    for size, reason in (("99999x99999mm", "the size is 99999 x 99999 mm; more than 2000 mm on a side is refused"),
+                         ("0x0", "the size is 0 x 0 mm; a side under 5 mm cannot be cut out"),
+                         ("0.0001x0.0001mm", "the size is 0.0001 x 0.0001 mm; a side under 5 mm cannot be cut out"),
+                         ("80x0.1in", "the size is 2032 x 2.54 mm; a side under 5 mm")):
+        result = _cardgen(tmp_path, "init", "x", "--size", size)
+        assert result.exit_code == 1 and f"error: --size: {reason}" in result.stderr, (size, result.output)
+        assert not (tmp_path / "data").exists() and not (tmp_path / "templates").exists()
+    assert _cardgen(tmp_path, "init", "x", "--size", "5x5mm").exit_code == 0  # the smallest size a manifest takes
+    checked = _cardgen(tmp_path, "validate", "x", "--no-layout")
+    assert checked.exit_code == 0, checked.output
+
+
 def test_version_python_dash_m_and_shell_completion(tmp_path: Path) -> None:
     from cardgen import __version__
 

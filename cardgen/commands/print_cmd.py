@@ -44,7 +44,7 @@ def print_game(root: Path, game: str, flags: dict, out: Path | None, since: str 
     """Bring the build up to date, then write the PDFs of the manifest's `print:` options under the flags given."""
     loaded = load_game(root, game)
     spec = PrintStage.for_game(loaded, flags).options
-    usual = PrintOptions.all_from_spec(loaded.options("print"))
+    usual = PrintOptions.all_from_spec(loaded.options("print"), root)
     out_root = check_output_root(root, built_root or root / "output")
     bring_up_to_date(root, game, out_root)
     build_dir = out_root / check_game_name(game)
@@ -53,7 +53,7 @@ def print_game(root: Path, game: str, flags: dict, out: Path | None, since: str 
         record = BuildRecord.of_build(build_dir)
         cards = None if since is None else changed_cards(root, game, since, record)
         own, kept = {pdf_name(game, o, usual) for o in usual}, read_kept(print_dir)
-        for options in PrintOptions.all_from_spec(spec):
+        for options in PrintOptions.all_from_spec(spec, root):
             name = pdf_name(game, options, usual)
             target = (out or print_dir) / name
             if since is not None:

@@ -14,6 +14,8 @@ from cardgen.core.bundled import SCAFFOLD_DIR
 from cardgen.core.errors import CardgenError
 from cardgen.core.filenames import unsafe_reason
 from cardgen.core.units import CARD_PRESETS
+from cardgen.core.yamlsource import parse_yaml
+from cardgen.load.manifest import check_size, game_model
 
 GAME_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*x\s*(\d+(?:\.\d+)?)\s*(mm|cm|in)?\s*$", re.IGNORECASE)
@@ -39,6 +41,17 @@ def size_yaml(text: str) -> str:
         return f"{{width: {match.group(1)}{unit}, height: {match.group(2)}{unit}}}"
     raise CardgenError(f"--size: '{text}' is not a card size; use a preset ({', '.join(CARD_PRESETS)}), "
                        f"optionally with 'landscape', or WIDTHxHEIGHT such as 63x88mm")
+
+
+def check_card_size(manifest: str) -> None:
+    """Refuse a new game's card size as its manifest would (the same `check_size` every build applies), so that
+    `init --size` never writes a size the game's first build refuses."""
+    raw, _ = parse_yaml(manifest, "game.yaml")
+    spec = game_model().model_validate(raw)
+    try:
+        check_size(spec.size, spec)
+    except ValueError as exc:
+        raise CardgenError(f"--size: {exc}") from None
 
 
 def deck_names(text: str) -> list[str]:
@@ -116,6 +129,7 @@ def create_game(root: Path, name: str, options: InitOptions) -> list[Path]:
     except ValueError as exc:
         raise CardgenError(f"--paper: {exc}") from None
     files = game_files(name, options)
+    check_card_size(files[f"data/{name}/game.yaml"])
     existing = [p for p in (root / "data" / name, root / "templates" / name) if os.path.lexists(p)]
     if existing:
         raise CardgenError(f"game '{name}' exists already ({', '.join(str(p) for p in existing)}); "

@@ -19,6 +19,7 @@ from cardgen.core.workspace import MANIFEST_NAME, list_games
 from cardgen.core.yamlsource import line_of, load_yaml
 from cardgen.load.include import Includer, located_file
 from cardgen.options import Strict
+from cardgen.options.layouts import workspace_layouts
 from cardgen.options.simulations import SimulationSpec
 
 FieldType = Literal["str", "int", "float", "bool", "enum", "list"]
@@ -189,16 +190,19 @@ class Game:
 
     @property
     def manifest_files(self) -> list[Path]:
-        """The manifest and every deck definition it includes: what the game's settings are read from."""
-        return [self.manifest_path, *self.includes]
+        """The manifest, every deck definition it includes and the workspace's sheet layouts (`layouts/`, which a
+        print may name): what the game's settings are read from."""
+        return [self.manifest_path, *self.includes, *workspace_layouts(self.root)]
 
     def files_elsewhere(self) -> list[str]:
-        """Files the game reads outside data/<game>/ (included definitions, their data), relative to the root."""
+        """Files the game reads outside data/<game>/ (included definitions, their data, sheet layouts), relative to
+        the root."""
         root = self.root.resolve()
         own = self.data_dir.resolve()
         sources = [(self.data_dir / d.source.file).resolve() for d in self.spec.decks.values()
                    if isinstance(d.source, DataSource)]
-        return sorted({p.relative_to(root).as_posix() for p in [*self.includes, *sources]
+        settings = [f.resolve() for f in self.manifest_files[1:]]
+        return sorted({p.relative_to(root).as_posix() for p in [*settings, *sources]
                        if p.is_relative_to(root) and not p.is_relative_to(own)})
 
     def deck_size(self, deck: DeckSpec) -> CardSize:
@@ -361,7 +365,7 @@ def load_game(root: Path, name: str) -> Game:
     merged = includer.expand_decks(located_file(raw, lines, shown_as), data_dir)
     raw, lines, files = merged.value, merged.lines, merged.files
     try:
-        spec = game_model().model_validate(raw)
+        spec = game_model().model_validate(raw, context={"root": root})  # options may read the workspace
     except ValidationError as exc:
         raise CardgenError(_problems_from(exc, shown_as, lines, files)) from None
     game = Game(name, spec, root, data_dir, root / "templates" / name, path, lines, files, tuple(includer.files))
@@ -388,32 +392,45 @@ def _check_deck_names(game: Game) -> None:
 
 
 MAX_SIDE_MM = 2000.0  # a card, token or board; larger is a typo (a play mat is under 1 m)
+# Smaller is a typo too: the smallest pieces games print (counters, markers) are about 10 mm, and scissors or a
+# trimmer cannot cut one much under 5 mm along its marks.
+MIN_SIDE_MM = 5.0
+# Two 8 px JPEG blocks, the unit of a Tabletop Simulator sheet cell: a card narrower at its dpi draws nothing
+# that can be seen (a 6 pt letter is 25 px high at 300 DPI).
+MIN_SIDE_PX = 16
 # A 600 x 900 mm board at 300 DPI is 75 million pixels; Pillow refuses images past 89 million as bombs.
 MAX_IMAGE_PIXELS = 85_000_000
 
 
-def _check_size(size: CardSize) -> None:
-    """A deck size that can be drawn: positive, not absurdly large, not more pixels than memory holds."""
-    if min(size.width_mm, size.height_mm) <= 0:
-        raise ValueError(f"the size is {size.width_mm:g} x {size.height_mm:g} mm; width and height must be "
-                         "more than 0")
-    if min(size.bleed_mm, size.safe_mm) < 0:
+def check_size(size: SizeSpec | str, game: GameSpec) -> CardSize:
+    """A size resolved (`resolve_size`) and checked: one that can be printed, cut and drawn on a pixel grid, and
+    not more pixels than memory holds. ValueError says what is wrong and what to do."""
+    resolved = resolve_size(size, game)
+    width, height = resolved.width_mm, resolved.height_mm
+    if min(width, height) < MIN_SIDE_MM:
+        raise ValueError(f"the size is {width:g} x {height:g} mm; a side under {MIN_SIDE_MM:g} mm cannot be cut "
+                         "out (is the unit right? mm, cm, in)")
+    if min(resolved.bleed_mm, resolved.safe_mm) < 0:
         raise ValueError("bleed and safe margins cannot be negative")
-    if max(size.width_mm, size.height_mm) > MAX_SIDE_MM:
-        raise ValueError(f"the size is {size.width_mm:g} x {size.height_mm:g} mm; more than {MAX_SIDE_MM:g} mm "
-                         "on a side is refused")
-    pixels = size.full_width_px * size.full_height_px
+    if max(width, height) > MAX_SIDE_MM:
+        raise ValueError(f"the size is {width:g} x {height:g} mm; more than {MAX_SIDE_MM:g} mm on a side is refused")
+    least_px = min(width, height) / 25.4 * resolved.dpi
+    if least_px < MIN_SIDE_PX:
+        raise ValueError(f"at {resolved.dpi} DPI a {min(width, height):g} mm side is {least_px:.1f} px; a card needs "
+                         f"at least {MIN_SIDE_PX} px a side: raise the size's dpi:")
+    pixels = resolved.full_width_px * resolved.full_height_px
     if pixels > MAX_IMAGE_PIXELS:
-        raise ValueError(f"at {size.dpi} DPI each image would be {size.full_width_px} x {size.full_height_px} px "
-                         f"({pixels / 1e6:.0f} million pixels; the limit is {MAX_IMAGE_PIXELS // 1_000_000} "
-                         "million); lower the deck's dpi:")
+        raise ValueError(f"at {resolved.dpi} DPI each image would be {resolved.full_width_px} x "
+                         f"{resolved.full_height_px} px ({pixels / 1e6:.0f} million pixels; the limit is "
+                         f"{MAX_IMAGE_PIXELS // 1_000_000} million); lower the deck's dpi:")
+    return resolved
 
 
 def _check_sizes(game: Game, shown_as: str) -> None:
     problems = []
     for deck_name, deck in game.spec.decks.items():
         try:
-            _check_size(game.deck_size(deck))
+            check_size(deck.size or game.spec.size, game.spec)
         except ValueError as exc:
             file, row = game.where("decks", deck_name, "size")
             problems.append(Problem(f"decks.{deck_name}.size: {exc}", file=file, row=row))

@@ -9,14 +9,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from itertools import groupby
-from typing import Iterable, Literal
+from pathlib import Path
+from typing import Any, Iterable, Literal
 
 from cardgen.core.units import parse_length, parse_offset, parse_paper
+from cardgen.options.layouts import SheetLayout
+from cardgen.options.pdf import HOME_PRINTER_MM, layout_for, parse_grid
 from cardgen.record.record import CardEntry
 
 EDGE_MM = 3.0            # marks and the footer stay this far from the paper edge
 MARK_CLEARANCE_MM = 1.0  # crop marks stop this short of the cards
 MARK_LENGTH_MM = 5.0     # longest crop mark (they are shorter when the margin is narrow)
+MIN_MARK_MM = 2.0        # a mark kept out of the unprintable band is at least this long, else it goes into the band
 
 Duplex = Literal["none", "long-edge", "short-edge", "fold"]
 Side = Literal["front", "back", "fold"]
@@ -103,22 +107,35 @@ class PrintOptions:
     back_marks: bool = True
     images: Literal["png", "jpeg"] = "png"
     jpeg_quality: int = 92
+    grid: tuple[int, int] | None = None
+    layout: SheetLayout | None = None
+    unprintable_mm: float = HOME_PRINTER_MM
 
     @classmethod
-    def from_spec(cls, spec: object, paper: str | None = None) -> PrintOptions:
-        """Options from a manifest `PrintSpec` (lengths parsed to mm), on `paper` or its first paper."""
+    def from_spec(cls, spec: Any, root: Path, paper: str | None = None) -> PrintOptions:
+        """Options from a manifest `PrintSpec` (lengths parsed to mm, its layout read from the workspace at `root`),
+        on `paper` or its first paper."""
         names = ("orientation", "duplex", "spacing", "crop_marks", "cut_lines", "back_marks", "images",
                  "jpeg_quality")
-        return cls(**{name: getattr(spec, name) for name in names},
-                   paper=paper or spec.papers[0],  # type: ignore[attr-defined]
-                   gap_mm=parse_length(spec.gap), margin_mm=parse_length(spec.margin),  # type: ignore[attr-defined]
-                   back_offset=parse_offset(spec.back_offset))  # type: ignore[attr-defined]
+        paper = paper or spec.papers[0]
+        return cls(**{name: getattr(spec, name) for name in names}, paper=paper,
+                   gap_mm=parse_length(spec.gap), margin_mm=parse_length(spec.margin),
+                   back_offset=parse_offset(spec.back_offset), unprintable_mm=parse_length(spec.unprintable),
+                   grid=parse_grid(spec.grid) if spec.grid else None,
+                   layout=layout_for(root, spec.layout, paper) if spec.layout else None)
 
     @classmethod
-    def all_from_spec(cls, spec: object) -> list[PrintOptions]:
+    def all_from_spec(cls, spec: Any, root: Path) -> list[PrintOptions]:
         """The options of each paper a manifest's `PrintSpec` lists (one PDF each, distinct file names)."""
-        options = [cls.from_spec(spec, paper) for paper in spec.papers]  # type: ignore[attr-defined]
+        options = [cls.from_spec(spec, root, paper) for paper in spec.papers]
         return list({o.paper_name: o for o in options}.values())
+
+    @classmethod
+    def of(cls, values: dict[str, Any]) -> PrintOptions:
+        """Options from their fields as JSON holds them (lists for tuples; see `kept_prints`)."""
+        grid, layout = values.get("grid"), values.get("layout")
+        return cls(**{**values, "back_offset": tuple(values["back_offset"]), "grid": tuple(grid) if grid else None,
+                      "layout": SheetLayout.of(layout) if layout else None})
 
     def words(self) -> dict[str, str]:
         """Each option as a short word for file names ('fold', 'gap3mm', 'no-marks', ...), paper aside."""
@@ -128,7 +145,10 @@ class PrintOptions:
                 "crop_marks": "marks" if self.crop_marks else "no-marks",
                 "cut_lines": "cut-lines" if self.cut_lines else "no-cut-lines",
                 "back_marks": "back-marks" if self.back_marks else "no-back-marks",
-                "images": self.images, "jpeg_quality": f"q{self.jpeg_quality}"}
+                "images": self.images, "jpeg_quality": f"q{self.jpeg_quality}",
+                "grid": "grid{}x{}".format(*self.grid) if self.grid else "fit",
+                "layout": self.layout.name if self.layout else "no-layout",
+                "unprintable": f"edge{self.unprintable_mm:g}mm"}
 
     @property
     def paper_name(self) -> str:
@@ -239,14 +259,16 @@ class Imposition:
     paired: bool = False
 
 
-def _grid(region: Rect, card_w: float, card_h: float, bleed: float, options: PrintOptions) -> tuple[list[Rect], Rect]:
-    """Trim boxes of as many cards as fit in a region, centred in it, row by row from the top."""
+def _grid(region: Rect, card_w: float, card_h: float, bleed: float, options: PrintOptions,
+          grid: tuple[int, int] | None = None) -> tuple[list[Rect], Rect]:
+    """Trim boxes of a columns x rows `grid` of cards (none if it does not fit the region), or of as many as fit,
+    centred in the region, row by row from the top."""
     gap = options.spacing == "gap"
     cell_w, cell_h = (card_w + 2 * bleed, card_h + 2 * bleed) if gap else (card_w, card_h)
     space = options.gap_mm if gap else 0.0
-    cols = int((region.w + space + 1e-9) // (cell_w + space))
-    rows = int((region.h + space + 1e-9) // (cell_h + space))
-    if cols < 1 or rows < 1:
+    fit = int((region.w + space + 1e-9) // (cell_w + space)), int((region.h + space + 1e-9) // (cell_h + space))
+    cols, rows = grid or fit
+    if cols < 1 or rows < 1 or cols > fit[0] or rows > fit[1]:
         return [], region
     block_w, block_h = cols * cell_w + (cols - 1) * space, rows * cell_h + (rows - 1) * space
     left, top = region.x + (region.w - block_w) / 2, region.top - (region.h - block_h) / 2
@@ -275,8 +297,10 @@ def mirror_axis(duplex: Duplex, width: float, height: float) -> str:
     return "x" if portrait else "y"
 
 
-def plan_layout(card_w: float, card_h: float, bleed: float, options: PrintOptions) -> Layout | None:
-    """The layout holding the most cards of one size (orientation chosen unless set); None if none fit."""
+def plan_layout(card_w: float, card_h: float, bleed: float, options: PrintOptions,
+                grid: tuple[int, int] | None = None) -> Layout | None:
+    """The layout holding the most cards of one size (orientation chosen unless set), or a columns x rows `grid`
+    of them; None if none fit (or the grid does not)."""
     best: Layout | None = None
     margin = options.margin_mm
     for width, height in _orientations(parse_paper(options.paper), options.orientation):
@@ -290,10 +314,19 @@ def plan_layout(card_w: float, card_h: float, bleed: float, options: PrintOption
             candidates = [(Rect(margin, margin, width - 2 * margin, height - 2 * margin),
                            mirror_axis(options.duplex, width, height), None)]  # type: ignore[list-item]
         for region, axis, fold in candidates:
-            trims, frame = _grid(region, card_w, card_h, bleed, options)
+            trims, frame = _grid(region, card_w, card_h, bleed, options, grid)
             if trims and (best is None or len(trims) > best.capacity):
                 best = Layout(width, height, tuple(trims), bleed, options.spacing == "touching", frame, axis, fold)
     return best
+
+
+def sheet_layout(sheet: SheetLayout, bleed: float, options: PrintOptions) -> Layout:
+    """The layout of a sheet layout file: its slots as trim boxes (PDF axes); touching cards have their bleed
+    cut off at the trim (they share cut lines), cards apart keep it."""
+    (width, height), (card_w, card_h) = sheet.page, sheet.card
+    trims = tuple(Rect(x, height - y - card_h, card_w, card_h) for x, y in sheet.slots)
+    touching = any(a.grow(bleed).overlaps(b.grow(bleed)) for i, a in enumerate(trims) for b in trims[:i])
+    return Layout(width, height, trims, bleed, touching, bounds(trims), mirror_axis(options.duplex, width, height))
 
 
 def _slots(items: list[Item], layout: Layout, back: bool, axis: str, offset: tuple[float, float]) -> list[Slot]:
@@ -309,18 +342,26 @@ def _slots(items: list[Item], layout: Layout, back: bool, axis: str, offset: tup
     return slots
 
 
-def crop_marks(frame: Rect, trims: list[Rect], width: float, height: float) -> list[Line]:
-    """Short lines in the margin extending every trim line, stopping short of the frame of cards."""
+def _mark_end(start: float, band: float) -> float:
+    """How far from the paper edge a crop mark that starts `start` mm from it ends: short of the band the printer
+    cannot print when a mark of MIN_MARK_MM fits outside it, else (in the band) EDGE_MM from the edge."""
+    outside = max(EDGE_MM, band)
+    return max(outside if start - outside >= MIN_MARK_MM else EDGE_MM, start - MARK_LENGTH_MM)
+
+
+def crop_marks(frame: Rect, trims: list[Rect], width: float, height: float, band: float = 0.0) -> list[Line]:
+    """Short lines in the margin extending every trim line, stopping short of the frame of cards and, where there
+    is room, of the `band` along the paper edge that the printer cannot print."""
     marks = []
     gap = MARK_CLEARANCE_MM
     for x in sorted({round(v, 6) for t in trims for v in (t.x, t.right)}):
         low, high = frame.y - gap, frame.top + gap
-        marks.append(Line(x, low, x, max(EDGE_MM, low - MARK_LENGTH_MM)))
-        marks.append(Line(x, high, x, min(height - EDGE_MM, high + MARK_LENGTH_MM)))
+        marks.append(Line(x, low, x, _mark_end(low, band)))
+        marks.append(Line(x, high, x, height - _mark_end(height - high, band)))
     for y in sorted({round(v, 6) for t in trims for v in (t.y, t.top)}):
         low, high = frame.x - gap, frame.right + gap
-        marks.append(Line(low, y, max(EDGE_MM, low - MARK_LENGTH_MM), y))
-        marks.append(Line(high, y, min(width - EDGE_MM, high + MARK_LENGTH_MM), y))
+        marks.append(Line(low, y, _mark_end(low, band), y))
+        marks.append(Line(high, y, width - _mark_end(width - high, band), y))
     # A margin too narrow for the clearance leaves no room for a mark on that side.
     paper = Rect(EDGE_MM, EDGE_MM, width - 2 * EDGE_MM, height - 2 * EDGE_MM)
     return [m for m in marks if (m.x1, m.y1) != (m.x2, m.y2) and paper.contains(m.box())]
@@ -338,8 +379,9 @@ def cut_lines(slots: list[Slot]) -> list[Line]:
     return sorted(lines, key=lambda line: (line.x1, line.y1, line.x2, line.y2))
 
 
-def footer_slot(page: Page, occupied: Rect) -> TextSlot:
-    """The longest strip of margin free of cards, marks and fold line, for the page footer."""
+def footer_slot(page: Page, occupied: Rect) -> TextSlot | None:
+    """The longest strip of margin free of cards, marks and fold line, for the page footer; None when cards leave
+    no margin (a footer there would be printed over them)."""
     w, h, gap = page.width, page.height, MARK_CLEARANCE_MM
     bands = [(Rect(EDGE_MM, EDGE_MM, w - 2 * EDGE_MM, occupied.y - gap - EDGE_MM), False),
              (Rect(EDGE_MM, occupied.top + gap, w - 2 * EDGE_MM, h - EDGE_MM - occupied.top - gap), False),
@@ -359,7 +401,7 @@ def footer_slot(page: Page, occupied: Rect) -> TextSlot:
             score = (high - low) * (1.0 if min(band.w, band.h) >= 1.8 else 0.01)
             if best is None or score > best[0] + 1e-6:
                 best = (score, TextSlot(strip, vertical))
-    return best[1] if best else TextSlot(Rect(EDGE_MM, EDGE_MM, w - 2 * EDGE_MM, 0.0), False)
+    return best[1] if best else None
 
 
 def _touches(a: Rect, b: Rect) -> bool:
@@ -376,11 +418,12 @@ def _free(start: float, end: float, blocked: list[tuple[float, float]]) -> Itera
         yield start, end
 
 
-def _finish(page: Page, frame: Rect, marks: bool, cuts: bool) -> Page:
-    """Add crop marks, cut lines and the footer place to a page whose slots are set."""
+def _finish(page: Page, frame: Rect, marks: bool, cuts: bool, band: float) -> Page:
+    """Add crop marks (out of the unprintable `band` where there is room), cut lines and the footer place to a page
+    whose slots are set."""
     trims = [s.trim for s in page.slots]
     if marks and trims:
-        page.marks = crop_marks(frame, trims, page.width, page.height)
+        page.marks = crop_marks(frame, trims, page.width, page.height, band)
         if page.fold:
             back_frame = frame.mirror("x" if page.fold.x1 == page.fold.x2 else "y", page.width, page.height)
             page.marks = [m for m in page.marks if not m.box().overlaps(back_frame.grow(MARK_CLEARANCE_MM))]
@@ -398,7 +441,7 @@ def impose(items: list[Item], options: PrintOptions) -> Imposition:
     for (deck, width, height, bleed), group in groupby(items, key=lambda i: (i.deck, i.width_mm, i.height_mm,
                                                                               i.bleed_mm)):
         group_items = list(group)
-        layout = plan_layout(width, height, bleed, options)
+        layout = _chosen_layout(deck, group_items[0].kind, (width, height, bleed), options, warnings)
         if layout is None:
             # Larger than the paper (a board) or than half of it (fold): printed one per page, in
             # overlapping tiles when larger than the paper.
@@ -411,7 +454,68 @@ def impose(items: list[Item], options: PrintOptions) -> Imposition:
             continue
         for start in range(0, len(group_items), layout.capacity):
             leaves.append(_leaf(group_items[start:start + layout.capacity], layout, deck, options))
-    return _bind(leaves, options, warnings)
+    imposition = _bind(leaves, options, warnings)
+    imposition.warnings += band_warnings([*imposition.pages, *imposition.back_pages], options)
+    return imposition
+
+
+def _chosen_layout(deck: str, kind: str, size: tuple[float, float, float], options: PrintOptions,
+                   warnings: list[str]) -> Layout | None:
+    """The layout of one card size: the sheet layout's slots if they hold it, the grid asked for (cards only: tokens
+    and boards fill the page), else as many as fit; None when not one fits."""
+    width, height, bleed = size
+    if options.layout is not None and options.layout.holds(width, height):
+        return sheet_layout(options.layout, bleed, options)
+    if options.layout is not None and kind == "card":
+        warnings.append(f"deck '{deck}': its {width:g} x {height:g} mm cards do not go into the slots of layout "
+                        f"'{options.layout.name}' ({options.layout.card[0]:g} x {options.layout.card[1]:g} mm); "
+                        "laid out to fit the page instead")
+    if options.grid is not None and kind == "card":
+        layout = plan_layout(width, height, bleed, options, options.grid)
+        if layout is not None:
+            return layout
+        cols, rows = options.grid
+        warnings.append(f"deck '{deck}': a {cols} x {rows} grid of {width:g} x {height:g} mm cards does not fit "
+                        f"{options.paper} paper within margins of {options.margin_mm:g} mm; laid out to fit instead "
+                        "(a smaller margin:, down to 0, or another paper may hold it)")
+    return plan_layout(width, height, bleed, options)
+
+
+def band_warnings(pages: list[Page], options: PrintOptions) -> list[str]:
+    """What lies in the band along the paper edge that the printer cannot print (`unprintable`): cards, crop
+    marks; each said once, with how far in."""
+    band, found = options.unprintable_mm, []
+    cards = [_edge_distance(_visible(slot), page) for page in pages for slot in page.slots]
+    if cards and min(cards) < band - 1e-6:
+        lost = round(band - min(cards), 2)
+        found.append(f"cards come to {min(cards):.1f} mm from the edge of the {options.paper} paper: a printer that "
+                     f"cannot print the outer {band:g} mm leaves up to {lost:g} mm of them blank (set print: "
+                     "unprintable: to what your printer cannot print, 0 for borderless)")
+    marks = [_mark_reach(mark, page) for page in pages for mark in page.marks]
+    inside = [(near, far) for near, far in marks if near < band - 1e-6]
+    if inside:
+        found.append(f"crop marks lie {min(n for n, _ in inside):.1f}-{min(band, max(f for _, f in inside)):.1f} mm "
+                     f"from the edge of the {options.paper} paper, inside the outer {band:g} mm a printer may not "
+                     "print: the cards leave no room for them outside it (cut_lines: true draws the cuts on the "
+                     "cards; print: unprintable: says what your printer cannot print)")
+    return found
+
+
+def _visible(slot: Slot) -> Rect:
+    """The part of a slot's card that is kept after cutting: its trim, as far as the page shows it (a tile)."""
+    t, c = slot.trim, slot.clip
+    x, y = max(t.x, c.x), max(t.y, c.y)
+    return Rect(x, y, min(t.right, c.right) - x, min(t.top, c.top) - y)
+
+
+def _edge_distance(rect: Rect, page: Page) -> float:
+    return min(rect.x, rect.y, page.width - rect.right, page.height - rect.top)
+
+
+def _mark_reach(mark: Line, page: Page) -> tuple[float, float]:
+    """How far from the nearest paper edge a crop mark's two ends are: (nearer, farther)."""
+    ends = [min(x, y, page.width - x, page.height - y) for x, y in ((mark.x1, mark.y1), (mark.x2, mark.y2))]
+    return min(ends), max(ends)
 
 
 def _bind(leaves: list[Leaf], options: PrintOptions, warnings: list[str]) -> Imposition:
@@ -481,7 +585,7 @@ def tile_leaves(item: Item, options: PrintOptions) -> list[Leaf]:
                            clip.h - TILE_OVERLAP_MM * ((row > 0) + (row < rows - 1)))
             edges = [slot.trim, overlap] if rows * cols > 1 else [slot.trim]
             front = _tile_page(Page(width, height, "front", item.deck, [slot], note=name), clip, edges,
-                               options.crop_marks)
+                               options.crop_marks, options.unprintable_mm)
             back = None
             if item.back and options.duplex != "fold":
                 # The sheet turns over like a card: the back image, unmirrored, at the mirrored place.
@@ -491,15 +595,16 @@ def tile_leaves(item: Item, options: PrintOptions) -> list[Leaf]:
                 back_slot = Slot(item.back, turned(slot.trim), item.bleed_mm, turned(clip), item.card_id,
                                  item.copy)
                 back = _tile_page(Page(width, height, "back", item.deck, [back_slot], note=f"back of {name}"),
-                                  turned(clip), [turned(e) for e in edges], options.crop_marks and options.back_marks)
+                                  turned(clip), [turned(e) for e in edges], options.crop_marks and options.back_marks,
+                                  options.unprintable_mm)
             leaves.append(Leaf(front, back))
     return leaves
 
 
-def _tile_page(page: Page, clip: Rect, edges: list[Rect], marks: bool) -> Page:
+def _tile_page(page: Page, clip: Rect, edges: list[Rect], marks: bool, band: float) -> Page:
     """Add the marks of a tile's edges and the footer place to a tile page."""
     if marks:
-        page.marks = crop_marks(clip, edges, page.width, page.height)
+        page.marks = crop_marks(clip, edges, page.width, page.height, band)
     page.footer = footer_slot(page, clip)
     return page
 
@@ -511,12 +616,13 @@ def _leaf(chunk: list[Item], layout: Layout, deck: str, options: PrintOptions) -
     if options.duplex == "fold":
         backs = _slots(chunk, layout, True, layout.mirror_axis, (0.0, 0.0))
         page = Page(w, h, "fold", deck, fronts + backs, fold=layout.fold)
-        return Leaf(_finish(page, layout.frame, options.crop_marks, options.cut_lines))
-    front = _finish(Page(w, h, "front", deck, fronts), layout.frame, options.crop_marks, options.cut_lines)
+        return Leaf(_finish(page, layout.frame, options.crop_marks, options.cut_lines, options.unprintable_mm))
+    front = _finish(Page(w, h, "front", deck, fronts), layout.frame, options.crop_marks, options.cut_lines,
+                    options.unprintable_mm)
     backs = _slots(chunk, layout, True, layout.mirror_axis, options.back_offset)
     if not backs:
         return Leaf(front)
     frame = layout.frame.mirror(layout.mirror_axis, w, h).shift(*options.back_offset)
     back = _finish(Page(w, h, "back", deck, backs), frame, options.crop_marks and options.back_marks,
-                   options.cut_lines and options.back_marks)
+                   options.cut_lines and options.back_marks, options.unprintable_mm)
     return Leaf(front, back)

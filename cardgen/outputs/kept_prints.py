@@ -43,7 +43,7 @@ def read_kept(print_dir: Path) -> dict[str, PrintOptions]:
     kept = {}
     for name, values in (noted.items() if isinstance(noted, dict) else []):
         try:
-            options = PrintOptions(**{**values, "back_offset": tuple(values["back_offset"])})
+            options = PrintOptions.of(values)
         except (TypeError, KeyError, ValueError):
             log.warning(f"{print_dir / KEPT_FILE}: cannot read the options of {name}; it is no longer remade")
             continue

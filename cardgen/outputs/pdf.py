@@ -669,8 +669,8 @@ class PrintStage(Stage):
         for key in see_through:
             if not (masked := MaskedImage(out_root, key)).cache.has(key):
                 work[key] = masked
-        qualities = {o.jpeg_quality for o in PrintOptions.all_from_spec(self.options) if o.images == "jpeg"}
-        for quality in qualities:  # one quality in practice; another paper's would be made by `run`
+        spec: Any = self.options  # a PrintSpec: every paper's PDF has the same images
+        for quality in [spec.jpeg_quality] if spec.images == "jpeg" else []:
             for key in record.image_hashes().values():
                 if key not in see_through and not (jpeg := PrintJPEG(out_root, key, quality)).cache.has(jpeg.entry):
                     work[key] = jpeg
@@ -678,7 +678,7 @@ class PrintStage(Stage):
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """Write the print PDFs; what does not fit the paper comes back as warnings."""
-        usual = PrintOptions.all_from_spec(self.options)
+        usual = PrintOptions.all_from_spec(self.options, ctx.game.root)
         own = {pdf_name(ctx.game.name, options, usual): options for options in usual}
         # During a build out_dir is a staging folder; the previous build's files are at the final place.
         kept = {name: options for name, options in read_kept(ctx.final_dir / "print").items() if name not in own}
