@@ -111,8 +111,9 @@ class CardHelpers:
     """
 
     def __init__(self, game: Game, fonts: FontBook, icons: IconLibrary, size: CardSize,
-                 card: Card | None) -> None:
+                 card: Card | None, label: str) -> None:
         self.game, self.fonts, self.icons, self.dpi, self.card = game, fonts, icons, size.dpi, card
+        self.label = label  # what its messages say it draws (`subject`)
         self.geo = Geometry(size)
         self.files: list[Path] = []
         self.warnings: list[Problem] = []
@@ -208,8 +209,7 @@ class CardHelpers:
     def _overflow(self, text: str, size: float) -> None:
         card = self.card
         column = next((k for k, v in card.fields.items() if str(v) == text), None) if card else None
-        label = f"card '{card.id}'" if card else "the back"
-        self.warnings.append(Problem(f"{label}: text does not fit its box even at the minimum size "
+        self.warnings.append(Problem(f"{self.label}: text does not fit its box even at the minimum size "
                                      f"{size:.1f}px: '{text[:40]}'", file=card.source_file if card else None,
                                      row=card.source_row if card else None, column=column, rule="text-overflow",
                                      severity="warning"))
@@ -517,9 +517,9 @@ class SVGRenderer:
     def make(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
         """Render one template for a card (or a deck's back) now, neither looked up in nor kept by the caches."""
         size = self.game.deck_size(self.game.spec.decks[deck])
-        helpers = CardHelpers(self.game, self.fonts, self.icons, size, card)
+        helpers = CardHelpers(self.game, self.fonts, self.icons, size, card, subject(template_name, deck, card))
         shown = self.shown(template_name)
-        where = subject(template_name, deck, card) + (f" ({card.source_file}:{card.source_row})" if card else "")
+        where = helpers.label + (f" ({card.source_file}:{card.source_row})" if card else "")
         try:
             template = self.env.get_template(template_name)
             svg = render_bounded(self.env, template, self._context(helpers, deck, card, size))
