@@ -188,3 +188,22 @@ def test_validation_checks_each_cards_back_and_names_its_row(workspace) -> None:
     [line] = [line for line in result.output.splitlines() if "the back" in line]
     assert line.startswith("data/arms/weapons.csv:4:name: error: the back of card 'warhammer-of-the-seven-kings': "
                            "text does not fit its box")
+
+
+def test_the_print_on_demand_export_lists_each_cards_back(built, tmp_path) -> None:
+    import csv
+    import shutil
+
+    from cardgen.outputs.pod import write_pod
+
+    out, record = built
+    out = Path(shutil.copytree(out, tmp_path / "arms"))
+    write_pod(None, record, out)  # type: ignore[arg-type]  (the export reads the record only)
+    folder = out / "pod" / "weapons"
+    rows = list(csv.DictReader((folder / "cards.csv").open(encoding="utf-8")))
+    assert [(r["id"], r["back"]) for r in rows] == [
+        ("dagger", "back-named-back-dagger.png"), ("dagger", "back-named-back-dagger.png"),
+        ("longsword", "back-named-back-longsword.png"), ("warhammer", "back-named-back-warhammer.png")]
+    for row in rows:
+        assert _pixels(Image.open(folder / row["back"])) == _pixels(Image.open(out / _back_of(record, row["id"])))
+    assert {r["back"] for r in csv.DictReader((out / "pod" / "gear" / "cards.csv").open())} == {"back.png"}
