@@ -9,7 +9,7 @@ from PIL import Image
 from cardgen.record import BuildRecord
 from tests.conftest import run_cli, write_game
 
-# Red in the bleed, white inside the trim line, a black bar across the middle of the card as cut.
+# Red in the bleed, white inside the trim line, a black bar across the middle of the card as cut, the name on top.
 FACE = """\
 <svg {{ geo.svg_attrs }}>
   <rect width="{{ geo.width }}" height="{{ geo.height }}" fill="#ff0000"/>
@@ -17,6 +17,7 @@ FACE = """\
         fill="#ffffff"/>
   <rect x="{{ geo.trim.x }}" y="{{ length('45%', 'y') + geo.trim.y }}" width="{{ geo.trim.width }}"
         height="{{ length('10%', 'y') }}" fill="#000000"/>
+  {{ text_line(card.name, "10%", "10%", "80%", pt(12), font="Roboto") }}
 </svg>
 """
 BACK = '<svg {{ geo.svg_attrs }}><rect width="{{ geo.width }}" height="{{ geo.height }}" fill="#2f4858"/></svg>\n'
@@ -63,3 +64,21 @@ def test_the_trimmed_command_writes_them_at_a_lower_resolution(workspace) -> Non
     assert Image.open(workspace / "output" / "cut" / "trimmed" / "cards" / "main" / "alpha.png").size == (750, 1050)
     result = run_cli(workspace, "trimmed", "cut", "--dpi", "5", expect=1)
     assert "--dpi: Input should be greater than or equal to 30" in result.output
+
+
+def test_a_rebuild_cuts_only_the_images_it_drew_again(workspace, monkeypatch) -> None:
+    import cardgen.outputs.trimmed as trimmed
+
+    cut: list[str] = []
+    real = trimmed.write_trimmed
+    monkeypatch.setattr(trimmed, "write_trimmed", lambda source, *args: (cut.append(source.name), real(source, *args)))
+    _game(workspace, "trimmed: {build: true}\n")
+    run_cli(workspace, "build", "cut")
+    assert len(cut) == 3  # two faces and the back
+    csv = workspace / "data" / "cut" / "cards.csv"
+    csv.write_text(csv.read_text().replace("Beta", "Gamma"), encoding="utf-8")
+    cut.clear()
+    run_cli(workspace, "build", "cut")
+    assert len(cut) == 1  # the new card's face only
+    out = workspace / "output" / "cut" / "trimmed" / "cards" / "main"
+    assert sorted(p.name for p in out.iterdir()) == ["alpha.png", "gamma.png"]

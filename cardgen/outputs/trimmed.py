@@ -9,14 +9,15 @@ each image is resampled from exactly that box to the trim size in whole pixels a
 """
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from cardgen.errors import Problem
 from cardgen.manifest import Game
 from cardgen.options.trimmed import TrimmedSpec
+from cardgen.outputs.reuse import reuse_or_make
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.record import DeckEntry
-from cardgen.storage import write_atomic
 
 TRIMMED = "trimmed"
 
@@ -27,15 +28,14 @@ def trim_pixels(deck: DeckEntry, dpi: int) -> tuple[int, int]:
 
 
 def write_trimmed(source: Path, deck: DeckEntry, dpi: int, target: Path) -> None:
-    """Write a card image cut at its trim line (the bleed removed), at `dpi`, as PNG."""
+    """Write a card image cut at its trim line (the bleed removed), at `dpi`, as PNG at `target`."""
     from PIL import Image
 
     bleed = deck.bleed_mm / 25.4 * deck.dpi  # in the image's pixels: rarely whole
     with Image.open(source) as image:
         box = (bleed, bleed, image.width - bleed, image.height - bleed)
         trimmed = image.resize(trim_pixels(deck, dpi), Image.Resampling.LANCZOS, box=box)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(target, lambda temp: trimmed.save(temp, format="PNG", dpi=(dpi, dpi)))
+    trimmed.save(target, format="PNG", dpi=(dpi, dpi))
 
 
 class TrimmedStage(Stage):
@@ -53,7 +53,11 @@ class TrimmedStage(Stage):
         record, out_dir = ctx.record, ctx.out_dir
         images = [(card.face, record.decks[card.deck]) for card in record.cards]
         images += [(back.image, record.decks[back.deck]) for back in record.backs.values()]
+        hashes = record.image_hashes()
         for image, deck in images:
             dpi = min(spec.dpi or deck.dpi, deck.dpi)  # more pixels than drawn would add nothing but size
-            write_trimmed(ctx.image_file(image), deck, dpi, out_dir / TRIMMED / image)
+            # kept in the output root's cache by what it is made from: a rebuild cuts only the images it drew again
+            inputs = [TRIMMED, hashes[image], dpi, deck.bleed_mm, deck.size_mm.width, deck.size_mm.height, deck.dpi]
+            reuse_or_make(out_dir, out_dir / TRIMMED / image, [str(i) for i in inputs],
+                          functools.partial(write_trimmed, ctx.image_file(image), deck, dpi))
         return []
