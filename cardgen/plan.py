@@ -137,8 +137,8 @@ def _plan_back(plan: BuildPlan, context: BuildContext, card: Card) -> str | None
     rendered = context.renderer.render(card.back_template, card.back_template, card.deck, card if per_card else None)
     art = _artwork(stem, rendered, plan.game, card.deck, context)
     name = plan.back_keys.get(art.key)
-    if name is None:  # a new back: named by its template, and its deck or card when the name is taken
-        wanted = [f"{stem}-{card.id}"] if per_card else [stem, f"{stem}-{card.deck}"]
+    if name is None:  # a new back: named by its template (and deck, when taken), or by its card as its face is
+        wanted = [f"{card.deck}/{card.id}"] if per_card else [stem, f"{stem}-{card.deck}"]
         name = art.name = _free_name(wanted, plan.backs)
         art.template, art.per_card = card.back_template, per_card
         plan.backs[name] = art

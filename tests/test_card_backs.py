@@ -103,8 +103,10 @@ def test_backs_that_come_out_the_same_are_drawn_once(built) -> None:
     per_card = {b.image for b in record.backs.values() if b.per_card}
     assert per_card == {_back_of(record, i) for i in ("dagger", "longsword", "warhammer", "fire-flask", "frost-vial")}
     assert not record.backs["plain-back"].per_card
-    assert sorted(p.name for p in (out / "backs").iterdir()) == sorted(Path(b.image).name
-                                                                      for b in record.backs.values())
+    # named like the faces (cards/<deck>/<id>.png) after the first card that has them
+    assert sorted(p.relative_to(out).as_posix() for p in (out / "backs").rglob("*.png")) == [
+        "backs/plain-back.png", "backs/potions/fire-flask.png", "backs/potions/frost-vial.png",
+        "backs/weapons/dagger.png", "backs/weapons/longsword.png", "backs/weapons/warhammer.png"]
     assert len(record.backs) == 6  # 3 weapons, 2 schools, 1 gear back
 
 
@@ -202,8 +204,8 @@ def test_the_print_on_demand_export_lists_each_cards_back(built, tmp_path) -> No
     folder = out / "pod" / "weapons"
     rows = list(csv.DictReader((folder / "cards.csv").open(encoding="utf-8")))
     assert [(r["id"], r["back"]) for r in rows] == [
-        ("dagger", "back-named-back-dagger.png"), ("dagger", "back-named-back-dagger.png"),
-        ("longsword", "back-named-back-longsword.png"), ("warhammer", "back-named-back-warhammer.png")]
+        ("dagger", "back-dagger.png"), ("dagger", "back-dagger.png"), ("longsword", "back-longsword.png"),
+        ("warhammer", "back-warhammer.png")]
     for row in rows:
         assert _pixels(Image.open(folder / row["back"])) == _pixels(Image.open(out / _back_of(record, row["id"])))
     assert {r["back"] for r in csv.DictReader((out / "pod" / "gear" / "cards.csv").open())} == {"back.png"}
