@@ -209,3 +209,26 @@ def test_the_print_on_demand_export_lists_each_cards_back(built, tmp_path) -> No
     for row in rows:
         assert _pixels(Image.open(folder / row["back"])) == _pixels(Image.open(out / _back_of(record, row["id"])))
     assert {r["back"] for r in csv.DictReader((out / "pod" / "gear" / "cards.csv").open())} == {"back.png"}
+
+
+def test_which_templates_read_the_card(workspace) -> None:
+    """`card` anywhere in a template or in those it names (extends, include, import: a file of macros that names it,
+    whichever macro is used), and a template named by a value may read it; a comment, a loop variable of that name,
+    cardgen's own back and a template including itself do not."""
+    from cardgen.context import BuildContext
+
+    templates = {
+        "face.svg": FACE,
+        "macros.svg": '{% macro title() %}{{ card.name }}{% endmacro %}{% macro plain() %}x{% endmacro %}\n',
+        "by-macro.svg": '{% import "./macros.svg" as m with context %}<svg {{ geo.svg_attrs }}>{{ m.plain() }}</svg>',
+        "by-value.svg": '<svg {{ geo.svg_attrs }}>{% include deck.options.part %}</svg>',
+        "looped.svg": '<svg {{ geo.svg_attrs }}>{% for card in [1, 2] %}{{ card }}{% endfor %}</svg>',
+        "commented.svg": '{# card.name #}<svg {{ geo.svg_attrs }}></svg>',
+        "extends-cardgen.svg": '{% extends "cardgen/back.svg" %}',
+        "loops.svg": '{% include "./loops.svg" %}',
+    }
+    write_game(workspace, "arms", MANIFEST.split("  potions:")[0], {"weapons.csv": DATA["weapons.csv"]}, templates)
+    renderer = BuildContext.load(workspace, "arms").renderer
+    reads = {name: renderer.reads_card(name) for name in templates}
+    assert reads == {"face.svg": True, "macros.svg": True, "by-macro.svg": True, "by-value.svg": True,
+                     "looped.svg": False, "commented.svg": False, "extends-cardgen.svg": False, "loops.svg": False}
