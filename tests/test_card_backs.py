@@ -21,9 +21,11 @@ from tests.test_tts import _difference, _objects, _path, _slot_image
 MANIFEST = """\
 title: Arms
 font: Roboto
+print: {paper: a4}
 decks:
-  weapons:
-    source: weapons.csv
+  weapons:                       # shaped like a nanDeck game: an XLSX, 70 x 99 mm cards, each weapon's name on its back
+    source: {file: weapons.xlsx, sheet: Weapons}
+    size: {width: 70mm, height: 99mm}
     face: face.svg
     back: named-back.svg
   potions:
@@ -59,8 +61,27 @@ TEMPLATES = {
         <svg {{ geo.svg_attrs }}><rect width="{{ geo.width }}" height="{{ geo.height }}" fill="#55606e"/></svg>
         """,
 }
-DATA = {
-    "weapons.csv": "name,count\nDagger,2\nLongsword,1\nWarhammer,1\n",
+
+
+def _xlsx(rows: list[tuple]) -> bytes:
+    """A workbook with the rows in its sheet `Weapons`."""
+    import io
+
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Weapons"
+    for row in rows:
+        sheet.append(row)
+    data = io.BytesIO()
+    book.save(data)
+    return data.getvalue()
+
+
+WEAPONS = [("name", "count"), ("Dagger", 2), ("Longsword", 1), ("Warhammer", 1)]
+DATA: dict[str, str | bytes] = {
+    "weapons.xlsx": _xlsx(WEAPONS),
     "potions.csv": "name,school\nFire Flask,Fire\nEmber Draught,Fire\nFrost Vial,Ice\n",
     "gear.csv": "name\nRope\nLantern\n",
 }
@@ -114,7 +135,7 @@ def test_the_print_pdf_puts_each_cards_own_back_behind_it(built) -> None:
     out, record = built
     names = {_pixels(Image.open(out / c.face)): c.id for c in record.cards}
     names.update({_pixels(Image.open(out / b.image)): b.image for b in record.backs.values()})
-    path = out / "print" / "arms-letter.pdf"
+    path = out / "print" / "arms-a4.pdf"
     pages = placed_images(path, names)
     width = float(pypdf.PdfReader(path).pages[0].mediabox.width) / PT
     seen = set()
@@ -184,11 +205,12 @@ def test_validation_checks_each_cards_back_and_names_its_row(workspace) -> None:
     """Only the long name overflows its back (one line high): said at its row, as the back of that card."""
     back = ('<svg {{ geo.svg_attrs }}>{{ text_box(card.name, "10%", "45%", "80%", "12%", pt(18), min_size=pt(18)) }}'
             '</svg>\n')
-    write_game(workspace, "arms", MANIFEST.split("  potions:")[0], {"weapons.csv": DATA["weapons.csv"].replace(
-        "Warhammer", "Warhammer of the Seven Kings")}, {"face.svg": FACE, "named-back.svg": back})
+    rows = [(name if name != "Warhammer" else "Warhammer of the Seven Kings", count) for name, count in WEAPONS]
+    write_game(workspace, "arms", MANIFEST.split("  potions:")[0], {"weapons.xlsx": _xlsx(rows)},
+               {"face.svg": FACE, "named-back.svg": back})
     result = run_cli(workspace, "validate", "arms", expect=1)
     [line] = [line for line in result.output.splitlines() if "the back" in line]
-    assert line.startswith("data/arms/weapons.csv:4:name: error: the back of card 'warhammer-of-the-seven-kings': "
+    assert line.startswith("data/arms/weapons.xlsx:4:name: error: the back of card 'warhammer-of-the-seven-kings': "
                            "text does not fit its box")
 
 
@@ -227,7 +249,7 @@ def test_which_templates_read_the_card(workspace) -> None:
         "extends-cardgen.svg": '{% extends "cardgen/back.svg" %}',
         "loops.svg": '{% include "./loops.svg" %}',
     }
-    write_game(workspace, "arms", MANIFEST.split("  potions:")[0], {"weapons.csv": DATA["weapons.csv"]}, templates)
+    write_game(workspace, "arms", MANIFEST.split("  potions:")[0], {"weapons.xlsx": DATA["weapons.xlsx"]}, templates)
     renderer = BuildContext.load(workspace, "arms").renderer
     reads = {name: renderer.reads_card(name) for name in templates}
     assert reads == {"face.svg": True, "macros.svg": True, "by-macro.svg": True, "by-value.svg": True,
