@@ -123,10 +123,10 @@ def gallery_html(record: BuildRecord, changes: Changes | None = None, guides: bo
         cards = [c for c in record.cards if c.deck == deck_name]
         if not cards:
             continue
-        shared = sorted({by_image[c.back].image for c in cards if c.back and not by_image[c.back].per_card})
-        backs = "".join(_back_figure(by_image[image], deck) for image in shared)
-        figures = "".join(_figure(c, deck, per_card.get(c.id, []), changes,
-                                  by_image[c.back] if c.back and by_image[c.back].per_card else None) for c in cards)
+        own = {c.id: by_image[c.back] for c in cards if c.back and by_image[c.back].per_card}  # shown with the card
+        backs = "".join(_back_figure(by_image[image], deck)
+                        for image in sorted({c.back for c in cards if c.back and c.id not in own}))
+        figures = "".join(_figure(c, deck, per_card.get(c.id, []), changes, own.get(c.id)) for c in cards)
         sections.append(f'<section class="deck" data-deck="{_e(deck_name)}"><h2>{_e(deck.title)} <small>{len(cards)} '
                         f'cards, {sum(c.copies for c in cards)} with copies</small></h2><div class="grid">{backs}'
                         f"{figures}</div></section>")
