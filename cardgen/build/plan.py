@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import itertools
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -42,6 +43,8 @@ class Artwork:
     deck: str
     key: str
     cache_path: Path
+    template: str = ""  # a back's template
+    per_card: bool = False  # a back whose template reads the card (drawn for each card, shared by content)
 
 
 @dataclass
@@ -55,6 +58,7 @@ class BuildPlan:
     card_back: dict[str, str | None] = field(default_factory=dict)
     findings: list[Problem] = field(default_factory=list)  # warnings, and errors of a forced build
     back_names: dict[tuple[str, str], str] = field(default_factory=dict)  # (deck, template) -> name in backs
+    back_keys: dict[str, str] = field(default_factory=dict)  # image key -> name in backs: backs shared by content
 
     @functools.cached_property
     def drawings(self) -> dict[str, Drawing]:
@@ -123,22 +127,32 @@ def _plan_card(plan: BuildPlan, context: BuildContext, card: Card, force: bool) 
 
 
 def _plan_back(plan: BuildPlan, context: BuildContext, card: Card) -> str | None:
-    """Render a card's back once per (deck, template) and share it by content."""
+    """Render a card's back, once per (deck, template) unless the template reads `card`, and share it by content."""
     if card.back_template is None:
         return None
-    known = plan.back_names.get((card.deck, card.back_template))
+    per_card = context.renderer.reads_card(card.back_template)
+    known = None if per_card else plan.back_names.get((card.deck, card.back_template))
     if known is not None:  # a deck sharing another deck's back would otherwise be keyed again for every card
         return known
     stem = Path(card.back_template).stem
-    rendered = context.renderer.render(card.back_template, card.back_template, card.deck, None)
+    rendered = context.renderer.render(card.back_template, card.back_template, card.deck, card if per_card else None)
     art = _artwork(stem, rendered, plan.game, card.deck, context)
-    name = next((name for name, existing in plan.backs.items() if existing.key == art.key), None)
-    if name is None:
-        name = stem if stem not in plan.backs else f"{stem}-{card.deck}"
-        art.name = name
+    name = plan.back_keys.get(art.key)
+    if name is None:  # a new back: named by its template (and deck, when taken), or by its card as its face is
+        wanted = [f"{card.deck}/{card.id}"] if per_card else [stem, f"{stem}-{card.deck}"]
+        name = art.name = _free_name(wanted, plan.backs)
+        art.template, art.per_card = card.back_template, per_card
         plan.backs[name] = art
-    plan.back_names[(card.deck, card.back_template)] = name
+        plan.back_keys[art.key] = name
+    if not per_card:
+        plan.back_names[(card.deck, card.back_template)] = name
     return name
+
+
+def _free_name(wanted: list[str], taken: Mapping[str, object]) -> str:
+    """The first name of `wanted` not taken, else the last one numbered (`back-foes-2`)."""
+    numbered = (f"{wanted[-1]}-{number}" for number in itertools.count(2))
+    return next(name for name in itertools.chain(wanted, numbered) if name not in taken)
 
 
 def _artwork(name: str, rendered: RenderedSVG, game: Game, deck: str, context: BuildContext) -> Artwork:
@@ -230,8 +244,8 @@ def _deck_entry(game: Game, name: str) -> DeckEntry:
 def record_of(plan: BuildPlan) -> BuildRecord:
     """The build record (build.json) of a planned build: game, decks, backs and every card with its hash."""
     game = plan.game
-    backs = {name: BackEntry(image=f"backs/{name}.png", deck=art.deck, template=art.rendered.key, hash=art.key,
-                             boxes=art.rendered.boxes)
+    backs = {name: BackEntry(image=f"backs/{name}.png", deck=art.deck, template=art.template, hash=art.key,
+                             per_card=art.per_card, boxes=art.rendered.boxes)
              for name, art in plan.backs.items()}
     decks = {name: _deck_entry(game, name) for name in game.spec.decks}
     cards = []

@@ -36,9 +36,9 @@ def option_flags(model: type[BaseModel], section: str, exclude: tuple[str, ...] 
     override the manifest. A field may name its flag (`json_schema_extra={"flag": "marks"}`)."""
     flags = []
     for name, field in model.model_fields.items():
-        if name in exclude:
-            continue
         extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+        if name in exclude or extra.get("manifest_only"):  # a key of game.yaml only (when a build writes it)
+            continue
         flag = str(extra.get("flag", name.replace("_", "-")))
         annotation = field.annotation
         shown = f"game.yaml's {section}: {name}, else {_default(field)}"
@@ -50,7 +50,7 @@ def option_flags(model: type[BaseModel], section: str, exclude: tuple[str, ...] 
             names = [f"--{flag}", name]
             if get_origin(annotation) is Literal:
                 kind["type"] = click.Choice([str(a) for a in get_args(annotation)])
-            elif annotation is int:
+            elif annotation in (int, int | None):
                 kind["type"] = int
             elif _is_list(annotation):
                 kind.update(multiple=True, callback=lambda _ctx, _param, value: list(value) or None)

@@ -27,6 +27,7 @@ OUTPUTS: dict[str, Output] = {
     "pod": Output("cardgen.outputs.pod:PodStage"),  # switched on by `print: {pod: true}` or `build --pod`
     "tts": Output("cardgen.outputs.tts:TTSStage", "cardgen.options.tts:TTSSpec",
                   "cardgen.commands.tts_cmd:tts_command"),
+    "trimmed": Output("cardgen.outputs.trimmed:TrimmedStage", "cardgen.options.trimmed:TrimmedSpec"),
     "guides": Output("cardgen.outputs.guides:GuidesStage"),  # before the gallery, which shows them
     "gallery": Output("cardgen.outputs.gallery:GalleryStage"),
 }

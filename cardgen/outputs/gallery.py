@@ -17,7 +17,7 @@ from cardgen.core.storage import place_file, write_text
 from cardgen.outputs.playtable import STATS_PAGE, stats_page, table_script, table_section
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.record.changes import Changes, diff_records, field_change
-from cardgen.record.record import BUILD_RECORD, BuildRecord, CardEntry, DeckEntry, GuideBox
+from cardgen.record.record import BUILD_RECORD, BackEntry, BuildRecord, CardEntry, DeckEntry, GuideBox
 
 GALLERY_FILE = "index.html"
 PREVIOUS = "previous"  # images of the changed cards as the previous build drew them
@@ -66,11 +66,14 @@ def _card_of(problem: Problem, cards: list[CardEntry]) -> CardEntry | None:
     return next((c for c in cards if c.source.file == problem.file and c.source.row == problem.row), None)
 
 
-def _figure(card: CardEntry, deck: DeckEntry, findings: list[Problem], changes: Changes) -> str:
+def _figure(card: CardEntry, deck: DeckEntry, findings: list[Problem], changes: Changes,
+            back: BackEntry | None = None) -> str:
+    """A card's figure: its face (with its previous image when changed, and `back`, its own back, when given)."""
     changed = next((c for c in changes.changed if c.id == card.id), None)
     added = any(c.id == card.id for c in changes.added)
     classes = ["card", *(["changed"] if changed else []), *(["added"] if added else []),
-               *(["has-error"] if any(f.severity == "error" for f in findings) else [])]
+               *(["has-error"] if any(f.severity == "error" for f in findings) else []),
+               *(["with-back"] if back else [])]
     previous = ""
     if changed is not None and changed.image_changed:
         before = _e(PREVIOUS + "/" + card.face)
@@ -86,16 +89,23 @@ def _figure(card: CardEntry, deck: DeckEntry, findings: list[Problem], changes: 
     return (f'<figure class="{" ".join(classes)}" id="card-{_e(card.id)}" data-deck="{_e(card.deck)}" '
             f'data-search="{_e(search)}"><div class="images">{previous}<div class="frame">'
             f'<a href="{_e(card.face)}"><img src="{_e(card.face)}" alt="{_e(card.name)}"></a>'
-            f"{guides_svg(deck, card.boxes)}</div></div><figcaption>{badges}<b>{_e(card.name)}</b>"
+            f"{guides_svg(deck, card.boxes)}</div>{_back_frame(back, deck) if back else ''}</div>"
+            f"<figcaption>{badges}<b>{_e(card.name)}</b>"
             f'<span class="copies">x{card.copies}</span><span class="id">{_e(card.id)} &middot; '
             f"{_e(card.source.file)}:{card.source.row}</span>{what}"
             + (f'<ul class="findings">{items}</ul>' if items else "") + "</figcaption></figure>")
 
 
-def _back_figure(record: BuildRecord, image: str, deck: DeckEntry) -> str:
-    back = next((b for b in record.backs.values() if b.image == image), None)
-    return (f'<figure class="back"><div class="frame"><img src="{_e(image)}" alt="back">'
-            f'{guides_svg(deck, back.boxes if back else [])}</div><figcaption>back</figcaption></figure>')
+def _back_frame(back: BackEntry, deck: DeckEntry) -> str:
+    return (f'<div class="frame"><a href="{_e(back.image)}"><img src="{_e(back.image)}" alt="back"></a>'
+            f'{guides_svg(deck, back.boxes)}<span>back</span></div>')
+
+
+def _back_figure(back: BackEntry, deck: DeckEntry) -> str:
+    """A back shared by cards of a deck, captioned by its template (a deck choosing backs by type has several)."""
+    return (f'<figure class="back"><div class="frame"><img src="{_e(back.image)}" alt="back">'
+            f'{guides_svg(deck, back.boxes)}</div><figcaption><b>back</b><span class="id">{_e(back.template)}</span>'
+            "</figcaption></figure>")
 
 
 def gallery_html(record: BuildRecord, changes: Changes | None = None, guides: bool = False,
@@ -111,12 +121,15 @@ def gallery_html(record: BuildRecord, changes: Changes | None = None, guides: bo
             per_card.setdefault(card.id, []).append(problem)
         top.append(_finding_item(problem, f"card-{card.id}" if card else None))
     sections = []
+    by_image = {back.image: back for back in record.backs.values()}
     for deck_name, deck in record.decks.items():
         cards = [c for c in record.cards if c.deck == deck_name]
         if not cards:
             continue
-        backs = "".join(_back_figure(record, b, deck) for b in sorted({c.back for c in cards if c.back}))
-        figures = "".join(_figure(c, deck, per_card.get(c.id, []), changes) for c in cards)
+        own = {c.id: by_image[c.back] for c in cards if c.back and by_image[c.back].per_card}  # shown with the card
+        backs = "".join(_back_figure(by_image[image], deck)
+                        for image in sorted({c.back for c in cards if c.back and c.id not in own}))
+        figures = "".join(_figure(c, deck, per_card.get(c.id, []), changes, own.get(c.id)) for c in cards)
         sections.append(f'<section class="deck" data-deck="{_e(deck_name)}"><h2>{_e(deck.title)} <small>{len(cards)} '
                         f'cards, {sum(c.copies for c in cards)} with copies</small></h2><div class="grid">{backs}'
                         f"{figures}</div></section>")

@@ -3,7 +3,8 @@
 The Game Crafter (and similar services) want each card as trim + 1/8 in bleed on every side at
 300 DPI: a poker card is 825 x 1125 px. A bulk upload makes one card per file, so every copy gets
 its own file (hard links: no extra disk space), numbered in data order: `pod/<deck>/<nnn>-<id>.png`,
-with the deck's back as `pod/<deck>/back.png` and a `pod/<deck>/cards.csv` listing them.
+with the deck's back as `pod/<deck>/back.png` (`back-<name>.png` each when its cards have different backs) and a
+`pod/<deck>/cards.csv` listing them, each with its back.
 """
 from __future__ import annotations
 
@@ -34,7 +35,9 @@ def write_pod(game: Game, record: BuildRecord, out_dir: Path) -> None:
         cards = record.cards_of(deck)
         folder = pod / deck
         size = pod_pixels(cards[0].size_mm.width, cards[0].size_mm.height)
-        rows = [("file", "id", "name", "copy", "of")]
+        backs = sorted({c.back for c in cards if c.back})
+        back_files = {back: "back.png" if len(backs) == 1 else f"back-{Path(back).stem}.png" for back in backs}
+        rows = [("file", "id", "name", "copy", "of", "back")]
         number = 0
         for card in cards:
             first = None
@@ -46,10 +49,9 @@ def write_pod(game: Game, record: BuildRecord, out_dir: Path) -> None:
                     first = target
                 else:
                     place_file(first, target)
-                rows.append((target.name, card.id, card.name, str(copy), str(card.copies)))
-        backs = {c.back for c in cards if c.back}
-        for back in sorted(backs):
-            name = "back.png" if len(backs) == 1 else f"back-{Path(back).stem}.png"
+                rows.append((target.name, card.id, card.name, str(copy), str(card.copies),
+                             back_files[card.back] if card.back else ""))
+        for back, name in back_files.items():
             _export(out_dir / back, folder / name, size, cards[0].dpi)
         write_atomic(folder / "cards.csv", functools.partial(_write_csv, rows=rows))
 
@@ -69,7 +71,7 @@ class PodStage(Stage):
         return []
 
 
-def _write_csv(path: Path, rows: list[tuple[str, str, str, str, str]]) -> None:
+def _write_csv(path: Path, rows: list[tuple[str, str, str, str, str, str]]) -> None:
     with open(path, "w", newline="", encoding="utf-8") as handle:
         csv.writer(handle).writerows(rows)
 

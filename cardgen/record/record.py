@@ -91,12 +91,14 @@ class DeckEntry(Entry):
 
 
 class BackEntry(Entry):
-    """A distinct card back: its image (relative to the build folder), deck, template and content hash."""
+    """A distinct card back: its image (relative to the build folder), deck, template and content hash; `per_card`
+    when its template reads the card (a back drawn for each card, shared by the cards it comes out the same for)."""
 
     image: ImagePath
     deck: str
     template: str
     hash: str
+    per_card: bool = False
     boxes: list[GuideBox] = Field(default_factory=list)
 
 

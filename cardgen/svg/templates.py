@@ -14,6 +14,7 @@ from typing import Any
 
 import jinja2
 import jinja2.bccache
+import jinja2.meta
 from jinja2.sandbox import SecurityError
 from markupsafe import Markup, escape
 
@@ -110,8 +111,9 @@ class CardHelpers:
     """
 
     def __init__(self, game: Game, fonts: FontBook, icons: IconLibrary, size: CardSize,
-                 card: Card | None) -> None:
+                 card: Card | None, label: str) -> None:
         self.game, self.fonts, self.icons, self.dpi, self.card = game, fonts, icons, size.dpi, card
+        self.label = label  # what its messages say it draws (`subject`)
         self.geo = Geometry(size)
         self.files: list[Path] = []
         self.warnings: list[Problem] = []
@@ -207,8 +209,7 @@ class CardHelpers:
     def _overflow(self, text: str, size: float) -> None:
         card = self.card
         column = next((k for k, v in card.fields.items() if str(v) == text), None) if card else None
-        label = f"card '{card.id}'" if card else "the back"
-        self.warnings.append(Problem(f"{label}: text does not fit its box even at the minimum size "
+        self.warnings.append(Problem(f"{self.label}: text does not fit its box even at the minimum size "
                                      f"{size:.1f}px: '{text[:40]}'", file=card.source_file if card else None,
                                      row=card.source_row if card else None, column=column, rule="text-overflow",
                                      severity="warning"))
@@ -418,6 +419,13 @@ class SVGCache(KeptByGame):
                           "families": rendered.families}
 
 
+def subject(template_name: str, deck: str, card: Card | None) -> str:
+    """What a render draws, as messages name it: `card 'x'`, `the back of card 'x'` or `the back of deck 'd'`."""
+    if card is None:
+        return f"the back of deck '{deck}'"
+    return f"{'the back of ' if template_name != card.face_template else ''}card '{card.id}'"
+
+
 def _memo(template_name: str, deck: str, card: Card | None) -> tuple[str, str, str | None]:
     """What `SVGRenderer.done` keeps a render by."""
     return template_name, deck, card.id if card else None
@@ -432,6 +440,7 @@ class SVGRenderer:
         self.cache = cache
         self.env = make_environment(game)
         self._shown: dict[str, str] = {}
+        self._reads_card: dict[str, bool] = {}
 
     def shown(self, template_name: str) -> str:
         """A template's file as messages show it (relative to the workspace), found once per template: finding
@@ -439,6 +448,28 @@ class SVGRenderer:
         if template_name not in self._shown:
             self._shown[template_name] = relative(template_file(self.game, template_name), self.game.root)
         return self._shown[template_name]
+
+    def reads_card(self, template_name: str) -> bool:
+        """Whether a template, or one it extends, includes or imports, names `card`: a back that does is rendered
+        for each card (and one that does not once per deck). Known once per template, from its source."""
+        if template_name not in self._reads_card:
+            self._reads_card[template_name] = self._names_card(template_name, set())
+        return self._reads_card[template_name]
+
+    def _names_card(self, template_name: str, seen: set[str]) -> bool:
+        if template_name in seen:
+            return False
+        seen.add(template_name)
+        try:
+            source = self.env.loader.get_source(self.env, template_name)[0] if self.env.loader else ""
+            tree = self.env.parse(source)
+        except (jinja2.TemplateError, CardgenError):
+            return False  # said by the render, at its template and line
+        if "card" in jinja2.meta.find_undeclared_variables(tree):
+            return True
+        # a template named by a value ({% include deck.options.art %}) may read it: rendered per card to be sure
+        return any(name is None or self._names_card(self.env.join_path(name, template_name), seen)
+                   for name in jinja2.meta.find_referenced_templates(tree))
 
     def render(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
         """Render one template for a card (or for a deck's back when card is None), from the caches if there."""
@@ -479,9 +510,9 @@ class SVGRenderer:
     def make(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
         """Render one template for a card (or a deck's back) now, neither looked up in nor kept by the caches."""
         size = self.game.deck_size(self.game.spec.decks[deck])
-        helpers = CardHelpers(self.game, self.fonts, self.icons, size, card)
+        helpers = CardHelpers(self.game, self.fonts, self.icons, size, card, subject(template_name, deck, card))
         shown = self.shown(template_name)
-        where = f"card '{card.id}' ({card.source_file}:{card.source_row})" if card else f"the back of deck '{deck}'"
+        where = helpers.label + (f" ({card.source_file}:{card.source_row})" if card else "")
         try:
             template = self.env.get_template(template_name)
             svg = render_bounded(self.env, template, self._context(helpers, deck, card, size))

@@ -25,7 +25,7 @@ from cardgen.load.fonts import FontFace
 from cardgen.load.markup import parse, plain_text
 from cardgen.load.svgart import ART_TEXT
 from cardgen.svg.context import BuildContext
-from cardgen.svg.templates import Geometry, RenderedSVG, SVGCache, SVGRenderer
+from cardgen.svg.templates import Geometry, RenderedSVG, SVGCache, SVGRenderer, subject
 from cardgen.validate.findings import as_error
 
 _TEXT = re.compile(r"<text\b([^>]*)>(.*?)</text>", re.DOTALL)
@@ -171,7 +171,7 @@ class LayoutChecker:
         return list(dict.fromkeys(findings))
 
     def _renders(self, skip_rows: set[tuple[str, int]], skip_templates: set[str]) -> list[Render]:
-        """Every face, then every deck's back, to render and check."""
+        """Every face (and its back when the back reads the card), then every deck's back, to render and check."""
         renders: list[Render] = []
         backs: set[tuple[str, str]] = set()
         for card in self.cards:
@@ -180,7 +180,10 @@ class LayoutChecker:
             if card.face_template not in skip_templates:
                 renders.append((card.face_template, card.deck, card))
             if card.back_template and card.back_template not in skip_templates:
-                backs.add((card.deck, card.back_template))
+                if self.renderer.reads_card(card.back_template):  # drawn for each card: checked for each
+                    renders.append((card.back_template, card.deck, card))
+                else:
+                    backs.add((card.deck, card.back_template))
         return renders + [(template, deck, None) for deck, template in sorted(backs)]
 
     def _share_out(self, renders: list[Render]) -> dict[int, Made]:
@@ -246,7 +249,7 @@ class LayoutChecker:
         findings = [as_error(w) if w.rule == "text-overflow" else w for w in rendered.warnings]
         geo = Geometry(self.game.deck_size(self.game.spec.decks[deck]))
         shown = self.renderer.shown(template)
-        label = f"card '{card.id}'" if card else f"the back of deck '{deck}'"
+        label = subject(template, deck, card)
         at = {"file": card.source_file, "row": card.source_row} if card else {"file": shown}
         overflowing = {w.column for w in findings}
         missing: dict[tuple[str, str | None], tuple[FontFace, set[str]]] = {}
@@ -311,7 +314,7 @@ def _failed(exc: Exception, renderer: SVGRenderer, template: str, deck: str, car
     (align="sideways"), which is a finding, not a crash."""
     if isinstance(exc, CardgenError):
         return exc.problems
-    where = f"card '{card.id}'" if card else f"the back of deck '{deck}'"
+    where = subject(template, deck, card)
     return [Problem(f"cannot render {where} with {template}: {type(exc).__name__}: {exc}",
                     file=card.source_file if card else renderer.shown(template),
                     row=card.source_row if card else None, rule="render")]
