@@ -136,6 +136,27 @@ def test_unbundled_font_is_an_error(workspace) -> None:
         _plan_with_face(workspace, '<svg {{ geo.svg_attrs }}><text font-family="Comic Sans MS">x</text></svg>')
 
 
+def test_family_with_only_a_bold_face_names_the_missing_face(tmp_path: Path) -> None:
+    """A fonts/ folder holding only the bold file of a family: the message says the regular face is missing,
+    not that the family is unavailable (with a "did you mean" naming the same family)."""
+    from fontTools.ttLib import TTFont
+
+    fonts = tmp_path / "fonts"
+    fonts.mkdir()
+    font = TTFont(REPO / "cardgen/assets/fonts/Roboto-Bold.ttf")
+    for record in font["name"].names:
+        if record.nameID in (1, 16):
+            record.string = "Liberation Sans Narrow"
+    font.save(fonts / "LiberationSansNarrow-Bold.ttf")
+    book = FontBook(fonts)
+    assert book.face("Liberation Sans Narrow", bold=True).path.name == "LiberationSansNarrow-Bold.ttf"
+    with pytest.raises(CardgenError) as info:
+        book.face("Liberation Sans Narrow")
+    message = info.value.problems[0].message
+    assert "has no regular face" in message and "only bold (LiberationSansNarrow-Bold.ttf)" in message
+    assert "not available" not in message and "did you mean" not in message
+
+
 def test_url_fetcher_refuses_outside_and_network(tmp_path: Path) -> None:
     inside = tmp_path / "project"
     inside.mkdir()
