@@ -26,7 +26,7 @@ from cardgen.load.fonts import FontBook, families_in_svg
 from cardgen.load.icons import IconLibrary
 from cardgen.load.manifest import CardSize, Game
 from cardgen.svg.sandbox import TemplateLimit, TemplateSandbox, render_bounded
-from cardgen.svg.text import TextMeasurer, TextStyle, fit_text, icon_svg, layout_to_svg
+from cardgen.svg.text import Layout, TextMeasurer, TextStyle, fit_text, icon_svg, layout_to_svg
 
 
 @dataclass(frozen=True)
@@ -171,7 +171,7 @@ class CardHelpers:
         measurer = TextMeasurer(self.fonts, family)
         layout = fit_text(text, measurer, bw, bh, px, least, line_height, max_lines)
         if not layout.fits:
-            self._overflow(text, layout.size)
+            self._overflow(text, layout)
         self.boxes.append(GuideBox(_helper, bx, by, bw, bh, text[:40], not layout.fits))
         colors = {k: self.color(v) for k, v in self.game.spec.icon_colors.items()}
         style = TextStyle(family, self.color(fill), align, valign, line_height, colors)
@@ -204,12 +204,13 @@ class CardHelpers:
         return Markup(f'<image x="{bx}" y="{by}" width="{bw}" height="{bh}" preserveAspectRatio="{aspect}" '
                       f'xlink:href="{escape(resolved.as_uri())}"/>')
 
-    def _overflow(self, text: str, size: float) -> None:
+    def _overflow(self, text: str, layout: Layout) -> None:
         card = self.card
         column = next((k for k, v in card.fields.items() if str(v) == text), None) if card else None
         label = f"card '{card.id}'" if card else "the back"
         self.warnings.append(Problem(f"{label}: text does not fit its box even at the minimum size "
-                                     f"{size:.1f}px: '{text[:40]}'", file=card.source_file if card else None,
+                                     f"{layout.size:.1f}px: '{text[:40]}': {layout.why}",
+                                     file=card.source_file if card else None,
                                      row=card.source_row if card else None, column=column, rule="text-overflow",
                                      severity="warning"))
 
