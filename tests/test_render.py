@@ -125,6 +125,20 @@ def test_undefined_field_names_template_line_and_card(workspace) -> None:
     assert "nmae" in problem.message and "card 'alpha'" in problem.message and "cards.csv:2" in problem.message
 
 
+def test_empty_number_cell_prints_nothing_alone_or_joined(workspace) -> None:
+    """An empty `power: int` cell is None to tests (`is none`), and prints nothing in `{{ }}` and in `~`, as an
+    empty text cell does (nanDeck and Squib print an empty cell as nothing)."""
+    face = ('<svg {{ geo.svg_attrs }}><text id="alone">[{{ card.power }}]</text>'
+            '<text id="joined">{{ card.power ~ " power" }}</text><text id="test">{{ card.power is none }}</text>'
+            '{{ text_line(card.power ~ " x", 10, 10, 500, 40) }}</svg>')
+    plan = _plan_with_face(workspace, face, "name,power\nAlpha,\nBeta,3\n")
+    texts = {e.get("id"): "".join(e.itertext()) for e in ElementTree.fromstring(plan.faces["alpha"].rendered.svg)
+             .iter(f"{SVG_NS}text") if e.get("id")}
+    assert texts == {"alone": "[]", "joined": " power", "test": "True"}
+    assert _texts(plan.faces["alpha"].rendered.svg) == ["x"]
+    assert _texts(plan.faces["beta"].rendered.svg) == ["3", "x"]
+
+
 def test_template_syntax_error_names_line(workspace) -> None:
     with pytest.raises(CardgenError, match="template syntax error") as info:
         _plan_with_face(workspace, '<svg {{ geo.svg_attrs }}>\n{% if card.name %}\n</svg>\n')
