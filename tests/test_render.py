@@ -139,6 +139,24 @@ def test_empty_number_cell_prints_nothing_alone_or_joined(workspace) -> None:
     assert _texts(plan.faces["beta"].rendered.svg) == ["3", "x"]
 
 
+def test_position_in_raw_svg_counts_percentages_from_the_cut_line_as_the_helpers_do(workspace) -> None:
+    """`position('15%')` in a raw SVG attribute is where `text_box`'s x of "15%" is (in from the cut line, past the
+    bleed), while `length('15%')` is a width (15% of the trim width); both as the box a helper records."""
+    face = ('<svg {{ geo.svg_attrs }}><rect id="r" x="{{ position(\'15%\') }}" y="{{ position(\'10%\', \'y\') }}" '
+            'width="{{ length(\'70%\') }}" height="{{ length(\'20%\', \'y\') }}"/>'
+            '{{ text_box(card.name, "15%", "10%", "70%", "20%", 40) }}</svg>')
+    plan = _plan_with_face(workspace, face)
+    rendered = plan.faces["alpha"].rendered
+    root = ElementTree.fromstring(rendered.svg)
+    rect = next(e for e in root.iter(f"{SVG_NS}rect") if e.get("id") == "r")
+    [box] = rendered.boxes
+    bleed = 3.175 / 25.4 * 300  # the default bleed at the default 300 DPI: 37.5 px
+    trim_width = float(root.get("width", "").removesuffix("px")) - 2 * bleed
+    assert (box.x, box.width) == pytest.approx((bleed + 0.15 * trim_width, 0.7 * trim_width))
+    assert [float(rect.get(k, "")) for k in ("x", "y", "width", "height")] == pytest.approx(
+        [box.x, box.y, box.width, box.height])
+
+
 def test_template_syntax_error_names_line(workspace) -> None:
     with pytest.raises(CardgenError, match="template syntax error") as info:
         _plan_with_face(workspace, '<svg {{ geo.svg_attrs }}>\n{% if card.name %}\n</svg>\n')

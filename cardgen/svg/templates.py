@@ -130,7 +130,8 @@ class CardHelpers:
         return value * self.dpi
 
     def length(self, value: Any, axis: str = "x", position: bool = False, name: str = "length") -> float:
-        """A position or length in card pixels from a number or a text with a unit (`12mm`, `50%`, ...)."""
+        """A length (a width, a height, a size) in card pixels from a number or a text with a unit (`12mm`, `50%`
+        of the trim size, ...); with `position`, a position as `position` below gives it."""
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
         match = _UNIT_LENGTH.match(value) if isinstance(value, str) else None
@@ -145,6 +146,12 @@ class CardHelpers:
             return (start if position else 0.0) + number / 100 * extent
         return {"mm": self.mm(number), "cm": self.mm(number * 10), "in": self.inch(number), "pt": self.pt(number),
                 "px": number}[unit]
+
+    def position(self, value: Any, axis: str = "x") -> float:
+        """A position in card pixels from the image's top-left corner, as the helpers take x and y: `"15%"` is 15%
+        of the trim width (or height, axis "y") in from the cut line, a number or `"12mm"` from the image's edge.
+        For raw SVG (`<rect x="{{ position('15%') }}"`): `length('15%')` is a width, counted from the image's edge."""
+        return self.length(value, axis, True, "position")
 
     def color(self, value: Any) -> str:
         """A colour: a name from the manifest's `colors:` palette, or any SVG colour as given."""
@@ -525,7 +532,7 @@ class SVGRenderer:
             "colors": dict(spec.colors),
         }
         context.update({name: getattr(helpers, name) for name in
-                        ("text_box", "text_line", "icon", "image", "mm", "pt", "inch", "length", "color")})
+                        ("text_box", "text_line", "icon", "image", "mm", "pt", "inch", "length", "position", "color")})
         if card is not None:
             context["card"] = {**card.fields, "id": card.id, "name": card.name, "copies": card.copies}
         return context
