@@ -14,6 +14,7 @@ import click
 from pydantic import BaseModel
 
 from cardgen.commands.cli import main
+from cardgen.load.fonts import FontBook
 from cardgen.load.manifest import game_model
 from tests.conftest import REPO
 
@@ -89,3 +90,12 @@ def test_every_manifest_key_is_documented() -> None:
                if not re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", code)]
     assert not missing, ("Manifest keys (game.yaml) not described in README.md or docs/*.md; write each as "
                          "`key` in the manifest reference:\n  " + "\n  ".join(missing))
+
+
+def test_readme_names_every_bundled_font_family(tmp_path) -> None:
+    """The README's "Fonts." paragraph lists the bundled families: each family the fonts folder holds is named."""
+    paragraph = next(block for block in _blocks() if block.startswith("**Fonts.**"))
+    listed = re.search(r"bundled with cardgen \(([^;]*);", paragraph)
+    assert listed, paragraph
+    named = {name.strip() for name in listed.group(1).replace("\n", " ").split(",")}
+    assert named == set(FontBook(tmp_path / "no-fonts").families)

@@ -125,6 +125,38 @@ def test_undefined_field_names_template_line_and_card(workspace) -> None:
     assert "nmae" in problem.message and "card 'alpha'" in problem.message and "cards.csv:2" in problem.message
 
 
+def test_empty_number_cell_prints_nothing_alone_or_joined(workspace) -> None:
+    """An empty `power: int` cell is None to tests (`is none`), and prints nothing in `{{ }}` and in `~`, as an
+    empty text cell does (nanDeck and Squib print an empty cell as nothing)."""
+    face = ('<svg {{ geo.svg_attrs }}><text id="alone">[{{ card.power }}]</text>'
+            '<text id="joined">{{ card.power ~ " power" }}</text><text id="test">{{ card.power is none }}</text>'
+            '{{ text_line(card.power ~ " x", 10, 10, 500, 40) }}</svg>')
+    plan = _plan_with_face(workspace, face, "name,power\nAlpha,\nBeta,3\n")
+    texts = {e.get("id"): "".join(e.itertext()) for e in ElementTree.fromstring(plan.faces["alpha"].rendered.svg)
+             .iter(f"{SVG_NS}text") if e.get("id")}
+    assert texts == {"alone": "[]", "joined": " power", "test": "True"}
+    assert _texts(plan.faces["alpha"].rendered.svg) == ["x"]
+    assert _texts(plan.faces["beta"].rendered.svg) == ["3", "x"]
+
+
+def test_position_in_raw_svg_counts_percentages_from_the_cut_line_as_the_helpers_do(workspace) -> None:
+    """`position('15%')` in a raw SVG attribute is where `text_box`'s x of "15%" is (in from the cut line, past the
+    bleed), while `length('15%')` is a width (15% of the trim width); both as the box a helper records."""
+    face = ('<svg {{ geo.svg_attrs }}><rect id="r" x="{{ position(\'15%\') }}" y="{{ position(\'10%\', \'y\') }}" '
+            'width="{{ length(\'70%\') }}" height="{{ length(\'20%\', \'y\') }}"/>'
+            '{{ text_box(card.name, "15%", "10%", "70%", "20%", 40) }}</svg>')
+    plan = _plan_with_face(workspace, face)
+    rendered = plan.faces["alpha"].rendered
+    root = ElementTree.fromstring(rendered.svg)
+    rect = next(e for e in root.iter(f"{SVG_NS}rect") if e.get("id") == "r")
+    [box] = rendered.boxes
+    bleed = 3.175 / 25.4 * 300  # the default bleed at the default 300 DPI: 37.5 px
+    trim_width = float(root.get("width", "").removesuffix("px")) - 2 * bleed
+    assert (box.x, box.width) == pytest.approx((bleed + 0.15 * trim_width, 0.7 * trim_width))
+    assert [float(rect.get(k, "")) for k in ("x", "y", "width", "height")] == pytest.approx(
+        [box.x, box.y, box.width, box.height])
+
+
 def test_template_syntax_error_names_line(workspace) -> None:
     with pytest.raises(CardgenError, match="template syntax error") as info:
         _plan_with_face(workspace, '<svg {{ geo.svg_attrs }}>\n{% if card.name %}\n</svg>\n')
@@ -134,6 +166,27 @@ def test_template_syntax_error_names_line(workspace) -> None:
 def test_unbundled_font_is_an_error(workspace) -> None:
     with pytest.raises(CardgenError, match="font family 'Comic Sans MS' is not available"):
         _plan_with_face(workspace, '<svg {{ geo.svg_attrs }}><text font-family="Comic Sans MS">x</text></svg>')
+
+
+def test_family_with_only_a_bold_face_names_the_missing_face(tmp_path: Path) -> None:
+    """A fonts/ folder holding only the bold file of a family: the message says the regular face is missing,
+    not that the family is unavailable (with a "did you mean" naming the same family)."""
+    from fontTools.ttLib import TTFont
+
+    fonts = tmp_path / "fonts"
+    fonts.mkdir()
+    font = TTFont(REPO / "cardgen/assets/fonts/Roboto-Bold.ttf")
+    for record in font["name"].names:
+        if record.nameID in (1, 16):
+            record.string = "Liberation Sans Narrow"
+    font.save(fonts / "LiberationSansNarrow-Bold.ttf")
+    book = FontBook(fonts)
+    assert book.face("Liberation Sans Narrow", bold=True).path.name == "LiberationSansNarrow-Bold.ttf"
+    with pytest.raises(CardgenError) as info:
+        book.face("Liberation Sans Narrow")
+    message = info.value.problems[0].message
+    assert "has no regular face" in message and "only bold (LiberationSansNarrow-Bold.ttf)" in message
+    assert "not available" not in message and "did you mean" not in message
 
 
 def test_url_fetcher_refuses_outside_and_network(tmp_path: Path) -> None:

@@ -124,6 +124,30 @@ RULES = """\
 """
 
 
+def test_rule_on_yaml_data_points_at_the_key_holding_the_value(ws: Path) -> None:
+    """A failed check on a YAML record names the line of the key that holds the wrong value, and that column:
+    the consequent of an implication (`... or power <= 5`), the failing part of an `and`."""
+    manifest = with_manifest("""\
+        rules:
+          - {id: strong-units, message: "Units have power 1-5", check: "kind != 'Unit' or power <= 5"}
+          - {id: both, message: "Counted and weak", check: "count >= 1 and power <= 5 and kind == 'Unit'"}
+          - {id: spell, message: "Only spells", check: "kind == 'Spell'"}
+        """).replace("source: cards.csv", "source: cards.yaml")
+    write_game(ws, manifest=manifest, files={"cards.yaml": """\
+        - name: Beta
+          kind: Spell
+        - name: Alpha
+          kind: Unit
+          count: 2
+          text: Hi
+          power: 7
+        """})
+    findings = {f.rule: (f.file, f.row, f.column) for f in validate_game(ws, "mini")}
+    assert findings == {"strong-units": ("data/mini/cards.yaml", 7, "power"),
+                        "both": ("data/mini/cards.yaml", 7, "power"),
+                        "spell": ("data/mini/cards.yaml", 4, "kind")}
+
+
 def test_rules_of_each_kind(ws: Path) -> None:
     write_game(ws, manifest=with_manifest(RULES), files={"cards.csv": """\
         name,kind,power,count,text

@@ -36,7 +36,7 @@ MINI_YAML = """\
 title: "Mini: Test"
 dpi: 120
 size: poker
-fields: {bar: float}
+fields: {bar: float, damage: int}
 decks:
   big:
     source: big.csv
@@ -70,6 +70,7 @@ decks:
     size: {width: 88.9mm, height: 63.5mm}   # landscape poker cards
     face: face.svg
     back: back.svg
+    text: [damage, effect]
   strip:
     kind: token
     shape: rectangle
@@ -103,7 +104,8 @@ def _mini_workspace(root: Path) -> None:
                                     "Red Two,#cc4444,0.7,red\n")
     (game / "chips.csv").write_text("name,count\nChip,3\n")
     (game / "cut.csv").write_text("name\nCut Token\n")
-    (game / "wide.csv").write_text("name,color,bar\nWide One,#227744,0.2\nWide Two,#772244,0.6\n")
+    (game / "wide.csv").write_text(("name,color,bar,damage,effect\nWide One,#227744,0.2,0,**Hit** twice\n"
+                                   "Wide Two,#772244,0.6,,Block\n"))
     (game / "strip.csv").write_text("name\nStrip « Épée » ✂\n", encoding="utf-8")
     (templates / "face.svg").write_text(FACE_SVG)
     (templates / "back.svg").write_text(BACK_SVG % "#333333")
@@ -532,6 +534,15 @@ def test_manifest_tts_section_is_checked(tmp_path) -> None:
     messages = [p.message for p in caught.value.problems]
     assert "tts.cutuot: unknown key 'cutuot'; did you mean 'cutout'?" in messages
     assert any(m.startswith("tts.jpeg_quality:") for m in messages)
+
+
+def test_descriptions_of_several_text_columns_name_each_column(mini) -> None:
+    """A deck whose `text:` has several columns: each filled one on its own line after its name (a 0 is a value,
+    an empty cell is left out), not the bare values joined."""
+    _, _, saved = mini
+    cards = {c["Nickname"]: c["Description"] for c in _objects(saved)["Wide"]["ContainedObjects"]}
+    assert cards == {"Wide One": "[b]Damage:[/b] 0\n[b]Effect:[/b] [b]Hit[/b] twice",
+                     "Wide Two": "[b]Effect:[/b] Block"}
 
 
 def test_bbcode_descriptions() -> None:

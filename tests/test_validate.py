@@ -145,14 +145,51 @@ def test_text_overflow_is_an_error_naming_card_and_field(ws: Path) -> None:
     assert finding.severity == "error" and finding.rule == "text-overflow"
     assert (finding.file, finding.row, finding.column) == ("data/mini/cards.csv", 2, "text")
     assert finding.message.startswith("card 'wordy': text does not fit its box even at the minimum size")
+    assert "px high (1.2 x the size 8.0px each) and the box is 100.0px high" in finding.message
+
+
+def test_overflow_says_the_line_height_does_not_fit_and_by_how_much(ws: Path) -> None:
+    """12 pt text (50 px at 300 DPI) in a 50 px box: a line is 1.2 x the size, 60 px, 10 px more than the box."""
+    face = FACE.replace("text_box(card.text, geo.safe.x, 60, geo.safe.width, 100, 12, min_size=8)",
+                        'text_box(card.text, geo.safe.x, 60, geo.safe.width, 50, "12pt")')
+    write_game(ws, manifest=MANIFEST.replace("dpi: 100", "dpi: 300"), files={"cards.csv": "name,text\nA,Hi\n"},
+               templates={"face.svg": face, "back.svg": "<svg {{ geo.svg_attrs }}/>"})
+    [finding] = validate_game(ws, "mini")
+    assert finding.rule == "text-overflow" and finding.column == "text"
+    assert finding.message.endswith("'Hi': one line is 60.0px high (1.2 x the size 50.0px) and the box is 50.0px "
+                                    "high, 10.0px too short; make the box taller or min_size smaller")
+
+
+def test_overflow_names_the_word_wider_than_its_box(ws: Path) -> None:
+    write_game(ws, files={"cards.csv": "name,text\nA,a Pneumonoultramicroscopicsilicovolcanoconiosis b\n"})
+    [finding] = validate_game(ws, "mini")  # 45 letters of Roboto Mono at 8 px (0.6 em each): 216 px, box 141.5 px
+    assert ("the word 'Pneumonoultramicroscopicsilico' is 216.0px wide and the box 141.5px, 74.5px too narrow"
+            in finding.message)
 
 
 def test_text_outside_safe_zone_is_a_warning(ws: Path) -> None:
     face = FACE.replace("text_line(card.name, geo.safe.x,", "text_line(card.name, 2,")
-    write_game(ws, templates={"face.svg": face, "back.svg": "<svg {{ geo.svg_attrs }}/>"})
-    findings = validate_game(ws, "mini")
-    assert {f.rule for f in findings} == {"safe-zone"} and {f.severity for f in findings} == {"warning"}
-    assert findings[0].message.startswith("card 'alpha': text 'Alpha' crosses the left edge of the safe zone")
+    write_game(ws, files={"cards.csv": "name,text\nAlpha,Hi\n"},
+               templates={"face.svg": face, "back.svg": "<svg {{ geo.svg_attrs }}/>"})
+    [finding] = validate_game(ws, "mini")
+    assert (finding.rule, finding.severity, finding.file, finding.row) == ("safe-zone", "warning",
+                                                                           "data/mini/cards.csv", 2)
+    assert finding.message.startswith("card 'alpha': text 'Alpha' crosses the left edge of the safe zone")
+
+
+def test_cards_crossing_the_safe_zone_at_one_template_box_are_one_finding(ws: Path) -> None:
+    """Five cards whose name's box starts left of the safe zone: one warning at the template line that draws the
+    name, saying how many cards and naming a few, not five warnings (the nanDeck port had 76)."""
+    face = FACE.replace("text_line(card.name, geo.safe.x,", "text_line(card.name, 2,")
+    names = ["Alpha", "Beta", "Gamma", "Delta", "Epsilon"]
+    write_game(ws, files={"cards.csv": "name,text\n" + "".join(f"{n},Hi\n" for n in names)},
+               templates={"face.svg": face, "back.svg": "<svg {{ geo.svg_attrs }}/>"})
+    [finding] = validate_game(ws, "mini")
+    assert (finding.rule, finding.file, finding.row, finding.column) == ("safe-zone", "templates/mini/face.svg", 3,
+                                                                         "name")
+    assert finding.message == ("text of column 'name' crosses the left edge of the safe zone (x 16-157, y 16-236 px) "
+                               "on 5 cards of deck 'main' drawn by templates/mini/face.svg ('alpha', 'beta', 'gamma' "
+                               "and 2 more); it may be cut off: move or shrink its box in the template")
 
 
 def test_missing_glyph_is_a_warning_naming_the_font(ws: Path) -> None:

@@ -232,6 +232,24 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def card_text(card: Card) -> str:
+    """A card's rules text as descriptions show it (Tabletop Simulator): each filled column of its deck's `text:`
+    on a line of its own, after the column's name in bold when there are several (`**Damage:** 3`): the values
+    alone do not say which is which."""
+    filled = [(column, _shown(card.fields.get(column))) for column in card.text_fields]
+    filled = [(column, text) for column, text in filled if text]
+    if len(card.text_fields) == 1:
+        return filled[0][1] if filled else ""
+    return "\n".join(f"**{column.replace('_', ' ').capitalize()}:** {text}" for column, text in filled)
+
+
+def _shown(value: Any) -> str:
+    """A field's value as text: nothing for an empty cell, a list's items joined (never Python's `['a', 'b']`)."""
+    if value is None:
+        return ""
+    return ", ".join(map(str, value)).strip() if isinstance(value, list) else str(value).strip()
+
+
 def _deck_entry(game: Game, name: str) -> DeckEntry:
     deck = game.spec.decks[name]
     size = game.deck_size(deck)
@@ -258,7 +276,7 @@ def record_of(plan: BuildPlan) -> BuildRecord:
             source=SourceRef(file=card.source_file, row=card.source_row),
             size_mm=deck.size_mm, bleed_mm=deck.bleed_mm, dpi=deck.dpi, pixels=deck.pixels,
             hash=plan.faces[card.id].key,
-            text="\n".join(str(card.fields.get(f) or "") for f in card.text_fields).strip(),
+            text=card_text(card),
             fields={k: _jsonable(v) for k, v in card.fields.items()},
             boxes=plan.faces[card.id].rendered.boxes))  # the render's own boxes, not copies
     return BuildRecord(

@@ -315,12 +315,30 @@ class FontBook:
         for style in ((bold, italic), (bold, False), (False, italic), (False, False)):
             if (key, *style) in self.faces:
                 return self.faces[(key, *style)]
+        present = [face for k, face in sorted(self.faces.items()) if k[0] == key]
+        if present:  # the family is there, but not in this style nor its regular one to fall back on
+            raise CardgenError(Problem(missing_face_message(family, bold, italic, present), rule="missing-font"))
         raise CardgenError(Problem(missing_family_message(family, self.families), rule="missing-font"))
 
     def files_for(self, family: str) -> list[Path]:
         """Every file of a family (a change in any of them changes how text renders)."""
         key = family.strip().strip("'\"").lower()
         return [face.path for k, face in sorted(self.faces.items()) if k[0] == key]
+
+
+def _style_name(bold: bool, italic: bool) -> str:
+    return {(False, False): "regular", (True, False): "bold", (False, True): "italic"}.get((bold, italic),
+                                                                                         "bold italic")
+
+
+def missing_face_message(family: str, bold: bool, italic: bool, present: list[FontFace]) -> str:
+    """What to say about a family whose files hold neither the style asked for nor the regular face."""
+    asked = _style_name(bold, italic)
+    fallback = "" if asked == "regular" else " nor a regular one to fall back on"
+    have = ", ".join(f"{_style_name(face.bold, face.italic)} ({face.path.name})" for face in present)
+    return (f"font family '{family}' has no {asked} face{fallback}: its files hold only {have}. Copy the "
+            f"family's {asked} .ttf or .otf file (e.g. {family.replace(' ', '')}-"
+            f"{_style_name(bold, italic).title().replace(' ', '')}.ttf) into fonts/, or ask for a style it has")
 
 
 def missing_family_message(family: str, available: list[str]) -> str:

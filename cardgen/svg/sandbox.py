@@ -113,10 +113,14 @@ class _BoundedCodeGenerator(CodeGenerator):
         super().visit_Template(node, frame)
 
     def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
-        """`a ~ b` is checked against the size limit."""
-        self.write("environment.checked(")
-        super().visit_Concat(node, frame)
-        self.write(")")
+        """`a ~ b` is checked against the size limit, and joins None (an empty data cell) as nothing."""
+        join = "markup_join" if frame.eval_ctx.volatile or frame.eval_ctx.autoescape else "str_join"
+        self.write(f"environment.checked({join}((")  # as Jinja's own visit_Concat, each operand through `shown`
+        for operand in node.nodes:
+            self.write("environment.shown(")
+            self.visit(operand, frame)
+            self.write("), ")
+        self.write(")))")
 
 
 class TemplateSandbox(ImmutableSandboxedEnvironment):
@@ -126,7 +130,7 @@ class TemplateSandbox(ImmutableSandboxedEnvironment):
     intercepted_binops = frozenset({"*", "**", "%", "+", "//"})
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, finalize=self.shown, **kwargs)
         self.budget = Budget()
         self.filters = {name: _bounded_filter(f) for name, f in self.filters.items()}
         self.filters[STEP_FILTER] = self._steps
@@ -134,6 +138,11 @@ class TemplateSandbox(ImmutableSandboxedEnvironment):
     def start_render(self) -> None:
         """A fresh budget for the next render."""
         self.budget = Budget()
+
+    @staticmethod
+    def shown(value: Any) -> Any:
+        """A value as `{{ }}` and `~` print it: None (an empty number cell) is nothing, not the word None."""
+        return "" if value is None else value
 
     def checked(self, value: Any) -> Any:
         """A value the template made, checked against the size limit."""

@@ -27,7 +27,7 @@ from cardgen.load.fonts import FontBook, families_in_svg
 from cardgen.load.icons import IconLibrary
 from cardgen.load.manifest import CardSize, Game
 from cardgen.svg.sandbox import TemplateLimit, TemplateSandbox, render_bounded
-from cardgen.svg.text import TextMeasurer, TextStyle, fit_text, icon_svg, layout_to_svg
+from cardgen.svg.text import Layout, TextMeasurer, TextStyle, fit_text, icon_svg, layout_to_svg
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,8 @@ class CardHelpers:
         return value * self.dpi
 
     def length(self, value: Any, axis: str = "x", position: bool = False, name: str = "length") -> float:
-        """A position or length in card pixels from a number or a text with a unit (`12mm`, `50%`, ...)."""
+        """A length (a width, a height, a size) in card pixels from a number or a text with a unit (`12mm`, `50%`
+        of the trim size, ...); with `position`, a position as `position` below gives it."""
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
         match = _UNIT_LENGTH.match(value) if isinstance(value, str) else None
@@ -147,6 +148,12 @@ class CardHelpers:
             return (start if position else 0.0) + number / 100 * extent
         return {"mm": self.mm(number), "cm": self.mm(number * 10), "in": self.inch(number), "pt": self.pt(number),
                 "px": number}[unit]
+
+    def position(self, value: Any, axis: str = "x") -> float:
+        """A position in card pixels from the image's top-left corner, as the helpers take x and y: `"15%"` is 15%
+        of the trim width (or height, axis "y") in from the cut line, a number or `"12mm"` from the image's edge.
+        For raw SVG (`<rect x="{{ position('15%') }}"`): `length('15%')` is a width, counted from the image's edge."""
+        return self.length(value, axis, True, "position")
 
     def color(self, value: Any) -> str:
         """A colour: a name from the manifest's `colors:` palette, or any SVG colour as given."""
@@ -173,7 +180,7 @@ class CardHelpers:
         measurer = TextMeasurer(self.fonts, family)
         layout = fit_text(text, measurer, bw, bh, px, least, line_height, max_lines)
         if not layout.fits:
-            self._overflow(text, layout.size)
+            self._overflow(text, layout)
         self.boxes.append(GuideBox(_helper, bx, by, bw, bh, text[:40], not layout.fits))
         colors = {k: self.color(v) for k, v in self.game.spec.icon_colors.items()}
         style = TextStyle(family, self.color(fill), align, valign, line_height, colors)
@@ -206,11 +213,12 @@ class CardHelpers:
         return Markup(f'<image x="{bx}" y="{by}" width="{bw}" height="{bh}" preserveAspectRatio="{aspect}" '
                       f'xlink:href="{escape(resolved.as_uri())}"/>')
 
-    def _overflow(self, text: str, size: float) -> None:
+    def _overflow(self, text: str, layout: Layout) -> None:
         card = self.card
         column = next((k for k, v in card.fields.items() if str(v) == text), None) if card else None
         self.warnings.append(Problem(f"{self.label}: text does not fit its box even at the minimum size "
-                                     f"{size:.1f}px: '{text[:40]}'", file=card.source_file if card else None,
+                                     f"{layout.size:.1f}px: '{text[:40]}': {layout.why}",
+                                     file=card.source_file if card else None,
                                      row=card.source_row if card else None, column=column, rule="text-overflow",
                                      severity="warning"))
 
@@ -555,7 +563,7 @@ class SVGRenderer:
             "colors": dict(spec.colors),
         }
         context.update({name: getattr(helpers, name) for name in
-                        ("text_box", "text_line", "icon", "image", "mm", "pt", "inch", "length", "color")})
+                        ("text_box", "text_line", "icon", "image", "mm", "pt", "inch", "length", "position", "color")})
         if card is not None:
             context["card"] = {**card.fields, "id": card.id, "name": card.name, "copies": card.copies}
         return context

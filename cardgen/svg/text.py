@@ -53,6 +53,7 @@ class Layout:
     lines: list[Line]
     size: float
     fits: bool
+    why: str = ""  # what does not fit, and by how much, when the text does not fit at its smallest size
 
 
 def paragraphs(spans: list[Span]) -> list[list[Word]]:
@@ -130,8 +131,32 @@ def fit_text(text: str, measurer: TextMeasurer, width: float, height: float, siz
         tall = len(lines) * current * line_height
         fits = wide_ok and tall <= height + 1e-6 and (max_lines is None or len(lines) <= max_lines)
         if fits or current <= min_size:
-            return Layout(lines, current, fits)
+            why = "" if fits else _overflow_reason(words, lines, measurer, current, width, height, line_height,
+                                                   max_lines)
+            return Layout(lines, current, fits, why)
         current = max(min_size, current - size * step)
+
+
+def _overflow_reason(words: list[list[Word]], lines: list[Line], measurer: TextMeasurer, size: float, width: float,
+                     height: float, line_height: float, max_lines: int | None) -> str:
+    """Which limit the text passes at its smallest size, and by how much (so the designer knows what to change)."""
+    line = size * line_height
+    if line > height + 1e-6:
+        return (f"one line is {line:.1f}px high ({line_height:g} x the size {size:.1f}px) and the box is "
+                f"{height:.1f}px high, {line - height:.1f}px too short; make the box taller or min_size smaller")
+    widest = max((word for paragraph in words for word in paragraph), default=Word(),
+                 key=lambda word: measurer.width(word.pieces, size))
+    wide = measurer.width(widest.pieces, size)
+    if wide > width + 1e-6:
+        text = "".join(piece.text for piece in widest.pieces)
+        return (f"the word '{text[:30]}' is {wide:.1f}px wide and the box {width:.1f}px, {wide - width:.1f}px "
+                "too narrow; make the box wider or min_size smaller")
+    if max_lines is not None and len(lines) > max_lines:
+        return f"it takes {len(lines)} lines at this size and max_lines is {max_lines}"
+    tall = len(lines) * line
+    return (f"its {len(lines)} lines are {tall:.1f}px high ({line_height:g} x the size {size:.1f}px each) and the "
+            f"box is {height:.1f}px high, {tall - height:.1f}px too short; shorten the text, enlarge the box or "
+            "make min_size smaller")
 
 
 @dataclass

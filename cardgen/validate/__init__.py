@@ -47,7 +47,7 @@ def validate_context(context: BuildContext, layout: bool = True, helpers: Helper
         findings += RuleChecker(context.game, context.data, _bad_rows(findings, context.data)).check()
     if layout:
         layouts = LayoutChecker(context, helpers)
-        findings += layouts.check(_bad_rows(findings, context.data), references.failed_templates)
+        findings += layouts.check(_bad_rows(findings, context.data), references.failed_templates, references.place)
     return unique(findings)
 
 

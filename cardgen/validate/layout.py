@@ -33,6 +33,7 @@ _TSPAN = re.compile(r"<tspan\b([^>]*)>(.*?)</tspan>", re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
 _ATTR = re.compile(r'(?<![\w-])([\w-]+)\s*=\s*"([^"]*)"')
 TOLERANCE_PX = 1.0
+_CROSSES = re.compile(r"text '(.*)' crosses the ([a-z ]+) edge of the safe zone")  # its text and edges
 
 
 def _attrs(text: str) -> dict[str, str]:
@@ -142,6 +143,7 @@ class Helpers(Protocol):
 
 
 Render = tuple[str, str, Card | None]  # (template, deck, card or None for a deck's back)
+Place = Callable[[str, str | None], tuple[str, int | None] | None]  # (deck, column) -> its template file and line
 Made = tuple[RenderedSVG | None, list[Problem]]  # a render (None when it failed) and its findings
 
 
@@ -157,18 +159,51 @@ class LayoutChecker:
         self.known = KnownFindings(context.out_root, self.game.name, cache) \
             if context.out_root is not None and cache is not None else None
 
-    def check(self, skip_rows: set[tuple[str, int]], skip_templates: set[str]) -> list[Problem]:
-        """Findings of every card face and every deck's back (cards and templates with errors are skipped)."""
+    def check(self, skip_rows: set[tuple[str, int]], skip_templates: set[str],
+              place: Place | None = None) -> list[Problem]:
+        """Findings of every card face and every deck's back (cards and templates with errors are skipped); the
+        cards whose text crosses the safe zone at the same place of a template are one finding (see `_grouped`),
+        at the template line `place(deck, column)` gives."""
         renders = self._renders(skip_rows, skip_templates)
         shared = self._share_out(renders)
-        findings: list[Problem] = []
+        found: list[tuple[Render, Problem]] = []
         for number, render in enumerate(renders):
-            findings += self._kept(render, shared[number]) if number in shared else self._render(*render)
+            made = self._kept(render, shared[number]) if number in shared else self._render(*render)
+            found += [(render, finding) for finding in made]
         if self.known is not None:
             self.known.save()
         if self.renderer.cache is not None:
             self.renderer.cache.save()
-        return list(dict.fromkeys(findings))
+        return list(dict.fromkeys(self._grouped(found, place or (lambda deck, column: None))))
+
+    def _grouped(self, found: list[tuple[Render, Problem]], place: Place) -> list[Problem]:
+        """The findings, with the safe-zone warnings of two or more cards that share a cause (the same template,
+        column and edges crossed: one box of the template) said once, naming the template place, how many cards
+        and a few of them; 76 identical warnings, one per card, hid every other finding."""
+        causes: dict[tuple, list[Card]] = {}
+        keys = [_cause(render, finding) for render, finding in found]
+        for ((_, _, card), _), key in zip(found, keys):
+            if key is not None and card is not None:
+                causes.setdefault(key, []).append(card)
+        findings, said = [], set()
+        for (_, finding), key in zip(found, keys):
+            if key is None or len(causes[key]) == 1:
+                findings.append(finding)
+            elif key not in said:
+                said.add(key)
+                findings.append(self._group_finding(key, causes[key], place))
+        return findings
+
+    def _group_finding(self, cause: tuple, cards: list[Card], place: Place) -> Problem:
+        template, deck, column, text, sides = cause
+        listed = ", ".join(f"'{card.id}'" for card in cards[:3]) + (f" and {len(cards) - 3:,} more"
+                                                                     if len(cards) > 3 else "")
+        what = f"text of column '{column}'" if column else f"text '{text}'"
+        file, row = place(deck, column) or (self.renderer.shown(template), None)
+        geo = Geometry(self.game.deck_size(self.game.spec.decks[deck]))
+        return Problem(f"{what} {_crossing(sides, geo)} on {len(cards):,} cards of deck '{deck}' drawn by "
+                       f"{self.renderer.shown(template)} ({listed}); it may be cut off: move or shrink its box in "
+                       "the template", file=file, row=row, column=column, severity="warning", rule="safe-zone")
 
     def _renders(self, skip_rows: set[tuple[str, int]], skip_templates: set[str]) -> list[Render]:
         """Every face (and its back when the back reads the card), then every deck's back, to render and check."""
@@ -268,12 +303,25 @@ class LayoutChecker:
             if chars:
                 findings.append(_glyph_finding(face, sorted(chars), label, column, at))
         for column, (text, sides) in outside.items():
-            safe = geo.safe
-            findings.append(Problem(f"{label}: text '{text[:30]}' crosses the {' and '.join(sorted(sides))} edge "
-                                    f"of the safe zone (x {safe.x:.0f}-{safe.x + safe.width:.0f}, y {safe.y:.0f}-"
-                                    f"{safe.y + safe.height:.0f} px); it may be cut off", column=column,
-                                    severity="warning", rule="safe-zone", **at))
+            findings.append(Problem(f"{label}: text '{text[:30]}' {_crossing(' and '.join(sorted(sides)), geo)}; "
+                                    "it may be cut off", column=column, severity="warning", rule="safe-zone", **at))
         return findings
+
+
+def _crossing(sides: str, geo: Geometry) -> str:
+    safe = geo.safe
+    return (f"crosses the {sides} edge of the safe zone (x {safe.x:.0f}-{safe.x + safe.width:.0f}, y {safe.y:.0f}-"
+            f"{safe.y + safe.height:.0f} px)")
+
+
+def _cause(render: Render, finding: Problem) -> tuple | None:
+    """What a card's safe-zone finding shares with the others of one template box: (template, deck, column, the
+    text when no column gives it, the edges crossed); None for other findings."""
+    template, deck, card = render
+    crossed = _CROSSES.search(finding.message) if finding.rule == "safe-zone" and card is not None else None
+    if crossed is None:
+        return None
+    return template, deck, finding.column, None if finding.column else crossed.group(1), crossed.group(2)
 
 
 def _glyph_finding(face: FontFace, chars: list[str], label: str, column: str | None, at: dict) -> Problem:

@@ -335,6 +335,12 @@ class ReferenceChecker:
         self._icon_cache: dict[str, Problem | None] = {}
         self._image_cache: dict[str, str | None] = {}
 
+    def place(self, deck: str, column: str | None) -> tuple[str, int | None] | None:
+        """Where a deck's templates first name a column (`card.column`): the place of a finding about what it
+        draws (known once `check` has run)."""
+        where = self.uses.get(deck, TemplateUse()).fields.get(column) if column else None
+        return (where.file, where.line) if where is not None else None
+
     def check(self) -> list[Problem]:
         """Every reference finding of the game."""
         findings: list[Problem] = []

@@ -5,6 +5,7 @@ never through Python's eval.
 """
 from __future__ import annotations
 
+import ast
 import difflib
 import math
 import re
@@ -20,6 +21,7 @@ from cardgen.core.expressions import (
     evaluate_aggregate,
     evaluate_mask,
     is_missing,
+    parse_expression,
 )
 from cardgen.load.data import Card, GameData
 from cardgen.load.manifest import ExpectSpec, Game, RefersSpec, RuleSpec, TermSpec
@@ -75,6 +77,8 @@ class RuleChecker:
         self.rows = card_rows(data.cards, [*declared, *headers], declared)
         self.columns = {*declared, *headers, "id", "deck", "copies"}
         self.skip_rows = skip_rows  # rows with data errors already: a rule would only repeat them
+        # each card's data row, for the line of a column's value (its key's own line in a YAML record)
+        self.data_rows = {(row.file, row.line): row for table in data.tables.values() for row in table.rows}
 
     def check(self) -> list[Problem]:
         """The findings of every rule."""
@@ -137,8 +141,23 @@ class RuleChecker:
         card = self.cards[position]
         if (card.source_file, card.source_row) in self.skip_rows:
             return None
-        return Problem(message, file=card.source_file, row=card.source_row, column=column,
-                       severity=rule.severity, rule=rule.id)
+        row = self.data_rows.get((card.source_file, card.source_row))
+        line = row.line_of(column) if row is not None and column is not None else card.source_row
+        return Problem(message, file=card.source_file, row=line, column=column, severity=rule.severity,
+                       rule=rule.id)
+
+    def _blamed_column(self, position: int, check: str) -> str | None:
+        """The column a failed check points at. In `a and b` the first part that fails; in `a or b` the last
+        part, what an implication (`difficulty != 'easy' or hp <= 30`) says must hold; else the first column."""
+        node = parse_expression(check).body
+        while isinstance(node, ast.BoolOp):
+            if isinstance(node.op, ast.Or):
+                node = node.values[-1]
+            else:
+                node = next((part for part in node.values if not self._mask([position], ast.unparse(part))[0]),
+                            node.values[0])
+        columns = [c for c in columns_in(ast.unparse(node)) if c in self.columns]
+        return columns[0] if columns else None
 
     def _row_rule(self, rule: RuleSpec, positions: list[int]) -> list[Problem]:
         if not positions:
@@ -150,7 +169,7 @@ class RuleChecker:
             values = self.rows[position]
             shown = ", ".join(f"{c} = {_show(values[c])}" for c in columns)
             problem = self._card_finding(rule, position, f"{rule.message}; card '{values['id']}' has {shown}",
-                                         columns[0] if columns else None)
+                                         self._blamed_column(position, rule.check))  # type: ignore[arg-type]
             if problem:
                 findings.append(problem)
         return findings
