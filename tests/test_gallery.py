@@ -56,3 +56,21 @@ def test_gallery_shows_findings_at_the_top_and_on_their_card_and_marks_changes(t
     assert 'href="#card-na"' in top.group(1)
     assert 'src="previous/cards/main/na.png"' in card.group(0)
     assert (tiny_game / "output" / "tiny" / "previous" / "cards" / "main" / "na.png").is_file()
+
+
+def test_a_finding_in_a_yaml_record_sits_on_the_card_whose_record_holds_its_line() -> None:
+    from types import SimpleNamespace
+
+    from cardgen.core.errors import Problem
+    from cardgen.outputs.gallery import _card_of
+
+    def card(file: str, row: int) -> SimpleNamespace:
+        return SimpleNamespace(source=SimpleNamespace(file=file, row=row), id=f"{file}:{row}")
+
+    cards = [card("data/g/monsters.yaml", 41), card("data/g/monsters.yaml", 53), card("data/g/monsters.yaml", 60),
+             card("data/g/cards.csv", 3)]
+    at = _card_of(Problem("hp too high", file="data/g/monsters.yaml", row=56, column="hp"), cards)  # type: ignore[arg-type]
+    assert at is cards[1]  # the record starting at line 53 holds line 56
+    # a CSV row names its card exactly: a finding on a row with no card sits on none
+    assert _card_of(Problem("x", file="data/g/cards.csv", row=4), cards) is None  # type: ignore[arg-type]
+    assert _card_of(Problem("x", file="data/g/monsters.yaml", row=2), cards) is None  # type: ignore[arg-type]

@@ -60,10 +60,16 @@ def _finding_item(problem: Problem, link: str | None = None) -> str:
 
 
 def _card_of(problem: Problem, cards: list[CardEntry]) -> CardEntry | None:
-    """The card a finding is about: the one whose data row it names."""
-    if problem.row is None:
+    """The card a finding is about: the one whose data row it names or, in a YAML file (where a finding names the
+    line of the key holding the value), the record that starts last at or above that line."""
+    if problem.row is None or problem.file is None:
         return None
-    return next((c for c in cards if c.source.file == problem.file and c.source.row == problem.row), None)
+    same_file = [c for c in cards if c.source.file == problem.file]
+    exact = next((c for c in same_file if c.source.row == problem.row), None)
+    if exact or not problem.file.endswith((".yaml", ".yml")):
+        return exact
+    above = [c for c in same_file if c.source.row <= problem.row]
+    return max(above, key=lambda c: c.source.row, default=None)
 
 
 def _figure(card: CardEntry, deck: DeckEntry, findings: list[Problem], changes: Changes,
