@@ -142,9 +142,8 @@ def check_expression(expr: str, columns: set[str] | None = None,
             raise ExpressionError(f"the expression is nested more than {MAX_DEPTH} levels deep (a long chain of "
                                   "operations); split it")
         if isinstance(node, ast.Call):
+            _keep_pattern_as_written(node, source)
             _check_call(node, _part(source, node), calls)
-            if node.func.id in PATTERN_HELPERS:  # type: ignore[attr-defined]
-                node.args[1] = ast.Constant(_raw_text(source, node.args[1]))
             helper_names.add(id(node.func))
             continue
         if not isinstance(node, _ALLOWED_NODES):
@@ -217,6 +216,13 @@ def _check_call(node: ast.Call, part: str, calls: dict[str, int]) -> None:
     if node.keywords or not count_ok or not all(isinstance(a, ast.Name) for a in node.args):
         wanted = {0: "no arguments", 1: "one column name"}.get(arity, "one or more column names")
         raise ExpressionError(f"'{part}': {node.func.id}() takes {wanted}")
+
+
+def _keep_pattern_as_written(node: ast.Call, source: str) -> None:
+    """The quoted pattern of matches() as written (checked and used so: `'(a)\\1'` is no `\\x01`)."""
+    if isinstance(node.func, ast.Name) and node.func.id in PATTERN_HELPERS and len(node.args) == 2 and \
+            isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+        node.args[1] = ast.Constant(_raw_text(source, node.args[1]))
 
 
 def _raw_text(source: str, node: ast.expr) -> str:

@@ -132,6 +132,16 @@ def text_size(value: Any, quoted: bool = False, pretty: bool = False) -> int:
     return total
 
 
+def _total(sizes: Iterable[int]) -> int:
+    """The sum of sizes, stopping once past the size limit (each may take a walk through a structure)."""
+    total = 0
+    for size in sizes:
+        total += size
+        if total > MAX_SIZE:
+            break
+    return total
+
+
 def _sized(value: Any) -> int:
     return len(value) if isinstance(value, (str, list, tuple, dict, set, range)) else 0
 
@@ -168,7 +178,7 @@ def percent_size(pattern: str, right: Any) -> int:
     """An upper bound of the length of `pattern % right`: the pattern, every width and precision, and the text of
     every value it takes (once for each conversion naming it: `%(a)s%(a)s` takes `a` twice)."""
     values = right if isinstance(right, tuple) else (right,)
-    size = len(pattern) + sum(text_size(v) + (abs(v) if isinstance(v, int) else 0) for v in values)  # `*` widths
+    size = len(pattern) + _total(text_size(v) + (abs(v) if isinstance(v, int) else 0) for v in values)  # `*` widths
     for match in _PERCENT.finditer(pattern):
         key, width, precision, _ = match.groups()
         size += _widths(width, precision)
@@ -226,7 +236,7 @@ def _join_size(value: Any, d: Any = "", eval_ctx: Any = None, **_: Any) -> int:
     """`d.join(value)`: every item's text (escaped, when autoescaping or `d` is Markup) and `d` between each two."""
     items = list(value)  # `value` is a collection here (see `_listed`)
     factor = 6 if isinstance(d, Markup) or eval_ctx is not None and eval_ctx.autoescape else 1
-    return factor * (sum(text_size(item) for item in items) + max(len(items) - 1, 0) * text_size(d))
+    return factor * (_total(text_size(item) for item in items) + max(len(items) - 1, 0) * text_size(d))
 
 
 def _indent_size(s: Any, width: Any = 4, **_: Any) -> int:
@@ -251,7 +261,7 @@ def _sum_size(iterable: Any, start: Any = 0, **_: Any) -> int:
     """Adding up lists makes one list of all their items; numbers stay small."""
     if not isinstance(start, (list, tuple, str)):
         return 0
-    return len(start) + sum(text_size(item) for item in iterable)
+    return len(start) + _total(text_size(item) for item in iterable)
 
 
 # The filters whose result can be a product of their inputs' sizes, and an upper bound of its size from their
@@ -294,6 +304,7 @@ def _listed(value: Any) -> Any:
 
 
 _LIPSUM = inspect.signature(generate_lorem_ipsum)
+_JINJA_ONLY = ("_loop_vars", "_block_vars")  # what Jinja passes to every call in a loop or block (and takes off)
 
 
 def _lipsum_size(*args: Any, **kwargs: Any) -> int:
@@ -425,13 +436,14 @@ class TemplateSandbox(ImmutableSandboxedEnvironment):
         sized from its arguments before it runs."""
         self.budget.step()
         _check_arguments(args, kwargs)
+        named = {k: v for k, v in kwargs.items() if k not in _JINJA_ONLY}
         if obj is generate_lorem_ipsum:
-            refuse_size(_lipsum_size(*args, **kwargs), "lipsum()")
+            refuse_size(_lipsum_size(*args, **named), "lipsum()")
         name = getattr(obj, "__name__", "")
         if isinstance(getattr(obj, "__self__", None), (str, bytes)) and name in _METHOD_SIZES:
             if name == "join" and args:
                 args = (_listed(args[0]), *args[1:])
-            refuse_size(_METHOD_SIZES[name](obj.__self__, *args, **kwargs), f"{name}()")
+            refuse_size(_METHOD_SIZES[name](obj.__self__, *args, **named), f"{name}()")
         return check_size(super().call(context, obj, *args, **kwargs))
 
     def getattr(self, obj: Any, attribute: str) -> Any:
