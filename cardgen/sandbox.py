@@ -372,8 +372,39 @@ def _check_nesting(tree: nodes.Template, name: str | None, filename: str | None)
         stack.extend((child, depth + 1, blocks + isinstance(child, _BLOCKS)) for child in node.iter_child_nodes())
 
 
+class OutputBuffer(list):
+    """What a macro, a `{% call %}`, `{% filter %}` or `{% set %}` block writes, bounded as a render's SVG is: a
+    macro writing a long text in a loop built gigabytes before its value was checked."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.size = 0
+
+    def append(self, part: Any) -> None:
+        """Write one part."""
+        self._count(len(part))
+        super().append(part)
+
+    def extend(self, parts: Iterable[Any]) -> None:
+        """Write several parts."""
+        parts = tuple(parts)
+        self._count(sum(len(part) for part in parts))
+        super().extend(parts)
+
+    def _count(self, size: int) -> None:
+        self.size += size
+        if self.size > MAX_SIZE:
+            raise TemplateLimit(f"a macro or block of the template writes more than {MAX_SIZE:,} characters")
+
+
 class _BoundedCodeGenerator(CodeGenerator):
-    """Compiles every loop to count its turns and every `~` concatenation to check its size."""
+    """Compiles every loop to count its turns, every `~` concatenation to check its size and every buffer (of a
+    macro or a block) to bound what is written into it."""
+
+    def buffer(self, frame: Frame) -> None:
+        """A bounded buffer (`OutputBuffer`) instead of a list."""
+        frame.buffer = self.temporary_identifier()
+        self.writeline(f"{frame.buffer} = environment.output_buffer()")
 
     def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
         """Every for loop iterates through the step filter (added before the filters in use are collected)."""
@@ -415,6 +446,10 @@ class TemplateSandbox(ImmutableSandboxedEnvironment):
     def start_render(self) -> None:
         """A fresh budget for the next render."""
         self.budget = Budget()
+
+    def output_buffer(self) -> OutputBuffer:
+        """A buffer for a macro or a block to write into (the compiled template calls this)."""
+        return OutputBuffer()
 
     def checked(self, value: Any) -> Any:
         """A value the template made, checked against the size limit."""
