@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from jinja2 import Template, TemplateSyntaxError, nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.parser import Parser
-from jinja2.runtime import Context
+from jinja2.runtime import BlockReference, Context
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEscapeFormatter, SandboxedFormatter
 from jinja2.utils import Namespace, generate_lorem_ipsum
 from markupsafe import Markup
@@ -372,6 +372,12 @@ def _check_nesting(tree: nodes.Template, name: str | None, filename: str | None)
         stack.extend((child, depth + 1, blocks + isinstance(child, _BLOCKS)) for child in node.iter_child_nodes())
 
 
+def _written(part: Any) -> int:
+    """The characters a part of a template's output holds (a `{% filter %}` block may put in a number, which
+    joining the parts refuses later, as Jinja does)."""
+    return len(part) if isinstance(part, str) else 0
+
+
 class OutputBuffer(list):
     """What a macro, a `{% call %}`, `{% filter %}` or `{% set %}` block writes, bounded as a render's SVG is: a
     macro writing a long text in a loop built gigabytes before its value was checked."""
@@ -382,19 +388,29 @@ class OutputBuffer(list):
 
     def append(self, part: Any) -> None:
         """Write one part."""
-        self._count(len(part))
+        self._count(_written(part))
         super().append(part)
 
     def extend(self, parts: Iterable[Any]) -> None:
         """Write several parts."""
         parts = tuple(parts)
-        self._count(sum(len(part) for part in parts))
+        self._count(sum(_written(part) for part in parts))
         super().extend(parts)
 
     def _count(self, size: int) -> None:
         self.size += size
         if self.size > MAX_SIZE:
             raise TemplateLimit(f"a macro or block of the template writes more than {MAX_SIZE:,} characters")
+
+
+def _bounded_block(block: BlockReference) -> str:
+    """`self.name()` or `super()`: the block rendered as Jinja's BlockReference renders it, into a bounded buffer
+    (Jinja joins the block's whole output first: 400,000,000 characters before a check)."""
+    written = OutputBuffer()
+    for part in block._stack[block._depth](block._context):  # Jinja's own way, private: pinned in pyproject.toml
+        written.append(part)
+    text = "".join(written)
+    return Markup(text) if block._context.eval_ctx.autoescape else text
 
 
 class _BoundedCodeGenerator(CodeGenerator):
@@ -479,6 +495,8 @@ class TemplateSandbox(ImmutableSandboxedEnvironment):
             if name == "join" and args:
                 args = (_listed(args[0]), *args[1:])
             refuse_size(_METHOD_SIZES[name](obj.__self__, *args, **named), f"{name}()")
+        if isinstance(obj, BlockReference) and not args and not named:
+            return _bounded_block(obj)
         return check_size(super().call(context, obj, *args, **kwargs))
 
     def getattr(self, obj: Any, attribute: str) -> Any:

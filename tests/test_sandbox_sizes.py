@@ -76,6 +76,8 @@ BLOCKS = [  # each wrote 120,000,000 characters into a macro's or a block's buff
     "{% endcall %}",
     "{% set x %}{% for i in range(30) %}{{ big }}{% endfor %}{% endset %}{{ x | length }}",
     "{% filter length %}{% for i in range(30) %}{{ big }}{% endfor %}{% endfilter %}",
+    "{% if false %}{% block b %}{% for i in range(30) %}{{ big }}{% endfor %}{% endblock %}{% endif %}"
+    "{{ self.b() | length }}",
 ]
 
 
