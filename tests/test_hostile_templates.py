@@ -33,8 +33,8 @@ BOMBS = [  # each would hang or take gigabytes without the sandbox's bounds
 ]
 
 
-def _with_back(root: Path, snippet: str) -> Path:
-    back = root / "templates" / GAME / "back.svg"
+def _with_back(root: Path, snippet: str, name: str = "back.svg") -> Path:
+    back = root / "templates" / GAME / name
     lines = back.read_text().splitlines(keepends=True)
     back.write_text("".join([*lines[:2], snippet + "\n", *lines[2:]]))
     return back
@@ -61,6 +61,24 @@ def test_template_bombs_are_findings_in_seconds(fresh_example: Path, snippet: st
     lines = [line for line in result.output.splitlines() if line.startswith(f"templates/{GAME}/back.svg")]
     assert lines and words in lines[0] and "error:" in lines[0], result.output
     assert ":3:" in lines[0] or words == "writes more than"  # the line is known unless the total is too long
+
+
+NESTED = [  # Jinja's parser recursed past Python's limit on the first; Python refused Jinja's code for the second
+    ("back.svg", "{{ " + "(" * 70 + "1" + ")" * 70 + " }}", "too many brackets or blocks inside each other"),
+    ("wound.svg", "{% for i in [1] %}" * 25 + "{% endfor %}" * 25, "more than 16 blocks"),
+    ("back.svg", "{{ 1" + " + 1" * 500 + " }}", "more than 100 operations"),
+]
+
+
+@pytest.mark.parametrize("name, snippet, words", NESTED)
+def test_deep_nesting_is_a_syntax_error_at_the_template_s_line(fresh_example: Path, name: str, snippet: str,
+                                                               words: str) -> None:
+    _with_back(fresh_example, snippet, name)
+    result = run(fresh_example, "validate", GAME)
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    errors = [line for line in result.output.splitlines() if "error:" in line]
+    assert errors and all(line.startswith(f"templates/{GAME}/{name}:3: error: template syntax error: the template "
+                                          f"nests {words}") for line in errors), result.output
 
 
 def test_designers_loops_and_filters_still_work(fresh_example: Path) -> None:

@@ -13,9 +13,13 @@ from __future__ import annotations
 import ast
 import math
 import operator
-import re
 import warnings
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+# RE2, not Python's `re`: it matches in time linear in the text, so no pattern a downloaded game's rules hold can
+# backtrack for minutes over a cell (`([A-Za-z]+ ?)+` against 41 letters and a `!` took Python's `re` 103 s). It has
+# no backreferences or lookarounds; a pattern using one is refused with RE2's own message when it is checked.
+import re2
 
 Row = Mapping[str, Any]  # one card or data row: column name -> value
 Evaluate = Callable[[Row], Any]
@@ -138,9 +142,8 @@ def check_expression(expr: str, columns: set[str] | None = None,
             raise ExpressionError(f"the expression is nested more than {MAX_DEPTH} levels deep (a long chain of "
                                   "operations); split it")
         if isinstance(node, ast.Call):
+            _keep_pattern_as_written(node, source)
             _check_call(node, _part(source, node), calls)
-            if node.func.id in PATTERN_HELPERS:  # type: ignore[attr-defined]
-                node.args[1] = ast.Constant(_raw_text(source, node.args[1]))
             helper_names.add(id(node.func))
             continue
         if not isinstance(node, _ALLOWED_NODES):
@@ -215,6 +218,13 @@ def _check_call(node: ast.Call, part: str, calls: dict[str, int]) -> None:
         raise ExpressionError(f"'{part}': {node.func.id}() takes {wanted}")
 
 
+def _keep_pattern_as_written(node: ast.Call, source: str) -> None:
+    """The quoted pattern of matches() as written (checked and used so: `'(a)\\1'` is no `\\x01`)."""
+    if isinstance(node.func, ast.Name) and node.func.id in PATTERN_HELPERS and len(node.args) == 2 and \
+            isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+        node.args[1] = ast.Constant(_raw_text(source, node.args[1]))
+
+
 def _raw_text(source: str, node: ast.expr) -> str:
     """A quoted pattern as written, backslashes kept (like a raw string): matches(code, '\\d+') is digits."""
     written = ast.get_source_segment(source, node) or ""
@@ -233,9 +243,18 @@ def _check_pattern_call(node: ast.Call, part: str) -> None:
     if len(pattern) > MAX_PATTERN_CHARS:
         raise ExpressionError(f"'{part}': the pattern is longer than {MAX_PATTERN_CHARS} characters")
     try:
-        re.compile(pattern)
-    except re.error as exc:
-        raise ExpressionError(f"'{part}': the pattern is not a regular expression: {exc}") from None
+        _compile_pattern(pattern)
+    except re2.error as exc:
+        reason = exc.args[0].decode(errors="replace") if exc.args and isinstance(exc.args[0], bytes) else exc
+        raise ExpressionError(f"'{part}': the pattern is not a regular expression matches() can use (no "
+                              f"backreferences or lookarounds): {reason}") from None
+
+
+def _compile_pattern(pattern: str) -> Any:
+    """A pattern compiled by RE2 (linear time), which reports a bad pattern by its exception only."""
+    options = re2.Options()
+    options.log_errors = False  # else RE2 writes every refused pattern to stderr too
+    return re2.compile(pattern, options)
 
 
 # ---------------------------------------------------------------- evaluation over plain rows
@@ -442,7 +461,7 @@ def _row_helper(node: ast.Call) -> Evaluate:
         return lambda row: not is_missing(column(row))
     if node.func.id == "empty":  # type: ignore[attr-defined]
         return lambda row: is_missing(column(row))
-    fullmatch = re.compile(node.args[1].value).fullmatch  # type: ignore[attr-defined]
+    fullmatch = _compile_pattern(node.args[1].value).fullmatch  # type: ignore[attr-defined]
     return lambda row: not is_missing(value := column(row)) and fullmatch(str(value)) is not None
 
 

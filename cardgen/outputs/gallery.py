@@ -68,8 +68,8 @@ def _card_of(problem: Problem, cards: list[CardEntry]) -> CardEntry | None:
     exact = next((c for c in same_file if c.source.row == problem.row), None)
     if exact or not problem.file.endswith((".yaml", ".yml")):
         return exact
-    above = [c for c in same_file if c.source.row <= problem.row]
-    return max(above, key=lambda c: c.source.row, default=None)
+    above = [(c.source.row, c) for c in same_file if c.source.row is not None and c.source.row <= problem.row]
+    return max(above, key=lambda pair: pair[0], default=(0, None))[1]
 
 
 def _figure(card: CardEntry, deck: DeckEntry, findings: list[Problem], changes: Changes,
