@@ -11,24 +11,18 @@ from click.testing import CliRunner
 from PIL import Image, ImageColor
 
 from cardgen.commands.cli import main
-from cardgen.svg.helper_table import GUIDE_COLORS, HELPERS
+from cardgen.svg.helper_table import GUIDE_COLORS, HELPERS, Helper
 from cardgen.validate import validate_game
 from tests.test_validate_support import MANIFEST, mini_workspace, write_game
 
-ALL_BOXES = """\
-    <svg {{ geo.svg_attrs }}>
-      <rect width="{{ geo.width }}" height="{{ geo.height }}" fill="#ffffff"/>
-      {{ text_line(card.name, 20, 20, 120, 14) }}
-      {{ text_box(card.text, 20, 50, 120, 60, 12) }}
-      {{ icon('scrap', 20, 120, 30) }}
-      {{ image('art.png', 80, 120, 40, 40) }}
-    </svg>
-"""
 BACK = "<svg {{ geo.svg_attrs }}/>"
-# a call of each helper that has enum arguments, the argument left to fill: a new one needs a line here
-CALLS = {"text_box": "text_box('Hi', 20, 50, 120, 60, 12, {argument}={value})",
-         "text_line": "text_line('Hi', 20, 20, 120, 14, {argument}={value})",
-         "image": "image('art.png', 80, 120, 40, 40, {argument}={value})"}
+# A call of every helper of the table, apart from each other on a 173 x 253 px card; an enum argument is left to
+# fill ({argument}={value}). A new helper needs a line here.
+CALLS = {"text_box": "text_box(card.text, 20, 50, 120, 60, 12, {argument}={value})",
+         "text_line": "text_line(card.name, 20, 20, 120, 14, {argument}={value})",
+         "icon": "icon('scrap', 20, 120, 30)",
+         "image": "image('art.png', 80, 120, 40, 40, {argument}={value})",
+         "mm": "mm(10)", "pt": "pt(9)", "inch": "inch(1)", "length": "length('50%')", "color": "color('red')"}
 ENUMS = [(helper, argument) for helper in HELPERS for argument in helper.choices]
 
 
@@ -44,8 +38,17 @@ def _face(lines: list[str]) -> str:
     return f"<svg {{{{ geo.svg_attrs }}}}>\n{body}</svg>\n"
 
 
+def _call(helper: Helper) -> str:
+    """The helper's call of `CALLS`, an enum argument given its first value."""
+    argument = next(iter(helper.choices), None)
+    return CALLS[helper.name].format(argument=argument, value=repr(helper.choices[argument][0])) if argument \
+        else CALLS[helper.name]
+
+
 def test_every_box_a_helper_records_is_drawn_in_its_tables_colour_by_the_guides_and_the_gallery(ws: Path) -> None:
-    write_game(ws, templates={"face.svg": ALL_BOXES, "back.svg": BACK})
+    white = '<rect width="{{ geo.width }}" height="{{ geo.height }}" fill="#ffffff"/>'
+    face = _face([_call(helper) for helper in HELPERS if helper.box]).replace("\n", f"\n{white}\n", 1)
+    write_game(ws, templates={"face.svg": face, "back.svg": BACK})
     result = CliRunner().invoke(main, ["--root", str(ws), "build", "mini", "-j", "1", "--guides"])
     assert result.exit_code == 0, result.output
     out = ws / "output" / "mini"
@@ -64,7 +67,7 @@ def test_every_box_a_helper_records_is_drawn_in_its_tables_colour_by_the_guides_
 
 
 @pytest.mark.parametrize(("helper", "argument"), ENUMS, ids=[f"{h.name}-{a}" for h, a in ENUMS])
-def test_every_allowed_value_of_an_enum_argument_draws_and_another_is_found_at_its_line(ws: Path, helper,
+def test_every_allowed_value_of_an_enum_argument_draws_and_another_is_found_at_its_line(ws: Path, helper: Helper,
                                                                                        argument: str) -> None:
     allowed = helper.choices[argument]
     good = [CALLS[helper.name].format(argument=argument, value=repr(value)) for value in allowed]
@@ -102,10 +105,6 @@ def test_an_icon_or_image_named_by_keyword_is_checked_before_drawing(ws: Path) -
 
 
 def test_every_helper_of_the_table_is_what_a_template_sees(ws: Path) -> None:
-    calls = {"mm": "mm(10)", "pt": "pt(9)", "inch": "inch(1)", "length": "length('50%')", "color": "color('red')",
-             **{name: call.format(argument="align" if name != "image" else "fit",
-                                  value="'center'" if name != "image" else "'cover'") for name, call in CALLS.items()},
-             "icon": "icon('scrap', 5, 5, 20)"}
-    assert set(calls) == {helper.name for helper in HELPERS}, "a helper of the table has no call here"
-    write_game(ws, templates={"face.svg": _face(list(calls.values())), "back.svg": BACK})
+    assert set(CALLS) == {helper.name for helper in HELPERS}, "CALLS needs a call of every helper of the table"
+    write_game(ws, templates={"face.svg": _face([_call(helper) for helper in HELPERS]), "back.svg": BACK})
     assert not [f for f in validate_game(ws, "mini") if f.severity == "error"]

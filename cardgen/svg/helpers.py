@@ -132,7 +132,8 @@ class CardHelpers:
         text = str(value)
         return self.game.spec.colors.get(text, text)
 
-    def _box(self, helper: str, x: Any, y: Any, width: Any, height: Any) -> tuple[float, float, float, float]:
+    def place(self, helper: str, x: Any, y: Any, width: Any, height: Any) -> tuple[float, float, float, float]:
+        """A helper's box in card pixels from the position and size a template gave it (`length` of each)."""
         box = (self.length(x, "x", True, f"{helper}: x"), self.length(y, "y", True, f"{helper}: y"),
                self.length(width, "x", False, f"{helper}: width"), self.length(height, "y", False, f"{helper}: height"))
         return box
@@ -146,7 +147,7 @@ class CardHelpers:
         family = font or self.game.spec.font
         if not family:
             raise CardgenError(f"{_helper} needs font= (or a `font:` default in game.yaml)")
-        bx, by, bw, bh = self._box(_helper, x, y, width, height)
+        bx, by, bw, bh = self.place(_helper, x, y, width, height)
         px = self.length(size, "y", False, f"{_helper}: size")
         least = self.length(min_size, "y", False, f"{_helper}: min_size") if min_size is not None else px
         measurer = TextMeasurer(self.fonts, family)
@@ -171,7 +172,7 @@ class CardHelpers:
     def icon(self, name: str, x: Any, y: Any, size: Any, color: str | None = None) -> Markup:
         """An icon by name or alias, size x size px at (x, y), recoloured."""
         color = self.color(color or self.game.spec.icon_colors.get(name, "#000000"))
-        bx, by, side, _ = self._box("icon", x, y, size, size)
+        bx, by, side, _ = self.place("icon", x, y, size, size)
         self.boxes.append(GuideBox("icon", bx, by, side, side, str(name)))
         return Markup(icon_svg(self.icons.get(name), bx, by, side, color))
 
@@ -179,7 +180,7 @@ class CardHelpers:
         """An image file from the game's data folder, placed in a box (fit: contain, cover or stretch)."""
         resolved = safe_path(self.game, str(path))
         self.files.append(resolved)
-        bx, by, bw, bh = self._box("image", x, y, width, height)
+        bx, by, bw, bh = self.place("image", x, y, width, height)
         self.boxes.append(GuideBox("image", bx, by, bw, bh, str(path)))
         aspect = FIT_ASPECT[fit]
         return Markup(f'<image x="{bx}" y="{by}" width="{bw}" height="{bh}" preserveAspectRatio="{aspect}" '
