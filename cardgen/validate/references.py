@@ -273,10 +273,11 @@ def _scan(tree: nodes.Template, source: str, shown: str) -> TemplateScan:
 
 def _argument(call: nodes.Call, helper: Helper, name: str) -> nodes.Expr | None:
     """What a call gives a helper's argument, by keyword or by position; None when it leaves the default."""
-    keyword = next((k.value for k in call.kwargs if k.key == name), None)
+    for keyword in call.kwargs:
+        if keyword.key == name:
+            return keyword.value
     index = helper.position(name)
-    return keyword if keyword is not None else call.args[index] if index is not None and index < len(call.args) \
-        else None
+    return call.args[index] if index is not None and index < len(call.args) else None
 
 
 _NAMED = {"icon": ("icons", "icon_columns"), "image": ("images", "image_columns")}  # constants, columns
