@@ -99,3 +99,24 @@ def test_readme_names_every_bundled_font_family(tmp_path) -> None:
     assert listed, paragraph
     named = {name.strip() for name in listed.group(1).replace("\n", " ").split(",")}
     assert named == set(FontBook(tmp_path / "no-fonts").families)
+
+
+def test_every_template_helper_and_its_choices_are_documented() -> None:
+    from cardgen.svg.helper_table import HELPERS
+
+    section = (REPO / "README.md").read_text(encoding="utf-8").split("\n## Templates\n")[1].split("\n## ")[0]
+    names = [line.split("|")[1] for line in section.splitlines() if line.startswith("| `")]  # each row's first cell
+    missing = []
+    for helper in HELPERS:
+        row = next((cell for cell in names if f"`{helper.name}(" in cell), None)
+        if row is None:
+            missing.append(f"{helper.name}: no row of the table names `{helper.name}(`")
+            continue
+        missing += [f"{helper.name}: its row does not say {argument}={'/'.join(allowed)}"
+                    for argument, allowed in helper.choices.items() if f"{argument}={'/'.join(allowed)}" not in row]
+    documented = {name for cell in names for name in re.findall(r"`(\w+)\(", cell)}
+    missing += [f"{name}: in the table but not a helper of HELPERS" for name in documented - {h.name for h in HELPERS}]
+    recipe = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8").split("new template helper")[1]
+    assert "cardgen/svg/helper_table.py" in recipe and "`HELPERS`" in recipe
+    assert not missing, "Template helpers (cardgen/svg/helper_table.py) not in README's Templates table:\n  " + \
+        "\n  ".join(missing)

@@ -338,12 +338,12 @@ def test_oversized_icon_file_is_refused(ws: Path) -> None:
     assert finding.row == 2 and "icons/huge.svg" in finding.message and "larger than 1000 kB" in finding.message
 
 
-def test_template_helper_given_nonsense_is_a_finding(ws: Path) -> None:
-    write_game(ws, templates={"face.svg": FACE.replace("min_size=8)", "min_size=8, align='sideways')"),
-                              "back.svg": "<svg {{ geo.svg_attrs }}/>"})
-    findings = validate_game(ws, "mini")
-    assert {f.rule for f in findings} == {"render"} and findings[0].row == 2
-    assert "cannot render card 'alpha' with face.svg: KeyError" in findings[0].message
+def test_template_helper_given_nonsense_is_a_finding_at_its_template_line(ws: Path) -> None:
+    face = FACE.replace("12, min_size=8)", "12, min_size=8, align='sideways')")
+    write_game(ws, templates={"face.svg": face, "back.svg": "<svg {{ geo.svg_attrs }}/>"})
+    [finding] = validate_game(ws, "mini")
+    assert (finding.file, finding.row, finding.rule) == ("templates/mini/face.svg", 4, "helper-argument")
+    assert finding.message == "text_box: align is 'sideways'; expected one of left, center, right"
 
 
 def test_very_long_markup_cell_is_a_finding_not_a_hang(ws: Path) -> None:

@@ -7,7 +7,8 @@ from operator import attrgetter
 
 @dataclass(frozen=True, slots=True)
 class GuideBox:
-    """Where a template helper (text_box, text_line, icon, image) drew, in card pixels: for layout guides.
+    """Where a template helper drew, in card pixels, for layout guides; `kind` is the helper's name in
+    `svg/helper_table.py` (text_box, text_line, icon, image), whose line gives the box its colour.
 
     A slotted dataclass, not a dict or a model: a build holds about twenty per card, made once when a card
     is rendered and shared by the plan, the SVG cache and the build record. At 10,000 cards model instances

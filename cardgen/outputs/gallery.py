@@ -18,10 +18,10 @@ from cardgen.outputs.playtable import STATS_PAGE, stats_page, table_script, tabl
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.record.changes import Changes, diff_records, field_change
 from cardgen.record.record import BUILD_RECORD, BackEntry, BuildRecord, CardEntry, DeckEntry, GuideBox
+from cardgen.svg.helper_table import GUIDE_COLORS
 
 GALLERY_FILE = "index.html"
 PREVIOUS = "previous"  # images of the changed cards as the previous build drew them
-_BOX_COLORS = {"text_box": "#1e88e5", "text_line": "#8e24aa", "icon": "#43a047", "image": "#fb8c00"}
 
 
 def _e(value: object) -> str:
@@ -40,7 +40,7 @@ def guides_svg(deck: DeckEntry, boxes: list[GuideBox]) -> str:
              _rect(safe, safe, w - 2 * safe, h - 2 * safe,
                    'stroke="#00bcd4" stroke-width="1.5" stroke-dasharray="6 4"')]
     for box in boxes:
-        color = _BOX_COLORS.get(box.kind, "#ffffff")
+        color = GUIDE_COLORS.get(box.kind, "#ffffff")
         fill = ' fill="#e53935" fill-opacity="0.35"' if box.overflow else ""
         parts.append(_rect(box.x, box.y, box.width, box.height, f'stroke="{color}" stroke-width="1.5"{fill}',
                            f"{box.kind}: {box.label}" + (" (does not fit)" if box.overflow else "")))
@@ -152,7 +152,7 @@ def gallery_html(record: BuildRecord, changes: Changes | None = None, guides: bo
     script = (ASSETS / "gallery" / "gallery.js").read_text(encoding="utf-8") + table_script()
     views = '<button id="view-table" aria-pressed="false">Table</button>' + (
         f'<a href="../{_e(STATS_PAGE.format(game=record.game.name))}">Stats</a>' if stats else "")
-    legend = "".join(f'<b style="border-bottom:2px solid {c}">{k}</b>' for k, c in _BOX_COLORS.items())
+    legend = "".join(f'<b style="border-bottom:2px solid {c}">{k}</b>' for k, c in GUIDE_COLORS.items())
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
             f'<meta name="viewport" content="width=device-width"><style>{style}</style></head>'
             f'<body data-game="{_e(record.game.name)}" data-built="{_e(build_id(record))}"><header>'

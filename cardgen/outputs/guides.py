@@ -1,5 +1,6 @@
 """Layout guides (`cardgen build --guides`): copies of the card images under `guides/` with the bleed, the
-trim line, the safe zone and the box of every text_box, text_line, icon and image call drawn over them.
+trim line, the safe zone and the box of every helper call that records one (text_box, text_line, icon, image:
+see `svg/helper_table.py`) drawn over them.
 
 The real card images, PDF and Tabletop Simulator files are not touched; the gallery shows the same guides
 as an overlay it can switch on and off.
@@ -13,9 +14,9 @@ from cardgen.core.storage import write_atomic
 from cardgen.load.manifest import Game
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.record.record import DeckEntry, GuideBox
+from cardgen.svg.helper_table import GUIDE_COLORS
 
 GUIDES = "guides"
-_COLORS = {"text_box": (30, 136, 229), "text_line": (142, 36, 170), "icon": (67, 160, 71), "image": (251, 140, 0)}
 _RED, _CYAN = (229, 57, 53), (0, 188, 212)
 
 
@@ -33,7 +34,7 @@ def _dashed_rect(draw, box: tuple[float, float, float, float], color: tuple, wid
 
 def draw_guides(image_path: Path, deck: DeckEntry, boxes: list[GuideBox], target: Path) -> None:
     """Write a copy of a card image with its layout guides drawn over it."""
-    from PIL import Image, ImageDraw
+    from PIL import Image, ImageColor, ImageDraw
 
     with Image.open(image_path) as opened:
         card = opened.convert("RGBA")
@@ -52,7 +53,8 @@ def draw_guides(image_path: Path, deck: DeckEntry, boxes: list[GuideBox], target
         corners = (box.x, box.y, box.x + box.width, box.y + box.height)
         if box.overflow:
             draw.rectangle(corners, fill=(*_RED, 80))
-        draw.rectangle(corners, outline=(*_COLORS.get(box.kind, (255, 255, 255)), 255), width=line)
+        draw.rectangle(corners, outline=(*ImageColor.getrgb(GUIDE_COLORS.get(box.kind, "#ffffff")), 255),
+                       width=line)
     result = Image.alpha_composite(card, overlay).convert("RGB")
     write_atomic(target, lambda temp: result.save(temp, format="PNG", compress_level=1))
 

@@ -136,6 +136,9 @@ def fit_text(text: str, measurer: TextMeasurer, width: float, height: float, siz
             return Layout(lines, current, fits, why)
         current = max(min_size, current - size * step)
 
+ALIGN = {"left": 0.0, "center": 0.5, "right": 1.0}  # the share of a line's spare width left of it
+VALIGN = {"top": 0.0, "middle": 0.5, "bottom": 1.0}  # the share of a box's spare height above its text
+
 
 def _overflow_reason(words: list[list[Word]], lines: list[Line], measurer: TextMeasurer, size: float, width: float,
                      height: float, line_height: float, max_lines: int | None) -> str:
@@ -178,12 +181,12 @@ def layout_to_svg(layout: Layout, x: float, y: float, width: float, height: floa
     face = measurer.fonts.face(style.family)
     ascent = face.ascent / face.units_per_em * size
     block = len(layout.lines) * size * style.line_height
-    top = y + {"top": 0.0, "middle": (height - block) / 2, "bottom": height - block}[style.valign]
+    top = y + VALIGN[style.valign] * (height - block)
     # The first baseline sits so that a line's ascent and half its extra leading are above it.
     baseline = top + ascent + (style.line_height - 1) * size / 2
     parts = []
     for line in layout.lines:
-        left = x + {"left": 0.0, "center": (width - line.width) / 2, "right": width - line.width}[style.align]
+        left = x + ALIGN[style.align] * (width - line.width)
         parts.append(_line_svg(line, left, baseline, size, style, measurer, icon_lookup))
         baseline += size * style.line_height
     return Markup("".join(parts))

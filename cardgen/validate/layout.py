@@ -25,7 +25,8 @@ from cardgen.load.fonts import FontFace
 from cardgen.load.markup import parse, plain_text
 from cardgen.load.svgart import ART_TEXT
 from cardgen.svg.context import BuildContext
-from cardgen.svg.templates import Geometry, RenderedSVG, SVGCache, SVGRenderer, subject
+from cardgen.svg.helpers import Geometry
+from cardgen.svg.templates import RenderedSVG, SVGCache, SVGRenderer, subject
 from cardgen.validate.findings import as_error
 
 _TEXT = re.compile(r"<text\b([^>]*)>(.*?)</text>", re.DOTALL)

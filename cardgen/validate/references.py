@@ -26,7 +26,9 @@ from cardgen.load.svgart import MAX_SIDE as MAX_SVG_SIDE
 from cardgen.load.svgart import read_art
 from cardgen.options.pdf import PrintSpec
 from cardgen.svg.context import BuildContext
-from cardgen.svg.templates import make_environment, safe_path, syntax_message
+from cardgen.svg.helper_table import BAD_ARGUMENT, BY_NAME, Helper
+from cardgen.svg.helpers import safe_path
+from cardgen.svg.templates import make_environment, syntax_message
 
 MAX_IMAGE_PIXELS = 64_000_000   # a 20 x 20 inch board at 400 DPI; a bigger image is a mistake or an attack
 MAX_IMAGE_BYTES = 50_000_000
@@ -53,6 +55,7 @@ class TemplateUse:
     image_columns: dict[str, Where] = field(default_factory=dict)
     text_columns: set[str] = field(default_factory=set)
     fonts: dict[str, Where] = field(default_factory=dict)
+    arguments: dict[str, Where] = field(default_factory=dict)  # what is wrong with a helper's enum argument
     optional: set[str] = field(default_factory=set)  # fields a template tests (`is defined`, `default`): may be absent
     guarded: set[str] = field(default_factory=set)  # fields a template tests with `if`: may be empty
 
@@ -60,7 +63,8 @@ class TemplateUse:
         """Add what another template uses; a name already here keeps its first place."""
         for mine, theirs in ((self.fields, other.fields), (self.icons, other.icons),
                              (self.icon_columns, other.icon_columns), (self.images, other.images),
-                             (self.image_columns, other.image_columns), (self.fonts, other.fonts)):
+                             (self.image_columns, other.image_columns), (self.fonts, other.fonts),
+                             (self.arguments, other.arguments)):
             for name, where in theirs.items():
                 mine.setdefault(name, where)
         self.text_columns |= other.text_columns
@@ -133,7 +137,7 @@ class KnownScans(KeptByGame):
         self.used[key] = _scan_to_json(scan)
 
 
-_WHERE_MAPS = ("fields", "icons", "icon_columns", "images", "image_columns", "fonts")
+_WHERE_MAPS = ("fields", "icons", "icon_columns", "images", "image_columns", "fonts", "arguments")
 _NAME_SETS = ("text_columns", "optional", "guarded")
 
 
@@ -252,21 +256,12 @@ def _scan(tree: nodes.Template, source: str, shown: str) -> TemplateScan:
             use.fields.setdefault(name, Where(shown, node.lineno))
     for call in tree.find_all(nodes.Call):
         where = Where(shown, call.lineno)
-        helper = call.node.name if isinstance(call.node, nodes.Name) else None
-        first = call.args[0] if call.args else None
-        column = _card_field(first) if first is not None else None
-        constant = first.value if isinstance(first, nodes.Const) and isinstance(first.value, str) else None
-        if helper == "icon":
-            (use.icon_columns if column else use.icons).setdefault(column or constant or "", where)
-        elif helper == "image":
-            (use.image_columns if column else use.images).setdefault(column or constant or "", where)
-        elif helper in ("text_box", "text_line") and column:
-            use.text_columns.add(column)
+        helper = BY_NAME.get(call.node.name) if isinstance(call.node, nodes.Name) else None
+        if helper is not None:
+            _helper_call(use, helper, call, where)
         for keyword in call.kwargs:
             if keyword.key == "font" and isinstance(keyword.value, nodes.Const):
                 use.fonts.setdefault(str(keyword.value.value), where)
-    use.icons.pop("", None)
-    use.images.pop("", None)
     for family in families_in_svg(source):
         if "{" not in family:  # a family written as a Jinja expression is checked when it renders
             line = source[: source.find(family)].count("\n") + 1
@@ -274,6 +269,37 @@ def _scan(tree: nodes.Template, source: str, shown: str) -> TemplateScan:
     children = [(child, source[: source.find(child)].count("\n") + 1)
                 for child in meta.find_referenced_templates(tree) if isinstance(child, str)]
     return TemplateScan(shown, use, children)
+
+
+def _argument(call: nodes.Call, helper: Helper, name: str) -> nodes.Expr | None:
+    """What a call gives a helper's argument, by keyword or by position; None when it leaves the default."""
+    for keyword in call.kwargs:
+        if keyword.key == name:
+            return keyword.value
+    index = helper.position(name)
+    return call.args[index] if index is not None and index < len(call.args) else None
+
+
+_NAMED = {"icon": ("icons", "icon_columns"), "image": ("images", "image_columns")}  # constants, columns
+
+
+def _helper_call(use: TemplateUse, helper: Helper, call: nodes.Call, where: Where) -> None:
+    """Note what a helper's call names (card texts, icons, images: `Helper.names`), and an enum argument given a
+    value it does not allow."""
+    for argument, names in helper.names.items():
+        node = _argument(call, helper, argument)
+        column = _card_field(node) if node is not None else None
+        constant = node.value if isinstance(node, nodes.Const) and isinstance(node.value, str) else None
+        if names == "text" and column:
+            use.text_columns.add(column)
+        elif names != "text" and (column or constant):
+            constants, columns = _NAMED[names]
+            getattr(use, columns if column else constants).setdefault(column or constant, where)
+    for argument in helper.choices:
+        node = _argument(call, helper, argument)
+        problem = helper.check(argument, node.value) if isinstance(node, nodes.Const) else None
+        if problem is not None:
+            use.arguments.setdefault(problem.message, where)
 
 
 # ---------------------------------------------------------------- images
@@ -388,6 +414,8 @@ class ReferenceChecker:
             message = self._image(text)
             if message:
                 findings.append(Problem(message, file=where.file, row=where.line, rule="image"))
+        for message, where in use.arguments.items():
+            findings.append(Problem(message, file=where.file, row=where.line, rule=BAD_ARGUMENT))
         for family, where in use.fonts.items():
             try:
                 self.fonts.face(family)
