@@ -22,7 +22,8 @@ CALLS = {"text_box": "text_box(card.text, 20, 50, 120, 60, 12, {argument}={value
          "text_line": "text_line(card.name, 20, 20, 120, 14, {argument}={value})",
          "icon": "icon('scrap', 20, 120, 30)",
          "image": "image('art.png', 80, 120, 40, 40, {argument}={value})",
-         "mm": "mm(10)", "pt": "pt(9)", "inch": "inch(1)", "length": "length('50%')", "position": "position('15%', 'y')", "color": "color('red')"}
+         "mm": "mm(10)", "pt": "pt(9)", "inch": "inch(1)", "length": "length('50%')",
+         "position": "position('15%', 'y')", "color": "color('red')"}
 ENUMS = [(helper, argument) for helper in HELPERS for argument in helper.choices]
 
 
