@@ -82,6 +82,11 @@ class DataSource(Strict):
     delimiter: str | None = Field(None, min_length=1, max_length=1, description="one character, e.g. ';'")
     encoding: str | None = None
 
+    @property
+    def location(self) -> str:
+        """The file (relative to the game's data folder) the rows are read from."""
+        return self.file
+
 
 class DeckSpec(Strict):
     """One deck: its data, templates, copies column, ids and size."""

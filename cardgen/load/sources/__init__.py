@@ -1,0 +1,98 @@
+"""The data-source registry: one reader per file suffix or URL scheme, each with its own freshness stamp.
+
+A deck's `source:` names a file (`cards.csv`) or a URL (`https://...`). The reader registered for its suffix (or its
+scheme) turns it into a `Table` (`cardgen.load.data`): a header and rows as text, each row with its file and line so
+that every later finding is located. Each reader also says how the no-change check knows that the source is
+unchanged: a file by its size and time, a URL by what its server answered (ETag or Last-Modified).
+
+Readers are named as text ("module:function") and imported only when a deck reads through them, so that the
+no-change check, which runs before anything heavy is imported, can ask a reader for its stamp. A new source is one
+module plus one line in `READERS`.
+"""
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, NamedTuple
+
+from cardgen.core.errors import CardgenError
+from cardgen.core.registry import imported
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from cardgen.load.data import Table
+    from cardgen.load.manifest import DataSource, Game
+
+FILE_STAMP = "cardgen.load.sources.files:file_stamp"
+
+
+class Reader(NamedTuple):
+    """One registered source.
+
+    `read` is "module:function": for a suffix, `(path, shown_as, source) -> Table` reads a file; for a URL scheme,
+    `(game, source) -> Table` fetches it (and reads its copy with the reader of its format). `stamp` is
+    "module:function" `(root, location) -> list[int]`: what the no-change check compares with the build's.
+    """
+
+    read: str
+    stamp: str = FILE_STAMP
+
+
+# Suffix (lower case, with its dot) or URL scheme (with "://") -> its reader.
+READERS: dict[str, Reader] = {
+    ".csv": Reader("cardgen.load.sources.files:read_csv"),
+    ".tsv": Reader("cardgen.load.sources.files:read_csv"),
+    ".txt": Reader("cardgen.load.sources.files:read_csv"),
+    ".yaml": Reader("cardgen.load.sources.files:read_yaml"),
+    ".yml": Reader("cardgen.load.sources.files:read_yaml"),
+    ".xlsx": Reader("cardgen.load.sources.files:read_xlsx"),
+    ".json": Reader("cardgen.load.sources.json_rows:read_json"),
+    ".ods": Reader("cardgen.load.sources.ods:read_ods"),
+}
+
+
+def is_url(location: str) -> bool:
+    """Whether a source's location is a URL (`scheme://...`) rather than a file."""
+    return "://" in location
+
+
+def key_of(location: str) -> str:
+    """The registry key of a location: its scheme with "://" for a URL, else its file suffix in lower case."""
+    if is_url(location):
+        return location.split("://", 1)[0].lower() + "://"
+    return PurePosixPath(location).suffix.lower()
+
+
+def reader_for(location: str, shown_as: str) -> Reader:
+    """The reader registered for a location; an error naming those there are when none is."""
+    reader = READERS.get(key_of(location))
+    if reader is None:
+        kinds = ", ".join(key for key in READERS if not key.endswith("://"))
+        schemes = ", ".join(key for key in READERS if key.endswith("://"))
+        what = f"URL scheme '{key_of(location)}'" if is_url(location) else f"data file type '{key_of(location)}'"
+        raise CardgenError(f"unknown {what}; expected a file of type {kinds}" + (f" or a URL ({schemes})"
+                                                                                   if schemes else ""),
+                           file=shown_as, rule="unknown-source")
+    return reader
+
+
+def read_source(game: Game, source: DataSource) -> Table:
+    """A deck's source read as a `Table`, by the reader of its suffix or scheme; a CardgenError when it cannot be
+    read at all."""
+    from cardgen.load.sources.files import local_file
+
+    if is_url(source.location):
+        return imported(reader_for(source.location, source.location).read)(game, source)
+    path, shown_as = local_file(game, source)
+    read = imported(reader_for(source.location, shown_as).read)
+    try:
+        return read(path, shown_as, source)
+    except OSError as exc:
+        raise CardgenError(f"cannot read the file: {exc.strerror or exc}", file=shown_as) from None
+
+
+def stamp(root: Path, location: str) -> list[int]:
+    """The freshness stamp of a source (a file relative to root, or a URL), by its reader; an unknown kind of
+    file is stamped as a file."""
+    reader = READERS.get(key_of(location))
+    return imported(reader.stamp if reader else FILE_STAMP)(root, location)
