@@ -750,7 +750,7 @@ def read_game_data(game: Game) -> GameData:
     data = GameData([], [])
     for deck_name, deck in game.spec.decks.items():
         source: DataSource = deck.source  # type: ignore[assignment]
-        key = (source.file, source.sheet, source.delimiter, source.encoding)
+        key = (source.location, source.sheet, source.delimiter, source.encoding, source.format)
         if key not in tables:
             try:
                 tables[key] = read_table(game, source)
@@ -758,7 +758,7 @@ def read_game_data(game: Game) -> GameData:
             except CardgenError as exc:
                 tables[key] = None
                 data.problems += exc.problems
-                data.unreadable.append(source.file)
+                data.unreadable.append(source.location)
         table = tables[key]
         if table is None:
             continue

@@ -23,19 +23,17 @@ if TYPE_CHECKING:
     from cardgen.load.data import Table
     from cardgen.load.manifest import DataSource, Game
 
-FILE_STAMP = "cardgen.load.sources.files:file_stamp"
-
-
 class Reader(NamedTuple):
     """One registered source.
 
     `read` is "module:function": for a suffix, `(path, shown_as, source) -> Table` reads a file; for a URL scheme,
     `(game, source) -> Table` fetches it (and reads its copy with the reader of its format). `stamp` is
-    "module:function" `(root, location) -> list[int]`: what the no-change check compares with the build's.
+    "module:function" `(root, location) -> list[int]`: what the no-change check compares with the build's; None
+    for a file, which `load/freshness.py` stamps by its size and time.
     """
 
     read: str
-    stamp: str = FILE_STAMP
+    stamp: str | None = None
 
 
 # Suffix (lower case, with its dot) or URL scheme (with "://") -> its reader.
@@ -48,6 +46,8 @@ READERS: dict[str, Reader] = {
     ".xlsx": Reader("cardgen.load.sources.files:read_xlsx"),
     ".json": Reader("cardgen.load.sources.json_rows:read_json"),
     ".ods": Reader("cardgen.load.sources.ods:read_ods"),
+    "https://": Reader("cardgen.load.sources.url:read_url", "cardgen.load.sources.url:url_stamp"),
+    "http://": Reader("cardgen.load.sources.url:read_url", "cardgen.load.sources.url:url_stamp"),
 }
 
 
@@ -92,7 +92,8 @@ def read_source(game: Game, source: DataSource) -> Table:
 
 
 def stamp(root: Path, location: str) -> list[int]:
-    """The freshness stamp of a source (a file relative to root, or a URL), by its reader; an unknown kind of
-    file is stamped as a file."""
-    reader = READERS.get(key_of(location))
-    return imported(reader.stamp if reader else FILE_STAMP)(root, location)
+    """The freshness stamp of a source that is not a file (a URL), by its reader."""
+    reader = reader_for(location, location)
+    if reader.stamp is None:
+        raise ValueError(f"{location} is a file: load/freshness.py stamps it")
+    return imported(reader.stamp)(root, location)

@@ -1,4 +1,4 @@
-"""Sources that are files in the project: where a deck's file is, its stamp, and the CSV, YAML and XLSX readers."""
+"""Sources that are files in the project: where a deck's file is, and the CSV, YAML and XLSX readers."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -30,15 +30,6 @@ def local_file(game: Game, source: DataSource) -> tuple[Path, str]:
         raise CardgenError(f"the data file is {size / 1e6:,.0f} MB, more than the limit of "
                            f"{MAX_DATA_BYTES / 1e6:,.0f} MB", file=shown_as, rule="too-long")
     return path, shown_as
-
-
-def file_stamp(root: Path, location: str) -> list[int]:
-    """A file's size and modification time; [-1, -1] when it is gone (differs from any stamp recorded)."""
-    try:
-        stat = (root / location).stat()
-    except OSError:
-        return [-1, -1]
-    return [stat.st_size, stat.st_mtime_ns]
 
 
 def read_csv(path: Path, shown_as: str, source: DataSource) -> Table:
