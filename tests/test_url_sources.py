@@ -212,3 +212,17 @@ def test_watch_looks_at_the_sheet_every_poll_and_rebuilds_when_it_changed(
     finally:
         stop.set()
         watcher.join(timeout=10)
+
+
+@pytest.mark.parametrize("source,found", [
+    ('{file: cards.csv, url: "https://example.invalid/x.csv"}', "give a source either `file:` (a data file) or "
+                                                               "`url:` (an http or https address)"),
+    ('{url: "ftp://example.invalid/x.csv"}', "`url:` must begin with https:// or http://, not "
+                                            "'ftp://example.invalid/x.csv'"),
+])
+def test_a_source_is_a_file_or_an_http_url(workspace: Path, source: str, found: str) -> None:
+    _game(workspace, "x")
+    manifest = workspace / "data" / "g" / "game.yaml"
+    manifest.write_text(manifest.read_text().replace('source: {url: "x"}', f"source: {source}"))
+    output = run_cli(workspace, "validate", "g", expect=1).output
+    assert output.startswith(f"data/g/game.yaml:8: error: decks.main.source: {found}\ng: 1 error"), output

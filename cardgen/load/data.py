@@ -723,7 +723,7 @@ def _errors_only(problems: list[Problem]) -> list[Problem]:
 def load_deck(game: Game, deck_name: str) -> list[Card]:
     """Read, type-convert and filter one deck's rows into Card records; raise on any error."""
     deck = game.spec.decks[deck_name]
-    table = read_table(game, deck.source)  # type: ignore[arg-type]
+    table = read_table(game, deck.source)
     typed, problems = convert_table(table, game.fields_of(deck))
     cards, card_problems = deck_cards(game, deck_name, table.rows, typed)
     errors = _errors_only(table.problems + problems + card_problems)
@@ -749,7 +749,7 @@ def read_game_data(game: Game) -> GameData:
     converted: dict[tuple, list[dict[str, Any]]] = {}
     data = GameData([], [])
     for deck_name, deck in game.spec.decks.items():
-        source: DataSource = deck.source  # type: ignore[assignment]
+        source = deck.source
         key = (source.location, source.sheet, source.delimiter, source.encoding, source.format)
         if key not in tables:
             try:

@@ -107,7 +107,7 @@ class DeckSpec(Strict):
     kind: Literal["card", "token", "board"] = "card"
     shape: Literal["rectangle", "rounded", "square", "circle", "hex"] = "rounded"
     supply: bool = Field(False, description="a token with an endless supply (a bag in Tabletop Simulator)")
-    source: DataSource | str
+    source: DataSource
     filter: str | None = None
     face: Choice | str
     back: Choice | str | None = None

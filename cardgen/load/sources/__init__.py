@@ -63,16 +63,15 @@ def key_of(location: str) -> str:
     return PurePosixPath(location).suffix.lower()
 
 
-def reader_for(location: str, shown_as: str) -> Reader:
-    """The reader registered for a location; an error naming those there are when none is."""
-    reader = READERS.get(key_of(location))
+def reader_for(key: str, shown_as: str) -> Reader:
+    """The reader registered for a key (`key_of`); an error naming those there are when none is."""
+    reader = READERS.get(key)
     if reader is None:
-        kinds = ", ".join(key for key in READERS if not key.endswith("://"))
-        schemes = ", ".join(key for key in READERS if key.endswith("://"))
-        what = f"URL scheme '{key_of(location)}'" if is_url(location) else f"data file type '{key_of(location)}'"
-        raise CardgenError(f"unknown {what}; expected a file of type {kinds}" + (f" or a URL ({schemes})"
-                                                                                   if schemes else ""),
-                           file=shown_as, rule="unknown-source")
+        kinds = ", ".join(known for known in READERS if not known.endswith("://"))
+        schemes = ", ".join(known for known in READERS if known.endswith("://"))
+        what = f"URL scheme '{key}'" if key.endswith("://") else f"data file type '{key}'"
+        raise CardgenError(f"unknown {what}; expected a file of type {kinds} or a URL ({schemes})", file=shown_as,
+                           rule="unknown-source")
     return reader
 
 
@@ -81,10 +80,10 @@ def read_source(game: Game, source: DataSource) -> Table:
     read at all."""
     from cardgen.load.sources.files import local_file
 
-    if is_url(source.location):
-        return imported(reader_for(source.location, source.location).read)(game, source)
+    if source.url is not None:
+        return imported(reader_for(key_of(source.url), source.url).read)(game, source)
     path, shown_as = local_file(game, source)
-    read = imported(reader_for(source.location, shown_as).read)
+    read = imported(reader_for(path.suffix.lower(), shown_as).read)
     try:
         return read(path, shown_as, source)
     except OSError as exc:
@@ -93,7 +92,7 @@ def read_source(game: Game, source: DataSource) -> Table:
 
 def stamp(root: Path, location: str) -> list[int]:
     """The freshness stamp of a source that is not a file (a URL), by its reader."""
-    reader = reader_for(location, location)
+    reader = reader_for(key_of(location), location)
     if reader.stamp is None:
         raise ValueError(f"{location} is a file: load/freshness.py stamps it")
     return imported(reader.stamp)(root, location)

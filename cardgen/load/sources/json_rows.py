@@ -44,8 +44,10 @@ def json_table(text: str, shown_as: str, sheet: str | int | None = None) -> Tabl
         raise CardgenError("expected a JSON list of objects (one {\"name\": ...} per card), or an object holding "
                            "such a list by deck", file=shown_as, row=_line(text, start))
     table = Table(shown_as, [], [])
+    line, counted = 1, 0
     for item, at in _items(text, start, shown_as):
-        _add_row(table, item, _line(text, at))
+        line, counted = line + text.count("\n", counted, at), at  # counted on from the last row: linear in the file
+        _add_row(table, item, line)
     for row in table.rows:  # a key an object leaves out is an empty cell, as in a sheet
         row.values.update({key: "" for key in table.header if key not in row.values})
     return table

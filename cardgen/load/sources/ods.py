@@ -51,7 +51,9 @@ def _sheet_rows(content: Any, sheet: str | int | None, shown_as: str) -> Iterato
         if element.tag == f"{_TABLE}table" and event == "start":
             names.append(element.get(f"{_TABLE}name", ""))
             reading = sheet in (names[-1], len(names)) or (sheet is None and len(names) == 1)
-        elif element.tag == f"{_TABLE}table-row" and event == "end" and reading:
+        elif element.tag == f"{_TABLE}table-row" and event == "end" and not reading:
+            element.clear()  # another sheet's row: dropped as it is read
+        elif element.tag == f"{_TABLE}table-row" and event == "end":
             repeated = _repeat(element, f"{_TABLE}number-rows-repeated")
             cells = _row_cells(element, shown_as, number + 1)
             if not cells:  # a run of empty rows costs nothing, however long
