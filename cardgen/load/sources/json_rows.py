@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cardgen.core.errors import CardgenError, Problem
+from cardgen.load.data import MAX_COLUMNS, MAX_ROWS, Row, Table, _decode  # imported once this reader is used
 
 if TYPE_CHECKING:
-    from cardgen.load.data import Table
     from cardgen.load.manifest import DataSource
 
 _SPACE = " \t\r\n"
@@ -17,8 +17,6 @@ _SPACE = " \t\r\n"
 
 def read_json(path: Path, shown_as: str, source: DataSource) -> Table:
     """A JSON file's rows (its size was bounded before it is read)."""
-    from cardgen.load.data import _decode
-
     notes: list[Problem] = []
     table = json_table(_decode(path.read_bytes(), source.encoding, shown_as, notes), shown_as, source.sheet)
     table.problems[:0] = notes
@@ -27,8 +25,6 @@ def read_json(path: Path, shown_as: str, source: DataSource) -> Table:
 
 def json_table(text: str, shown_as: str, sheet: str | int | None = None) -> Table:
     """JSON text as rows: a list of objects, or the list of an object's key (`sheet`, or its only key)."""
-    from cardgen.load.data import Table
-
     try:
         json.loads(text)  # the whole text is JSON (an error at its line), before it is walked item by item
     except json.JSONDecodeError as exc:
@@ -66,8 +62,6 @@ def _line(text: str, index: int) -> int:
 
 def _items(text: str, start: int, shown_as: str) -> list[tuple[Any, int]]:
     """The items of the JSON list at `start` (valid JSON: checked before), each with the index it starts at."""
-    from cardgen.load.data import MAX_ROWS
-
     decoder, items = json.JSONDecoder(), []
     index = _skip(text, start + 1)
     while text[index] != "]":
@@ -102,8 +96,6 @@ def _list_of(text: str, start: int, sheet: str | int | None, shown_as: str) -> i
 
 def _add_row(table: Table, item: Any, line: int) -> None:
     """One object as a row: scalars as the text they would be in a cell, lists of them kept item by item."""
-    from cardgen.load.data import MAX_COLUMNS, Row
-
     if not isinstance(item, dict):
         table.problems.append(Problem(f"expected an object ({{\"name\": ...}}) for each card, not {_kind(item)}; "
                                       "it is skipped", file=table.file, row=line))
@@ -121,7 +113,8 @@ def _add_row(table: Table, item: Any, line: int) -> None:
         else:
             table.problems.append(Problem(f"expected a text, a number, true/false or a list of them, not "
                                           f"{_kind(value)}", file=table.file, row=line, column=key))
-    table.header += [key for key in values if key not in table.header]
+    if not values.keys() <= set(table.header):
+        table.header += [key for key in values if key not in table.header]
     table.rows.append(Row(values, table.file, line, items))
 
 
