@@ -226,3 +226,15 @@ def test_a_source_is_a_file_or_an_http_url(workspace: Path, source: str, found: 
     manifest.write_text(manifest.read_text().replace('source: {url: "x"}', f"source: {source}"))
     output = run_cli(workspace, "validate", "g", expect=1).output
     assert output.startswith(f"data/g/game.yaml:8: error: decks.main.source: {found}\ng: 1 error"), output
+
+
+def test_without_a_user_cache_the_answer_is_read_once_and_kept_nowhere(
+        workspace: Path, server: tuple[str, Sheet], monkeypatch: pytest.MonkeyPatch) -> None:
+    base, sheet = server
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative")  # no absolute cache folder: none at all
+    url = f"{base}/spreadsheets/d/abc/export?format=csv&gid=0"
+    _game(workspace, url)
+    run_cli(workspace, "build", "g")
+    assert _cards(workspace) == [("Alpha", 2), ("Beta", 1)]
+    sheet.down = True
+    assert "there is no copy of it from an earlier build" in run_cli(workspace, "validate", "g", expect=1).output

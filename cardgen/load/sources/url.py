@@ -88,10 +88,13 @@ def _keep(url: str, data: bytes, headers: Any, old: Copy | None) -> Copy:
             "etag": headers.get("ETag"), "modified": headers.get("Last-Modified"),
             "type": headers.get_content_type() if data else (old.meta.get("type") if old else None)}
     folder = _folder(url)
-    if folder is None:  # no user cache: the answer is used once, from a file of the process's own
+    if folder is None:  # no user cache: the answer is used once, from a folder removed when the process ends
+        import atexit
+        import shutil
         import tempfile
 
         folder = Path(tempfile.mkdtemp(prefix="cardgen-url-"))
+        atexit.register(shutil.rmtree, folder, True)
     write_bytes(folder / "body", data)
     write_json(folder / "meta.json", meta)
     return Copy(folder / "body", meta)
