@@ -238,3 +238,20 @@ def test_without_a_user_cache_the_answer_is_read_once_and_kept_nowhere(
     assert _cards(workspace) == [("Alpha", 2), ("Beta", 1)]
     sheet.down = True
     assert "there is no copy of it from an earlier build" in run_cli(workspace, "validate", "g", expect=1).output
+
+
+def test_a_renamed_column_gives_the_findings_a_file_would_at_the_url(
+        workspace: Path, server: tuple[str, Sheet]) -> None:
+    base, sheet = server
+    url = f"{base}/spreadsheets/d/abc/export?format=csv&gid=0"
+    sheet.csv = "title,power,count,text\nAlpha,1,2,a\nBeta,x,1,b\n"
+    _game(workspace, url)
+    online = run_cli(workspace, "validate", "g", expect=1).output
+    _game(workspace, "x")
+    manifest = workspace / "data" / "g" / "game.yaml"
+    manifest.write_text(manifest.read_text().replace('source: {url: "x"}', "source: cards.csv"))
+    (workspace / "data" / "g" / "cards.csv").write_text(sheet.csv)
+    on_file = run_cli(workspace, "validate", "g", expect=1).output
+    assert f"{url}:3:power: error: 'x' is not a whole number" in online
+    assert f"{url}:1:title: warning: column 'title' is not declared" in online
+    assert online.replace(url, "data/g/cards.csv") == on_file
