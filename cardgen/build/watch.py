@@ -79,11 +79,14 @@ def watch_games(root: Path, games: list[str], rebuild: Callable[[list[str]], Non
     try:
         if build_first:
             rebuild(list(games))
+        sheets = _Sheets(root, games)
         warm_up(stage_modules(stage_names()))  # a rebuild draws an edit's card or two in this process
         while not stop.is_set():
             try:
                 first = events.get(timeout=0.2)
             except queue.Empty:
+                if changed := sheets.changed():
+                    rebuild(sorted(changed))
                 continue
             touched = {observer.saw(first)}
             while True:
@@ -94,8 +97,58 @@ def watch_games(root: Path, games: list[str], rebuild: Callable[[list[str]], Non
             todo = set().union(*(affected_games(p, root, games) for p in touched))
             if todo:
                 rebuild(sorted(todo))
+                sheets.look_for_new()  # an edit of game.yaml may name another URL
     finally:
         observer.stop()
+
+
+class _Sheets:
+    """The URL sources of the watched games (`source: {url: ...}`), each looked at every `poll:` seconds: a game
+    whose sheet changed is rebuilt (a look is a conditional request: an unchanged sheet costs a round trip)."""
+
+    def __init__(self, root: Path, games: list[str]) -> None:
+        self.root, self.games = root, games
+        self.seen: dict[str, list[int]] = {}  # URL -> its stamp when last looked at
+        self.due: dict[str, float] = {}  # URL -> when to look at it next
+        self.readers: dict[str, set[str]] = {}  # URL -> the games reading it
+        self.polls: dict[str, float] = {}  # URL -> seconds between two looks
+        self.look_for_new()
+
+    def look_for_new(self) -> None:
+        """Note the URLs the games read now (a game whose manifest does not load reads none until it does)."""
+        from cardgen.core.errors import CardgenError
+        from cardgen.load.manifest import load_game
+        from cardgen.load.sources import stamp
+
+        self.readers = {}
+        polls: dict[str, float] = {}
+        for game in self.games:
+            try:
+                urls = load_game(self.root, game).urls()
+            except (CardgenError, OSError):  # a broken manifest: its rebuild said what is wrong
+                continue
+            for url, seconds in urls.items():
+                self.readers.setdefault(url, set()).add(game)
+                polls[url] = min(seconds, polls.get(url, seconds))
+        for url, seconds in polls.items():
+            if url not in self.seen:  # what the build just read: the first look compares with it
+                self.seen[url] = stamp(self.root, url)
+            self.due[url] = min(self.due.get(url, float("inf")), time.monotonic() + seconds)
+        self.polls = polls
+
+    def changed(self) -> set[str]:
+        """The games reading a URL that is due a look and changed since the last look."""
+        from cardgen.load.sources import stamp
+
+        changed: set[str] = set()
+        for url, seconds in self.polls.items():
+            if time.monotonic() < self.due[url]:
+                continue
+            now = stamp(self.root, url)
+            if now != self.seen[url]:
+                changed |= self.readers[url]
+            self.seen[url], self.due[url] = now, time.monotonic() + seconds
+        return changed
 
 
 class _Observer:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from cardgen.core.errors import CardgenError, Problem, relative
+from cardgen.core.errors import CardgenError, Problem
 from cardgen.core.expressions import EvaluationError, ExpressionError, evaluate_mask
 from cardgen.core.filenames import collision_key, slugify, unsafe_reason
 from cardgen.load.manifest import Choice, DataSource, DeckSpec, FieldSpec, Game
@@ -477,18 +477,24 @@ def _sheet_table(worksheet: Any, shown_as: str) -> Table:
     # A sheet's declared dimension (A1:XFD1048576 in a 5 kB file) is not trusted: rows are read as
     # they are stored, and their number and width are bounded.
     worksheet.reset_dimensions()
-    rows_iter = _bounded_rows(worksheet.iter_rows(values_only=True), shown_as)
+    rows = _bounded_rows(worksheet.iter_rows(values_only=True), shown_as)
+    return cells_table(((number, [_cell_text(c) for c in cells]) for number, cells in enumerate(rows, start=1)),
+                       shown_as)
+
+
+def cells_table(rows: Iterator[tuple[int, list[str]]], shown_as: str) -> Table:
+    """A spreadsheet's rows (row number, cells as text; rows not given are blank) as a table whose header is row 1.
+    An error the rows raise while they are read (a damaged part) is one at the row it stopped at."""
     notes: list[Problem] = []
     number = 0  # the last row read
     try:
-        header_cells = [_cell_text(h) for h in next(rows_iter, ())]
-        if not any(h.strip() for h in header_cells):
+        number, header_cells = next(rows, (0, []))
+        if number != 1 or not any(h.strip() for h in header_cells):
             raise CardgenError("the sheet is empty or its first row is blank; expected a header row",
                                file=shown_as, row=1, rule="empty-file")
         table = Table(shown_as, _read_header(header_cells, shown_as, 1, notes), [], notes)
-        blank, number = None, 1
-        for number, cells in enumerate(rows_iter, start=2):
-            texts = [_cell_text(c) for c in cells]
+        blank = None
+        for number, texts in _with_blank_rows(rows):
             texts += [""] * (len(header_cells) - len(texts))  # empty cells at the end of a row are not stored
             if not any(t.strip() for t in texts):  # formatted but empty rows come out as blank rows
                 blank = blank or number
@@ -505,28 +511,22 @@ def _sheet_table(worksheet: Any, shown_as: str) -> Table:
     return table
 
 
+def _with_blank_rows(rows: Iterator[tuple[int, list[str]]]) -> Iterator[tuple[int, list[str]]]:
+    """Rows after the header, with the first of the rows skipped before each one given as a blank row."""
+    last = 1
+    for number, texts in rows:
+        if number > last + 1:
+            yield last + 1, []
+        yield number, texts
+        last = number
+
+
 def read_table(game: Game, source: DataSource) -> Table:
-    """Read a data source, by file type; raises CardgenError when the file cannot be read at all."""
-    path = (game.data_dir / source.file).resolve()
-    shown_as = relative(game.data_dir / source.file, game.root)
-    if not path.is_relative_to(game.root.resolve()):
-        raise CardgenError("the data file lies outside the project folder", file=shown_as)
-    if not path.is_file():
-        raise CardgenError("the data file does not exist", file=shown_as)
-    suffix = path.suffix.lower()
-    try:
-        if path.stat().st_size > MAX_DATA_BYTES:  # read whole, and held again as text: refused before it is read
-            raise CardgenError(f"the data file is {path.stat().st_size / 1e6:,.0f} MB, more than the limit of "
-                               f"{MAX_DATA_BYTES / 1e6:,.0f} MB", file=shown_as, rule="too-long")
-        if suffix in (".csv", ".tsv", ".txt"):
-            return read_csv_table(path, shown_as, source.delimiter, source.encoding)
-        if suffix in (".yaml", ".yml"):
-            return read_yaml_table(path, shown_as)
-        if suffix == ".xlsx":
-            return read_xlsx_table(path, shown_as, source.sheet)
-    except OSError as exc:
-        raise CardgenError(f"cannot read the file: {exc.strerror or exc}", file=shown_as) from None
-    raise CardgenError(f"unknown data file type '{suffix}'; expected .csv, .yaml or .xlsx", file=shown_as)
+    """Read a data source by the reader registered for its suffix or URL scheme (`cardgen.load.sources`); raises
+    CardgenError when it cannot be read at all."""
+    from cardgen.load.sources import read_source
+
+    return read_source(game, source)
 
 
 # ---------------------------------------------------------------- typed conversion
@@ -723,7 +723,7 @@ def _errors_only(problems: list[Problem]) -> list[Problem]:
 def load_deck(game: Game, deck_name: str) -> list[Card]:
     """Read, type-convert and filter one deck's rows into Card records; raise on any error."""
     deck = game.spec.decks[deck_name]
-    table = read_table(game, deck.source)  # type: ignore[arg-type]
+    table = read_table(game, deck.source)
     typed, problems = convert_table(table, game.fields_of(deck))
     cards, card_problems = deck_cards(game, deck_name, table.rows, typed)
     errors = _errors_only(table.problems + problems + card_problems)
@@ -749,8 +749,8 @@ def read_game_data(game: Game) -> GameData:
     converted: dict[tuple, list[dict[str, Any]]] = {}
     data = GameData([], [])
     for deck_name, deck in game.spec.decks.items():
-        source: DataSource = deck.source  # type: ignore[assignment]
-        key = (source.file, source.sheet, source.delimiter, source.encoding)
+        source = deck.source
+        key = (source.location, source.sheet, source.delimiter, source.encoding, source.format)
         if key not in tables:
             try:
                 tables[key] = read_table(game, source)
@@ -758,7 +758,7 @@ def read_game_data(game: Game) -> GameData:
             except CardgenError as exc:
                 tables[key] = None
                 data.problems += exc.problems
-                data.unreadable.append(source.file)
+                data.unreadable.append(source.location)
         table = tables[key]
         if table is None:
             continue

@@ -41,15 +41,19 @@ def _files(root: Path, game: str) -> Iterable[Path]:
 
 
 def source_stamp(root: Path, game: str, extra: Iterable[str] = (), recording: bool = False) -> dict[str, list[int]]:
-    """Size and modification time of every file a build of `game` reads, by path relative to root.
+    """Size and modification time of every file a build of `game` reads, by path relative to root; a URL among
+    `extra` is stamped by its reader (`cardgen.load.sources`: what its server says of it).
 
     When `recording`, a file changed in the last two seconds is stamped as unknown: file times are
     coarse, and an edit of the same size in the same tick would otherwise look unchanged (as git's
     "racy" index entries). The next build then compares contents instead.
     """
+    from cardgen.load.sources import is_url
+    from cardgen.load.sources import stamp as reader_stamp
+
     racy_after = time.time_ns() - RACY_NS if recording else None
-    stamp: dict[str, list[int]] = {}
-    for path in [*_files(root, game), *(root / e for e in extra)]:
+    stamp: dict[str, list[int]] = {e: reader_stamp(root, e) for e in extra if is_url(e)}  # by their readers
+    for path in [*_files(root, game), *(root / e for e in extra if not is_url(e))]:
         try:
             stat = path.stat()
         except OSError:

@@ -195,7 +195,7 @@ def _rebase_source(definition: dict, folder: Path, base_dir: Path) -> None:
     """A definition names its data files relative to its folder; the including deck, relative to its own."""
     source = definition.get("source")
     file = source.get("file") if isinstance(source, dict) else source
-    if not isinstance(file, str) or Path(file).is_absolute():
+    if not isinstance(file, str) or Path(file).is_absolute() or "://" in file:  # a URL is the same from anywhere
         return
     rebased = Path(os.path.relpath(folder / file, base_dir)).as_posix()
     if isinstance(source, dict):

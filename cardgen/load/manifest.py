@@ -75,12 +75,29 @@ class Choice(Strict):
 
 
 class DataSource(Strict):
-    """Where a deck's rows come from: a CSV, YAML or XLSX file (and sheet)."""
+    """Where a deck's rows come from: a file in the project (CSV, YAML, XLSX, ODS, JSON; and sheet), or a URL."""
 
-    file: str
+    file: str | None = None
+    url: str | None = Field(None, description="an http(s) address of CSV, XLSX or JSON (a Google Sheets export link)")
+    format: Literal["csv", "tsv", "xlsx", "ods", "json"] | None = Field(
+        None, description="what a URL answers with, when neither its address nor its answer says so")
+    poll: float = Field(60, ge=5, le=86_400, description="seconds between two looks at a URL in watch and serve")
     sheet: str | int | None = Field(None, description="an XLSX sheet by name, or by number counting from 1")
     delimiter: str | None = Field(None, min_length=1, max_length=1, description="one character, e.g. ';'")
     encoding: str | None = None
+
+    @model_validator(mode="after")
+    def _file_or_url(self) -> DataSource:
+        if (self.file is None) == (self.url is None):
+            raise ValueError("give a source either `file:` (a data file) or `url:` (an http or https address)")
+        if self.url is not None and not self.url.lower().startswith(("http://", "https://")):
+            raise ValueError(f"`url:` must begin with https:// or http://, not '{self.url[:40]}'")
+        return self
+
+    @property
+    def location(self) -> str:
+        """The file (relative to the game's data folder) or the URL the rows are read from."""
+        return self.url if self.url is not None else str(self.file)
 
 
 class DeckSpec(Strict):
@@ -90,7 +107,7 @@ class DeckSpec(Strict):
     kind: Literal["card", "token", "board"] = "card"
     shape: Literal["rectangle", "rounded", "square", "circle", "hex"] = "rounded"
     supply: bool = Field(False, description="a token with an endless supply (a bag in Tabletop Simulator)")
-    source: DataSource | str
+    source: DataSource
     filter: str | None = None
     face: Choice | str
     back: Choice | str | None = None
@@ -106,7 +123,9 @@ class DeckSpec(Strict):
     @field_validator("source", mode="before")
     @classmethod
     def _source_shorthand(cls, value: Any) -> Any:
-        return {"file": value} if isinstance(value, str) else value
+        if isinstance(value, str):
+            return {"url": value} if value.lower().startswith(("http://", "https://")) else {"file": value}
+        return value
 
 
 class GameSpec(Strict):
@@ -200,10 +219,18 @@ class Game:
         root = self.root.resolve()
         own = self.data_dir.resolve()
         sources = [(self.data_dir / d.source.file).resolve() for d in self.spec.decks.values()
-                   if isinstance(d.source, DataSource)]
+                   if isinstance(d.source, DataSource) and d.source.file is not None]
         settings = [f.resolve() for f in self.manifest_files[1:]]
         return sorted({p.relative_to(root).as_posix() for p in [*settings, *sources]
-                       if p.is_relative_to(root) and not p.is_relative_to(own)})
+                       if p.is_relative_to(root) and not p.is_relative_to(own)} | set(self.urls()))
+
+    def urls(self) -> dict[str, float]:
+        """The URLs the game's decks read, each with the seconds between two looks at it in watch and serve."""
+        found: dict[str, float] = {}
+        for deck in self.spec.decks.values():
+            if isinstance(deck.source, DataSource) and deck.source.url is not None:
+                found[deck.source.url] = min(deck.source.poll, found.get(deck.source.url, deck.source.poll))
+        return found
 
     def deck_size(self, deck: DeckSpec) -> CardSize:
         """The resolved card size of a deck (its own size, else the game's)."""
