@@ -522,6 +522,7 @@ class SVGRenderer:
                      "options": deck_spec.options},
             "geo": Geometry(size),
             "colors": dict(spec.colors),
+            "values": dict(spec.values),
         }
         context.update({name: getattr(helpers, name) for name in
                         ("text_box", "text_line", "icon", "image", "mm", "pt", "inch", "length", "color")})

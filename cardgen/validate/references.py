@@ -515,6 +515,8 @@ class ReferenceChecker:
                 used |= {rule.terms.column, *rule.terms.text}
             if rule.refers:
                 used |= {rule.refers.column, rule.refers.to}
+            if rule.text:
+                used |= {*rule.text.columns, *_expression_columns(rule.text.check)}
         return used
 
 

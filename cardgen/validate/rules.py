@@ -8,7 +8,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from cardgen.core.errors import Problem
 from cardgen.core.expressions import (
@@ -17,13 +17,15 @@ from cardgen.core.expressions import (
     check_aggregate,
     check_expression,
     columns_in,
+    compile_mask,
     evaluate_aggregate,
     evaluate_mask,
     is_missing,
 )
 from cardgen.load.data import Card, GameData
-from cardgen.load.manifest import ExpectSpec, Game, RefersSpec, RuleSpec, TermSpec
-from cardgen.load.markup import parse
+from cardgen.load.manifest import ExpectSpec, Game, RefersSpec, RuleSpec, TermSpec, TextSpec
+from cardgen.load.markup import parse, plain_text
+from cardgen.load.values import fill, unknown_message
 
 # A number as pandas.to_numeric read one from a text cell: 12, -3, 2.5, .5, 1e3, inf.
 _NUMBER = re.compile(r"\s*[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity)\s*", re.IGNORECASE)
@@ -75,10 +77,17 @@ class RuleChecker:
         self.rows = card_rows(data.cards, [*declared, *headers], declared)
         self.columns = {*declared, *headers, "id", "deck", "copies"}
         self.skip_rows = skip_rows  # rows with data errors already: a rule would only repeat them
+        # The game's values are names in every expression, as constants beside the card's columns.
+        self.values = {k: v for k, v in game.spec.values.items() if k not in self.columns}
+        for row in self.rows:
+            row.update(self.values)
+        self.columns |= set(self.values)
 
     def check(self) -> list[Problem]:
-        """The findings of every rule."""
-        findings = []
+        """The findings of every rule (and of a value named like a column, which no rule could read)."""
+        findings = [Problem(f"values.{name}: a column is called '{name}' too, so a rule could not tell them apart; "
+                            "rename the value", *self.game.where("values", name), rule="value-name")
+                    for name in self.game.spec.values if name not in self.values]
         for index, rule in enumerate(self.game.spec.rules):
             try:
                 findings += self._rule(index, rule)
@@ -131,6 +140,8 @@ class RuleChecker:
             return self._expect_rule(index, rule, rule.expect, positions)
         if rule.refers:
             return self._refers_rule(rule, rule.refers, positions)
+        if rule.text:
+            return self._text_rule(rule, rule.text, positions)
         return self._term_rule(index, rule, rule.terms, positions)  # type: ignore[arg-type]
 
     def _card_finding(self, rule: RuleSpec, position: int, message: str, column: str | None) -> Problem | None:
@@ -145,12 +156,13 @@ class RuleChecker:
             return []
         mask = self._mask(positions, rule.check)  # type: ignore[arg-type]
         columns = [c for c in columns_in(rule.check) if c in self.columns]  # type: ignore[arg-type]
+        cells = [c for c in columns if c not in self.values]  # a finding is at a column's cell, not a value's
         findings = []
         for position in (p for p, holds in zip(positions, mask) if not holds):
             values = self.rows[position]
             shown = ", ".join(f"{c} = {_show(values[c])}" for c in columns)
             problem = self._card_finding(rule, position, f"{rule.message}; card '{values['id']}' has {shown}",
-                                         columns[0] if columns else None)
+                                         cells[0] if cells else None)
             if problem:
                 findings.append(problem)
         return findings
@@ -256,6 +268,75 @@ class RuleChecker:
                                                  + _suggest(word.lower(), known), column)
                     findings += [problem] if problem else []
         return findings
+
+
+    def _text_rule(self, rule: RuleSpec, spec: TextSpec, positions: list[int]) -> list[Problem]:
+        """The numbers a card's text writes next to a term hold `check`; the text holds the `require`d phrase."""
+        unknown = [c for c in spec.columns if c not in self.columns]
+        if unknown:
+            raise ExpressionError(f"text: unknown column '{unknown[0]}'")
+        test = compile_mask(spec.check, self.columns | {"number"}) if spec.check else None
+        phrase = self._required_phrase(spec)
+        finder = text_numbers(spec.term, spec.pattern)
+        findings = []
+        for position in positions:
+            texts = [(column, plain) for column in spec.columns for plain in _plain_texts(self.rows[position][column])]
+            found = [self._wrong_number(rule, spec, position, column, match, number, test)
+                     for column, plain in texts for match, number in finder(plain)] if test else []
+            if phrase and not any(phrase in plain for _, plain in texts):
+                found.append(self._card_finding(rule, position, f"{rule.message}; card '{self.cards[position].id}' "
+                                                f"does not say '{phrase}'", spec.columns[0]))
+            findings += [problem for problem in found if problem]
+        return findings
+
+    def _required_phrase(self, spec: TextSpec) -> str | None:
+        if spec.require is None:
+            return None
+        phrase, unknown = fill(spec.require, self.game.spec.values)
+        if unknown:
+            raise ExpressionError(f"text.require: {unknown_message(unknown[0], self.game.spec.values)}")
+        return " ".join(phrase.split())
+
+    def _wrong_number(self, rule: RuleSpec, spec: TextSpec, position: int, column: str, said: str,
+                      number: int | float, test: Any) -> Problem | None:
+        """A finding when a number read from a card's text fails the rule's check."""
+        row = {**self.rows[position], "number": number}
+        try:
+            holds = test(row)
+        except EvaluationError as exc:
+            raise EvaluationError(f"{exc} (card '{self.cards[position].id}')") from None
+        if holds:
+            return None
+        names = [c for c in columns_in(spec.check) if c != "number" and c in self.columns]  # type: ignore[arg-type]
+        shown = "".join(f", {c} = {_show(row[c])}" for c in names)
+        return self._card_finding(rule, position, f"{rule.message}; card '{self.cards[position].id}' says "
+                                  f"'{said}': number = {_show(number)}{shown}", column)
+
+
+_NUMBER_TEXT = r"\d+(?:\.\d+)?"
+
+
+def text_numbers(term: str | None, pattern: str | None) -> Callable[[str], list[tuple[str, int | float]]]:
+    """A function finding the numbers of a text: next to a term (before it or after it, a range '1-2' giving
+    both, plurals too), or the groups of a pattern; each with the words it was read from."""
+    if term is not None:
+        words = r"\s+".join(map(re.escape, term.split()))
+        number = rf"({_NUMBER_TEXT})(?:\s*[-\u2013]\s*({_NUMBER_TEXT}))?"
+        pattern = (rf"(?<!\w)(?<!\d\.){number}\s*{words}(?:e?s)?\b"
+                   rf"|\b{words}(?:e?s)?\s*:?\s*\+?{number}(?!\w|\.\d)")
+    regex = re.compile(pattern or "(?!)", re.IGNORECASE)
+
+    def find(text: str) -> list[tuple[str, int | float]]:
+        return [(match.group().strip(), _as_number(group))  # type: ignore[misc]
+                for match in regex.finditer(text) for group in match.groups()
+                if group is not None and _as_number(group) is not None]
+    return find
+
+
+def _plain_texts(value: Any) -> list[str]:
+    """A text cell (or each item of a list cell) as printed: markup and icons gone, spaces collapsed."""
+    items = value if isinstance(value, list) else [value]
+    return [" ".join(plain_text(parse(item), " ").split()) for item in items if isinstance(item, str) and item]
 
 
 def _group_key(value: Any) -> Any:
