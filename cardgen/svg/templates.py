@@ -110,8 +110,9 @@ class CardHelpers:
     """
 
     def __init__(self, game: Game, fonts: FontBook, icons: IconLibrary, size: CardSize,
-                 card: Card | None) -> None:
+                 card: Card | None, draft: bool = False) -> None:
         self.game, self.fonts, self.icons, self.dpi, self.card = game, fonts, icons, size.dpi, card
+        self.draft = draft  # a missing image is drawn as a placeholder (`build --draft`)
         self.geo = Geometry(size)
         self.files: list[Path] = []
         self.warnings: list[Problem] = []
@@ -196,13 +197,35 @@ class CardHelpers:
 
     def image(self, path: str, x: Any, y: Any, width: Any, height: Any, fit: str = "contain") -> Markup:
         """An image file from the game's data folder, placed in a box (fit: contain, cover or stretch)."""
-        resolved = safe_path(self.game, str(path))
+        try:
+            resolved = safe_path(self.game, str(path))
+        except MissingImage:
+            if not self.draft:
+                raise
+            return self._placeholder(str(path), *self._box("image", x, y, width, height))
         self.files.append(resolved)
         bx, by, bw, bh = self._box("image", x, y, width, height)
         self.boxes.append(GuideBox("image", bx, by, bw, bh, str(path)))
         aspect = {"contain": "xMidYMid meet", "cover": "xMidYMid slice", "stretch": "none"}[fit]
         return Markup(f'<image x="{bx}" y="{by}" width="{bw}" height="{bh}" preserveAspectRatio="{aspect}" '
                       f'xlink:href="{escape(resolved.as_uri())}"/>')
+
+    def _placeholder(self, path: str, bx: float, by: float, bw: float, bh: float) -> Markup:
+        """What `--draft` draws for an image not made yet: its box crossed out, labelled with the file's name and
+        the box's size (in Roboto Mono, bundled, whose letters are 0.6 em wide: the label is sized to fit)."""
+        self.boxes.append(GuideBox("image", bx, by, bw, bh, path))
+        mm = 25.4 / self.dpi
+        lines = ["MISSING IMAGE", Path(path).name, f"{bw * mm:.0f} x {bh * mm:.0f} mm"]
+        size = max(1.0, min(bh / 5, 0.9 * bw / (0.6 * max(map(len, lines)))))
+        baseline = by + bh / 2 - size * 0.9  # three lines 1.2 em apart, centred on the box (0.35 em below centre)
+        label = "".join(f'<text x="{bx + bw / 2:.2f}" y="{baseline + i * size * 1.2:.2f}" font-family="Roboto Mono" '
+                        f'font-size="{size:.2f}" text-anchor="middle" fill="#000000">{escape(line)}</text>'
+                        for i, line in enumerate(lines))
+        stroke = max(1.0, min(bw, bh) / 100)
+        return Markup(f'<g {PLACEHOLDER_MARK}><rect x="{bx}" y="{by}" width="{bw}" height="{bh}" '
+                      f'fill="#ff00ff" fill-opacity="0.25" stroke="#ff00ff" stroke-width="{stroke:.2f}"/>'
+                      f'<path d="M{bx},{by} L{bx + bw},{by + bh} M{bx + bw},{by} L{bx},{by + bh}" stroke="#ff00ff" '
+                      f'stroke-width="{stroke:.2f}"/>{label}</g>')
 
     def _overflow(self, text: str, size: float) -> None:
         card = self.card
@@ -225,8 +248,16 @@ def safe_path(game: Game, path: str) -> Path:
     if not resolved.is_relative_to(game.root.resolve()):
         raise CardgenError(f"'{path}' leads outside the project folder; only files inside it can be used")
     if not resolved.is_file():
-        raise CardgenError(f"image '{path}' does not exist (looked in data/{game.name}/)")
+        raise MissingImage(f"image '{path}' does not exist (looked in data/{game.name}/); `cardgen build --draft` "
+                           "draws a placeholder until it does", rule="image")
     return resolved
+
+
+PLACEHOLDER_MARK = 'class="draft-placeholder"'  # on what `--draft` draws for a missing image
+
+
+class MissingImage(CardgenError):
+    """An image named inside the project that is not there (yet): `--draft` draws a placeholder for it."""
 
 
 class SVGEnvironment(TemplateSandbox):
@@ -382,9 +413,9 @@ class SVGCache(KeptByGame):
     ignored (every card is rendered again), never trusted.
     """
 
-    def __init__(self, out_root: Path, game: Game) -> None:
+    def __init__(self, out_root: Path, game: Game, draft: bool = False) -> None:
         super().__init__(out_root, "svg", game.name, box_as_row)
-        self.base = render_inputs(game)
+        self.base = render_inputs(game) + ("|draft" if draft else "")  # a draft draws missing images
 
     def key(self, template_name: str, deck: str, card: Card | None) -> str:
         """The cache key of one render."""
@@ -426,8 +457,9 @@ def _memo(template_name: str, deck: str, card: Card | None) -> tuple[str, str, s
 class SVGRenderer:
     """Renders card faces and backs of one game to SVG text."""
 
-    def __init__(self, game: Game, fonts: FontBook, icons: IconLibrary, cache: SVGCache | None = None) -> None:
-        self.game, self.fonts, self.icons = game, fonts, icons
+    def __init__(self, game: Game, fonts: FontBook, icons: IconLibrary, cache: SVGCache | None = None,
+                 draft: bool = False) -> None:
+        self.game, self.fonts, self.icons, self.draft = game, fonts, icons, draft
         self.done: dict[tuple[str, str, str | None], RenderedSVG] = {}  # renders made by this renderer
         self.cache = cache
         self.env = make_environment(game)
@@ -466,7 +498,7 @@ class SVGRenderer:
              cache_key: str | None = None) -> RenderedSVG:
         """Keep a render made now (by `make`, here or in another process) as this renderer's and the cache's
         (`cache_key`: its key in the cache, when known already)."""
-        if self.cache is not None:
+        if self.cache is not None and PLACEHOLDER_MARK not in rendered.svg:  # drawn again once the art is there
             self.cache.put(cache_key or self.cache.key(template_name, deck, card), rendered)
         self.done[_memo(template_name, deck, card)] = rendered
         return rendered
@@ -479,7 +511,7 @@ class SVGRenderer:
     def make(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
         """Render one template for a card (or a deck's back) now, neither looked up in nor kept by the caches."""
         size = self.game.deck_size(self.game.spec.decks[deck])
-        helpers = CardHelpers(self.game, self.fonts, self.icons, size, card)
+        helpers = CardHelpers(self.game, self.fonts, self.icons, size, card, self.draft)
         shown = self.shown(template_name)
         where = f"card '{card.id}' ({card.source_file}:{card.source_row})" if card else f"the back of deck '{deck}'"
         try:

@@ -6,6 +6,7 @@ Jinja's syntax tree, so a problem is reported at the template line that causes i
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -26,7 +27,7 @@ from cardgen.load.svgart import MAX_SIDE as MAX_SVG_SIDE
 from cardgen.load.svgart import read_art
 from cardgen.options.pdf import PrintSpec
 from cardgen.svg.context import BuildContext
-from cardgen.svg.templates import make_environment, safe_path, syntax_message
+from cardgen.svg.templates import MissingImage, make_environment, safe_path, syntax_message
 
 MAX_IMAGE_PIXELS = 64_000_000   # a 20 x 20 inch board at 400 DPI; a bigger image is a mistake or an attack
 MAX_IMAGE_BYTES = 50_000_000
@@ -311,13 +312,18 @@ def _check_svg_image(path: Path, shown: str) -> str | None:
     return None
 
 
-def image_problem(game: Game, text: str) -> str | None:
-    """Why an image named in data or a template cannot be used, or None when it is fine."""
+def image_problem(game: Game, text: str, draft: bool = False) -> Problem | None:
+    """Why an image named in data or a template cannot be used (a warning in a draft, when it is only missing),
+    or None when it is fine."""
     try:
         path = safe_path(game, text)
+    except MissingImage as exc:
+        return Problem(f"image '{text}' does not exist: drawn as a placeholder (--draft)", severity="warning",
+                       rule="image") if draft else exc.problems[0]
     except CardgenError as exc:
-        return exc.problems[0].message
-    return check_image_file(path, relative(path, game.root))
+        return Problem(exc.problems[0].message, rule="image")
+    message = check_image_file(path, relative(path, game.root))
+    return Problem(message, rule="image") if message else None
 
 
 # ---------------------------------------------------------------- the layer
@@ -333,7 +339,8 @@ class ReferenceChecker:
         self.uses: dict[str, TemplateUse] = {}
         self.failed_templates: set[str] = set()
         self._icon_cache: dict[str, Problem | None] = {}
-        self._image_cache: dict[str, str | None] = {}
+        self._image_cache: dict[str, Problem | None] = {}
+        self.draft = context.draft
 
     def check(self) -> list[Problem]:
         """Every reference finding of the game."""
@@ -379,9 +386,9 @@ class ReferenceChecker:
             if problem:
                 findings.append(Problem(problem.message, file=where.file, row=where.line, rule="unknown-icon"))
         for text, where in use.images.items():
-            message = self._image(text)
-            if message:
-                findings.append(Problem(message, file=where.file, row=where.line, rule="image"))
+            problem = self._image(text)
+            if problem:
+                findings.append(dataclasses.replace(problem, file=where.file, row=where.line))
         for family, where in use.fonts.items():
             try:
                 self.fonts.face(family)
@@ -438,9 +445,9 @@ class ReferenceChecker:
                 self._icon_cache[name] = exc.problems[0]
         return self._icon_cache[name]
 
-    def _image(self, text: str) -> str | None:
+    def _image(self, text: str) -> Problem | None:
         if text not in self._image_cache:
-            self._image_cache[text] = image_problem(self.game, text)
+            self._image_cache[text] = image_problem(self.game, text, self.draft)
         return self._image_cache[text]
 
     def _card(self, card: Card, use: TemplateUse) -> list[Problem]:
@@ -467,10 +474,10 @@ class ReferenceChecker:
             value = card.fields.get(column)
             if value in (None, "") and column in use.optional | use.guarded:
                 continue
-            message = self._image(str(value)) if value not in (None, "") else \
-                "a template draws this column as an image but it is empty"
-            if message:
-                findings.append(Problem(message, column=column, rule="image", **at))  # type: ignore[arg-type]
+            problem = self._image(str(value)) if value not in (None, "") else \
+                Problem("a template draws this column as an image but it is empty", rule="image")
+            if problem:
+                findings.append(dataclasses.replace(problem, column=column, **at))  # type: ignore[arg-type]
         return findings
 
     @staticmethod
