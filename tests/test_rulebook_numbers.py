@@ -23,9 +23,22 @@ AUDIT = [  # game, file, text as the data holds it, the audit's edit, the rule t
     ("scrapbots", "cards.csv", "Deal 20 damage to any", "Deal 25 damage to any", "damage-in-text",
      "data/scrapbots/cards.csv:18:text"),
 ]
+MORE = [  # numbers beside the audit's: what else the example games print from their rulebooks
+    ("scrapbots", "components.csv", "per {damage_step} points", "per 5 points", "counter-step",
+     "data/scrapbots/components.csv:6:text"),
+    ("scrapbots", "components.csv", "the {lanes} Lanes", "the 4 Lanes", "three-lanes",
+     "data/scrapbots/components.csv:7:text"),
+    ("battle-builder", "reference.yaml", "reveal {monsters_drawn} monster", "reveal 2 monster", "reference-numbers",
+     "data/battle-builder/reference.yaml:3:round"),
+    ("battle-builder", "reference.yaml", "choose {attack_cards_played} attack", "choose 2 attack", "reference-numbers",
+     "data/battle-builder/reference.yaml:3:turn"),
+    ("battle-builder", "table.csv", "gains {healing_springs_hp} HP", "gains 2 HP", "environment-numbers",
+     "data/battle-builder/table.csv:10:text"),
+]
 
 
-@pytest.mark.parametrize(("game", "file", "old", "new", "rule", "cell"), AUDIT, ids=[a[4] for a in AUDIT])
+@pytest.mark.parametrize(("game", "file", "old", "new", "rule", "cell"), AUDIT + MORE,
+                         ids=[f"{a[4]}-{i}" for i, a in enumerate(AUDIT + MORE)])
 def test_the_audits_edit_fails_validation_at_the_cell(tmp_path: Path, game: str, file: str, old: str, new: str,
                                                       rule: str, cell: str) -> None:
     root = game_copy(tmp_path, game)

@@ -156,3 +156,52 @@ def test_a_bad_text_rule_or_value_name_is_located_in_game_yaml(tmp_path: Path) -
         "apart; rename the value (value-name)",
         "data/v/game.yaml:22: error: rule 'high-ground' cannot be checked: unknown column 'bonsu' (high-ground)",
     ]
+
+
+def test_a_patterns_named_groups_equal_their_values(tmp_path: Path) -> None:
+    manifest = MANIFEST.split("    rules:")[0] + """\
+    rules:
+      - id: rounds
+        message: "PvP after rounds 3, 6 and 9 (rulebook: PvP)"
+        text: {columns: text, pattern: 'rounds (?P<pvp>\\d+), (?P<pvp__2>\\d+) and (?P<pvp__3>\\d+)'}
+      - id: power
+        message: "The power printed is the card's (rulebook: Cards)"
+        text: {columns: text, pattern: 'Power (?P<power>\\d+)'}
+"""
+    manifest = manifest.replace("      motto: Hold the line\n", "      motto: Hold the line\n      pvp: [3, 6, 9]\n")
+    cards = """\
+        name,power,text
+        Fine,2,"PvP after rounds 3, 6 and 9. Power 2."
+        Off,2,"PvP after rounds 3, 7 and 9. Power 3."
+    """
+    findings = _findings(_game(tmp_path, cards, manifest), 1)
+    assert findings == [
+        "data/v/cards.csv:3:text: error: PvP after rounds 3, 6 and 9 (rulebook: PvP); card 'off' says 'rounds 3, 7 and "
+        "9': number = 7, pvp = [3, 6, 9] (rounds)",
+        "data/v/cards.csv:3:text: error: The power printed is the card's (rulebook: Cards); card 'off' says 'Power 3': "
+        "number = 3, power = 2 (power)",
+    ]
+
+
+def test_a_pattern_group_naming_nothing_and_unchecked_groups_are_refused(tmp_path: Path) -> None:
+    rules = MANIFEST.split("    rules:")[0] + """\
+    rules:
+      - id: typo
+        message: "m"
+        text: {columns: text, pattern: 'Power (?P<powr>\\d+)'}
+"""
+    assert _findings(_game(tmp_path / "a", manifest=rules), 1) == [
+        "data/v/game.yaml:17: error: rule 'typo' cannot be checked: text.pattern: the group 'powr' names no value or "
+        "column (typo)"]
+    unchecked = rules.replace("(?P<powr>\\d+)", "(\\d+)")
+    [finding] = _findings(_game(tmp_path / "b", manifest=unchecked), 1)
+    assert finding.startswith("data/v/game.yaml:19: error: rules.0.text: a pattern's unnamed groups need check:")
+
+
+def test_a_deck_filter_names_values_too(tmp_path: Path) -> None:
+    filtered = "        text: [text]\n        filter: \"power < slash_damage\"\n"
+    manifest = MANIFEST.split("    rules:")[0].replace("        text: [text]\n", filtered)
+    root = _game(tmp_path, manifest=manifest)
+    run_cli(root, "build", "v")
+    ids = {c["id"] for c in json.loads((root / "output/v/build.json").read_text())["cards"]}
+    assert ids == {"high-ground", "apothecary", "plain"}  # Slash's power is slash_damage: left out

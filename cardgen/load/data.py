@@ -685,6 +685,8 @@ def _filter_rows(game: Game, deck_name: str, deck: DeckSpec, rows: list[Row],
                  typed: list[dict[str, Any]]) -> list[int]:
     if not deck.filter:
         return list(range(len(typed)))
+    if game.spec.values:  # names in a filter as in the rules: a row's own columns first
+        typed = [{**game.spec.values, **row} for row in typed]
     try:
         mask = evaluate_mask(typed, deck.filter)
     except Exception as exc:  # refused, or not computable on a row's values (a text compared with a number)

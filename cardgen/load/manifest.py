@@ -479,7 +479,8 @@ class TextSpec(Strict):
     term: str | None = Field(None, description="numbers written next to this word or phrase: '+2 damage', "
                                                "'1-2 gold' (both), 'attacks with 1', plurals too")
     pattern: str | None = Field(None, max_length=200, description="instead of term: a regular expression whose "
-                                                                   "groups are the numbers")
+                                                                   "groups are the numbers; a group named after a "
+                                                                   "value or column must equal it: (?P<lanes>\\d+)")
     check: str | None = Field(None, description="true for every number found, called `number` (columns and "
                                                 "values may be named too)")
     require: str | None = Field(None, description="a phrase the text must hold ({value} placeholders filled)")
@@ -492,16 +493,21 @@ class TextSpec(Strict):
     @model_validator(mode="after")
     def _something_to_check(self) -> "TextSpec":
         if self.term is not None and self.pattern is not None:
-            raise ValueError("text: takes term: or pattern:, not both")
-        if (self.term is None and self.pattern is None) != (self.check is None):
-            raise ValueError("text: check: goes with term: or pattern: (the numbers it checks)")
-        if self.check is None and self.require is None:
-            raise ValueError("text: needs check: (with term: or pattern:) or require:")
+            raise ValueError("term: or pattern:, not both")
+        if self.term is None and self.pattern is None and self.check is not None:
+            raise ValueError("check: goes with term: or pattern: (the numbers it checks)")
+        if self.term is not None and self.check is None:
+            raise ValueError("term: needs check: (what its numbers must be)")
         if self.pattern is not None:
             try:
-                re.compile(self.pattern)
+                groups = re.compile(self.pattern)
             except re.error as exc:
-                raise ValueError(f"text.pattern is not a regular expression: {exc}") from None
+                raise ValueError(f"pattern: is not a regular expression: {exc}") from None
+            if self.check is None and (not groups.groups or len(groups.groupindex) < groups.groups):
+                raise ValueError("a pattern's unnamed groups need check: (or name each group after the value "
+                                 "or column it must equal: (?P<lanes>\\d+))")
+        if self.term is None and self.pattern is None and self.require is None:
+            raise ValueError("needs term: or pattern: (with check:) or require:")
         return self
 
 

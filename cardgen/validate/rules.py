@@ -271,18 +271,22 @@ class RuleChecker:
 
 
     def _text_rule(self, rule: RuleSpec, spec: TextSpec, positions: list[int]) -> list[Problem]:
-        """The numbers a card's text writes next to a term hold `check`; the text holds the `require`d phrase."""
+        """The numbers a card's text writes (next to a term, or in a pattern's groups) hold `check` or equal the
+        value or column their group is named after; the text holds the `require`d phrase."""
         unknown = [c for c in spec.columns if c not in self.columns]
         if unknown:
             raise ExpressionError(f"text: unknown column '{unknown[0]}'")
+        named = [name for name in _group_names(spec.pattern) if name not in self.columns]
+        if named:
+            raise ExpressionError(f"text.pattern: the group '{named[0]}' names no value or column")
         test = compile_mask(spec.check, self.columns | {"number"}) if spec.check else None
         phrase = self._required_phrase(spec)
         finder = text_numbers(spec.term, spec.pattern)
         findings = []
         for position in positions:
             texts = [(column, plain) for column in spec.columns for plain in _plain_texts(self.rows[position][column])]
-            found = [self._wrong_number(rule, spec, position, column, match, number, test)
-                     for column, plain in texts for match, number in finder(plain)] if test else []
+            found = [self._wrong_number(rule, spec, position, column, said, number, name, test)
+                     for column, plain in texts for said, number, name in finder(plain)]
             if phrase and not any(phrase in plain for _, plain in texts):
                 found.append(self._card_finding(rule, position, f"{rule.message}; card '{self.cards[position].id}' "
                                                 f"does not say '{phrase}'", spec.columns[0]))
@@ -298,17 +302,25 @@ class RuleChecker:
         return " ".join(phrase.split())
 
     def _wrong_number(self, rule: RuleSpec, spec: TextSpec, position: int, column: str, said: str,
-                      number: int | float, test: Any) -> Problem | None:
-        """A finding when a number read from a card's text fails the rule's check."""
+                      number: int | float, name: str | None, test: Any) -> Problem | None:
+        """A finding when a number read from a card's text is not its group's value (or column), or fails the
+        rule's check."""
         row = {**self.rows[position], "number": number}
-        try:
-            holds = test(row)
-        except EvaluationError as exc:
-            raise EvaluationError(f"{exc} (card '{self.cards[position].id}')") from None
-        if holds:
-            return None
-        names = [c for c in columns_in(spec.check) if c != "number" and c in self.columns]  # type: ignore[arg-type]
-        shown = "".join(f", {c} = {_show(row[c])}" for c in names)
+        if name is not None:
+            wanted = row[name]
+            if number in wanted if isinstance(wanted, list) else number == wanted:
+                return None
+            shown = f", {name} = {_show(wanted)}"
+        else:
+            if test is None:
+                return None
+            try:
+                if test(row):
+                    return None
+            except EvaluationError as exc:
+                raise EvaluationError(f"{exc} (card '{self.cards[position].id}')") from None
+            names = [c for c in columns_in(spec.check) if c != "number" and c in self.columns]  # type: ignore[arg-type]
+            shown = "".join(f", {c} = {_show(row[c])}" for c in names)
         return self._card_finding(rule, position, f"{rule.message}; card '{self.cards[position].id}' says "
                                   f"'{said}': number = {_show(number)}{shown}", column)
 
@@ -316,19 +328,26 @@ class RuleChecker:
 _NUMBER_TEXT = r"\d+(?:\.\d+)?"
 
 
-def text_numbers(term: str | None, pattern: str | None) -> Callable[[str], list[tuple[str, int | float]]]:
+def _group_names(pattern: str | None) -> list[str]:
+    """The values or columns a pattern's named groups stand for: `(?P<lanes>\\d+)`, and `lanes__2` for a second."""
+    return [name.split("__")[0] for name in re.compile(pattern).groupindex] if pattern else []
+
+
+def text_numbers(term: str | None, pattern: str | None) -> Callable[[str], list[tuple[str, int | float, str | None]]]:
     """A function finding the numbers of a text: next to a term (before it or after it, a range '1-2' giving
-    both, plurals too), or the groups of a pattern; each with the words it was read from."""
+    both, plurals too), or the groups of a pattern; each with the words it was read from and the value or
+    column its group is named after (None for an unnamed group)."""
     if term is not None:
         words = r"\s+".join(map(re.escape, term.split()))
         number = rf"({_NUMBER_TEXT})(?:\s*[-\u2013]\s*({_NUMBER_TEXT}))?"
         pattern = (rf"(?<!\w)(?<!\d\.){number}\s*{words}(?:e?s)?\b"
                    rf"|\b{words}(?:e?s)?\s*:?\s*\+?{number}(?!\w|\.\d)")
     regex = re.compile(pattern or "(?!)", re.IGNORECASE)
+    names = {index: name.split("__")[0] for name, index in regex.groupindex.items()}
 
-    def find(text: str) -> list[tuple[str, int | float]]:
-        return [(match.group().strip(), _as_number(group))  # type: ignore[misc]
-                for match in regex.finditer(text) for group in match.groups()
+    def find(text: str) -> list[tuple[str, int | float, str | None]]:
+        return [(match.group().strip(), _as_number(group), names.get(index))  # type: ignore[misc]
+                for match in regex.finditer(text) for index, group in enumerate(match.groups(), 1)
                 if group is not None and _as_number(group) is not None]
     return find
 
