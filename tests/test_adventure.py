@@ -80,6 +80,7 @@ BREAKS: dict[str, list[tuple[str, str, str]] | Callable[[Path], None]] = {
     "aid-scheme": [("aid.yaml", "discard up to {scheme_cards} cards", "discard up to 3 cards")],
     "aid-apothecary": [("aid.yaml", "pay {apothecary_gold.min}-{apothecary_gold.max} gold", "pay 1-3 gold")],
     "aid-arcanist": [("aid.yaml", "pay {arcanist_gold.min}-{arcanist_gold.max} gold", "pay 2-4 gold")],
+    "victory-text": [("board.yaml", "with {victory_points} or more", "with 12 or more")],
 }
 
 

@@ -205,3 +205,16 @@ def test_a_deck_filter_names_values_too(tmp_path: Path) -> None:
     run_cli(root, "build", "v")
     ids = {c["id"] for c in json.loads((root / "output/v/build.json").read_text())["cards"]}
     assert ids == {"high-ground", "apothecary", "plain"}  # Slash's power is slash_damage: left out
+
+
+def test_a_total_names_values(tmp_path: Path) -> None:
+    manifest = MANIFEST + """\
+      - id: power-budget
+        message: "The cards' power adds up to at most 3 Slashes (rulebook: Budget)"
+        total: "sum(power) <= 3 * slash_damage"
+"""
+    assert _findings(_game(tmp_path / "a", manifest=manifest), 0) == []
+    over = CARDS.replace("Plain,3,", "Plain,31,")
+    assert _findings(_game(tmp_path / "b", over, manifest), 1) == [
+        "data/v/cards.csv: error: The cards' power adds up to at most 3 Slashes (rulebook: Budget); sum(power) = 48 "
+        "(power-budget)"]

@@ -183,7 +183,7 @@ class RuleChecker:
         findings = []
         for key, group in self._groups(rule, positions):
             holds, values = evaluate_aggregate([self.rows[i] for i in group], rule.total,  # type: ignore[arg-type]
-                                               self.columns)
+                                               self.columns, self.values)
             if not holds:
                 shown = ", ".join(f"{label} = {_show(value)}" for label, value in values.items())
                 scope = f" for {rule.per} = {_show(key)}" if rule.per else ""
