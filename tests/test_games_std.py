@@ -204,6 +204,9 @@ BREAKAGES = [
     ("sams-battle", f"{SAMS}/reference.yaml", "attacks with **{empty_lane_attack}**", "attacks with **0**",
      "empty-lane-attack"),
     ("sams-battle", f"{SAMS}/reference.yaml", "**After turn {turns}:**", "**After turn 5:**", "turns-per-round"),
+    ("deebz", f"{DEEBZ}/reference.yaml", "gain {acquire_bonuses} Temporary", "gain 1 Temporary", "strategy-numbers"),
+    ("deebz", f"{DEEBZ}/reference.yaml", "gain {customise_penalties} Penalties", "gain 3 Penalties",
+     "strategy-numbers"),
 ]
 
 
