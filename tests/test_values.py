@@ -218,3 +218,10 @@ def test_a_total_names_values(tmp_path: Path) -> None:
     assert _findings(_game(tmp_path / "b", over, manifest), 1) == [
         "data/v/cards.csv: error: The cards' power adds up to at most 3 Slashes (rulebook: Budget); sum(power) = 48 "
         "(power-budget)"]
+
+
+def test_a_value_that_is_no_number_text_or_list_is_one_error_at_its_key(tmp_path: Path) -> None:
+    for i, (bad, shown) in enumerate((("true", "True"), ("", "None"), ("[]", "[]"), ("{a: 1}", "{'a': 1}"))):
+        root = _game(tmp_path / str(i), manifest=MANIFEST.replace("      bonus: 2", f"      bonus: {bad}"))
+        assert _findings(root, 1) == [f"data/v/game.yaml:4: error: values.bonus: {shown} is not a value: write a "
+                                      "number, a text or a list of them (2, \"two\", [1, 2])"]

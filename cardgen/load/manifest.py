@@ -6,9 +6,9 @@ import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, create_model, field_validator, model_validator
+from pydantic import BaseModel, Field, PlainValidator, ValidationError, create_model, field_validator, model_validator
 
 from cardgen.core.errors import CardgenError, Problem, relative
 from cardgen.core.filenames import collision_key, unsafe_reason
@@ -18,7 +18,7 @@ from cardgen.core.units import CARD_PRESETS, parse_length
 from cardgen.core.workspace import MANIFEST_NAME, list_games
 from cardgen.core.yamlsource import line_of, load_yaml
 from cardgen.load.include import Includer, located_file
-from cardgen.load.values import VALUE_NAME, Value
+from cardgen.load.values import VALUE_NAME, Value, checked
 from cardgen.options import Strict
 from cardgen.options.layouts import workspace_layouts
 from cardgen.options.simulations import SimulationSpec
@@ -110,6 +110,9 @@ class DeckSpec(Strict):
         return {"file": value} if isinstance(value, str) else value
 
 
+GameValue = Annotated[Value, PlainValidator(checked)]  # one message for a wrong value, not one per type tried
+
+
 class GameSpec(Strict):
     """The manifest of a game without the sections of its outputs (see `game_model`, which adds them)."""
 
@@ -128,7 +131,7 @@ class GameSpec(Strict):
     fields: dict[str, FieldSpec | FieldType] = Field(default_factory=dict)
     decks: dict[str, DeckSpec]
     sizes: dict[str, SizeSpec] = Field(default_factory=dict)
-    values: dict[str, Value] = Field(default_factory=dict, description="the rulebook's numbers: {name} in card "
+    values: dict[str, GameValue] = Field(default_factory=dict, description="the rulebook's numbers: {name} in card "
                                      "text, values.name in templates, name in rules")
     rules: list["RuleSpec"] = Field(default_factory=list, description="game rules checked by cardgen validate")
     simulations: dict[str, SimulationSpec] = Field(default_factory=dict, description="run by cardgen simulate only")

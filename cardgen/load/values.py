@@ -17,6 +17,15 @@ PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)(?:\.(min|max))?\}")
 Value = int | float | str | list[int | float | str]
 
 
+def checked(value: Any) -> Value:
+    """A value as game.yaml may give it: a number, a text, or a non-empty list of them (not true/false or empty)."""
+    def plain(item: Any) -> bool:
+        return isinstance(item, (int, float, str)) and not isinstance(item, bool)
+    if plain(value) or isinstance(value, list) and value and all(map(plain, value)):
+        return value
+    raise ValueError(f"{value!r} is not a value: write a number, a text or a list of them (2, \"two\", [1, 2])")
+
+
 def shown(value: Any) -> str:
     """A value as card text prints it: 2, 2.5, a list as '1, 2'."""
     if isinstance(value, list):
