@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from cardgen.core.errors import CardgenError, Problem, relative
-from cardgen.core.expressions import EvaluationError, ExpressionError, evaluate_mask
+from cardgen.core.expressions import EvaluationError, ExpressionError, columns_in, evaluate_mask
 from cardgen.core.filenames import collision_key, slugify, unsafe_reason
 from cardgen.load.manifest import Choice, DataSource, DeckSpec, FieldSpec, Game
 from cardgen.load.values import Value, fill, unknown_message
@@ -681,12 +681,21 @@ def _copies(values: dict[str, Any], deck: DeckSpec, row: Row) -> int:
     return copies
 
 
+def _values_named(expr: str, values: Mapping[str, Value]) -> dict[str, Value]:
+    """The game's values an expression names (none when it does not parse: evaluating it reports that)."""
+    try:
+        return {name: values[name] for name in columns_in(expr) if name in values} if values else {}
+    except (SyntaxError, ValueError):
+        return {}
+
+
 def _filter_rows(game: Game, deck_name: str, deck: DeckSpec, rows: list[Row],
                  typed: list[dict[str, Any]]) -> list[int]:
     if not deck.filter:
         return list(range(len(typed)))
-    if game.spec.values:  # names in a filter as in the rules: a row's own columns first
-        typed = [{**game.spec.values, **row} for row in typed]
+    named = _values_named(deck.filter, game.spec.values)
+    if named:  # names in a filter as in the rules: a row's own columns first
+        typed = [{**named, **row} for row in typed]
     try:
         mask = evaluate_mask(typed, deck.filter)
     except Exception as exc:  # refused, or not computable on a row's values (a text compared with a number)

@@ -82,6 +82,7 @@ class RuleChecker:
         for row in self.rows:
             row.update(self.values)
         self.columns |= set(self.values)
+        self._printed: dict[tuple[int, str], list[str]] = {}  # card text as printed, read once for all text rules
 
     def check(self) -> list[Problem]:
         """The findings of every rule (and of a value named like a column, which no rule could read)."""
@@ -284,7 +285,7 @@ class RuleChecker:
         finder = text_numbers(spec.term, spec.pattern)
         findings = []
         for position in positions:
-            texts = [(column, plain) for column in spec.columns for plain in _plain_texts(self.rows[position][column])]
+            texts = [(column, plain) for column in spec.columns for plain in self._printed_text(position, column)]
             found = [self._wrong_number(rule, spec, position, column, said, number, name, test)
                      for column, plain in texts for said, number, name in finder(plain)]
             if phrase and not any(phrase in plain for _, plain in texts):
@@ -292,6 +293,12 @@ class RuleChecker:
                                                 f"does not say '{phrase}'", spec.columns[0]))
             findings += [problem for problem in found if problem]
         return findings
+
+    def _printed_text(self, position: int, column: str) -> list[str]:
+        key = (position, column)
+        if key not in self._printed:
+            self._printed[key] = _plain_texts(self.rows[position][column])
+        return self._printed[key]
 
     def _required_phrase(self, spec: TextSpec) -> str | None:
         if spec.require is None:
