@@ -605,7 +605,8 @@ def convert_row(row: Row, specs: dict[str, FieldSpec],
     values: dict[str, Any] = {}
     problems: list[Problem] = []
     for column, text in row.values.items():
-        text = _filled(row, column, text, game_values or {}, problems)
+        if "{" in text:  # a placeholder is possible (most cells: no call at all)
+            text = _filled(row, column, text, game_values or {}, problems)
         if text.strip() in SPREADSHEET_ERRORS:
             problems.append(Problem(f"the spreadsheet shows the error {text.strip()} here; fix the formula",
                                     file=row.file, row=row.line_of(column), column=column,
