@@ -75,6 +75,12 @@ BREAKS: dict[str, list[tuple[str, str, str]] | Callable[[Path], None]] = {
     "characters-for-four": _five_characters,
     "starting-mana": [("characters.yaml", "start_mana: 3", "start_mana: 9")],
     "victory-goal": [("aid.yaml", "victory: 15", "victory: 12")],
+    "aid-draw": [("aid.yaml", "**Draw** {cards_drawn} card", "**Draw** 2 card")],
+    "aid-actions": [("aid.yaml", "up to {actions_per_turn} actions", "up to 3 actions")],
+    "aid-scheme": [("aid.yaml", "discard up to {scheme_cards} cards", "discard up to 3 cards")],
+    "aid-apothecary": [("aid.yaml", "pay {apothecary_gold.min}-{apothecary_gold.max} gold", "pay 1-3 gold")],
+    "aid-arcanist": [("aid.yaml", "pay {arcanist_gold.min}-{arcanist_gold.max} gold", "pay 2-4 gold")],
+    "victory-text": [("board.yaml", "with {victory_points} or more", "with 12 or more")],
 }
 
 

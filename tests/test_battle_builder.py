@@ -54,6 +54,11 @@ def test_yaml_errors_name_the_line_of_the_key(copy: Path) -> None:
 # ---------------------------------------------------------------- each rule fires when the data breaks it
 
 BREAKS = {  # rule id -> (file, text, replacement)
+    "environment-numbers": ("table.csv", "-{sandstorm_speed} speed", "-3 speed"),
+    "arena-numbers": ("table.csv", "reduced by {cursed_ground_hp}", "reduced by 4"),
+    "elite-slash": ("cards.csv", "2,12,{elite_slash_damage},", "2,12,14,"),
+    "reference-numbers": ("reference.yaml", "after rounds {pvp_rounds}", "after rounds 3, 5 and 9"),
+    "revenge-token": ("tokens.csv", "+{revenge_damage} damage with all attacks", "+3 damage with all attacks"),
     "starting-values": ("cards.csv", "Heavy Swing,Attack,0,4,,4,", "Heavy Swing,Attack,0,4,,5,"),
     "starting-attacks": ("cards.csv", "Jab,Attack,0,8,", "Jab,Attack,0,9,"),
     "starting-defenses": ("cards.csv", "Parry,Defense,0,4,", "Parry,Defense,0,5,"),

@@ -196,6 +196,17 @@ BREAKAGES = [
     ("deebz", f"{DEEBZ}/game.yaml", "filter: \"kind in ['spawn', 'objective']\"", "filter: \"kind in ['spawn']\"",
      "objectives"),
     ("deebz", f"{DEEBZ}/components.csv", "Gridmap,1,18,18", "Gridmap,1,17,18", "square-gridmap"),
+    ("deebz", f"{DEEBZ}/effects.csv", "Place {tokens_placed} Discarders", "Place 3 Discarders", "tokens-placed"),
+    ("deebz", f"{DEEBZ}/effects.csv", "Place {tokens_placed_with_ace} Multipliers", "Place 2 Multipliers",
+     "tokens-placed"),
+    ("deebz", f"{DEEBZ}/effects.csv", "gains {temporary_tokens} Temporary Bonus", "gains 2 Temporary Bonus",
+     "temporary-tokens"),
+    ("sams-battle", f"{SAMS}/reference.yaml", "attacks with **{empty_lane_attack}**", "attacks with **0**",
+     "empty-lane-attack"),
+    ("sams-battle", f"{SAMS}/reference.yaml", "**After turn {turns}:**", "**After turn 5:**", "turns-per-round"),
+    ("deebz", f"{DEEBZ}/reference.yaml", "gain {acquire_bonuses} Temporary", "gain 1 Temporary", "strategy-numbers"),
+    ("deebz", f"{DEEBZ}/reference.yaml", "gain {customise_penalties} Penalties", "gain 3 Penalties",
+     "strategy-numbers"),
 ]
 
 

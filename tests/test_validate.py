@@ -51,7 +51,7 @@ def test_manifest_wrong_value_names_key_and_line(ws: Path) -> None:
 def test_rule_without_a_kind_is_a_manifest_error(ws: Path) -> None:
     write_game(ws, manifest=with_manifest("rules:\n  - {id: r, message: m, where: \"power > 1\"}\n"))
     [finding] = validate_game(ws, "mini")
-    assert "exactly one of check:, total:, expect:, terms: or refers:" in finding.message and finding.row == 23
+    assert "exactly one of check:, total:, expect:, terms:, refers: or text:" in finding.message and finding.row == 23
 
 
 # ---------------------------------------------------------------- layer 2: data schema

@@ -53,6 +53,7 @@ class BuildOptions:
     keep_svg: bool = False
     force: bool = False  # build despite errors, leaving out the cards they concern
     always: tuple[str, ...] = ()  # stages run whatever the manifest says (`build --pod`)
+    draft: bool = False  # a missing image is drawn as a placeholder (`build --draft`)
 
 
 @dataclass
@@ -142,7 +143,7 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
 
     final = options.out_root / name
     previous = BuildRecord.previous(final)
-    settings = settings_key(options.keep_svg, options.force, *_stage_names(stages, options))
+    settings = settings_key(options.keep_svg, options.force, options.draft, *_stage_names(stages, options))
     if previous is not None and current_build(final, root, name, settings) is not None:
         return _up_to_date(name, final, previous, started)
     check_output_folder(options.out_root)
@@ -168,7 +169,7 @@ def _build_with(root: Path, name: str, options: BuildOptions, reporter: Reporter
     # Stamped before anything is read: a file edited during the build then differs from its stamp, and
     # the next build sees the edit (stamped after, the build would record what it never read).
     read_from = source_stamp(root, name, recording=True)
-    context = BuildContext.load(root, name, options.out_root)
+    context = BuildContext.load(root, name, options.out_root, draft=options.draft)
     findings = validate_context(context, helpers=workers)  # the workers are idle until the cards are planned
     plan = plan_build(context, findings, options.force)
     if context.renderer.cache is not None:

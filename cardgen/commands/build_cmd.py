@@ -16,7 +16,7 @@ POD, GUIDES = ("pod",), ("guides",)  # `build --pod`, `--guides`: stages run wha
 
 
 def build_games(root: Path, names: list[str], out: Path | None, jobs: int, keep_svg: bool, force: bool,
-                pod: bool, guides: bool = False) -> None:
+                pod: bool, guides: bool = False, draft: bool = False) -> None:
     """Build the games and report each; a CardgenError lists every game's problems, and a forced build that
     left cards out exits with 1."""
     from cardgen.core.ownership import check_output_root
@@ -26,7 +26,7 @@ def build_games(root: Path, names: list[str], out: Path | None, jobs: int, keep_
     errors = left_out = 0
     for name in names:
         try:
-            done = bring_up_to_date(root, name, out_root, jobs, keep_svg, force, pod, guides)
+            done = bring_up_to_date(root, name, out_root, jobs, keep_svg, force, pod, guides, draft)
         except CardgenError as exc:
             problems += exc.problems
             continue
@@ -49,7 +49,8 @@ class Done(NamedTuple):
 
 
 def bring_up_to_date(root: Path, name: str, out_root: Path, jobs: int = os.cpu_count() or 1,
-                     keep_svg: bool = False, force: bool = False, pod: bool = False, guides: bool = False) -> Done:
+                     keep_svg: bool = False, force: bool = False, pod: bool = False, guides: bool = False,
+                     draft: bool = False) -> Done:
     """Build one game unless its last build is current, and report what was done (see `Done`).
 
     A current build is reported from its build.json alone, without importing the pipeline (pydantic,
@@ -62,21 +63,21 @@ def bring_up_to_date(root: Path, name: str, out_root: Path, jobs: int = os.cpu_c
     started = time.perf_counter()
     always = (POD if pod else ()) + (GUIDES if guides else ())
     current = current_build(out_root / check_game_name(name), root, name,
-                            settings_key(keep_svg, force, stage_names(), always))
+                            settings_key(keep_svg, force, draft, stage_names(), always))
     built = False
     if current is not None:
         cards, findings = current
         show_findings(findings)
         click.echo(up_to_date_line(name, cards, time.perf_counter() - started))
     else:
-        result = build_one(root, name, out_root, jobs, keep_svg, force, always)
+        result = build_one(root, name, out_root, jobs, keep_svg, force, always, draft)
         findings, built = result.findings, not result.up_to_date
     errors = [f for f in findings if f.severity == "error"]
     return Done(len(errors), sum(f.rule == LEFT_OUT for f in errors), built)
 
 
 def build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool = False, force: bool = False,
-              always: tuple[str, ...] = ()) -> Any:
+              always: tuple[str, ...] = (), draft: bool = False) -> Any:
     """Run the whole pipeline for one game with every registered output stage, and report it.
 
     A rebuild forks its render worker first, before the pipeline is imported: it sets cairosvg up on the other
@@ -95,7 +96,7 @@ def build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool =
         from cardgen.build.build import BuildOptions, build_game
         from cardgen.core.progress import make_reporter
 
-        options = BuildOptions(out_root, jobs, keep_svg, force, always)
+        options = BuildOptions(out_root, jobs, keep_svg, force, always, draft)
         result = build_game(root, name, options, make_reporter(sys.stderr.isatty()), stage_names(), workers)
     report_build(result)
     return result

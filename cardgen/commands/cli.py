@@ -179,13 +179,16 @@ def _reporter():
 @click.option("--guides", is_flag=True,
               help="Also write guides/: the card images with trim, bleed, safe zone and every text box, icon and "
                    "image box drawn over them (and turn the gallery's guides on). The real outputs do not change.")
+@click.option("--draft", is_flag=True,
+              help="An image that does not exist yet is drawn as a labelled placeholder (its file name and box), "
+                   "with a warning, instead of stopping the build.")
 @click.pass_obj
 def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, jobs: int, pod: bool,
-          force: bool, guides: bool) -> None:
+          force: bool, guides: bool, draft: bool) -> None:
     """Build GAMES (all games when none are named): card PNGs and build.json under output/."""
     from cardgen.commands.build_cmd import build_games
 
-    build_games(root, _games(root, games), out, jobs, keep_svg, force, pod, guides)
+    build_games(root, _games(root, games), out, jobs, keep_svg, force, pod, guides, draft)
 
 
 @main.command("list")

@@ -547,10 +547,11 @@ def check_aggregate(expr: str, columns: set[str] | None = None) -> ast.Expressio
     return check_expression(expr, columns, {name: arity for name, (arity, _) in AGGREGATES.items()})
 
 
-def evaluate_aggregate(rows: Sequence[Row], expr: str,
-                       columns: Iterable[str] | None = None) -> tuple[bool, dict[str, Any]]:
+def evaluate_aggregate(rows: Sequence[Row], expr: str, columns: Iterable[str] | None = None,
+                       constants: Mapping[str, Any] | None = None) -> tuple[bool, dict[str, Any]]:
     """Whether an aggregate expression holds over some rows, and the value of each aggregate in it
-    (by its text, in the order written: {'sum(count)': 20})."""
+    (by its text, in the order written: {'sum(count)': 20}). `constants` are names that are no column (a game's
+    values), each the same on every row."""
     tree = check_aggregate(expr, _columns_of(rows, columns))
     calls = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
     values: dict[str, Any] = {}
@@ -559,5 +560,7 @@ def evaluate_aggregate(rows: Sequence[Row], expr: str,
         if label not in values:
             _, compute = AGGREGATES[node.func.id]  # type: ignore[attr-defined]
             values[label] = compute(rows, [a.id for a in node.args])  # type: ignore[attr-defined]
-    holds = _compile(tree, _aggregate_value, _column_in_total)(values)
+    known = constants or {}
+    holds = _compile(tree, _aggregate_value, lambda node: _constant(known[node.id]) if node.id in known
+                     else _column_in_total(node))(values)
     return _truth(holds), values

@@ -12,12 +12,13 @@ import zipfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 from cardgen.core.errors import CardgenError, Problem
-from cardgen.core.expressions import EvaluationError, ExpressionError, evaluate_mask
+from cardgen.core.expressions import EvaluationError, ExpressionError, columns_in, evaluate_mask
 from cardgen.core.filenames import collision_key, slugify, unsafe_reason
 from cardgen.load.manifest import Choice, DataSource, DeckSpec, FieldSpec, Game
+from cardgen.load.values import Value, fill, unknown_message
 
 TRUE_WORDS = {"true", "yes", "y", "1", "x"}
 FALSE_WORDS = {"false", "no", "n", "0"}
@@ -585,14 +586,27 @@ _TEXT = FieldSpec()  # undeclared columns stay text (built once: this runs for e
 _ITEM_SPECS = {kind: FieldSpec(type=kind) for kind in ("str", "int", "float")}
 
 
-def convert_row(row: Row, specs: dict[str, FieldSpec]) -> tuple[dict[str, Any], list[Problem]]:
+def _filled(row: Row, column: str, text: str, values: Mapping[str, Value],
+            problems: list[Problem]) -> str:
+    """A cell's text with the game's `{value}` placeholders filled in; one naming no value is a finding."""
+    text, unknown = fill(text, values)
+    problems += [Problem(unknown_message(p, values), file=row.file, row=row.line_of(column), column=column,
+                         rule="unknown-value") for p in unknown]
+    return text
+
+
+def convert_row(row: Row, specs: dict[str, FieldSpec],
+                game_values: Mapping[str, Value] | None = None) -> tuple[dict[str, Any], list[Problem]]:
     """Typed values of one row (undeclared columns stay text) and the problems found.
 
-    A cell that cannot be converted is reported and holds None, so later checks still see the row.
+    `game_values` fill the `{name}` placeholders of every cell before it is converted. A cell that cannot be
+    converted is reported and holds None, so later checks still see the row.
     """
     values: dict[str, Any] = {}
-    problems = []
+    problems: list[Problem] = []
     for column, text in row.values.items():
+        if "{" in text:  # a placeholder is possible (most cells: no call at all)
+            text = _filled(row, column, text, game_values or {}, problems)
         if text.strip() in SPREADSHEET_ERRORS:
             problems.append(Problem(f"the spreadsheet shows the error {text.strip()} here; fix the formula",
                                     file=row.file, row=row.line_of(column), column=column,
@@ -602,8 +616,8 @@ def convert_row(row: Row, specs: dict[str, FieldSpec]) -> tuple[dict[str, Any], 
         spec = specs.get(column, _TEXT)
         try:
             if column in row.items and spec.type == "list":  # a YAML list: its items, not split again
-                values[column] = [convert_value(i, _ITEM_SPECS[spec.item]) for i in row.items[column]
-                                  if i.strip()]
+                values[column] = [convert_value(_filled(row, column, i, game_values or {}, problems),
+                                                _ITEM_SPECS[spec.item]) for i in row.items[column] if i.strip()]
             else:
                 values[column] = convert_value(text, spec)
         except ValueError as exc:
@@ -618,8 +632,10 @@ def convert_row(row: Row, specs: dict[str, FieldSpec]) -> tuple[dict[str, Any], 
     return values, problems
 
 
-def convert_table(table: Table, specs: dict[str, FieldSpec]) -> tuple[list[dict[str, Any]], list[Problem]]:
-    """Typed values of every row; a required column missing from the header is reported once."""
+def convert_table(table: Table, specs: dict[str, FieldSpec],
+                  game_values: Mapping[str, Value] | None = None) -> tuple[list[dict[str, Any]], list[Problem]]:
+    """Typed values of every row (placeholders filled with `game_values`); a required column missing from the
+    header is reported once."""
     absent = {c for c, s in specs.items() if s.required and s.default is None and c not in table.header}
     problems = [Problem(f"required column '{c}' is missing from the header"
                         + _did_you_mean(c, [h for h in table.header if h not in specs]),
@@ -627,7 +643,7 @@ def convert_table(table: Table, specs: dict[str, FieldSpec]) -> tuple[list[dict[
                 for c in sorted(absent) if table.header]
     typed = []
     for row in table.rows:
-        values, row_problems = convert_row(row, specs)
+        values, row_problems = convert_row(row, specs, game_values)
         typed.append(values)
         problems += [p for p in row_problems if p.column not in absent]
     return typed, problems
@@ -666,10 +682,21 @@ def _copies(values: dict[str, Any], deck: DeckSpec, row: Row) -> int:
     return copies
 
 
+def _values_named(expr: str, values: Mapping[str, Value]) -> dict[str, Value]:
+    """The game's values an expression names (none when it does not parse: evaluating it reports that)."""
+    try:
+        return {name: values[name] for name in columns_in(expr) if name in values} if values else {}
+    except (SyntaxError, ValueError):
+        return {}
+
+
 def _filter_rows(game: Game, deck_name: str, deck: DeckSpec, rows: list[Row],
                  typed: list[dict[str, Any]]) -> list[int]:
     if not deck.filter:
         return list(range(len(typed)))
+    named = _values_named(deck.filter, game.spec.values)
+    if named:  # names in a filter as in the rules: a row's own columns first
+        typed = [{**named, **row} for row in typed]
     try:
         mask = evaluate_mask(typed, deck.filter)
     except Exception as exc:  # refused, or not computable on a row's values (a text compared with a number)
@@ -724,7 +751,7 @@ def load_deck(game: Game, deck_name: str) -> list[Card]:
     """Read, type-convert and filter one deck's rows into Card records; raise on any error."""
     deck = game.spec.decks[deck_name]
     table = read_table(game, deck.source)
-    typed, problems = convert_table(table, game.fields_of(deck))
+    typed, problems = convert_table(table, game.fields_of(deck), game.spec.values)
     cards, card_problems = deck_cards(game, deck_name, table.rows, typed)
     errors = _errors_only(table.problems + problems + card_problems)
     if errors:
@@ -767,7 +794,7 @@ def read_game_data(game: Game) -> GameData:
         specs = game.fields_of(deck)
         spec_key = (key, tuple((k, v.model_dump_json()) for k, v in specs.items()))
         if spec_key not in converted:
-            converted[spec_key], found = convert_table(table, specs)
+            converted[spec_key], found = convert_table(table, specs, game.spec.values)
             data.problems += found
         cards, found = deck_cards(game, deck_name, table.rows, converted[spec_key])
         data.cards += cards

@@ -6,9 +6,9 @@ import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, create_model, field_validator, model_validator
+from pydantic import BaseModel, Field, PlainValidator, ValidationError, create_model, field_validator, model_validator
 
 from cardgen.core.errors import CardgenError, Problem, relative
 from cardgen.core.filenames import collision_key, unsafe_reason
@@ -18,6 +18,7 @@ from cardgen.core.units import CARD_PRESETS, parse_length
 from cardgen.core.workspace import MANIFEST_NAME, list_games
 from cardgen.core.yamlsource import line_of, load_yaml
 from cardgen.load.include import Includer, located_file
+from cardgen.load.values import VALUE_NAME, Value, checked
 from cardgen.options import Strict
 from cardgen.options.layouts import workspace_layouts
 from cardgen.options.simulations import SimulationSpec
@@ -128,6 +129,9 @@ class DeckSpec(Strict):
         return value
 
 
+GameValue = Annotated[Value, PlainValidator(checked)]  # one message for a wrong value, not one per type tried
+
+
 class GameSpec(Strict):
     """The manifest of a game without the sections of its outputs (see `game_model`, which adds them)."""
 
@@ -146,6 +150,8 @@ class GameSpec(Strict):
     fields: dict[str, FieldSpec | FieldType] = Field(default_factory=dict)
     decks: dict[str, DeckSpec]
     sizes: dict[str, SizeSpec] = Field(default_factory=dict)
+    values: dict[str, GameValue] = Field(default_factory=dict, description="the rulebook's numbers: {name} in card "
+                                     "text, values.name in templates, name in rules")
     rules: list["RuleSpec"] = Field(default_factory=list, description="game rules checked by cardgen validate")
     simulations: dict[str, SimulationSpec] = Field(default_factory=dict, description="run by cardgen simulate only")
 
@@ -162,6 +168,15 @@ class GameSpec(Strict):
                                 str(colour).strip()):
                 raise ValueError(f"colour '{name}' is '{colour}'; write it as #rrggbb (e.g. \"#c98a2b\", quoted: "
                                  "YAML reads # as a comment), rgb(201, 138, 43) or an SVG colour name")
+        return value
+
+    @field_validator("values")
+    @classmethod
+    def _value_names(cls, value: dict[str, Value]) -> dict[str, Value]:
+        for name in value:
+            if not VALUE_NAME.fullmatch(name):
+                raise ValueError(f"value name '{name}' is not a name: use lowercase letters, digits and _, starting "
+                                 "with a letter (it is written {name} in card text)")
         return value
 
     @field_validator("decks")
@@ -487,6 +502,45 @@ class TermSpec(Strict):
     known: list[str] = Field(default_factory=list, description="the rulebook's terms (its glossary)")
 
 
+class TextSpec(Strict):
+    """What card text must say: the numbers next to a term (or caught by a pattern) and phrases it must hold."""
+
+    columns: list[str] = Field(description="the text columns read (a YAML list column: each item)")
+    term: str | None = Field(None, description="numbers written next to this word or phrase: '+2 damage', "
+                                               "'1-2 gold' (both), 'attacks with 1', plurals too")
+    pattern: str | None = Field(None, max_length=200, description="instead of term: a regular expression whose "
+                                                                   "groups are the numbers; a group named after a "
+                                                                   "value or column must equal it: (?P<lanes>\\d+)")
+    check: str | None = Field(None, description="true for every number found, called `number` (columns and "
+                                                "values may be named too)")
+    require: str | None = Field(None, description="a phrase the text must hold ({value} placeholders filled)")
+
+    @field_validator("columns", mode="before")
+    @classmethod
+    def _one_column(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _something_to_check(self) -> "TextSpec":
+        if self.term is not None and self.pattern is not None:
+            raise ValueError("term: or pattern:, not both")
+        if self.term is None and self.pattern is None and self.check is not None:
+            raise ValueError("check: goes with term: or pattern: (the numbers it checks)")
+        if self.term is not None and self.check is None:
+            raise ValueError("term: needs check: (what its numbers must be)")
+        if self.pattern is not None:
+            try:
+                groups = re.compile(self.pattern)
+            except re.error as exc:
+                raise ValueError(f"pattern: is not a regular expression: {exc}") from None
+            if self.check is None and (not groups.groups or len(groups.groupindex) < groups.groups):
+                raise ValueError("a pattern's unnamed groups need check: (or name each group after the value "
+                                 "or column it must equal: (?P<lanes>\\d+))")
+        if self.term is None and self.pattern is None and self.require is None:
+            raise ValueError("needs term: or pattern: (with check:) or require:")
+        return self
+
+
 class RefersSpec(Strict):
     """Values that name other things of the game: decks (`to: decks`) or cards (`to: <column>` of cards)."""
 
@@ -509,6 +563,7 @@ class RuleSpec(Strict):
     expect: ExpectSpec | None = None
     terms: TermSpec | None = None
     refers: RefersSpec | None = None
+    text: TextSpec | None = None
 
     @field_validator("decks", mode="before")
     @classmethod
@@ -517,9 +572,10 @@ class RuleSpec(Strict):
 
     @model_validator(mode="after")
     def _one_kind(self) -> "RuleSpec":
-        kinds = [k for k in ("check", "total", "expect", "terms", "refers") if getattr(self, k) is not None]
+        kinds = [k for k in ("check", "total", "expect", "terms", "refers", "text") if getattr(self, k) is not None]
         if len(kinds) != 1:
-            raise ValueError(f"rule '{self.id}' needs exactly one of check:, total:, expect:, terms: or refers:"
+            raise ValueError(f"rule '{self.id}' needs exactly one of check:, total:, expect:, terms:, refers: or "
+                             "text:"
                              + (f" (it has {', '.join(kinds)})" if kinds else ""))
         if self.per is not None and self.total is None:
             raise ValueError(f"rule '{self.id}': per: goes with total:")

@@ -26,6 +26,7 @@ class BuildContext:
     icons: IconLibrary
     renderer: SVGRenderer
     out_root: Path | None = None
+    draft: bool = False  # `build --draft`: a missing image is a placeholder and a warning, not an error
 
     @property
     def root(self) -> Path:
@@ -33,7 +34,8 @@ class BuildContext:
         return self.game.root
 
     @classmethod
-    def load(cls, root: Path, name: str, out_root: Path | None = None, with_data: bool = True) -> BuildContext:
+    def load(cls, root: Path, name: str, out_root: Path | None = None, with_data: bool = True,
+             draft: bool = False) -> BuildContext:
         """Load a game of a workspace: a CardgenError when its manifest is broken.
 
         Problems of the data do not stop loading; they are in `data.problems`. With `out_root`, SVGs
@@ -43,6 +45,6 @@ class BuildContext:
         game = load_game(root, name)
         fonts = FontBook(root / "fonts")
         icons = IconLibrary(root, game.spec.icons)
-        cache = SVGCache(out_root, game) if out_root is not None else None
+        cache = SVGCache(out_root, game, draft) if out_root is not None else None
         data = read_game_data(game) if with_data else GameData([], [])
-        return cls(game, data, fonts, icons, SVGRenderer(game, fonts, icons, cache), out_root)
+        return cls(game, data, fonts, icons, SVGRenderer(game, fonts, icons, cache, draft), out_root, draft)

@@ -91,9 +91,10 @@ class CardHelpers:
     """
 
     def __init__(self, game: Game, fonts: FontBook, icons: IconLibrary, size: CardSize,
-                 card: Card | None, label: str) -> None:
+                 card: Card | None, label: str, draft: bool = False) -> None:
         self.game, self.fonts, self.icons, self.dpi, self.card = game, fonts, icons, size.dpi, card
         self.label = label  # what its messages say it draws (`subject`)
+        self.draft = draft  # a missing image is drawn as a placeholder (`build --draft`)
         self.geo = Geometry(size)
         self.files: list[Path] = []
         self.warnings: list[Problem] = []
@@ -186,13 +187,35 @@ class CardHelpers:
 
     def image(self, path: str, x: Any, y: Any, width: Any, height: Any, fit: str = "contain") -> Markup:
         """An image file from the game's data folder, placed in a box (fit: contain, cover or stretch)."""
-        resolved = safe_path(self.game, str(path))
+        try:
+            resolved = safe_path(self.game, str(path))
+        except MissingImage:
+            if not self.draft:
+                raise
+            return self._placeholder(str(path), *self.place("image", x, y, width, height))
         self.files.append(resolved)
         bx, by, bw, bh = self.place("image", x, y, width, height)
         self.boxes.append(GuideBox("image", bx, by, bw, bh, str(path)))
         aspect = FIT_ASPECT[fit]
         return Markup(f'<image x="{bx}" y="{by}" width="{bw}" height="{bh}" preserveAspectRatio="{aspect}" '
                       f'xlink:href="{escape(resolved.as_uri())}"/>')
+
+    def _placeholder(self, path: str, bx: float, by: float, bw: float, bh: float) -> Markup:
+        """What `--draft` draws for an image not made yet: its box crossed out, labelled with the file's name and
+        the box's size (in Roboto Mono, bundled, whose letters are 0.6 em wide: the label is sized to fit)."""
+        self.boxes.append(GuideBox("image", bx, by, bw, bh, path))
+        mm = 25.4 / self.dpi
+        lines = ["MISSING IMAGE", Path(path).name, f"{bw * mm:.0f} x {bh * mm:.0f} mm"]
+        size = max(1.0, min(bh / 5, 0.9 * bw / (0.6 * max(map(len, lines)))))
+        baseline = by + bh / 2 - size * 0.9  # three lines 1.2 em apart, centred on the box (0.35 em below centre)
+        label = "".join(f'<text x="{bx + bw / 2:.2f}" y="{baseline + i * size * 1.2:.2f}" font-family="Roboto Mono" '
+                        f'font-size="{size:.2f}" text-anchor="middle" fill="#000000">{escape(line)}</text>'
+                        for i, line in enumerate(lines))
+        stroke = max(1.0, min(bw, bh) / 100)
+        return Markup(f'<g {PLACEHOLDER_MARK}><rect x="{bx}" y="{by}" width="{bw}" height="{bh}" '
+                      f'fill="#ff00ff" fill-opacity="0.25" stroke="#ff00ff" stroke-width="{stroke:.2f}"/>'
+                      f'<path d="M{bx},{by} L{bx + bw},{by + bh} M{bx + bw},{by} L{bx},{by + bh}" stroke="#ff00ff" '
+                      f'stroke-width="{stroke:.2f}"/>{label}</g>')
 
     def _overflow(self, text: str, layout: Layout) -> None:
         card = self.card
@@ -215,6 +238,14 @@ def safe_path(game: Game, path: str) -> Path:
     if not resolved.is_relative_to(game.root.resolve()):
         raise CardgenError(f"'{path}' leads outside the project folder; only files inside it can be used")
     if not resolved.is_file():
-        raise CardgenError(f"image '{path}' does not exist (looked in data/{game.name}/)")
+        raise MissingImage(f"image '{path}' does not exist (looked in data/{game.name}/); `cardgen build --draft` "
+                           "draws a placeholder until it does", rule="image")
     return resolved
+
+
+PLACEHOLDER_MARK = 'class="draft-placeholder"'  # on what `--draft` draws for a missing image
+
+
+class MissingImage(CardgenError):
+    """An image named inside the project that is not there (yet): `--draft` draws a placeholder for it."""
 

@@ -24,7 +24,7 @@ from cardgen.load.fonts import FontBook, families_in_svg
 from cardgen.load.icons import IconLibrary
 from cardgen.load.manifest import CardSize, Game
 from cardgen.svg.helper_table import HELPERS
-from cardgen.svg.helpers import CardHelpers, Geometry
+from cardgen.svg.helpers import PLACEHOLDER_MARK, CardHelpers, Geometry
 from cardgen.svg.sandbox import TemplateLimit, TemplateSandbox, render_bounded
 
 
@@ -193,9 +193,9 @@ class SVGCache(KeptByGame):
     ignored (every card is rendered again), never trusted.
     """
 
-    def __init__(self, out_root: Path, game: Game) -> None:
+    def __init__(self, out_root: Path, game: Game, draft: bool = False) -> None:
         super().__init__(out_root, "svg", game.name, box_as_row)
-        self.base = render_inputs(game)
+        self.base = render_inputs(game) + ("|draft" if draft else "")  # a draft draws missing images
 
     def key(self, template_name: str, deck: str, card: Card | None) -> str:
         """The cache key of one render."""
@@ -244,8 +244,9 @@ def _memo(template_name: str, deck: str, card: Card | None) -> tuple[str, str, s
 class SVGRenderer:
     """Renders card faces and backs of one game to SVG text."""
 
-    def __init__(self, game: Game, fonts: FontBook, icons: IconLibrary, cache: SVGCache | None = None) -> None:
-        self.game, self.fonts, self.icons = game, fonts, icons
+    def __init__(self, game: Game, fonts: FontBook, icons: IconLibrary, cache: SVGCache | None = None,
+                 draft: bool = False) -> None:
+        self.game, self.fonts, self.icons, self.draft = game, fonts, icons, draft
         self.done: dict[tuple[str, str, str | None], RenderedSVG] = {}  # renders made by this renderer
         self.cache = cache
         self.env = make_environment(game)
@@ -307,7 +308,7 @@ class SVGRenderer:
              cache_key: str | None = None) -> RenderedSVG:
         """Keep a render made now (by `make`, here or in another process) as this renderer's and the cache's
         (`cache_key`: its key in the cache, when known already)."""
-        if self.cache is not None:
+        if self.cache is not None and PLACEHOLDER_MARK not in rendered.svg:  # drawn again once the art is there
             self.cache.put(cache_key or self.cache.key(template_name, deck, card), rendered)
         self.done[_memo(template_name, deck, card)] = rendered
         return rendered
@@ -320,7 +321,8 @@ class SVGRenderer:
     def make(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
         """Render one template for a card (or a deck's back) now, neither looked up in nor kept by the caches."""
         size = self.game.deck_size(self.game.spec.decks[deck])
-        helpers = CardHelpers(self.game, self.fonts, self.icons, size, card, subject(template_name, deck, card))
+        helpers = CardHelpers(self.game, self.fonts, self.icons, size, card, subject(template_name, deck, card),
+                              self.draft)
         shown = self.shown(template_name)
         where = helpers.label + (f" ({card.source_file}:{card.source_row})" if card else "")
         try:
@@ -363,6 +365,7 @@ class SVGRenderer:
                      "options": deck_spec.options},
             "geo": Geometry(size),
             "colors": dict(spec.colors),
+            "values": dict(spec.values),
         }
         context.update({helper.name: helper.bound(helpers) for helper in HELPERS})
         if card is not None:

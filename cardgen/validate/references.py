@@ -6,6 +6,7 @@ Jinja's syntax tree, so a problem is reported at the template line that causes i
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -27,7 +28,7 @@ from cardgen.load.svgart import read_art
 from cardgen.options.pdf import PrintSpec
 from cardgen.svg.context import BuildContext
 from cardgen.svg.helper_table import BAD_ARGUMENT, BY_NAME, Helper
-from cardgen.svg.helpers import safe_path
+from cardgen.svg.helpers import MissingImage, safe_path
 from cardgen.svg.templates import make_environment, syntax_message
 
 MAX_IMAGE_PIXELS = 64_000_000   # a 20 x 20 inch board at 400 DPI; a bigger image is a mistake or an attack
@@ -337,13 +338,18 @@ def _check_svg_image(path: Path, shown: str) -> str | None:
     return None
 
 
-def image_problem(game: Game, text: str) -> str | None:
-    """Why an image named in data or a template cannot be used, or None when it is fine."""
+def image_problem(game: Game, text: str, draft: bool = False) -> Problem | None:
+    """Why an image named in data or a template cannot be used (a warning in a draft, when it is only missing),
+    or None when it is fine."""
     try:
         path = safe_path(game, text)
+    except MissingImage as exc:
+        return Problem(f"image '{text}' does not exist: drawn as a placeholder (--draft)", severity="warning",
+                       rule="image") if draft else exc.problems[0]
     except CardgenError as exc:
-        return exc.problems[0].message
-    return check_image_file(path, relative(path, game.root))
+        return Problem(exc.problems[0].message, rule="image")
+    message = check_image_file(path, relative(path, game.root))
+    return Problem(message, rule="image") if message else None
 
 
 # ---------------------------------------------------------------- the layer
@@ -359,7 +365,8 @@ class ReferenceChecker:
         self.uses: dict[str, TemplateUse] = {}
         self.failed_templates: set[str] = set()
         self._icon_cache: dict[str, Problem | None] = {}
-        self._image_cache: dict[str, str | None] = {}
+        self._image_cache: dict[str, Problem | None] = {}
+        self.draft = context.draft
 
     def place(self, deck: str, column: str | None) -> tuple[str, int | None] | None:
         """Where a deck's templates first name a column (`card.column`): the place of a finding about what it
@@ -411,9 +418,9 @@ class ReferenceChecker:
             if problem:
                 findings.append(Problem(problem.message, file=where.file, row=where.line, rule="unknown-icon"))
         for text, where in use.images.items():
-            message = self._image(text)
-            if message:
-                findings.append(Problem(message, file=where.file, row=where.line, rule="image"))
+            problem = self._image(text)
+            if problem:
+                findings.append(dataclasses.replace(problem, file=where.file, row=where.line))
         for message, where in use.arguments.items():
             findings.append(Problem(message, file=where.file, row=where.line, rule=BAD_ARGUMENT))
         for family, where in use.fonts.items():
@@ -472,9 +479,9 @@ class ReferenceChecker:
                 self._icon_cache[name] = exc.problems[0]
         return self._icon_cache[name]
 
-    def _image(self, text: str) -> str | None:
+    def _image(self, text: str) -> Problem | None:
         if text not in self._image_cache:
-            self._image_cache[text] = image_problem(self.game, text)
+            self._image_cache[text] = image_problem(self.game, text, self.draft)
         return self._image_cache[text]
 
     def _card(self, card: Card, use: TemplateUse) -> list[Problem]:
@@ -501,10 +508,10 @@ class ReferenceChecker:
             value = card.fields.get(column)
             if value in (None, "") and column in use.optional | use.guarded:
                 continue
-            message = self._image(str(value)) if value not in (None, "") else \
-                "a template draws this column as an image but it is empty"
-            if message:
-                findings.append(Problem(message, column=column, rule="image", **at))  # type: ignore[arg-type]
+            problem = self._image(str(value)) if value not in (None, "") else \
+                Problem("a template draws this column as an image but it is empty", rule="image")
+            if problem:
+                findings.append(dataclasses.replace(problem, column=column, **at))  # type: ignore[arg-type]
         return findings
 
     @staticmethod
@@ -549,6 +556,8 @@ class ReferenceChecker:
                 used |= {rule.terms.column, *rule.terms.text}
             if rule.refers:
                 used |= {rule.refers.column, rule.refers.to}
+            if rule.text:
+                used |= {*rule.text.columns, *_expression_columns(rule.text.check)}
         return used
 
 

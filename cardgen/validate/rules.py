@@ -9,7 +9,7 @@ import ast
 import difflib
 import math
 import re
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from cardgen.core.errors import Problem
 from cardgen.core.expressions import (
@@ -18,14 +18,16 @@ from cardgen.core.expressions import (
     check_aggregate,
     check_expression,
     columns_in,
+    compile_mask,
     evaluate_aggregate,
     evaluate_mask,
     is_missing,
     parse_expression,
 )
 from cardgen.load.data import Card, GameData
-from cardgen.load.manifest import ExpectSpec, Game, RefersSpec, RuleSpec, TermSpec
-from cardgen.load.markup import parse
+from cardgen.load.manifest import ExpectSpec, Game, RefersSpec, RuleSpec, TermSpec, TextSpec
+from cardgen.load.markup import parse, plain_text
+from cardgen.load.values import fill, unknown_message
 
 # A number as pandas.to_numeric read one from a text cell: 12, -3, 2.5, .5, 1e3, inf.
 _NUMBER = re.compile(r"\s*[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity)\s*", re.IGNORECASE)
@@ -79,10 +81,18 @@ class RuleChecker:
         self.skip_rows = skip_rows  # rows with data errors already: a rule would only repeat them
         # each card's data row, for the line of a column's value (its key's own line in a YAML record)
         self.data_rows = {(row.file, row.line): row for table in data.tables.values() for row in table.rows}
+        # The game's values are names in every expression, as constants beside the card's columns.
+        self.values = {k: v for k, v in game.spec.values.items() if k not in self.columns}
+        for row in self.rows:
+            row.update(self.values)
+        self.columns |= set(self.values)
+        self._printed: dict[tuple[int, str], list[str]] = {}  # card text as printed, read once for all text rules
 
     def check(self) -> list[Problem]:
-        """The findings of every rule."""
-        findings = []
+        """The findings of every rule (and of a value named like a column, which no rule could read)."""
+        findings = [Problem(f"values.{name}: a column is called '{name}' too, so a rule could not tell them apart; "
+                            "rename the value", *self.game.where("values", name), rule="value-name")
+                    for name in self.game.spec.values if name not in self.values]
         for index, rule in enumerate(self.game.spec.rules):
             try:
                 findings += self._rule(index, rule)
@@ -135,6 +145,8 @@ class RuleChecker:
             return self._expect_rule(index, rule, rule.expect, positions)
         if rule.refers:
             return self._refers_rule(rule, rule.refers, positions)
+        if rule.text:
+            return self._text_rule(rule, rule.text, positions)
         return self._term_rule(index, rule, rule.terms, positions)  # type: ignore[arg-type]
 
     def _card_finding(self, rule: RuleSpec, position: int, message: str, column: str | None) -> Problem | None:
@@ -156,7 +168,8 @@ class RuleChecker:
             else:
                 node = next((part for part in node.values if not self._mask([position], ast.unparse(part))[0]),
                             node.values[0])
-        columns = [c for c in columns_in(ast.unparse(node)) if c in self.columns]
+        # a finding is at a column's cell, not at a value's (the game's values are names beside the columns)
+        columns = [c for c in columns_in(ast.unparse(node)) if c in self.columns and c not in self.values]
         return columns[0] if columns else None
 
     def _row_rule(self, rule: RuleSpec, positions: list[int]) -> list[Problem]:
@@ -190,7 +203,7 @@ class RuleChecker:
         findings = []
         for key, group in self._groups(rule, positions):
             holds, values = evaluate_aggregate([self.rows[i] for i in group], rule.total,  # type: ignore[arg-type]
-                                               self.columns)
+                                               self.columns, self.values)
             if not holds:
                 shown = ", ".join(f"{label} = {_show(value)}" for label, value in values.items())
                 scope = f" for {rule.per} = {_show(key)}" if rule.per else ""
@@ -275,6 +288,100 @@ class RuleChecker:
                                                  + _suggest(word.lower(), known), column)
                     findings += [problem] if problem else []
         return findings
+
+
+    def _text_rule(self, rule: RuleSpec, spec: TextSpec, positions: list[int]) -> list[Problem]:
+        """The numbers a card's text writes (next to a term, or in a pattern's groups) hold `check` or equal the
+        value or column their group is named after; the text holds the `require`d phrase."""
+        unknown = [c for c in spec.columns if c not in self.columns]
+        if unknown:
+            raise ExpressionError(f"text: unknown column '{unknown[0]}'")
+        named = [name for name in _group_names(spec.pattern) if name not in self.columns]
+        if named:
+            raise ExpressionError(f"text.pattern: the group '{named[0]}' names no value or column")
+        test = compile_mask(spec.check, self.columns | {"number"}) if spec.check else None
+        phrase = self._required_phrase(spec)
+        finder = text_numbers(spec.term, spec.pattern)
+        findings = []
+        for position in positions:
+            texts = [(column, plain) for column in spec.columns for plain in self._printed_text(position, column)]
+            found = [self._wrong_number(rule, spec, position, column, said, number, name, test)
+                     for column, plain in texts for said, number, name in finder(plain)]
+            if phrase and not any(phrase in plain for _, plain in texts):
+                found.append(self._card_finding(rule, position, f"{rule.message}; card '{self.cards[position].id}' "
+                                                f"does not say '{phrase}'", spec.columns[0]))
+            findings += [problem for problem in found if problem]
+        return findings
+
+    def _printed_text(self, position: int, column: str) -> list[str]:
+        key = (position, column)
+        if key not in self._printed:
+            self._printed[key] = _plain_texts(self.rows[position][column])
+        return self._printed[key]
+
+    def _required_phrase(self, spec: TextSpec) -> str | None:
+        if spec.require is None:
+            return None
+        phrase, unknown = fill(spec.require, self.game.spec.values)
+        if unknown:
+            raise ExpressionError(f"text.require: {unknown_message(unknown[0], self.game.spec.values)}")
+        return " ".join(phrase.split())
+
+    def _wrong_number(self, rule: RuleSpec, spec: TextSpec, position: int, column: str, said: str,
+                      number: int | float, name: str | None, test: Any) -> Problem | None:
+        """A finding when a number read from a card's text is not its group's value (or column), or fails the
+        rule's check."""
+        row = {**self.rows[position], "number": number}
+        if name is not None:
+            wanted = row[name]
+            if number in wanted if isinstance(wanted, list) else number == wanted:
+                return None
+            shown = f", {name} = {_show(wanted)}"
+        else:
+            if test is None:
+                return None
+            try:
+                if test(row):
+                    return None
+            except EvaluationError as exc:
+                raise EvaluationError(f"{exc} (card '{self.cards[position].id}')") from None
+            names = [c for c in columns_in(spec.check) if c != "number" and c in self.columns]  # type: ignore[arg-type]
+            shown = "".join(f", {c} = {_show(row[c])}" for c in names)
+        return self._card_finding(rule, position, f"{rule.message}; card '{self.cards[position].id}' says "
+                                  f"'{said}': number = {_show(number)}{shown}", column)
+
+
+_NUMBER_TEXT = r"\d+(?:\.\d+)?"
+
+
+def _group_names(pattern: str | None) -> list[str]:
+    """The values or columns a pattern's named groups stand for: `(?P<lanes>\\d+)`, and `lanes__2` for a second."""
+    return [name.split("__")[0] for name in re.compile(pattern).groupindex] if pattern else []
+
+
+def text_numbers(term: str | None, pattern: str | None) -> Callable[[str], list[tuple[str, int | float, str | None]]]:
+    """A function finding the numbers of a text: next to a term (before it or after it, a range '1-2' giving
+    both, plurals too), or the groups of a pattern; each with the words it was read from and the value or
+    column its group is named after (None for an unnamed group)."""
+    if term is not None:
+        words = r"\s+".join(map(re.escape, term.split()))
+        number = rf"({_NUMBER_TEXT})(?:\s*[-\u2013]\s*({_NUMBER_TEXT}))?"
+        pattern = (rf"(?<!\w)(?<!\d\.){number}\s*{words}(?:e?s)?\b"
+                   rf"|\b{words}(?:e?s)?\s*:?\s*\+?{number}(?!\w|\.\d)")
+    regex = re.compile(pattern or "(?!)", re.IGNORECASE)
+    names = {index: name.split("__")[0] for name, index in regex.groupindex.items()}
+
+    def find(text: str) -> list[tuple[str, int | float, str | None]]:
+        return [(match.group().strip(), _as_number(group), names.get(index))  # type: ignore[misc]
+                for match in regex.finditer(text) for index, group in enumerate(match.groups(), 1)
+                if group is not None and _as_number(group) is not None]
+    return find
+
+
+def _plain_texts(value: Any) -> list[str]:
+    """A text cell (or each item of a list cell) as printed: markup and icons gone, spaces collapsed."""
+    items = value if isinstance(value, list) else [value]
+    return [" ".join(plain_text(parse(item), " ").split()) for item in items if isinstance(item, str) and item]
 
 
 def _group_key(value: Any) -> Any:
