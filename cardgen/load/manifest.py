@@ -21,6 +21,7 @@ from cardgen.load.include import Includer, located_file
 from cardgen.options import Strict
 from cardgen.options.layouts import workspace_layouts
 from cardgen.options.simulations import SimulationSpec
+from cardgen.options.vendors import workspace_vendors
 
 FieldType = Literal["str", "int", "float", "bool", "enum", "list"]
 
@@ -192,7 +193,7 @@ class Game:
     def manifest_files(self) -> list[Path]:
         """The manifest, every deck definition it includes and the workspace's sheet layouts (`layouts/`, which a
         print may name): what the game's settings are read from."""
-        return [self.manifest_path, *self.includes, *workspace_layouts(self.root)]
+        return [self.manifest_path, *self.includes, *workspace_layouts(self.root), *workspace_vendors(self.root)]
 
     def files_elsewhere(self) -> list[str]:
         """Files the game reads outside data/<game>/ (included definitions, their data, sheet layouts), relative to
