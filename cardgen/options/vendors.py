@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from cardgen.core.bundled import ASSETS
 from cardgen.core.errors import CardgenError, Problem
@@ -94,18 +94,25 @@ class VendorSpec(Strict):
             raise ValueError(f"'{value}' must stay inside the vendor's folder")
         return value
 
+    @field_validator("sizes")
+    @classmethod
+    def _pixels(cls, value: dict[str, VendorSize], info: ValidationInfo) -> dict[str, VendorSize]:
+        bleed, dpi = info.data.get("bleed"), info.data.get("dpi")
+        if bleed is None or dpi is None:  # refused themselves
+            return value
+        for name, size in value.items():
+            expected = _pixels(parse_length(size.width), parse_length(size.height), parse_length(bleed), dpi)
+            if size.pixels is not None and tuple(size.pixels) != expected:
+                raise ValueError(f"{name}: trim + bleed at {dpi} DPI is {expected[0]} x {expected[1]} px, not "
+                                 f"{size.pixels[0]} x {size.pixels[1]}")
+        return value
+
     @model_validator(mode="after")
     def _consistent(self) -> VendorSpec:
         if self.colour == "cmyk" and (not self.profile or self.format != "pdf"):
             raise ValueError("CMYK files are PDFs (format: pdf) made with an ICC profile (profile:)")
         if self.pdfx and (self.format != "pdf" or self.colour != "cmyk"):
             raise ValueError("pdfx: true is for CMYK PDFs (format: pdf, colour: cmyk)")
-        for name, size in self.sizes.items():
-            expected = _pixels(parse_length(size.width), parse_length(size.height), parse_length(self.bleed),
-                               self.dpi)
-            if size.pixels is not None and tuple(size.pixels) != expected:
-                raise ValueError(f"sizes.{name}: trim + bleed at {self.dpi} DPI is {expected[0]} x {expected[1]} "
-                                 f"px, not {size.pixels[0]} x {size.pixels[1]}")
         return self
 
 

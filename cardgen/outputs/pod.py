@@ -14,6 +14,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Self
 
 from PIL import Image
 
@@ -249,6 +250,17 @@ class PodStage(Stage):
     true}`), or `build --pod`."""
 
     name = "pod"
+
+    @classmethod
+    def for_game(cls, game: Game, flags: dict[str, Any] | None = None) -> Self:
+        """The stage with its options, each vendor and the designer's profile checked now (before a build)."""
+        stage = super().for_game(game, flags)
+        assert isinstance(stage.options, PodSpec)
+        for name in stage.options.vendor:
+            load_vendor(game.root, name)
+        if stage.options.profile:
+            _own_profile(game, stage.options.profile)
+        return stage
 
     def enabled(self, game: Game) -> bool:
         """When the manifest names vendors (`pod:`) or says `print: {pod: true}`."""
