@@ -10,11 +10,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from PIL import Image
+from PIL import Image, ImageChops
 from pypdf import PdfReader
 
 from cardgen.options.vendors import BUNDLED_PROFILES
-from cardgen.outputs.press import total_ink
+from cardgen.outputs.press import to_cmyk, total_ink
 from tests.conftest import run_cli, sample_game
 from tests.example_games import REPO
 
@@ -155,6 +155,26 @@ def test_mb_print_makes_one_pdf_per_card_format_front_then_back(tmp_path: Path) 
     assert profile.get_data() == (BUNDLED_PROFILES / "cardgen-fogra39-tac300.icc").read_bytes()
 
 
+def test_the_designers_own_profile_is_the_conversion_and_the_output_intent(tmp_path: Path) -> None:
+    """docs/print.md: `pod: profile:` names the workspace's CMYK ICC profile: the cards are converted through it and
+    it is the PDF's OutputIntent, for every CMYK vendor."""
+    root = game(tmp_path, top="pod: {vendor: [drivethrucards], profile: profiles/press.icc}")
+    (root / "profiles").mkdir()
+    shutil.copyfile(BUNDLED_PROFILES / "cardgen-fogra39-tac300.icc", root / "profiles" / "press.icc")
+    run_cli(root, "build", "s", "-j", "1")
+    reader = PdfReader(root / "output" / "s" / "pod" / "drivethrucards" / "main.pdf")
+    profile = reader.trailer["/Root"]["/OutputIntents"][0].get_object()["/DestOutputProfile"].get_object()
+    assert profile.get_data() == (root / "profiles" / "press.icc").read_bytes()
+    # Converted through it, not through the vendor's 240% profile (which puts less ink into the back).
+    back = json.loads((root / "output" / "s" / "build.json").read_text(encoding="utf-8"))["cards"][0]["back"]
+    with Image.open(root / "output" / "s" / back) as image:
+        ours, vendors = (to_cmyk(image, path) for path in (root / "profiles" / "press.icc",
+                                                             BUNDLED_PROFILES / "cardgen-fogra39-tac240.icc"))
+    page = page_image(reader, 1)
+    assert ImageChops.difference(page, ours).getbbox() is None
+    assert ImageChops.difference(page, vendors).getbbox() is not None
+
+
 WORKSPACE_VENDOR = """\
 name: Corner Shop
 dpi: 300
@@ -221,6 +241,7 @@ def test_a_size_the_vendor_does_not_print_and_a_low_dpi_are_findings(tmp_path: P
     (("--vendor", "bad"), "vendors/bad.yaml:3: error: sizes: poker: trim + bleed at 300 DPI is 825 x 1125 px, "
                           "not 800 x 1125"),
     (("--profile", "cards.txt", "--vendor", "drivethrucards"), "pod.profile: 'cards.txt' is not an ICC profile"),
+    (("--profile", "../outside.icc",), "pod.profile: no file '../outside.icc' in the workspace"),
 ])
 def test_a_wrong_vendor_or_profile_is_one_line_naming_it(tmp_path: Path, args: tuple[str, ...],
                                                        expected: str) -> None:
@@ -232,6 +253,7 @@ def test_a_wrong_vendor_or_profile_is_one_line_naming_it(tmp_path: Path, args: t
         "name: Bad\nbleed: 0.125in\nsizes:\n  poker: {width: 2.5in, height: 3.5in, pixels: [800, 1125]}\n"
         "format: png\n", encoding="utf-8")
     (root / "cards.txt").write_text("not a profile", encoding="utf-8")
+    shutil.copyfile(BUNDLED_PROFILES / "cardgen-fogra39-tac240.icc", root.parent / "outside.icc")  # a real one
     result = run_cli(root, "pod", "s", *args, expect=1)
     assert expected in result.output and "Traceback" not in result.output
     assert not (root / "output").exists()  # checked before the build
