@@ -157,37 +157,58 @@ def _write_pdf(export: VendorExport, out_dir: Path, group: str, cards: list[Card
     vendor = export.vendor
     assert profile is not None  # a CMYK vendor names one (VendorSpec)
     trim = (cards[0].size_mm.width, cards[0].size_mm.height)
-    size = vendor.pixels(*trim)
     target = export.folder / f"{_UNSAFE.sub('-', group)}.pdf"
-    converted: dict[str, Image.Image] = {}  # copies and shared backs are converted once
-
-    def page(path: str, card: CardEntry) -> Page:
-        if path not in converted:
-            converted[path] = to_cmyk(_fitted(out_dir / path, size, card.dpi, vendor.spec.dpi), profile)
-            ink = total_ink(converted[path])
-            if ink > vendor.spec.ink_limit + 0.5:  # half a percent: the rounding of 8-bit channels
-                export.problems.append(Problem(
-                    f"card '{card.id}': {Path(path).name} has {ink:.0f}% ink where {vendor.spec.name} allows "
-                    f"{vendor.spec.ink_limit}%; darken with black (K) rather than all four inks, or give a "
-                    "profile that limits ink (pod: profile:)", file=card.source.file, row=card.source.row,
-                    severity="warning"))
-        return Page(converted[path], trim, vendor.bleed)
-
-    pages: list[Page] = []
+    sides: list[tuple[str, CardEntry]] = []  # each page's image and card
     order = {"back-front": ("back", "front"), "front-back": ("front", "back")}.get(vendor.spec.order, ("front",))
     for card in cards:
-        sides = {"front": card.face, "back": card.back}
         for _copy in range(card.copies):
             numbers: dict[str, int] = {}
             for side in order:
-                path = sides[side]
+                path = card.face if side == "front" else card.back
                 if path is not None:
-                    pages.append(page(path, card))
-                    numbers[side] = len(pages)
+                    sides.append((path, card))
+                    numbers[side] = len(sides)
             export.rows.append({"file": _relative(export, target), "deck": card.deck, "id": card.id,
                                 "name": card.name, "quantity": 1, "front_page": numbers.get("front"),
                                 "back_page": numbers.get("back")})
+    converter = _Converter(export, out_dir, vendor.pixels(*trim), profile)
+    pages = (Page(converter.image(path, card), trim, vendor.bleed) for path, card in sides)
     write_pdfx(target, pages, profile, vendor.spec.output_condition, f"{group} ({vendor.spec.name})")
+
+
+class _Converter:
+    """Card images in CMYK at the vendor's size, the ink of each measured once. The last few are kept: a card's
+    copies and a deck's back come one after another, and the PDF keeps each image once by its content, so a long
+    deck never holds more than these in memory."""
+
+    KEPT = 4
+
+    def __init__(self, export: VendorExport, out_dir: Path, size: tuple[int, int], profile: Path) -> None:
+        self.export, self.out_dir, self.size, self.profile = export, out_dir, size, profile
+        self.kept: dict[str, Image.Image] = {}
+        self.measured: set[str] = set()
+
+    def image(self, path: str, card: CardEntry) -> Image.Image:
+        """The card image at a path of the build record, converted."""
+        if path not in self.kept:
+            if len(self.kept) >= self.KEPT:
+                del self.kept[next(iter(self.kept))]
+            vendor = self.export.vendor
+            self.kept[path] = to_cmyk(_fitted(self.out_dir / path, self.size, card.dpi, vendor.spec.dpi),
+                                      self.profile)
+            if path not in self.measured:
+                self.measured.add(path)
+                self._measure(path, card)
+        return self.kept[path]
+
+    def _measure(self, path: str, card: CardEntry) -> None:
+        vendor = self.export.vendor
+        ink = total_ink(self.kept[path])
+        if ink > vendor.spec.ink_limit + 0.5:  # half a percent: the rounding of 8-bit channels
+            self.export.problems.append(Problem(
+                f"card '{card.id}': {Path(path).name} has {ink:.0f}% ink where {vendor.spec.name} allows "
+                f"{vendor.spec.ink_limit}%; darken with black (K) rather than all four inks, or give a profile "
+                "that limits ink (pod: profile:)", file=card.source.file, row=card.source.row, severity="warning"))
 
 
 def _name(vendor: Vendor, deck: str, number: int, card: CardEntry, copy: int) -> str:

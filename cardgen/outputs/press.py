@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
+from typing import Iterable
 
 from PIL import Image, ImageCms
 
@@ -71,23 +72,22 @@ class Page:
     bleed_mm: float
 
 
-def write_pdfx(target: Path, pages: list[Page], profile: Path, condition: str, title: str) -> None:
-    """A PDF/X-1a:2003 file of one image per page, with the profile as its OutputIntent (written atomically)."""
+def write_pdfx(target: Path, pages: Iterable[Page], profile: Path, condition: str, title: str) -> None:
+    """A PDF/X-1a:2003 file of one image per page, with the profile as its OutputIntent (written atomically).
+    Each image is compressed into the file as its page is drawn, and an image already in it is used again."""
     from reportlab.lib.utils import ImageReader
     from reportlab.pdfgen.canvas import Canvas
 
     buffer = io.BytesIO()
     canvas = Canvas(buffer, pageCompression=1, invariant=1)
     canvas.setTitle(title)
-    readers: dict[int, ImageReader] = {}  # copies of a card share one image object
     for page in pages:
         bleed = page.bleed_mm * PT_PER_MM
         width, height = ((side + 2 * page.bleed_mm) * PT_PER_MM for side in page.trim_mm)
         canvas.setPageSize((width, height))
         canvas.setBleedBox((0, 0, width, height))
         canvas.setTrimBox((bleed, bleed, width - bleed, height - bleed))
-        reader = readers.setdefault(id(page.image), ImageReader(page.image))
-        canvas.drawImage(reader, 0, 0, width, height)
+        canvas.drawImage(ImageReader(page.image), 0, 0, width, height)  # one image object per content
         canvas.showPage()
     canvas.save()
     data = _with_output_intent(buffer.getvalue(), profile, condition, title)
