@@ -173,6 +173,11 @@ def test_the_designers_own_profile_is_the_conversion_and_the_output_intent(tmp_p
     page = page_image(reader, 1)
     assert ImageChops.difference(page, ours).getbbox() is None
     assert ImageChops.difference(page, vendors).getbbox() is not None
+    # A new profile is a new build (the profile is one of the game's settings), and the PDF is made with it.
+    shutil.copyfile(BUNDLED_PROFILES / "cardgen-fogra39-tac240.icc", root / "profiles" / "press.icc")
+    assert "up to date" not in run_cli(root, "build", "s", "-j", "1").output
+    reader = PdfReader(root / "output" / "s" / "pod" / "drivethrucards" / "main.pdf")
+    assert ImageChops.difference(page_image(reader, 1), vendors).getbbox() is None
 
 
 WORKSPACE_VENDOR = """\

@@ -25,10 +25,10 @@ PDFX_VERSION = "PDF/X-1a:2003"
 
 
 @lru_cache(maxsize=8)
-def _transform(profile: Path) -> ImageCms.ImageCmsTransform:
+def _transform(profile: Path, stamp: tuple[int, int]) -> ImageCms.ImageCmsTransform:
     """sRGB to the profile's CMYK, relative colorimetric with black point compensation (what prepress tools use
     for photographs and flat art alike: in-gamut colours stay as they are, the darkest RGB maps to the press's
-    darkest black)."""
+    darkest black). Keyed by the file's time and size as well as its path."""
     return ImageCms.buildTransform(ImageCms.createProfile("sRGB"), ImageCms.getOpenProfile(str(profile)), "RGB",
                                    "CMYK", renderingIntent=ImageCms.Intent.RELATIVE_COLORIMETRIC,
                                    flags=ImageCms.Flags.BLACKPOINTCOMPENSATION)
@@ -51,7 +51,8 @@ def to_cmyk(image: Image.Image, profile: Path) -> Image.Image:
         image = image.convert("RGBA")
         white = Image.new("RGBA", image.size, (255, 255, 255, 255))
         image = Image.alpha_composite(white, image)
-    converted = ImageCms.applyTransform(image.convert("RGB"), _transform(profile))
+    stat = profile.stat()  # a profile replaced under a long-lived process (watch, serve) is read again
+    converted = ImageCms.applyTransform(image.convert("RGB"), _transform(profile, (stat.st_mtime_ns, stat.st_size)))
     assert converted is not None  # None only when converting in place
     return converted
 
