@@ -207,8 +207,10 @@ def test_a_workspace_vendor_file_is_a_new_vendor(tmp_path: Path) -> None:
     assert (root / "output" / "s" / "pod" / "thegamecrafter" / "main" / "001-alpha.png").is_file()
 
 
-def test_ink_above_a_vendors_limit_is_a_finding_naming_the_card(tmp_path: Path) -> None:
-    """docs/print.md: a card whose total ink is over the vendor's limit is a warning naming the card and its row."""
+def test_ink_above_a_vendors_limit_is_a_finding_naming_the_card(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/print.md: a card whose total ink is over the vendor's limit is a warning naming the card and its row,
+    also when the PDF is the cached one."""
     root = game(tmp_path)
     (root / "vendors").mkdir()
     (root / "vendors" / "thin.yaml").write_text(
@@ -218,7 +220,13 @@ def test_ink_above_a_vendors_limit_is_a_finding_naming_the_card(tmp_path: Path) 
     assert "data/s/cards.csv:2: warning: card 'alpha': " in result.output
     assert "data/s/cards.csv:3: warning: card 'beta': " in result.output
     assert "ink where Thin Ink allows 150%" in result.output
-    assert len(PdfReader(root / "output" / "s" / "pod" / "thin" / "main.pdf").pages) == 3  # fronts only
+    pdf = root / "output" / "s" / "pod" / "thin" / "main.pdf"
+    assert len(PdfReader(pdf).pages) == 3  # fronts only
+    # Again: the PDF and its findings come from the cache, nothing is converted.
+    made = pdf.read_bytes()
+    monkeypatch.setattr("cardgen.outputs.pod.to_cmyk", lambda *args: pytest.fail("converted again"))
+    again = run_cli(root, "pod", "s", "--vendor", "thin")
+    assert "data/s/cards.csv:2: warning: card 'alpha': " in again.output and pdf.read_bytes() == made
 
 
 def test_a_size_the_vendor_does_not_print_and_a_low_dpi_are_findings(tmp_path: Path) -> None:

@@ -63,7 +63,7 @@ class VendorSpec(Strict):
     spec: list[str] = Field(default_factory=list, description="the pages the figures come from")
     dpi: int = Field(300, ge=72, le=1200)
     bleed: str | float
-    safe: str | float = 0
+    safe: str | float = 0.0
     sizes: dict[str, VendorSize] = Field(min_length=1, max_length=100)
     format: Literal["png", "jpeg", "pdf"]
     colour: Literal["rgb", "cmyk"] = "rgb"

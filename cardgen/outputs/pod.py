@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
@@ -20,11 +20,12 @@ from PIL import Image
 
 from cardgen.core.errors import CardgenError, Problem
 from cardgen.core.ownership import make_staging, mark
-from cardgen.core.storage import place_file, swap_into_place, write_atomic, write_text
+from cardgen.core.storage import Cache, place_file, swap_into_place, write_atomic, write_text
 from cardgen.load.manifest import Game
 from cardgen.options.pod import PodSpec
 from cardgen.options.vendors import Vendor, load_vendor
 from cardgen.outputs.press import Page, check_profile, to_cmyk, total_ink, write_pdfx
+from cardgen.outputs.reuse import inputs_key
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
 from cardgen.record.record import BuildRecord, CardEntry
 
@@ -42,8 +43,9 @@ class VendorExport:
     problems: list[Problem] = field(default_factory=list)
 
 
-def write_pod(game: Game, record: BuildRecord, out_dir: Path, spec: PodSpec) -> list[Problem]:
-    """Write `pod/<vendor>/` for each vendor the options name; return the findings."""
+def write_pod(game: Game, record: BuildRecord, out_dir: Path, spec: PodSpec, out_root: Path) -> list[Problem]:
+    """Write `pod/<vendor>/` for each vendor the options name; return the findings. PDFs are kept in the cache of
+    `out_root`, by their inputs."""
     profile = _own_profile(game, spec.profile) if spec.profile else None
     problems: list[Problem] = []
     for name in spec.vendor:
@@ -55,7 +57,7 @@ def write_pod(game: Game, record: BuildRecord, out_dir: Path, spec: PodSpec) -> 
         printed = {deck: cards for deck, cards in decks.items() if cards and _printable(export, game, deck, cards)}
         if vendor.spec.format == "pdf":
             for group, cards in _pdf_groups(vendor, printed).items():
-                _write_pdf(export, out_dir, group, cards, profile or vendor.profile)
+                _write_pdf(export, out_dir, group, cards, profile or vendor.profile, out_root)
         else:
             for deck, cards in printed.items():
                 _write_images(export, out_dir, deck, cards)
@@ -151,9 +153,10 @@ def _backs(export: VendorExport, out_dir: Path, deck: str, cards: list[CardEntry
     return backs
 
 
-def _write_pdf(export: VendorExport, out_dir: Path, group: str, cards: list[CardEntry],
-               profile: Path | None) -> None:
-    """A CMYK PDF of one card per page (every copy) in the vendor's page order, the ink of every image measured."""
+def _write_pdf(export: VendorExport, out_dir: Path, group: str, cards: list[CardEntry], profile: Path | None,
+               out_root: Path) -> None:
+    """A CMYK PDF of one card per page (every copy) in the vendor's page order, the ink of every image measured.
+    The PDF and its findings are cached by the vendor, the profile and the pages' images (by content)."""
     vendor = export.vendor
     assert profile is not None  # a CMYK vendor names one (VendorSpec)
     trim = (cards[0].size_mm.width, cards[0].size_mm.height)
@@ -171,9 +174,20 @@ def _write_pdf(export: VendorExport, out_dir: Path, group: str, cards: list[Card
             export.rows.append({"file": _relative(export, target), "deck": card.deck, "id": card.id,
                                 "name": card.name, "quantity": 1, "front_page": numbers.get("front"),
                                 "back_page": numbers.get("back")})
-    converter = _Converter(export, out_dir, vendor.pixels(*trim), profile)
-    pages = (Page(converter.image(path, card), trim, vendor.bleed) for path, card in sides)
-    write_pdfx(target, pages, profile, vendor.spec.output_condition, f"{group} ({vendor.spec.name})")
+    key = inputs_key([vendor.spec.model_dump_json(), group, profile,
+                      *(part for path, card in sides for part in (f"{card.id}|{card.dpi}", out_dir / path))])
+    pdfs, findings = Cache(out_root, "pod", ".pdf"), Cache(out_root, "pod", ".json")
+    noted = findings.read_bytes(key) if pdfs.has(key) else None
+    if noted is not None:
+        export.problems += [Problem(**problem) for problem in json.loads(noted)]
+    else:
+        first = len(export.problems)
+        converter = _Converter(export, out_dir, vendor.pixels(*trim), profile)
+        pages = (Page(converter.image(path, card), trim, vendor.bleed) for path, card in sides)
+        pdfs.write(key, lambda temp: write_pdfx(temp, pages, profile, vendor.spec.output_condition,
+                                                f"{group} ({vendor.spec.name})"))
+        findings.put_bytes(key, json.dumps([asdict(p) for p in export.problems[first:]]).encode())
+    place_file(pdfs.path(key), target)
 
 
 class _Converter:
@@ -290,4 +304,4 @@ class PodStage(Stage):
     def run(self, ctx: StageContext) -> list[Problem]:
         """Write the export of each vendor."""
         assert isinstance(self.options, PodSpec)
-        return write_pod(ctx.game, ctx.record, ctx.out_dir, self.options)
+        return write_pod(ctx.game, ctx.record, ctx.out_dir, self.options, ctx.out_root)

@@ -17,7 +17,6 @@ from typing import Iterable
 
 from PIL import Image, ImageCms
 
-from cardgen.core.storage import write_atomic
 from cardgen.core.units import MM_PER_INCH
 
 PT_PER_MM = 72 / MM_PER_INCH
@@ -73,8 +72,9 @@ class Page:
     bleed_mm: float
 
 
-def write_pdfx(target: Path, pages: Iterable[Page], profile: Path, condition: str, title: str) -> None:
-    """A PDF/X-1a:2003 file of one image per page, with the profile as its OutputIntent (written atomically).
+def write_pdfx(path: Path, pages: Iterable[Page], profile: Path, condition: str, title: str) -> None:
+    """Write a PDF/X-1a:2003 file of one image per page, with the profile as its OutputIntent (at a temporary
+    path: its caller makes the write atomic).
     Each image is compressed into the file as its page is drawn, and an image already in it is used again."""
     from reportlab.lib.utils import ImageReader
     from reportlab.pdfgen.canvas import Canvas
@@ -92,7 +92,7 @@ def write_pdfx(target: Path, pages: Iterable[Page], profile: Path, condition: st
         canvas.showPage()
     canvas.save()
     data = _with_output_intent(buffer.getvalue(), profile, condition, title)
-    write_atomic(target, lambda temp: temp.write_bytes(data))
+    path.write_bytes(data)
 
 
 def _with_output_intent(pdf: bytes, profile: Path, condition: str, title: str) -> bytes:
