@@ -248,6 +248,20 @@ def test_a_size_the_vendor_does_not_print_and_a_low_dpi_are_findings(tmp_path: P
         assert image.size == (825, 1125)  # enlarged to the vendor's size all the same
 
 
+def test_text_in_a_vendors_unsafe_band_is_a_finding_naming_the_card(tmp_path: Path) -> None:
+    """docs/print.md: text laid out within the vendor's safe zone of the trim is a warning naming the card and
+    the text; text inside it is not."""
+    face = FACE.replace("</svg>", '{{ text_line(card.name, "20mm", card.top, "25mm", "9pt") }}</svg>')
+    root = sample_game(tmp_path, MANIFEST.format(top="", deck=""),
+                       {"cards.csv": "name,count,top\nAlpha,1,7mm\nBeta,1,30mm\n"}, face)
+    result = run_cli(root, "pod", "s", "--vendor", "thegamecrafter", "--vendor", "mbprint")
+    # Alpha's top is 7 mm from the image's edge: past The Game Crafter's 1/8 in (3.175 + 3.175 mm), not MB Print's
+    # 4 mm (3.175 + 4 mm).
+    assert ("data/s/cards.csv:2: warning: card 'alpha': text 'Alpha' is laid out within 4 mm of the trim, where "
+            "MB Print may cut") in result.output
+    assert "The Game Crafter may cut" not in result.output and "card 'beta'" not in result.output
+
+
 @pytest.mark.parametrize("args, expected", [
     (("--vendor", "nope"), "error: no vendor 'nope'; the vendors are bad, drivethrucards, makeplayingcards, mbprint, "
                            "thegamecrafter (write your own as vendors/nope.yaml)"),

@@ -21,6 +21,7 @@ from PIL import Image
 from cardgen.core.errors import CardgenError, Problem
 from cardgen.core.ownership import make_staging, mark
 from cardgen.core.storage import Cache, place_file, swap_into_place, write_atomic, write_text
+from cardgen.core.units import MM_PER_INCH
 from cardgen.load.manifest import Game
 from cardgen.options.pod import PodSpec
 from cardgen.options.vendors import Vendor, load_vendor
@@ -55,6 +56,8 @@ def write_pod(game: Game, record: BuildRecord, out_dir: Path, spec: PodSpec, out
         decks = {deck: [c for c in record.cards_of(deck) if c.copies > 0]
                  for deck in dict.fromkeys(card.deck for card in record.cards)}
         printed = {deck: cards for deck, cards in decks.items() if cards and _printable(export, game, deck, cards)}
+        for cards in printed.values():
+            _check_safe_zone(export, game, cards)
         if vendor.spec.format == "pdf":
             for group, cards in _pdf_groups(vendor, printed).items():
                 _write_pdf(export, out_dir, group, cards, profile or vendor.profile, out_root)
@@ -106,6 +109,29 @@ def _printable(export: VendorExport, game: Game, deck: str, cards: list[CardEntr
                                         f"left out of pod/{vendor.key}"))
         return False
     return True
+
+
+def _check_safe_zone(export: VendorExport, game: Game, cards: list[CardEntry]) -> None:
+    """A finding naming the deck's cards whose text is laid out in the band inside the trim the vendor may cut
+    (its safe zone), by the boxes the text helpers recorded."""
+    vendor = export.vendor
+    crossing = [(card, texts) for card in cards if (texts := _texts_outside(card, vendor.safe))]
+    if crossing:
+        card, texts = crossing[0]
+        shown = ", ".join(f"'{t}'" for t in texts[:3]) + (" ..." if len(texts) > 3 else "")
+        export.problems.append(_finding(game, [c for c, _ in crossing], f"text {shown} is laid out within "
+                                        f"{vendor.safe:g} mm of the trim, where {vendor.spec.name} may cut; keep it "
+                                        f"inside (the deck's safe: {vendor.safe:g}mm shows the line)"))
+
+
+def _texts_outside(card: CardEntry, safe_mm: float) -> list[str]:
+    """The labels of a card's text boxes that reach into the band of `safe_mm` inside its trim."""
+    px = card.dpi / MM_PER_INCH
+    inset, tolerance = (card.bleed_mm + safe_mm) * px, 1.0
+    right, bottom = card.pixels.width - inset, card.pixels.height - inset
+    return [box.label for box in card.boxes if box.kind in ("text_line", "text_box") and (
+        box.x < inset - tolerance or box.y < inset - tolerance or box.x + box.width > right + tolerance
+        or box.y + box.height > bottom + tolerance)]
 
 
 def _finding(game: Game, cards: list[CardEntry], message: str) -> Problem:
