@@ -180,6 +180,20 @@ def test_the_designers_own_profile_is_the_conversion_and_the_output_intent(tmp_p
     assert ImageChops.difference(page_image(reader, 1), vendors).getbbox() is None
 
 
+def test_mb_prints_black_is_its_rich_black(tmp_path: Path) -> None:
+    """docs/print.md: MB Print's black is its rich black C30 M30 Y0 K100, not the profile's four-ink black; other
+    colours go through the profile."""
+    face = FACE.replace("</svg>", '<rect width="20mm" height="20mm" fill="#000000"/></svg>')
+    root = sample_game(tmp_path, MANIFEST.format(top="", deck=""), {"cards.csv": CARDS}, face)
+    run_cli(root, "pod", "s", "--vendor", "mbprint", "--vendor", "drivethrucards")
+    mb = page_image(PdfReader(root / "output" / "s" / "pod" / "mbprint" / "63.5x89.pdf"), 1)
+    assert mb.getpixel((100, 100)) == (76, 76, 0, 255)  # 30% of 255 rounds to 76
+    assert near(mb.getpixel((412, 562)), page_image(PdfReader(root / "output" / "s" / "pod" / "drivethrucards" /
+                                                                 "main.pdf"), 2).getpixel((412, 562)), 30)
+    dtc = page_image(PdfReader(root / "output" / "s" / "pod" / "drivethrucards" / "main.pdf"), 2)
+    assert sum(dtc.getpixel((100, 100))) > 255 * 2  # DriveThruCards has no rich black: the profile's black
+
+
 WORKSPACE_VENDOR = """\
 name: Corner Shop
 dpi: 300

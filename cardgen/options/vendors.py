@@ -71,6 +71,7 @@ class VendorSpec(Strict):
                                                   "of the workspace")
     output_condition: str = "FOGRA39"
     ink_limit: int = Field(400, ge=100, le=400, description="the most total ink (C+M+Y+K, %) a card may have")
+    rich_black: tuple[int, int, int, int] | None = Field(None, description="C, M, Y, K (%) for the cards' black")
     pdfx: bool = False
     files: Literal["per-card", "per-copy"] = "per-card"
     order: Literal["fronts", "back-front", "front-back"] = "fronts"
@@ -111,6 +112,9 @@ class VendorSpec(Strict):
     def _consistent(self) -> VendorSpec:
         if self.colour == "cmyk" and (not self.profile or self.format != "pdf"):
             raise ValueError("CMYK files are PDFs (format: pdf) made with an ICC profile (profile:)")
+        if self.rich_black is not None and (not all(0 <= p <= 100 for p in self.rich_black)
+                                            or sum(self.rich_black) > self.ink_limit):
+            raise ValueError("rich_black: four percentages (C, M, Y, K, 0-100 each) within ink_limit")
         if self.pdfx and (self.format != "pdf" or self.colour != "cmyk"):
             raise ValueError("pdfx: true is for CMYK PDFs (format: pdf, colour: cmyk)")
         return self

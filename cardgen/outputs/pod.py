@@ -235,7 +235,7 @@ class _Converter:
                 del self.kept[next(iter(self.kept))]
             vendor = self.export.vendor
             self.kept[path] = to_cmyk(_fitted(self.out_dir / path, self.size, card.dpi, vendor.spec.dpi),
-                                      self.profile)
+                                      self.profile, vendor.spec.rich_black)
             if path not in self.measured:
                 self.measured.add(path)
                 self._measure(path, card)

@@ -44,16 +44,30 @@ def check_profile(profile: Path) -> str:
     return ImageCms.getProfileDescription(opened).strip()
 
 
-def to_cmyk(image: Image.Image, profile: Path) -> Image.Image:
-    """An image in the profile's CMYK (transparency flattened onto white first: PDF/X-1a has none)."""
+def to_cmyk(image: Image.Image, profile: Path, rich_black: tuple[int, int, int, int] | None = None) -> Image.Image:
+    """An image in the profile's CMYK (transparency flattened onto white first: PDF/X-1a has none). With
+    `rich_black` (C, M, Y, K in %), the image's black (RGB all at most 8 of 255) becomes that mix instead of the
+    profile's darkest black: the mix a press asks for solid black areas."""
     if image.mode in ("RGBA", "LA", "P"):
         image = image.convert("RGBA")
         white = Image.new("RGBA", image.size, (255, 255, 255, 255))
         image = Image.alpha_composite(white, image)
     stat = profile.stat()  # a profile replaced under a long-lived process (watch, serve) is read again
-    converted = ImageCms.applyTransform(image.convert("RGB"), _transform(profile, (stat.st_mtime_ns, stat.st_size)))
+    rgb = image.convert("RGB")
+    converted = ImageCms.applyTransform(rgb, _transform(profile, (stat.st_mtime_ns, stat.st_size)))
     assert converted is not None  # None only when converting in place
-    return converted
+    return converted if rich_black is None else _with_rich_black(rgb, converted, rich_black)
+
+
+def _with_rich_black(rgb: Image.Image, cmyk: Image.Image, mix: tuple[int, int, int, int]) -> Image.Image:
+    import numpy
+
+    black = numpy.asarray(rgb).max(axis=2) <= 8
+    if not black.any():
+        return cmyk
+    pixels = numpy.array(cmyk)
+    pixels[black] = [round(part * 255 / 100) for part in mix]
+    return Image.fromarray(pixels, "CMYK")
 
 
 def total_ink(image: Image.Image) -> float:
