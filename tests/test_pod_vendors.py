@@ -277,12 +277,13 @@ def test_text_in_a_vendors_unsafe_band_is_a_finding_naming_the_card(tmp_path: Pa
 
 
 @pytest.mark.parametrize("args, expected", [
-    (("--vendor", "nope"), "error: no vendor 'nope'; the vendors are bad, drivethrucards, makeplayingcards, mbprint, "
-                           "thegamecrafter (write your own as vendors/nope.yaml)"),
+    (("--vendor", "nope"), "error: no vendor 'nope'; the vendors are bad, drivethrucards, makeplayingcards, "
+                           "mbprint, notcmyk, thegamecrafter (write your own as vendors/nope.yaml)"),
     (("--vendor", "bad"), "vendors/bad.yaml:3: error: sizes: poker: trim + bleed at 300 DPI is 825 x 1125 px, "
                           "not 800 x 1125"),
     (("--profile", "cards.txt", "--vendor", "drivethrucards"), "pod.profile: 'cards.txt' is not an ICC profile"),
     (("--profile", "../outside.icc",), "pod.profile: no file '../outside.icc' in the workspace"),
+    (("--vendor", "notcmyk"), "vendors/notcmyk.yaml: error: profile: 'cards.txt' is not an ICC profile"),
 ])
 def test_a_wrong_vendor_or_profile_is_one_line_naming_it(tmp_path: Path, args: tuple[str, ...],
                                                        expected: str) -> None:
@@ -294,6 +295,9 @@ def test_a_wrong_vendor_or_profile_is_one_line_naming_it(tmp_path: Path, args: t
         "name: Bad\nbleed: 0.125in\nsizes:\n  poker: {width: 2.5in, height: 3.5in, pixels: [800, 1125]}\n"
         "format: png\n", encoding="utf-8")
     (root / "cards.txt").write_text("not a profile", encoding="utf-8")
+    (root / "vendors" / "notcmyk.yaml").write_text(
+        "name: Not CMYK\nbleed: 3mm\nsizes: {poker: {width: 63.5mm, height: 88.9mm}}\nformat: pdf\ncolour: cmyk\n"
+        "profile: cards.txt\n", encoding="utf-8")
     shutil.copyfile(BUNDLED_PROFILES / "cardgen-fogra39-tac240.icc", root.parent / "outside.icc")  # a real one
     result = run_cli(root, "pod", "s", *args, expect=1)
     assert expected in result.output and "Traceback" not in result.output

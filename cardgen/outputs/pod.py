@@ -24,7 +24,7 @@ from cardgen.core.storage import Cache, place_file, swap_into_place, write_atomi
 from cardgen.core.units import MM_PER_INCH
 from cardgen.load.manifest import Game
 from cardgen.options.pod import PodSpec
-from cardgen.options.vendors import Vendor, load_vendor
+from cardgen.options.vendors import BUNDLED_PROFILES, Vendor, load_vendor
 from cardgen.outputs.press import Page, check_profile, to_cmyk, total_ink, write_pdfx
 from cardgen.outputs.reuse import inputs_key
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
@@ -318,7 +318,12 @@ class PodStage(Stage):
         stage = super().for_game(game, flags)
         assert isinstance(stage.options, PodSpec)
         for name in stage.options.vendor:
-            load_vendor(game.root, name)
+            profile = load_vendor(game.root, name).profile
+            if profile is not None and not profile.is_relative_to(BUNDLED_PROFILES):
+                try:
+                    check_profile(profile)
+                except ValueError as exc:
+                    raise CardgenError(f"profile: '{profile.name}' is {exc}", file=f"vendors/{name}.yaml") from None
         if stage.options.profile:
             _own_profile(game, stage.options.profile)
         return stage

@@ -33,8 +33,13 @@ def _transform(profile: Path, stamp: tuple[int, int]) -> ImageCms.ImageCmsTransf
                                    flags=ImageCms.Flags.BLACKPOINTCOMPENSATION)
 
 
+MAX_PROFILE_BYTES = 20_000_000  # press profiles are 0.5-5 MB; a file this big is not one
+
+
 def check_profile(profile: Path) -> str:
     """The description of a CMYK output ICC profile; ValueError when the file is not one."""
+    if profile.stat().st_size > MAX_PROFILE_BYTES:
+        raise ValueError(f"not an ICC profile (over {MAX_PROFILE_BYTES // 1_000_000} MB)")
     try:
         opened = ImageCms.getOpenProfile(str(profile))
     except (ImageCms.PyCMSError, OSError) as exc:
