@@ -312,6 +312,14 @@ def test_the_old_print_pod_switch_still_writes_the_game_crafter_files(tmp_path: 
         ["thegamecrafter"]
 
 
+def test_vendors_is_a_source_folder_no_output_goes_into(tmp_path: Path) -> None:
+    """README Safety: `--out vendors` (a folder of the workspace's own files) is refused before anything is written."""
+    root = game(tmp_path)
+    (root / "vendors").mkdir()
+    result = run_cli(root, "build", "s", "--out", str(root / "vendors"), expect=1)
+    assert "Traceback" not in result.output and list((root / "vendors").iterdir()) == []
+
+
 @pytest.fixture(scope="module")
 def scrapbots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the example game scrapbots, built once for the module's tests."""
