@@ -158,7 +158,7 @@ def test_mb_print_makes_one_pdf_per_card_format_front_then_back(tmp_path: Path) 
 def test_the_designers_own_profile_is_the_conversion_and_the_output_intent(tmp_path: Path) -> None:
     """docs/print.md: `pod: profile:` names the workspace's CMYK ICC profile: the cards are converted through it and
     it is the PDF's OutputIntent, for every CMYK vendor."""
-    root = game(tmp_path, top="pod: {vendor: [drivethrucards], profile: profiles/press.icc}")
+    root = game(tmp_path, top="pod: {vendor: drivethrucards, profile: profiles/press.icc}")  # one: no list
     (root / "profiles").mkdir()
     shutil.copyfile(BUNDLED_PROFILES / "cardgen-fogra39-tac300.icc", root / "profiles" / "press.icc")
     run_cli(root, "build", "s", "-j", "1")

@@ -20,6 +20,11 @@ class PodSpec(Strict):
     profile: str | None = Field(None, description="an ICC profile file of the workspace for CMYK vendors, instead "
                                                   "of the vendor's (e.g. the one your printer sends)")
 
+    @field_validator("vendor", mode="before")
+    @classmethod
+    def _one_vendor(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value  # `vendor: mbprint` is a list of one
+
     @field_validator("vendor")
     @classmethod
     def _vendors(cls, value: list[str], info: ValidationInfo) -> list[str]:
