@@ -17,7 +17,6 @@ from PIL import Image
 from cardgen.commands.cli import main
 from cardgen.outputs.imposition import PrintOptions, Rect
 from cardgen.outputs.pdf import write_print_pdf
-from cardgen.outputs.pod import pod_pixels, write_pod
 from cardgen.record.record import BuildRecord, CardEntry
 from tests.conftest import hold_drawing
 
@@ -302,22 +301,6 @@ def test_calibration_sheet(tmp_path):
     assert len(reader.pages) == 2
     assert tuple(round(float(v)) for v in reader.pages[0].mediabox[2:]) == (595, 842)
     assert "FRONT" in reader.pages[0].extract_text() and "back_offset" in reader.pages[1].extract_text()
-
-
-def test_print_on_demand_export(built, record, tmp_path):
-    out = tmp_path / "pod-build"
-    shutil.copytree(built, out)
-    write_pod(None, record, out)
-    for deck in dict.fromkeys(c.deck for c in record.cards):
-        files = sorted((out / "pod" / deck).glob("[0-9]*.png"))
-        assert len(files) == sum(c.copies for c in record.cards if c.deck == deck)
-        size = record.decks[deck].size_mm
-        expected = pod_pixels(size.width, size.height)  # trim + 1/8 in bleed at 300 DPI
-        assert Image.open(files[0]).size == expected
-        if record.decks[deck].kind == "card":
-            assert expected == (825, 1125)
-            assert Image.open(out / "pod" / deck / "back.png").size == (825, 1125)
-        assert (out / "pod" / deck / "cards.csv").read_text().count("\n") == len(files) + 1
 
 
 def test_print_section_of_the_manifest_is_checked(tmp_path):

@@ -213,15 +213,18 @@ def test_calibration_back_targets_sit_behind_the_front_ones(tmp_path: Path, dupl
 
 
 def test_pod_export_is_the_cards_at_the_service_size(tmp_path: Path) -> None:
-    """docs/print.md: `build --pod` writes one PNG per copy at trim + 1/8 in bleed, 300 dpi, and the back."""
+    """docs/print.md: `build --pod` writes The Game Crafter's files: one PNG per card at trim + 1/8 in bleed,
+    300 dpi, its quantity, and the back."""
     body = ('<rect width="{{ geo.width }}" height="{{ geo.height }}" fill="#dd0000"/>'
             '<circle cx="{{ geo.width / 2 }}" cy="{{ geo.height / 2 }}" r="{{ geo.width / 4 }}" fill="#0000dd"/>')
     root = sample_game(tmp_path, manifest(top="sizes: {low: {preset: poker, dpi: 150, bleed: 2mm}}", deck="size: low"),
                        {"cards.csv": "name,count\nAlpha,2\n"}, face(body))
     run_cli(root, "build", "s", "-j", "1", "--pod")
-    pod = root / "output" / "s" / "pod" / "main"
-    assert sorted(p.name for p in pod.iterdir()) == ["001-alpha.png", "002-alpha.png", "back.png", "cards.csv"]
-    for name in ("001-alpha.png", "002-alpha.png"):
+    pod = root / "output" / "s" / "pod" / "thegamecrafter" / "main"
+    assert sorted(p.name for p in pod.iterdir()) == ["001-alpha.png", "back.png"]
+    quantities = (pod.parent / "quantities.csv").read_text(encoding="utf-8").splitlines()
+    assert quantities[1] == "main/001-alpha.png,main/back.png,main,alpha,Alpha,2"
+    for name in ("001-alpha.png",):
         with Image.open(pod / name) as image:
             assert image.size == (825, 1125)
         assert near(pixel(pod / name, 412, 562), (0, 0, 221))     # the circle in the middle

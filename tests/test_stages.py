@@ -170,8 +170,8 @@ def test_build_pod_selects_the_pod_stage(tiny_game: Path) -> None:
     assert not (tiny_game / "output" / "tiny" / "pod").exists()  # the manifest does not ask for it
     result = CliRunner().invoke(main, [*args, "--pod"])
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in (tiny_game / "output" / "tiny" / "pod" / "main").iterdir())[:2] == \
-        ["001-alpha.png", "002-alpha.png"]
+    assert sorted(p.name for p in (tiny_game / "output" / "tiny" / "pod" / "thegamecrafter" / "main").iterdir()) \
+        == ["001-alpha.png", "002-beta.png", "003-na.png", "back.png"]  # the default vendor's: a file per card
 
 
 def test_the_manifest_pod_switch_enables_the_pod_stage(tiny_game: Path) -> None:
@@ -179,7 +179,7 @@ def test_the_manifest_pod_switch_enables_the_pod_stage(tiny_game: Path) -> None:
     manifest.write_text(manifest.read_text() + "print:\n  pod: true\n")
     assert SIMPLE_MANIFEST  # the tiny game's manifest, with the switch appended
     assert CliRunner().invoke(main, ["--root", str(tiny_game), "build", "tiny", "-j", "1"]).exit_code == 0
-    assert (tiny_game / "output" / "tiny" / "pod" / "main" / "cards.csv").is_file()
+    assert (tiny_game / "output" / "tiny" / "pod" / "thegamecrafter" / "quantities.csv").is_file()
 
 
 class ProbeStage(Stage):

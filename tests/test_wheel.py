@@ -56,7 +56,9 @@ def test_wheel_installs_and_builds_a_new_game_in_an_empty_folder(tmp_path: Path)
     names = zipfile.ZipFile(wheel).namelist()
     for needed in ("cardgen/assets/icons/game-icons.zip", "cardgen/assets/icons/ATTRIBUTION.md",
                    "cardgen/assets/fonts/Roboto-Regular.ttf", "cardgen/assets/fonts/OFL-Roboto.txt",
-                   "cardgen/assets/templates/cardgen/card.svg", "cardgen/assets/scaffold/game.yaml.tmpl"):
+                   "cardgen/assets/templates/cardgen/card.svg", "cardgen/assets/scaffold/game.yaml.tmpl",
+                   "cardgen/assets/vendors/drivethrucards.yaml", "cardgen/assets/icc/cardgen-fogra39-tac240.icc",
+                   "cardgen/assets/icc/README.md"):
         assert needed in names, f"{needed} is missing from the wheel"
     venv = _fresh_venv(tmp_path, wheel)
     work = tmp_path / "my folder"  # an empty folder, outside the repository, with a space in its name

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver, ObservedWatch
 
 T = TypeVar("T")
-WATCHED_FOLDERS = ("data", "templates", "icons", "fonts", "layouts")
+WATCHED_FOLDERS = ("data", "templates", "icons", "fonts", "layouts", "vendors")
 _IGNORED_SUFFIXES = (".tmp", ".swp", ".swx", "~", ".part")
 # How long the workspace must stay quiet after a save before the rebuild starts: an editor saving several files,
 # or a spreadsheet writing a temp file and renaming it, is one rebuild.

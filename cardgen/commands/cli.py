@@ -172,7 +172,7 @@ def _reporter():
 @click.option("--svg", "keep_svg", is_flag=True, help="Also keep each card's rendered SVG next to its PNG.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=os.cpu_count() or 1, show_default=True,
               help="Processes drawing cards in parallel.")
-@click.option("--pod", is_flag=True, help="Also write print-on-demand PNGs (The Game Crafter sizes) to pod/.")
+@click.option("--pod", is_flag=True, help="Also write the print-on-demand files (game.yaml's pod: vendors) to pod/.")
 @click.option("--force", is_flag=True,
               help="Build despite errors: cards whose data has errors or that cannot be drawn are left out, "
                    "the rest is built; the exit code is still 1.")

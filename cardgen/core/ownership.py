@@ -22,7 +22,7 @@ from cardgen.core.storage import CACHE_DIR
 
 STAMP = ".cardgen-made"
 STAMP_TEXT = "This folder was made by cardgen; `cardgen build` and `cardgen clean` may replace or delete it.\n"
-SOURCE_FOLDERS = ("data", "templates", "fonts", "icons", "layouts")
+SOURCE_FOLDERS = ("data", "templates", "fonts", "icons", "layouts", "vendors")
 # Folders an older cardgen made in .cache before stamps existed: a .cache holding only these is cardgen's.
 _LEGACY_CACHE_PARTS = {"png", "svg", "tts-cells", "outputs", "pdf-images"}
 LOCK_FILE = ".cardgen.lock"

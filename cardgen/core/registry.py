@@ -24,7 +24,7 @@ class Output(NamedTuple):
 OUTPUTS: dict[str, Output] = {
     "print": Output("cardgen.outputs.pdf:PrintStage", "cardgen.options.pdf:PrintSpec",
                     "cardgen.commands.print_cmd:print_command"),
-    "pod": Output("cardgen.outputs.pod:PodStage"),  # switched on by `print: {pod: true}` or `build --pod`
+    "pod": Output("cardgen.outputs.pod:PodStage", "cardgen.options.pod:PodSpec"),  # a `pod:` section, `build --pod`
     "tts": Output("cardgen.outputs.tts:TTSStage", "cardgen.options.tts:TTSSpec",
                   "cardgen.commands.tts_cmd:tts_command"),
     "trimmed": Output("cardgen.outputs.trimmed:TrimmedStage", "cardgen.options.trimmed:TrimmedSpec"),

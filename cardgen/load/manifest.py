@@ -22,6 +22,7 @@ from cardgen.load.values import VALUE_NAME, Value, checked
 from cardgen.options import Strict
 from cardgen.options.layouts import workspace_layouts
 from cardgen.options.simulations import SimulationSpec
+from cardgen.options.vendors import workspace_vendors
 
 FieldType = Literal["str", "int", "float", "bool", "enum", "list"]
 
@@ -224,9 +225,13 @@ class Game:
 
     @property
     def manifest_files(self) -> list[Path]:
-        """The manifest, every deck definition it includes and the workspace's sheet layouts (`layouts/`, which a
-        print may name): what the game's settings are read from."""
-        return [self.manifest_path, *self.includes, *workspace_layouts(self.root)]
+        """The manifest, every deck definition it includes, the workspace's sheet layouts (`layouts/`, which a
+        print may name), its vendors (`vendors/`) and the ICC profile `pod: profile:` names: what the game's
+        settings are read from."""
+        profile = getattr(self.options("pod"), "profile", None)
+        profiles = [self.root / profile] if profile and (self.root / profile).is_file() else []
+        return [self.manifest_path, *self.includes, *workspace_layouts(self.root), *workspace_vendors(self.root),
+                *profiles]
 
     def files_elsewhere(self) -> list[str]:
         """Files the game reads outside data/<game>/ (included definitions, their data, sheet layouts), relative to

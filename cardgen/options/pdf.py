@@ -64,7 +64,8 @@ class PrintSpec(Strict):
     back_marks: bool = Field(True, description="crop marks on back pages too")
     images: Literal["png", "jpeg"] = Field("png", description="png keeps text crisp; jpeg makes smaller files")
     jpeg_quality: int = Field(92, ge=50, le=100, description="JPEG quality of images: jpeg (50-100)")
-    pod: bool = Field(False, description="also write print-on-demand PNGs (The Game Crafter sizes)")
+    pod: bool = Field(False, description="also write the print-on-demand files (kept from before `pod:`: the same "
+                                         "as a `pod:` section, The Game Crafter unless it names other vendors)")
 
     @field_validator("paper")
     @classmethod
