@@ -218,21 +218,29 @@ def test_the_print_on_demand_export_lists_each_cards_back(built, tmp_path) -> No
     import csv
     import shutil
 
-    from cardgen.outputs.pod import write_pod
-
     out, record = built
-    out = Path(shutil.copytree(out, tmp_path / "arms"))
-    write_pod(None, record, out)  # type: ignore[arg-type]  (the export reads the record only)
-    folder = out / "pod" / "weapons"
-    rows = list(csv.DictReader((folder / "cards.csv").open(encoding="utf-8")))
-    assert [(r["id"], r["back"]) for r in rows] == [
-        ("dagger", "back-dagger.png"), ("dagger", "back-dagger.png"), ("longsword", "back-longsword.png"),
-        ("warhammer", "back-warhammer.png")]
-    for row in rows:
-        assert _pixels(Image.open(folder / row["back"])) == _pixels(Image.open(out / _back_of(record, row["id"])))
-    assert {r["back"] for r in csv.DictReader((out / "pod" / "gear" / "cards.csv").open())} == {"back.png"}
+    root = Path(shutil.copytree(out.parent.parent, tmp_path / "ws", symlinks=True))
+    (root / "vendors").mkdir()
+    (root / "vendors" / "shop.yaml").write_text(  # a vendor of the workspace that prints these sizes, as PNGs
+        "name: Shop\nspec: [https://example.com]\ndpi: 300\nbleed: 3mm\nsafe: 3mm\n"
+        "sizes:\n  arms: {width: 70mm, height: 99mm}\n  poker: {width: 63.5mm, height: 88.9mm}\n"
+        "format: png\ncolour: rgb\nfiles: per-card\n", encoding="utf-8")
+    run_cli(root, "pod", "arms", "--vendor", "shop")
+    folder = root / "output" / "arms" / "pod" / "shop"
+    rows = list(csv.DictReader((folder / "quantities.csv").open(encoding="utf-8")))
+    weapons = [(r["id"], r["back"], r["quantity"]) for r in rows if r["deck"] == "weapons"]
+    assert weapons == [("dagger", "weapons/back-dagger.png", "2"), ("longsword", "weapons/back-longsword.png", "1"),
+                       ("warhammer", "weapons/back-warhammer.png", "1")]
+    def distance(made: Image.Image, card_id: str) -> float:
+        expected = Image.open(out / _back_of(record, card_id)).convert("RGB")
+        difference = ImageChops.difference(made.resize(expected.size), expected).convert("L")
+        return sum(difference.getdata()) / (expected.width * expected.height)
 
-
+    for row in (r for r in rows if r["deck"] == "weapons"):
+        made = Image.open(folder / row["back"]).convert("RGB")
+        others = [distance(made, other) for other in ("dagger", "longsword", "warhammer") if other != row["id"]]
+        assert distance(made, row["id"]) < 1 < min(others), row  # the card's own back, rescaled: not another's
+    assert {r["back"] for r in rows if r["deck"] == "gear"} == {"gear/back.png"}
 def test_which_templates_read_the_card(workspace) -> None:
     """`card` anywhere in a template or in those it names (extends, include, import: a file of macros that names it,
     whichever macro is used), and a template named by a value may read it; a comment, a loop variable of that name,
