@@ -142,6 +142,7 @@ def test_scrapbots_on_three_tables_every_file_read_back(tmp_path: Path) -> None:
         assert row["front"] != row["back"] and (out / "tabletopia" / row["front"]).is_file()
         assert not row["back"] or (out / "tabletopia" / row["back"]).is_file()
         assert int(row["copies"]) == next(c.copies for c in record.cards if c.name == row["component"])
+    assert {r["back"] for r in rows if r["deck"] == "center"} == {"center/back.png"}  # one back file for the deck
 
 
 FACE = """\
