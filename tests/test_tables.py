@@ -60,7 +60,8 @@ def _check_package(package: Path, record: BuildRecord, dpi: int, limit: int = 40
         for slot, card_id in template["CardMetadata"].items():
             card = next(c for c in record.cards if c.id == card_id and c.name == template["CardNames"][slot])
             assert template["Indices"].count(int(slot)) == card.copies
-            assert (template["Width"], template["Height"]) == pytest.approx((card.size_mm.width / 10, card.size_mm.height / 10))
+            size_cm = (card.size_mm.width / 10, card.size_mm.height / 10)
+            assert (template["Width"], template["Height"]) == pytest.approx(size_cm)
             on_table[f"{card.deck}/{card.id}"] = card.copies
             deck = record.decks[card.deck]
             scale = min(dpi, deck.dpi) / 25.4
@@ -201,8 +202,8 @@ def test_a_deck_over_one_texture_is_split_and_its_own_backs_follow_it(workspace:
 
 
 def test_tabletopia_images_stay_within_4000_px_and_a_large_room_is_a_warning(workspace: Path, monkeypatch) -> None:
-    manifest = "title: Big\ndpi: 72\nfont: Roboto\ndecks:\n  map:\n    kind: board\n    size: {width: 250mm, height: 200mm}\n" \
-               "    source: cards.csv\n    face: face.svg\n"
+    manifest = "title: Big\ndpi: 72\nfont: Roboto\ndecks:\n  map:\n    kind: board\n" \
+               "    size: {width: 250mm, height: 200mm}\n    source: cards.csv\n    face: face.svg\n"
     write_game(workspace, "big", manifest, {"cards.csv": "name\nMap\n"}, {"face.svg": FACE})
     run_cli(workspace, "build", "big")
     result = run_cli(workspace, "tabletopia", "big", "--px-per-mm", "20")
