@@ -107,10 +107,10 @@ def test_scrapbots_on_three_tables_every_file_read_back(tmp_path: Path) -> None:
     out = root / "output" / "scrapbots"
     record = BuildRecord.read(out / "build.json")
     _check_package(out / "playground" / "scrapbots", record, 100)
-    center = json.loads((out / "playground" / "scrapbots" / "Templates" / "center.json").read_text("utf-8"))
+    center = json.loads((out / "playground" / "scrapbots" / "Templates" / "center.cards.json").read_text("utf-8"))
     assert (center["Width"], center["Height"], center["BackIndex"]) == (6.35, 8.89, -2)  # a poker card, one back
     # the texture's first card is Drone's face cut at the trim line: its middle row matches the card image's
-    texture = Image.open(out / "playground" / "scrapbots" / "Textures" / "center.png").convert("RGB")
+    texture = Image.open(out / "playground" / "scrapbots" / "Textures" / "center.faces.png").convert("RGB")
     drone = next(c for c in record.cards if c.name == "Drone")
     image = Image.open(out / drone.face).convert("RGB")
     bleed = drone.bleed_mm / 25.4 * drone.dpi
@@ -123,11 +123,11 @@ def test_scrapbots_on_three_tables_every_file_read_back(tmp_path: Path) -> None:
     widgets, _ = _read_room(out / "pcio" / "scrapbots.pcio")
     assert [w["type"] for w in widgets].count("hand") == 1
     for name in record.decks:
-        deck = next(w for w in widgets if w["id"] == f"{name}-deck")
+        deck = next(w for w in widgets if w["id"] == f"{name}/deck")
         assert set(deck["cardTypes"]) == {c.id for c in record.cards_of(name) if c.copies}
         cards = [w for w in widgets if w["type"] == "card" and w["deck"] == deck["id"]]
         assert len(cards) == sum(c.copies for c in record.cards_of(name))
-    center_deck = next(w for w in widgets if w["id"] == "center-deck")
+    center_deck = next(w for w in widgets if w["id"] == "center/deck")
     assert (center_deck["cardWidth"], center_deck["cardHeight"]) == (114, 160)  # a poker card in room pixels
     face = Image.open(io.BytesIO(zipfile.ZipFile(out / "pcio" / "scrapbots.pcio").read(f"userassets/{drone.face}")))
     assert face.size == (375, 525)  # 150 DPI, no bleed
@@ -135,7 +135,7 @@ def test_scrapbots_on_three_tables_every_file_read_back(tmp_path: Path) -> None:
     rows = list(csv.DictReader((out / "tabletopia" / "components.csv").open(encoding="utf-8")))
     assert sorted(r["component"] for r in rows) == sorted(c.name for c in record.cards if c.copies)
     for deck in {r["deck"] for r in rows}:
-        files = sorted((out / "tabletopia" / deck).iterdir())
+        files = sorted((out / "tabletopia" / deck).rglob("*.png"))
         sizes = {Image.open(f).size for f in files}
         size_mm = record.decks[deck].size_mm
         assert sizes == {(round(size_mm.width * 10), round(size_mm.height * 10))}  # 10 px per mm, one size a stack
@@ -143,7 +143,7 @@ def test_scrapbots_on_three_tables_every_file_read_back(tmp_path: Path) -> None:
         assert row["front"] != row["back"] and (out / "tabletopia" / row["front"]).is_file()
         assert not row["back"] or (out / "tabletopia" / row["back"]).is_file()
         assert int(row["copies"]) == next(c.copies for c in record.cards if c.name == row["component"])
-    assert {r["back"] for r in rows if r["deck"] == "center"} == {"center/back.png"}  # one back file for the deck
+    assert {r["back"] for r in rows if r["deck"] == "center"} == {"center/backs/back.png"}  # one back file for the deck
 
 
 FACE = """\
@@ -176,7 +176,7 @@ def test_a_deck_over_one_texture_is_split_and_its_own_backs_follow_it(workspace:
     package = out / "playground" / "many"
     templates = _templates(package)
     # 19 cards with copies (card 7 has none), 250 x 350 px at 100 DPI: 4 x 2 fit in 1024 px, so 8 + 8 + 3
-    assert sorted(templates) == ["main-1.json", "main-2.json", "main-3.json"]
+    assert sorted(templates) == ["main.cards-1.json", "main.cards-2.json", "main.cards-3.json"]
     assert [len(t["CardNames"]) for t in templates.values()] == [8, 8, 3]
     assert [t["Name"] for t in templates.values()] == ["Main (1/3)", "Main (2/3)", "Main (3/3)"]
     assert "Card 7" not in {n for t in templates.values() for n in t["CardNames"].values()}
@@ -197,8 +197,9 @@ def test_a_deck_over_one_texture_is_split_and_its_own_backs_follow_it(workspace:
                                                   "value": "back"}
     assert all(fields["back"].startswith("package://userassets/backs/") for fields in deck["cardTypes"].values())
 
-    files = sorted(p.name for p in (out / "tabletopia" / "main").iterdir())
-    assert len(files) == 38 and "card-0.png" in files and "card-0-back.png" in files and "card-7.png" not in files
+    files = sorted(p.relative_to(out / "tabletopia" / "main").as_posix()
+                   for p in (out / "tabletopia" / "main").rglob("*.png"))
+    assert files == sorted(f"{side}/card-{n}.png" for n in range(20) if n != 7 for side in ("faces", "backs"))
 
 
 def test_tabletopia_images_stay_within_4000_px_and_a_large_room_is_a_warning(workspace: Path, monkeypatch) -> None:
@@ -207,7 +208,7 @@ def test_tabletopia_images_stay_within_4000_px_and_a_large_room_is_a_warning(wor
     write_game(workspace, "big", manifest, {"cards.csv": "name\nMap\n"}, {"face.svg": FACE})
     run_cli(workspace, "build", "big")
     result = run_cli(workspace, "tabletopia", "big", "--px-per-mm", "20")
-    assert Image.open(workspace / "output" / "big" / "tabletopia" / "map" / "map.png").size == (4000, 3200)
+    assert Image.open(workspace / "output" / "big" / "tabletopia" / "map" / "faces" / "map.png").size == (4000, 3200)
     assert "its cards at 20 px per mm would be 5000 x 4000 px; Tabletopia takes at most 4000 x 4000" in result.output
     assert "--px-per-mm: Input should be less than or equal to 20" in \
         run_cli(workspace, "tabletopia", "big", "--px-per-mm", "50", expect=1).output
@@ -237,3 +238,20 @@ def test_every_example_game_exports_what_the_tables_read(game: str, tmp_path_fac
     for row in rows:
         assert all(Image.open(out / "tabletopia" / row[side]).size == (int(row["width_px"]), int(row["height_px"]))
                    for side in ("front", "back") if row[side])
+
+
+def test_names_that_run_into_each_other_stay_apart(workspace: Path) -> None:
+    # deck `a` card `b-1` and deck `a-b` card `1`; a card named `back` beside the deck's back
+    manifest = "title: Names\nfont: Roboto\ndecks:\n  a:\n    source: a.csv\n    face: face.svg\n    back: back.svg\n" \
+               "  a-b:\n    source: ab.csv\n    face: face.svg\n    back: back.svg\n" + TABLES
+    write_game(workspace, "names", manifest, {"a.csv": "name\nB 1\nBack\n", "ab.csv": "name\n1\n"},
+               {"face.svg": FACE, "back.svg": NAMED_BACK.replace("card.name | upper", "'X'")})
+    run_cli(workspace, "build", "names")
+    out = workspace / "output" / "names"
+    widgets, _ = _read_room(out / "pcio" / "names.pcio")  # ids unique
+    assert sum(w["type"] == "card" for w in widgets) == 3
+    tabletopia = sorted(p.relative_to(out / "tabletopia").as_posix() for p in (out / "tabletopia").rglob("*.png"))
+    assert tabletopia == ["a-b/backs/back.png", "a-b/faces/1.png", "a/backs/back.png", "a/faces/b-1.png",
+                          "a/faces/back.png"]
+    _check_package(out / "playground" / "names", BuildRecord.read(out / "build.json"), 100)
+    assert len(list((out / "playground" / "names" / "Textures").iterdir())) == 4  # two decks' faces and backs

@@ -49,7 +49,7 @@ def image_object(width: int, height: int, value: str, dynamic: bool) -> dict[str
 def deck_widgets(deck: DeckCards, x: int, y: int) -> list[dict[str, Any]]:
     """A deck's widgets: its pile, the deck with one card type per card, and one card widget per copy."""
     width, height = pixels_at(deck.deck, ROOM_PX_PER_MM)
-    pile, deck_id = f"{deck.name}-pile", f"{deck.name}-deck"
+    pile, deck_id = f"{deck.name}/pile", f"{deck.name}/deck"  # "/" is in no name: ids stay apart
     shared, own_backs = deck.shared_back, any(card.back for card in deck.cards)
     # one back for the deck: a fixed image; backs of their own: each card type's `back`; none: the face again
     back = image_object(width, height, "package://" + asset(shared) if shared else "back" if own_backs else "image",
@@ -69,7 +69,7 @@ def deck_widgets(deck: DeckCards, x: int, y: int) -> list[dict[str, Any]]:
                           "objects": [back]}},
     ]
     copies = [(card, n) for card in deck.cards for n in range(card.copies)]
-    widgets += [{"id": f"{deck.name}-{card.id}-{n + 1}", "type": "card", "deck": deck_id, "cardType": card.id,
+    widgets += [{"id": f"{deck.name}/{card.id}/{n + 1}", "type": "card", "deck": deck_id, "cardType": card.id,
                  "parent": pile, "x": x, "y": y, "z": 3 + i, "faceup": False, "dragging": None, "owner": None}
                 for i, (card, n) in enumerate(copies)]
     return widgets

@@ -1,14 +1,15 @@
 """Tabletop Playground (`playground/<game>/`): a package folder with one card template per texture of a deck in
-`Templates/` and its textures in `Textures/`, written by every build when game.yaml says `playground: {build:
-true}`, or by `cardgen playground GAME` for the built game.
+`Templates/` (`<deck>.cards.json`, or `<deck>.cards-1.json`, `-2`, ...) and its textures in `Textures/`
+(`<deck>.faces.png`, `<deck>.back.png` or `<deck>.backs.png`), written by every build when game.yaml says `playground:
+{build: true}`, or by `cardgen playground GAME` for the built game.
 
 The templates follow Tabletop Playground's published schema (plasticity-studios/tabletop-playground-schemas,
-`src/templates.ts` and `schema.json`, `CardTemplate`): a texture is a grid of NumHorizontal x NumVertical cards
-(each at most 128), `Indices` lists the cards of the stack by their place on it (a card with three copies is there
-three times), sizes are in centimetres. A deck whose cards do not fit one texture of `texture_size` pixels is split
-into several templates, one per texture: the schema has no field for a second front texture. The back is a separate
-file (`BackIndex` -2: one back for the deck; -3: a texture of backs laid out as the faces are, when the cards have
-backs of their own), and a card hidden in a hand shows its back (`HiddenIndex` -3).
+`src/templates.ts` and `schema.json`, `CardTemplate`): a texture is a grid of NumHorizontal x NumVertical cards (each at
+most 128), `Indices` lists the cards of the stack by their place on it (a card with three copies is there three times),
+sizes are in centimetres. A deck whose cards do not fit one texture of `texture_size` pixels is split into several
+templates, one per texture: the schema has no field for a second front texture. The back is a separate file (`BackIndex`
+-2: one back for the deck; -3: a texture of backs laid out as the faces are, when the cards have backs of their own),
+and a card hidden in a hand shows its back (`HiddenIndex` -3).
 """
 from __future__ import annotations
 
@@ -76,26 +77,29 @@ class PlaygroundStage(Stage):
             parts = math.ceil(len(deck.cards) / per_texture)
             for part in range(parts):
                 cards = DeckCards(deck.name, deck.deck, deck.cards[part * per_texture:(part + 1) * per_texture])
-                stem = deck.name if parts == 1 else f"{deck.name}-{part + 1}"
-                template = self._write_part(ctx, package, cards, stem, cell, columns)
+                number = "" if parts == 1 else f"-{part + 1}"
+                template = self._write_part(ctx, package, cards, number, cell, columns)
                 template["Name"] = deck.deck.title if parts == 1 else f"{deck.deck.title} ({part + 1}/{parts})"
-                write_text(package / "Templates" / f"{stem}.json", json.dumps(template, indent=2) + "\n")
+                text = json.dumps(template, indent=2) + "\n"
+                write_text(package / "Templates" / f"{deck.name}.cards{number}.json", text)
         return []
 
-    def _write_part(self, ctx: StageContext, package: Path, deck: DeckCards, stem: str, cell: tuple[int, int],
+    def _write_part(self, ctx: StageContext, package: Path, deck: DeckCards, number: str, cell: tuple[int, int],
                     columns: int) -> dict[str, Any]:
-        """Write one texture of a deck (and its backs) into `Textures/`; the card template that names them."""
-        textures = package / "Textures"
-        self._texture(ctx, [card.face for card in deck.cards], deck, cell, columns, textures / f"{stem}.png")
+        """Write one texture of a deck (and its backs) into `Textures/`; the card template that names them.
+
+        Files are `<deck>.<what><number>.png`: read from the right, no two decks' names can make the same one."""
+        textures, front = package / "Textures", f"{deck.name}.faces{number}.png"
+        self._texture(ctx, [card.face for card in deck.cards], deck, cell, columns, textures / front)
         back_index, back_texture = -1, None  # no back at all: the face shows on both sides
         if deck.shared_back:
-            back_index, back_texture = -2, f"{deck.name}-back.png"
+            back_index, back_texture = -2, f"{deck.name}.back.png"
             self._texture(ctx, [deck.shared_back], deck, cell, 1, textures / back_texture)
         elif any(card.back for card in deck.cards):
-            back_index, back_texture = -3, f"{stem}-backs.png"
+            back_index, back_texture = -3, f"{deck.name}.backs{number}.png"
             backs = [card.back or card.face for card in deck.cards]
             self._texture(ctx, backs, deck, cell, columns, textures / back_texture)
-        return card_template(ctx.record, deck, f"{stem}.png", back_texture, back_index, columns)
+        return card_template(ctx.record, deck, front, back_texture, back_index, columns)
 
     def _texture(self, ctx: StageContext, images: list[str], deck: DeckCards, cell: tuple[int, int], columns: int,
                  target: Path) -> None:

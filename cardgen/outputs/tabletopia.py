@@ -1,13 +1,13 @@
-"""Tabletopia (`tabletopia/`): the card images laid out for Tabletopia's workshop, written by every build when
-game.yaml says `tabletopia: {build: true}`, or by `cardgen tabletopia GAME` for the built game.
+"""Tabletopia (`tabletopia/`): the card images laid out for Tabletopia's workshop, written by every build when game.yaml
+says `tabletopia: {build: true}`, or by `cardgen tabletopia GAME` for the built game.
 
 Tabletopia imports no file: a designer uploads each component's images in its workshop. Its creator checklist and
-graphics guide ask for images at 10 px per mm by default and at most 4000 x 4000 px, the front and the back of a
-card in different files (a 52-card deck is 53 files), and the same pixel size for every card of a stack
-(help.tabletopia.com/knowledge-base/how-to-prepare-graphics/; tabletopia.com/news/game-creator-checklist). So each
-deck is a folder `tabletopia/<deck>/` of its faces cut at the trim line (`<id>.png`) and its back (`back.png`, or
-`<id>-back.png` when each card has its own), all of the deck's size; `tabletopia/components.csv` lists every file
-with its copies and size, for the workshop's fields.
+graphics guide ask for images at 10 px per mm by default and at most 4000 x 4000 px, the front and the back of a card in
+different files (a 52-card deck is 53 files), and the same pixel size for every card of a stack
+(help.tabletopia.com/knowledge-base/how-to-prepare-graphics/; tabletopia.com/news/game-creator-checklist). So each deck
+is a folder `tabletopia/<deck>/` of its faces cut at the trim line (`faces/<id>.png`) and its back (`backs/back.png`, or
+`backs/<id>.png` when each card has its own), all of the deck's size; `tabletopia/components.csv` lists every file with
+its copies and size, for the workshop's fields.
 """
 from __future__ import annotations
 
@@ -62,11 +62,11 @@ class TabletopiaStage(Stage):
         shared = deck.shared_back
         files: dict[str, str] = {}  # image path in the build -> file name in the deck's folder
         if shared:
-            files[shared] = "back.png"
-        for card in deck.cards:
-            files[card.face] = f"{card.id}.png"
+            files[shared] = "backs/back.png"
+        for card in deck.cards:  # faces and backs in folders of their own: a card id is any file name
+            files[card.face] = f"faces/{card.id}.png"
             if card.back and not shared:
-                files[card.back] = f"{card.id}-back.png"
+                files[card.back] = f"backs/{card.id}.png"
         hashes = ctx.record.image_hashes()
         for image, name in files.items():
             inputs = [TABLETOPIA, *size, deck.deck.bleed_mm, deck.deck.dpi, hashes[image]]
