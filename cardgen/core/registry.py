@@ -28,6 +28,9 @@ OUTPUTS: dict[str, Output] = {
     "tts": Output("cardgen.outputs.tts:TTSStage", "cardgen.options.tts:TTSSpec",
                   "cardgen.commands.tts_cmd:tts_command"),
     "trimmed": Output("cardgen.outputs.trimmed:TrimmedStage", "cardgen.options.trimmed:TrimmedSpec"),
+    "playground": Output("cardgen.outputs.playground:PlaygroundStage", "cardgen.options.tables:PlaygroundSpec"),
+    "pcio": Output("cardgen.outputs.pcio:PcioStage", "cardgen.options.tables:PcioSpec"),
+    "tabletopia": Output("cardgen.outputs.tabletopia:TabletopiaStage", "cardgen.options.tables:TabletopiaSpec"),
     "guides": Output("cardgen.outputs.guides:GuidesStage"),  # before the gallery, which shows them
     "gallery": Output("cardgen.outputs.gallery:GalleryStage"),
 }

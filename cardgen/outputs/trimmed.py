@@ -17,6 +17,7 @@ from cardgen.load.manifest import Game
 from cardgen.options.trimmed import TrimmedSpec
 from cardgen.outputs.reuse import reuse_or_make
 from cardgen.outputs.stage import Stage, StageContext
+from cardgen.outputs.tables import cut_card
 from cardgen.record.record import DeckEntry
 
 TRIMMED = "trimmed"
@@ -29,13 +30,7 @@ def trim_pixels(deck: DeckEntry, dpi: int) -> tuple[int, int]:
 
 def write_trimmed(source: Path, deck: DeckEntry, dpi: int, target: Path) -> None:
     """Write a card image cut at its trim line (the bleed removed), at `dpi`, as PNG at `target`."""
-    from PIL import Image
-
-    bleed = deck.bleed_mm / 25.4 * deck.dpi  # in the image's pixels: rarely whole
-    with Image.open(source) as image:
-        box = (bleed, bleed, image.width - bleed, image.height - bleed)
-        trimmed = image.resize(trim_pixels(deck, dpi), Image.Resampling.LANCZOS, box=box)
-    trimmed.save(target, format="PNG", dpi=(dpi, dpi))
+    cut_card(source, deck, trim_pixels(deck, dpi)).save(target, format="PNG", dpi=(dpi, dpi))
 
 
 class TrimmedStage(Stage):
