@@ -48,10 +48,10 @@ EDITED_FIELD = "scrap"  # a number every Scrapbots-style card shows; editing it 
 
 
 def workspace(target: Path) -> Path:
-    """A copy of the repository's workspace (data, templates, fonts, icons) to build and edit freely."""
-    for folder in ("data", "templates", "fonts", "icons"):
-        if (REPO / folder).is_dir():
-            shutil.copytree(REPO / folder, target / folder, ignore=shutil.ignore_patterns("snapshots"))
+    """A copy of the repository's workspace (data, templates; its fonts/ and icons/ are cardgen's bundled set) to
+    build and edit freely."""
+    for folder in ("data", "templates"):
+        shutil.copytree(REPO / folder, target / folder, ignore=shutil.ignore_patterns("snapshots"))
     return target
 
 

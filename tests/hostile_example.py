@@ -20,12 +20,11 @@ GAME = "scrapbots"
 
 
 def copy_example(base: Path) -> Path:
-    """A workspace under `base` holding copies of the example game's data, templates, fonts and icons."""
+    """A workspace under `base` holding copies of the example game's data and templates (the repository's fonts/
+    and icons/ are cardgen's bundled set, not the example's own)."""
     root = base / "ws"
-    for folder in ("data", "templates", "fonts", "icons"):
-        source = REPO / folder / GAME if folder in ("data", "templates") else REPO / folder
-        if source.exists():  # fonts/ and icons/ are optional: cardgen bundles its own
-            shutil.copytree(source, root / folder / GAME if folder in ("data", "templates") else root / folder)
+    for folder in ("data", "templates"):
+        shutil.copytree(REPO / folder / GAME, root / folder / GAME)
     return root
 
 

@@ -267,10 +267,9 @@ def _workspace(tmp_path: Path, built: Path) -> Path:
     """A workspace holding the Scrapbots data and its built output, for CLI runs."""
     root = tmp_path / "ws"
     root.mkdir()
-    for part in ("data", "templates", "fonts", "icons"):
-        if (ROOT / part).exists():
-            # A copy, not a link: a game folder that leads outside the project is refused.
-            shutil.copytree(ROOT / part, root / part)
+    for part in ("data", "templates"):  # the repository's fonts/ and icons/ are cardgen's bundled set
+        # A copy, not a link: a game folder that leads outside the project is refused.
+        shutil.copytree(ROOT / part, root / part)
     shutil.copytree(built, root / "output" / "scrapbots")
     return root
 

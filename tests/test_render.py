@@ -14,6 +14,7 @@ from PIL import Image
 
 from cardgen.build.build import BuildOptions, build_game
 from cardgen.build.plan import plan_build
+from cardgen.core import bundled
 from cardgen.core.errors import CardgenError, Problem
 from cardgen.load.fonts import FontBook, configure_fontconfig
 from cardgen.outputs.stage import Stage, StageContext
@@ -175,7 +176,7 @@ def test_family_with_only_a_bold_face_names_the_missing_face(tmp_path: Path) -> 
 
     fonts = tmp_path / "fonts"
     fonts.mkdir()
-    font = TTFont(REPO / "cardgen/assets/fonts/Roboto-Bold.ttf")
+    font = TTFont(bundled.FONTS_DIR / "Roboto-Bold.ttf")
     for record in font["name"].names:
         if record.nameID in (1, 16):
             record.string = "Liberation Sans Narrow"
@@ -238,7 +239,6 @@ def test_font_metrics_are_kept_between_builds_and_read_again_when_damaged(tmp_pa
     font again."""
     import shutil
 
-    from cardgen.core import bundled
     from cardgen.core.storage import Cache
     from cardgen.load import fonts
 

@@ -204,9 +204,8 @@ def test_unknown_terms_skip_sentence_starts_flavour_and_icons() -> None:
 def scrapbots(tmp_path: Path) -> Path:
     """A copy of the repository's Scrapbots game (data and templates) in a workspace of its own."""
     root = tmp_path / "ws"
-    for folder in ("fonts", "icons", "templates/scrapbots", "data/scrapbots"):
-        if (REPO / folder).exists():
-            shutil.copytree(REPO / folder, root / folder)
+    for folder in ("templates/scrapbots", "data/scrapbots"):
+        shutil.copytree(REPO / folder, root / folder)
     return root
 
 

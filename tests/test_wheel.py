@@ -14,6 +14,8 @@ import pytest
 
 from tests.conftest import REPO
 
+BUNDLED = ("fonts", "icons")  # the repository's top-level folders shipped as cardgen.assets.fonts and .icons
+
 
 def _run(args: list[str | Path], cwd: Path, env: dict | None = None) -> str:
     result = subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
@@ -24,8 +26,9 @@ def _run(args: list[str | Path], cwd: Path, env: dict | None = None) -> str:
 def _build_wheel(tmp: Path) -> Path:
     """Build the wheel from a clean copy of the sources (a stale build/ folder could add files to it)."""
     source = tmp / "src"
-    shutil.copytree(REPO / "cardgen", source / "cardgen", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
+    for folder in ("cardgen", *BUNDLED):  # the fonts and icons: at the top level, mapped into the package
+        shutil.copytree(REPO / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy(REPO / name, source / name)
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", tmp / "dist",
           source], cwd=tmp)
@@ -54,12 +57,15 @@ def _fresh_venv(tmp: Path, wheel: Path) -> Path:
 def test_wheel_installs_and_builds_a_new_game_in_an_empty_folder(tmp_path: Path) -> None:
     wheel = _build_wheel(tmp_path)
     names = zipfile.ZipFile(wheel).namelist()
-    for needed in ("cardgen/assets/icons/game-icons.zip", "cardgen/assets/icons/ATTRIBUTION.md",
-                   "cardgen/assets/fonts/Roboto-Regular.ttf", "cardgen/assets/fonts/OFL-Roboto.txt",
+    # every file of the top-level fonts/ and icons/ (the fonts, the icon set, their licenses), in the package
+    sources = [f"cardgen/assets/{p.relative_to(REPO).as_posix()}" for folder in BUNDLED
+               for p in (REPO / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    for needed in (*sources, "cardgen/assets/icons/game-icons.zip", "cardgen/assets/fonts/OFL-Roboto.txt",
                    "cardgen/assets/templates/cardgen/card.svg", "cardgen/assets/scaffold/game.yaml.tmpl",
                    "cardgen/assets/vendors/drivethrucards.yaml", "cardgen/assets/icc/cardgen-fogra39-tac240.icc",
                    "cardgen/assets/icc/README.md"):
         assert needed in names, f"{needed} is missing from the wheel"
+    assert not [n for n in names if n.startswith(tuple(f"{folder}/" for folder in BUNDLED))]  # not as packages
     venv = _fresh_venv(tmp_path, wheel)
     work = tmp_path / "my folder"  # an empty folder, outside the repository, with a space in its name
     work.mkdir()
@@ -67,6 +73,13 @@ def test_wheel_installs_and_builds_a_new_game_in_an_empty_folder(tmp_path: Path)
     cardgen = venv / "bin" / "cardgen"
     where = _run([venv / "bin" / "python", "-c", "import cardgen; print(cardgen.__file__)"], work, env)
     assert str(venv) in where and str(REPO) not in where
+    found = _run([venv / "bin" / "python", "-c", "from cardgen.core import bundled as b; "
+                  "print(b.FONTS_DIR, b.ICON_BUNDLE, *sorted(p.name for p in b.render_inputs()), sep='\\n')"],
+                 work, env).splitlines()
+    package = Path(where.strip()).resolve().parent
+    assert found[:2] == [str(package / "assets" / "fonts"), str(package / "assets" / "icons" / "game-icons.zip")]
+    fonts = sorted(p.name for p in (REPO / "fonts").iterdir() if p.suffix == ".ttf")
+    assert fonts and set(fonts) | {"game-icons.zip"} <= set(found[2:])  # every font and the icon set, found
 
     _run([cardgen, "init", "quest", "--paper", "a4"], work, env)
     assert sorted(p.name for p in work.iterdir()) == [".gitignore", "data", "templates"]

@@ -1,13 +1,14 @@
 """Regenerate cardgen's bundled icon set from the npm package @iconify-json/game-icons.
 
 Development helper, never run by cardgen itself (the bundle is committed; nothing is downloaded at run
-time). It writes `cardgen/assets/icons/game-icons.zip`: one standalone SVG per icon (aliases included),
+time). It writes `icons/game-icons.zip` at the repository's top level (installed as
+`cardgen/assets/icons/game-icons.zip`, pyproject's package-dir): one standalone SVG per icon (aliases included),
 deflated, with fixed timestamps so that the same package version always gives the same bytes.
 
     cd "$(mktemp -d)" && npm pack @iconify-json/game-icons && tar xzf iconify-json-game-icons-*.tgz
     python tools/build_icon_bundle.py "$PWD/package"
 
-Then update the package version in `cardgen/assets/icons/ATTRIBUTION.md` if it changed.
+Then update the package version in `icons/ATTRIBUTION.md` if it changed.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-BUNDLE = Path(__file__).resolve().parent.parent / "cardgen" / "assets" / "icons" / "game-icons.zip"
+BUNDLE = Path(__file__).resolve().parent.parent / "icons" / "game-icons.zip"
 FIXED_TIME = (2024, 1, 1, 0, 0, 0)
 
 

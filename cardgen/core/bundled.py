@@ -7,19 +7,59 @@ these and take precedence over them.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 from functools import lru_cache
 from pathlib import Path
 
 import cardgen
 
+
+def _package_folder(name: str) -> Path:
+    """The folder of one of cardgen's packages, wherever the installation put it."""
+    file = importlib.import_module(name).__file__
+    if file is None:  # a namespace package: the folder has lost its __init__.py, which an editable install needs
+        raise ImportError(f"{name} has no __init__.py; reinstall cardgen")
+    return Path(file).resolve().parent
+
+
 PACKAGE = Path(cardgen.__file__).resolve().parent  # the package's folder, wherever in it this module lies
 ASSETS = PACKAGE / "assets"
-FONTS_DIR = ASSETS / "fonts"
-ICON_BUNDLE = ASSETS / "icons" / "game-icons.zip"
-ICON_ATTRIBUTION = ASSETS / "icons" / "ATTRIBUTION.md"
+# The fonts and the icon set are the repository's top-level `fonts/` and `icons/`, shipped as the packages
+# `cardgen.assets.fonts` and `cardgen.assets.icons` (pyproject's package-dir): inside the package in a wheel,
+# the repository's folders themselves in an editable install. The import system says which.
+FONTS_DIR = _package_folder("cardgen.assets.fonts")
+ICONS_DIR = _package_folder("cardgen.assets.icons")
+ICON_BUNDLE = ICONS_DIR / "game-icons.zip"
+ICON_ATTRIBUTION = ICONS_DIR / "ATTRIBUTION.md"
 TEMPLATES_DIR = ASSETS / "templates"
 SCAFFOLD_DIR = ASSETS / "scaffold"
+
+
+def is_bundled(folder: Path) -> bool:
+    """Whether a workspace's `fonts/` or `icons/` is cardgen's own bundled set: so are the repository's top-level
+    folders when cardgen is installed from it in editable mode (the repository is the example games' workspace
+    too). Such a folder is read once, as the bundled set, never again as the workspace's own."""
+    return folder.resolve() in (FONTS_DIR, ICONS_DIR)
+
+
+def own_folders(root: Path, names: tuple[str, ...]) -> list[Path]:
+    """The folders of these names that a workspace has of its own: there, and not the bundled set (`is_bundled`)."""
+    return [root / name for name in names if (root / name).is_dir() and not is_bundled(root / name)]
+
+
+def _package_folders() -> dict[Path, str]:
+    """Each folder of cardgen's package files, and where its files lie in an installed package."""
+    return {PACKAGE: "", FONTS_DIR: "assets/fonts/", ICONS_DIR: "assets/icons/"}
+
+
+def package_name(path: Path) -> str:
+    """A file of cardgen's package named as it lies in an installed package (`assets/fonts/Roboto-Bold.ttf`): the
+    name the digests hash, the same in a wheel and in an editable install."""
+    for folder, prefix in _package_folders().items():
+        if path.is_relative_to(folder):
+            return prefix + path.relative_to(folder).as_posix()
+    return path.name
 
 
 def render_inputs() -> list[Path]:
@@ -34,10 +74,12 @@ def code_files() -> list[Path]:
     follows from the modules), in a fixed order."""
     tracked = set(render_inputs())  # keyed one by one, by the cards that use them (`bundle_digest`, render keys)
     found = []
-    for folder, subfolders, files in os.walk(PACKAGE):
-        subfolders[:] = sorted(s for s in subfolders if s != "__pycache__")
-        found += [path for name in sorted(files) if not name.endswith((".pyc", ".pyo"))
-                  for path in (Path(folder, name),) if path not in tracked]
+    tops = _package_folders()
+    for top in tops:  # the fonts' and icons' folders lie outside PACKAGE in an editable install
+        for folder, subfolders, files in os.walk(top):
+            subfolders[:] = sorted(s for s in subfolders if s != "__pycache__" and Path(folder, s) not in tops)
+            found += [path for name in sorted(files) if not name.endswith((".pyc", ".pyo"))
+                      for path in (Path(folder, name),) if path not in tracked]
     return found
 
 
@@ -60,8 +102,7 @@ def _digest(stamp: tuple, salt: str = "") -> str:
     digest = hashlib.sha256()
     for name, *_ in stamp:
         path = Path(name)
-        shown = path.relative_to(PACKAGE).as_posix() if path.is_relative_to(PACKAGE) else path.name
-        digest.update(f"{shown}:{file_digest(path)}\0".encode())
+        digest.update(f"{package_name(path)}:{file_digest(path)}\0".encode())
     value = digest.hexdigest()[:32]
     if cache is not None:
         cache.put_json(key, value)

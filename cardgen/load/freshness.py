@@ -32,12 +32,13 @@ STAMPS = ".build-stamps.json"
 
 
 def _files(root: Path, game: str) -> Iterable[Path]:
+    from cardgen.core.bundled import own_folders
+
     data = root / "data" / game
     if data.is_dir():
         yield from (p for p in data.rglob("*") if "snapshots" not in p.relative_to(data).parts)
-    for folder in SHARED_FOLDERS:
-        if (root / folder).is_dir():
-            yield from (root / folder).rglob("*")
+    for folder in own_folders(root, SHARED_FOLDERS):  # bundled fonts and icons: stamped by `settings_key`
+        yield from folder.rglob("*")
 
 
 def source_stamp(root: Path, game: str, extra: Iterable[str] = (), recording: bool = False) -> dict[str, list[int]]:

@@ -166,14 +166,14 @@ def _in_render(problem: Problem, where: str, shown: str, line: int | None) -> Pr
 
 def render_inputs(game: Game) -> str:
     """A digest of everything every render of a game reads but its card: cardgen's code and bundled files, the
-    manifest, and every file under templates/, icons/ and fonts/ (by content)."""
-    from cardgen.core.bundled import bundle_digest, code_digest
+    manifest, and every file under the workspace's own templates/, icons/ and fonts/ (by content)."""
+    from cardgen.core.bundled import bundle_digest, code_digest, own_folders
 
     digest = hashlib.sha256(f"{code_digest()}\0{bundle_digest()}\0".encode())
     for manifest in game.manifest_files:
         digest.update(manifest.read_bytes())
-    for shared in ("templates", "icons", "fonts"):
-        for path in sorted((game.root / shared).rglob("*")) if (game.root / shared).is_dir() else []:
+    for folder in own_folders(game.root, ("templates", "icons", "fonts")):
+        for path in sorted(folder.rglob("*")):
             if path.is_file():
                 digest.update(f"{path.relative_to(game.root)}:{file_digest(path)}".encode())
     return digest.hexdigest()
