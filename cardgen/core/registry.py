@@ -28,6 +28,7 @@ OUTPUTS: dict[str, Output] = {
     "tts": Output("cardgen.outputs.tts:TTSStage", "cardgen.options.tts:TTSSpec",
                   "cardgen.commands.tts_cmd:tts_command"),
     "trimmed": Output("cardgen.outputs.trimmed:TrimmedStage", "cardgen.options.trimmed:TrimmedSpec"),
+    "cut": Output("cardgen.outputs.cutting:CutStage", "cardgen.options.cutting:CutSpec"),
     "guides": Output("cardgen.outputs.guides:GuidesStage"),  # before the gallery, which shows them
     "gallery": Output("cardgen.outputs.gallery:GalleryStage"),
 }
