@@ -1,0 +1,141 @@
+"""Cutting-machine sheets (`cut/`, issue 34): the cards laid out with the registration marks each machine's software
+looks for, and cut files whose outlines lie on the printed cards, measured from both files."""
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import ezdxf
+import pdfplumber
+import pytest
+
+from cardgen.outputs.cutting import SILHOUETTE_ARM, SILHOUETTE_INSET, SILHOUETTE_LINE, SILHOUETTE_SQUARE
+from cardgen.record.record import BuildRecord
+from tests.conftest import run_cli, write_game
+
+MM = 25.4 / 72  # mm per PDF point
+FACE = '<svg {{ geo.svg_attrs }}><rect width="{{ geo.width }}" height="{{ geo.height }}" fill="#3366cc"/></svg>\n'
+TOLERANCE = 0.2  # mm: the issue's bound between a printed card and its cut line
+Rect = tuple[float, float, float, float]  # x0, top, x1, bottom in mm from the page's top-left
+
+
+def _game(root: Path, extra: str = "") -> None:
+    names = "".join(f"Card {i}\n" for i in range(10))  # 10 poker cards: 2 Silhouette Letter sheets, 3 Cricut ones
+    manifest = ("title: Cut\nbleed: 3mm\ndecks:\n  main:\n    source: cards.csv\n    face: face.svg\n"
+                f"  small:\n    source: small.csv\n    face: face.svg\n    size: mini\n{extra}")
+    write_game(root, "cut", manifest, {"cards.csv": "name\n" + names, "small.csv": "name\nTiny\n"},
+               {"face.svg": FACE})
+
+
+def _pdf(path: Path) -> list[tuple[list[Rect], list[Rect], tuple[float, float]]]:
+    """Every page's filled rectangles (the marks) and images, in mm, and the page size."""
+    pages = []
+    with pdfplumber.open(path) as pdf:
+        for page in pdf.pages:
+            marks = [_mm(r) for r in page.rects if r["fill"]]
+            images = [_mm(i) for i in page.images]
+            pages.append((marks, images, (page.width * MM, page.height * MM)))
+    return pages
+
+
+def _mm(item: dict) -> Rect:
+    return item["x0"] * MM, item["top"] * MM, item["x1"] * MM, item["bottom"] * MM
+
+
+def _svg_outlines(path: Path) -> list[tuple[Rect, float]]:
+    """Each path's box (from the points it passes through) and its corners' radius, in mm."""
+    outlines = []
+    for d in re.findall(r'<path d="([^"]+)"', path.read_text()):
+        xs, ys, radius = [], [], 0.0
+        for command, args in re.findall(r"([MHVAZ])([^MHVAZ]*)", d):
+            numbers = [float(n) for n in args.split()]
+            if command == "M":
+                xs.append(numbers[0]), ys.append(numbers[1])
+            elif command == "H":
+                xs.append(numbers[0])
+            elif command == "V":
+                ys.append(numbers[0])
+            elif command == "A":
+                radius = numbers[0]
+                xs.append(numbers[5]), ys.append(numbers[6])
+        outlines.append(((min(xs), min(ys), max(xs), max(ys)), radius))
+    return outlines
+
+
+def _dxf_outlines(path: Path, page_height: float) -> list[tuple[Rect, float]]:
+    """Each closed polyline's box (y turned to run down from the page's top) and its corners' radius, in mm."""
+    outlines = []
+    for line in ezdxf.readfile(path).modelspace().query("LWPOLYLINE"):
+        assert line.closed
+        points = list(line.get_points("xyb"))
+        xs, ys = [p[0] for p in points], [page_height - p[1] for p in points]
+        arcs = [(a, b) for a, b in zip(points, points[1:] + points[:1]) if a[2]]
+        assert all(a[2] == pytest.approx(math.tan(math.radians(22.5))) for a, _ in arcs)  # quarter circles
+        radius = math.dist(arcs[0][0][:2], arcs[0][1][:2]) / math.sqrt(2) if arcs else 0.0
+        outlines.append(((min(xs), min(ys), max(xs), max(ys)), radius))
+    return outlines
+
+
+def _trim(image: Rect, bleed: float) -> Rect:
+    return image[0] + bleed, image[1] + bleed, image[2] - bleed, image[3] - bleed
+
+
+def _assert_lined_up(printed: list[Rect], outlines: list[tuple[Rect, float]], radius: float) -> None:
+    """Every printed card has an outline within TOLERANCE on each edge, with corners of `radius`."""
+    assert len(printed) == len(outlines)
+    for card, (outline, r) in zip(sorted(printed), sorted(outlines)):
+        assert max(abs(a - b) for a, b in zip(card, outline)) <= TOLERANCE, (card, outline)
+        assert r == pytest.approx(radius, abs=0.01)
+
+
+def test_silhouette_sheets_carry_type_1_marks_and_their_cut_files_outline_the_printed_cards(workspace) -> None:
+    _game(workspace, "cut: {build: true}\n")
+    run_cli(workspace, "build", "cut")
+    out = workspace / "output" / "cut"
+    record = BuildRecord.read(out / "build.json")
+    bleed = record.decks["main"].bleed_mm
+    pages = _pdf(out / "cut" / "main" / "silhouette-letter.pdf")
+    assert [len(images) for _, images, _ in pages] == [8, 2]  # 10 cards, 8 to a Letter sheet
+    width, height = pages[0][2]
+    assert (width, height) == (pytest.approx(279.4), pytest.approx(215.9))  # landscape Letter
+    i, s, a, t = SILHOUETTE_INSET, SILHOUETTE_SQUARE, SILHOUETTE_ARM, SILHOUETTE_LINE
+    assert (i, s, a, t) == (pytest.approx(9.48, abs=0.01), pytest.approx(6.10, abs=0.01),
+                            pytest.approx(8.21, abs=0.01), pytest.approx(1.10, abs=0.01))
+    expected = [(i, i, i + s, i + s),  # the square, top left
+                (width - i - a, i, width - i, i + t), (width - i - t, i, width - i, i + a),  # the L, top right
+                (i, height - i - a, i + t, height - i), (i, height - i - t, i + a, height - i)]  # the L, bottom left
+    for marks, images, _ in pages:
+        assert len(marks) == len(expected)
+        for mark, wanted in zip(sorted(marks), sorted(expected)):
+            assert mark == pytest.approx(wanted, abs=0.01)
+        for image in images:  # no card's print within 0.3 mm of a mark
+            shown = (image[0] + bleed - 0.5, image[1] + bleed - 0.5, image[2] - bleed + 0.5, image[3] - bleed + 0.5)
+            assert not any(m[0] - 0.3 < shown[2] and shown[0] < m[2] + 0.3 and m[1] - 0.3 < shown[3]
+                           and shown[1] < m[3] + 0.3 for m in expected), image
+    printed = [_trim(image, bleed) for image in pages[0][1]]
+    assert {round(c[2] - c[0], 2) for c in printed} == {63.5} and {round(c[3] - c[1], 2) for c in printed} == {88.9}
+    _assert_lined_up(printed, _svg_outlines(out / "cut" / "main" / "silhouette-letter.svg"), 3.175)
+    _assert_lined_up(printed, _dxf_outlines(out / "cut" / "main" / "silhouette-letter.dxf", height), 3.175)
+    # a mini card's corners are rounded in proportion to its width: 44.45 / 63.5 of 1/8 in
+    small = [_trim(image, bleed) for image in _pdf(out / "cut" / "small" / "silhouette-letter.pdf")[0][1]]
+    outlines = _svg_outlines(out / "cut" / "small" / "silhouette-letter.svg")
+    _assert_lined_up(small, [o for o in outlines if o[0] == pytest.approx(small[0], abs=TOLERANCE)],
+                     44.45 / 63.5 * 3.175)
+
+
+def test_cricut_sheets_fill_the_print_then_cut_area_and_the_command_chooses_the_machine(workspace) -> None:
+    _game(workspace)
+    run_cli(workspace, "build", "cut")
+    assert not (workspace / "output" / "cut" / "cut").exists()  # only when asked for
+    run_cli(workspace, "cut", "cut", "--machine", "cricut")
+    folder = workspace / "output" / "cut" / "cut" / "main"
+    assert sorted(p.name for p in folder.iterdir()) == ["cricut.pdf", "cricut.svg"]
+    pages = _pdf(folder / "cricut.pdf")
+    assert [len(images) for _, images, _ in pages] == [4, 4, 2]
+    width, height = pages[0][2]
+    assert (width, height) == (pytest.approx(6.75 * 25.4), pytest.approx(9.25 * 25.4))
+    assert all(not marks for marks, _, _ in pages)  # Design Space prints its own frame
+    printed = [_trim(image, 3.0) for image in pages[0][1]]
+    assert all(0 <= c[0] - 0.5 and c[2] + 0.5 <= width and 0 <= c[1] - 0.5 and c[3] + 0.5 <= height for c in printed)
+    _assert_lined_up(printed, _svg_outlines(folder / "cricut.svg"), 3.175)
