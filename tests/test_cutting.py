@@ -117,11 +117,12 @@ def test_silhouette_sheets_carry_type_1_marks_and_their_cut_files_outline_the_pr
     assert {round(c[2] - c[0], 2) for c in printed} == {63.5} and {round(c[3] - c[1], 2) for c in printed} == {88.9}
     _assert_lined_up(printed, _svg_outlines(out / "cut" / "main" / "silhouette-letter.svg"), 3.175)
     _assert_lined_up(printed, _dxf_outlines(out / "cut" / "main" / "silhouette-letter.dxf", height), 3.175)
+    last = [_trim(image, bleed) for image in pages[1][1]]  # the last sheet's two cards, and nothing else, are cut
+    _assert_lined_up(last, _svg_outlines(out / "cut" / "main" / "silhouette-letter-last.svg"), 3.175)
+    _assert_lined_up(last, _dxf_outlines(out / "cut" / "main" / "silhouette-letter-last.dxf", height), 3.175)
     # a mini card's corners are rounded in proportion to its width: 44.45 / 63.5 of 1/8 in
     small = [_trim(image, bleed) for image in _pdf(out / "cut" / "small" / "silhouette-letter.pdf")[0][1]]
-    outlines = _svg_outlines(out / "cut" / "small" / "silhouette-letter.svg")
-    _assert_lined_up(small, [o for o in outlines if o[0] == pytest.approx(small[0], abs=TOLERANCE)],
-                     44.45 / 63.5 * 3.175)
+    _assert_lined_up(small, _svg_outlines(out / "cut" / "small" / "silhouette-letter-last.svg"), 44.45 / 63.5 * 3.175)
 
 
 def test_cricut_sheets_fill_the_print_then_cut_area_and_the_command_chooses_the_machine(workspace) -> None:
@@ -130,7 +131,7 @@ def test_cricut_sheets_fill_the_print_then_cut_area_and_the_command_chooses_the_
     assert not (workspace / "output" / "cut" / "cut").exists()  # only when asked for
     run_cli(workspace, "cut", "cut", "--machine", "cricut")
     folder = workspace / "output" / "cut" / "cut" / "main"
-    assert sorted(p.name for p in folder.iterdir()) == ["cricut.pdf", "cricut.svg"]
+    assert sorted(p.name for p in folder.iterdir()) == ["cricut-last.svg", "cricut.pdf", "cricut.svg"]
     pages = _pdf(folder / "cricut.pdf")
     assert [len(images) for _, images, _ in pages] == [4, 4, 2]
     width, height = pages[0][2]
@@ -139,3 +140,4 @@ def test_cricut_sheets_fill_the_print_then_cut_area_and_the_command_chooses_the_
     printed = [_trim(image, 3.0) for image in pages[0][1]]
     assert all(0 <= c[0] - 0.5 and c[2] + 0.5 <= width and 0 <= c[1] - 0.5 and c[3] + 0.5 <= height for c in printed)
     _assert_lined_up(printed, _svg_outlines(folder / "cricut.svg"), 3.175)
+    _assert_lined_up([_trim(image, 3.0) for image in pages[2][1]], _svg_outlines(folder / "cricut-last.svg"), 3.175)

@@ -10,6 +10,9 @@ registration marks the machine's software looks for, and a cut file of the cards
 - Cricut (Design Space, Print Then Cut): Design Space prints its own frame around an image of at most 6.75 x 9.25 in,
   so the sheet is a page of exactly that size with no marks; the cut file is SVG.
 
+Every full sheet of a deck has the same places, cut by `<sheet>.svg`; when the last sheet is not full, its cards are
+cut by `<sheet>-last.svg` (and `.dxf`), which leaves its empty places alone.
+
 Each card is printed with its bleed up to half the gap between cards, so a cut a little off the line shows art,
 not paper. Corners are cut round for a rounded deck, with the radius its size has (`corner_radius`).
 """
@@ -243,7 +246,11 @@ class CutStage(Stage):
             pages = [list(zip(boxes, images[i:i + len(boxes)])) for i in range(0, len(images), len(boxes))]
             write_sheets_pdf(sheet, pages, deck, shown, folder / f"{sheet.name}.pdf")
             radius = corner_radius(deck)
-            write_text(folder / f"{sheet.name}.svg", cut_svg(sheet, boxes, radius))
-            if sheet.dxf:
-                write_cut_dxf(sheet, boxes, radius, folder / f"{sheet.name}.dxf")
+            layouts = {sheet.name: boxes}
+            if len(pages[-1]) < len(boxes):  # the last sheet's empty places are not cut
+                layouts[f"{sheet.name}-last"] = boxes[:len(pages[-1])]
+            for stem, cut in layouts.items():
+                write_text(folder / f"{stem}.svg", cut_svg(sheet, cut, radius))
+                if sheet.dxf:
+                    write_cut_dxf(sheet, cut, radius, folder / f"{stem}.dxf")
         return problems
