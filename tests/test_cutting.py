@@ -14,6 +14,7 @@ from cardgen.outputs.cutting import SILHOUETTE_ARM, SILHOUETTE_INSET, SILHOUETTE
 from cardgen.record.record import BuildRecord
 from tests.conftest import run_cli, write_game
 
+GAME = "scrapbots"  # the example game the `copy` fixture copies
 MM = 25.4 / 72  # mm per PDF point
 FACE = '<svg {{ geo.svg_attrs }}><rect width="{{ geo.width }}" height="{{ geo.height }}" fill="#3366cc"/></svg>\n'
 TOLERANCE = 0.2  # mm: the bound between a printed card and its cut line
@@ -141,3 +142,27 @@ def test_cricut_sheets_fill_the_print_then_cut_area_and_the_command_chooses_the_
     assert all(0 <= c[0] - 0.5 and c[2] + 0.5 <= width and 0 <= c[1] - 0.5 and c[3] + 0.5 <= height for c in printed)
     _assert_lined_up(printed, _svg_outlines(folder / "cricut.svg"), 3.175)
     _assert_lined_up([_trim(image, 3.0) for image in pages[2][1]], _svg_outlines(folder / "cricut-last.svg"), 3.175)
+
+
+def test_the_example_game_gets_sheets_of_every_card_and_token_deck_through_the_cli(copy: Path) -> None:
+    result = run_cli(copy, "cut", GAME, "--machine", "silhouette", "--paper", "a4")
+    out = copy / "output" / GAME
+    record = BuildRecord.read(out / "build.json")
+    assert "cut:" not in result.output  # the board is not cut, and says nothing
+    for name, deck in record.decks.items():
+        folder = out / "cut" / name
+        if deck.kind == "board":
+            assert not folder.exists()
+            continue
+        pages = _pdf(folder / "silhouette-a4.pdf")
+        assert pages[0][2] == (pytest.approx(297.0), pytest.approx(210.0))
+        assert sum(len(images) for _, images, _ in pages) == sum(c.copies for c in record.cards if c.deck == name)
+        radius = deck.size_mm.width / 2 if deck.shape == "circle" else 3.175  # the tokens are round, 22 mm
+        places = len(_svg_outlines(folder / "silhouette-a4.svg"))  # the places of a full sheet
+        partial = len(pages[-1][1]) < places
+        assert (folder / "silhouette-a4-last.svg").exists() == partial
+        for index in {0, len(pages) - 1}:  # the first sheet and the last (cut by -last when not full)
+            printed = [_trim(image, deck.bleed_mm) for image in pages[index][1]]
+            stem = "silhouette-a4-last" if partial and index == len(pages) - 1 else "silhouette-a4"
+            _assert_lined_up(printed, _svg_outlines(folder / f"{stem}.svg"), radius)
+            _assert_lined_up(printed, _dxf_outlines(folder / f"{stem}.dxf", 210.0), radius)
