@@ -166,3 +166,19 @@ def test_the_example_game_gets_sheets_of_every_card_and_token_deck_through_the_c
             stem = "silhouette-a4-last" if partial and index == len(pages) - 1 else "silhouette-a4"
             _assert_lined_up(printed, _svg_outlines(folder / f"{stem}.svg"), radius)
             _assert_lined_up(printed, _dxf_outlines(folder / f"{stem}.dxf", 210.0), radius)
+
+
+def test_a_deck_no_sheet_can_hold_or_cut_is_a_warning_naming_it(workspace) -> None:
+    decks = ("  big:\n    source: cards.csv\n    face: face.svg\n    size: {width: 200mm, height: 250mm}\n"
+             "  hexes:\n    source: cards.csv\n    face: face.svg\n    id_prefix: hex-\n    shape: hex\n    size: {width: 30mm, height: 30mm}\n")
+    write_game(workspace, "odd", f"title: Odd\ndecks:\n{decks}", {"cards.csv": "name\nOne\n"}, {"face.svg": FACE})
+    result = run_cli(workspace, "cut", "odd")
+    lines = [line for line in result.output.splitlines() if "cut:" in line]
+    assert lines == [
+        "data/odd/game.yaml: warning: cut: deck 'big' (200 x 250 mm) does not fit the silhouette-letter sheet "
+        "(279.4 x 215.9 mm, less the marks and margins); it is left out of that sheet",
+        "data/odd/game.yaml: warning: cut: deck 'big' (200 x 250 mm) does not fit the cricut sheet "
+        "(171.4 x 234.9 mm, less the marks and margins); it is left out of that sheet",
+        "data/odd/game.yaml: warning: cut: deck 'hexes' is hexagonal: cardgen cuts rectangles, rounded cards and "
+        "circles; its cards are left out of cut/"]
+    assert not (workspace / "output" / "odd" / "cut" / "hexes").exists()
