@@ -170,7 +170,8 @@ def test_the_example_game_gets_sheets_of_every_card_and_token_deck_through_the_c
 
 def test_a_deck_no_sheet_can_hold_or_cut_is_a_warning_naming_it(workspace) -> None:
     decks = ("  big:\n    source: cards.csv\n    face: face.svg\n    size: {width: 200mm, height: 250mm}\n"
-             "  hexes:\n    source: cards.csv\n    face: face.svg\n    id_prefix: hex-\n    shape: hex\n    size: {width: 30mm, height: 30mm}\n")
+             "  hexes:\n    source: cards.csv\n    face: face.svg\n    id_prefix: hex-\n    shape: hex\n"
+             "    size: {width: 30mm, height: 30mm}\n")
     write_game(workspace, "odd", f"title: Odd\ndecks:\n{decks}", {"cards.csv": "name\nOne\n"}, {"face.svg": FACE})
     result = run_cli(workspace, "cut", "odd")
     lines = [line for line in result.output.splitlines() if "cut:" in line]
