@@ -90,6 +90,25 @@ def _assert_lined_up(printed: list[Rect], outlines: list[tuple[Rect, float]], ra
         assert r == pytest.approx(radius, abs=0.01)
 
 
+def _assert_marks_and_clearance(marks: list[Rect], images: list[Rect], bleed: float, width: float,
+                                height: float) -> None:
+    """The page's filled rectangles are the type-1 marks, and no card's print (its trim box and up to 0.5 mm of
+    bleed, half the default gap) comes within 0.3 mm of one."""
+    i, s, a, t = SILHOUETTE_INSET, SILHOUETTE_SQUARE, SILHOUETTE_ARM, SILHOUETTE_LINE
+    expected = [(i, i, i + s, i + s),  # the square, top left
+                (width - i - a, i, width - i, i + t), (width - i - t, i, width - i, i + a),  # the L, top right
+                (i, height - i - a, i + t, height - i), (i, height - i - t, i + a, height - i)]  # the L, bottom left
+    assert len(marks) == len(expected)
+    for mark, wanted in zip(sorted(marks), sorted(expected)):
+        assert mark == pytest.approx(wanted, abs=0.01)
+    shown = min(bleed, 0.5)
+    for image in images:
+        x0, y0, x1, y1 = (image[0] + bleed - shown, image[1] + bleed - shown, image[2] - bleed + shown,
+                          image[3] - bleed + shown)
+        assert not any(m[0] - 0.3 < x1 and x0 < m[2] + 0.3 and m[1] - 0.3 < y1 and y0 < m[3] + 0.3
+                       for m in expected), image
+
+
 def test_silhouette_sheets_carry_type_1_marks_and_their_cut_files_outline_the_printed_cards(workspace) -> None:
     _game(workspace, "cut: {build: true}\n")
     run_cli(workspace, "build", "cut")
@@ -100,20 +119,11 @@ def test_silhouette_sheets_carry_type_1_marks_and_their_cut_files_outline_the_pr
     assert [len(images) for _, images, _ in pages] == [8, 2]  # 10 cards, 8 to a Letter sheet
     width, height = pages[0][2]
     assert (width, height) == (pytest.approx(279.4), pytest.approx(215.9))  # landscape Letter
-    i, s, a, t = SILHOUETTE_INSET, SILHOUETTE_SQUARE, SILHOUETTE_ARM, SILHOUETTE_LINE
-    assert (i, s, a, t) == (pytest.approx(9.48, abs=0.01), pytest.approx(6.10, abs=0.01),
-                            pytest.approx(8.21, abs=0.01), pytest.approx(1.10, abs=0.01))
-    expected = [(i, i, i + s, i + s),  # the square, top left
-                (width - i - a, i, width - i, i + t), (width - i - t, i, width - i, i + a),  # the L, top right
-                (i, height - i - a, i + t, height - i), (i, height - i - t, i + a, height - i)]  # the L, bottom left
+    assert (SILHOUETTE_INSET, SILHOUETTE_SQUARE, SILHOUETTE_ARM, SILHOUETTE_LINE) == (
+        pytest.approx(9.48, abs=0.01), pytest.approx(6.10, abs=0.01), pytest.approx(8.21, abs=0.01),
+        pytest.approx(1.10, abs=0.01))
     for marks, images, _ in pages:
-        assert len(marks) == len(expected)
-        for mark, wanted in zip(sorted(marks), sorted(expected)):
-            assert mark == pytest.approx(wanted, abs=0.01)
-        for image in images:  # no card's print within 0.3 mm of a mark
-            shown = (image[0] + bleed - 0.5, image[1] + bleed - 0.5, image[2] - bleed + 0.5, image[3] - bleed + 0.5)
-            assert not any(m[0] - 0.3 < shown[2] and shown[0] < m[2] + 0.3 and m[1] - 0.3 < shown[3]
-                           and shown[1] < m[3] + 0.3 for m in expected), image
+        _assert_marks_and_clearance(marks, images, bleed, width, height)
     printed = [_trim(image, bleed) for image in pages[0][1]]
     assert {round(c[2] - c[0], 2) for c in printed} == {63.5} and {round(c[3] - c[1], 2) for c in printed} == {88.9}
     _assert_lined_up(printed, _svg_outlines(out / "cut" / "main" / "silhouette-letter.svg"), 3.175)
@@ -157,6 +167,8 @@ def test_the_example_game_gets_sheets_of_every_card_and_token_deck_through_the_c
         pages = _pdf(folder / "silhouette-a4.pdf")
         assert pages[0][2] == (pytest.approx(297.0), pytest.approx(210.0))
         assert sum(len(images) for _, images, _ in pages) == sum(c.copies for c in record.cards if c.deck == name)
+        for marks, images, _ in pages:  # 93 tokens of 22 mm on an A4 sheet: 3 places are too near a mark
+            _assert_marks_and_clearance(marks, images, deck.bleed_mm, 297.0, 210.0)
         radius = deck.size_mm.width / 2 if deck.shape == "circle" else 3.175  # the tokens are round, 22 mm
         places = len(_svg_outlines(folder / "silhouette-a4.svg"))  # the places of a full sheet
         partial = len(pages[-1][1]) < places
