@@ -183,8 +183,10 @@ def test_the_example_game_gets_sheets_of_every_card_and_token_deck_through_the_c
 def test_a_deck_no_sheet_can_hold_or_cut_is_a_warning_naming_it(workspace) -> None:
     decks = ("  big:\n    source: cards.csv\n    face: face.svg\n    size: {width: 200mm, height: 250mm}\n"
              "  hexes:\n    source: cards.csv\n    face: face.svg\n    id_prefix: hex-\n    shape: hex\n"
-             "    size: {width: 30mm, height: 30mm}\n")
-    write_game(workspace, "odd", f"title: Odd\ndecks:\n{decks}", {"cards.csv": "name\nOne\n"}, {"face.svg": FACE})
+             "    size: {width: 30mm, height: 30mm}\n"
+             "  spare:\n    source: none.csv\n    face: face.svg\n")  # printed 0 times: nothing to cut, no warning
+    write_game(workspace, "odd", f"title: Odd\ndecks:\n{decks}",
+               {"cards.csv": "name\nOne\n", "none.csv": "name,count\nSpare,0\n"}, {"face.svg": FACE})
     result = run_cli(workspace, "cut", "odd")
     lines = [line for line in result.output.splitlines() if "cut:" in line]
     assert lines == [
@@ -194,4 +196,4 @@ def test_a_deck_no_sheet_can_hold_or_cut_is_a_warning_naming_it(workspace) -> No
         "(171.4 x 234.9 mm, less the marks and margins); it is left out of that sheet",
         "data/odd/game.yaml: warning: cut: deck 'hexes' is hexagonal: cardgen cuts rectangles, rounded cards and "
         "circles; its cards are left out of cut/"]
-    assert not (workspace / "output" / "odd" / "cut" / "hexes").exists()
+    assert not any((workspace / "output" / "odd" / "cut" / deck).exists() for deck in ("hexes", "spare"))

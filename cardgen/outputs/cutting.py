@@ -30,7 +30,7 @@ from cardgen.core.units import MM_PER_INCH, PAPERS, mm_to_pt
 from cardgen.load.manifest import Game
 from cardgen.options.cutting import CutSpec
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
-from cardgen.record.record import CardEntry, DeckEntry
+from cardgen.record.record import DeckEntry
 
 CUT = "cut"
 _ASSET_MM = MM_PER_INCH / 300  # silhouette-card-maker's registration sheets are 300 px per inch
@@ -218,39 +218,45 @@ class CutStage(Stage):
         """cut/<deck>/<sheet>.pdf, .svg (and .dxf) for every deck the sheets can hold."""
         spec = self.options if isinstance(self.options, CutSpec) else CutSpec()
         problems: list[Problem] = []
-        for deck_name, deck in ctx.record.decks.items():
-            cards = [card for card in ctx.record.cards if card.deck == deck_name]
-            if cards:
-                problems += self._deck(ctx, spec, deck_name, deck, cards)
+        for name, deck in ctx.record.decks.items():
+            images = [ctx.image_file(card.face) for card in ctx.record.cards if card.deck == name
+                      for _ in range(card.copies)]
+            if images:  # a deck printed 0 times has nothing to cut
+                problems += _deck(ctx, spec, name, deck, images)
         return problems
 
-    def _deck(self, ctx: StageContext, spec: CutSpec, name: str, deck: DeckEntry,
-              cards: list[CardEntry]) -> list[Problem]:
-        if deck.shape == "hex":
-            return [Problem(f"cut: deck {name!r} is hexagonal: cardgen cuts rectangles, rounded cards and circles; "
-                            "its cards are left out of cut/", file=manifest_file(ctx.game), severity="warning")]
-        images = [ctx.image_file(card.face) for card in cards for _ in range(card.copies)]
-        problems = []
-        for sheet in sheets(spec):
-            shown = min(deck.bleed_mm, spec.gap / 2)
-            boxes = slots(sheet, deck.size_mm.width, deck.size_mm.height, spec.gap, shown)
-            if not boxes and deck.kind != "board":  # a board is not cut by machine: no need to say so
-                problems.append(Problem(
-                    f"cut: deck {name!r} ({deck.size_mm.width:g} x {deck.size_mm.height:g} mm) does not fit the "
-                    f"{sheet.name} sheet ({sheet.width:.1f} x {sheet.height:.1f} mm, less the marks and margins); "
-                    "it is left out of that sheet", file=manifest_file(ctx.game), severity="warning"))
-            if not boxes:
-                continue
-            folder = ctx.out_dir / CUT / name
-            folder.mkdir(parents=True, exist_ok=True)
-            pages = [list(zip(boxes, images[i:i + len(boxes)])) for i in range(0, len(images), len(boxes))]
-            write_sheets_pdf(sheet, pages, deck, shown, folder / f"{sheet.name}.pdf")
-            radius = corner_radius(deck)
-            layouts = {sheet.name: boxes}
-            if len(pages[-1]) < len(boxes):  # the last sheet's empty places are not cut
-                layouts[f"{sheet.name}-last"] = boxes[:len(pages[-1])]
-            for stem, cut in layouts.items():
-                write_text(folder / f"{stem}.svg", cut_svg(sheet, cut, radius))
-                if sheet.dxf:
-                    write_cut_dxf(sheet, cut, radius, folder / f"{stem}.dxf")
-        return problems
+
+def _deck(ctx: StageContext, spec: CutSpec, name: str, deck: DeckEntry, images: list[Path]) -> list[Problem]:
+    """A deck's sheets and cut files for every machine asked for, and what kept it off a sheet."""
+    where = manifest_file(ctx.game)
+    if deck.shape == "hex":
+        return [Problem(f"cut: deck {name!r} is hexagonal: cardgen cuts rectangles, rounded cards and circles; "
+                        "its cards are left out of cut/", file=where, severity="warning")]
+    problems = []
+    for sheet in sheets(spec):
+        shown = min(deck.bleed_mm, spec.gap / 2)
+        boxes = slots(sheet, deck.size_mm.width, deck.size_mm.height, spec.gap, shown)
+        if boxes:
+            _write_sheet(ctx.out_dir / CUT / name, sheet, deck, boxes, images, shown)
+        elif deck.kind != "board":  # a board is not cut by machine: no need to say so
+            problems.append(Problem(
+                f"cut: deck {name!r} ({deck.size_mm.width:g} x {deck.size_mm.height:g} mm) does not fit the "
+                f"{sheet.name} sheet ({sheet.width:.1f} x {sheet.height:.1f} mm, less the marks and margins); "
+                "it is left out of that sheet", file=where, severity="warning"))
+    return problems
+
+
+def _write_sheet(folder: Path, sheet: Sheet, deck: DeckEntry, boxes: list[Box], images: list[Path],
+                 shown: float) -> None:
+    """One machine's sheets of a deck (`<sheet>.pdf`) and their cut files (`<sheet>.svg`, `-last.svg`, DXF)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    pages = [list(zip(boxes, images[i:i + len(boxes)])) for i in range(0, len(images), len(boxes))]
+    write_sheets_pdf(sheet, pages, deck, shown, folder / f"{sheet.name}.pdf")
+    radius = corner_radius(deck)
+    layouts = {sheet.name: boxes}
+    if len(pages[-1]) < len(boxes):  # the last sheet's empty places are not cut
+        layouts[f"{sheet.name}-last"] = boxes[:len(pages[-1])]
+    for stem, cut in layouts.items():
+        write_text(folder / f"{stem}.svg", cut_svg(sheet, cut, radius))
+        if sheet.dxf:
+            write_cut_dxf(sheet, cut, radius, folder / f"{stem}.dxf")
