@@ -31,6 +31,7 @@ OUTPUTS: dict[str, Output] = {
     "playground": Output("cardgen.outputs.playground:PlaygroundStage", "cardgen.options.tables:PlaygroundSpec"),
     "pcio": Output("cardgen.outputs.pcio:PcioStage", "cardgen.options.tables:PcioSpec"),
     "tabletopia": Output("cardgen.outputs.tabletopia:TabletopiaStage", "cardgen.options.tables:TabletopiaSpec"),
+    "cut": Output("cardgen.outputs.cutting:CutStage", "cardgen.options.cutting:CutSpec"),
     "guides": Output("cardgen.outputs.guides:GuidesStage"),  # before the gallery, which shows them
     "gallery": Output("cardgen.outputs.gallery:GalleryStage"),
 }
