@@ -1,0 +1,147 @@
+"""A game in several languages (`languages:`, `cardgen build GAME --lang fr`): each language's cards, PDF and
+Tabletop Simulator save, and the findings of a translation at the cell that holds it."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+from pypdf import PdfReader
+
+from tests.conftest import REPO, SIMPLE_BACK, SIMPLE_FACE, run_cli, write_game
+
+MANIFEST = """\
+    title: Tiny
+    font: Roboto Mono
+    icons: {scrap: hexagonal-nut}
+    languages:
+      default: en
+      others: [fr]
+      glossary:
+        Scrap: {fr: Ferraille}
+    decks:
+      main:
+        title: Main Deck
+        source: cards.csv
+        face: face.svg
+        back: back.svg
+        text: [text]
+    rules:
+      - id: alpha-first
+        message: "The first card is Alpha (rulebook)"
+        where: "power == 1"
+        check: "name == 'Alpha'"
+"""
+
+CARDS = """\
+    name,power,text,name_fr,text_fr
+    Alpha,1,Gain 1 Scrap.,Alpha français,Gagnez 1 Ferraille.
+    Golem,2,Smash.,Golem,Smash.
+    Beta,3,Discard a card.,Bêta,
+    Gamma,4,Lose 1 Scrap.,Gamma,Perdez 1 débris.
+"""
+
+SHEET_MANIFEST = MANIFEST.replace("      glossary:", "      translations: translations.csv\n      glossary:")
+
+SHEET = """\
+    id,column,en,fr
+    main,title,Main Deck,Paquet principal
+    alpha,name,Alpha,Alpha français
+    alpha,text,Gain 1 Scrap.,Gagnez 1 Ferraille.
+    beta,name,Beta,Bêta
+    gamma,text,Lose 1 Scrap.,Perdez 1 débris.
+    golem,text,Smash.,{long}
+    delta,name,Delta,Delta
+"""
+
+LONG = " ".join(["Écrasez"] * 200)
+
+
+def _findings(root: Path, *args: str, expect: int = 0) -> list[dict]:
+    result = run_cli(root, "validate", "tiny", "--format", "json", *args, expect=expect)
+    return json.loads(result.output)["games"]["tiny"]["findings"]
+
+
+def _at(findings: list[dict], rule: str) -> list[tuple]:
+    return [(f["file"], f["row"], f["column"], f["severity"]) for f in findings if f["rule"] == rule]
+
+
+def _pixels(path: Path) -> np.ndarray:
+    with Image.open(path) as image:
+        return np.asarray(image.convert("RGB"), dtype=np.int16)
+
+
+@pytest.fixture
+def columns_game(workspace: Path) -> Path:
+    """A game translated in name_fr and text_fr columns beside the English ones."""
+    write_game(workspace, "tiny", MANIFEST, {"cards.csv": CARDS}, {"face.svg": SIMPLE_FACE, "back.svg": SIMPLE_BACK})
+    return workspace
+
+
+def test_french_build_has_its_own_cards_pdf_and_tts_save(columns_game: Path) -> None:
+    run_cli(columns_game, "build", "tiny", "-j", "1")
+    run_cli(columns_game, "build", "tiny", "--lang", "fr", "-j", "1")
+    english, french = columns_game / "output" / "tiny", columns_game / "output" / "fr" / "tiny"
+    alpha_en, alpha_fr = _pixels(english / "cards/main/alpha.png"), _pixels(french / "cards/main/alpha.png")
+    assert np.abs(alpha_en - alpha_fr).max() > 100  # other words drawn
+    assert np.abs(_pixels(english / "cards/main/golem.png") - _pixels(french / "cards/main/golem.png")).max() <= 2
+    record = json.loads((french / "build.json").read_text(encoding="utf-8"))
+    names = {card["id"]: card["name"] for card in record["cards"]}
+    assert names["alpha"] == "Alpha français" and names["beta"] == "Bêta"
+    save = json.loads(next((french / "tts").glob("*.json")).read_text(encoding="utf-8"))
+    nicknames = json.dumps(save, ensure_ascii=False)
+    assert '"Nickname": "Alpha français"' in nicknames and '"Nickname": "Bêta"' in nicknames
+    assert '"Nickname": "Beta"' not in nicknames
+    assert len(PdfReader(next((french / "print").glob("*.pdf"))).pages) >= 1
+    english_save = next((english / "tts").glob("*.json")).read_text(encoding="utf-8")
+    assert '"Nickname": "Beta"' in english_save  # the English build is its own, untouched
+
+
+def test_french_build_is_current_until_a_translation_changes(columns_game: Path) -> None:
+    run_cli(columns_game, "build", "tiny", "--lang", "fr", "-j", "1")
+    assert "up to date" in run_cli(columns_game, "build", "tiny", "--lang", "fr", "-j", "1").output
+    cards = columns_game / "data" / "tiny" / "cards.csv"
+    cards.write_text(cards.read_text(encoding="utf-8").replace("Bêta,", "Bêta bis,"), encoding="utf-8")
+    output = run_cli(columns_game, "build", "tiny", "--lang", "fr", "-j", "1").output
+    assert "1 drawn" in output and "beta" in output
+
+
+def test_findings_of_translation_columns_at_their_cell(columns_game: Path) -> None:
+    findings = _findings(columns_game, "--lang", "fr", "--no-layout")
+    assert _at(findings, "missing-translation") == [("data/tiny/cards.csv", 4, "text", "warning")]
+    assert _at(findings, "glossary") == [("data/tiny/cards.csv", 5, "text_fr", "warning")]
+    assert not [f for f in findings if f["rule"] in ("alpha-first", "unknown-column")]  # rules read the English
+    assert not _findings(columns_game, "--no-layout")  # the English game has none of them
+
+
+def test_findings_of_a_translation_sheet_at_its_row(workspace: Path) -> None:
+    write_game(workspace, "tiny", SHEET_MANIFEST,
+               {"cards.csv": CARDS.replace(",name_fr,text_fr", "").replace(",Alpha français,Gagnez 1 Ferraille.", "")
+                .replace(",Golem,Smash.", "").replace(",Bêta,", "").replace(",Gamma,Perdez 1 débris.", ""),
+                "translations.csv": SHEET.format(long=LONG)},
+               {"face.svg": SIMPLE_FACE, "back.svg": SIMPLE_BACK})
+    findings = _findings(workspace, "--lang", "fr", expect=1)
+    sheet = "data/tiny/translations.csv"
+    assert sorted(_at(findings, "missing-translation")) == [("data/tiny/cards.csv", 3, "name", "warning"),
+                                                            ("data/tiny/cards.csv", 4, "text", "warning"),
+                                                            ("data/tiny/cards.csv", 5, "name", "warning")]
+    assert _at(findings, "glossary") == [(sheet, 6, "fr", "warning")]
+    assert _at(findings, "unknown-translation") == [(sheet, 8, "id", "warning")]
+    assert _at(findings, "text-overflow") == [(sheet, 7, "fr", "error")]
+    run_cli(workspace, "build", "tiny", "--lang", "fr", "--force", "-j", "1", expect=1)
+    pdf = PdfReader(next((workspace / "output" / "fr" / "tiny" / "print").glob("*.pdf")))
+    assert "Paquet principal" in pdf.pages[0].extract_text()  # the deck's title, translated
+
+
+def test_a_language_the_game_does_not_declare(columns_game: Path) -> None:
+    output = run_cli(columns_game, "build", "tiny", "--lang", "de", expect=1).output
+    assert "data/tiny/game.yaml: error: the game has no language 'de' (it has en, fr)" in output
+    assert "Traceback" not in output
+
+
+def test_scrapbots_in_french_is_complete_and_fits() -> None:
+    findings = json.loads(run_cli(REPO, "validate", "scrapbots", "--lang", "fr", "--format", "json").output)
+    kinds = {"missing-translation", "glossary", "unknown-translation", "text-overflow", "missing-glyph"}
+    assert [f for f in findings["games"]["scrapbots"]["findings"] if f["rule"] in kinds] == []
