@@ -135,6 +135,43 @@ def test_findings_of_a_translation_sheet_at_its_row(workspace: Path) -> None:
     assert "Paquet principal" in pdf.pages[0].extract_text()  # the deck's title, translated
 
 
+TITLED_BACK = """\
+    <svg {{ geo.svg_attrs }}>
+      <rect width="{{ geo.width }}" height="{{ geo.height }}" fill="#ffffff"/>
+      {{ text_line(deck.title ~ " " ~ game.lang, 80, 80, 660, 60, min_size=20) }}
+    </svg>
+"""
+
+
+@pytest.fixture
+def sheet_game(workspace: Path) -> Path:
+    """A game translated in a sheet, whose back prints its deck's title and language."""
+    write_game(workspace, "tiny", SHEET_MANIFEST, {"cards.csv": CARDS, "translations.csv": SHEET.format(long="Smash.")},
+               {"face.svg": SIMPLE_FACE, "back.svg": TITLED_BACK})
+    return workspace
+
+
+def test_a_deck_title_translated_in_the_sheet_redraws_the_back(sheet_game: Path) -> None:
+    run_cli(sheet_game, "build", "tiny", "-j", "1")
+    run_cli(sheet_game, "build", "tiny", "--lang", "fr", "-j", "1", expect=0)
+    back = sheet_game / "output" / "fr" / "tiny" / "backs" / "back.png"
+    before = _pixels(back)
+    assert np.abs(_pixels(sheet_game / "output" / "tiny" / "backs" / "back.png") - before).max() > 100
+    sheet = sheet_game / "data" / "tiny" / "translations.csv"
+    sheet.write_text(sheet.read_text(encoding="utf-8").replace("Paquet principal", "Pioche"), encoding="utf-8")
+    run_cli(sheet_game, "build", "tiny", "--lang", "fr", "-j", "1")
+    assert np.abs(_pixels(back) - before).max() > 100  # the SVG cache's key holds the translated title
+
+
+def test_a_render_helper_draws_in_the_language_of_the_check(sheet_game: Path) -> None:
+    import cardgen.validate.layout as layout
+    from cardgen.svg.context import BuildContext
+
+    inputs = BuildContext.load(sheet_game, "tiny", lang="fr").renderer.inputs
+    [(rendered, _)] = layout.render_share(sheet_game, "tiny", inputs, [("back.svg", "main", None)], "fr") or []
+    assert rendered is not None and ">principal<" in rendered.svg and ">fr<" in rendered.svg
+
+
 def test_a_language_the_game_does_not_declare(columns_game: Path) -> None:
     output = run_cli(columns_game, "build", "tiny", "--lang", "de", expect=1).output
     assert "data/tiny/game.yaml: error: the game has no language 'de' (it has en, fr)" in output

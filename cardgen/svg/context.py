@@ -46,7 +46,7 @@ class BuildContext:
         game = load_game(root, name, lang)
         fonts = FontBook(root / "fonts")
         icons = IconLibrary(root, game.spec.icons)
-        cache = SVGCache(out_root, game) if out_root is not None else None
         data = read_game_data(game) if with_data else GameData([], [])
-        data.problems += translate_cards(game, data.cards)
+        data.problems += translate_cards(game, data.cards)  # before the cache's key: it holds the decks' titles
+        cache = SVGCache(out_root, game) if out_root is not None else None
         return cls(game, data, fonts, icons, SVGRenderer(game, fonts, icons, cache), out_root)
