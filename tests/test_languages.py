@@ -51,7 +51,7 @@ SHEET = """\
     alpha,name,Alpha,Alpha français
     alpha,text,Gain 1 Scrap.,Gagnez 1 Ferraille.
     beta,name,Beta,Bêta
-    gamma,text,Lose 1 Scrap.,Perdez 1 débris.
+    gamma,text,Lose 2 Scrap.,Perdez 1 débris.
     golem,text,Smash.,{long}
     delta,name,Delta,Delta
 """
@@ -129,6 +129,7 @@ def test_findings_of_a_translation_sheet_at_its_row(workspace: Path) -> None:
                                                             ("data/tiny/cards.csv", 5, "name", "warning")]
     assert _at(findings, "glossary") == [(sheet, 6, "fr", "warning")]
     assert _at(findings, "unknown-translation") == [(sheet, 8, "id", "warning")]
+    assert _at(findings, "stale-translation") == [(sheet, 6, "en", "warning")]  # the card says 1 now, not 2
     assert _at(findings, "text-overflow") == [(sheet, 7, "fr", "error")]
     run_cli(workspace, "build", "tiny", "--lang", "fr", "--force", "-j", "1", expect=1)
     pdf = PdfReader(next((workspace / "output" / "fr" / "tiny" / "print").glob("*.pdf")))

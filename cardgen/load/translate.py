@@ -25,6 +25,7 @@ class Translation:
     file: str
     row: int
     column: str
+    source: str | None = None  # the original text the translator was given (the sheet's column of the default)
 
 
 def translate_cards(game: Game, cards: list[Card]) -> list[Problem]:
@@ -73,6 +74,7 @@ def _sheet(game: Game, lang: str) -> tuple[dict[tuple[str, str], Translation], l
                            f"column and one per language ({lang})", file=table.file, row=table.header_line)
     sheet: dict[tuple[str, str], Translation] = {}
     problems = list(table.problems)
+    default = game.spec.languages.default
     for row in table.rows:
         key = (row.values["id"].strip(), row.values["column"].strip())
         text = row.values[lang].strip()
@@ -81,7 +83,7 @@ def _sheet(game: Game, lang: str) -> tuple[dict[tuple[str, str], Translation], l
                                     f"{sheet[key].row}); keep one row", file=table.file, row=row.line,
                                     column=lang, rule="duplicate-translation"))
         elif text:
-            sheet[key] = Translation(text, table.file, row.line_of(lang), lang)
+            sheet[key] = Translation(text, table.file, row.line_of(lang), lang, row.values.get(default))
     return sheet, problems
 
 
@@ -103,7 +105,17 @@ def _translate(game: Game, card: Card, column: str, sheet: dict[tuple[str, str],
     if column == game.spec.decks[card.deck].name:
         card.name = found.text
     card.translated_at[column] = (found.file, found.row, found.column)
-    return _glossary(game, original, found)
+    return _stale(game, original, found) + _glossary(game, original, found)
+
+
+def _stale(game: Game, original: str, found: Translation) -> list[Problem]:
+    """A finding when the sheet's original text is not the card's any more: the translation may be out of date."""
+    if found.source is None or " ".join(found.source.split()) == " ".join(original.split()):
+        return []
+    default = game.spec.languages.default
+    return [Problem(f"the card's text changed since it was translated: it is now '{original[:60]}'; check the "
+                    f"translation and copy the new text into the {default} column", file=found.file, row=found.row,
+                    column=default, severity="warning", rule="stale-translation")]
 
 
 def _own_column(card: Card, column: str, lang: str) -> Translation | None:
