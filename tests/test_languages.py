@@ -183,3 +183,15 @@ def test_scrapbots_in_french_is_complete_and_fits() -> None:
     findings = json.loads(run_cli(REPO, "validate", "scrapbots", "--lang", "fr", "--format", "json").output)
     kinds = {"missing-translation", "glossary", "unknown-translation", "text-overflow", "missing-glyph"}
     assert [f for f in findings["games"]["scrapbots"]["findings"] if f["rule"] in kinds] == []
+
+
+def test_a_yaml_translation_sheet_with_a_record_missing_a_key(workspace: Path) -> None:
+    manifest = SHEET_MANIFEST.replace("translations.csv", "translations.yaml")
+    write_game(workspace, "tiny", manifest, {"cards.csv": "name,power,text\nAlpha,1,Gain 1 Scrap.\n",
+                                             "translations.yaml": """\
+        - {id: main, column: title, fr: Paquet principal}
+        - {id: alpha, column: name, fr: Alpha français}
+        - {id: alpha, fr: Gagnez 1 Ferraille.}
+    """}, {"face.svg": SIMPLE_FACE, "back.svg": SIMPLE_BACK})
+    findings = _findings(workspace, "--lang", "fr", "--no-layout")
+    assert _at(findings, "missing-translation") == [("data/tiny/cards.csv", 2, "text", "warning")]

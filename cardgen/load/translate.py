@@ -76,8 +76,8 @@ def _sheet(game: Game, lang: str) -> tuple[dict[tuple[str, str], Translation], l
     problems = list(table.problems)
     default = game.spec.languages.default
     for row in table.rows:
-        key = (row.values["id"].strip(), row.values["column"].strip())
-        text = row.values[lang].strip()
+        key = (row.values.get("id", "").strip(), row.values.get("column", "").strip())  # a YAML record may lack one
+        text = row.values.get(lang, "").strip()
         if key in sheet:
             problems.append(Problem(f"card '{key[0]}' column '{key[1]}' is translated twice (also on row "
                                     f"{sheet[key].row}); keep one row", file=table.file, row=row.line,
