@@ -195,3 +195,16 @@ def test_a_yaml_translation_sheet_with_a_record_missing_a_key(workspace: Path) -
     """}, {"face.svg": SIMPLE_FACE, "back.svg": SIMPLE_BACK})
     findings = _findings(workspace, "--lang", "fr", "--no-layout")
     assert _at(findings, "missing-translation") == [("data/tiny/cards.csv", 2, "text", "warning")]
+
+
+def test_the_language_folder_is_cardgens_own(columns_game: Path) -> None:
+    mine = columns_game / "output" / "fr"
+    mine.mkdir(parents=True)
+    (mine / "notes.txt").write_text("my own notes")
+    output = run_cli(columns_game, "build", "tiny", "--lang", "fr", "-j", "1", expect=1).output
+    assert "was not made by cardgen" in output and (mine / "notes.txt").read_text() == "my own notes"
+    (mine / "notes.txt").unlink()
+    mine.rmdir()
+    run_cli(columns_game, "build", "tiny", "--lang", "fr", "-j", "1")
+    run_cli(columns_game, "clean", "--outputs")
+    assert not mine.exists()  # removed with every built game

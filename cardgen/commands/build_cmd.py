@@ -20,9 +20,12 @@ def build_games(root: Path, names: list[str], out: Path | None, jobs: int, keep_
                 pod: bool, guides: bool = False, lang: str | None = None) -> None:
     """Build the games and report each; a CardgenError lists every game's problems, and a forced build that
     left cards out exits with 1. With `lang`, the games are built in that language into `<out>/<lang>/`."""
-    from cardgen.core.ownership import check_output_root
+    from cardgen.core.ownership import check_output_root, mark, refuse_foreign
 
     out_root = check_output_root(root, language_root(root, out or root / "output", lang))
+    if lang is not None:  # output/fr/ is cardgen's, as a game's folder is (`clean --outputs` removes it)
+        refuse_foreign(out_root)  # a folder of the designer's own, named like the language, is never taken
+        mark(out_root)
     problems: list[Problem] = []
     errors = left_out = 0
     for name in names:
