@@ -29,8 +29,9 @@ class Translation:
 
 
 def translate_cards(game: Game, cards: list[Card]) -> list[Problem]:
-    """Put the text of `game.lang` into the cards' translatable columns and return the findings for that
-    language: a missing translation (the original is printed) and a glossary term translated another way."""
+    """Put the text of `game.lang` into the cards' translatable columns (and the decks' titles) and return the
+    findings for that language: a missing translation (the original is printed), a glossary term translated
+    another way, a sheet row out of date or naming no card. Without a language, nothing changes."""
     if game.lang is None:
         return []
     sheet, problems = _sheet(game, game.lang)
