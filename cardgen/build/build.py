@@ -54,6 +54,7 @@ class BuildOptions:
     force: bool = False  # build despite errors, leaving out the cards they concern
     always: tuple[str, ...] = ()  # stages run whatever the manifest says (`build --pod`)
     draft: bool = False  # a missing image is drawn as a placeholder (`build --draft`)
+    lang: str | None = None  # build the game in this one of its languages (`build --lang`)
 
 
 @dataclass
@@ -77,8 +78,9 @@ StageChoice = Sequence[str | Stage]
 
 
 def _stage_names(stages: StageChoice, options: BuildOptions) -> list[object]:
-    """What the build settings record of the stages: their names, and those run whatever the manifest says."""
-    return [[s if isinstance(s, str) else s.name for s in stages], options.always]
+    """What the build settings record of the stages: their names, those run whatever the manifest says, and the
+    language."""
+    return [[s if isinstance(s, str) else s.name for s in stages], options.always, options.lang]
 
 
 def select_stages(game: Game, stages: StageChoice, always: tuple[str, ...] = ()) -> list[Stage]:
@@ -169,7 +171,7 @@ def _build_with(root: Path, name: str, options: BuildOptions, reporter: Reporter
     # Stamped before anything is read: a file edited during the build then differs from its stamp, and
     # the next build sees the edit (stamped after, the build would record what it never read).
     read_from = source_stamp(root, name, recording=True)
-    context = BuildContext.load(root, name, options.out_root, draft=options.draft)
+    context = BuildContext.load(root, name, options.out_root, draft=options.draft, lang=options.lang)
     findings = validate_context(context, helpers=workers)  # the workers are idle until the cards are planned
     plan = plan_build(context, findings, options.force)
     if context.renderer.cache is not None:

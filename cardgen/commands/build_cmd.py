@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -16,17 +17,21 @@ POD, GUIDES = ("pod",), ("guides",)  # `build --pod`, `--guides`: stages run wha
 
 
 def build_games(root: Path, names: list[str], out: Path | None, jobs: int, keep_svg: bool, force: bool,
-                pod: bool, guides: bool = False, draft: bool = False) -> None:
+                pod: bool, guides: bool = False, draft: bool = False,
+                lang: str | None = None) -> None:
     """Build the games and report each; a CardgenError lists every game's problems, and a forced build that
-    left cards out exits with 1."""
-    from cardgen.core.ownership import check_output_root
+    left cards out exits with 1. With `lang`, the games are built in that language into `<out>/<lang>/`."""
+    from cardgen.core.ownership import check_output_root, mark, refuse_foreign
 
-    out_root = check_output_root(root, out or root / "output")
+    out_root = check_output_root(root, language_root(root, out or root / "output", lang))
+    if lang is not None:  # output/fr/ is cardgen's, as a game's folder is (`clean --outputs` removes it)
+        refuse_foreign(out_root)  # a folder of the designer's own, named like the language, is never taken
+        mark(out_root)
     problems: list[Problem] = []
     errors = left_out = 0
     for name in names:
         try:
-            done = bring_up_to_date(root, name, out_root, jobs, keep_svg, force, pod, guides, draft)
+            done = bring_up_to_date(root, name, out_root, jobs, keep_svg, force, pod, guides, draft, lang)
         except CardgenError as exc:
             problems += exc.problems
             continue
@@ -37,6 +42,23 @@ def build_games(root: Path, names: list[str], out: Path | None, jobs: int, keep_
         cards = f"the {left_out} card(s) named above are left out" if left_out else "no card was left out"
         click.echo(f"built with {errors} error(s) (--force): {cards}", err=True)
         sys.exit(1)
+
+
+def language_root(root: Path, out_root: Path, lang: str | None) -> Path:
+    """Where a language's builds go: `<out_root>/<lang>/` (the output root itself for the game's own language,
+    None); an error when a game of the workspace has the language's name (its build would be that folder)."""
+    if lang is None:
+        return out_root
+    from cardgen.core.workspace import list_games
+    from cardgen.load.manifest import LANGUAGE_CODE
+
+    if not re.fullmatch(LANGUAGE_CODE, lang):
+        raise CardgenError(f"--lang {lang}: not a language code; write it as in game.yaml's languages: (fr, de, "
+                           "pt-BR)")
+    if lang in list_games(root):
+        raise CardgenError(f"--lang {lang}: a game is named '{lang}', and its build is {out_root / lang}, where "
+                           f"the {lang} builds would go; rename the game")
+    return out_root / lang
 
 
 class Done(NamedTuple):
@@ -50,7 +72,7 @@ class Done(NamedTuple):
 
 def bring_up_to_date(root: Path, name: str, out_root: Path, jobs: int = os.cpu_count() or 1,
                      keep_svg: bool = False, force: bool = False, pod: bool = False, guides: bool = False,
-                     draft: bool = False) -> Done:
+                     draft: bool = False, lang: str | None = None) -> Done:
     """Build one game unless its last build is current, and report what was done (see `Done`).
 
     A current build is reported from its build.json alone, without importing the pipeline (pydantic,
@@ -63,21 +85,22 @@ def bring_up_to_date(root: Path, name: str, out_root: Path, jobs: int = os.cpu_c
     started = time.perf_counter()
     always = (POD if pod else ()) + (GUIDES if guides else ())
     current = current_build(out_root / check_game_name(name), root, name,
-                            settings_key(keep_svg, force, draft, stage_names(), always))
+                            settings_key(keep_svg, force, draft, stage_names(), always, lang))
     built = False
     if current is not None:
         cards, findings = current
         show_findings(findings)
         click.echo(up_to_date_line(name, cards, time.perf_counter() - started))
     else:
-        result = build_one(root, name, out_root, jobs, keep_svg, force, always, draft)
+        result = build_one(root, name, out_root, jobs, keep_svg, force, always, draft, lang)
         findings, built = result.findings, not result.up_to_date
     errors = [f for f in findings if f.severity == "error"]
     return Done(len(errors), sum(f.rule == LEFT_OUT for f in errors), built)
 
 
 def build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool = False, force: bool = False,
-              always: tuple[str, ...] = (), draft: bool = False) -> Any:
+              always: tuple[str, ...] = (), draft: bool = False,
+              lang: str | None = None) -> Any:
     """Run the whole pipeline for one game with every registered output stage, and report it.
 
     A rebuild forks its render worker first, before the pipeline is imported: it sets cairosvg up on the other
@@ -96,7 +119,7 @@ def build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool =
         from cardgen.build.build import BuildOptions, build_game
         from cardgen.core.progress import make_reporter
 
-        options = BuildOptions(out_root, jobs, keep_svg, force, always, draft)
+        options = BuildOptions(out_root, jobs, keep_svg, force, always, draft, lang)
         result = build_game(root, name, options, make_reporter(sys.stderr.isatty()), stage_names(), workers)
     report_build(result)
     return result

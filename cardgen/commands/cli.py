@@ -182,13 +182,16 @@ def _reporter():
 @click.option("--draft", is_flag=True,
               help="An image that does not exist yet is drawn as a labelled placeholder (its file name and box), "
                    "with a warning, instead of stopping the build.")
+@click.option("--lang", default=None, help="Build in this language of the game's `languages:` (fr), into "
+              "output/<lang>/<game>/.")
 @click.pass_obj
 def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, jobs: int, pod: bool,
-          force: bool, guides: bool, draft: bool) -> None:
+          force: bool, guides: bool, draft: bool,
+          lang: str | None) -> None:
     """Build GAMES (all games when none are named): card PNGs and build.json under output/."""
     from cardgen.commands.build_cmd import build_games
 
-    build_games(root, _games(root, games), out, jobs, keep_svg, force, pod, guides, draft)
+    build_games(root, _games(root, games), out, jobs, keep_svg, force, pod, guides, draft, lang)
 
 
 @main.command("list")
@@ -302,8 +305,10 @@ def watch(root: Path, games: tuple[str, ...], out: Path | None, jobs: int) -> No
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text: one line per finding; json: for editors and tools.")
 @click.option("--no-layout", is_flag=True, help="Skip the layout layer (it renders every card to SVG).")
+@click.option("--lang", default=None, help="Check the game in this one of its languages (fr): its translations.")
 @click.pass_context
-def validate(ctx: click.Context, games: tuple[str, ...], output_format: str, no_layout: bool) -> None:
+def validate(ctx: click.Context, games: tuple[str, ...], output_format: str, no_layout: bool,
+             lang: str | None) -> None:
     """Check GAMES (all when none are named): manifest, data, references, game rules and layout.
 
     Prints one line per finding and a summary; exits with 1 when there are errors (warnings alone: 0).
@@ -311,7 +316,7 @@ def validate(ctx: click.Context, games: tuple[str, ...], output_format: str, no_
     from cardgen.validate import validate_game
     from cardgen.validate.findings import errors_in, format_json, summary
 
-    results = {name: validate_game(ctx.obj, name, layout=not no_layout) for name in _games(ctx.obj, games)}
+    results = {name: validate_game(ctx.obj, name, layout=not no_layout, lang=lang) for name in _games(ctx.obj, games)}
     if output_format == "json":
         click.echo(format_json(results))
     else:

@@ -58,6 +58,12 @@ class Card:
     source_file: str
     source_row: int
     text_fields: list[str] = field(default_factory=list)
+    original: dict[str, Any] | None = None  # the fields in the game's own language, when translated (rules read it)
+    translated_at: dict[str, tuple[str, int, str]] = field(default_factory=dict)  # column -> its translation's cell
+
+    def where(self, column: str | None) -> tuple[str, int, str | None]:
+        """The file, row and column that hold a column's text: its translation's cell when it is translated."""
+        return self.translated_at.get(column or "", (self.source_file, self.source_row, column))
 
 
 # ---------------------------------------------------------------- reading files as text

@@ -133,6 +133,31 @@ class DeckSpec(Strict):
 GameValue = Annotated[Value, PlainValidator(checked)]  # one message for a wrong value, not one per type tried
 
 
+LANGUAGE_CODE = r"[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})?"  # en, fr, pt-BR: a language tag as translators write it
+
+
+class LanguagesSpec(Strict):
+    """The languages a game prints in: its own (`default`), the translated ones, where translations live and
+    the glossary every translation keeps to."""
+
+    default: str = Field("en", pattern=LANGUAGE_CODE, description="the language the data files are written in")
+    others: list[str] = Field(default_factory=list, description="languages built with `cardgen build GAME --lang`")
+    translations: str | None = Field(None, description="a sheet in data/<game>/ with columns id, column and one "
+                                     "per language (fr, ...); besides it, a column name_fr translates name")
+    columns: list[str] = Field(default_factory=list, description="columns translated besides each deck's name "
+                               "and text columns")
+    glossary: dict[str, dict[str, str]] = Field(default_factory=dict, description="a term of the game and its "
+                                                "translation per language: {Scrap: {fr: Ferraille}}")
+
+    @field_validator("others")
+    @classmethod
+    def _codes(cls, value: list[str]) -> list[str]:
+        for code in value:
+            if not re.fullmatch(LANGUAGE_CODE, code):
+                raise ValueError(f"'{code}' is not a language code; write it as fr, de or pt-BR")
+        return value
+
+
 class GameSpec(Strict):
     """The manifest of a game without the sections of its outputs (see `game_model`, which adds them)."""
 
@@ -155,6 +180,7 @@ class GameSpec(Strict):
                                      "text, values.name in templates, name in rules")
     rules: list["RuleSpec"] = Field(default_factory=list, description="game rules checked by cardgen validate")
     simulations: dict[str, SimulationSpec] = Field(default_factory=dict, description="run by cardgen simulate only")
+    languages: LanguagesSpec = Field(default_factory=LanguagesSpec, description="translations (`build --lang`)")
 
     @field_validator("version", mode="before")
     @classmethod
@@ -222,6 +248,7 @@ class Game:
     lines: dict
     files: dict = field(default_factory=dict)  # key path -> file shown, for keys from included definitions
     includes: tuple[Path, ...] = ()  # the deck definitions the manifest includes
+    lang: str | None = None  # the translated language this game is loaded in (`build --lang`); None: its own
 
     @property
     def manifest_files(self) -> list[Path]:
@@ -392,8 +419,8 @@ def _file_of(files: dict, lines: dict, loc: tuple) -> str | None:
     return files.get(loc)
 
 
-def load_game(root: Path, name: str) -> Game:
-    """Load and validate `data/<name>/game.yaml` of a workspace."""
+def load_game(root: Path, name: str, lang: str | None = None) -> Game:
+    """Load and validate `data/<name>/game.yaml` of a workspace, in one of its languages (None: its own)."""
     check_game_name(name)
     data_dir = root / "data" / name
     path = data_dir / MANIFEST_NAME
@@ -415,10 +442,22 @@ def load_game(root: Path, name: str) -> Game:
         spec = game_model().model_validate(raw, context={"root": root})  # options may read the workspace
     except ValidationError as exc:
         raise CardgenError(_problems_from(exc, shown_as, lines, files)) from None
-    game = Game(name, spec, root, data_dir, root / "templates" / name, path, lines, files, tuple(includer.files))
+    game = Game(name, spec, root, data_dir, root / "templates" / name, path, lines, files, tuple(includer.files),
+                _check_language(spec, lang, shown_as))
     _check_sizes(game, shown_as)
     _check_deck_names(game)
     return game
+
+
+def _check_language(spec: GameSpec, lang: str | None, shown_as: str) -> str | None:
+    """The translated language to load (None for the game's own), or an error naming the languages it has."""
+    if lang is None or lang == spec.languages.default:
+        return None
+    if lang not in spec.languages.others:
+        known = ", ".join([spec.languages.default, *spec.languages.others])
+        raise CardgenError(f"the game has no language '{lang}' (it has {known}); add it to `languages: {{others: "
+                           f"[{lang}]}}` and translate its cards", file=shown_as)
+    return lang
 
 
 def _check_deck_names(game: Game) -> None:

@@ -222,9 +222,15 @@ class CardHelpers:
         column = next((k for k, v in card.fields.items() if str(v) == text), None) if card else None
         self.warnings.append(Problem(f"{self.label}: text does not fit its box even at the minimum size "
                                      f"{layout.size:.1f}px: '{text[:40]}': {layout.why}",
-                                     file=card.source_file if card else None,
-                                     row=card.source_row if card else None, column=column, rule="text-overflow",
-                                     severity="warning"))
+                                     **_cell_of(card, column), rule="text-overflow", severity="warning"))
+
+
+def _cell_of(card: Card | None, column: str | None) -> dict[str, Any]:
+    """Where a finding about a card's text points: the cell holding it (its translation's, when translated)."""
+    if card is None:
+        return {"file": None, "row": None, "column": column}
+    file, row, column = card.where(column)
+    return {"file": file, "row": row, "column": column}
 
 
 def safe_path(game: Game, path: str) -> Path:

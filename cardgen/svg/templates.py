@@ -166,12 +166,14 @@ def _in_render(problem: Problem, where: str, shown: str, line: int | None) -> Pr
 
 def render_inputs(game: Game) -> str:
     """A digest of everything every render of a game reads but its card: cardgen's code and bundled files, the
-    manifest, and every file under the workspace's own templates/, icons/ and fonts/ (by content)."""
+    manifest, the language and the decks' titles in it, and every file under the workspace's own templates/, icons/
+    and fonts/ (by content)."""
     from cardgen.core.bundled import bundle_digest, code_digest, own_folders
 
     digest = hashlib.sha256(f"{code_digest()}\0{bundle_digest()}\0".encode())
     for manifest in game.manifest_files:
         digest.update(manifest.read_bytes())
+    digest.update(json.dumps([game.lang, [deck.title for deck in game.spec.decks.values()]]).encode())
     for folder in own_folders(game.root, ("templates", "icons", "fonts")):
         for path in sorted(folder.rglob("*")):
             if path.is_file():
@@ -360,7 +362,8 @@ class SVGRenderer:
         deck_spec = spec.decks[deck]
         context: dict[str, Any] = {
             "game": {"name": self.game.name, "title": spec.title, "version": spec.version,
-                     "description": spec.description, "font": spec.font},
+                     "description": spec.description, "font": spec.font,
+                     "lang": self.game.lang or spec.languages.default},
             "deck": {"name": deck, "title": deck_spec.title or deck.replace("_", " ").title(),
                      "options": deck_spec.options},
             "geo": Geometry(size),

@@ -21,13 +21,15 @@ from cardgen.validate.schema import check_data
 __all__ = ["validate_game", "validate_context", "check_output_folder"]
 
 
-def validate_game(root: Path, name: str, layout: bool = True, out_root: Path | None = None) -> list[Problem]:
-    """Every finding of one game, errors and warnings, layer by layer (layout can be skipped: it renders).
+def validate_game(root: Path, name: str, layout: bool = True, out_root: Path | None = None,
+                  lang: str | None = None) -> list[Problem]:
+    """Every finding of one game, errors and warnings, layer by layer (layout can be skipped: it renders), in
+    one of its languages (None: its own).
 
     `out_root`, when given, holds the SVGs rendered by earlier builds (see `SVGCache`).
     """
     try:
-        context = BuildContext.load(root, name, out_root)
+        context = BuildContext.load(root, name, out_root, lang=lang)
     except CardgenError as exc:
         return exc.problems
     return validate_context(context, layout)

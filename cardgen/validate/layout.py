@@ -237,7 +237,7 @@ class LayoutChecker:
         inputs = self.renderer.inputs
         chunks = [missing[at:at + SHARE_CHUNK] for at in range(0, len(missing), SHARE_CHUNK)]
         futures = [self.helpers.submit(render_share, self.game.root, self.game.name, inputs,
-                                       [renders[number] for number in chunk]) for chunk in chunks]
+                                       [renders[number] for number in chunk], self.game.lang) for chunk in chunks]
         made: dict[int, Made] = {}
         for chunk, future in reversed(list(zip(chunks, futures))):
             if future.cancel():  # no helper began it: made here
@@ -379,18 +379,20 @@ def _result(future: Future[list[Made] | None]) -> list[Made] | None:
 
 
 # The layout checker of the game a helper process renders for, set up for its first chunk (the game without its data:
-# the cards come with each chunk), by (workspace, game, inputs).
-_HELPING: dict[tuple[Path, str, str], LayoutChecker] = {}
+# the cards come with each chunk), by (workspace, game, inputs, language).
+_HELPING: dict[tuple[Path, str, str, str | None], LayoutChecker] = {}
 
 
-def render_share(root: Path, name: str, inputs: str, renders: list[Render]) -> list[Made] | None:
-    """In a helper process: make renders and their findings for a layout check running in another process, or None
-    when this process would render other inputs (`SVGRenderer.inputs`) than that check loaded (a file saved between)."""
-    checker = _HELPING.get((root, name, inputs))
+def render_share(root: Path, name: str, inputs: str, renders: list[Render], lang: str | None = None
+                 ) -> list[Made] | None:
+    """In a helper process: make renders and their findings for a layout check running in another process (of the
+    game in `lang`), or None when this process would render other inputs (`SVGRenderer.inputs`) than that check
+    loaded (a file saved between)."""
+    checker = _HELPING.get((root, name, inputs, lang))
     if checker is None:
         _HELPING.clear()
-        checker = LayoutChecker(BuildContext.load(root, name, with_data=False))
+        checker = LayoutChecker(BuildContext.load(root, name, with_data=False, lang=lang))
         if checker.renderer.inputs != inputs:
             return None
-        _HELPING[(root, name, inputs)] = checker
+        _HELPING[(root, name, inputs, lang)] = checker
     return [checker._made(*render) for render in renders]

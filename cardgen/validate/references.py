@@ -542,6 +542,8 @@ class ReferenceChecker:
         use = self.uses.get(deck_name, TemplateUse())
         used = {deck.name, deck.count, *deck.text, *use.fields, *use.icon_columns, *use.image_columns}
         used |= {c.by for c in (deck.face, deck.back) if isinstance(c, Choice)} | ({deck.id} if deck.id else set())
+        languages = self.game.spec.languages  # name_fr: the translation of name (see cardgen.load.translate)
+        used |= {f"{c}_{lang}" for c in (deck.name, *deck.text, *languages.columns) for lang in languages.others}
         return used | set(_expression_columns(deck.filter))
 
     def _used_by_rules(self) -> set[str]:

@@ -50,7 +50,7 @@ def card_rows(cards: list[Card], columns: list[str], declared: set[str]) -> list
     not an error.
     """
     names = list(dict.fromkeys([*columns, "id", "deck", "copies"]))
-    rows = [{**{name: card.fields.get(name) for name in names}, "id": card.id, "deck": card.deck,
+    rows = [{**{name: (card.original or card.fields).get(name) for name in names}, "id": card.id, "deck": card.deck,
              "copies": card.copies} for card in cards]
     for name in names:
         values = [row[name] for row in rows if not is_missing(row[name])]
