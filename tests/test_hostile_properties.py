@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cardgen.core import bundled
 from cardgen.core.errors import CardgenError
 from cardgen.core.expressions import ExpressionError, check_aggregate, check_expression
 from cardgen.load.data import load_cards, read_csv_table, read_xlsx_table, yaml_table
@@ -160,8 +161,7 @@ def test_xlsx_loading_raises_only_cardgen_errors(content: bytes) -> None:
         assert all(isinstance(v, str) for row in table.rows for v in row.values.values())
 
 
-FONT = (Path(__file__).resolve().parent.parent / "cardgen" / "assets" / "fonts" / "ShareTechMono-Regular.ttf"
-        ).read_bytes()
+FONT = (bundled.FONTS_DIR / "ShareTechMono-Regular.ttf").read_bytes()
 
 
 @SETTINGS

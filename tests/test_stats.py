@@ -18,10 +18,15 @@ from tests.conftest import REPO, SIMPLE_BACK, SIMPLE_FACE, run_cli, write_game
 
 
 def _rows(game: str, file: str) -> list[dict[str, str]]:
-    """A data file's rows as the csv module reads them (its header comment lines left out)."""
+    """A data file's rows as the csv module reads them (its header comment lines left out), a cell that is one
+    of the game's `values:` (`{elite_slash_damage}`) holding its number."""
+    import yaml
+
+    values = yaml.safe_load((REPO / "data" / game / "game.yaml").read_text(encoding="utf-8")).get("values") or {}
     lines = [line for line in (REPO / "data" / game / file).read_text(encoding="utf-8").splitlines()
              if not line.startswith("#")]
-    return list(csv.DictReader(lines))
+    return [{k: str(values.get(v[1:-1], v)) if v.startswith("{") and v.endswith("}") else v for k, v in row.items()}
+            for row in csv.DictReader(lines)]
 
 
 def _csv(*args: str) -> list[dict[str, str]]:
