@@ -9,6 +9,7 @@ from cardgen.build.plan import game_drawings
 from cardgen.commands import complete_games
 from cardgen.commands.build_cmd import bring_up_to_date
 from cardgen.commands.flags import add_flags, folder_option
+from cardgen.commands.tts_push import PushTarget, push_options, push_saved_object, report, target_of
 from cardgen.core.errors import CardgenError
 from cardgen.core.ownership import check_output_root, output_lock
 from cardgen.load.freshness import seal_outputs
@@ -24,22 +25,25 @@ from cardgen.record.record import BuildRecord
 @click.option("--install", "do_install", is_flag=True,
               help="Also copy the export into Tabletop Simulator's Saved Objects folder (cardgen subfolder).")
 @folder_option("--tts-dir", help="Tabletop Simulator's data folder (default: the usual place on this OS).")
+@push_options
 @add_flags(TTSSpec, "tts")
 @click.pass_obj
-def tts_command(root: Path, game: str, out: Path | None, do_install: bool, tts_dir: Path | None,
-                **flags: object) -> None:
+def tts_command(root: Path, game: str, out: Path | None, do_install: bool, tts_dir: Path | None, push: bool,
+                push_dealt: bool, push_port: int, reply_port: int, **flags: object) -> None:
     """Export GAME to Tabletop Simulator (deck sheets, tokens, boards and a saved object), building first
     whatever is missing or out of date.
 
     The build writes output/<game>/tts with game.yaml's `tts:` settings; other settings given here
-    replace that export until the next build (put them in game.yaml to keep them).
+    replace that export until the next build (put them in game.yaml to keep them). With --push, the export is
+    also sent into a running Tabletop Simulator.
     """
-    export_game(root, game, flags, out, do_install, tts_dir)
+    export_game(root, game, flags, out, do_install, tts_dir, target_of(push, push_dealt, push_port, reply_port))
 
 
-def export_game(root: Path, game: str, flags: dict, out: Path | None, do_install: bool, tts_dir: Path | None) -> None:
-    """Bring the build up to date, export again if the flags change the manifest's `tts:` options, and install
-    the export if asked."""
+def export_game(root: Path, game: str, flags: dict, out: Path | None, do_install: bool, tts_dir: Path | None,
+                push: PushTarget | None = None) -> None:
+    """Bring the build up to date, export again if the flags change the manifest's `tts:` options, install
+    the export if asked, and push it into a running Tabletop Simulator if asked."""
     from cardgen.outputs.tts_install import install_dir
 
     loaded = load_game(root, game)
@@ -48,15 +52,17 @@ def export_game(root: Path, game: str, flags: dict, out: Path | None, do_install
     out_root = check_output_root(root, out or root / "output")
     built = bring_up_to_date(root, game, out_root).built
     try:
-        _export_and_install(root, loaded, stage, out_root / game, target)
+        saved = _export_and_install(root, loaded, stage, out_root / game, target)
     except CardgenError as exc:
         exc.outputs_unchanged = exc.outputs_unchanged and not built  # the build before it changed them
         raise
+    if push is not None:  # after the output lock is let go: a game slow to answer holds up no build
+        report(push_saved_object(saved, game, push))
 
 
-def _export_and_install(root: Path, loaded: Game, stage: TTSStage, out_dir: Path, target: Path | None) -> None:
+def _export_and_install(root: Path, loaded: Game, stage: TTSStage, out_dir: Path, target: Path | None) -> Path:
     """Export the built game again when the flags change its options (or the export is missing), and install it
-    into Tabletop Simulator's folder `target` when given."""
+    into Tabletop Simulator's folder `target` when given; return the saved object's path."""
     from cardgen.outputs.tts_install import install
 
     game, out_root = loaded.name, out_dir.parent
@@ -82,3 +88,4 @@ def _export_and_install(root: Path, loaded: Game, stage: TTSStage, out_dir: Path
                 raise CardgenError(f"cannot install the export into Tabletop Simulator's folder: "
                                    f"{exc.strerror or exc}; fix its permissions or choose another with --tts-dir",
                                    file=str(exc.filename or target)) from None
+        return saved

@@ -8,7 +8,9 @@ data in `tts_sheets.py`; copying into Tabletop Simulator's Saved Objects folder 
 from __future__ import annotations
 
 import functools
+import hashlib
 import io
+import json
 import pickle
 import re
 import urllib.parse
@@ -205,6 +207,28 @@ def tts_text(text: str) -> str:
         out.append(tts_icon(span.text) if span.kind == "icon" else span.text)
     out += [f"[/{tag}]" for tag in reversed(open_tags)]
     return "".join(out)
+
+
+def game_tag(game: str) -> str:
+    """The tag every object of a game's export carries on the table (`cardgen tts --push` finds them by it)."""
+    return f"cardgen:{game}"
+
+
+def mark_for_push(objects: list[dict], game: str) -> None:
+    """Tag the objects so that a push into a running game finds them (`commands/tts_push.py`), and note in each
+    object's `Memo` a hash of what it is, but where it lies, so that a push replaces only objects that changed.
+
+    Every object and everything in it carries the game's tag; an object laid on the table also carries its place's
+    own tag, `cardgen:<game>:<GUID>` (GUIDs are derived from the deck and card names, so a rebuild keeps them). A
+    card dealt from a deck has the game's tag only, which is how a push tells it from the decks.
+    """
+    tag = game_tag(game)
+    for obj in objects:
+        for inner in obj.get("ContainedObjects", []):
+            inner["Tags"] = [tag]
+        obj["Tags"] = [tag, f"{tag}:{obj['GUID']}"]
+        what = json.dumps({k: v for k, v in obj.items() if k not in ("Transform", "Memo")}, sort_keys=True)
+        obj["Memo"] = hashlib.sha256(what.encode()).hexdigest()[:16]
 
 
 def _transform(x: float, z: float, y: float = 1.0, face_down: bool = False, scale: float = 1.0) -> dict:
@@ -744,6 +768,7 @@ class _Exporter:
             for card in cards:
                 objects.append(self.board(deck, card, z + height / 2))
                 z += height + GAP_UNITS
+        mark_for_push(objects, self.game)
         game = self.record.game
         return {"SaveName": game.title, "Date": self.record.built_at, "VersionNumber": "",
                 "GameMode": game.title, "GameType": "", "GameComplexity": "", "Tags": [], "Gravity": 0.5,
