@@ -67,7 +67,7 @@ class Table:
 
 class StandIn:
     """A stand-in Tabletop Simulator on free ports: `answer` is "run" (run the Lua on `table`), "error" (a Lua
-    error, as the game reports one) or "silent"."""
+    error, as the game reports one), "kept open" (a reply in pieces on a connection left open) or "silent"."""
 
     def __init__(self, table: Table | None = None, answer: str = "run") -> None:
         self.table, self.answer = table or Table([]), answer
@@ -88,6 +88,12 @@ class StandIn:
             self.received.append(message)
             if self.answer == "run":
                 self.reply({"messageID": 5, "returnValue": self.table.run(message["script"])})
+            elif self.answer == "kept open":  # the answer in two pieces, and the connection left open a while
+                with socket.create_connection(("127.0.0.1", self.reply_port), timeout=2) as conn:
+                    conn.sendall(b'{"messageID": 2, "message": "hi"} {"messageID": 5, ')
+                    time.sleep(0.2)
+                    conn.sendall(b'"returnValue": "done"}')
+                    time.sleep(3)
             elif self.answer == "error":
                 self.reply({"messageID": 2, "message": "a print first"})
                 self.reply({"messageID": 3, "error": "chunk_0:(3,4-8): attempt to call a nil value",
@@ -198,6 +204,14 @@ def test_a_lua_error_no_game_and_no_answer_are_one_line_each_and_nothing_hangs(t
     result = CliRunner().invoke(main, ["--root", str(tiny_game), "tts", "tiny", "--push", "--push-port", str(closed)])
     assert result.exit_code == 0 and result.output.count("not pushed") == 1
     assert "Tabletop Simulator saved object" in result.output
+
+
+def test_an_answer_is_read_as_soon_as_it_is_whole() -> None:
+    game = StandIn(answer="kept open")
+    started = time.monotonic()
+    result = send_lua("return 'done'", game.target())
+    assert result.ok and result.line == "pushed into Tabletop Simulator: done"
+    assert time.monotonic() - started < 2
 
 
 def test_an_editor_holding_the_reply_port_gets_the_answer(tiny_game: Path) -> None:

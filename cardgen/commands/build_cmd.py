@@ -6,11 +6,14 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
 from cardgen.core.errors import LEFT_OUT, CardgenError, OutputBusy, Problem
+
+if TYPE_CHECKING:
+    from cardgen.commands.tts_push import PushTarget
 
 POD, GUIDES = ("pod",), ("guides",)  # `build --pod`, `--guides`: stages run whatever the manifest says
 
@@ -127,7 +130,7 @@ def report_build(result: Any) -> None:
                    f"{result.cached} from cache, {result.seconds:.1f}s -> {result.out_dir}")
 
 
-def watch_games(root: Path, names: list[str], out: Path | None, jobs: int, push: Any = None) -> None:
+def watch_games(root: Path, names: list[str], out: Path | None, jobs: int, push: PushTarget | None = None) -> None:
     """Build the games, then rebuild whatever an edit affects until Ctrl-C; with `push` (a PushTarget), send
     each game built into a running Tabletop Simulator."""
     import threading

@@ -19,7 +19,7 @@ import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import click
 
@@ -207,35 +207,29 @@ def _answer(listener: socket.socket, seconds: float) -> PushResult:
     return PushResult(False, f"pushed into Tabletop Simulator, but it did not answer within {seconds:g} s")
 
 
-def _messages(conn: socket.socket, deadline: float) -> list[dict[str, Any]]:
-    """The JSON messages one connection brings (one or more objects back to back), read until it closes, the
-    deadline passes or MAX_MESSAGE_BYTES come."""
-    data = b""
+def _messages(conn: socket.socket, deadline: float) -> Iterator[dict[str, Any]]:
+    """The JSON messages one connection brings (one or more objects back to back), each as soon as it is whole,
+    until the connection closes, the deadline passes or more than MAX_MESSAGE_BYTES come."""
+    decoder, text, size = json.JSONDecoder(), "", 0
     with conn:
-        while len(data) <= MAX_MESSAGE_BYTES and (left := deadline - time.monotonic()) > 0:
+        while size <= MAX_MESSAGE_BYTES and (left := deadline - time.monotonic()) > 0:
             conn.settimeout(left)
             try:
                 chunk = conn.recv(65536)
             except OSError:
-                break
+                return
             if not chunk:
-                break
-            data += chunk
-    return _decode(data.decode("utf-8", errors="replace"))
-
-
-def _decode(text: str) -> list[dict[str, Any]]:
-    """JSON objects back to back (whitespace between them); what does not parse ends the list."""
-    decoder, found, rest = json.JSONDecoder(), [], text.lstrip()
-    while rest:
-        try:
-            value, end = decoder.raw_decode(rest)
-        except ValueError:
-            break
-        if isinstance(value, dict):
-            found.append(value)
-        rest = rest[end:].lstrip()
-    return found
+                return
+            size += len(chunk)
+            text = (text + chunk.decode("utf-8", errors="replace")).lstrip()
+            while text:
+                try:
+                    value, end = decoder.raw_decode(text)
+                except ValueError:
+                    break  # not whole yet
+                if isinstance(value, dict):
+                    yield value
+                text = text[end:].lstrip()
 
 
 def push_options(command: Callable[..., Any]) -> Callable[..., Any]:
