@@ -93,7 +93,7 @@ class StandIn:
                     conn.sendall(b'{"messageID": 2, "message": "hi"} {"messageID": 5, ')
                     time.sleep(0.2)
                     conn.sendall(b'"returnValue": "done"}')
-                    time.sleep(3)
+                    time.sleep(1)
             elif self.answer == "error":
                 self.reply({"messageID": 2, "message": "a print first"})
                 self.reply({"messageID": 3, "error": "chunk_0:(3,4-8): attempt to call a nil value",
@@ -206,12 +206,13 @@ def test_a_lua_error_no_game_and_no_answer_are_one_line_each_and_nothing_hangs(t
     assert "Tabletop Simulator saved object" in result.output
 
 
-def test_an_answer_is_read_as_soon_as_it_is_whole() -> None:
+def test_an_answer_is_read_as_soon_as_it_is_whole_and_the_next_push_gets_its_own() -> None:
     game = StandIn(answer="kept open")
-    started = time.monotonic()
-    result = send_lua("return 'done'", game.target())
-    assert result.ok and result.line == "pushed into Tabletop Simulator: done"
-    assert time.monotonic() - started < 2
+    for _ in range(2):  # the first answer's connection, closed here first, leaves the port in TIME_WAIT
+        started = time.monotonic()
+        result = send_lua("return 'done'", game.target())
+        assert result.ok and result.line == "pushed into Tabletop Simulator: done"
+        assert time.monotonic() - started < 2
 
 
 def test_an_editor_holding_the_reply_port_gets_the_answer(tiny_game: Path) -> None:

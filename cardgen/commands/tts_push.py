@@ -179,6 +179,11 @@ def send_lua(script: str, target: PushTarget) -> PushResult:
 def _listen(port: int) -> socket.socket | None:
     """A socket listening on 127.0.0.1:`port`, or None when something else (an editor's plugin) holds it."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # The last push's answer may have left the port in TIME_WAIT (closed here first): that is no editor holding
+    # it. A socket listening on it still makes the bind fail, on Linux and macOS; on Windows SO_REUSEADDR would
+    # let two listen at once, so there the exclusive flag is asked instead.
+    flag = getattr(socket, "SO_EXCLUSIVEADDRUSE", socket.SO_REUSEADDR)
+    listener.setsockopt(socket.SOL_SOCKET, flag, 1)
     try:
         listener.bind(("127.0.0.1", port))
     except OSError:
