@@ -243,10 +243,27 @@ def test_watch_and_serve_push_every_rebuild(tiny_game: Path, command: str) -> No
         assert len(game.received) == 1
         edit_card(tiny_game, "Plain", "Plainer")
         saved_at = time.monotonic()
-        while len(game.received) < 2 and time.monotonic() < deadline:
+        while len(table.broadcasts) < 2 and time.monotonic() < deadline:  # the stand-in has run the Lua
             time.sleep(0.05)
-        print(f"{command}: pushed {time.monotonic() - saved_at:.2f} s after the save")
+        print(f"{command}: on the table {time.monotonic() - saved_at:.2f} s after the save")
         assert len(game.received) == 2 and table.broadcasts[-1] == "Tiny rebuilt: replaced Main"
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_a_memo_holds_what_an_object_is_but_not_where_it_lies(tiny_game: Path) -> None:
+    run_cli(tiny_game, "build", "tiny")
+    main_deck = saved_object(tiny_game)["ObjectStates"][0]
+    game_dir = tiny_game / "data" / "tiny"
+    (game_dir / "extra.csv").write_text("name,power,text,count\nGamma,4,More,2\nDelta,5,Less,1\n")
+    manifest = game_dir / "game.yaml"
+    manifest.write_text(manifest.read_text().replace("decks:\n", "decks:\n  extra:\n    source: extra.csv\n"
+                                                     "    face: face.svg\n    back: back.svg\n", 1))
+    run_cli(tiny_game, "build", "tiny")
+    decks = {o["Nickname"]: o for o in saved_object(tiny_game)["ObjectStates"]}
+    moved = decks[main_deck["Nickname"]]
+    assert moved["Transform"] != main_deck["Transform"]  # the new deck lies beside it: it moved over
+    assert moved["Memo"] == main_deck["Memo"] and moved["Tags"] == main_deck["Tags"] == ["cardgen:tiny",
+                                                                                         f"cardgen:tiny:{moved['GUID']}"]
+    assert all(c["Tags"] == ["cardgen:tiny"] for d in decks.values() for c in d["ContainedObjects"])

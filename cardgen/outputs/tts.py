@@ -220,15 +220,24 @@ def mark_for_push(objects: list[dict], game: str) -> None:
 
     Every object and everything in it carries the game's tag; an object laid on the table also carries its place's
     own tag, `cardgen:<game>:<GUID>` (GUIDs are derived from the deck and card names, so a rebuild keeps them). A
-    card dealt from a deck has the game's tag only, which is how a push tells it from the decks.
+    card dealt from a deck has the game's tag only, which is how a push tells it from the decks. The hash leaves
+    out every `Transform`: a deck that moves over for a new one is the same deck.
     """
     tag = game_tag(game)
     for obj in objects:
         for inner in obj.get("ContainedObjects", []):
             inner["Tags"] = [tag]
         obj["Tags"] = [tag, f"{tag}:{obj['GUID']}"]
-        what = json.dumps({k: v for k, v in obj.items() if k not in ("Transform", "Memo")}, sort_keys=True)
-        obj["Memo"] = hashlib.sha256(what.encode()).hexdigest()[:16]
+        obj["Memo"] = hashlib.sha256(json.dumps(_placeless(obj), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _placeless(node: Any) -> Any:
+    """A saved object without its `Transform`s (its own and its cards', which copy it) and its `Memo`."""
+    if isinstance(node, dict):
+        return {k: _placeless(v) for k, v in node.items() if k not in ("Transform", "Memo")}
+    if isinstance(node, list):
+        return [_placeless(v) for v in node]
+    return node
 
 
 def _transform(x: float, z: float, y: float = 1.0, face_down: bool = False, scale: float = 1.0) -> dict:
