@@ -215,6 +215,14 @@ def test_an_answer_is_read_as_soon_as_it_is_whole_and_the_next_push_gets_its_own
         assert time.monotonic() - started < 2
 
 
+def test_a_saved_object_without_tags_is_one_line(tmp_path: Path) -> None:
+    untagged = tmp_path / "Old.json"
+    untagged.write_text(json.dumps({"SaveName": "Old", "ObjectStates": [{"Name": "Card", "Nickname": "A"}]}))
+    result = push_saved_object(untagged, "old", PushTarget(free_port(), free_port()))
+    assert not result.ok and result.line == f"old: not pushed: {untagged} is not a saved object cardgen tagged; " \
+                                            "build again"
+
+
 def test_an_editor_holding_the_reply_port_gets_the_answer(tiny_game: Path) -> None:
     game = StandIn(answer="silent")
     with socket.create_server(("127.0.0.1", game.reply_port)):

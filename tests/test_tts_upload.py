@@ -109,3 +109,17 @@ def test_upload_without_a_bucket_in_game_yaml_is_refused_before_the_work(tiny_ga
     result = run_cli(tiny_game, "tts", "tiny", "--upload")
     assert result.exit_code == 1 and "--upload needs the bucket" in result.output
     assert not (tiny_game / "output" / "tiny").exists()
+
+
+def test_the_upload_section_is_checked_and_holds_no_credentials(tiny_game: Path) -> None:
+    from cardgen.core.errors import CardgenError
+    from cardgen.load.manifest import load_game
+
+    manifest = tiny_game / "data" / "tiny" / "game.yaml"
+    manifest.write_text(manifest.read_text() + "tts:\n  upload:\n    bucket: Cards_Bucket\n    prefix: /abs\n"
+                        "    public_url: ftp://host/x\n    secret_access_key: abc\n")
+    with pytest.raises(CardgenError) as caught:
+        load_game(tiny_game, "tiny")
+    wrong = sorted(p.message.split(":")[0] for p in caught.value.problems)
+    assert wrong == ["tts.upload.bucket", "tts.upload.prefix", "tts.upload.public_url",
+                     "tts.upload.secret_access_key"], [p.message for p in caught.value.problems]

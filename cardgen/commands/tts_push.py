@@ -136,10 +136,12 @@ def push_script(saved: dict, game: str, dealt: bool = False) -> str:
 def push_saved_object(path: Path, game: str, target: PushTarget) -> PushResult:
     """Push the export's saved object at `path` into the game Tabletop Simulator is running."""
     try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
+        script = push_script(json.loads(path.read_text(encoding="utf-8")), game, target.dealt)
     except (OSError, ValueError) as exc:
         return PushResult(False, f"{game}: not pushed: cannot read {path}: {exc}")
-    result = send_lua(push_script(saved, game, target.dealt), target)
+    except (KeyError, TypeError, StopIteration):  # not an export of this version: its objects carry no tags
+        return PushResult(False, f"{game}: not pushed: {path} is not a saved object cardgen tagged; build again")
+    result = send_lua(script, target)
     return PushResult(result.ok, f"{game}: {result.line}")
 
 
