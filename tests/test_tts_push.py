@@ -12,7 +12,7 @@ import socket
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
 import pytest
 from click.testing import CliRunner
@@ -74,14 +74,24 @@ class StandIn:
         self.received: list[dict] = []
         self.server = socket.create_server(("127.0.0.1", 0))
         self.port, self.reply_port = self.server.getsockname()[1], free_port()
-        threading.Thread(target=self.serve, daemon=True).start()
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        """Stop listening and end the thread (a thread left running would keep later builds from forking)."""
+        self.server.shutdown(socket.SHUT_RDWR)
+        self.server.close()
+        self.thread.join(10)
 
     def target(self, **options: Any) -> PushTarget:
         return PushTarget(self.port, self.reply_port, **options)
 
     def serve(self) -> None:
         while True:
-            conn, _ = self.server.accept()
+            try:
+                conn, _ = self.server.accept()
+            except OSError:  # closed
+                return
             with conn, conn.makefile("rb") as stream:
                 data = stream.read()  # the message ends where the sender shuts its side
             message = json.loads(data)
@@ -104,6 +114,20 @@ class StandIn:
             conn.sendall(json.dumps(message).encode())
 
 
+@pytest.fixture
+def stand_in() -> Iterator[Callable[..., StandIn]]:
+    """Start stand-in games (StandIn's arguments); each is closed after the test."""
+    started: list[StandIn] = []
+
+    def start(*args: Any, **kwargs: Any) -> StandIn:
+        started.append(StandIn(*args, **kwargs))
+        return started[-1]
+
+    yield start
+    for game in started:
+        game.close()
+
+
 def run_cli(root: Path, *args: str) -> Any:
     return CliRunner().invoke(main, ["--root", str(root), *args], catch_exceptions=False)
 
@@ -117,14 +141,14 @@ def edit_card(root: Path, old: str, new: str) -> None:
     cards.write_text(cards.read_text().replace(old, new))
 
 
-def test_tts_push_replaces_only_what_changed_in_place_and_leaves_dealt_cards(tiny_game: Path) -> None:
+def test_tts_push_replaces_only_what_changed_in_place_and_leaves_dealt_cards(tiny_game: Path, stand_in) -> None:
     run_cli(tiny_game, "build", "tiny")
     first = saved_object(tiny_game)
     deck = first["ObjectStates"][0]
     moved = {**deck, "Transform": {**deck["Transform"], "posX": 7.5, "posZ": -3.0, "rotY": 90.0}}
     dealt = {**deck["ContainedObjects"][0], "Transform": {**deck["Transform"], "posX": -9.0}}
     table = Table([moved, dealt])
-    game = StandIn(table)
+    game = stand_in(table)
     args = ["--push", "--push-port", str(game.port), "--reply-port", str(game.reply_port)]
 
     result = run_cli(tiny_game, "tts", "tiny", *args)  # the same export: nothing is replaced
@@ -145,7 +169,7 @@ def test_tts_push_replaces_only_what_changed_in_place_and_leaves_dealt_cards(tin
     assert table.broadcasts[-1] in result.output
 
 
-def test_push_dealt_replaces_dealt_cards_in_place_and_removed_decks_go(tiny_game: Path) -> None:
+def test_push_dealt_replaces_dealt_cards_in_place_and_removed_decks_go(tiny_game: Path, stand_in) -> None:
     run_cli(tiny_game, "build", "tiny")
     deck = saved_object(tiny_game)["ObjectStates"][0]
     card = next(c for c in deck["ContainedObjects"] if c["Nickname"] == "NA")
@@ -155,7 +179,7 @@ def test_push_dealt_replaces_dealt_cards_in_place_and_removed_decks_go(tiny_game
     edit_card(tiny_game, "Plain", "Plainer")
     run_cli(tiny_game, "build", "tiny")
     saved = tiny_game / "output" / "tiny" / "tts" / "Tiny.json"
-    game = StandIn(table)
+    game = stand_in(table)
 
     result = push_saved_object(saved, "tiny", game.target(dealt=True))
     assert result.ok and result.line == "tiny: pushed into Tabletop Simulator: Tiny rebuilt: replaced Main; " \
@@ -186,15 +210,15 @@ def test_lua_strings_survive_quotes_backslashes_and_control_characters() -> None
     assert table.run(push_script(saved, "g")) == f"{title} rebuilt: nothing on the table"
 
 
-def test_a_lua_error_no_game_and_no_answer_are_one_line_each_and_nothing_hangs(tiny_game: Path) -> None:
-    erring = StandIn(answer="error")
+def test_a_lua_error_no_game_and_no_answer_are_one_line_each_and_nothing_hangs(tiny_game: Path, stand_in) -> None:
+    erring = stand_in(answer="error")
     result = send_lua("return 1", erring.target())
     assert not result.ok and result.line == ("not pushed: Tabletop Simulator answered with a Lua error: Error in "
                                              "Global Script: chunk_0:(3,4-8): attempt to call a nil value")
     closed = free_port()
     result = send_lua("return 1", PushTarget(closed, free_port()))
     assert not result.ok and result.line == f"not pushed: no Tabletop Simulator on port {closed} (is it running?)"
-    silent = StandIn(answer="silent")
+    silent = stand_in(answer="silent")
     started = time.monotonic()
     result = send_lua("return 1", silent.target(reply_seconds=0.5))
     assert time.monotonic() - started < 2
@@ -206,8 +230,8 @@ def test_a_lua_error_no_game_and_no_answer_are_one_line_each_and_nothing_hangs(t
     assert "Tabletop Simulator saved object" in result.output
 
 
-def test_an_answer_is_read_as_soon_as_it_is_whole_and_the_next_push_gets_its_own() -> None:
-    game = StandIn(answer="kept open")
+def test_an_answer_is_read_as_soon_as_it_is_whole_and_the_next_push_gets_its_own(stand_in) -> None:
+    game = stand_in(answer="kept open")
     for _ in range(2):  # the first answer's connection, closed here first, leaves the port in TIME_WAIT
         started = time.monotonic()
         result = send_lua("return 'done'", game.target())
@@ -223,8 +247,8 @@ def test_a_saved_object_without_tags_is_one_line(tmp_path: Path) -> None:
                                             "build again"
 
 
-def test_an_editor_holding_the_reply_port_gets_the_answer(tiny_game: Path) -> None:
-    game = StandIn(answer="silent")
+def test_an_editor_holding_the_reply_port_gets_the_answer(tiny_game: Path, stand_in) -> None:
+    game = stand_in(answer="silent")
     with socket.create_server(("127.0.0.1", game.reply_port)):
         result = send_lua("return 1", game.target())
     assert result.ok and result.line.endswith(f"its answer went to the editor that holds port {game.reply_port}")
@@ -233,13 +257,13 @@ def test_an_editor_holding_the_reply_port_gets_the_answer(tiny_game: Path) -> No
 
 
 @pytest.mark.parametrize("command", ["watch", "serve"])
-def test_watch_and_serve_push_every_rebuild(tiny_game: Path, command: str) -> None:
+def test_watch_and_serve_push_every_rebuild(tiny_game: Path, command: str, stand_in) -> None:
     import subprocess
     import sys
 
     run_cli(tiny_game, "build", "tiny")
     table = Table(saved_object(tiny_game)["ObjectStates"])
-    game = StandIn(table)
+    game = stand_in(table)
     extra = ["--port", "0", "--no-open"] if command == "serve" else []
     proc = subprocess.Popen([sys.executable, "-m", "cardgen", "--root", str(tiny_game), command, "tiny", *extra,
                              "--jobs", "1", "--push", "--push-port", str(game.port), "--reply-port",
