@@ -77,6 +77,10 @@ def test_upload_sends_what_the_bucket_lacks_and_names_it_by_content(tiny_game: P
         head = client.head_object(Bucket="cards", Key=address.removeprefix(f"{endpoint}/cards/"))
         assert head["ContentType"] == "image/jpeg"
 
+    memo = json.loads((tiny_game / "output" / "tiny" / "tts" / "Tiny.json").read_text())["ObjectStates"][0]["Memo"]
+    run_cli(tiny_game, "build", "tiny")  # the build notices the export changed and writes it again: file:/// addresses
+    assert json.loads((tiny_game / "output" / "tiny" / "tts" / "Tiny.json").read_text())["ObjectStates"][0][
+        "Memo"] != memo  # other addresses: a push replaces the deck, so that the table loads the public images
     again = run_cli(tiny_game, "tts", "tiny", "--upload")
     assert "uploaded 0 image(s) to cards (2 there already)" in again.output and urls(tiny_game) == addresses
 

@@ -94,7 +94,7 @@ def _export_and_install(root: Path, loaded: Game, stage: TTSStage, out_dir: Path
         if bucket is not None:
             from cardgen.commands.tts_upload import upload_export
 
-            done = upload_export(saved, bucket)
+            done = upload_export(saved, game, bucket)
             click.echo(f"{game}: uploaded {done.sent} image(s) to {bucket.bucket} ({done.kept} there already); "
                        f"the saved object now names {bucket.public_url}")
         if target is not None:

@@ -30,10 +30,11 @@ class Uploaded:
     kept: int
 
 
-def upload_export(saved: Path, spec: UploadSpec, client: Any = None) -> Uploaded:
+def upload_export(saved: Path, game: str, spec: UploadSpec, client: Any = None) -> Uploaded:
     """Upload the images the saved object at `saved` names (files beside it) to the bucket, and write the saved
-    object again with their public addresses. `client`: a boto3 S3 client (default: one made from `spec`)."""
-    from cardgen.outputs.tts import write_saved_object
+    object again with their public addresses (and the hashes `--push` compares, which hold them). `client`: a
+    boto3 S3 client (default: one made from `spec`)."""
+    from cardgen.outputs.tts import mark_for_push, write_saved_object
 
     data = json.loads(saved.read_text(encoding="utf-8"))
     images = _images(data, saved.parent, spec)
@@ -49,6 +50,7 @@ def upload_export(saved: Path, spec: UploadSpec, client: Any = None) -> Uploaded
         raise CardgenError(f"cannot upload to bucket '{spec.bucket}' (game.yaml, tts.upload): {_reason(exc)}") from None
     public = spec.public_url.rstrip("/")
     _addresses(data, {url: f"{public}/{name}" for url, name in names.items()})
+    mark_for_push(data["ObjectStates"], game)
     write_saved_object(saved, data)
     return Uploaded(len(missing), len(names) - len(missing))
 

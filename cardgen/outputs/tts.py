@@ -232,11 +232,15 @@ def mark_for_push(objects: list[dict], game: str) -> None:
 
 
 def _placeless(node: Any) -> Any:
-    """A saved object without its `Transform`s (its own and its cards', which copy it) and its `Memo`."""
+    """A saved object without its `Transform`s (its own and its cards', which copy it) and its `Memo`, and its
+    `file:///` addresses by file name only (the name holds the image's hash; the folder is where the export was
+    written, which changes nothing on the table)."""
     if isinstance(node, dict):
         return {k: _placeless(v) for k, v in node.items() if k not in ("Transform", "Memo")}
     if isinstance(node, list):
         return [_placeless(v) for v in node]
+    if isinstance(node, str) and node.startswith("file:///"):
+        return node.rsplit("/", 1)[-1]
     return node
 
 
