@@ -239,6 +239,12 @@ def test_an_answer_is_read_as_soon_as_it_is_whole_and_the_next_push_gets_its_own
         assert time.monotonic() - started < 2
 
 
+def test_push_dealt_goes_with_push(tiny_game: Path) -> None:
+    result = run_cli(tiny_game, "tts", "tiny", "--push-dealt")
+    assert result.exit_code == 2 and "--push-dealt goes with --push" in result.output
+    assert not (tiny_game / "output").exists()
+
+
 def test_a_saved_object_without_tags_is_one_line(tmp_path: Path) -> None:
     untagged = tmp_path / "Old.json"
     untagged.write_text(json.dumps({"SaveName": "Old", "ObjectStates": [{"Name": "Card", "Nickname": "A"}]}))

@@ -258,6 +258,8 @@ def push_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def target_of(push: bool, push_dealt: bool, push_port: int, reply_port: int) -> PushTarget | None:
     """The push the options ask for (None: no push)."""
+    if push_dealt and not push:
+        raise click.UsageError("--push-dealt goes with --push")
     return PushTarget(push_port, reply_port, push_dealt) if push else None
 
 
