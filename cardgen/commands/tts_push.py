@@ -9,19 +9,20 @@ game's earlier export by the tags the export gives them (`outputs.tts.mark_for_p
 changed in place, and says on the table what it did.
 
 A push never stops a build: every way it can fail (the game not running, an editor holding the reply port, no
-answer, a Lua error) is one line of `PushResult`.
+answer, a Lua error) is one line of `PushResult`. The command line imports this module for its options: json and
+socket (~4 ms) are imported by a push only.
 """
 from __future__ import annotations
 
-import json
 import re
-import socket
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple
 
 import click
+
+if TYPE_CHECKING:
+    import socket
 
 GAME_PORT = 39999  # where Tabletop Simulator listens (externaleditorapi.md, "Tabletop Simulator as the Server")
 EDITOR_PORT = 39998  # where it sends its answers (ibid., "Atom as the Server")
@@ -85,16 +86,14 @@ return summary
 """
 
 
-@dataclass(frozen=True)
-class PushResult:
+class PushResult(NamedTuple):
     """What a push did, as the one line a command prints: `ok` when the game ran the script."""
 
     ok: bool
     line: str
 
 
-@dataclass(frozen=True)
-class PushTarget:
+class PushTarget(NamedTuple):
     """Where a push goes: the game's port, the port its answers come to, whether dealt cards are replaced too,
     and how long to wait for the connection and for the answer."""
 
@@ -114,6 +113,8 @@ def lua_string(text: str) -> str:
 
 def push_script(saved: dict, game: str, dealt: bool = False) -> str:
     """The Lua that lays a saved object's objects (`<Game-title>.json` of the export) out on the table."""
+    import json
+
     from cardgen.outputs.tts import game_tag  # not with the command line: the export's modules load pydantic
 
     tag = game_tag(game)
@@ -135,6 +136,8 @@ def push_script(saved: dict, game: str, dealt: bool = False) -> str:
 
 def push_saved_object(path: Path, game: str, target: PushTarget) -> PushResult:
     """Push the export's saved object at `path` into the game Tabletop Simulator is running."""
+    import json
+
     try:
         script = push_script(json.loads(path.read_text(encoding="utf-8")), game, target.dealt)
     except (OSError, ValueError) as exc:
@@ -160,6 +163,9 @@ def push_built_game(out_dir: Path, target: PushTarget) -> PushResult:
 
 def send_lua(script: str, target: PushTarget) -> PushResult:
     """Run `script` in Global with an Execute Lua Code message, and wait for its answer (see the module)."""
+    import json
+    import socket
+
     message = json.dumps({"messageID": EXECUTE_LUA, "guid": "-1", "script": script}).encode()
     listener = _listen(target.reply_port)
     try:
@@ -180,6 +186,8 @@ def send_lua(script: str, target: PushTarget) -> PushResult:
 
 def _listen(port: int) -> socket.socket | None:
     """A socket listening on 127.0.0.1:`port`, or None when something else (an editor's plugin) holds it."""
+    import socket
+
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     # The last push's answer may have left the port in TIME_WAIT (closed here first): that is no editor holding
     # it. A socket listening on it still makes the bind fail, on Linux and macOS; on Windows SO_REUSEADDR would
@@ -217,6 +225,8 @@ def _answer(listener: socket.socket, seconds: float) -> PushResult:
 def _messages(conn: socket.socket, deadline: float) -> Iterator[dict[str, Any]]:
     """The JSON messages one connection brings (one or more objects back to back), each as soon as it is whole,
     until the connection closes, the deadline passes or more than MAX_MESSAGE_BYTES come."""
+    import json
+
     decoder, text, size = json.JSONDecoder(), "", 0
     with conn:
         while size <= MAX_MESSAGE_BYTES and (left := deadline - time.monotonic()) > 0:
