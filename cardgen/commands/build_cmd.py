@@ -7,11 +7,14 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
 from cardgen.core.errors import LEFT_OUT, CardgenError, OutputBusy, Problem
+
+if TYPE_CHECKING:
+    from cardgen.commands.tts_push import PushTarget
 
 POD, GUIDES = ("pod",), ("guides",)  # `build --pod`, `--guides`: stages run whatever the manifest says
 
@@ -151,8 +154,9 @@ def report_build(result: Any) -> None:
                    f"{result.cached} from cache, {result.seconds:.1f}s -> {result.out_dir}")
 
 
-def watch_games(root: Path, names: list[str], out: Path | None, jobs: int) -> None:
-    """Build the games, then rebuild whatever an edit affects until Ctrl-C."""
+def watch_games(root: Path, names: list[str], out: Path | None, jobs: int, push: PushTarget | None = None) -> None:
+    """Build the games, then rebuild whatever an edit affects until Ctrl-C; with `push` (a PushTarget), send
+    each game built into a running Tabletop Simulator."""
     import threading
     from functools import partial
 
@@ -170,6 +174,11 @@ def watch_games(root: Path, names: list[str], out: Path | None, jobs: int) -> No
             except CardgenError as exc:
                 show_findings(exc.problems)
                 click.echo(f"{name}: not rebuilt; fix the problems above and save again", err=True)
+            else:
+                if push is not None:
+                    from cardgen.commands.tts_push import push_built_game, report
+
+                    report(push_built_game(out_root / name, push))
 
     click.echo(f"watching {root} for changes to {', '.join(names)} (Ctrl-C to stop)")
     try:

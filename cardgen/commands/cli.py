@@ -14,6 +14,7 @@ import click
 
 from cardgen import __version__
 from cardgen.commands import complete_games
+from cardgen.commands.tts_push import push_options, target_of
 from cardgen.core.errors import CardgenError
 from cardgen.core.registry import OUTPUTS, imported
 
@@ -292,12 +293,13 @@ def clean(root: Path, out: Path | None, outputs: bool) -> None:
 @click.argument("games", nargs=-1, shell_complete=complete_games)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output root.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=os.cpu_count() or 1, show_default=True)
+@push_options
 @click.pass_obj
-def watch(root: Path, games: tuple[str, ...], out: Path | None, jobs: int) -> None:
+def watch(root: Path, games: tuple[str, ...], out: Path | None, jobs: int, **push: Any) -> None:
     """Build GAMES, then rebuild whatever an edit to data, templates, icons or fonts affects (Ctrl-C stops)."""
     from cardgen.commands.build_cmd import watch_games
 
-    watch_games(root, _games(root, games), out, jobs)
+    watch_games(root, _games(root, games), out, jobs, target_of(**push))
 
 
 @main.command()
@@ -440,8 +442,10 @@ def fonts(root: Path) -> None:
               help="Processes drawing cards in parallel.")
 @click.option("--open/--no-open", "open_browser", default=True, show_default=True,
               help="Open the gallery in the web browser.")
+@push_options
 @click.pass_obj
-def serve(root: Path, game: str, port: int, guides: bool, out: Path | None, jobs: int, open_browser: bool) -> None:
+def serve(root: Path, game: str, port: int, guides: bool, out: Path | None, jobs: int, open_browser: bool,
+          **push: Any) -> None:
     """Serve GAME's gallery on localhost; rebuild on every save and reload the page (Ctrl-C stops)."""
     import time
 
@@ -457,8 +461,14 @@ def serve(root: Path, game: str, port: int, guides: bool, out: Path | None, jobs
 
         load_game(root, game)
 
+    target = target_of(**push)
+
     def build_once() -> str:
         build_one(root, game, out_root, jobs, always=GUIDES if guides else ())
+        if target is not None:
+            from cardgen.commands.tts_push import push_built_game, report
+
+            report(push_built_game(out_dir, target))
         return str(gallery_state(out_dir).get("built", ""))
 
     try:

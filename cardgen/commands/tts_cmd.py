@@ -9,11 +9,12 @@ from cardgen.build.plan import game_drawings
 from cardgen.commands import complete_games
 from cardgen.commands.build_cmd import bring_up_to_date
 from cardgen.commands.flags import add_flags, folder_option
+from cardgen.commands.tts_push import PushTarget, push_options, push_saved_object, report, target_of
 from cardgen.core.errors import CardgenError
 from cardgen.core.ownership import check_output_root, output_lock
 from cardgen.load.freshness import seal_outputs
 from cardgen.load.manifest import Game, load_game
-from cardgen.options.tts import TTSSpec
+from cardgen.options.tts import TTSSpec, UploadSpec
 from cardgen.outputs.tts import TTSOptions, TTSStage, export_tts, saved_object_path
 from cardgen.record.record import BuildRecord
 
@@ -24,39 +25,54 @@ from cardgen.record.record import BuildRecord
 @click.option("--install", "do_install", is_flag=True,
               help="Also copy the export into Tabletop Simulator's Saved Objects folder (cardgen subfolder).")
 @folder_option("--tts-dir", help="Tabletop Simulator's data folder (default: the usual place on this OS).")
-@add_flags(TTSSpec, "tts")
+@click.option("--upload", "do_upload", is_flag=True,
+              help="Put the images in the S3-compatible bucket of game.yaml's tts: upload: and write their public "
+                   "addresses into the saved object.")
+@push_options
+@add_flags(TTSSpec, "tts", exclude=("upload",))
 @click.pass_obj
-def tts_command(root: Path, game: str, out: Path | None, do_install: bool, tts_dir: Path | None,
-                **flags: object) -> None:
+def tts_command(root: Path, game: str, out: Path | None, do_install: bool, tts_dir: Path | None, do_upload: bool,
+                push: bool, push_dealt: bool, push_port: int, reply_port: int, **flags: object) -> None:
     """Export GAME to Tabletop Simulator (deck sheets, tokens, boards and a saved object), building first
     whatever is missing or out of date.
 
     The build writes output/<game>/tts with game.yaml's `tts:` settings; other settings given here
-    replace that export until the next build (put them in game.yaml to keep them).
+    replace that export until the next build (put them in game.yaml to keep them). With --push, the export is
+    also sent into a running Tabletop Simulator.
     """
-    export_game(root, game, flags, out, do_install, tts_dir)
+    export_game(root, game, flags, out, do_install, tts_dir, target_of(push, push_dealt, push_port, reply_port),
+                do_upload)
 
 
-def export_game(root: Path, game: str, flags: dict, out: Path | None, do_install: bool, tts_dir: Path | None) -> None:
-    """Bring the build up to date, export again if the flags change the manifest's `tts:` options, and install
-    the export if asked."""
+def export_game(root: Path, game: str, flags: dict, out: Path | None, do_install: bool, tts_dir: Path | None,
+                push: PushTarget | None = None, upload: bool = False) -> None:
+    """Bring the build up to date, export again if the flags change the manifest's `tts:` options, upload its
+    images, install the export and push it into a running Tabletop Simulator, each if asked."""
     from cardgen.outputs.tts_install import install_dir
 
     loaded = load_game(root, game)
     stage = TTSStage.for_game(loaded, flags)
     target = install_dir(tts_dir) if do_install else None  # fail before the work if TTS is not there
+    bucket = stage.spec.upload if upload else None
+    if upload and bucket is None:
+        raise CardgenError("--upload needs the bucket: add `upload: {bucket: ..., public_url: ...}` under `tts:`",
+                           file=str(root / "data" / game / "game.yaml"))
     out_root = check_output_root(root, out or root / "output")
     built = bring_up_to_date(root, game, out_root).built
     try:
-        _export_and_install(root, loaded, stage, out_root / game, target)
+        saved = _export_and_install(root, loaded, stage, out_root / game, target, bucket)
     except CardgenError as exc:
         exc.outputs_unchanged = exc.outputs_unchanged and not built  # the build before it changed them
         raise
+    if push is not None:  # after the output lock is let go: a game slow to answer holds up no build
+        report(push_saved_object(saved, game, push))
 
 
-def _export_and_install(root: Path, loaded: Game, stage: TTSStage, out_dir: Path, target: Path | None) -> None:
-    """Export the built game again when the flags change its options (or the export is missing), and install it
-    into Tabletop Simulator's folder `target` when given."""
+def _export_and_install(root: Path, loaded: Game, stage: TTSStage, out_dir: Path, target: Path | None,
+                        bucket: UploadSpec | None = None) -> Path:
+    """Export the built game again when the flags change its options (or the export is missing), upload its images
+    to `bucket`, and install it into Tabletop Simulator's folder `target`, when given; return the saved object's
+    path."""
     from cardgen.outputs.tts_install import install
 
     game, out_root = loaded.name, out_dir.parent
@@ -75,6 +91,12 @@ def _export_and_install(root: Path, loaded: Game, stage: TTSStage, out_dir: Path
                 raise CardgenError(f"cannot write the Tabletop Simulator export: {exc.strerror or exc}",
                                    file=str(out_dir / "tts")) from None
         click.echo(f"{game}: Tabletop Simulator saved object -> {saved}")
+        if bucket is not None:
+            from cardgen.commands.tts_upload import upload_export
+
+            done = upload_export(saved, game, bucket)
+            click.echo(f"{game}: uploaded {done.sent} image(s) to {bucket.bucket} ({done.kept} there already); "
+                       f"the saved object now names {bucket.public_url}")
         if target is not None:
             try:
                 click.echo(f"{game}: installed -> {install(saved.parent, game, target)}")
@@ -82,3 +104,4 @@ def _export_and_install(root: Path, loaded: Game, stage: TTSStage, out_dir: Path
                 raise CardgenError(f"cannot install the export into Tabletop Simulator's folder: "
                                    f"{exc.strerror or exc}; fix its permissions or choose another with --tts-dir",
                                    file=str(exc.filename or target)) from None
+        return saved

@@ -9,6 +9,23 @@ from pydantic import Field, field_validator
 
 from cardgen.options import Strict
 
+_WEB_ADDRESS = r"^https?://[^\s\"<>\\]+$"
+
+
+class UploadSpec(Strict):
+    """`tts: upload:`: the S3-compatible bucket `cardgen tts --upload` puts the images in. No credentials here:
+    they come from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) or the client's usual config."""
+
+    bucket: str = Field(min_length=3, max_length=63, pattern=r"^[a-z0-9][a-z0-9.-]+[a-z0-9]$",
+                        description="the bucket's name")
+    prefix: str = Field("", max_length=200, pattern=r"^([A-Za-z0-9._-]+/)*$",
+                        description="folder in the bucket, ending in / (default: none)")
+    public_url: str = Field(pattern=_WEB_ADDRESS, description="address the bucket's objects are read from, "
+                                                              "e.g. https://<bucket>.s3.amazonaws.com")
+    endpoint_url: str | None = Field(None, pattern=_WEB_ADDRESS,
+                                     description="the S3 API's address for R2, B2, MinIO (default: AWS)")
+    region: str | None = Field(None, max_length=40, pattern=r"^[a-z0-9-]+$", description="the bucket's region")
+
 
 class TTSSpec(Strict):
     """The `tts:` section: how the Tabletop Simulator saved object and its images are written."""
@@ -19,6 +36,7 @@ class TTSSpec(Strict):
     base_url: str | None = Field(None, description="URL the images are uploaded to (default: local file:/// paths)")
     cutout: list[str] = Field(default_factory=list,
                               description="token decks exported as Custom_Token: shape cut from transparency")
+    upload: UploadSpec | None = Field(None, description="the bucket of `cardgen tts --upload`")
 
     @field_validator("base_url")
     @classmethod
