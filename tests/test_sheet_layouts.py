@@ -102,6 +102,18 @@ def test_a_workspace_layout_places_the_cards_and_an_edit_of_it_reprints(ninths: 
     assert _corners(_pages(pdf)[0][0]) == {(20, 158), (120, 158)}
 
 
+def test_a_layout_flag_replaces_the_manifest_grid_and_a_grid_flag_its_layout(ninths: Path) -> None:
+    # Before: `options: give a grid or a layout, not both` though flags override the manifest
+    manifest = ninths / "data" / "s" / "game.yaml"
+    manifest.write_text(manifest.read_text() + "print: {paper: a4, grid: 2x2}\n")
+    run_cli(ninths, "print", "s", "--layout", "70x99-3x3-a4", "--out", str(ninths / "laid"))
+    laid = _pages(next((ninths / "laid").glob("*.pdf")))
+    assert _corners(laid[0][0]) == {(x, y) for x in (0, 70, 140) for y in (0, 99, 198)}
+    manifest.write_text(manifest.read_text().replace("grid: 2x2", "layout: 70x99-3x3-a4"))
+    run_cli(ninths, "print", "s", "--grid", "2x2", "--out", str(ninths / "grid"))
+    assert len(_pages(next((ninths / "grid").glob("*.pdf")))[0][0]) == 4
+
+
 @pytest.mark.parametrize("layout, message", [
     ("slots:\n  - {x: 0, y: 0}\n  - {x: 50mm, y: 0}\n",
      "layouts/bad.yaml:5: error: slots.1: the card at 50, 0 mm lies over slot 0's at 0, 0 mm"),
