@@ -174,6 +174,12 @@ def test_armory_backs_print_each_card_name(ported: tuple[Path, str]) -> None:
     assert not (out / "backs" / "back.png").exists()
 
 
+def _placements(path: Path) -> list[list[tuple[int, int]]]:
+    """Per page of a PDF, where its card images sit (points from the top-left corner)."""
+    with pdfplumber.open(path) as pdf:
+        return [sorted((round(im["x0"]), round(im["top"])) for im in page.images) for page in pdf.pages]
+
+
 SCALE = 4  # px per mm at which a PDF page and a trimmed card are compared
 
 
@@ -204,13 +210,15 @@ def test_armory_prints_nine_a_page_at_zero_margin_with_mirrored_backs(ported: tu
     pdf_file = root / "output" / "armory" / "print" / "armory-a4.pdf"
     with pdfplumber.open(pdf_file) as pdf:
         assert [len(page.images) for page in pdf.pages] == [9, 9, 3, 3]
-        first, back = pdf.pages[0], pdf.pages[1]
+        first = pdf.pages[0]
         assert (round(first.width / MM), round(first.height / MM)) == (210, 297)
         trims = sorted((round(im["x0"] / MM + 3.175, 1), round(im["top"] / MM + 3.175, 1)) for im in first.images)
         assert trims == [(x, y) for x in (0.0, 70.0, 140.0) for y in (0.0, 99.0, 198.0)]  # touching, no margin
-        assert sorted((round(im["x0"]), round(im["top"])) for im in back.images) == sorted(
-            (round(im["x0"]), round(im["top"])) for im in first.images)
+    placements = _placements(pdf_file)
+    assert placements[1] == placements[0] and placements[3] == placements[2]  # a back in every front's slot
     assert "cards come to 0.0 mm from the edge of the a4 paper" in output
+    _cardgen(root, "print", "armory", "--layout", "70x99-3x3-a4", "--out", str(tmp_path / "laid"))
+    assert _placements(next((tmp_path / "laid").glob("*.pdf"))) == _placements(pdf_file)  # the bundled layout
     subprocess.run(["pdftoppm", "-r", "100", "-png", "-f", "1", "-l", "2", str(pdf_file), str(tmp_path / "page")],
                    check=True, timeout=120)
     fronts, backs = (_slots(Image.open(tmp_path / f"page-{n}.png")) for n in (1, 2))
