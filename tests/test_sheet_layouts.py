@@ -74,6 +74,15 @@ def test_crop_marks_stay_out_of_the_quarter_inch_a_home_printer_cannot_print(nin
             assert min(line.x, line.y, 160 - line.right, 218 - line.top) >= 6.35 - 0.01, line
 
 
+def test_cut_lines_answer_the_warning_about_crop_marks_in_the_band(tmp_path: Path) -> None:
+    # Before: the warning's own advice, cut_lines: true, left the same warning on every build
+    root = sample_game(tmp_path, MANIFEST.replace("{width: 70mm, height: 99mm}", "poker"),
+                       {"cards.csv": "name,count\nOne,9\n"}, FACE, SIMPLE_BACK)
+    warned = run_cli(root, "print", "s", "--paper", "letter").output
+    assert "warning: crop marks lie 3.0-5.4 mm from the edge of the letter paper" in warned
+    assert "warning" not in run_cli(root, "print", "s", "--paper", "letter", "--cut-lines").output
+
+
 TWO_UP = """\
     paper: a4
     card: {width: 70mm, height: 99mm}
