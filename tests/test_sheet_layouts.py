@@ -116,7 +116,7 @@ def test_a_layout_flag_replaces_the_manifest_grid_and_a_grid_flag_its_layout(nin
     manifest = ninths / "data" / "s" / "game.yaml"
     manifest.write_text(manifest.read_text() + "print: {paper: a4, grid: 2x2}\n")
     run_cli(ninths, "print", "s", "--layout", "70x99-3x3-a4", "--out", str(ninths / "laid"))
-    laid = _pages(next((ninths / "laid").glob("*.pdf")))
+    laid = _pages(ninths / "laid" / "s-a4-70x99-3x3-a4.pdf")  # named by the layout (was s-a4-fit-70x99-3x3-a4)
     assert _corners(laid[0][0]) == {(x, y) for x in (0, 70, 140) for y in (0, 99, 198)}
     manifest.write_text(manifest.read_text().replace("grid: 2x2", "layout: 70x99-3x3-a4"))
     run_cli(ninths, "print", "s", "--grid", "2x2", "--out", str(ninths / "grid"))

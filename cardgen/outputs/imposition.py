@@ -146,7 +146,7 @@ class PrintOptions:
                 "cut_lines": "cut-lines" if self.cut_lines else "no-cut-lines",
                 "back_marks": "back-marks" if self.back_marks else "no-back-marks",
                 "images": self.images, "jpeg_quality": f"q{self.jpeg_quality}",
-                "grid": "grid{}x{}".format(*self.grid) if self.grid else "fit",
+                "grid": "grid{}x{}".format(*self.grid) if self.grid else "" if self.layout else "fit",
                 "layout": self.layout.name if self.layout else "no-layout",
                 "unprintable": f"edge{self.unprintable_mm:g}mm"}
 
