@@ -53,6 +53,16 @@ def test_init_options_size_paper_and_decks(tmp_path: Path) -> None:
     assert "120.65 x 69.85 mm" in listed and "70 x 120 mm" in listed
 
 
+def test_init_manifest_comments_stay_in_one_column_whatever_is_filled_in(tmp_path: Path) -> None:
+    made = _cardgen(tmp_path, "init", "long", "--size", "poker landscape", "--paper", "a4", "--decks",
+                    "heroes,monsters")
+    assert made.exit_code == 0, made.output
+    text = (tmp_path / "data" / "long" / "game.yaml").read_text()
+    columns = {line.index("  # ") + 2 for line in text.splitlines() if "  # " in line and line.strip()[0] != "#"}
+    assert columns == {28}, text  # "size: poker landscape", "source: monsters.csv", "paper: a4" as the rest
+    assert yaml.safe_load(text)["decks"]["monsters"]["source"] == "monsters.csv"
+
+
 def test_init_refuses_bad_input_and_never_overwrites(tmp_path: Path) -> None:
     assert _cardgen(tmp_path, "init", "game").exit_code == 0
     face = tmp_path / "templates" / "game" / "face.svg"

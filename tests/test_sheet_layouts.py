@@ -74,6 +74,15 @@ def test_crop_marks_stay_out_of_the_quarter_inch_a_home_printer_cannot_print(nin
             assert min(line.x, line.y, 160 - line.right, 218 - line.top) >= 6.35 - 0.01, line
 
 
+def test_cut_lines_answer_the_warning_about_crop_marks_in_the_band(tmp_path: Path) -> None:
+    # Before: the warning's own advice, cut_lines: true, left the same warning on every build
+    root = sample_game(tmp_path, MANIFEST.replace("{width: 70mm, height: 99mm}", "poker"),
+                       {"cards.csv": "name,count\nOne,9\n"}, FACE, SIMPLE_BACK)
+    warned = run_cli(root, "print", "s", "--paper", "letter").output
+    assert "warning: crop marks lie 3.0-5.4 mm from the edge of the letter paper" in warned
+    assert "warning" not in run_cli(root, "print", "s", "--paper", "letter", "--cut-lines").output
+
+
 TWO_UP = """\
     paper: a4
     card: {width: 70mm, height: 99mm}
@@ -100,6 +109,18 @@ def test_a_workspace_layout_places_the_cards_and_an_edit_of_it_reprints(ninths: 
     layout.write_text(textwrap.dedent(TWO_UP).replace("y: 30mm", "y: 40mm"))
     run_cli(ninths, "build", "s", "-j", "1")
     assert _corners(_pages(pdf)[0][0]) == {(20, 158), (120, 158)}
+
+
+def test_a_layout_flag_replaces_the_manifest_grid_and_a_grid_flag_its_layout(ninths: Path) -> None:
+    # Before: `options: give a grid or a layout, not both` though flags override the manifest
+    manifest = ninths / "data" / "s" / "game.yaml"
+    manifest.write_text(manifest.read_text() + "print: {paper: a4, grid: 2x2}\n")
+    run_cli(ninths, "print", "s", "--layout", "70x99-3x3-a4", "--out", str(ninths / "laid"))
+    laid = _pages(ninths / "laid" / "s-a4-70x99-3x3-a4.pdf")  # named by the layout (was s-a4-fit-70x99-3x3-a4)
+    assert _corners(laid[0][0]) == {(x, y) for x in (0, 70, 140) for y in (0, 99, 198)}
+    manifest.write_text(manifest.read_text().replace("grid: 2x2", "layout: 70x99-3x3-a4"))
+    run_cli(ninths, "print", "s", "--grid", "2x2", "--out", str(ninths / "grid"))
+    assert len(_pages(next((ninths / "grid").glob("*.pdf")))[0][0]) == 4
 
 
 @pytest.mark.parametrize("layout, message", [

@@ -18,6 +18,8 @@ from cardgen.core.yamlsource import parse_yaml
 from cardgen.load.manifest import check_size, game_model
 
 GAME_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+_COMMENTED = re.compile(r"^( *[^#\s][^#\n]*?) +(# .*)$", re.MULTILINE)
+COMMENT_COLUMN = 28  # where game.yaml's comments start, as in the scaffold's lines without a value filled in
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*x\s*(\d+(?:\.\d+)?)\s*(mm|cm|in)?\s*$", re.IGNORECASE)
 
 
@@ -73,6 +75,12 @@ def _fill(template: str, **values: str) -> str:
     return string.Template((SCAFFOLD_DIR / template).read_text(encoding="utf-8")).substitute(values)
 
 
+def _aligned(manifest: str) -> str:
+    """The manifest with each comment after a value at COMMENT_COLUMN (or two spaces after a longer line):
+    the values filled in (a size, a deck's file, the paper) are of any length."""
+    return _COMMENTED.sub(lambda m: f"{m[1]:<{COMMENT_COLUMN - 2}}  {m[2]}", manifest)
+
+
 def _renamed(cards_csv: str, deck: str) -> str:
     """The example cards with the deck's title before each name (card ids must be unique in a game)."""
     import csv
@@ -99,8 +107,8 @@ def game_files(name: str, options: InitOptions) -> dict[str, str]:
                    for d in options.decks)
     cards = (SCAFFOLD_DIR / "cards.csv").read_text(encoding="utf-8")
     files = {
-        f"data/{name}/game.yaml": _fill("game.yaml.tmpl", title=title, name=name, size=size_yaml(options.size),
-                                        paper=options.paper, decks=decks),
+        f"data/{name}/game.yaml": _aligned(_fill("game.yaml.tmpl", title=title, name=name,
+                                                 size=size_yaml(options.size), paper=options.paper, decks=decks)),
         f"data/{name}/README.md": _fill("README.md.tmpl", title=title, name=name, deck_rows=rows),
         f"templates/{name}/face.svg": (SCAFFOLD_DIR / "face.svg").read_text(encoding="utf-8"),
         f"templates/{name}/back.svg": (SCAFFOLD_DIR / "back.svg").read_text(encoding="utf-8"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
@@ -38,6 +38,9 @@ def layout_for(root: Path, name: str, papers: str | list[str]) -> SheetLayout:
 
 class PrintSpec(Strict):
     """Defaults of the print-and-play PDF; the flags of `cardgen print` override them."""
+
+    # A flag of one of these replaces the manifest's other: `--layout` over `grid: 3x3` prints with the layout.
+    flag_replaces: ClassVar[dict[str, tuple[str, ...]]] = {"layout": ("grid",), "grid": ("layout",)}
 
     paper: str | list[str] = Field("letter", description="letter, a4, legal, a3, or a size such as 210x297mm or "
                                                          "8.5x11in; a list makes one PDF per paper")

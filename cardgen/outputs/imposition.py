@@ -146,7 +146,7 @@ class PrintOptions:
                 "cut_lines": "cut-lines" if self.cut_lines else "no-cut-lines",
                 "back_marks": "back-marks" if self.back_marks else "no-back-marks",
                 "images": self.images, "jpeg_quality": f"q{self.jpeg_quality}",
-                "grid": "grid{}x{}".format(*self.grid) if self.grid else "fit",
+                "grid": "grid{}x{}".format(*self.grid) if self.grid else "" if self.layout else "fit",
                 "layout": self.layout.name if self.layout else "no-layout",
                 "unprintable": f"edge{self.unprintable_mm:g}mm"}
 
@@ -493,7 +493,7 @@ def band_warnings(pages: list[Page], options: PrintOptions) -> list[str]:
                      "unprintable: to what your printer cannot print, 0 for borderless)")
     marks = [_mark_reach(mark, page) for page in pages for mark in page.marks]
     inside = [(near, far) for near, far in marks if near < band - 1e-6]
-    if inside:
+    if inside and not options.cut_lines:  # cut lines put the cuts on the sheet: a mark lost in the band is no loss
         found.append(f"crop marks lie {min(n for n, _ in inside):.1f}-{min(band, max(f for _, f in inside)):.1f} mm "
                      f"from the edge of the {options.paper} paper, inside the outer {band:g} mm a printer may not "
                      "print: the cards leave no room for them outside it (cut_lines: true draws the cuts on the "

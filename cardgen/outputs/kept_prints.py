@@ -30,7 +30,7 @@ def pdf_name(game: str, options: PrintOptions, usual: list[PrintOptions]) -> str
     same_paper = next((o for o in usual if o.paper_name == options.paper_name), None)
     base = same_paper or dataclasses.replace(usual[0], paper=options.paper)
     wanted, normal = options.words(), base.words()
-    extra = [word for key, word in wanted.items() if normal[key] != word]
+    extra = [word for key, word in wanted.items() if normal[key] != word and word]  # no grid word beside a layout
     return f"{game}-{'-'.join([options.paper_name, *extra])}.pdf"
 
 

@@ -105,8 +105,13 @@ def merge_options(model: type[BaseModel], base: BaseModel | None, flags: dict[st
     A flag value the model refuses is a CardgenError naming the flag.
     """
     given = {k: v for k, v in (flags or {}).items() if v is not None}
+    manifest = base.model_dump() if base else {}
+    replaces: dict[str, tuple[str, ...]] = getattr(model, "flag_replaces", {})
+    for flag in given:  # a flag for one of two exclusive options drops the manifest's other
+        for other in replaces.get(flag, ()):
+            manifest.pop(other, None)
     try:
-        return model.model_validate({**(base.model_dump() if base else {}), **given})
+        return model.model_validate({**manifest, **given})
     except ValidationError as exc:
         raise CardgenError([_flag_problem(e["loc"], e["msg"]) for e in exc.errors()]) from None
 
