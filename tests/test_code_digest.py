@@ -46,6 +46,7 @@ def test_an_edit_of_cardgen_s_code_redraws_instead_of_up_to_date(tiny_game: Path
     helper.write_text(helper.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
     again = _build(copy, tiny_game, home)
     assert "up to date" not in again and "4 drawn, 0 from cache" in again, again
+    assert "~ " not in again, again  # drawn again, the same cards: none reported changed
     _age(copy)
     assert "tiny: up to date" in _build(copy, tiny_game, home)  # and then current again
 

@@ -74,6 +74,8 @@ def test_font_edit_redraws_every_card_using_it(tiny_game: Path) -> None:
     font.write_bytes((FONTS_DIR / font.name).read_bytes() + b"\0\0\0\0")  # same font, different bytes
     result = _build(tiny_game)
     assert result.rendered == 3  # every face uses Roboto Mono; the plain back has no text
+    assert [(c.id, c.image_changed, c.fields) for c in result.changes.changed] == [
+        ("alpha", True, {}), ("beta", True, {}), ("na", True, {})]  # the same SVGs: the font file tells
 
 
 def test_interrupted_build_leaves_previous_output_and_recovers(tiny_game: Path) -> None:
@@ -190,6 +192,36 @@ def test_snapshot_and_changes_cli(tiny_game: Path) -> None:
     assert "1 added, 1 changed, 0 removed" in listed.output and "~ beta: power 2 -> 5" in listed.output
     missing = runner.invoke(main, args + ["changes", "tiny", "--since", "nope"])
     assert missing.exit_code == 1 and "snapshots: playtest-1" in missing.output
+
+
+def test_a_change_of_cardgen_s_code_redraws_but_reports_only_what_the_designer_sees(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    from cardgen.core import bundled
+
+    runner = CliRunner()
+    args = ["--root", str(tiny_game)]
+    page = tiny_game / "output" / "tiny" / "index.html"
+    assert runner.invoke(main, args + ["build", "-j", "1"]).exit_code == 0
+    assert runner.invoke(main, args + ["snapshot", "tiny", "printed"]).exit_code == 0
+    monkeypatch.setattr(bundled, "code_digest", lambda: "0" * 32)  # cardgen upgraded: a new digest, same drawings
+    redrawn = runner.invoke(main, args + ["build", "-j", "1"])
+    assert "4 drawn, 0 from cache" in redrawn.output and "~ " not in redrawn.output, redrawn.output
+    assert "no change since the previous build" in page.read_text() and "card changed" not in page.read_text()
+    assert "0 added, 0 changed, 0 removed" in runner.invoke(main, args + ["changes", "tiny", "--since",
+                                                                          "printed"]).output
+    nothing = runner.invoke(main, args + ["print", "tiny", "--changed-since", "printed"])
+    assert nothing.exit_code == 1 and "nothing to print" in nothing.output
+    csv = tiny_game / "data" / "tiny" / "cards.csv"
+    csv.write_text(csv.read_text().replace("Plain", "Plainer"))  # a real edit after the upgrade: that card alone
+    edited = runner.invoke(main, args + ["build", "-j", "1"])
+    assert re.findall("~ .*", edited.output) == ["~ na: text Plain -> Plainer"], edited.output
+    assert re.findall(r'class="card changed[^"]*" id="card-(\w+)"', page.read_text()) == ["na"]
+    listed = runner.invoke(main, args + ["changes", "tiny", "--since", "printed"]).output
+    assert "0 added, 1 changed, 0 removed" in listed and "~ na: text Plain -> Plainer" in listed, listed
+    reprint = runner.invoke(main, args + ["print", "tiny", "--changed-since", "printed"])
+    assert reprint.exit_code == 0 and re.findall("~ .*", reprint.output) == ["~ na: text Plain -> Plainer"]
 
 
 def test_clean_empties_cache(tiny_game: Path) -> None:

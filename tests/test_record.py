@@ -100,6 +100,24 @@ def test_the_pdf_tells_images_apart_by_the_recorded_hash(built: Path, tmp_path: 
     assert (embedded(distinct), embedded(merged)) == (3, 2)
 
 
+def test_the_change_report_compares_what_a_face_shows_or_an_older_record_s_hash(built: Path) -> None:
+    from cardgen.record.changes import diff_records
+
+    record = BuildRecord.read(built / "build.json")
+    redrawn = record.model_copy(deep=True)
+    for card in redrawn.cards:  # a new cardgen drawing the same cards: every cache key new
+        card.hash = card.hash[::-1]
+    assert diff_records(record, redrawn).empty
+    redrawn.cards[1].look = record.cards[0].look
+    assert [(c.id, c.image_changed) for c in diff_records(record, redrawn).changed] == [("beta", True)]
+    data = json.loads((built / "build.json").read_text())
+    for card in data["cards"]:
+        del card["look"]
+    older = BuildRecord.parse(data, "snapshots/printed.json")  # a snapshot older than `look`: compared by hash
+    assert diff_records(older, record).empty
+    assert [c.id for c in diff_records(older, redrawn).changed] == ["alpha", "beta", "na"]
+
+
 def test_a_back_missing_from_the_backs_is_refused(built: Path) -> None:
     data = json.loads((built / "build.json").read_text())
     data["cards"][2]["back"] = "backs/elsewhere.png"

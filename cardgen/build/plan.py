@@ -17,7 +17,7 @@ from cardgen.core.storage import Cache, copy_into_staging, verify, write_text
 from cardgen.load.data import Card
 from cardgen.load.freshness import PreviousOutputs
 from cardgen.load.manifest import Game
-from cardgen.raster.render import CardWork, Drawing, RasterJob, RenderPool, content_key, run_jobs
+from cardgen.raster.render import CardWork, Drawing, RasterJob, RenderPool, content_key, look_key, run_jobs
 from cardgen.record.record import (
     BackEntry,
     BuildRecord,
@@ -36,11 +36,13 @@ from cardgen.validate.findings import unique
 
 @dataclass
 class Artwork:
-    """One image to produce: a card face or a distinct back, its SVG and its cache file."""
+    """One image to produce: a card face or a distinct back, its SVG, what it shows (`look_key`), its cache key
+    (`content_key`) and its cache file."""
 
     name: str
     rendered: RenderedSVG
     deck: str
+    look: str
     key: str
     cache_path: Path
     template: str = ""  # a back's template
@@ -159,10 +161,11 @@ def _artwork(name: str, rendered: RenderedSVG, game: Game, deck: str, context: B
     size = game.deck_size(game.spec.decks[deck])
     font_files = [f for family in rendered.families for f in context.fonts.files_for(family)]
     kind = game.spec.decks[deck].kind  # tokens and boards keep transparency: part of the key
-    key = content_key(rendered.svg + kind, size.full_width_px, size.full_height_px, size.dpi,
-                      [*rendered.files, *font_files])
+    look = look_key(rendered.svg + kind, size.full_width_px, size.full_height_px, size.dpi,
+                    [*rendered.files, *font_files])
+    key = content_key(look)
     assert context.out_root is not None, "a build context has an output root"
-    return Artwork(name, rendered, deck, key, png_cache(context.out_root).path(key))
+    return Artwork(name, rendered, deck, look, key, png_cache(context.out_root).path(key))
 
 
 def game_drawings(root: Path, name: str, out_root: Path) -> dict[str, Drawing]:
@@ -275,7 +278,7 @@ def record_of(plan: BuildPlan) -> BuildRecord:
             face=f"cards/{card.deck}/{card.id}.png", back=backs[back].image if back else None,
             source=SourceRef(file=card.source_file, row=card.source_row),
             size_mm=deck.size_mm, bleed_mm=deck.bleed_mm, dpi=deck.dpi, pixels=deck.pixels,
-            hash=plan.faces[card.id].key,
+            hash=plan.faces[card.id].key, look=plan.faces[card.id].look,
             text=card_text(card),
             fields={k: _jsonable(v) for k, v in card.fields.items()},
             boxes=plan.faces[card.id].rendered.boxes))  # the render's own boxes, not copies

@@ -77,17 +77,24 @@ class RenderFailure(Exception):
     """cairosvg could not draw an SVG; the message says why."""
 
 
-def content_key(svg: str, width: int, height: int, dpi: int, files: Iterable[Path]) -> str:
-    """The cache key of a rendered image: SVG text, pixel size, cardgen's code, cairosvg's version and used files."""
-    from cardgen.core.bundled import code_digest
-
+def look_key(svg: str, width: int, height: int, dpi: int, files: Iterable[Path]) -> str:
+    """What a card image shows: a hash of its SVG text, pixel size and the files it draws (by content), but not of
+    the code that draws it. The build record keeps it for the change report: a new cardgen draws every card again
+    (`content_key`), and reports as changed only the cards whose drawing differs."""
     digest = hashlib.sha256()
-    for part in (code_digest(), _drawing_library_version(), f"{width}x{height}@{dpi}", svg):
+    for part in (f"{width}x{height}@{dpi}", svg):
         digest.update(part.encode())
         digest.update(b"\0")
     for path in sorted(set(files)):
         digest.update(f"{path.name}:{file_digest(path)}".encode())
     return digest.hexdigest()[:32]
+
+
+def content_key(look: str) -> str:
+    """The cache key of a rendered image: what it shows (`look_key`), cardgen's code and cairosvg's version."""
+    from cardgen.core.bundled import code_digest
+
+    return hashlib.sha256(f"{code_digest()}\0{_drawing_library_version()}\0{look}".encode()).hexdigest()[:32]
 
 
 @lru_cache(maxsize=1)

@@ -47,6 +47,14 @@ def _card_fields(card: CardEntry) -> dict[str, Any]:
     return {**card.fields, "copies": card.copies}
 
 
+def _image_changed(old: CardEntry, new: CardEntry) -> bool:
+    """Whether a card's face shows something else: compared by what it shows, which a new cardgen drawing the same
+    card leaves alone (its `hash`, the cache key, holds the code); by the hash when a record is older than `look`."""
+    if old.look and new.look:
+        return old.look != new.look
+    return old.hash != new.hash
+
+
 def diff_records(old: BuildRecord, new: BuildRecord) -> Changes:
     """Compare two build records card by card (by id)."""
     before = {c.id: c for c in old.cards}
@@ -56,7 +64,7 @@ def diff_records(old: BuildRecord, new: BuildRecord) -> Changes:
     for card_id in (i for i in after if i in before):
         was, now = _card_fields(before[card_id]), _card_fields(after[card_id])
         fields = {k: (was.get(k), now.get(k)) for k in sorted(set(was) | set(now)) if was.get(k) != now.get(k)}
-        image = before[card_id].hash != after[card_id].hash
+        image = _image_changed(before[card_id], after[card_id])
         if fields or image:
             changes.changed.append(CardChange(card_id, after[card_id].name, fields, image))
     return changes

@@ -103,7 +103,8 @@ class BackEntry(Entry):
 
 
 class CardEntry(Entry):
-    """One card: its data, its face and back images (relative to the build folder) and its content hash."""
+    """One card: its data, its face and back images (relative to the build folder), its content hash (the image's
+    cache key) and what its face shows."""
 
     id: str
     deck: str
@@ -118,6 +119,7 @@ class CardEntry(Entry):
     dpi: int
     pixels: Pixels
     hash: str
+    look: str = ""  # what its face shows, not the code drawing it (`look_key`): what the change report compares
     text: str = ""
     fields: dict[str, Any] = Field(default_factory=dict)
     boxes: list[GuideBox] = Field(default_factory=list)
