@@ -122,7 +122,8 @@ def _snap_points(saved: dict, board: str) -> list[tuple[float, float]]:
     [obj] = [o for o in saved["ObjectStates"] if o["Nickname"] == board]
     assert obj["Name"] == "Custom_Board"
     points = obj["AttachedSnapPoints"]
-    assert all(p["Position"]["y"] == pytest.approx(0.1) for p in points)
+    assert all(p["Position"]["y"] == pytest.approx(0.592) for p in points)  # a real board's (docs/tts.md)
+    assert all(set(p) == {"Position"} for p in points)  # as Tabletop Simulator saves a point that does not turn
     return sorted((p["Position"]["x"], p["Position"]["z"]) for p in points)
 
 

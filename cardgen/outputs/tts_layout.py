@@ -16,7 +16,10 @@ from cardgen.outputs.tts_sizes import BOARD_UNITS
 # 19 units of the centre lies on the table in front of the hands, never in one.
 PLAY_AREA = 19.0
 GAP_UNITS = 1.0  # space between objects, and between the rows of a group
-SNAP_HEIGHT = 0.1  # a snap point's local y: real ones on tiles sit at 0.1 (just above the surface)
+# A board's snap points' local y, its top surface: all 187 on the Custom_Board at scale 1 of a save Tabletop
+# Simulator wrote (alanhaugen/Tabletop-Simulator `Saves/dwarves.json`, commit 1207772) sit at 0.592. scaleY stays 1,
+# so it holds at any scale.
+SNAP_HEIGHT = 0.592
 
 
 @dataclass(frozen=True)
