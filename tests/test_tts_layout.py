@@ -14,10 +14,13 @@ from typing import NamedTuple
 import pytest
 from PIL import Image
 
+import cardgen.outputs.tts_layout as tts_layout
+from cardgen.build.plan import game_drawings
 from cardgen.core.errors import CardgenError
 from cardgen.load.manifest import load_game
 from cardgen.options.tts import SnapGrid
-from cardgen.outputs.tts import TTSOptions, export_tts
+from cardgen.outputs.stage import StageContext
+from cardgen.outputs.tts import TTSOptions, TTSStage, export_tts
 from cardgen.record.record import BuildRecord
 from tests.example_games import REPO, shared_build
 
@@ -174,3 +177,24 @@ def test_snap_points_must_be_a_grid_on_a_board_deck(build, tmp_path) -> None:
     with pytest.raises(CardgenError, match=r"tts.snap_points.mat: a grid of 7 x 2 cells .* reaches past the 400 x "
                                            r"300 mm board"):
         export_tts(game, record, tmp_path, TTSOptions(snap_points={"mat": [wide]}))
+
+
+def test_a_game_larger_than_the_play_area_is_laid_out_with_a_warning(build, tmp_path, monkeypatch) -> None:
+    built = build("scrapbots")
+    record = BuildRecord.of_build(built)
+    game = load_game(REPO, "scrapbots")
+    stage = TTSStage.for_game(game)
+
+    def export(out: Path) -> list[str]:
+        out.mkdir(parents=True)
+        ctx = StageContext(game, record, out, out, drawings=lambda: game_drawings(REPO, "scrapbots", out.parent),
+                           wait_for=lambda path: built / path if path else None)
+        return [str(p) for p in stage.run(ctx)]
+
+    assert export(tmp_path / "fits" / "scrapbots") == []
+    monkeypatch.setattr(tts_layout, "PLAY_AREA", 5.0)  # a table 10 units across: the 14-unit mat does not fit
+    [warning] = export(tmp_path / "small" / "scrapbots")
+    assert warning.startswith("data/scrapbots/game.yaml: warning: Tabletop Simulator: ")
+    assert "object(s) reach past the default table's play area" in warning
+    saved = json.loads(next((tmp_path / "small" / "scrapbots" / "tts").glob("*.json")).read_text(encoding="utf-8"))
+    assert any(abs(b.x) + b.half_width > 5.0 for b in _places(saved))  # laid out all the same

@@ -29,9 +29,9 @@ from cardgen.options.tts import SnapGrid, TTSSpec
 from cardgen.outputs.jpeg_tiles import Tile, encode_tile, join_tiles, read_tile
 from cardgen.outputs.reuse import inputs_key, make_cached, reuse_or_make
 from cardgen.outputs.stage import Stage, StageContext
-from cardgen.outputs.tts_layout import Footprint, lay_out, snap_grid
+from cardgen.outputs.tts_layout import PLAY_AREA, Footprint, lay_out, outside, snap_grid
 from cardgen.outputs.tts_sheets import MAX_SIDE_PX, Guids, Sheet, plan_sheets
-from cardgen.outputs.tts_sizes import board_scale, card_scale, table_units, tile_scale
+from cardgen.outputs.tts_sizes import MM_PER_UNIT, board_scale, card_scale, table_units, tile_scale
 from cardgen.raster.render import Drawing, DrawnCard
 from cardgen.record.record import BuildRecord, CardEntry, DeckEntry
 
@@ -80,9 +80,10 @@ class TTSStage(Stage):
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """Write the export."""
+        problems: list[Problem] = []
         export_tts(ctx.game, ctx.record, ctx.out_dir, TTSOptions.from_spec(self.spec), ctx.previous, ctx.drawings,
-                   ctx.wait_for)
-        return []
+                   ctx.wait_for, problems)
+        return problems
 
     def card_work(self, game: Game, record: BuildRecord, out_root: Path) -> dict[str, TTSCardWork]:
         """Each card's sheet cell, resampled in the render workers (see `card_work`)."""
@@ -97,8 +98,9 @@ class TTSStage(Stage):
 
 def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSOptions,
                previous: PreviousOutputs | None = None, drawings: Callable[[], Mapping[str, Drawing]] = dict,
-               wait: Callable[[str], Path | None] = lambda image: None) -> Path:
-    """Write `<out_dir>/tts/` from a build record; return the saved-object JSON path (at its final place).
+               wait: Callable[[str], Path | None] = lambda image: None, problems: list[Problem] | None = None) -> Path:
+    """Write `<out_dir>/tts/` from a build record; return the saved-object JSON path (at its final place). Warnings
+    for the designer go into `problems`: a game too large for the table's play area.
 
     Images the `previous` build wrote with the same content are kept, not copied again from the cache. A sheet
     cell missing from the cache is drawn from the card's vectors: `drawings()` says how the game draws each card
@@ -116,6 +118,12 @@ def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSOptio
         exporter = _Exporter(game.name, record, out_dir, staging, options, _url_maker(options.base_url, final_dir),
                              previous=previous, drawings=drawings, wait=wait)
         saved = exporter.saved_object()
+        if exporter.outside and problems is not None:
+            problems.append(Problem(
+                f"Tabletop Simulator: {exporter.outside} object(s) reach past the default table's play area "
+                f"({PLAY_AREA:g} units, {PLAY_AREA * MM_PER_UNIT / 10:.0f} cm, from its centre): the game holds more "
+                "than a table's worth of pieces laid side by side; move them in the game",
+                file=relative(game.manifest_path, game.root), severity="warning"))
         exporter.put_last()
         stem = file_stem(record.game.title)
         write_saved_object(staging / f"{stem}.json", saved)
@@ -695,6 +703,7 @@ class _Exporter:
         self.wait = wait  # returns once the image of a path is drawn, with its file (see `export_tts`)
         self.path_of = {digest: path for path, digest in self.hashes.items()}  # a path of each image, by hash
         self.last: list[Callable[[], None]] = []  # images to put in once every other is (see `save_cached`)
+        self.outside = 0  # objects the layout could not keep inside the play area
 
     # ------------------------------------------------------------ images
 
@@ -787,9 +796,11 @@ class _Exporter:
                 rows[deck.kind].append((deck_name, deck, cards))
         tokens = [(deck_name, deck, card) for deck_name, deck, cards in rows["token"] for card in cards]
         boards = [(deck_name, deck, card) for deck_name, deck, cards in rows["board"] for card in cards]
-        places = iter(lay_out([_footprint(deck) for _, deck, _ in rows["card"]],
-                              [_footprint(deck) for _, deck, _ in boards],
-                              [_footprint(deck, least=1.0) for _, deck, _ in tokens]))
+        groups = ([_footprint(deck) for _, deck, _ in rows["card"]], [_footprint(deck) for _, deck, _ in boards],
+                  [_footprint(deck, least=1.0) for _, deck, _ in tokens])
+        laid = lay_out(*groups)
+        self.outside = outside(laid, [item for group in groups for item in group])
+        places = iter(laid)
         objects = []
         for deck_name, deck, cards in rows["card"]:
             x, z = next(places)

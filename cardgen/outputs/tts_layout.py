@@ -49,6 +49,12 @@ def lay_out(front: list[Footprint], middle: list[Footprint], back: list[Footprin
     return [(x, edge + shift + z) for (places, _), edge in zip(blocks, edges) for x, z in places]
 
 
+def outside(places: list[tuple[float, float]], footprints: list[Footprint]) -> int:
+    """How many of the objects laid at `places` reach past the play area."""
+    return sum(abs(x) + item.width / 2 > PLAY_AREA + 1e-9 or abs(z) + item.depth / 2 > PLAY_AREA + 1e-9
+               for (x, z), item in zip(places, footprints))
+
+
 def _rows(group: list[Footprint]) -> tuple[list[tuple[float, float]], float]:
     """A group's objects in rows, left to right and front to back, each row centred on x = 0: the centre of each
     (z from the block's front edge) and the block's depth."""
