@@ -1,9 +1,9 @@
 """Tabletop Simulator export: deck sheet images, token and board images, and a saved-object JSON.
 
-Writes `output/<game>/tts/`: `<Game-title>.json` (every deck face down side by side, tokens, bags and boards),
-`<Game-title>.png` (256 x 256 thumbnail) and the images, named with a hash of their content so that
-Tabletop Simulator, which caches images by URL, never shows a stale one. Sheet packing and keys are plain
-data in `tts_sheets.py`; copying into Tabletop Simulator's Saved Objects folder is `tts_install.py`.
+Writes `output/<game>/tts/`: `<Game-title>.json` (every deck face down, tokens, bags and boards, laid out on the
+table by `tts_layout.py`), `<Game-title>.png` (256 x 256 thumbnail) and the images, named with a hash of their
+content so that Tabletop Simulator, which caches images by URL, never shows a stale one. Sheet packing and keys
+are plain data in `tts_sheets.py`; copying into Tabletop Simulator's Saved Objects folder is `tts_install.py`.
 """
 from __future__ import annotations
 
