@@ -36,7 +36,8 @@ def _command(name: str) -> click.Command:
     return command
 
 
-@pytest.mark.parametrize("command, model, excluded", [("print", PrintSpec, {"pod"}), ("tts", TTSSpec, {"upload"})])
+@pytest.mark.parametrize("command, model, excluded", [("print", PrintSpec, {"pod"}),
+                                                     ("tts", TTSSpec, {"upload", "snap_points"})])
 def test_every_option_of_a_section_is_a_flag_of_its_command(command: str, model: type[BaseModel],
                                                              excluded: set[str]) -> None:
     params = {p.name: p for p in _command(command).params if isinstance(p, click.Option)}

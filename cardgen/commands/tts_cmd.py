@@ -29,7 +29,7 @@ from cardgen.record.record import BuildRecord
               help="Put the images in the S3-compatible bucket of game.yaml's tts: upload: and write their public "
                    "addresses into the saved object.")
 @push_options
-@add_flags(TTSSpec, "tts", exclude=("upload",))
+@add_flags(TTSSpec, "tts", exclude=("upload", "snap_points"))
 @click.pass_obj
 def tts_command(root: Path, game: str, out: Path | None, do_install: bool, tts_dir: Path | None, do_upload: bool,
                 push: bool, push_dealt: bool, push_port: int, reply_port: int, **flags: object) -> None:

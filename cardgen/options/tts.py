@@ -7,7 +7,10 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from cardgen.core.units import parse_length
 from cardgen.options import Strict
+
+MAX_SNAP_SIDE = 100  # cells a side of a grid of snap points (a 100 x 100 grid is 10,000 points)
 
 _WEB_ADDRESS = r"^https?://[^\s\"<>\\]+$"
 
@@ -27,6 +30,26 @@ class UploadSpec(Strict):
     region: str | None = Field(None, max_length=40, pattern=r"^[a-z0-9-]+$", description="the bucket's region")
 
 
+class SnapGrid(Strict):
+    """A grid of snap points on a board (`tts: snap_points: <board deck>:`): one at each cell's centre, the grid
+    centred on the board unless `x`/`y` move it (lengths, as the board's `size:`)."""
+
+    columns: int = Field(ge=1, le=MAX_SNAP_SIDE, description="cells across")
+    rows: int = Field(ge=1, le=MAX_SNAP_SIDE, description="cells down")
+    across: float = Field(gt=0, description="from one cell's centre to the next across (e.g. 25.4mm)")
+    down: float = Field(gt=0, description="from one cell's centre to the next down")
+    x: float = Field(0.0, description="the grid's centre right of the board's centre (default 0)")
+    y: float = Field(0.0, description="the grid's centre below the board's centre (default 0)")
+
+    @field_validator("across", "down", "x", "y", mode="before")
+    @classmethod
+    def _length(cls, value: object) -> float:
+        """Lengths as the rest of game.yaml writes them: 25.4mm, 1in, or a bare number of mm."""
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise ValueError(f"'{value}' is not a length; expected a number with mm, cm, in or pt")
+        return parse_length(value)
+
+
 class TTSSpec(Strict):
     """The `tts:` section: how the Tabletop Simulator saved object and its images are written."""
 
@@ -37,6 +60,8 @@ class TTSSpec(Strict):
     cutout: list[str] = Field(default_factory=list,
                               description="token decks exported as Custom_Token: shape cut from transparency")
     upload: UploadSpec | None = Field(None, description="the bucket of `cardgen tts --upload`")
+    snap_points: dict[str, list[SnapGrid]] = Field(
+        default_factory=dict, description="board decks' grids of snap points: where pieces go")
 
     @field_validator("base_url")
     @classmethod

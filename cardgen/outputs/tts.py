@@ -1,9 +1,9 @@
 """Tabletop Simulator export: deck sheet images, token and board images, and a saved-object JSON.
 
-Writes `output/<game>/tts/`: `<Game-title>.json` (every deck face down side by side, tokens, bags and boards),
-`<Game-title>.png` (256 x 256 thumbnail) and the images, named with a hash of their content so that
-Tabletop Simulator, which caches images by URL, never shows a stale one. Sheet packing and keys are plain
-data in `tts_sheets.py`; copying into Tabletop Simulator's Saved Objects folder is `tts_install.py`.
+Writes `output/<game>/tts/`: `<Game-title>.json` (every deck face down, tokens, bags and boards, laid out on the
+table by `tts_layout.py`), `<Game-title>.png` (256 x 256 thumbnail) and the images, named with a hash of their
+content so that Tabletop Simulator, which caches images by URL, never shows a stale one. Sheet packing and keys
+are plain data in `tts_sheets.py`; copying into Tabletop Simulator's Saved Objects folder is `tts_install.py`.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import json
 import pickle
 import re
 import urllib.parse
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -25,12 +25,13 @@ from cardgen.core.storage import Cache, place_file, swap_into_place, write_bytes
 from cardgen.load.freshness import PreviousOutputs
 from cardgen.load.manifest import Game
 from cardgen.load.markup import parse
-from cardgen.options.tts import TTSSpec
+from cardgen.options.tts import SnapGrid, TTSSpec
 from cardgen.outputs.jpeg_tiles import Tile, encode_tile, join_tiles, read_tile
 from cardgen.outputs.reuse import inputs_key, make_cached, reuse_or_make
 from cardgen.outputs.stage import Stage, StageContext
+from cardgen.outputs.tts_layout import PLAY_AREA, Footprint, lay_out, outside, snap_grid
 from cardgen.outputs.tts_sheets import MAX_SIDE_PX, Guids, Sheet, plan_sheets
-from cardgen.outputs.tts_sizes import board_scale, card_scale, table_units, tile_scale
+from cardgen.outputs.tts_sizes import MM_PER_UNIT, board_scale, card_scale, table_units, tile_scale
 from cardgen.raster.render import Drawing, DrawnCard
 from cardgen.record.record import BuildRecord, CardEntry, DeckEntry
 
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
 
 TTS_DIR = "tts"
 THUMBNAIL_PX = 256
-GAP_UNITS = 1.0  # space between objects laid out on the table
 TILE_TYPES = {"rectangle": 0, "square": 0, "hex": 1, "circle": 2, "rounded": 3}
 DECK_TYPES = {"rounded": 0, "rectangle": 1, "square": 1, "hex": 3, "circle": 4}
 PLAIN_BACK = "#3a3733"  # the back of cards whose deck declares none
@@ -60,12 +60,13 @@ class TTSOptions:
     jpeg_quality: int = 92
     base_url: str | None = None
     cutout: tuple[str, ...] = ()
+    snap_points: Mapping[str, list[SnapGrid]] = field(default_factory=dict)  # board deck -> its grids
 
     @classmethod
     def from_spec(cls, spec: TTSSpec, **overrides: object) -> "TTSOptions":
         """Options from the manifest's `tts:` section, with command-line values (not None) on top."""
         values: dict[str, Any] = {"image_format": spec.image_format, "jpeg_quality": spec.jpeg_quality,
-                  "base_url": spec.base_url, "cutout": tuple(spec.cutout)}
+                  "base_url": spec.base_url, "cutout": tuple(spec.cutout), "snap_points": spec.snap_points}
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 
@@ -79,9 +80,10 @@ class TTSStage(Stage):
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """Write the export."""
+        problems: list[Problem] = []
         export_tts(ctx.game, ctx.record, ctx.out_dir, TTSOptions.from_spec(self.spec), ctx.previous, ctx.drawings,
-                   ctx.wait_for)
-        return []
+                   ctx.wait_for, problems)
+        return problems
 
     def card_work(self, game: Game, record: BuildRecord, out_root: Path) -> dict[str, TTSCardWork]:
         """Each card's sheet cell, resampled in the render workers (see `card_work`)."""
@@ -96,8 +98,9 @@ class TTSStage(Stage):
 
 def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSOptions,
                previous: PreviousOutputs | None = None, drawings: Callable[[], Mapping[str, Drawing]] = dict,
-               wait: Callable[[str], Path | None] = lambda image: None) -> Path:
-    """Write `<out_dir>/tts/` from a build record; return the saved-object JSON path (at its final place).
+               wait: Callable[[str], Path | None] = lambda image: None, problems: list[Problem] | None = None) -> Path:
+    """Write `<out_dir>/tts/` from a build record; return the saved-object JSON path (at its final place). Warnings
+    for the designer go into `problems`: a game too large for the table's play area.
 
     Images the `previous` build wrote with the same content are kept, not copied again from the cache. A sheet
     cell missing from the cache is drawn from the card's vectors: `drawings()` says how the game draws each card
@@ -106,6 +109,7 @@ def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSOptio
     image of the export waits for the cards it shows.
     """
     _check_cutout(game, record, options)
+    _check_snap_points(game, record, options)
     # During `cardgen build` out_dir is a staging folder renamed to output/<game> at the end: URLs name the
     # final place.
     final_dir = out_dir.parent / game.name / TTS_DIR
@@ -114,6 +118,12 @@ def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSOptio
         exporter = _Exporter(game.name, record, out_dir, staging, options, _url_maker(options.base_url, final_dir),
                              previous=previous, drawings=drawings, wait=wait)
         saved = exporter.saved_object()
+        if exporter.outside and problems is not None:
+            problems.append(Problem(
+                f"Tabletop Simulator: {exporter.outside} object(s) reach past the default table's play area "
+                f"({PLAY_AREA:g} units, {PLAY_AREA * MM_PER_UNIT / 10:.0f} cm, from its centre): the game holds more "
+                "than a table's worth of pieces laid side by side; move them in the game",
+                file=relative(game.manifest_path, game.root), severity="warning"))
         exporter.put_last()
         stem = file_stem(record.game.title)
         write_saved_object(staging / f"{stem}.json", saved)
@@ -161,6 +171,24 @@ def _check_cutout(game: Game, record: BuildRecord, options: TTSOptions) -> None:
         if name not in record.decks or record.decks[name].kind != "token":
             raise CardgenError(f"tts.cutout: '{name}' is not a token deck of this game",
                                file=relative(game.manifest_path, game.root), row=game.line("tts", "cutout"))
+
+
+def _check_snap_points(game: Game, record: BuildRecord, options: TTSOptions) -> None:
+    """Each grid of `tts: snap_points:` is on a board deck of the game, its cells' centres on the board."""
+    for name, grids in options.snap_points.items():
+        where = {"file": relative(game.manifest_path, game.root), "row": game.line("tts", "snap_points", name)}
+        deck = record.decks.get(name)
+        if deck is None or deck.kind != "board":
+            raise CardgenError(f"tts.snap_points: '{name}' is not a board deck of this game", **where)
+        size = deck.size_mm
+        for grid in grids:
+            reach_x = abs(grid.x) + (grid.columns - 1) * grid.across / 2
+            reach_y = abs(grid.y) + (grid.rows - 1) * grid.down / 2
+            if reach_x > size.width / 2 or reach_y > size.height / 2:
+                raise CardgenError(
+                    f"tts.snap_points.{name}: a grid of {grid.columns} x {grid.rows} cells {grid.across:g} x "
+                    f"{grid.down:g} mm apart reaches past the {size.width:g} x {size.height:g} mm board; give it "
+                    "fewer cells or smaller steps", **where)
 
 
 def file_url(path: Path) -> str:
@@ -242,6 +270,11 @@ def _placeless(node: Any) -> Any:
     if isinstance(node, str) and node.startswith("file:///"):
         return node.rsplit("/", 1)[-1]
     return node
+
+
+def _footprint(deck: DeckEntry, least: float = 0.0) -> Footprint:
+    """What one object of a deck covers on the table: its size, at least `least` units a side (a token's bag)."""
+    return Footprint(max(table_units(deck.size_mm.width), least), max(table_units(deck.size_mm.height), least))
 
 
 def _transform(x: float, z: float, y: float = 1.0, face_down: bool = False, scale: float = 1.0) -> dict:
@@ -670,6 +703,7 @@ class _Exporter:
         self.wait = wait  # returns once the image of a path is drawn, with its file (see `export_tts`)
         self.path_of = {digest: path for path, digest in self.hashes.items()}  # a path of each image, by hash
         self.last: list[Callable[[], None]] = []  # images to put in once every other is (see `save_cached`)
+        self.outside = 0  # objects the layout could not keep inside the play area
 
     # ------------------------------------------------------------ images
 
@@ -752,35 +786,30 @@ class _Exporter:
     def saved_object(self) -> dict:
         """The whole saved-object file: header plus every deck, token supply and board of the game.
 
-        Decks lie face down side by side, tokens in a row in front of them and boards behind, each at
-        its size in game.yaml (see `tts_sizes`).
+        Boards lie in the middle of the table, the decks face down in rows in front of them and the tokens in
+        rows behind, each at its size in game.yaml (see `tts_sizes`), all inside the play area (`tts_layout`).
         """
         rows: dict[str, list[tuple[str, DeckEntry, list[CardEntry]]]] = {"card": [], "token": [], "board": []}
         for deck_name, deck in self.record.decks.items():
             cards = self.record.cards_of(deck_name)
             if cards:
                 rows[deck.kind].append((deck_name, deck, cards))
-        objects = []
-        widths = [table_units(deck.size_mm.width) for _, deck, _ in rows["card"]]
-        x = -(sum(widths) + GAP_UNITS * (len(widths) - 1)) / 2
-        for (deck_name, deck, cards), width in zip(rows["card"], widths):
-            objects.append(self.card_deck(deck_name, deck, cards, _transform(
-                x + width / 2, 0, face_down=True, scale=card_scale(deck.size_mm.width, deck.size_mm.height))))
-            x += width + GAP_UNITS
-        front = max((table_units(deck.size_mm.height) / 2 for _, deck, _ in rows["card"]), default=0.0) + GAP_UNITS
         tokens = [(deck_name, deck, card) for deck_name, deck, cards in rows["token"] for card in cards]
-        steps = [max(table_units(deck.size_mm.width), 1.0) + GAP_UNITS for _, deck, _ in tokens]
-        x = -(sum(steps) - GAP_UNITS) / 2  # a row in front of the decks, centred
-        for (deck_name, deck, card), step in zip(tokens, steps):
-            depth = table_units(max(deck.size_mm.height, 25.4))
-            objects += self.token_objects(deck_name, deck, card, x + (step - GAP_UNITS) / 2, -front - depth / 2)
-            x += step
-        z = front  # boards go behind the decks, one after the other
-        for _, deck, cards in rows["board"]:
-            height = table_units(deck.size_mm.height)
-            for card in cards:
-                objects.append(self.board(deck, card, z + height / 2))
-                z += height + GAP_UNITS
+        boards = [(deck_name, deck, card) for deck_name, deck, cards in rows["board"] for card in cards]
+        groups = ([_footprint(deck) for _, deck, _ in rows["card"]], [_footprint(deck) for _, deck, _ in boards],
+                  [_footprint(deck, least=1.0) for _, deck, _ in tokens])
+        laid = lay_out(*groups)
+        self.outside = outside(laid, [item for group in groups for item in group])
+        places = iter(laid)
+        objects = []
+        for deck_name, deck, cards in rows["card"]:
+            x, z = next(places)
+            objects.append(self.card_deck(deck_name, deck, cards, _transform(
+                x, z, face_down=True, scale=card_scale(deck.size_mm.width, deck.size_mm.height))))
+        board_objects = [self.board(deck_name, deck, card, *next(places)) for deck_name, deck, card in boards]
+        for deck_name, deck, card in tokens:
+            objects += self.token_objects(deck_name, deck, card, *next(places))
+        objects += board_objects
         mark_for_push(objects, self.game)
         game = self.record.game
         return {"SaveName": game.title, "Date": self.record.built_at, "VersionNumber": "",
@@ -875,15 +904,19 @@ class _Exporter:
                           ContainedObjects=[token(f"token/{card.id}", 1.0)])]
         return [token(f"token/{card.id}/{copy}", 1.0 + 0.25 * copy) for copy in range(card.copies)]
 
-    def board(self, deck: DeckEntry, card: CardEntry, z: float) -> dict:
+    def board(self, deck_name: str, deck: DeckEntry, card: CardEntry, x: float, z: float) -> dict:
         """A Custom_Board, locked as Tabletop Simulator makes boards; `WidthScale` is its image's width over
-        its height, as Tabletop Simulator stores it for every board."""
+        its height, as Tabletop Simulator stores it for every board. The grids of `tts: snap_points:` for its
+        deck become its `AttachedSnapPoints`."""
         url = self.component_image(card, deck, keep_alpha=self.options.image_format == "png")
         size = deck.size_mm
+        snaps = [point for grid in self.options.snap_points.get(deck_name, ()) for point in snap_grid(
+            grid.columns, grid.rows, grid.across, grid.down, (size.width, size.height), (grid.x, grid.y))]
         return _base("Custom_Board", self.guid(f"board/{card.id}"), card.name, tts_text(card.text),
-                     _transform(0, z, scale=board_scale(size.height)), Locked=True,
+                     _transform(x, z, scale=board_scale(size.height)), Locked=True,
                      CustomImage={"ImageURL": url, "ImageSecondaryURL": "", "ImageScalar": 1.0,
-                                  "WidthScale": round(size.width / size.height, 6)})
+                                  "WidthScale": round(size.width / size.height, 6)},
+                     **({"AttachedSnapPoints": snaps} if snaps else {}))
 
     def cover_hashes(self) -> list[str]:
         """What the thumbnail shows, as content hashes (it is remade only when they change)."""
