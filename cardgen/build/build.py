@@ -37,7 +37,8 @@ from cardgen.load.freshness import (
 from cardgen.load.manifest import Game
 from cardgen.outputs import stage_modules
 from cardgen.outputs.stage import Stage, StageContext
-from cardgen.raster.render import CardWork, RenderPool, started_workers
+from cardgen.raster.pool import RenderPool, started_workers
+from cardgen.raster.render import CardWork
 from cardgen.record.changes import Changes, diff_records
 from cardgen.record.record import BuildRecord
 from cardgen.svg.context import BuildContext

@@ -17,7 +17,8 @@ from cardgen.core.storage import Cache, copy_into_staging, verify, write_text
 from cardgen.load.data import Card
 from cardgen.load.freshness import PreviousOutputs
 from cardgen.load.manifest import Game
-from cardgen.raster.render import CardWork, Drawing, RasterJob, RenderPool, content_key, look_key, run_jobs
+from cardgen.raster.pool import RenderPool, run_jobs
+from cardgen.raster.render import CardWork, Drawing, RasterJob, content_key, look_key
 from cardgen.record.record import (
     BackEntry,
     BuildRecord,
