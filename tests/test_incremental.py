@@ -271,11 +271,11 @@ def test_watch_gets_ready_to_draw_while_it_waits_for_the_first_save(tiny_game: P
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A watch's rebuilds draw an edit's card in its own process: it sets drawing up (cairosvg, a first picture,
     the output stages' modules) as it starts watching, not on the way to the first edit's card."""
-    import cardgen.raster.render
+    import cardgen.raster.pool
     from cardgen.outputs import stage_modules, stage_names
 
     warmed: list[list[str]] = []
-    monkeypatch.setattr(cardgen.raster.render, "warm_up", lambda modules=(): warmed.append(list(modules)))
+    monkeypatch.setattr(cardgen.raster.pool, "warm_up", lambda modules=(): warmed.append(list(modules)))
     stop = threading.Event()
     thread = threading.Thread(target=watch_games, args=(tiny_game, ["tiny"], lambda names: None, stop, 0.1),
                               daemon=True)

@@ -350,7 +350,8 @@ def test_forked_render_workers_leave_the_build_s_objects_to_the_main_process(tmp
     """The main process's objects are frozen before the workers fork: a worker's garbage collector would
     otherwise visit (and so copy) every page of the build's heap, which at 10,000 cards is hundreds of MiB
     per worker."""
-    from cardgen.raster.render import Drawing, RasterJob, run_jobs
+    from cardgen.raster.pool import run_jobs
+    from cardgen.raster.render import Drawing, RasterJob
 
     svg = '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>'
     drawing = Drawing(svg, 8, 8, 96, str(tmp_path), tmp_path.as_uri() + "/", ())
@@ -406,12 +407,12 @@ def test_a_card_s_pixels_are_its_recorded_drawing_replayed_the_same_as_drawn_str
     import cairosvg.parser
     import cairosvg.surface
 
-    from cardgen.raster.render import _setup_cairosvg
+    from cardgen.raster.render import setup_cairosvg
 
     configure_fontconfig([])
     for transparent in (False, True):
         replayed = draw_svg(_FEATURES, 300, 200, 96, tmp_path, tmp_path.as_uri() + "/", transparent)
-        _setup_cairosvg()
+        setup_cairosvg()
         straight = cairosvg.surface.PNGSurface(cairosvg.parser.Tree(bytestring=_FEATURES.encode()), None, 96,
                                                background_color=None if transparent else "white").cairo
         straight.flush()
@@ -439,7 +440,8 @@ def test_a_card_drawn_smaller_from_its_vectors_is_the_card_drawn_at_that_size(tm
 def test_a_build_that_stops_while_drawing_draws_no_more_jobs(tmp_path: Path) -> None:
     """When the build stops while workers draw (an error placing a card file, Ctrl-C), the jobs not started yet are
     dropped: leaving the process pool otherwise waits for every queued card to be drawn for nothing."""
-    from cardgen.raster.render import Drawing, RasterJob, run_jobs
+    from cardgen.raster.pool import run_jobs
+    from cardgen.raster.render import Drawing, RasterJob
 
     shapes = "".join(f'<circle cx="{n * 7 % 400}" cy="{n * 13 % 400}" r="{n % 50}"/>' for n in range(300))
     svg = f'<svg xmlns="http://www.w3.org/2000/svg" width="400" height="400">{shapes}</svg>'
@@ -592,7 +594,7 @@ def test_workers_held_back_take_no_job_until_the_pool_grows() -> None:
     the others do both. A pool that never grew still ends all its workers."""
     import multiprocessing
 
-    from cardgen.raster.render import started_workers
+    from cardgen.raster.pool import started_workers
 
     with started_workers(2, early=1) as pool:
         assert pool is not None and len(multiprocessing.active_children()) == 2
@@ -614,7 +616,7 @@ def test_render_workers_import_the_stages_modules_as_they_start() -> None:
     """The output stages' modules (their card work comes with the jobs) are imported by each worker as it starts,
     while the build loads the game, not while the first job waits to be unpickled; a build names its stages'."""
     from cardgen.outputs import stage_modules
-    from cardgen.raster.render import started_workers
+    from cardgen.raster.pool import started_workers
 
     assert "tabnanny" not in sys.modules  # a module nothing here imports, standing in for a stage's
     with started_workers(2, modules=["tabnanny"]) as pool:
@@ -628,7 +630,8 @@ def test_render_workers_import_the_stages_modules_as_they_start() -> None:
 def test_a_rebuild_lets_its_held_workers_draw_only_when_it_has_many_jobs(tmp_path: Path, count: int) -> None:
     """A few jobs (a card or two edited) are drawn by the one early worker; many jobs (a template edited) by
     every worker."""
-    from cardgen.raster.render import Drawing, RasterJob, run_jobs, started_workers
+    from cardgen.raster.pool import run_jobs, started_workers
+    from cardgen.raster.render import Drawing, RasterJob
 
     shapes = "".join(f'<circle cx="{n * 7 % 400}" cy="{n * 13 % 400}" r="{n % 50}"/>' for n in range(300))
     svg = f'<svg xmlns="http://www.w3.org/2000/svg" width="400" height="400">{shapes}</svg>'
@@ -672,11 +675,11 @@ def test_a_rebuild_forks_its_render_worker_before_importing_the_pipeline(tiny_ga
     after the imports, which they inherit. Both builds are whole."""
     import subprocess
 
-    code = ("import sys, cardgen.raster.render as render; fork = render.started_workers\n"
+    code = ("import sys, cardgen.raster.pool as pool; fork = pool.started_workers\n"
             "def noting(*args, **kwargs):\n"
             "    print('pipeline imported at fork:', 'cardgen.build.build' in sys.modules, flush=True)\n"
             "    return fork(*args, **kwargs)\n"
-            "render.started_workers = noting\n"
+            "pool.started_workers = noting\n"
             "from cardgen.commands.cli import main; main(['--root', sys.argv[1], 'build', 'tiny', '-j', '2'])")
     forks = []
     for edit in ("", "Gamma,4,New,1\n"):
@@ -696,10 +699,10 @@ def test_a_render_worker_holds_ctrl_c_back_until_it_ignores_it(tmp_path: Path, m
     Ctrl-C test under load). The build's own Ctrl-C is held only while it forks."""
     import signal
 
-    import cardgen.raster.render
-    from cardgen.raster.render import started_workers
+    import cardgen.raster.pool
+    from cardgen.raster.pool import started_workers
 
-    follow = cardgen.raster.render._follow_the_build
+    follow = cardgen.raster.pool._follow_the_build
 
     def watched(parent: int) -> None:
         blocked_at_start = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
@@ -707,7 +710,7 @@ def test_a_render_worker_holds_ctrl_c_back_until_it_ignores_it(tmp_path: Path, m
         blocked_after = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
         (tmp_path / f"{os.getpid()}.mask").write_text(f"{blocked_at_start} {blocked_after}")
 
-    monkeypatch.setattr(cardgen.raster.render, "_follow_the_build", watched)
+    monkeypatch.setattr(cardgen.raster.pool, "_follow_the_build", watched)
     with started_workers(2) as pool:
         assert pool is not None
         assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set())  # the build's, let in again

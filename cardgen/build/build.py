@@ -6,7 +6,7 @@ import hashlib
 import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -37,7 +37,8 @@ from cardgen.load.freshness import (
 from cardgen.load.manifest import Game
 from cardgen.outputs import stage_modules
 from cardgen.outputs.stage import Stage, StageContext
-from cardgen.raster.render import CardWork, RenderPool, started_workers
+from cardgen.raster.pool import RenderPool, started_workers
+from cardgen.raster.render import CardWork
 from cardgen.record.changes import Changes, diff_records
 from cardgen.record.record import BuildRecord
 from cardgen.svg.context import BuildContext
@@ -143,82 +144,138 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
     """The build of one game, holding the output root's lock."""
     from cardgen.validate import check_output_folder
 
-    final = options.out_root / name
-    previous = BuildRecord.previous(final)
-    settings = settings_key(options.keep_svg, options.force, options.draft, *_stage_names(stages, options))
-    if previous is not None and current_build(final, root, name, settings) is not None:
-        return _up_to_date(name, final, previous, started)
+    build = _Build(root, name, options, reporter or SilentReporter(), stages, started)
+    if build.previous is not None and current_build(build.final, root, name, build.settings) is not None:
+        return _up_to_date(name, build.final, build.previous, started)
     check_output_folder(options.out_root)
     mark(cache_root(options.out_root))  # before the font metrics go in: a build that fails then leaves it ours
     keep_metrics(options.out_root)
     if workers is not None:
-        return _build_with(root, name, options, reporter, stages, started, previous, settings, workers)
+        return build.run(workers)
     configure_fontconfig([root / "fonts"])  # before the workers fork: they inherit it
     # The render workers start now and set cairosvg up on the other core while this process loads the game; on a
     # rebuild (mostly a card or two to draw) one of them, the others only if many jobs come (see RenderPool).
-    early = 1 if previous is not None and not options.force else options.jobs
+    early = 1 if build.previous is not None and not options.force else options.jobs
     with started_workers(options.jobs, early, stage_modules(stages)) as started_now:
-        return _build_with(root, name, options, reporter, stages, started, previous, settings, started_now)
+        return build.run(started_now)
 
 
-def _build_with(root: Path, name: str, options: BuildOptions, reporter: Reporter | None, stages: StageChoice,
-                started: float, previous: BuildRecord | None, settings: str, workers: RenderPool | None
-                ) -> BuildResult:
-    """Load, validate, plan and draw the game (in `workers` when started), then write its outputs."""
-    from cardgen.validate import validate_context
+@dataclass
+class _Build:
+    """One game's build as it goes through its phases (`run`): what it was asked, then what each phase made.
 
-    final = options.out_root / name
-    # Stamped before anything is read: a file edited during the build then differs from its stamp, and
-    # the next build sees the edit (stamped after, the build would record what it never read).
-    read_from = source_stamp(root, name, recording=True)
-    context = BuildContext.load(root, name, options.out_root, draft=options.draft, lang=options.lang)
-    findings = validate_context(context, helpers=workers)  # the workers are idle until the cards are planned
-    plan = plan_build(context, findings, options.force)
-    if context.renderer.cache is not None:
-        context.renderer.cache.save()  # with the renders planning added to validation's
-    plan.findings = unique(findings, [w for w in plan.findings if w.rule != "text-overflow"])
-    record = record_of(plan)
-    record.fingerprint = build_fingerprint(record, plan.game, options, stages)
-    used = {f.relative_to(root.resolve()).as_posix() for a in [*plan.faces.values(), *plan.backs.values()]
-            for f in a.rendered.files} | set(plan.game.files_elsewhere())
-    record.settings = settings
-    record.sources = {**source_stamp(root, name, sorted(used), recording=True), **read_from}
-    record.warnings = plan.findings
-    changes = diff_records(previous, record) if previous else None
-    # The previous record is kept only when no one edited it by hand: a build.json edited into another valid
-    # record (other copies, another image) would otherwise be sealed again and served to print and tts.
-    if previous and previous.fingerprint == record.fingerprint and record_intact(final) and outputs_intact(final):
-        previous = previous.model_copy(update={"settings": settings, "sources": record.sources,
+    It hears of the drawing (`plan.DrawListener`): card files are placed as their images are ready, and the output
+    stages start once the workers have every job.
+    """
+
+    root: Path
+    name: str
+    options: BuildOptions
+    reporter: Reporter
+    stages: StageChoice
+    started: float
+    workers: RenderPool | None = None  # given by `run`
+    final: Path = field(init=False)  # the game's output folder
+    previous: BuildRecord | None = field(init=False)  # the last build's record, if any
+    settings: str = field(init=False)  # the build settings' key (see `settings_key`)
+    plan: BuildPlan = field(init=False)
+    record: BuildRecord = field(init=False)
+    changes: Changes | None = field(init=False)
+    card_files: CardFiles = field(init=False)
+    outputs: _OutputStages = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.final = self.options.out_root / self.name
+        self.previous = BuildRecord.previous(self.final)
+        options = self.options
+        self.settings = settings_key(options.keep_svg, options.force, options.draft,
+                                     *_stage_names(self.stages, options))
+
+    def run(self, workers: RenderPool | None) -> BuildResult:
+        """Load, validate, plan and draw the game (in `workers` when started), then write its outputs."""
+        self.workers = workers
+        self.plan_cards()
+        return self.keep_previous() or self.write()
+
+    def plan_cards(self) -> None:
+        """Load and validate the game, render its cards to SVG and make its record (nothing drawn yet)."""
+        from cardgen.validate import validate_context
+
+        root, name, options = self.root, self.name, self.options
+        # Stamped before anything is read: a file edited during the build then differs from its stamp, and
+        # the next build sees the edit (stamped after, the build would record what it never read).
+        read_from = source_stamp(root, name, recording=True)
+        context = BuildContext.load(root, name, options.out_root, draft=options.draft, lang=options.lang)
+        findings = validate_context(context, helpers=self.workers)  # the workers are idle until the cards are planned
+        plan = self.plan = plan_build(context, findings, options.force)
+        if context.renderer.cache is not None:
+            context.renderer.cache.save()  # with the renders planning added to validation's
+        plan.findings = unique(findings, [w for w in plan.findings if w.rule != "text-overflow"])
+        record = self.record = record_of(plan)
+        record.fingerprint = build_fingerprint(record, plan.game, options, self.stages)
+        used = {f.relative_to(root.resolve()).as_posix() for a in [*plan.faces.values(), *plan.backs.values()]
+                for f in a.rendered.files} | set(plan.game.files_elsewhere())
+        record.settings = self.settings
+        record.sources = {**source_stamp(root, name, sorted(used), recording=True), **read_from}
+        record.warnings = plan.findings
+        self.changes = diff_records(self.previous, record) if self.previous else None
+
+    def keep_previous(self) -> BuildResult | None:
+        """When the game makes what the previous build made, keep its outputs (renewing build.json's stamps) and
+        say so; else None."""
+        previous, record, final = self.previous, self.record, self.final
+        # The previous record is kept only when no one edited it by hand: a build.json edited into another valid
+        # record (other copies, another image) would otherwise be sealed again and served to print and tts.
+        if not (previous and previous.fingerprint == record.fingerprint and record_intact(final)
+                and outputs_intact(final)):
+            return None
+        previous = previous.model_copy(update={"settings": self.settings, "sources": record.sources,
                                                "warnings": record.warnings})
         previous.save(final)
         seal_outputs(final)
-        return _up_to_date(name, final, previous, started, changes)
-    selected = select_stages(plan.game, stages, options.always)
-    work: dict[str, list[CardWork]] = {}
-    for stage in selected:  # the stages' work on card images, done in the render workers
-        for key, item in stage.card_work(plan.game, record, options.out_root).items():
-            work.setdefault(key, []).append(item)
-    staging = make_staging(options.out_root, final.name)
-    try:
-        kept = PreviousOutputs(final, staging)  # the previous build's files this one makes again, kept
-        card_files = CardFiles(plan, staging, options.keep_svg, kept)
-        stage_context = StageContext(plan.game, record, staging, final, kept, lambda: plan.drawings, card_files.wait,
-                                     changes if changes is not None else Changes(first=True), workers)
-        # Card files are placed as their images are ready, while the workers draw the others, and the output
-        # stages run beside them. With no workers started, the drawing is this process's own (or a pool forked
-        # only without threads): the stages run after it.
-        outputs = _OutputStages(selected, stage_context)
-        with outputs.beside(card_files) if workers else contextlib.nullcontext():
-            rendered, cached = draw_plan(plan, options.jobs, reporter or SilentReporter(), work,
-                                         card_files.place, workers, outputs.start, card_files.available)
-            record.stats.rendered, record.stats.cached = rendered, cached
-            card_files.place_rest()
-        plan.findings += outputs.findings()
-        _finish(plan, record, final, staging, kept)
-    finally:  # an error (a full disk: see `build_game`) leaves the previous output as it was
-        remove_ours(staging)
-    return BuildResult(name, final, len(plan.cards), record.stats.copies, rendered, cached,
-                       time.perf_counter() - started, plan.findings, changes)
+        return _up_to_date(self.name, final, previous, self.started, self.changes)
+
+    def write(self) -> BuildResult:
+        """Draw the cards and write every output into a staging folder, swapped into place when all is done."""
+        plan, record, options, workers = self.plan, self.record, self.options, self.workers
+        selected = select_stages(plan.game, self.stages, options.always)
+        work: dict[str, list[CardWork]] = {}
+        for stage in selected:  # the stages' work on card images, done in the render workers
+            for key, item in stage.card_work(plan.game, record, options.out_root).items():
+                work.setdefault(key, []).append(item)
+        staging = make_staging(options.out_root, self.final.name)
+        try:
+            kept = PreviousOutputs(self.final, staging)  # the previous build's files this one makes again, kept
+            self.card_files = CardFiles(plan, staging, options.keep_svg, kept)
+            changes = self.changes if self.changes is not None else Changes(first=True)
+            stage_context = StageContext(plan.game, record, staging, self.final, kept, lambda: plan.drawings,
+                                         self.card_files.wait, changes, workers)
+            # Card files are placed as their images are ready, while the workers draw the others, and the output
+            # stages run beside them. With no workers started, the drawing is this process's own (or a pool forked
+            # only without threads): the stages run after it.
+            self.outputs = _OutputStages(selected, stage_context)
+            with self.outputs.beside(self.card_files) if workers else contextlib.nullcontext():
+                rendered, cached = draw_plan(plan, options.jobs, self.reporter, self, work, workers)
+                record.stats.rendered, record.stats.cached = rendered, cached
+                self.card_files.place_rest()
+            plan.findings += self.outputs.findings()
+            _finish(plan, record, self.final, staging, kept)
+        finally:  # an error (a full disk: see `build_game`) leaves the previous output as it was
+            remove_ours(staging)
+        return BuildResult(self.name, self.final, len(plan.cards), record.stats.copies, rendered, cached,
+                           time.perf_counter() - self.started, plan.findings, self.changes)
+
+    def handed(self) -> None:
+        """The workers have every job: the output stages start (see `_OutputStages.start`)."""
+        self.outputs.start()
+
+    def available(self, keys: list[str]) -> None:
+        """The stages may read these images, found in the cache."""
+        self.card_files.available(keys)
+
+    def ready(self, key: str) -> None:
+        """This image is drawn (or found): its card files are placed."""
+        self.card_files.place(key)
 
 
 class _OutputStages:

@@ -8,7 +8,7 @@ import itertools
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 from cardgen import __version__
 from cardgen.core.errors import LEFT_OUT, CardgenError, Problem
@@ -17,7 +17,8 @@ from cardgen.core.storage import Cache, copy_into_staging, verify, write_text
 from cardgen.load.data import Card
 from cardgen.load.freshness import PreviousOutputs
 from cardgen.load.manifest import Game
-from cardgen.raster.render import CardWork, Drawing, RasterJob, RenderPool, content_key, look_key, run_jobs
+from cardgen.raster.pool import RenderPool, run_jobs
+from cardgen.raster.render import CardWork, Drawing, RasterJob, content_key, look_key
 from cardgen.record.record import (
     BackEntry,
     BuildRecord,
@@ -174,19 +175,28 @@ def game_drawings(root: Path, name: str, out_root: Path) -> dict[str, Drawing]:
     return plan_build(BuildContext.load(root, name, out_root), force=True).drawings
 
 
-def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter,
-              work: Mapping[str, Sequence[CardWork]] | None = None,
-              ready: Callable[[str], None] = lambda key: None,
-              workers: RenderPool | None = None, handed: Callable[[], None] = lambda: None,
-              available: Callable[[list[str]], None] = lambda keys: None) -> tuple[int, int]:
-    """Draw every artwork missing from the cache, in `workers` when started already; return (rendered, cached).
-    `handed()` is called once the workers have every job (what is not drawing may start then), and
-    `available(keys)` with the keys found in the cache, before `ready` is called for each.
+class DrawListener(Protocol):
+    """What hears of the drawing as `draw_plan` goes, in the build's process: the build, which places card files
+    and starts its output stages meanwhile."""
+
+    def handed(self) -> None:
+        """The workers have every job: what is not drawing may start now."""
+
+    def available(self, keys: list[str]) -> None:
+        """The images of `keys` were found in the cache, verified (said before `ready` is said of each)."""
+
+    def ready(self, key: str) -> None:
+        """The image of `key` is in the cache and verified (drawn, or found there), while the workers draw on."""
+
+
+def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter, listener: DrawListener,
+              work: Mapping[str, Sequence[CardWork]] | None = None, workers: RenderPool | None = None
+              ) -> tuple[int, int]:
+    """Draw every artwork missing from the cache, in `workers` when started already, telling `listener` as it goes;
+    return (rendered, cached).
 
     `work` is the output stages' work on card images, by image key: done in the workers while each image
-    is in memory (a cached image is read for it). `ready(key)` is called in this process as soon as the
-    cached image of a key is there and verified (drawn, or found in the cache), while the workers draw on:
-    the build places card files meanwhile.
+    is in memory (a cached image is read for it).
     """
     game, work = plan.game, work or {}
     arts = {a.key: a for a in [*plan.faces.values(), *plan.backs.values()]}
@@ -206,11 +216,11 @@ def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter,
     problems: list[Problem] = []
 
     def begin() -> None:
-        handed()
-        available(found)
+        listener.handed()
+        listener.available(found)
         reporter.start(f"{game.name}: drawing", len(raster_jobs))
         for key in found:  # while the workers draw
-            ready(key)
+            listener.ready(key)
 
     def done(key: str, error: str | None) -> None:
         reporter.advance()
@@ -220,7 +230,7 @@ def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter,
             problems.append(Problem(f"{'card ' + repr(card.id) if card else 'back ' + repr(art.name)}: {error}",
                                     file=card.source_file if card else None, row=card.source_row if card else None))
         elif not problems:  # a build that fails places nothing more
-            ready(key)
+            listener.ready(key)
 
     run_jobs(raster_jobs, jobs, done, begin, workers)
     reporter.finish()
@@ -297,8 +307,8 @@ class DrawingStopped(Exception):
 
 class CardFiles:
     """The card files of a build: cards/<deck>/<id>.png and backs/<name>.png (and their SVGs, if kept), copied
-    from the cache into the build's staging folder, each as soon as its image is ready (`place`, called by
-    `draw_plan` while the workers draw on); those of the `previous` build with the same content are kept
+    from the cache into the build's staging folder, each as soon as its image is ready (`place`, as `draw_plan`
+    says it is, while the workers draw on); those of the `previous` build with the same content are kept
     instead (see `PreviousOutputs`).
 
     Output stages running in another thread meanwhile `wait` for the images they read: an image is there as soon as

@@ -72,7 +72,7 @@ def watch_games(root: Path, games: list[str], rebuild: Callable[[list[str]], Non
     watching (`icons/` or `fonts/`, which a workspace from `cardgen init` lacks) is watched from then on.
     """
     from cardgen.outputs import stage_modules, stage_names
-    from cardgen.raster.render import warm_up
+    from cardgen.raster.pool import warm_up
 
     events: queue.Queue[Path] = queue.Queue()
     observer = _Observer(root, events)

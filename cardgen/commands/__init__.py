@@ -1,5 +1,5 @@
-"""The commands of `cardgen`: one module per command with logic (build and watch, print, tts); `cli.py` holds the
-group and the one-line commands. A command parses its options and calls one function.
+"""The commands of `cardgen`: `cli.py` declares them (their options), and each command's module does its work
+(`build_cmd` for build and watch, `list_cmd`, `print_cmd`...). A command parses its options and calls one function.
 
 Modules here import only what their command needs: `cardgen build` with nothing to do loads no pydantic.
 """
@@ -18,3 +18,14 @@ def complete_games(ctx: click.Context, param: click.Parameter, incomplete: str) 
 
     root = ctx.find_root().params.get("root") or Path(".")
     return [CompletionItem(name) for name in list_games(Path(root)) if name.startswith(incomplete)]
+
+
+def games_of(root: Path, names: tuple[str, ...]) -> list[str]:
+    """The games named, or every game of the workspace when none is; an error when there is none."""
+    from cardgen.core.errors import CardgenError
+    from cardgen.core.workspace import list_games
+
+    games = list(names) or list_games(root)
+    if not games:
+        raise CardgenError(f"no games found: expected data/<game>/game.yaml under {root}")
+    return games

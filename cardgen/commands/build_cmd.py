@@ -114,7 +114,7 @@ def build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool =
     """
     from cardgen.load.fonts import configure_fontconfig
     from cardgen.outputs import stage_modules, stage_names
-    from cardgen.raster.render import started_workers
+    from cardgen.raster.pool import started_workers
 
     rebuild = not force and (out_root / name / "build.json").is_file()
     configure_fontconfig([root / "fonts"])  # before the workers fork: they inherit it

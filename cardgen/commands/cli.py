@@ -6,95 +6,16 @@ Heavy libraries (pydantic, cairosvg, reportlab) are imported inside commands so 
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
 from cardgen import __version__
-from cardgen.commands import complete_games
+from cardgen.commands import complete_games, games_of
+from cardgen.commands.group import CardgenGroup
+from cardgen.commands.startup import exit_now  # its start-up patch is made on import, before any command runs
 from cardgen.commands.tts_push import push_options, target_of
-from cardgen.core.errors import CardgenError
-from cardgen.core.registry import OUTPUTS, imported
-
-# pydantic looks for plugins by scanning every installed package's metadata the first time a model is built
-# (~20 ms of every build); cardgen uses none. PYDANTIC_DISABLE_PLUGINS set to an empty value loads them.
-os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-PLUGINS_OFF = ("__all__", "1", "true")  # the values with which pydantic's plugin loader loads none
-
-
-def _no_plugin_loader() -> None:
-    """With plugins off, stand in for pydantic's plugin loader (`pydantic.plugin._loader`) with a module that
-    finds none, as pydantic's does then: importing pydantic's imports importlib.metadata (10-20 ms of every
-    command that builds a model) only to look at PYDANTIC_DISABLE_PLUGINS and return nothing. Nothing is done
-    when plugins are on, or when pydantic's loader was imported already."""
-    name = "pydantic.plugin._loader"
-    if os.environ.get("PYDANTIC_DISABLE_PLUGINS") not in PLUGINS_OFF or name in sys.modules:
-        return
-    import types
-
-    loader = types.ModuleType(name, "cardgen's stand-in for pydantic's plugin loader, while plugins are off.")
-    loader.get_plugins = lambda: ()  # type: ignore[attr-defined]
-    sys.modules[name] = loader
-
-
-_no_plugin_loader()
-
-
-class CardgenGroup(click.Group):
-    """A click group that turns CardgenError into readable lines and an exit code.
-
-    The commands of the registered outputs (`cardgen.core.registry.OUTPUTS`: `print`, `tts`, and any output with
-    options) have flags derived from an output's options model; they are imported only when named, so that
-    `cardgen build` with nothing to do loads none of it.
-    """
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        """Every command, the outputs' commands included."""
-        return sorted({*super().list_commands(ctx), *_output_commands()})
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        """A command by name, importing an output's command now."""
-        command = super().get_command(ctx, cmd_name)
-        if command is not None or cmd_name not in _output_commands():
-            return command
-        output = OUTPUTS[cmd_name]
-        if output.command:
-            return imported(output.command)
-        from cardgen.commands.output_cmd import output_command
-
-        return output_command(cmd_name)
-
-    def invoke(self, ctx: click.Context) -> object:
-        """Run a command; show problems as lines, tracebacks only with --debug."""
-        from cardgen.core.interrupts import noted, notice_interrupts
-
-        notice_interrupts()
-        try:
-            return super().invoke(ctx)
-        except CardgenError as exc:
-            if ctx.meta.get("cardgen.debug"):
-                raise
-            for problem in exc.problems:
-                click.secho(str(problem), fg="red" if problem.severity == "error" else "yellow", err=True)
-            unchanged = "; nothing was changed in the output" if exc.outputs_unchanged else ""
-            click.echo(f"{len(exc.problems)} problem(s){unchanged}.", err=True)
-            ctx.exit(1)
-        except KeyboardInterrupt:
-            _interrupted(ctx)
-        except Exception:
-            # A Ctrl-C that lands where Python turns its KeyboardInterrupt into another error (a class being made
-            # wraps it in a RuntimeError) is still the designer's Ctrl-C, not a crash.
-            if not noted() or ctx.meta.get("cardgen.debug"):
-                raise
-            _interrupted(ctx)
-
-
-def _interrupted(ctx: click.Context) -> NoReturn:
-    """End a command stopped by Ctrl-C: one line, exit code 130."""
-    click.echo("interrupted; previous outputs are left as they were.", err=True)
-    ctx.exit(130)
 
 
 def run() -> None:
@@ -108,34 +29,7 @@ def run() -> None:
     try:
         main(prog_name="cardgen")
     except SystemExit as end:
-        _exit(end)
-
-
-def _exit(end: SystemExit) -> None:
-    """End the process as `end` asks (see `run`)."""
-    import atexit
-    import threading
-
-    multiprocessing = sys.modules.get("multiprocessing")
-    if threading.active_count() > 1 or (multiprocessing is not None and multiprocessing.active_children()):
-        raise end
-    code = end.code
-    if not isinstance(code, int):  # sys.exit's rule: None is success, anything else is printed and fails
-        if code is not None:
-            print(code, file=sys.stderr)
-        code = 0 if code is None else 1
-    atexit._run_exitfuncs()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):  # a closed pipe: Python's own exit reports it
-        raise end from None
-    os._exit(code)
-
-
-def _output_commands() -> list[str]:
-    """The outputs that have a command: their own, or the one every output with options gets."""
-    return [name for name, output in OUTPUTS.items() if output.command or output.options]
+        exit_now(end)
 
 
 @click.group(cls=CardgenGroup)
@@ -148,22 +42,6 @@ def main(ctx: click.Context, root: Path, debug: bool) -> None:
     """cardgen: turn card data (CSV/YAML/XLSX) and SVG templates into print-and-play cards."""
     ctx.meta["cardgen.debug"] = debug
     ctx.obj = root.resolve()
-
-
-def _games(root: Path, names: tuple[str, ...]) -> list[str]:
-    from cardgen.core.workspace import list_games
-
-    games = list(names) or list_games(root)
-    if not games:
-        raise CardgenError(f"no games found: expected data/<game>/game.yaml under {root}")
-    return games
-
-
-def _reporter():
-    """A rich progress bar on a terminal, plain lines otherwise."""
-    from cardgen.core.progress import make_reporter
-
-    return make_reporter(sys.stderr.isatty())
 
 
 @main.command()
@@ -192,24 +70,16 @@ def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, 
     """Build GAMES (all games when none are named): card PNGs and build.json under output/."""
     from cardgen.commands.build_cmd import build_games
 
-    build_games(root, _games(root, games), out, jobs, keep_svg, force, pod, guides, draft, lang)
+    build_games(root, games_of(root, games), out, jobs, keep_svg, force, pod, guides, draft, lang)
 
 
 @main.command("list")
 @click.pass_obj
 def list_command(root: Path) -> None:
     """Show the games of the workspace, their decks and card counts."""
-    from cardgen.load.data import load_deck
-    from cardgen.load.manifest import load_game
+    from cardgen.commands.list_cmd import list_games
 
-    for name in _games(root, ()):
-        game = load_game(root, name)
-        click.echo(f"{name}: {game.spec.title} v{game.spec.version}")
-        for deck_name, deck in game.spec.decks.items():
-            cards = load_deck(game, deck_name)
-            size = game.deck_size(deck)
-            click.echo(f"  {deck_name}: {len(cards)} cards, {sum(c.copies for c in cards)} with copies, "
-                       f"{size.width_mm:g} x {size.height_mm:g} mm")
+    list_games(root)
 
 
 @main.command()
@@ -221,17 +91,9 @@ def list_command(root: Path) -> None:
 @click.pass_obj
 def calibrate(root: Path, paper: str, duplex: Any, out: Path | None) -> None:
     """Write a one-sheet duplex test page to measure the back offset of a printer."""
-    from cardgen.core.units import parse_paper
-    from cardgen.outputs.calibrate import write_calibration_pdf
-    from cardgen.outputs.imposition import PrintOptions
+    from cardgen.commands.calibrate_cmd import calibrate as write_page
 
-    try:
-        parse_paper(paper)
-    except ValueError as exc:
-        raise CardgenError(f"--paper: {exc}") from None
-    name = PrintOptions(paper=paper).paper_name
-    path = write_calibration_pdf((out or root / "output") / f"calibration-{name}-{duplex}.pdf", paper, duplex)
-    click.echo(f"{path}: print it double-sided at 100%, then follow the instructions on it.")
+    write_page(root, paper, duplex, out)
 
 
 # ---------------------------------------------------------------- fast regeneration: snapshots, changes, watch
@@ -244,12 +106,9 @@ def calibrate(root: Path, paper: str, duplex: Any, out: Path | None) -> None:
 @click.pass_obj
 def snapshot(root: Path, game: str, name: str, out: Path | None, force: bool) -> None:
     """Record the current build of GAME as version NAME (e.g. the one you printed)."""
-    from cardgen.record.changes import save_snapshot
-    from cardgen.record.record import BuildRecord
+    from cardgen.commands.snapshot_cmd import snapshot as save
 
-    record = BuildRecord.of_build((out or root / "output") / game)
-    path = save_snapshot(record, root, game, name, replace=force)
-    click.echo(f"{game}: snapshot '{name}' of {len(record.cards)} cards -> {path.relative_to(root)}")
+    save(root, game, name, out, force)
 
 
 @main.command()
@@ -259,16 +118,9 @@ def snapshot(root: Path, game: str, name: str, out: Path | None, force: bool) ->
 @click.pass_obj
 def changes(root: Path, game: str, since: str, out: Path | None) -> None:
     """List the cards of GAME added, changed or removed since a snapshot, with field changes."""
-    from cardgen.record.changes import describe, diff_records, load_snapshot
-    from cardgen.record.record import BuildRecord
+    from cardgen.commands.snapshot_cmd import changes as show
 
-    record = BuildRecord.of_build((out or root / "output") / game)
-    diff = diff_records(load_snapshot(root, game, since), record)
-    click.echo(f"{game} since '{since}': {len(diff.added)} added, {len(diff.changed)} changed, "
-               f"{len(diff.removed)} removed")
-    if not diff.empty:
-        for line in describe(diff):
-            click.echo(f"  {line}")
+    show(root, game, since, out)
 
 
 @main.command()
@@ -280,13 +132,9 @@ def clean(root: Path, out: Path | None, outputs: bool) -> None:
 
     Only what cardgen made is removed (its folders hold a .cardgen-made stamp); anything else is left alone.
     """
-    from cardgen.core.ownership import check_output_root, clean_output_root
+    from cardgen.commands.clean_cmd import clean as remove
 
-    out_root = check_output_root(root, out or root / "output")
-    removed, kept = clean_output_root(out_root, outputs)
-    click.echo(f"removed {', '.join(str(t) for t in removed)}" if removed else f"nothing to remove in {out_root}")
-    if kept:
-        click.echo(f"left alone (not made by cardgen): {', '.join(str(t) for t in kept)}")
+    remove(root, out, outputs)
 
 
 @main.command()
@@ -299,7 +147,7 @@ def watch(root: Path, games: tuple[str, ...], out: Path | None, jobs: int, **pus
     """Build GAMES, then rebuild whatever an edit to data, templates, icons or fonts affects (Ctrl-C stops)."""
     from cardgen.commands.build_cmd import watch_games
 
-    watch_games(root, _games(root, games), out, jobs, target_of(**push))
+    watch_games(root, games_of(root, games), out, jobs, target_of(**push))
 
 
 @main.command()
@@ -315,19 +163,9 @@ def validate(ctx: click.Context, games: tuple[str, ...], output_format: str, no_
 
     Prints one line per finding and a summary; exits with 1 when there are errors (warnings alone: 0).
     """
-    from cardgen.validate import validate_game
-    from cardgen.validate.findings import errors_in, format_json, summary
+    from cardgen.commands.validate_cmd import validate as check
 
-    results = {name: validate_game(ctx.obj, name, layout=not no_layout, lang=lang) for name in _games(ctx.obj, games)}
-    if output_format == "json":
-        click.echo(format_json(results))
-    else:
-        for findings in results.values():
-            for finding in findings:
-                click.secho(str(finding), fg="red" if finding.severity == "error" else "yellow")
-        for name, findings in results.items():
-            click.echo(summary(name, findings))
-    if any(errors_in(findings) for findings in results.values()):
+    if not check(ctx.obj, games, output_format, not no_layout, lang):
         ctx.exit(1)
 
 
@@ -347,13 +185,9 @@ def init(root: Path, name: str, size: str, paper: str, decks: str) -> None:
 
     In an empty folder this makes the workspace too; `cardgen build NAME` then works at once.
     """
-    from cardgen.commands.scaffold import InitOptions, create_game, deck_names
+    from cardgen.commands.init_cmd import init_game
 
-    written = create_game(root, name, InitOptions(size, paper, deck_names(decks)))
-    for path in written:
-        click.echo(f"  wrote {path.relative_to(root)}")
-    click.echo(f"{name}: ready. Next: `cardgen build {name}` (or `cardgen serve {name}` to see the cards as you "
-               f"edit data/{name}/ and templates/{name}/)")
+    init_game(root, name, size, paper, decks)
 
 
 @main.group(invoke_without_command=True)
@@ -361,16 +195,10 @@ def init(root: Path, name: str, size: str, paper: str, decks: str) -> None:
 @click.pass_context
 def icons(ctx: click.Context, show_credits: bool) -> None:
     """The icons cards can use: the bundled game-icons.net set and the workspace's icons/ folder."""
-    from cardgen.core.bundled import ICON_ATTRIBUTION
-    from cardgen.load.icons import IconLibrary
+    from cardgen.commands.icons_cmd import icons_summary
 
-    if show_credits:
-        click.echo(ICON_ATTRIBUTION.read_text(encoding="utf-8"))
-    elif ctx.invoked_subcommand is None:
-        library = IconLibrary(ctx.obj)
-        click.echo(f"{len(library.bundled.names):,} bundled game-icons.net icons (CC BY 3.0; see "
-                   f"`cardgen icons --credits`), {len(library.files)} in {ctx.obj / 'icons'}.")
-        click.echo("Find names with `cardgen icons search WORD`, see one with `cardgen icons show NAME`.")
+    if show_credits or ctx.invoked_subcommand is None:
+        icons_summary(ctx.obj, show_credits)
 
 
 @icons.command("search")
@@ -379,18 +207,9 @@ def icons(ctx: click.Context, show_credits: bool) -> None:
 @click.pass_obj
 def icons_search(root: Path, words: tuple[str, ...], sheet: bool) -> None:
     """List the icon names holding every one of WORDS (e.g. `cardgen icons search sword`)."""
-    from cardgen.load.icons import IconLibrary
+    from cardgen.commands.icons_cmd import search_icons
 
-    library = IconLibrary(root)
-    found = library.search(list(words))
-    for name in found:
-        click.echo(name + ("  (icons/)" if name in library.files else ""))
-    if not found:
-        raise CardgenError(f"no icon name holds {' and '.join(repr(w) for w in words)}"
-                           f"{library.suggest('-'.join(words))}")
-    click.echo(f"{len(found)} icon{'' if len(found) == 1 else 's'}", err=True)
-    if sheet:
-        _write_icon_sheet(root, library, found[:120], "search-" + "-".join(words))
+    search_icons(root, words, sheet)
 
 
 @icons.command("show")
@@ -401,35 +220,18 @@ def icons_search(root: Path, words: tuple[str, ...], sheet: bool) -> None:
 @click.pass_obj
 def icons_show(root: Path, names: tuple[str, ...], out: Path | None, color: str) -> None:
     """Write a preview PNG of one or more icons (e.g. `cardgen icons show gears cog`)."""
-    from cardgen.load.icons import IconLibrary
+    from cardgen.commands.icons_cmd import show_icons
 
-    _write_icon_sheet(root, IconLibrary(root), list(names), "-".join(names[:3]), out, color)
-
-
-def _write_icon_sheet(root: Path, library, names: list[str], stem: str, out: Path | None = None,
-                      color: str = "#1d1d1d") -> None:
-    from cardgen.commands.iconsheet import write_sheet
-
-    drawn = [library.get(name) for name in names]
-    target = write_sheet(drawn, out or root / "output" / "icons" / f"{stem[:80]}.png", color)
-    click.echo(f"preview of {len(drawn)} icon(s) -> {target}")
+    show_icons(root, names, out, color)
 
 
 @main.command()
 @click.pass_obj
 def fonts(root: Path) -> None:
     """List the font families templates can use: the workspace's fonts/ and cardgen's bundled fonts."""
-    from cardgen.core.bundled import FONTS_DIR
-    from cardgen.load.fonts import FontBook
+    from cardgen.commands.fonts_cmd import list_fonts
 
-    book = FontBook(root / "fonts")
-    for family in book.families:
-        faces = [f for f in book.faces.values() if f.family == family]
-        names = {(False, False): "regular", (False, True): "italic", (True, False): "bold", (True, True): "bold italic"}
-        styles = ", ".join(names[style] for style in sorted({(f.bold, f.italic) for f in faces}))
-        where = "bundled" if all(f.path.parent == FONTS_DIR for f in faces) else "fonts/"
-        click.echo(f"{family}: {styles} ({where})")
-    click.echo("Add a family by copying its static .ttf/.otf files (and license) into fonts/ in the workspace.")
+    list_fonts(root)
 
 
 @main.command()
@@ -447,46 +249,9 @@ def fonts(root: Path) -> None:
 def serve(root: Path, game: str, port: int, guides: bool, out: Path | None, jobs: int, open_browser: bool,
           **push: Any) -> None:
     """Serve GAME's gallery on localhost; rebuild on every save and reload the page (Ctrl-C stops)."""
-    import time
+    from cardgen.commands.serve_cmd import serve as serve_gallery
 
-    from cardgen.commands.build_cmd import GUIDES, build_one
-    from cardgen.commands.serve import serve_game
-    from cardgen.core.ownership import check_game_name, check_output_root
-    from cardgen.outputs.gallery import gallery_state
-
-    out_root = check_output_root(root, out or root / "output")
-    out_dir = out_root / check_game_name(game)
-    if not (root / "data" / game / "game.yaml").is_file():  # no such game: say so, rather than serve its errors
-        from cardgen.load.manifest import load_game
-
-        load_game(root, game)
-
-    target = target_of(**push)
-
-    def build_once() -> str:
-        build_one(root, game, out_root, jobs, always=GUIDES if guides else ())
-        if target is not None:
-            from cardgen.commands.tts_push import push_built_game, report
-
-            report(push_built_game(out_dir, target))
-        return str(gallery_state(out_dir).get("built", ""))
-
-    try:
-        running = serve_game(root, game, out_dir, build_once, port, lambda text: click.secho(text, fg="red", err=True))
-    except OSError as exc:
-        raise CardgenError(f"cannot serve on port {port}: {exc.strerror or exc}; try --port 0") from None
-    click.echo(f"{game}: gallery at {running.url} (rebuilt on every save; Ctrl-C stops)")
-    if open_browser:
-        import webbrowser
-
-        webbrowser.open(running.url)
-    try:
-        while True:
-            time.sleep(1)
-    except KeyboardInterrupt:
-        click.echo("stopped serving")
-    finally:
-        running.stop()
+    serve_gallery(root, game, port, guides, out, jobs, open_browser, push)
 
 
 # ---------------------------------------------------------------- playtesting: the numbers, simulations, pictures

@@ -1,0 +1,57 @@
+"""`cardgen serve`: a game built, its gallery served on localhost (`commands/serve.py`) and rebuilt on every
+save until Ctrl-C."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cardgen.commands.tts_push import target_of
+from cardgen.core.errors import CardgenError
+
+
+def serve(root: Path, game: str, port: int, guides: bool, out: Path | None, jobs: int, open_browser: bool,
+          push: dict[str, Any]) -> None:
+    """Serve `game`'s gallery until Ctrl-C, rebuilding it on every save (and pushing it into Tabletop Simulator
+    as the `push` options say)."""
+    import time
+
+    from cardgen.commands.build_cmd import GUIDES, build_one
+    from cardgen.commands.serve import serve_game
+    from cardgen.core.ownership import check_game_name, check_output_root
+    from cardgen.outputs.gallery import gallery_state
+
+    out_root = check_output_root(root, out or root / "output")
+    out_dir = out_root / check_game_name(game)
+    if not (root / "data" / game / "game.yaml").is_file():  # no such game: say so, rather than serve its errors
+        from cardgen.load.manifest import load_game
+
+        load_game(root, game)
+
+    target = target_of(**push)
+
+    def build_once() -> str:
+        build_one(root, game, out_root, jobs, always=GUIDES if guides else ())
+        if target is not None:
+            from cardgen.commands.tts_push import push_built_game, report
+
+            report(push_built_game(out_dir, target))
+        return str(gallery_state(out_dir).get("built", ""))
+
+    try:
+        running = serve_game(root, game, out_dir, build_once, port, lambda text: click.secho(text, fg="red", err=True))
+    except OSError as exc:
+        raise CardgenError(f"cannot serve on port {port}: {exc.strerror or exc}; try --port 0") from None
+    click.echo(f"{game}: gallery at {running.url} (rebuilt on every save; Ctrl-C stops)")
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(running.url)
+    try:
+        while True:
+            time.sleep(1)
+    except KeyboardInterrupt:
+        click.echo("stopped serving")
+    finally:
+        running.stop()
