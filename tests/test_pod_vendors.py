@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from tests.conftest import run_cli, sample_game
 from tests.example_games import REPO
 
 PT_PER_MM = 72 / 25.4
+GHOSTSCRIPT = shutil.which("gs")
 
 MANIFEST = """\
     title: Sample
@@ -179,6 +181,34 @@ def test_the_designers_own_profile_is_the_conversion_and_the_output_intent(tmp_p
     reader = PdfReader(root / "output" / "s" / "pod" / "drivethrucards" / "main.pdf")
     assert ImageChops.difference(page_image(reader, 1), vendors).getbbox() is None
 
+
+
+@pytest.mark.skipif(GHOSTSCRIPT is None, reason="Ghostscript's gs is not installed (Debian: ghostscript)")
+@pytest.mark.parametrize("vendor, file, limit", [("drivethrucards", "main.pdf", 240), ("mbprint", "63.5x89.pdf", 300)])
+def test_ghostscript_prints_the_press_pdfs_in_their_own_cmyk_within_the_ink_limit(tmp_path: Path, vendor: str,
+                                                                                  file: str, limit: int) -> None:
+    """docs/print.md: Ghostscript, a real PDF interpreter, reads each PDF/X without a complaint and renders every
+    page to CMYK pixels equal to the page's image (so the press gets the file's CMYK, not a conversion of its own),
+    none over the vendor's ink limit; a black square takes the front near it."""
+    face = FACE.replace("</svg>", '<rect width="20mm" height="20mm" fill="#000000"/></svg>')
+    root = sample_game(tmp_path, MANIFEST.format(top="", deck=""), {"cards.csv": CARDS}, face)
+    run_cli(root, "pod", "s", "--vendor", vendor)
+    pdf = root / "output" / "s" / "pod" / vendor / file
+    assert GHOSTSCRIPT is not None
+    rendered = subprocess.run([GHOSTSCRIPT, "-q", "-dNOPAUSE", "-dBATCH", "-dSAFER", "-sDEVICE=tiff32nc", "-r300",
+                               f"-sOutputFile={tmp_path / 'page%d.tif'}", str(pdf)],
+                              capture_output=True, text=True, timeout=300, check=False)
+    assert (rendered.returncode, rendered.stdout, rendered.stderr) == (0, "", "")  # no error, no repair
+    reader = PdfReader(pdf)
+    assert sorted(p.name for p in tmp_path.glob("page*.tif")) == sorted(f"page{n}.tif" for n in range(1, 7))
+    inks = []
+    for number in range(1, 7):
+        embedded = page_image(reader, number)
+        with Image.open(tmp_path / f"page{number}.tif") as page:  # 300 DPI: a pixel of the page per image pixel
+            assert page.mode == embedded.mode == "CMYK" and page.size == embedded.size
+            assert ImageChops.difference(page, embedded).getbbox() is None, number
+            inks.append(total_ink(page))
+    assert max(inks) <= limit + 0.5 and max(inks) >= 150
 
 def test_mb_prints_black_is_its_rich_black(tmp_path: Path) -> None:
     """docs/print.md: MB Print's black is its rich black C30 M30 Y0 K100, not the profile's four-ink black; other
