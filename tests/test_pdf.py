@@ -631,7 +631,8 @@ def test_sheets_and_tiles_are_trimmed_at_the_paper_and_a_lone_card_at_its_trim(b
             assert trim == bleed_box == pytest.approx([card.x, card.y, card.right, card.top], abs=0.02)
         else:  # several cards, a tile of the mat (its image larger than the page) or a blank back
             assert trim == bleed_box == media
-    assert lone == 2  # the front and back of the one card on its deck's last sheet
+    decks = Counter(c.deck for c in record.cards if c.kind == "card" for _ in range(c.copies))
+    assert lone == 2 * sum(n % 9 == 1 for n in decks.values()) > 0  # a lone last card's front and back
     raw = pypdf.PdfReader(path).pages[0]
     assert "/TrimBox" in raw and "/BleedBox" in raw  # said on a sheet too, not left to the reader's default
 
