@@ -610,3 +610,44 @@ def test_pages_put_back_from_a_kept_entry_are_the_pages_drawn_and_a_foreign_entr
     kept.save()
     assert write_print_pdf(record, built, PrintOptions(), target, cards=few).files[0].read_bytes() == first
     assert len(drawn) == 2
+
+
+def _boxes(path: Path) -> list[tuple[list[float], list[float], list[float]]]:
+    """Per page, in mm: its MediaBox, TrimBox and BleedBox as read back by pypdf (x0, y0, x1, y1)."""
+    return [tuple([round(float(v) / PT, 2) for v in box] for box in (page.mediabox, page.trimbox, page.bleedbox))
+            for page in pypdf.PdfReader(path).pages]
+
+
+def test_sheets_and_tiles_are_trimmed_at_the_paper_and_a_lone_card_at_its_trim(built, record, names):
+    # The build's letter PDF: 9-up sheets, a deck's last sheet holding one card, the token sheet and the mat's tiles.
+    path = built / "print" / "scrapbots-letter.pdf"
+    bleed = {c.id: c.bleed_mm for c in record.cards} | {"back": record.decks["starting"].bleed_mm}
+    paper = Rect(0, 0, 215.9, 279.4)
+    lone = 0
+    for (media, trim, bleed_box), images in zip(_boxes(path), placed_images(path, names), strict=True):
+        whole = len(images) == 1 and paper.contains(card := images[0][1].grow(-bleed[images[0][0]]), tol=0.02)
+        if whole:  # touching spacing: the bleed is cut off at the trim, so the BleedBox is the trim
+            lone += 1
+            assert trim == bleed_box == pytest.approx([card.x, card.y, card.right, card.top], abs=0.02)
+        else:  # several cards, a tile of the mat (its image larger than the page) or a blank back
+            assert trim == bleed_box == media
+    decks = Counter(c.deck for c in record.cards if c.kind == "card" for _ in range(c.copies))
+    assert lone == 2 * sum(n % 9 == 1 for n in decks.values()) > 0  # a lone last card's front and back
+    raw = pypdf.PdfReader(path).pages[0]
+    assert "/TrimBox" in raw and "/BleedBox" in raw  # said on a sheet too, not left to the reader's default
+
+
+@pytest.mark.parametrize("spacing", ["gap", "touching"])
+def test_a_page_of_one_card_has_the_cards_trim_and_bleed_as_its_boxes(built, record, names, tmp_path, spacing):
+    wounds = [c for c in record.cards if c.deck == "wounds"]
+    options = PrintOptions(grid=(1, 1), spacing=spacing, back_offset=(1.5, -2.0))
+    path = write_print_pdf(record, built, options, tmp_path / "one.pdf", cards=wounds).files[0]
+    bleed = wounds[0].bleed_mm
+    shown = bleed if spacing == "gap" else 0.0  # touching cuts the bleed off at the trim, so none is printed
+    images = placed_images(path, names)
+    assert len(images) == 2 * sum(c.copies for c in wounds)  # each front and its back, one a page
+    for (_, trim, box_bleed), [(_, image)] in zip(_boxes(path), images):
+        card = image.grow(-bleed)  # where the card's image puts its trim (the back's moved by the offset)
+        assert trim == pytest.approx([card.x, card.y, card.right, card.top], abs=0.02)
+        assert box_bleed == pytest.approx([card.x - shown, card.y - shown, card.right + shown, card.top + shown],
+                                          abs=0.02)

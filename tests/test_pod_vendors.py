@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,10 +16,12 @@ from pypdf import PdfReader
 
 from cardgen.options.vendors import BUNDLED_PROFILES
 from cardgen.outputs.press import to_cmyk, total_ink
+from cardgen.record.record import BuildRecord
 from tests.conftest import run_cli, sample_game
 from tests.example_games import REPO
 
 PT_PER_MM = 72 / 25.4
+GHOSTSCRIPT = shutil.which("gs")
 
 MANIFEST = """\
     title: Sample
@@ -180,6 +183,34 @@ def test_the_designers_own_profile_is_the_conversion_and_the_output_intent(tmp_p
     assert ImageChops.difference(page_image(reader, 1), vendors).getbbox() is None
 
 
+
+@pytest.mark.skipif(GHOSTSCRIPT is None, reason="Ghostscript's gs is not installed (Debian: ghostscript)")
+@pytest.mark.parametrize("vendor, file, limit", [("drivethrucards", "main.pdf", 240), ("mbprint", "63.5x89.pdf", 300)])
+def test_ghostscript_prints_the_press_pdfs_in_their_own_cmyk_within_the_ink_limit(tmp_path: Path, vendor: str,
+                                                                                  file: str, limit: int) -> None:
+    """docs/print.md: Ghostscript, a real PDF interpreter, reads each PDF/X without a complaint and renders every
+    page to CMYK pixels equal to the page's image (so the press gets the file's CMYK, not a conversion of its own),
+    none over the vendor's ink limit; a black square takes the front near it."""
+    face = FACE.replace("</svg>", '<rect width="20mm" height="20mm" fill="#000000"/></svg>')
+    root = sample_game(tmp_path, MANIFEST.format(top="", deck=""), {"cards.csv": CARDS}, face)
+    run_cli(root, "pod", "s", "--vendor", vendor)
+    pdf = root / "output" / "s" / "pod" / vendor / file
+    assert GHOSTSCRIPT is not None
+    rendered = subprocess.run([GHOSTSCRIPT, "-q", "-dNOPAUSE", "-dBATCH", "-dSAFER", "-sDEVICE=tiff32nc", "-r300",
+                               f"-sOutputFile={tmp_path / 'page%d.tif'}", str(pdf)],
+                              capture_output=True, text=True, timeout=300, check=False)
+    assert (rendered.returncode, rendered.stdout, rendered.stderr) == (0, "", "")  # no error, no repair
+    reader = PdfReader(pdf)
+    assert sorted(p.name for p in tmp_path.glob("page*.tif")) == sorted(f"page{n}.tif" for n in range(1, 7))
+    inks = []
+    for number in range(1, 7):
+        embedded = page_image(reader, number)
+        with Image.open(tmp_path / f"page{number}.tif") as page:  # 300 DPI: a pixel of the page per image pixel
+            assert page.mode == embedded.mode == "CMYK" and page.size == embedded.size
+            assert ImageChops.difference(page, embedded).getbbox() is None, number
+            inks.append(total_ink(page))
+    assert max(inks) <= limit + 0.5 and max(inks) >= 150
+
 def test_mb_prints_black_is_its_rich_black(tmp_path: Path) -> None:
     """docs/print.md: MB Print's black is its rich black C30 M30 Y0 K100, not the profile's four-ink black; other
     colours go through the profile."""
@@ -274,6 +305,31 @@ def test_text_in_a_vendors_unsafe_band_is_a_finding_naming_the_card(tmp_path: Pa
     assert ("data/s/cards.csv:2: warning: card 'alpha': text 'Alpha' is laid out within 4 mm of the trim, where "
             "MB Print may cut") in result.output
     assert "The Game Crafter may cut" not in result.output and "card 'beta'" not in result.output
+
+
+def test_text_under_a_vendors_smallest_size_is_a_finding_naming_the_card(tmp_path: Path) -> None:
+    """docs/print.md: text laid out smaller than the vendor's min_text_pt (6 pt unless its file says otherwise) is a
+    warning naming the card, the text and its size, also text a text_box shrank to fit; a vendor file's own
+    min_text_pt is used instead."""
+    face = FACE.replace("</svg>", '{{ text_line(card.name, "20mm", "30mm", "25mm", card.size) }}'
+                                  '{{ text_box(card.rules, "12mm", "50mm", "25mm", "12mm", "9pt", min_size="4pt") }}'
+                                  '</svg>')
+    long = "a rule far too long for its small box " * 2
+    root = sample_game(tmp_path, MANIFEST.format(top="", deck=""), {"cards.csv": (
+        f"name,count,size,rules\nAlpha,1,5pt,short\nBeta,1,6pt,short\nGamma,1,9pt,{long}\n")}, face)
+    (root / "vendors").mkdir()
+    (root / "vendors" / "fine.yaml").write_text(
+        "name: Fine Print\nbleed: 0.125in\nmin_text_pt: 4.5\nsizes: {poker: {width: 2.5in, height: 3.5in}}\n"
+        "format: png\n", encoding="utf-8")
+    result = run_cli(root, "pod", "s", "--vendor", "thegamecrafter", "--vendor", "fine")
+    warned = [line for line in result.output.splitlines() if "prints legibly" in line]
+    assert warned == [  # one per deck: Alpha's 5 pt name, and Gamma's rules shrunk below 6 pt
+        "data/s/cards.csv:2: warning: card 'alpha' (and 1 more card of the deck): text 'Alpha' (5.0 pt) is smaller "
+        "than the 6 pt The Game Crafter prints legibly; give it a larger size or min_size, or shorten it so that it "
+        "need not shrink"]
+    assert "Fine Print" not in result.output  # 4.5 pt: Alpha's 5 pt and the shrunk rules are large enough
+    shrunk = BuildRecord.read(root / "output" / "s" / "build.json").cards[2].boxes[1]
+    assert shrunk.overflow is False and 4.5 * 300 / 72 <= shrunk.size < 6 * 300 / 72  # Gamma's: between the two
 
 
 @pytest.mark.parametrize("args, expected", [

@@ -23,6 +23,7 @@ class GuideBox:
     height: float
     label: str = ""
     overflow: bool = False
+    size: float = 0.0  # a text's font size as laid out (after shrinking to fit), in card pixels; 0 for the others
 
 
 _FIELDS = attrgetter(*(f.name for f in fields(GuideBox)))

@@ -8,6 +8,7 @@ spec: https://help.thegamecrafter.com/...   # where the figures come from (docs/
 dpi: 300
 bleed: 0.125in                      # added to the trim on every side
 safe: 0.125in                       # inside the trim: keep text and art that matters out of the band
+min_text_pt: 6                      # the smallest text it prints legibly, in points (0: no check)
 sizes:                              # the card sizes it prints: trim, and the file's pixels when the spec says them
   poker: {width: 2.5in, height: 3.5in, pixels: [825, 1125]}
 format: png                         # png: one image per file; pdf: pages
@@ -38,6 +39,9 @@ VENDORS_FOLDER = "vendors"  # a workspace's own, beside layouts/
 BUNDLED_PROFILES = ASSETS / "icc"  # the ICC profiles a vendor file may name by file name
 NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 SIZE_TOLERANCE_MM = 0.3  # a card's trim matches a vendor's size within this (inch and mm presets round apart)
+# None of the bundled vendors' specs names a smallest text size; 6 pt is the least a card printer's spec we found
+# names (docs/print.md), and what a vendor file says when it does not say otherwise.
+DEFAULT_MIN_TEXT_PT = 6.0
 _FIELDS = ("deck", "number", "id", "name", "copy", "side", "size")
 
 
@@ -64,6 +68,8 @@ class VendorSpec(Strict):
     dpi: int = Field(300, ge=72, le=1200)
     bleed: str | float
     safe: str | float = 0.0
+    min_text_pt: float = Field(DEFAULT_MIN_TEXT_PT, ge=0, le=72, description="the smallest text size it prints "
+                                                                           "legibly (points); 0: no check")
     sizes: dict[str, VendorSize] = Field(min_length=1, max_length=100)
     format: Literal["png", "jpeg", "pdf"]
     colour: Literal["rgb", "cmyk"] = "rgb"

@@ -21,7 +21,7 @@ from cardgen.core.storage import Cache, KeptByGame, write_atomic
 from cardgen.core.units import mm_to_pt
 from cardgen.load.freshness import PreviousOutputs
 from cardgen.load.manifest import Game
-from cardgen.outputs.imposition import Page, PrintOptions, impose, items_from_cards
+from cardgen.outputs.imposition import Page, PrintOptions, Rect, impose, items_from_cards
 from cardgen.outputs.kept_prints import pdf_name, read_kept, write_kept
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
 from cardgen.raster.render import CardWork, DrawnCard
@@ -376,6 +376,9 @@ def _draw_pages(pdf: Any, pages: list[Page], document: Document, images: ImageFi
     pdf.setCreator(f"cardgen {document.cardgen}")
     for number, page in enumerate(pages, first):
         pdf.setPageSize((mm_to_pt(page.width), mm_to_pt(page.height)))
+        trim, bleed = page_boxes(page)
+        pdf.setTrimBox(_pt(trim.x, trim.y, trim.right, trim.top))
+        pdf.setBleedBox(_pt(bleed.x, bleed.y, bleed.right, bleed.top))
         side = page.note or page.side
         footer = (f"{document.title} v{document.version} · {document.deck_title(page.deck)} · {side} · built "
                   f"{document.built_at[:10]} · page {number} of {total}")
@@ -390,6 +393,26 @@ def _draw_pages(pdf: Any, pages: list[Page], document: Document, images: ImageFi
         if kept is not None and drawn is not None:
             kept.used[key] = drawn
         pdf.showPage()
+
+
+def page_boxes(page: Page) -> tuple[Rect, Rect]:
+    """A page's TrimBox and BleedBox (mm): the card's trim and the bleed drawn around it on a page of one whole
+    card (a one-up layout, a board that fits the paper, a deck's lone last card), which a print shop can cut or
+    impose again like a vendor's one-up file; the paper itself on a sheet of several cards, a tile of a board or a
+    blank back, whose finished piece is the printed sheet cut by hand along its marks (a TrimBox around the cards
+    would have a shop cut the marks and footer off). docs/print.md says so."""
+    paper = Rect(0.0, 0.0, page.width, page.height)
+    if len(page.slots) != 1 or not page.slots[0].clip.contains(page.slots[0].trim):
+        return paper, paper
+    slot = page.slots[0]
+    shown = _overlap(_overlap(slot.clip, slot.image_rect), paper)  # the bleed as far as the page shows it
+    return _overlap(slot.trim, paper), shown
+
+
+def _overlap(a: Rect, b: Rect) -> Rect:
+    """The part of rectangle `a` inside `b` (both overlap here: a card on its page)."""
+    x, y = max(a.x, b.x), max(a.y, b.y)
+    return Rect(x, y, min(a.right, b.right) - x, min(a.top, b.top) - y)
 
 
 def _page_key(page: Page, footer: str, images: ImageFiles) -> str:

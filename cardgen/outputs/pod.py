@@ -5,7 +5,7 @@ Image vendors (The Game Crafter, MakePlayingCards) get one image per unique card
 DPI (or one per copy when the profile says `files: per-copy`) and the backs; PDF vendors (DriveThruCards, MB Print)
 get one PDF per deck or per card format, one card per page in the profile's page order, converted to CMYK through
 its ICC profile (`cardgen.outputs.press`). What a vendor would refuse is a finding naming the card: a size it does
-not print, an image drawn below its DPI, more ink than it allows.
+not print, an image drawn below its DPI, text in its safe zone or under its smallest size, more ink than it allows.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from PIL import Image
 from cardgen.core.errors import CardgenError, Problem
 from cardgen.core.ownership import make_staging, mark
 from cardgen.core.storage import Cache, place_file, swap_into_place, write_atomic, write_text
-from cardgen.core.units import MM_PER_INCH
+from cardgen.core.units import MM_PER_INCH, PT_PER_INCH
 from cardgen.load.manifest import Game
 from cardgen.options.pod import PodSpec
 from cardgen.options.vendors import BUNDLED_PROFILES, Vendor, load_vendor
@@ -58,6 +58,7 @@ def write_pod(game: Game, record: BuildRecord, out_dir: Path, spec: PodSpec, out
         printed = {deck: cards for deck, cards in decks.items() if cards and _printable(export, game, deck, cards)}
         for cards in printed.values():
             _check_safe_zone(export, game, cards)
+            _check_text_size(export, game, cards)
         if vendor.spec.format == "pdf":
             for group, cards in _pdf_groups(vendor, printed).items():
                 _write_pdf(export, out_dir, group, cards, profile or vendor.profile, out_root)
@@ -132,6 +133,28 @@ def _texts_outside(card: CardEntry, safe_mm: float) -> list[str]:
     return [box.label for box in card.boxes if box.kind in ("text_line", "text_box") and (
         box.x < inset - tolerance or box.y < inset - tolerance or box.x + box.width > right + tolerance
         or box.y + box.height > bottom + tolerance)]
+
+
+def _check_text_size(export: VendorExport, game: Game, cards: list[CardEntry]) -> None:
+    """A finding naming the deck's cards with text laid out smaller than the vendor prints legibly (its
+    `min_text_pt`), by the sizes the text helpers recorded (after shrinking to fit)."""
+    least = export.vendor.spec.min_text_pt
+    small = [(card, texts) for card in cards if (texts := _texts_below(card, least))]
+    if small:
+        card, texts = small[0]
+        shown = ", ".join(f"'{label}' ({size:.1f} pt)" for label, size in texts[:3]) + (" ..." if len(texts) > 3
+                                                                                         else "")
+        export.problems.append(_finding(game, [c for c, _ in small], f"text {shown} is smaller than the "
+                                        f"{least:g} pt {export.vendor.spec.name} prints legibly; give it a larger "
+                                        "size or min_size, or shorten it so that it need not shrink"))
+
+
+def _texts_below(card: CardEntry, least_pt: float) -> list[tuple[str, float]]:
+    """The labels and sizes (pt) of a card's texts laid out below `least_pt` (a record without sizes has none)."""
+    to_pt = PT_PER_INCH / card.dpi
+    tolerance = 0.05  # a size given in pt comes back through pixels a hair off
+    return [(box.label, box.size * to_pt) for box in card.boxes if box.kind in ("text_line", "text_box")
+            and 0 < box.size * to_pt < least_pt - tolerance]
 
 
 def _finding(game: Game, cards: list[CardEntry], message: str) -> Problem:

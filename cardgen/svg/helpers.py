@@ -163,7 +163,7 @@ class CardHelpers:
         layout = fit_text(text, measurer, bw, bh, px, least, line_height, max_lines)
         if not layout.fits:
             self._overflow(text, layout)
-        self.boxes.append(GuideBox(_helper, bx, by, bw, bh, text[:40], not layout.fits))
+        self.boxes.append(GuideBox(_helper, bx, by, bw, bh, text[:40], not layout.fits, layout.size))
         colors = {k: self.color(v) for k, v in self.game.spec.icon_colors.items()}
         style = TextStyle(family, self.color(fill), align, valign, line_height, colors)
         return layout_to_svg(layout, bx, by, bw, bh, style, measurer, self.icons.get)
