@@ -20,9 +20,9 @@ from cardgen.core.yamlsource import line_of, load_yaml
 from cardgen.load.include import Includer, located_file
 from cardgen.load.values import VALUE_NAME, Value, checked
 from cardgen.options import Strict
-from cardgen.options.layouts import workspace_layouts
+from cardgen.options.layouts import LAYOUTS
 from cardgen.options.simulations import SimulationSpec
-from cardgen.options.vendors import workspace_vendors
+from cardgen.options.vendors import VENDORS
 
 FieldType = Literal["str", "int", "float", "bool", "enum", "list"]
 
@@ -257,7 +257,7 @@ class Game:
         settings are read from."""
         profile = getattr(self.options("pod"), "profile", None)
         profiles = [self.root / profile] if profile and (self.root / profile).is_file() else []
-        return [self.manifest_path, *self.includes, *workspace_layouts(self.root), *workspace_vendors(self.root),
+        return [self.manifest_path, *self.includes, *LAYOUTS.own_files(self.root), *VENDORS.own_files(self.root),
                 *profiles]
 
     def files_elsewhere(self) -> list[str]:

@@ -15,23 +15,22 @@ Cards whose trims touch share their cut lines (their bleed is cut off at the tri
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
 from cardgen.core.bundled import ASSETS
-from cardgen.core.errors import CardgenError, Problem
+from cardgen.core.errors import CardgenError
 from cardgen.core.units import CARD_PRESETS, parse_length, parse_paper
-from cardgen.core.yamlsource import line_of, load_yaml
+from cardgen.core.yamlsource import line_of
 from cardgen.options import Strict
+from cardgen.options.catalogue import Catalogue
 
-BUNDLED_LAYOUTS = ASSETS / "layouts"
-LAYOUTS_FOLDER = "layouts"  # a workspace's own, beside data/ and templates/
+# the workspace's own in layouts/, beside data/ and templates/
+LAYOUTS = Catalogue("sheet layout", "layouts", "layouts", ASSETS / "layouts")
 MAX_SLOTS = 500  # 5 mm cards on A3 touching are 4,700: a layout of more is a typo
-_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 
 
 class SlotSpec(Strict):
@@ -104,36 +103,11 @@ class SheetLayout:
         return sorted(parse_paper(paper)) == sorted(self.page)
 
 
-def layout_names(root: Path) -> list[str]:
-    """Every layout a workspace can use: its own and the bundled ones."""
-    folders = [root / LAYOUTS_FOLDER, BUNDLED_LAYOUTS]
-    return sorted({p.stem for folder in folders if folder.is_dir() for p in folder.glob("*.yaml")})
-
-
-def workspace_layouts(root: Path) -> list[Path]:
-    """The workspace's own layout files (what a build reads besides the manifest)."""
-    folder = root / LAYOUTS_FOLDER
-    return sorted(folder.glob("*.yaml")) if folder.is_dir() else []
-
-
 def load_layout(root: Path, name: str) -> SheetLayout:
     """The layout called `name`: `layouts/<name>.yaml` of the workspace, else a bundled one. CardgenError with the
     file and line of each problem."""
-    own = root / LAYOUTS_FOLDER / f"{name}.yaml"
-    path = own if own.is_file() else BUNDLED_LAYOUTS / f"{name}.yaml"
-    if not _NAME.match(name) or not path.is_file():
-        raise CardgenError(f"no sheet layout '{name}'; the layouts are {', '.join(layout_names(root))} (write your "
-                           f"own as {LAYOUTS_FOLDER}/{name if _NAME.match(name) else 'NAME'}.yaml)")
-    shown = f"{LAYOUTS_FOLDER}/{name}.yaml" if path == own else f"cardgen's {name}.yaml"
-    if path == own and not own.resolve().is_relative_to(root.resolve()):
-        raise CardgenError("the layout is a link to a file outside the workspace; copy the file here", file=shown)
-    raw, lines = load_yaml(path, shown)
-    try:
-        spec = LayoutSpec.model_validate(raw)
-    except ValidationError as exc:
-        raise CardgenError([Problem(f"{'.'.join(str(p) for p in e['loc']) or 'layout'}: "
-                                    f"{e['msg'].removeprefix('Value error, ')}", file=shown,
-                                    row=line_of(lines, tuple(e["loc"]))) for e in exc.errors()]) from None
+    read = LAYOUTS.read(root, name, LayoutSpec)
+    spec, shown, lines = read.spec, read.shown, read.lines
     layout = _resolved(name, spec)
     problem = _misplaced(layout)
     if problem is not None:

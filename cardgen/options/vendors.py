@@ -26,18 +26,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from cardgen.core.bundled import ASSETS
-from cardgen.core.errors import CardgenError, Problem
+from cardgen.core.errors import CardgenError
 from cardgen.core.units import MM_PER_INCH, parse_length
-from cardgen.core.yamlsource import line_of, load_yaml
+from cardgen.core.yamlsource import line_of
 from cardgen.options import Strict
+from cardgen.options.catalogue import Catalogue
 
-BUNDLED_VENDORS = ASSETS / "vendors"
-VENDORS_FOLDER = "vendors"  # a workspace's own, beside layouts/
+VENDORS = Catalogue("vendor", "vendors", "vendors", ASSETS / "vendors")  # a workspace's own, beside layouts/
 BUNDLED_PROFILES = ASSETS / "icc"  # the ICC profiles a vendor file may name by file name
-NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 SIZE_TOLERANCE_MM = 0.3  # a card's trim matches a vendor's size within this (inch and mm presets round apart)
 # None of the bundled vendors' specs names a smallest text size; 6 pt is the least a card printer's spec we found
 # names (docs/print.md), and what a vendor file says when it does not say otherwise.
@@ -154,37 +153,11 @@ def _pixels(width: float, height: float, bleed: float, dpi: int) -> tuple[int, i
     return round((width + 2 * bleed) / MM_PER_INCH * dpi), round((height + 2 * bleed) / MM_PER_INCH * dpi)
 
 
-def vendor_names(root: Path) -> list[str]:
-    """Every vendor a workspace can use: its own and the bundled ones."""
-    folders = [root / VENDORS_FOLDER, BUNDLED_VENDORS]
-    return sorted({p.stem for folder in folders if folder.is_dir() for p in folder.glob("*.yaml")})
-
-
-def workspace_vendors(root: Path) -> list[Path]:
-    """The workspace's own vendor files (what a build reads besides the manifest)."""
-    folder = root / VENDORS_FOLDER
-    return sorted(folder.glob("*.yaml")) if folder.is_dir() else []
-
-
 def load_vendor(root: Path, name: str) -> Vendor:
     """The vendor called `name`: `vendors/<name>.yaml` of the workspace, else a bundled one. CardgenError with the
     file and line of each problem."""
-    own = root / VENDORS_FOLDER / f"{name}.yaml"
-    path = own if own.is_file() else BUNDLED_VENDORS / f"{name}.yaml"
-    if not NAME.match(name) or not path.is_file():
-        raise CardgenError(f"no vendor '{name}'; the vendors are {', '.join(vendor_names(root))} (write your own "
-                           f"as {VENDORS_FOLDER}/{name if NAME.match(name) else 'NAME'}.yaml)")
-    shown = f"{VENDORS_FOLDER}/{name}.yaml" if path == own else f"cardgen's vendors/{name}.yaml"
-    if path == own and not own.resolve().is_relative_to(root.resolve()):
-        raise CardgenError("the vendor file is a link to a file outside the workspace; copy the file here",
-                           file=shown)
-    raw, lines = load_yaml(path, shown)
-    try:
-        spec = VendorSpec.model_validate(raw)
-    except ValidationError as exc:
-        raise CardgenError([Problem(f"{'.'.join(str(p) for p in e['loc']) or 'vendor'}: "
-                                    f"{e['msg'].removeprefix('Value error, ')}", file=shown,
-                                    row=line_of(lines, tuple(e["loc"]))) for e in exc.errors()]) from None
+    read = VENDORS.read(root, name, VendorSpec)
+    spec, shown, lines = read.spec, read.shown, read.lines
     profile = _profile(root, spec.profile, shown, line_of(lines, ("profile",))) if spec.profile else None
     sizes = {n: (parse_length(s.width), parse_length(s.height)) for n, s in spec.sizes.items()}
     return Vendor(name, spec, parse_length(spec.bleed), parse_length(spec.safe), sizes, profile)
