@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 import click
 
 from cardgen import __version__
-from cardgen.commands import complete_games
+from cardgen.commands import complete_games, draft_option, lang_option
 from cardgen.commands.tts_push import push_options, target_of
 from cardgen.core.errors import CardgenError
 from cardgen.core.registry import OUTPUTS, imported
@@ -180,11 +180,8 @@ def _reporter():
 @click.option("--guides", is_flag=True,
               help="Also write guides/: the card images with trim, bleed, safe zone and every text box, icon and "
                    "image box drawn over them (and turn the gallery's guides on). The real outputs do not change.")
-@click.option("--draft", is_flag=True,
-              help="An image that does not exist yet is drawn as a labelled placeholder (its file name and box), "
-                   "with a warning, instead of stopping the build.")
-@click.option("--lang", default=None, help="Build in this language of the game's `languages:` (fr), into "
-              "output/<lang>/<game>/.")
+@draft_option
+@lang_option("Build the games")
 @click.pass_obj
 def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, jobs: int, pod: bool,
           force: bool, guides: bool, draft: bool,
@@ -293,13 +290,16 @@ def clean(root: Path, out: Path | None, outputs: bool) -> None:
 @click.argument("games", nargs=-1, shell_complete=complete_games)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output root.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=os.cpu_count() or 1, show_default=True)
+@draft_option
+@lang_option("Build and rebuild the games")
 @push_options
 @click.pass_obj
-def watch(root: Path, games: tuple[str, ...], out: Path | None, jobs: int, **push: Any) -> None:
+def watch(root: Path, games: tuple[str, ...], out: Path | None, jobs: int, draft: bool, lang: str | None,
+          **push: Any) -> None:
     """Build GAMES, then rebuild whatever an edit to data, templates, icons or fonts affects (Ctrl-C stops)."""
     from cardgen.commands.build_cmd import watch_games
 
-    watch_games(root, _games(root, games), out, jobs, target_of(**push))
+    watch_games(root, _games(root, games), out, jobs, target_of(**push), draft, lang)
 
 
 @main.command()
@@ -442,29 +442,30 @@ def fonts(root: Path) -> None:
               help="Processes drawing cards in parallel.")
 @click.option("--open/--no-open", "open_browser", default=True, show_default=True,
               help="Open the gallery in the web browser.")
+@draft_option
+@lang_option("Serve the game")
 @push_options
 @click.pass_obj
 def serve(root: Path, game: str, port: int, guides: bool, out: Path | None, jobs: int, open_browser: bool,
-          **push: Any) -> None:
+          draft: bool, lang: str | None, **push: Any) -> None:
     """Serve GAME's gallery on localhost; rebuild on every save and reload the page (Ctrl-C stops)."""
     import time
 
-    from cardgen.commands.build_cmd import GUIDES, build_one
+    from cardgen.commands.build_cmd import GUIDES, build_one, output_root
     from cardgen.commands.serve import serve_game
-    from cardgen.core.ownership import check_game_name, check_output_root
+    from cardgen.core.ownership import check_game_name
     from cardgen.outputs.gallery import gallery_state
 
-    out_root = check_output_root(root, out or root / "output")
-    out_dir = out_root / check_game_name(game)
     if not (root / "data" / game / "game.yaml").is_file():  # no such game: say so, rather than serve its errors
         from cardgen.load.manifest import load_game
 
         load_game(root, game)
-
+    out_root = output_root(root, out, lang)
+    out_dir = out_root / check_game_name(game)
     target = target_of(**push)
 
     def build_once() -> str:
-        build_one(root, game, out_root, jobs, always=GUIDES if guides else ())
+        build_one(root, game, out_root, jobs, always=GUIDES if guides else (), draft=draft, lang=lang)
         if target is not None:
             from cardgen.commands.tts_push import push_built_game, report
 
