@@ -197,6 +197,14 @@ def test_print_in_french_draws_the_french_cards(sheet_game: Path) -> None:
     assert not list((sheet_game / "output" / "tiny" / "print").glob("*a4*"))  # the English PDFs as they were
 
 
+def test_print_in_french_refuses_an_english_snapshot(columns_game: Path) -> None:
+    run_cli(columns_game, "build", "tiny", "-j", "1")
+    run_cli(columns_game, "snapshot", "tiny", "v1")
+    output = run_cli(columns_game, "print", "tiny", "--lang", "fr", "--changed-since", "v1", expect=1).output
+    assert "error: --changed-since v1 compares with a snapshot of the game in its own language" in output
+    assert not (columns_game / "output" / "fr").exists()
+
+
 def test_tts_in_french_writes_the_french_save(columns_game: Path) -> None:
     """`tts --lang fr` exports the French build; with options of its own (PNG sheets) it draws the French cards'
     sheet cells again."""

@@ -44,6 +44,9 @@ def print_game(root: Path, game: str, flags: dict, out: Path | None, since: str 
                built_root: Path | None, lang: str | None = None) -> None:
     """Bring the build up to date (in `lang`, under `<built_root>/<lang>/`), then write the PDFs of the manifest's
     `print:` options under the flags given."""
+    if since is not None and lang is not None:  # a snapshot is of the game's own language (`cardgen snapshot`)
+        raise CardgenError(f"--changed-since {since} compares with a snapshot of the game in its own language; "
+                           f"print the {lang} cards without it, or print the changes without --lang")
     loaded = load_game(root, game, lang)
     spec = PrintStage.for_game(loaded, flags).options
     usual = PrintOptions.all_from_spec(loaded.options("print"), root)
