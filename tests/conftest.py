@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import contextlib
+import http.client
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -95,6 +97,27 @@ def cardgen_running(root: Path, *args: str) -> Iterator[Callable[[], str]]:
                 process.kill()
                 process.wait()
             print(log.read_text(errors="replace"))  # shown by pytest when the test fails
+
+
+@contextlib.contextmanager
+def cardgen_serving(root: Path, *args: str) -> Iterator[int]:
+    """`cardgen serve ARGS...` on a free port of 127.0.0.1 (see `cardgen_running`); yields the port."""
+    with cardgen_running(root, "serve", *args, "--port", "0", "--no-open") as printed:
+        wait_for(lambda: "gallery at" in printed(), "serve to say where the gallery is")
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/", printed())
+        assert found, printed()
+        yield int(found.group(1))
+
+
+def http_get(port: int, path: str) -> tuple[int, bytes]:
+    """GET `path` from 127.0.0.1:`port`: the status and the body."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
 
 
 def wait_for(condition: Callable[[], object], what: str, seconds: float = 120) -> None:

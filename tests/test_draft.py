@@ -1,13 +1,11 @@
 """`cardgen build --draft`: an image not made yet is a labelled placeholder; a normal build keeps its error."""
 from __future__ import annotations
 
-import http.client
 import io
-import re
 from pathlib import Path
 
 import numpy as np
-from conftest import cardgen_running, make_workspace, run_cli, wait_for, write_game
+from conftest import cardgen_running, cardgen_serving, http_get, make_workspace, run_cli, wait_for, write_game
 from PIL import Image
 
 MANIFEST = """\
@@ -83,20 +81,20 @@ def test_draft_draws_a_labelled_placeholder_and_builds(tmp_path: Path) -> None:
         assert not _tinted(card).any()
 
 
-def _get(port: int, path: str) -> tuple[int, bytes]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    connection.request("GET", path)
-    response = connection.getresponse()
-    return response.status, response.read()
-
-
 def test_serve_draft_serves_the_placeholder(tmp_path: Path) -> None:
     """`serve --draft`: the gallery's card, asked for over HTTP, shows the placeholder where the art will be."""
     root = _game(tmp_path)
-    with cardgen_running(root, "serve", "d", "--draft", "--port", "0", "--no-open", "-j", "1") as printed:
-        wait_for(lambda: "gallery at" in printed(), "serve to say where the gallery is")
-        port = int(re.search(r"127\.0\.0\.1:(\d+)/", printed()).group(1))  # type: ignore[union-attr]
-        wait_for(lambda: _get(port, "/cards/main/hero.png")[0] == 200, "the card drawn in draft")
-        png = _get(port, "/cards/main/hero.png")[1]
+    with cardgen_serving(root, "d", "--draft", "-j", "1") as port:
+        wait_for(lambda: http_get(port, "/cards/main/hero.png")[0] == 200, "the card drawn in draft")
+        png = http_get(port, "/cards/main/hero.png")[1]
     left, top, right, bottom = _box(Image.open(io.BytesIO(png)))
     assert right - left > 100 and bottom - top > 100  # the placeholder's box, tinted
+
+
+def test_watch_draft_draws_the_placeholder(tmp_path: Path) -> None:
+    root = _game(tmp_path)
+    card = root / "output" / "d" / "cards" / "main" / "hero.png"
+    with cardgen_running(root, "watch", "d", "--draft", "-j", "1"):
+        wait_for(card.is_file, "the card drawn in draft")
+    left, top, right, bottom = _box(Image.open(card))
+    assert right - left > 100 and bottom - top > 100

@@ -10,7 +10,17 @@ import pytest
 from PIL import Image
 from pypdf import PdfReader
 
-from tests.conftest import REPO, SIMPLE_BACK, SIMPLE_FACE, cardgen_running, run_cli, wait_for, write_game
+from tests.conftest import (
+    REPO,
+    SIMPLE_BACK,
+    SIMPLE_FACE,
+    cardgen_running,
+    cardgen_serving,
+    http_get,
+    run_cli,
+    wait_for,
+    write_game,
+)
 
 MANIFEST = """\
     title: Tiny
@@ -225,6 +235,15 @@ def test_watch_in_french_rebuilds_the_french_output_on_a_save(columns_game: Path
         cards = columns_game / "data" / "tiny" / "cards.csv"
         cards.write_text(cards.read_text(encoding="utf-8").replace("Bêta,", "Bêta bis,"), encoding="utf-8")
         wait_for(lambda: _cards(french, "name")["beta"] == "Bêta bis", "the French rebuild after the save")
+    assert not (columns_game / "output" / "tiny").exists()  # nothing built in English
+
+
+def test_serve_in_french_serves_the_french_gallery(columns_game: Path) -> None:
+    with cardgen_serving(columns_game, "tiny", "--lang", "fr", "-j", "1") as port:
+        wait_for(lambda: b"data-built" in http_get(port, "/index.html")[1], "the French gallery")
+        page = http_get(port, "/index.html")[1].decode()
+    assert 'alt="Alpha français"' in page and 'alt="Bêta"' in page
+    assert (columns_game / "output" / "fr" / "tiny" / "index.html").is_file()
     assert not (columns_game / "output" / "tiny").exists()  # nothing built in English
 
 
