@@ -25,7 +25,7 @@ def lang_option(what: str) -> Callable[[Callable], Callable]:
     """`--lang LANG` of a command that builds (`build`, `print`, `tts`, `watch`, `serve`): `what` it does, in that
     language, on the build `build --lang` makes in `<out>/<lang>/<game>/`."""
     return click.option("--lang", default=None, metavar="LANG",
-                        help=f"{what} in this one of the game's `languages:` (fr), built into "
+                        help=f"{what} in this language of the game's `languages:` (fr), built into "
                              "output/<lang>/<game>/ as `build --lang` does.")
 
 
