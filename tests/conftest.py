@@ -1,13 +1,19 @@
 """Shared fixtures: the repository's workspace and small throw-away workspaces for one test."""
 from __future__ import annotations
 
+import contextlib
+import http.client
 import os
+import re
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
 import pytest
 from click.testing import CliRunner, Result
@@ -71,6 +77,59 @@ def run_cli(root: Path, *args: str, expect: int = 0) -> Result:
     result = CliRunner().invoke(main, ["--root", str(root), *args])
     assert result.exit_code == expect, f"exit {result.exit_code}, expected {expect}:\n{result.output}"
     return result
+
+
+@contextlib.contextmanager
+def cardgen_running(root: Path, *args: str) -> Iterator[Callable[[], str]]:
+    """`cardgen --root root ARGS...` (watch, serve) running as its own process; yields what it printed so far, and
+    stops it at the end with Ctrl-C (then a kill), printing its output for pytest to show when the test fails."""
+    log = root.parent / f"cardgen-{args[0]}-{time.monotonic_ns()}.log"
+    with log.open("w") as out:
+        process = subprocess.Popen([sys.executable, "-m", "cardgen", "--root", str(root), *args], stdout=out,
+                                   stderr=subprocess.STDOUT)
+        try:
+            yield lambda: log.read_text(errors="replace")
+        finally:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            print(log.read_text(errors="replace"))  # shown by pytest when the test fails
+
+
+@contextlib.contextmanager
+def cardgen_serving(root: Path, *args: str) -> Iterator[int]:
+    """`cardgen serve ARGS...` on a free port of 127.0.0.1 (see `cardgen_running`); yields the port."""
+    with cardgen_running(root, "serve", *args, "--port", "0", "--no-open") as printed:
+        wait_for(lambda: "gallery at" in printed(), "serve to say where the gallery is")
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/", printed())
+        assert found, printed()
+        yield int(found.group(1))
+
+
+def http_get(port: int, path: str) -> tuple[int, bytes]:
+    """GET `path` from 127.0.0.1:`port`: the status and the body."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def wait_for(condition: Callable[[], object], what: str, seconds: float = 120) -> None:
+    """Wait until `condition()` holds; fail naming `what` after `seconds`. A file it reads that another process is
+    replacing meanwhile (OSError, or JSON half there: ValueError) is not there yet."""
+    deadline = time.monotonic() + seconds
+    while True:
+        with contextlib.suppress(OSError, ValueError):
+            if condition():
+                return
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.1)
 
 
 def sample_game(base: Path, manifest: str, files: dict[str, str | bytes], face: str, back: str | None = None) -> Path:

@@ -1,10 +1,11 @@
 """`cardgen build --draft`: an image not made yet is a labelled placeholder; a normal build keeps its error."""
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
-from conftest import make_workspace, run_cli, write_game
+from conftest import cardgen_running, cardgen_serving, http_get, make_workspace, run_cli, wait_for, write_game
 from PIL import Image
 
 MANIFEST = """\
@@ -78,3 +79,22 @@ def test_draft_draws_a_labelled_placeholder_and_builds(tmp_path: Path) -> None:
         card = Image.open(root / "output/d/cards/main/hero.png").convert("RGB")
         assert _near(card.getpixel((width // 2, middle)), (0, 90, 200)), flags
         assert not _tinted(card).any()
+
+
+def test_serve_draft_serves_the_placeholder(tmp_path: Path) -> None:
+    """`serve --draft`: the gallery's card, asked for over HTTP, shows the placeholder where the art will be."""
+    root = _game(tmp_path)
+    with cardgen_serving(root, "d", "--draft", "-j", "1") as port:
+        wait_for(lambda: http_get(port, "/cards/main/hero.png")[0] == 200, "the card drawn in draft")
+        png = http_get(port, "/cards/main/hero.png")[1]
+    left, top, right, bottom = _box(Image.open(io.BytesIO(png)))
+    assert right - left > 100 and bottom - top > 100  # the placeholder's box, tinted
+
+
+def test_watch_draft_draws_the_placeholder(tmp_path: Path) -> None:
+    root = _game(tmp_path)
+    card = root / "output" / "d" / "cards" / "main" / "hero.png"
+    with cardgen_running(root, "watch", "d", "--draft", "-j", "1"):
+        wait_for(card.is_file, "the card drawn in draft")
+    left, top, right, bottom = _box(Image.open(card))
+    assert right - left > 100 and bottom - top > 100

@@ -10,7 +10,17 @@ import pytest
 from PIL import Image
 from pypdf import PdfReader
 
-from tests.conftest import REPO, SIMPLE_BACK, SIMPLE_FACE, run_cli, write_game
+from tests.conftest import (
+    REPO,
+    SIMPLE_BACK,
+    SIMPLE_FACE,
+    cardgen_running,
+    cardgen_serving,
+    http_get,
+    run_cli,
+    wait_for,
+    write_game,
+)
 
 MANIFEST = """\
     title: Tiny
@@ -171,6 +181,70 @@ def test_a_render_helper_draws_in_the_language_of_the_check(sheet_game: Path) ->
     inputs = BuildContext.load(sheet_game, "tiny", lang="fr").renderer.inputs
     [(rendered, _)] = layout.render_share(sheet_game, "tiny", inputs, [("back.svg", "main", None)], "fr") or []
     assert rendered is not None and ">principal<" in rendered.svg and ">fr<" in rendered.svg
+
+
+def _cards(build: Path, key: str) -> dict[str, str]:
+    """A value of each card of a build (its name, its image's content hash), by card id."""
+    return {card["id"]: card[key] for card in json.loads((build / "build.json").read_text("utf-8"))["cards"]}
+
+
+def test_print_in_french_draws_the_french_cards(sheet_game: Path) -> None:
+    """`print --lang fr` builds the French cards into output/fr/ and prints them there: the PDF's images are named
+    by their content hash, the French build's, not the English (alpha's name differs)."""
+    run_cli(sheet_game, "build", "tiny", "-j", "1")
+    english = _cards(sheet_game / "output" / "tiny", "hash")
+    run_cli(sheet_game, "print", "tiny", "--lang", "fr")  # the build's own PDF
+    run_cli(sheet_game, "print", "tiny", "--lang", "fr", "--paper", "a4")  # one written by the command
+    french = sheet_game / "output" / "fr" / "tiny"
+    assert _cards(french, "hash")["alpha"] != english["alpha"]
+    pdfs = sorted((french / "print").glob("*.pdf"))
+    assert [pdf.name for pdf in pdfs] == ["tiny-a4.pdf", "tiny-letter.pdf"]
+    for pdf in pdfs:
+        page = PdfReader(pdf).pages[0]
+        images = {name.rsplit(".", 1)[1] for name in page["/Resources"]["/XObject"]}
+        assert images == set(_cards(french, "hash").values()), pdf.name
+        assert "Paquet principal" in page.extract_text()  # the deck's title, translated
+    assert not list((sheet_game / "output" / "tiny" / "print").glob("*a4*"))  # the English PDFs as they were
+
+
+def test_print_in_french_refuses_an_english_snapshot(columns_game: Path) -> None:
+    run_cli(columns_game, "build", "tiny", "-j", "1")
+    run_cli(columns_game, "snapshot", "tiny", "v1")
+    output = run_cli(columns_game, "print", "tiny", "--lang", "fr", "--changed-since", "v1", expect=1).output
+    assert "error: --changed-since v1 compares with a snapshot of the game in its own language" in output
+    assert not (columns_game / "output" / "fr").exists()
+
+
+def test_tts_in_french_writes_the_french_save(columns_game: Path) -> None:
+    """`tts --lang fr` exports the French build; with options of its own (PNG sheets) it draws the French cards'
+    sheet cells again."""
+    run_cli(columns_game, "tts", "tiny", "--lang", "fr", "--format", "png")
+    tts = columns_game / "output" / "fr" / "tiny" / "tts"
+    nicknames = (tts / "Tiny.json").read_text(encoding="utf-8")
+    assert '"Nickname": "Alpha français"' in nicknames and '"Nickname": "Bêta"' in nicknames
+    assert '"Nickname": "Beta"' not in nicknames
+    assert {p.suffix for p in tts.glob("tiny-*")} == {".png"}
+    assert not (columns_game / "output" / "tiny").exists()  # nothing built in English
+
+
+def test_watch_in_french_rebuilds_the_french_output_on_a_save(columns_game: Path) -> None:
+    french = columns_game / "output" / "fr" / "tiny"
+    with cardgen_running(columns_game, "watch", "tiny", "--lang", "fr", "-j", "1"):
+        wait_for((french / "build.json").is_file, "the first French build")
+        assert _cards(french, "name")["beta"] == "Bêta"
+        cards = columns_game / "data" / "tiny" / "cards.csv"
+        cards.write_text(cards.read_text(encoding="utf-8").replace("Bêta,", "Bêta bis,"), encoding="utf-8")
+        wait_for(lambda: _cards(french, "name")["beta"] == "Bêta bis", "the French rebuild after the save")
+    assert not (columns_game / "output" / "tiny").exists()  # nothing built in English
+
+
+def test_serve_in_french_serves_the_french_gallery(columns_game: Path) -> None:
+    with cardgen_serving(columns_game, "tiny", "--lang", "fr", "-j", "1") as port:
+        wait_for(lambda: b"data-built" in http_get(port, "/index.html")[1], "the French gallery")
+        page = http_get(port, "/index.html")[1].decode()
+    assert 'alt="Alpha français"' in page and 'alt="Bêta"' in page
+    assert (columns_game / "output" / "fr" / "tiny" / "index.html").is_file()
+    assert not (columns_game / "output" / "tiny").exists()  # nothing built in English
 
 
 def test_a_language_the_game_does_not_declare(columns_game: Path) -> None:

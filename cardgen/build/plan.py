@@ -169,10 +169,11 @@ def _artwork(name: str, rendered: RenderedSVG, game: Game, deck: str, context: B
     return Artwork(name, rendered, deck, look, key, png_cache(context.out_root).path(key))
 
 
-def game_drawings(root: Path, name: str, out_root: Path) -> dict[str, Drawing]:
-    """How a game draws each of its card images now, by content hash (its SVGs from the SVG cache when rendered
-    before): for an output that draws a card again outside a build (a TTS cell for other export options)."""
-    return plan_build(BuildContext.load(root, name, out_root), force=True).drawings
+def game_drawings(root: Path, name: str, out_root: Path, lang: str | None = None) -> dict[str, Drawing]:
+    """How a game (in `lang`) draws each of its card images now, by content hash (its SVGs from the SVG cache when
+    rendered before): for an output that draws a card again outside a build (a TTS cell for other export
+    options)."""
+    return plan_build(BuildContext.load(root, name, out_root, lang=lang), force=True).drawings
 
 
 class DrawListener(Protocol):

@@ -6,6 +6,7 @@ Modules here import only what their command needs: `cardgen build` with nothing 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 import click
 
@@ -29,3 +30,18 @@ def games_of(root: Path, names: tuple[str, ...]) -> list[str]:
     if not games:
         raise CardgenError(f"no games found: expected data/<game>/game.yaml under {root}")
     return games
+
+
+def lang_option(what: str) -> Callable[[Callable], Callable]:
+    """`--lang LANG` of a command that builds (`build`, `print`, `tts`, `watch`, `serve`): `what` it does, in that
+    language, on the build `build --lang` makes in `<out>/<lang>/<game>/`."""
+    return click.option("--lang", default=None, metavar="LANG",
+                        help=f"{what} in this language of the game's `languages:` (fr), built into "
+                             "output/<lang>/<game>/ as `build --lang` does.")
+
+
+def draft_option(command: Callable) -> Callable:
+    """`--draft` of a command that builds (`build`, `watch`, `serve`): a missing image is a placeholder."""
+    return click.option("--draft", is_flag=True,
+                        help="An image that does not exist yet is drawn as a labelled placeholder (its file name "
+                             "and box), with a warning, instead of stopping the build.")(command)

@@ -24,12 +24,7 @@ def build_games(root: Path, names: list[str], out: Path | None, jobs: int, keep_
                 lang: str | None = None) -> None:
     """Build the games and report each; a CardgenError lists every game's problems, and a forced build that
     left cards out exits with 1. With `lang`, the games are built in that language into `<out>/<lang>/`."""
-    from cardgen.core.ownership import check_output_root, mark, refuse_foreign
-
-    out_root = check_output_root(root, language_root(root, out or root / "output", lang))
-    if lang is not None:  # output/fr/ is cardgen's, as a game's folder is (`clean --outputs` removes it)
-        refuse_foreign(out_root)  # a folder of the designer's own, named like the language, is never taken
-        mark(out_root)
+    out_root = output_root(root, out, lang)
     problems: list[Problem] = []
     errors = left_out = 0
     for name in names:
@@ -45,6 +40,18 @@ def build_games(root: Path, names: list[str], out: Path | None, jobs: int, keep_
         cards = f"the {left_out} card(s) named above are left out" if left_out else "no card was left out"
         click.echo(f"built with {errors} error(s) (--force): {cards}", err=True)
         sys.exit(1)
+
+
+def output_root(root: Path, out: Path | None, lang: str | None) -> Path:
+    """The output root a command builds into: `out` (default `<root>/output`), or with `lang` its language's
+    folder `<out>/<lang>/` (see `language_root`), made and stamped as cardgen's."""
+    from cardgen.core.ownership import check_output_root, mark, refuse_foreign
+
+    out_root = check_output_root(root, language_root(root, out or root / "output", lang))
+    if lang is not None:  # output/fr/ is cardgen's, as a game's folder is (`clean --outputs` removes it)
+        refuse_foreign(out_root)  # a folder of the designer's own, named like the language, is never taken
+        mark(out_root)
+    return out_root
 
 
 def language_root(root: Path, out_root: Path, lang: str | None) -> Path:
@@ -154,21 +161,24 @@ def report_build(result: Any) -> None:
                    f"{result.cached} from cache, {result.seconds:.1f}s -> {result.out_dir}")
 
 
-def watch_games(root: Path, names: list[str], out: Path | None, jobs: int, push: PushTarget | None = None) -> None:
+def watch_games(root: Path, names: list[str], out: Path | None, jobs: int, push: PushTarget | None = None,
+                draft: bool = False, lang: str | None = None) -> None:
     """Build the games, then rebuild whatever an edit affects until Ctrl-C; with `push` (a PushTarget), send
-    each game built into a running Tabletop Simulator."""
+    each game built into a running Tabletop Simulator. `draft` and `lang` are `build`'s: each build draws a
+    missing image as a placeholder, and builds the games in that language into `<out>/<lang>/`."""
     import threading
     from functools import partial
 
     from cardgen.build.watch import watch_games as watch
     from cardgen.build.watch import when_free
 
-    out_root = (out or root / "output").resolve()
+    out_root = output_root(root, out, lang)
 
     def rebuild(todo: list[str]) -> None:
         for name in todo:
             try:
-                when_free(partial(build_one, root, name, out_root, jobs), out_root, partial(click.echo, err=True))
+                when_free(partial(build_one, root, name, out_root, jobs, draft=draft, lang=lang), out_root,
+                          partial(click.echo, err=True))
             except OutputBusy as exc:  # not the save's fault
                 click.echo(f"{name}: not rebuilt: {exc.problems[0].message}", err=True)
             except CardgenError as exc:

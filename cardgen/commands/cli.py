@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from cardgen import __version__
-from cardgen.commands import complete_games, games_of
+from cardgen.commands import complete_games, draft_option, games_of, lang_option
 from cardgen.commands.group import CardgenGroup
 from cardgen.commands.startup import exit_now  # its start-up patch is made on import, before any command runs
 from cardgen.commands.tts_push import push_options, target_of
@@ -58,11 +58,8 @@ def main(ctx: click.Context, root: Path, debug: bool) -> None:
 @click.option("--guides", is_flag=True,
               help="Also write guides/: the card images with trim, bleed, safe zone and every text box, icon and "
                    "image box drawn over them (and turn the gallery's guides on). The real outputs do not change.")
-@click.option("--draft", is_flag=True,
-              help="An image that does not exist yet is drawn as a labelled placeholder (its file name and box), "
-                   "with a warning, instead of stopping the build.")
-@click.option("--lang", default=None, help="Build in this language of the game's `languages:` (fr), into "
-              "output/<lang>/<game>/.")
+@draft_option
+@lang_option("Build the games")
 @click.pass_obj
 def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, jobs: int, pod: bool,
           force: bool, guides: bool, draft: bool,
@@ -141,13 +138,16 @@ def clean(root: Path, out: Path | None, outputs: bool) -> None:
 @click.argument("games", nargs=-1, shell_complete=complete_games)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output root.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=os.cpu_count() or 1, show_default=True)
+@draft_option
+@lang_option("Build and rebuild the games")
 @push_options
 @click.pass_obj
-def watch(root: Path, games: tuple[str, ...], out: Path | None, jobs: int, **push: Any) -> None:
+def watch(root: Path, games: tuple[str, ...], out: Path | None, jobs: int, draft: bool, lang: str | None,
+          **push: Any) -> None:
     """Build GAMES, then rebuild whatever an edit to data, templates, icons or fonts affects (Ctrl-C stops)."""
     from cardgen.commands.build_cmd import watch_games
 
-    watch_games(root, games_of(root, games), out, jobs, target_of(**push))
+    watch_games(root, games_of(root, games), out, jobs, target_of(**push), draft, lang)
 
 
 @main.command()
@@ -244,14 +244,16 @@ def fonts(root: Path) -> None:
               help="Processes drawing cards in parallel.")
 @click.option("--open/--no-open", "open_browser", default=True, show_default=True,
               help="Open the gallery in the web browser.")
+@draft_option
+@lang_option("Serve the game")
 @push_options
 @click.pass_obj
 def serve(root: Path, game: str, port: int, guides: bool, out: Path | None, jobs: int, open_browser: bool,
-          **push: Any) -> None:
+          draft: bool, lang: str | None, **push: Any) -> None:
     """Serve GAME's gallery on localhost; rebuild on every save and reload the page (Ctrl-C stops)."""
     from cardgen.commands.serve_cmd import serve as serve_gallery
 
-    serve_gallery(root, game, port, guides, out, jobs, open_browser, push)
+    serve_gallery(root, game, port, guides, out, jobs, open_browser, push, draft, lang)
 
 
 # ---------------------------------------------------------------- playtesting: the numbers, simulations, pictures

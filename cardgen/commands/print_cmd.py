@@ -5,11 +5,11 @@ from pathlib import Path
 
 import click
 
-from cardgen.commands import complete_games
-from cardgen.commands.build_cmd import bring_up_to_date
+from cardgen.commands import complete_games, lang_option
+from cardgen.commands.build_cmd import bring_up_to_date, output_root
 from cardgen.commands.flags import add_flags, folder_option
 from cardgen.core.errors import CardgenError
-from cardgen.core.ownership import check_game_name, check_output_root, output_lock
+from cardgen.core.ownership import check_game_name, output_lock
 from cardgen.load.freshness import seal_outputs
 from cardgen.load.manifest import load_game
 from cardgen.options.pdf import PrintSpec
@@ -26,27 +26,32 @@ from cardgen.record.record import BuildRecord, CardEntry
               help="Only the cards added or changed since this snapshot (see `cardgen snapshot`).")
 @folder_option("--from", "built_root",
                help="Output root holding the built game, if it was built with `build --out` (default: <root>/output).")
+@lang_option("The PDF of the game")
 @add_flags(PrintSpec, "print", exclude=("pod",))
 @click.pass_obj
 def print_command(root: Path, game: str, out: Path | None, since: str | None, built_root: Path | None,
-                  **flags: object) -> None:
+                  lang: str | None, **flags: object) -> None:
     """Write the print-and-play PDF of GAME, building first whatever is missing or out of date.
 
     Without flags this is the build's own PDF (one per paper of game.yaml's `print:`). A PDF made with
     other options into output/<game>/print is named after what differs (`scrapbots-a4.pdf`,
     `scrapbots-letter-fold.pdf`) and kept up to date by later builds until you delete it.
     """
-    print_game(root, game, flags, out, since, built_root)
+    print_game(root, game, flags, out, since, built_root, lang)
 
 
 def print_game(root: Path, game: str, flags: dict, out: Path | None, since: str | None,
-               built_root: Path | None) -> None:
-    """Bring the build up to date, then write the PDFs of the manifest's `print:` options under the flags given."""
-    loaded = load_game(root, game)
+               built_root: Path | None, lang: str | None = None) -> None:
+    """Bring the build up to date (in `lang`, under `<built_root>/<lang>/`), then write the PDFs of the manifest's
+    `print:` options under the flags given."""
+    if since is not None and lang is not None:  # a snapshot is of the game's own language (`cardgen snapshot`)
+        raise CardgenError(f"--changed-since {since} compares with a snapshot of the game in its own language; "
+                           f"print the {lang} cards without it, or print the changes without --lang")
+    loaded = load_game(root, game, lang)
     spec = PrintStage.for_game(loaded, flags).options
     usual = PrintOptions.all_from_spec(loaded.options("print"), root)
-    out_root = check_output_root(root, built_root or root / "output")
-    bring_up_to_date(root, game, out_root)
+    out_root = output_root(root, built_root, lang)
+    bring_up_to_date(root, game, out_root, lang=lang)
     build_dir = out_root / check_game_name(game)
     print_dir = (build_dir / "print").resolve()
     with output_lock(out_root, create=False):  # no build swaps the images away meanwhile

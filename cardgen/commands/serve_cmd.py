@@ -12,27 +12,27 @@ from cardgen.core.errors import CardgenError
 
 
 def serve(root: Path, game: str, port: int, guides: bool, out: Path | None, jobs: int, open_browser: bool,
-          push: dict[str, Any]) -> None:
+          push: dict[str, Any], draft: bool = False, lang: str | None = None) -> None:
     """Serve `game`'s gallery until Ctrl-C, rebuilding it on every save (and pushing it into Tabletop Simulator
-    as the `push` options say)."""
+    as the `push` options say); `draft` and `lang` are `build`'s."""
     import time
 
-    from cardgen.commands.build_cmd import GUIDES, build_one
+    from cardgen.commands.build_cmd import GUIDES, build_one, output_root
     from cardgen.commands.serve import serve_game
-    from cardgen.core.ownership import check_game_name, check_output_root
+    from cardgen.core.ownership import check_game_name
     from cardgen.outputs.gallery import gallery_state
 
-    out_root = check_output_root(root, out or root / "output")
-    out_dir = out_root / check_game_name(game)
     if not (root / "data" / game / "game.yaml").is_file():  # no such game: say so, rather than serve its errors
         from cardgen.load.manifest import load_game
 
         load_game(root, game)
+    out_root = output_root(root, out, lang)
+    out_dir = out_root / check_game_name(game)
 
     target = target_of(**push)
 
     def build_once() -> str:
-        build_one(root, game, out_root, jobs, always=GUIDES if guides else ())
+        build_one(root, game, out_root, jobs, always=GUIDES if guides else (), draft=draft, lang=lang)
         if target is not None:
             from cardgen.commands.tts_push import push_built_game, report
 

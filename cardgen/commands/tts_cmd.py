@@ -6,12 +6,12 @@ from pathlib import Path
 import click
 
 from cardgen.build.plan import game_drawings
-from cardgen.commands import complete_games
-from cardgen.commands.build_cmd import bring_up_to_date
+from cardgen.commands import complete_games, lang_option
+from cardgen.commands.build_cmd import bring_up_to_date, output_root
 from cardgen.commands.flags import add_flags, folder_option
 from cardgen.commands.tts_push import PushTarget, push_options, push_saved_object, report, target_of
 from cardgen.core.errors import CardgenError
-from cardgen.core.ownership import check_output_root, output_lock
+from cardgen.core.ownership import output_lock
 from cardgen.load.freshness import seal_outputs
 from cardgen.load.manifest import Game, load_game
 from cardgen.options.tts import TTSSpec, UploadSpec
@@ -28,11 +28,13 @@ from cardgen.record.record import BuildRecord
 @click.option("--upload", "do_upload", is_flag=True,
               help="Put the images in the S3-compatible bucket of game.yaml's tts: upload: and write their public "
                    "addresses into the saved object.")
+@lang_option("Export the game")
 @push_options
 @add_flags(TTSSpec, "tts", exclude=("upload", "snap_points"))
 @click.pass_obj
 def tts_command(root: Path, game: str, out: Path | None, do_install: bool, tts_dir: Path | None, do_upload: bool,
-                push: bool, push_dealt: bool, push_port: int, reply_port: int, **flags: object) -> None:
+                lang: str | None, push: bool, push_dealt: bool, push_port: int, reply_port: int,
+                **flags: object) -> None:
     """Export GAME to Tabletop Simulator (deck sheets, tokens, boards and a saved object), building first
     whatever is missing or out of date.
 
@@ -41,24 +43,25 @@ def tts_command(root: Path, game: str, out: Path | None, do_install: bool, tts_d
     also sent into a running Tabletop Simulator.
     """
     export_game(root, game, flags, out, do_install, tts_dir, target_of(push, push_dealt, push_port, reply_port),
-                do_upload)
+                do_upload, lang)
 
 
 def export_game(root: Path, game: str, flags: dict, out: Path | None, do_install: bool, tts_dir: Path | None,
-                push: PushTarget | None = None, upload: bool = False) -> None:
-    """Bring the build up to date, export again if the flags change the manifest's `tts:` options, upload its
-    images, install the export and push it into a running Tabletop Simulator, each if asked."""
+                push: PushTarget | None = None, upload: bool = False, lang: str | None = None) -> None:
+    """Bring the build up to date (in `lang`, under `<out>/<lang>/`), export again if the flags change the
+    manifest's `tts:` options, upload its images, install the export and push it into a running Tabletop
+    Simulator, each if asked."""
     from cardgen.outputs.tts_install import install_dir
 
-    loaded = load_game(root, game)
+    loaded = load_game(root, game, lang)
     stage = TTSStage.for_game(loaded, flags)
     target = install_dir(tts_dir) if do_install else None  # fail before the work if TTS is not there
     bucket = stage.spec.upload if upload else None
     if upload and bucket is None:
         raise CardgenError("--upload needs the bucket: add `upload: {bucket: ..., public_url: ...}` under `tts:`",
                            file=str(root / "data" / game / "game.yaml"))
-    out_root = check_output_root(root, out or root / "output")
-    built = bring_up_to_date(root, game, out_root).built
+    out_root = output_root(root, out, lang)
+    built = bring_up_to_date(root, game, out_root, lang=lang).built
     try:
         saved = _export_and_install(root, loaded, stage, out_root / game, target, bucket)
     except CardgenError as exc:
@@ -84,7 +87,7 @@ def _export_and_install(root: Path, loaded: Game, stage: TTSStage, out_dir: Path
         if options != usual or not saved.is_file():
             try:
                 saved = export_tts(loaded, record, out_dir, options,
-                                   drawings=lambda: game_drawings(root, game, out_root))
+                                   drawings=lambda: game_drawings(root, game, out_root, loaded.lang))
                 if options == usual:  # the build's own export: still current
                     seal_outputs(out_dir, saved.parent)
             except OSError as exc:  # a read-only output folder, a full disk
