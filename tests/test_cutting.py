@@ -154,6 +154,27 @@ def test_cricut_sheets_fill_the_print_then_cut_area_and_the_command_chooses_the_
     _assert_lined_up([_trim(image, 3.0) for image in pages[2][1]], _svg_outlines(folder / "cricut-last.svg"), 3.175)
 
 
+def test_brother_sheets_leave_a_white_margin_for_the_scan_and_their_cut_file_outlines_the_printed_cards(
+        workspace) -> None:
+    _game(workspace)
+    run_cli(workspace, "cut", "cut", "--machine", "brother", "--paper", "a4")
+    folder = workspace / "output" / "cut" / "cut" / "main"
+    assert sorted(p.name for p in folder.iterdir()) == ["brother-a4-last.svg", "brother-a4.pdf", "brother-a4.svg"]
+    pages = _pdf(folder / "brother-a4.pdf")
+    assert [len(images) for _, images, _ in pages] == [8, 2]  # 10 cards, 8 to a landscape A4 sheet
+    assert pages[0][2] == (pytest.approx(297.0), pytest.approx(210.0))
+    assert all(not marks for marks, _, _ in pages)  # the ScanNCut scans the sheet: no marks
+    small_pages = _pdf(folder.parent / "small" / "brother-a4.pdf")
+    for _, images, _ in pages + small_pages:  # every card's print (trim and 0.5 mm of bleed) leaves 10 mm of paper
+        printed = [_trim(image, 3.0 - 0.5) for image in images]
+        assert all(c[0] >= 10 and c[1] >= 10 and c[2] <= 287 and c[3] <= 200 for c in printed), printed
+    printed = [_trim(image, 3.0) for image in pages[0][1]]
+    _assert_lined_up(printed, _svg_outlines(folder / "brother-a4.svg"), 3.175)
+    _assert_lined_up([_trim(image, 3.0) for image in pages[1][1]], _svg_outlines(folder / "brother-a4-last.svg"), 3.175)
+    small = [_trim(image, 3.0) for image in small_pages[0][1]]  # a mini card: 3 rows would reach 8.25 mm
+    _assert_lined_up(small, _svg_outlines(folder.parent / "small" / "brother-a4-last.svg"), 44.45 / 63.5 * 3.175)
+
+
 def test_the_example_game_gets_sheets_of_every_card_and_token_deck_through_the_cli(copy: Path) -> None:
     result = run_cli(copy, "cut", GAME, "--machine", "silhouette", "--paper", "a4")
     out = copy / "output" / GAME
@@ -194,6 +215,8 @@ def test_a_deck_no_sheet_can_hold_or_cut_is_a_warning_naming_it(workspace) -> No
         "(279.4 x 215.9 mm, less the marks and margins); it is left out of that sheet",
         "data/odd/game.yaml: warning: cut: deck 'big' (200 x 250 mm) does not fit the cricut sheet "
         "(171.4 x 234.9 mm, less the marks and margins); it is left out of that sheet",
+        "data/odd/game.yaml: warning: cut: deck 'big' (200 x 250 mm) does not fit the brother-letter sheet "
+        "(279.4 x 215.9 mm, less the marks and margins); it is left out of that sheet",
         "data/odd/game.yaml: warning: cut: deck 'hexes' is hexagonal: cardgen cuts rectangles, rounded cards and "
         "circles; its cards are left out of cut/"]
     assert not any((workspace / "output" / "odd" / "cut" / deck).exists() for deck in ("hexes", "spare"))

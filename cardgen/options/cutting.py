@@ -14,6 +14,8 @@ class CutSpec(Strict):
 
     build: bool = Field(False, description="write cut/ on every cardgen build",
                         json_schema_extra={"manifest_only": True})
-    machine: Literal["all", "silhouette", "cricut"] = Field("all", description="which machine family's sheets")
-    paper: Literal["letter", "a4"] = Field("letter", description="the paper the Silhouette sheets are printed on")
+    machine: Literal["all", "silhouette", "cricut", "brother"] = Field(
+        "all", description="which machine family's sheets")
+    paper: Literal["letter", "a4"] = Field(
+        "letter", description="the paper the Silhouette and Brother sheets are printed on")
     gap: float = Field(1.0, ge=0.5, le=10, description="space between two cards on a sheet, in mm (0.5-10)")

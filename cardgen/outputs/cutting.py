@@ -9,6 +9,9 @@ registration marks the machine's software looks for, and a cut file of the cards
   The cut file is SVG and DXF (Silhouette Studio's Basic Edition opens DXF, not SVG).
 - Cricut (Design Space, Print Then Cut): Design Space prints its own frame around an image of at most 6.75 x 9.25 in,
   so the sheet is a page of exactly that size with no marks; the cut file is SVG.
+- Brother ScanNCut (CanvasWorkspace): the machine scans the printed sheet on its mat instead of reading marks, so
+  the sheet is a landscape Letter or A4 page with no marks and a white margin; the cut file is SVG, which
+  CanvasWorkspace imports and places over the scanned sheet (it writes the machine's .fcm itself).
 
 Every full sheet of a deck has the same places, cut by `<sheet>.svg`; when the last sheet is not full, its cards are
 cut by `<sheet>-last.svg` (and `.dxf`), which leaves its empty places alone.
@@ -42,6 +45,9 @@ SILHOUETTE_LINE = 13 * _ASSET_MM  # 1.10 mm, the Ls' thickness
 # Letter poker layout leaves 0.9 mm; 0.3 mm lets 8 poker cards on a Letter sheet with a 1 mm gap.
 MARK_CLEARANCE = 0.3
 CRICUT_AREA = (6.75 * MM_PER_INCH, 9.25 * MM_PER_INCH)  # Design Space's largest Print Then Cut image (portrait)
+# mm of white paper around a Brother sheet: beyond a home printer's unprintable border, and the page edge the
+# ScanNCut's scan finds stays clear of art (the open-source CM300 sheet docs/print.md cites leaves 10 mm).
+BROTHER_MARGIN = 10.0
 STANDARD_CORNER = 3.175  # 1/8 in: the corner of a poker card (63.5 mm wide), the largest radius cut here
 
 
@@ -69,7 +75,7 @@ class Sheet:
     """A machine family's page: its size, the registration marks printed on it and the area cards may take."""
 
     machine: str
-    name: str  # the files' stem: silhouette-letter, cricut
+    name: str  # the files' stem: silhouette-letter, cricut, brother-a4
     width: float
     height: float
     marks: tuple[Box, ...]  # filled black rectangles
@@ -96,9 +102,17 @@ def cricut_sheet() -> Sheet:
     return Sheet("cricut", "cricut", width, height, (), (Box(0, 0, width, height),), dxf=False)
 
 
+def brother_sheet(paper: str) -> Sheet:
+    """A landscape page of `paper` for a ScanNCut, which scans it on the mat: no marks, a white margin."""
+    height, width = PAPERS[paper]
+    m = BROTHER_MARGIN
+    return Sheet("brother", f"brother-{paper}", width, height, (), (Box(m, m, width - 2 * m, height - 2 * m),),
+                 dxf=False)
+
+
 def sheets(spec: CutSpec) -> list[Sheet]:
     """The sheets the options ask for."""
-    chosen = [silhouette_sheet(spec.paper), cricut_sheet()]
+    chosen = [silhouette_sheet(spec.paper), cricut_sheet(), brother_sheet(spec.paper)]
     return [sheet for sheet in chosen if spec.machine in ("all", sheet.machine)]
 
 
