@@ -24,7 +24,9 @@ from cardgen.build.plan import game_drawings
 from cardgen.commands.cli import main
 from cardgen.core.errors import CardgenError
 from cardgen.load.manifest import load_game
-from cardgen.outputs.tts import TTSOptions, export_tts, tts_text
+from cardgen.outputs.tts.exporter import TTSOptions
+from cardgen.outputs.tts.objects import tts_text
+from cardgen.outputs.tts.stage import export_tts
 from cardgen.record.record import BuildRecord, CardEntry
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -486,7 +488,7 @@ def test_keys_change_when_a_decks_pictures_change(mini, tmp_path) -> None:
 
 
 def test_file_urls_escape_only_what_would_break_them(tmp_path) -> None:
-    from cardgen.outputs.tts import file_url
+    from cardgen.outputs.tts.urls import file_url
 
     image = tmp_path / "My Games" / "50% #1" / "x.png"
     url = file_url(image)
@@ -495,7 +497,7 @@ def test_file_urls_escape_only_what_would_break_them(tmp_path) -> None:
 
 
 def test_install_finds_a_documents_folder_moved_to_onedrive(tmp_path, monkeypatch) -> None:
-    from cardgen.outputs import tts_install
+    from cardgen.outputs.tts import install as tts_install
 
     monkeypatch.setattr(tts_install.sys, "platform", "win32")
     monkeypatch.setenv("USERPROFILE", str(tmp_path / "home"))
@@ -614,7 +616,7 @@ def test_each_sheet_is_made_by_the_card_work_that_completes_it(mini, tmp_path) -
     caches hold every cell and image, there is no work."""
     import pickle
 
-    from cardgen.outputs.tts import card_work
+    from cardgen.outputs.tts.stage import card_work
     from cardgen.raster.render import DrawnCard
 
     out_dir, record, _ = mini
@@ -649,7 +651,7 @@ def test_the_thumbnail_is_put_together_from_faces_the_card_work_made(mini, tmp_p
     card image (the copy below has none), and it is the picture the build made."""
     import pickle
 
-    from cardgen.outputs.tts import card_work, saved_object_path
+    from cardgen.outputs.tts.stage import card_work, saved_object_path
     from cardgen.raster.render import DrawnCard
 
     out_dir, record, _ = mini
@@ -689,7 +691,7 @@ class _SheetWork(NamedTuple):
 
 
 def _sheet_work(mini, tmp_path: Path) -> _SheetWork:  # type: ignore[no-untyped-def]
-    from cardgen.outputs.tts import card_work
+    from cardgen.outputs.tts.stage import card_work
 
     out_dir, record, _ = mini
     root, out_root = out_dir.parent.parent, tmp_path / "out"
@@ -707,7 +709,7 @@ def test_the_card_completing_a_sheet_joins_its_cells_tiles_without_decoding_one(
 
     import numpy as np
 
-    from cardgen.outputs.tts import Cell
+    from cardgen.outputs.tts.pictures import Cell
 
     out_dir, record, _ = mini
     root = out_dir.parent.parent
@@ -744,7 +746,7 @@ def test_the_card_completing_a_sheet_joins_its_cells_tiles_without_decoding_one(
 def test_a_joined_sheet_shows_plain_slots_in_their_colour_and_empty_ones_black(tmp_path) -> None:
     """Plain slots (the backs of a deck without one) are joined like cells, and the grid's slots without a card are
     black, as on a sheet pasted together."""
-    from cardgen.outputs.tts import PLAIN_BACK, Plain, SheetPicture
+    from cardgen.outputs.tts.pictures import PLAIN_BACK, Plain, SheetPicture
     from cardgen.raster.render import DrawnCard
 
     size = (64, 88)
@@ -767,7 +769,7 @@ def test_a_joined_sheet_shows_plain_slots_in_their_colour_and_empty_ones_black(t
 def test_a_cell_that_is_not_a_tile_makes_its_sheet_from_decoded_cells(mini, tmp_path) -> None:
     """A stored cell that cannot be joined (a JPEG without restarts, here) does not stop the sheet: it is made from
     the decoded cells and encoded, and shows each cell where it belongs."""
-    from cardgen.outputs.tts import Cell, SheetPicture
+    from cardgen.outputs.tts.pictures import Cell, SheetPicture
 
     out_dir, record, _ = mini
     sheets = _sheet_work(mini, tmp_path)
@@ -840,7 +842,7 @@ def test_sheet_cells_are_the_cards_drawn_again_at_the_cell_size(scrapbots, tmp_p
     card's cell is the card, bleed cut off, scaled down (within 6/255 of LANCZOS on average; measured 3.7-5.2,
     differing at edges only: text drawn at its size, not blurred down), in RGB, and the card's pixels are not
     decoded for it."""
-    from cardgen.outputs.tts import Source
+    from cardgen.outputs.tts.pictures import Source
     from cardgen.raster.render import DrawnCard
 
     out_dir, record, _ = scrapbots

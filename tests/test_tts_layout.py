@@ -14,13 +14,14 @@ from typing import NamedTuple
 import pytest
 from PIL import Image
 
-import cardgen.outputs.tts_layout as tts_layout
+import cardgen.outputs.tts.layout as tts_layout
 from cardgen.build.plan import game_drawings
 from cardgen.core.errors import CardgenError
 from cardgen.load.manifest import load_game
 from cardgen.options.tts import SnapGrid
 from cardgen.outputs.stage import StageContext
-from cardgen.outputs.tts import TTSOptions, TTSStage, export_tts
+from cardgen.outputs.tts.exporter import TTSOptions
+from cardgen.outputs.tts.stage import TTSStage, export_tts
 from cardgen.record.record import BuildRecord
 from tests.example_games import REPO, shared_build
 

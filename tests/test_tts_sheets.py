@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cardgen.outputs.jpeg_tiles import BLOCK_PX
-from cardgen.outputs.tts_sheets import (
+from cardgen.outputs.tts.sheets import (
     KEY_COUNT,
     KEY_FIRST,
     MAX_SIDE_PX,

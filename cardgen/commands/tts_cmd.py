@@ -15,7 +15,8 @@ from cardgen.core.ownership import output_lock
 from cardgen.load.freshness import seal_outputs
 from cardgen.load.manifest import Game, load_game
 from cardgen.options.tts import TTSSpec, UploadSpec
-from cardgen.outputs.tts import TTSOptions, TTSStage, export_tts, saved_object_path
+from cardgen.outputs.tts.exporter import TTSOptions
+from cardgen.outputs.tts.stage import TTSStage, export_tts, saved_object_path
 from cardgen.record.record import BuildRecord
 
 
@@ -51,7 +52,7 @@ def export_game(root: Path, game: str, flags: dict, out: Path | None, do_install
     """Bring the build up to date (in `lang`, under `<out>/<lang>/`), export again if the flags change the
     manifest's `tts:` options, upload its images, install the export and push it into a running Tabletop
     Simulator, each if asked."""
-    from cardgen.outputs.tts_install import install_dir
+    from cardgen.outputs.tts.install import install_dir
 
     loaded = load_game(root, game, lang)
     stage = TTSStage.for_game(loaded, flags)
@@ -76,7 +77,7 @@ def _export_and_install(root: Path, loaded: Game, stage: TTSStage, out_dir: Path
     """Export the built game again when the flags change its options (or the export is missing), upload its images
     to `bucket`, and install it into Tabletop Simulator's folder `target`, when given; return the saved object's
     path."""
-    from cardgen.outputs.tts_install import install
+    from cardgen.outputs.tts.install import install
 
     game, out_root = loaded.name, out_dir.parent
     options = TTSOptions.from_spec(stage.spec)

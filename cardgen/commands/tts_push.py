@@ -5,8 +5,8 @@ on 127.0.0.1:39999 for JSON messages, and message 3 ("Execute Lua Code", guid "-
 the game answers does not come back on that connection: it connects to the editor's port, 39998, and sends a
 message there, 5 with the script's return value or 3 with a Lua error. So a push listens on the editor's port
 first, then sends, then waits a bounded time for the answer. The script (PUSH_LUA) finds the objects of the
-game's earlier export by the tags the export gives them (`outputs.tts.mark_for_push`), replaces those that
-changed in place, and says on the table what it did.
+game's earlier export by the tags the export gives them (`outputs.tts.objects.mark_for_push`), replaces those
+that changed in place, and says on the table what it did.
 
 A push never stops a build: every way it can fail (the game not running, an editor holding the reply port, no
 answer, a Lua error) is one line of `PushResult`. The command line imports this module for its options: json and
@@ -115,7 +115,7 @@ def push_script(saved: dict, game: str, dealt: bool = False) -> str:
     """The Lua that lays a saved object's objects (`<Game-title>.json` of the export) out on the table."""
     import json
 
-    from cardgen.outputs.tts import game_tag  # not with the command line: the export's modules load pydantic
+    from cardgen.outputs.tts.objects import game_tag  # not with the command line: the export's modules load pydantic
 
     tag = game_tag(game)
     entries = []
@@ -151,7 +151,7 @@ def push_saved_object(path: Path, game: str, target: PushTarget) -> PushResult:
 def push_built_game(out_dir: Path, target: PushTarget) -> PushResult:
     """Push the export of the game built in `out_dir` (output/<game>)."""
     from cardgen.core.errors import CardgenError
-    from cardgen.outputs.tts import saved_object_path
+    from cardgen.outputs.tts.stage import saved_object_path
     from cardgen.record.record import BuildRecord
 
     try:

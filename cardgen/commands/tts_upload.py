@@ -34,7 +34,7 @@ def upload_export(saved: Path, game: str, spec: UploadSpec, client: Any = None) 
     """Upload the images the saved object at `saved` names (files beside it) to the bucket, and write the saved
     object again with their public addresses (and the hashes `--push` compares, which hold them). `client`: a
     boto3 S3 client (default: one made from `spec`)."""
-    from cardgen.outputs.tts import mark_for_push, write_saved_object
+    from cardgen.outputs.tts.objects import mark_for_push, write_saved_object
 
     data = json.loads(saved.read_text(encoding="utf-8"))
     images = _images(data, saved.parent, spec)

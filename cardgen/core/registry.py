@@ -25,7 +25,7 @@ OUTPUTS: dict[str, Output] = {
     "print": Output("cardgen.outputs.pdf:PrintStage", "cardgen.options.pdf:PrintSpec",
                     "cardgen.commands.print_cmd:print_command"),
     "pod": Output("cardgen.outputs.pod:PodStage", "cardgen.options.pod:PodSpec"),  # a `pod:` section, `build --pod`
-    "tts": Output("cardgen.outputs.tts:TTSStage", "cardgen.options.tts:TTSSpec",
+    "tts": Output("cardgen.outputs.tts.stage:TTSStage", "cardgen.options.tts:TTSSpec",
                   "cardgen.commands.tts_cmd:tts_command"),
     "trimmed": Output("cardgen.outputs.trimmed:TrimmedStage", "cardgen.options.trimmed:TrimmedSpec"),
     "playground": Output("cardgen.outputs.playground:PlaygroundStage", "cardgen.options.tables:PlaygroundSpec"),

@@ -1,5 +1,5 @@
 """The options of the Tabletop Simulator export: game.yaml's `tts:` section and the flags of `cardgen tts` (the stage
-is `cardgen.outputs.tts.TTSStage`)."""
+is `cardgen.outputs.tts.stage.TTSStage`)."""
 from __future__ import annotations
 
 import re

@@ -1,6 +1,6 @@
 """Where the Tabletop Simulator export lays a game on the table, and the snap points of its boards.
 
-Plain geometry in table units (`tts_sizes`): x runs right and z away from the player at the table's south edge
+Plain geometry in table units (`sizes`): x runs right and z away from the player at the table's south edge
 (White's seat), as Tabletop Simulator's own axes do. A game is laid out as a player sets one up: its boards in
 the middle, the card decks in rows in front of them (the player's side) and the tokens in rows behind, every row
 centred and wrapped so that the whole game stays inside `PLAY_AREA`.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cardgen.outputs.tts_sizes import BOARD_UNITS
+from cardgen.outputs.tts.sizes import BOARD_UNITS
 
 # Half the side of the square the export keeps every object inside. Saves Tabletop Simulator wrote put the hand
 # zones of the default table near x = +-21.5 (issue 35); a hand zone is about 4 units deep, so anything within

@@ -15,7 +15,7 @@ from typing import Callable
 
 from cardgen.core.errors import CardgenError
 from cardgen.core.storage import write_atomic, write_json
-from cardgen.outputs.tts import file_url
+from cardgen.outputs.tts.urls import file_url
 
 URL_KEYS = ("FaceURL", "BackURL", "ImageURL", "ImageSecondaryURL")
 # Which game installed each saved object, in `cardgen/` beside Saves (a game name never starts with a dot).
