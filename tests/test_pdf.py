@@ -569,11 +569,11 @@ def test_a_pdf_written_as_it_is_formatted_is_the_file_reportlab_writes_whole(bui
 
     from reportlab import rl_config
 
-    import cardgen.outputs.pdf as pdf_module
+    import cardgen.outputs.reportlab_compat as compat
 
     monkeypatch.setattr(rl_config, "invariant", 1)
     streamed = write_print_pdf(record, built, PrintOptions(), tmp_path / "streamed.pdf").files[0]
-    monkeypatch.setattr(pdf_module, "_streaming", lambda handle: contextlib.nullcontext())
+    monkeypatch.setattr(compat, "streaming", lambda handle: contextlib.nullcontext())
     whole = write_print_pdf(record, built, PrintOptions(), tmp_path / "whole.pdf").files[0]
     assert streamed.read_bytes() == whole.read_bytes()
     assert len(pypdf.PdfReader(streamed, strict=True).pages) > 1

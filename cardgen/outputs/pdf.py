@@ -9,18 +9,18 @@ import contextlib
 import functools
 import hashlib
 import struct
-import threading
 import zlib
 from concurrent.futures import BrokenExecutor, Executor, Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterator
+from typing import Any, Callable
 
 from cardgen.core.errors import Problem
 from cardgen.core.storage import Cache, KeptByGame, write_atomic
 from cardgen.core.units import mm_to_pt
 from cardgen.load.freshness import PreviousOutputs
 from cardgen.load.manifest import Game
+from cardgen.outputs import reportlab_compat as rl
 from cardgen.outputs.imposition import Page, PrintOptions, Rect, impose, items_from_cards
 from cardgen.outputs.kept_prints import pdf_name, read_kept, write_kept
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
@@ -313,7 +313,7 @@ class ImageFiles:
             if self.options.images == "jpeg":
                 source = PrintJPEG(self.out_root, digest, self.options.jpeg_quality).path(self.file(image))
             elif image in self.opaque:
-                source = self.build_dir / image  # found when the document is written (see `locate`)
+                source = self.build_dir / image  # found when the document is written (see `idat`)
             else:
                 source = self.file(image)  # read as it is embedded
             self._by_digest[digest], self._image[digest] = str(source), image
@@ -335,9 +335,15 @@ class ImageFiles:
         image = self._image.get(name)
         return self.opaque.get(image) if image is not None and drawn == str(self.build_dir / image) else None
 
-    def locate(self, name: str) -> Path:
-        """The file holding the image of a name, once it is drawn (see `wait`)."""
-        return self.file(self._image[name])
+    def idat(self, name: str, size: tuple[int, int]) -> bytes:
+        """The IDAT data of the PNG file of a name, once it is drawn (see `wait`), read when the document is written;
+        an error if the file is not the 8-bit RGB PNG of this size cardgen drew."""
+        source = self.file(self._image[name])
+        read = png_stream(source)
+        if read is None or read[:2] != size:
+            raise OSError(f"{source} is not the {size[0]}x{size[1]} 8-bit RGB PNG cardgen drew "
+                          "(changed while the print PDF was written?)")
+        return read[2]
 
     def masked(self, name: str, drawn: str) -> tuple[int, int, bytes, bytes] | None:
         """The streams of a drawn image with transparency (see `MaskedImage`), None for any other."""
@@ -357,7 +363,7 @@ def _draw(path: Path, pages: list[Page], document: Document, images: ImageFiles,
     with path.open("wb") as handle:
         pdf = canvas.Canvas(handle, pageCompression=1)
         _draw_pages(pdf, pages, document, images, first, total, kept)
-        with _streaming(handle):
+        with rl.streaming(handle):
             pdf.save()
     if kept is not None:
         kept.save()  # once the file is whole: its pages are what the next build may reuse
@@ -387,9 +393,10 @@ def _draw_pages(pdf: Any, pages: list[Page], document: Document, images: ImageFi
         if not (drawn is not None and _put_back(pdf, page, images, drawn)):
             embedded = _draw_page(pdf, page, images)
             _draw_footer(pdf, page, footer)
-            font = pdf._doc.getInternalFontName(_FOOTER_FONT) if page.footer else None
+            font = rl.font_name(pdf, _FOOTER_FONT) if page.footer else None
             # A page drawn with reportlab's own image drawing (see `_embed`) cannot be put back by name.
-            drawn = {"code": list(pdf._code), "forms": list(pdf._formsinuse), "font": font} if embedded else None
+            code, forms = rl.page_operators(pdf)
+            drawn = {"code": code, "forms": forms, "font": font} if embedded else None
         if kept is not None and drawn is not None:
             kept.used[key] = drawn
         pdf.showPage()
@@ -438,51 +445,10 @@ def _put_back(pdf: Any, page: Page, images: ImageFiles, drawn: Any) -> bool:
         return False
     if not all(_embed(pdf, name, file, images) for name, file in names):
         return False
-    if drawn.get("font") != (pdf._doc.getInternalFontName(_FOOTER_FONT) if page.footer else None):
+    if drawn.get("font") != (rl.font_name(pdf, _FOOTER_FONT) if page.footer else None):
         return False  # (drawing the page registers the same images, then the same font, in this order)
-    pdf._code[:] = code
-    pdf._formsinuse[:] = forms
+    rl.put_page_operators(pdf, code, forms)
     return True
-
-
-_STREAMING = threading.Lock()
-
-
-@contextlib.contextmanager
-def _streaming(handle: BinaryIO) -> Iterator[None]:
-    """While a document is saved, reportlab's output collector writes each object to `handle` as it is formatted.
-
-    reportlab collects every object of a document, image streams included, then joins them into one bytes
-    object and writes that: a 120-page file of card images was held twice in memory (~180 MB at once) and
-    took twice as long to write (measured on a 1,000-card game: 1.2 s and 220 MB peak against 0.5 s and
-    60 MB, the same bytes but for the creation date and the ID derived from it). Its document looks its
-    collector class up by name when it saves, so that name is swapped for as long as one save runs (a lock:
-    cardgen's only reportlab documents are these); nothing else of reportlab's is changed.
-    """
-    from reportlab.pdfbase import pdfdoc
-
-    collector = pdfdoc.PDFFile
-
-    class StreamingFile(collector):  # type: ignore[misc, valid-type]
-        """reportlab's collector, writing at once what it would hold: offsets are counted as before."""
-
-        def __init__(self, *args: Any) -> None:
-            super().__init__(*args)
-            for piece in self.strings:  # the header, added on creation
-                handle.write(piece)
-            self.strings: list[bytes] = []
-            self.write = handle.write
-
-        def format(self, document: Any) -> bytes:
-            """Nothing left to join: everything is written."""
-            return b""
-
-    with _STREAMING:
-        pdfdoc.PDFFile = StreamingFile
-        try:
-            yield
-        finally:
-            pdfdoc.PDFFile = collector
 
 
 def png_stream(path: Path) -> tuple[int, int, bytes] | None:
@@ -532,83 +498,31 @@ def _embed(pdf: Any, name: str, drawn: str, images: ImageFiles) -> bool:
     memory), and a PNG with transparency
     with the streams the render workers made of it (`MaskedImage`): `Canvas.drawImage` always decodes and
     compresses the file, which is most of a PDF's writing time. Any other file is read by reportlab's image
-    object, with a soft mask for transparency, as `drawImage` does. This is the one place that touches
-    reportlab's internals; tests check the embedded pixels equal the cards.
+    object, with a soft mask for transparency, as `drawImage` does. reportlab's internals are reached through
+    `reportlab_compat`; tests check the embedded pixels equal the cards.
     """
     try:
-        from reportlab.pdfbase.pdfdoc import PDFImageXObject, PDFObjectReference
-
-        reg_name = pdf._doc.getXObjectName(name)
-        if reg_name in pdf._doc.idToObject:
+        reg_name = rl.xobject_name(pdf, name)
+        if rl.is_registered(pdf, reg_name):
             return True
         size = images.opaque_png(name, drawn) or (png_size(Path(drawn)) if drawn.lower().endswith(".png") else None)
         masked = images.masked(name, drawn) if size is None else None
+        mask = None
         if size is not None:
-            image = _png_image_class()(name)
-            image.width, image.height = size
-            image.locate = functools.partial(images.locate, name)
+            image = rl.png_image(name, *size, functools.partial(images.idat, name, size))
         elif masked is not None:
-            image = _flate_image(PDFImageXObject, name, "DeviceRGB", *masked[:3])
+            image = rl.flate_image(name, "DeviceRGB", *masked[:3])
             if masked[3]:
-                image._smask = _flate_image(PDFImageXObject, f"{name}-alpha", "DeviceGray", *masked[:2],
-                                            masked[3])
+                mask = rl.flate_image(f"{name}-alpha", "DeviceGray", *masked[:2], masked[3])
         else:
-            image = PDFImageXObject(name, drawn, mask="auto")
+            image, mask = rl.picture_image(name, drawn)
         image.name = name
-        pdf._setXObjects(image)
-        pdf._doc.Reference(image, reg_name)
-        pdf._doc.addForm(name, image)
-        smask = getattr(image, "_smask", None)
-        if smask:  # transparency: reportlab made a soft mask image beside it, named by its content
-            mask_name = pdf._doc.getXObjectName(smask.name)
-            known = mask_name in pdf._doc.idToObject
-            image.smask = PDFObjectReference(mask_name) if known else pdf._doc.Reference(smask, mask_name)
-            del image._smask
+        rl.register_image(pdf, image, reg_name)
+        if mask is not None:
+            rl.attach_soft_mask(pdf, image, mask)
     except (AttributeError, ImportError):
         return False
     return True
-
-
-def _flate_image(cls: type, name: str, colours: str, width: int, height: int, stream: bytes) -> Any:
-    """reportlab's image XObject of 8-bit pixels given as a Flate stream, as it makes one from a picture."""
-    image = cls(name)
-    image.width, image.height, image.streamContent = width, height, stream
-    image.bitsPerComponent, image.colorSpace, image._filters, image.mask = 8, colours, ("FlateDecode",), None
-    return image
-
-
-@functools.cache
-def _png_image_class() -> type:
-    """reportlab's image XObject, written with the PNG predictor parameters its IDAT stream needs."""
-    from reportlab.pdfbase.pdfdoc import PDFDictionary, PDFImageXObject, PDFName, PDFStream
-
-    class PNGImageXObject(PDFImageXObject):
-        """An RGB image whose stream is the IDAT data of the PNG file `locate()` finds (Flate with PNG row filters,
-        predictor 15), read when the document is written."""
-
-        locate: Callable[[], Path]  # the PNG file, once it is there
-
-        def format(self, document: Any) -> bytes:
-            """The object as PDF bytes: the dictionary reportlab writes for an image, plus /DecodeParms.
-
-            /Filter is a single name, not an array: some readers (poppler) read /DecodeParms only as an
-            array beside an array of filters.
-            """
-            source = self.locate()
-            read = png_stream(source)
-            if read is None or read[:2] != (self.width, self.height):
-                raise OSError(f"{source} is not the {self.width}x{self.height} 8-bit RGB PNG cardgen drew "
-                              "(changed while the print PDF was written?)")
-            stream = PDFStream(content=read[2])
-            stream.dictionary.dict.update({
-                "Type": PDFName("XObject"), "Subtype": PDFName("Image"), "Width": self.width,
-                "Height": self.height, "BitsPerComponent": 8, "ColorSpace": PDFName("DeviceRGB"),
-                "Filter": PDFName("FlateDecode"), "Length": len(read[2]),
-                "DecodeParms": PDFDictionary({"Predictor": 15, "Colors": 3, "BitsPerComponent": 8,
-                                              "Columns": self.width})})
-            return stream.format(document)
-
-    return PNGImageXObject
 
 
 def _draw_page(pdf, page: Page, images: ImageFiles) -> bool:

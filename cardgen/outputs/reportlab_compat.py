@@ -1,0 +1,171 @@
+"""Every private part of reportlab that cardgen uses, in one place (the print PDF of `cardgen.outputs.pdf`).
+
+reportlab has no public way to embed an image it did not decode itself, to put a page's operators back, or to
+write a document as it is formatted; these do it through its internals. pyproject.toml pins reportlab below its
+next major version for them, and `tests/test_reportlab_compat.py` checks that each name below is still there with
+the shape used here, so that an upgrade that changes one fails that test by name instead of the print PDF.
+
+The private names, and why each is used:
+
+- `Canvas._doc` (the canvas's `PDFDocument`): its `getXObjectName`, `idToObject`, `Reference` and `addForm`
+  register an image XObject cardgen made (its own PNG data, or streams made by the render workers) once per
+  document, as `Canvas.drawImage` does after decoding and compressing the file again (most of a PDF's writing
+  time); its `getInternalFontName` is the footer font's name a page uses.
+- `Canvas._setXObjects(image)`: hands the canvas an image XObject, as `drawImage` does.
+- `Canvas._code`, `Canvas._formsinuse`: a page's operators and the forms it draws, kept after a page is drawn and
+  put back on a later build instead of drawing the same page again.
+- `PDFImageXObject._filters`: the stream filters of an image given as Flate data.
+- `PDFImageXObject._smask`: the soft mask image reportlab makes beside a picture with transparency (`mask="auto"`),
+  which cardgen registers under a name by its content.
+- `PDFImageXObject.format(document)` and `PDFStream.dictionary.dict`: an image object that writes a PNG's own
+  compressed rows with the /DecodeParms they need, which reportlab's image object has no way to say.
+- `pdfdoc.PDFFile`: the output collector class a document looks up by name when it saves; swapped for one that
+  writes each object as it is formatted (its `strings` list, `write` and `format(document)` are its protocol).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+from typing import Any, BinaryIO, Callable, Iterator
+
+
+def xobject_name(pdf: Any, name: str) -> str:
+    """The document's internal name of the image XObject `name`."""
+    return str(pdf._doc.getXObjectName(name))
+
+
+def is_registered(pdf: Any, internal_name: str) -> bool:
+    """Whether the document holds an object of this internal name."""
+    return internal_name in pdf._doc.idToObject
+
+
+def register_image(pdf: Any, image: Any, internal_name: str) -> None:
+    """Register an image XObject (its `name` set) on the canvas and in the document, as `drawImage` does."""
+    pdf._setXObjects(image)
+    pdf._doc.Reference(image, internal_name)
+    pdf._doc.addForm(image.name, image)
+
+
+def attach_soft_mask(pdf: Any, image: Any, mask: Any) -> None:
+    """Give a registered image its soft mask image, registered once per document by the mask's name."""
+    from reportlab.pdfbase.pdfdoc import PDFObjectReference
+
+    mask_name = xobject_name(pdf, mask.name)
+    image.smask = (PDFObjectReference(mask_name) if is_registered(pdf, mask_name)
+                   else pdf._doc.Reference(mask, mask_name))
+
+
+def picture_image(name: str, file: str) -> tuple[Any, Any | None]:
+    """reportlab's image XObject of a picture file, as `drawImage` makes it, and the soft mask it made beside it for
+    transparency (None without one), taken off it to be registered by its own name (see `attach_soft_mask`)."""
+    from reportlab.pdfbase.pdfdoc import PDFImageXObject
+
+    image = PDFImageXObject(name, file, mask="auto")
+    mask = getattr(image, "_smask", None)
+    if mask:
+        del image._smask
+    return image, mask or None
+
+
+def png_image(name: str, width: int, height: int, idat: Callable[[], bytes]) -> Any:
+    """reportlab's image XObject of an 8-bit RGB PNG's own IDAT data, which `idat()` gives when the document is
+    written (Flate with PNG row filters: predictor 15), so that its pixels are neither decoded nor held before."""
+    image = _png_image_class()(name)
+    image.width, image.height, image.idat = width, height, idat
+    return image
+
+
+@functools.cache
+def _png_image_class() -> type:
+    """reportlab's image XObject, written with the PNG predictor parameters its IDAT stream needs."""
+    from reportlab.pdfbase.pdfdoc import PDFDictionary, PDFImageXObject, PDFName, PDFStream
+
+    class PNGImageXObject(PDFImageXObject):
+        """An RGB image whose stream is PNG IDAT data, read when the document is written."""
+
+        idat: Callable[[], bytes]
+
+        def format(self, document: Any) -> bytes:
+            """The object as PDF bytes: the dictionary reportlab writes for an image, plus /DecodeParms.
+
+            /Filter is a single name, not an array: some readers (poppler) read /DecodeParms only as an
+            array beside an array of filters.
+            """
+            data = self.idat()
+            stream = PDFStream(content=data)
+            stream.dictionary.dict.update({
+                "Type": PDFName("XObject"), "Subtype": PDFName("Image"), "Width": self.width,
+                "Height": self.height, "BitsPerComponent": 8, "ColorSpace": PDFName("DeviceRGB"),
+                "Filter": PDFName("FlateDecode"), "Length": len(data),
+                "DecodeParms": PDFDictionary({"Predictor": 15, "Colors": 3, "BitsPerComponent": 8,
+                                              "Columns": self.width})})
+            return stream.format(document)
+
+    return PNGImageXObject
+
+
+def flate_image(name: str, colours: str, width: int, height: int, stream: bytes) -> Any:
+    """reportlab's image XObject of 8-bit pixels given as a Flate stream, as it makes one from a picture."""
+    from reportlab.pdfbase.pdfdoc import PDFImageXObject
+
+    image = PDFImageXObject(name)
+    image.width, image.height, image.streamContent = width, height, stream
+    image.bitsPerComponent, image.colorSpace, image._filters, image.mask = 8, colours, ("FlateDecode",), None
+    return image
+
+
+def font_name(pdf: Any, font: str) -> str:
+    """The document's internal name of a font (registered in it now if it was not)."""
+    return str(pdf._doc.getInternalFontName(font))
+
+
+def page_operators(pdf: Any) -> tuple[list[str], list[str]]:
+    """The current page's operators and the forms it draws, copied."""
+    return list(pdf._code), list(pdf._formsinuse)
+
+
+def put_page_operators(pdf: Any, code: list[str], forms: list[str]) -> None:
+    """Make the current page's operators and forms these (a page drawn before: see `page_operators`)."""
+    pdf._code[:] = code
+    pdf._formsinuse[:] = forms
+
+
+_STREAMING = threading.Lock()
+
+
+@contextlib.contextmanager
+def streaming(handle: BinaryIO) -> Iterator[None]:
+    """While a document is saved, reportlab's output collector writes each object to `handle` as it is formatted.
+
+    reportlab collects every object of a document, image streams included, then joins them into one bytes
+    object and writes that: a 120-page file of card images was held twice in memory (~180 MB at once) and
+    took twice as long to write (measured on a 1,000-card game: 1.2 s and 220 MB peak against 0.5 s and
+    60 MB, the same bytes but for the creation date and the ID derived from it). Its document looks its
+    collector class up by name when it saves, so that name is swapped for as long as one save runs (a lock:
+    cardgen's only reportlab documents are these); nothing else of reportlab's is changed.
+    """
+    from reportlab.pdfbase import pdfdoc
+
+    collector = pdfdoc.PDFFile
+
+    class StreamingFile(collector):  # type: ignore[misc, valid-type]
+        """reportlab's collector, writing at once what it would hold: offsets are counted as before."""
+
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+            for piece in self.strings:  # the header, added on creation
+                handle.write(piece)
+            self.strings: list[bytes] = []
+            self.write = handle.write
+
+        def format(self, document: Any) -> bytes:
+            """Nothing left to join: everything is written."""
+            return b""
+
+    with _STREAMING:
+        pdfdoc.PDFFile = StreamingFile
+        try:
+            yield
+        finally:
+            pdfdoc.PDFFile = collector
