@@ -241,6 +241,7 @@ def watched_edits(root: Path, game: str, out: Path, values: list[int]) -> tuple[
     seconds, drawn = [], []
     try:
         _line_starting(watch.stdout, "watching ")
+        _line_starting(watch.stdout, f"{game}: ")  # the watch's own first build ("up to date"), before any save
         for value in values:
             time.sleep(2 * QUIET_SECONDS)  # the previous save is long done with
             started = time.perf_counter()
