@@ -81,6 +81,7 @@ BREAKS: dict[str, list[tuple[str, str, str]] | Callable[[Path], None]] = {
     "aid-apothecary": [("aid.yaml", "pay {apothecary_gold.min}-{apothecary_gold.max} gold", "pay 1-3 gold")],
     "aid-arcanist": [("aid.yaml", "pay {arcanist_gold.min}-{arcanist_gold.max} gold", "pay 2-4 gold")],
     "victory-text": [("board.yaml", "with {victory_points} or more", "with 12 or more")],
+    "per-gold-and-mana-burn": [("aid.yaml", "take {mana_burn_damage} damage for each", "take 2 damage for each")],
 }
 
 

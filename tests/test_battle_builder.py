@@ -20,8 +20,10 @@ GAME = "battle-builder"
 
 def test_build_matches_the_readme(built: tuple[Path, str]) -> None:
     out, log = built
-    assert "error" not in log and [line for line in log.splitlines() if "warning" in line] == [  # Letter: no room
-        line for line in log.splitlines() if "crop marks lie 3.0-6.3 mm" in line]                # for the marks
+    warnings = [line for line in log.splitlines() if "warning" in line]
+    marks = [line for line in warnings if "crop marks lie 3.0-6.3 mm" in line]  # Letter: no room for the marks
+    shipped = [line for line in warnings if line.endswith("(monster-hunter-reachable)")]  # README: contradictions
+    assert "error" not in log and sorted(warnings) == sorted(marks + shipped) and len(shipped) == 1
     promised = readme_counts(GAME)
     assert len(promised) == 20 and built_counts(out) == promised
     assert sum(copies for _, _, copies in promised.values()) == 345
@@ -86,11 +88,19 @@ BREAKS = {  # rule id -> (file, text, replacement)
     "max-vp": ("board.yaml", "vp_max: 15", "vp_max: 16"),
     "vp-awards": ("board.yaml", "monster_vp: 1", "monster_vp: 2"),
     "document-names": ("table.csv", "Narrow Passage,Environment", "Tight Passage,Environment"),
+    "monster-specials": ("monsters.yaml", "loses {speed_drain_stamina} stamina", "loses 3 stamina"),
+    "tier-2-counter": ("cards.csv", "Riposte,Defense,2,2,8,7,3,,**Counter {tier2_counter_damage}",
+                       "Riposte,Defense,2,2,8,7,3,,**Counter 2"),
+    "objective-numbers": ("table.csv", "Defeat {monster_hunter_easy} or more", "Defeat 5 or more"),
+    "objective-vp": ("table.csv", "Objective,1,,,,{elite_arsenal_vp},", "Objective,1,,,,3,"),
+    "upgrade-text": ("table.csv", "+5 stamina.", "+10 stamina."),
+    "score-board-text": ("board.yaml", "Defeat a monster: 1 VP", "Defeat a monster: 2 VP"),
 }
+SHIPPED = {"monster-hunter-reachable"}  # a warning the game ships with: tests/test_rulebook_numbers.py settles it
 
 
 def test_every_rule_has_a_break() -> None:
-    assert set(BREAKS) == {rule.id for rule in load_game(REPO, GAME).spec.rules}
+    assert set(BREAKS) | SHIPPED == {rule.id for rule in load_game(REPO, GAME).spec.rules}
 
 
 @pytest.mark.parametrize("rule", sorted(BREAKS))

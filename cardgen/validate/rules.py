@@ -205,7 +205,10 @@ class RuleChecker:
             holds, values = evaluate_aggregate([self.rows[i] for i in group], rule.total,  # type: ignore[arg-type]
                                                self.columns, self.values)
             if not holds:
-                shown = ", ".join(f"{label} = {_show(value)}" for label, value in values.items())
+                # the aggregates, then the game's values the total compares them with (`rows() >= easy_needed`)
+                named = {name: self.values[name] for name in columns_in(rule.total)  # type: ignore[arg-type]
+                         if name in self.values}
+                shown = ", ".join(f"{label} = {_show(value)}" for label, value in {**values, **named}.items())
                 scope = f" for {rule.per} = {_show(key)}" if rule.per else ""
                 files = sorted({self.cards[i].source_file for i in group})
                 at_rule = self.game.where("rules", index)
