@@ -207,12 +207,39 @@ def test_print_in_french_draws_the_french_cards(sheet_game: Path) -> None:
     assert not list((sheet_game / "output" / "tiny" / "print").glob("*a4*"))  # the English PDFs as they were
 
 
-def test_print_in_french_refuses_an_english_snapshot(columns_game: Path) -> None:
+def test_print_in_french_changed_since_a_french_snapshot_prints_only_the_card_edited_in_french(
+        columns_game: Path) -> None:
+    """`snapshot --lang fr` records the French build apart from the English snapshots; after a French cell is
+    edited, `changes --lang fr` names only that card and `print --lang fr --changed-since` prints only it."""
     run_cli(columns_game, "build", "tiny", "-j", "1")
+    run_cli(columns_game, "build", "tiny", "--lang", "fr", "-j", "1")
     run_cli(columns_game, "snapshot", "tiny", "v1")
-    output = run_cli(columns_game, "print", "tiny", "--lang", "fr", "--changed-since", "v1", expect=1).output
-    assert "error: --changed-since v1 compares with a snapshot of the game in its own language" in output
-    assert not (columns_game / "output" / "fr").exists()
+    run_cli(columns_game, "snapshot", "tiny", "v1", "--lang", "fr")
+    snapshots = columns_game / "data" / "tiny" / "snapshots"
+    french = json.loads((snapshots / "fr" / "v1.json").read_text(encoding="utf-8"))["cards"]
+    assert {c["id"]: c["name"] for c in french}["alpha"] == "Alpha français"  # the French build's record
+    english = json.loads((snapshots / "v1.json").read_text(encoding="utf-8"))["cards"]
+    assert {c["id"]: c["name"] for c in english}["alpha"] == "Alpha"
+    csv = columns_game / "data" / "tiny" / "cards.csv"
+    csv.write_text(csv.read_text(encoding="utf-8").replace("Perdez 1 débris.", "Perdez 1 Ferraille."),
+                   encoding="utf-8")
+    run_cli(columns_game, "build", "tiny", "--lang", "fr", "-j", "1")
+    listed = run_cli(columns_game, "changes", "tiny", "--since", "v1", "--lang", "fr").output
+    assert listed.splitlines() == ["tiny (fr) since 'v1': 0 added, 1 changed, 0 removed",
+                                   "  ~ gamma: text Perdez 1 débris. -> Perdez 1 Ferraille.; "
+                                   "text_fr Perdez 1 débris. -> Perdez 1 Ferraille."]  # the printed text, its cell
+    assert "0 changed" in run_cli(columns_game, "changes", "tiny", "--since", "v1").output  # English: as it was
+    printed = run_cli(columns_game, "print", "tiny", "--lang", "fr", "--changed-since", "v1").output
+    pdf = columns_game / "output" / "fr" / "tiny" / "print" / "tiny-letter-changed-since-v1.pdf"
+    assert "~ gamma: text" in printed and str(pdf) in printed
+    reader = PdfReader(pdf)
+    gamma = _cards(columns_game / "output" / "fr" / "tiny", "hash")["gamma"]
+    assert [len(page.images) for page in reader.pages] == [1, 1]  # the changed card's page and its back page
+    front = reader.pages[0]
+    assert {name.rsplit(".", 1)[1] for name in front["/Resources"]["/XObject"]} == {gamma}  # the French image
+    assert front.get_contents().get_data().decode("latin-1").count(" Do") == 1  # drawn once: its one copy
+    missing = run_cli(columns_game, "changes", "tiny", "--since", "v0", "--lang", "fr", expect=1).output
+    assert "no snapshot 'v0' of tiny in fr; snapshots in fr: v1" in missing
 
 
 def test_tts_in_french_writes_the_french_save(columns_game: Path) -> None:

@@ -40,6 +40,14 @@ def lang_option(what: str) -> Callable[[Callable], Callable]:
                              "output/<lang>/<game>/ as `build --lang` does.")
 
 
+def snapshot_lang_option(command: Callable) -> Callable:
+    """`--lang LANG` of `snapshot` and `changes`: the game's build in that language, whose snapshots are its own."""
+    return click.option("--lang", default=None, metavar="LANG",
+                        help="The game's build in this language of its `languages:` (fr), output/<lang>/<game>/ as "
+                             "`build --lang` makes it; its snapshots are kept apart, in data/<game>/snapshots/<lang>/."
+                        )(command)
+
+
 def draft_option(command: Callable) -> Callable:
     """`--draft` of a command that builds (`build`, `watch`, `serve`): a missing image is a placeholder."""
     return click.option("--draft", is_flag=True,

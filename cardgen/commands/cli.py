@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from cardgen import __version__
-from cardgen.commands import complete_games, draft_option, games_of, lang_option
+from cardgen.commands import complete_games, draft_option, games_of, lang_option, snapshot_lang_option
 from cardgen.commands.group import CardgenGroup
 from cardgen.commands.startup import exit_now  # its start-up patch is made on import, before any command runs
 from cardgen.commands.tts_push import push_options, target_of
@@ -100,24 +100,26 @@ def calibrate(root: Path, paper: str, duplex: Any, out: Path | None) -> None:
 @click.argument("name")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output root.")
 @click.option("--force", is_flag=True, help="Replace an existing snapshot of that name.")
+@snapshot_lang_option
 @click.pass_obj
-def snapshot(root: Path, game: str, name: str, out: Path | None, force: bool) -> None:
+def snapshot(root: Path, game: str, name: str, out: Path | None, force: bool, lang: str | None) -> None:
     """Record the current build of GAME as version NAME (e.g. the one you printed)."""
     from cardgen.commands.snapshot_cmd import snapshot as save
 
-    save(root, game, name, out, force)
+    save(root, game, name, out, force, lang)
 
 
 @main.command()
 @click.argument("game", shell_complete=complete_games)
 @click.option("--since", "since", required=True, help="Name of a snapshot (see `cardgen snapshot`).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output root.")
+@snapshot_lang_option
 @click.pass_obj
-def changes(root: Path, game: str, since: str, out: Path | None) -> None:
+def changes(root: Path, game: str, since: str, out: Path | None, lang: str | None) -> None:
     """List the cards of GAME added, changed or removed since a snapshot, with field changes."""
     from cardgen.commands.snapshot_cmd import changes as show
 
-    show(root, game, since, out)
+    show(root, game, since, out, lang)
 
 
 @main.command()

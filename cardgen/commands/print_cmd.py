@@ -44,9 +44,6 @@ def print_game(root: Path, game: str, flags: dict, out: Path | None, since: str 
                built_root: Path | None, lang: str | None = None) -> None:
     """Bring the build up to date (in `lang`, under `<built_root>/<lang>/`), then write the PDFs of the manifest's
     `print:` options under the flags given."""
-    if since is not None and lang is not None:  # a snapshot is of the game's own language (`cardgen snapshot`)
-        raise CardgenError(f"--changed-since {since} compares with a snapshot of the game in its own language; "
-                           f"print the {lang} cards without it, or print the changes without --lang")
     loaded = load_game(root, game, lang)
     spec = PrintStage.for_game(loaded, flags).options
     usual = PrintOptions.all_from_spec(loaded.options("print"), root)
@@ -56,7 +53,7 @@ def print_game(root: Path, game: str, flags: dict, out: Path | None, since: str 
     print_dir = (build_dir / "print").resolve()
     with output_lock(out_root, create=False):  # no build swaps the images away meanwhile
         record = BuildRecord.of_build(build_dir)
-        cards = None if since is None else changed_cards(root, game, since, record)
+        cards = None if since is None else changed_cards(root, game, since, record, lang)
         own, kept = {pdf_name(game, o, usual) for o in usual}, read_kept(print_dir)
         for options in PrintOptions.all_from_spec(spec, root):
             name = pdf_name(game, options, usual)
@@ -93,11 +90,12 @@ def _write_pdf(game: str, record: BuildRecord, build_dir: Path, options: PrintOp
     click.echo(f"{game}: {result.pages} pages" + (f" + {result.back_pages} back pages" if result.back_pages else ""))
 
 
-def changed_cards(root: Path, game: str, since: str, record: BuildRecord) -> list[CardEntry]:
-    """The cards of a build added or changed since a snapshot; an error when there are none."""
+def changed_cards(root: Path, game: str, since: str, record: BuildRecord, lang: str | None = None) -> list[CardEntry]:
+    """The cards of a build (in `lang`) added or changed since a snapshot of that language's build; an error when
+    there are none."""
     from cardgen.record.changes import describe, diff_records, load_snapshot
 
-    changes = diff_records(load_snapshot(root, game, since), record)
+    changes = diff_records(load_snapshot(root, game, since, lang), record)
     wanted = changes.card_ids()
     if not wanted:
         raise CardgenError(f"no card of {game} was added or changed since '{since}'; nothing to print")

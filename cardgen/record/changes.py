@@ -101,22 +101,27 @@ def _show(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def snapshot_path(root: Path, game: str, name: str) -> Path:
-    """Where a named snapshot of a game is kept: data/<game>/snapshots/<name>.json (commit it)."""
+def snapshot_path(root: Path, game: str, name: str, lang: str | None = None) -> Path:
+    """Where a named snapshot of a game is kept: data/<game>/snapshots/<name>.json (commit it); one of its build in
+    another language in data/<game>/snapshots/<lang>/, apart (its cards' names and text are that language's)."""
     unsafe = unsafe_reason(name)  # `con`, `v1.`: con.json and v1..json are no file names on Windows
     if not _SNAPSHOT_NAME.match(name) or unsafe:
         raise CardgenError(f"snapshot name '{name}' is not allowed{': ' + unsafe if unsafe else ''}; use letters, "
                            "digits, '.', '_' and '-'")
-    return root / "data" / game / "snapshots" / f"{name}.json"
+    folder = root / "data" / game / "snapshots"
+    return (folder / lang if lang else folder) / f"{name}.json"
 
 
-def load_snapshot(root: Path, game: str, name: str) -> BuildRecord:
-    """Read a named snapshot; a clear error lists the existing ones when it is missing or unreadable."""
-    path = snapshot_path(root, game, name)
+def load_snapshot(root: Path, game: str, name: str, lang: str | None = None) -> BuildRecord:
+    """Read a named snapshot (of the build in `lang`); a clear error lists the existing ones when it is missing
+    or unreadable."""
+    path = snapshot_path(root, game, name, lang)
     if not path.is_file():
         known = sorted(p.stem for p in path.parent.glob("*.json")) if path.parent.is_dir() else []
-        raise CardgenError(f"no snapshot '{name}' of {game}"
-                           + (f"; snapshots: {', '.join(known)}" if known else "; make one with `cardgen snapshot`"))
+        where = f" in {lang}" if lang else ""
+        make = f"`cardgen snapshot {game} NAME{' --lang ' + lang if lang else ''}`"
+        raise CardgenError(f"no snapshot '{name}' of {game}{where}"
+                           + (f"; snapshots{where}: {', '.join(known)}" if known else f"; make one with {make}"))
     try:
         return BuildRecord.read(path)
     except CardgenError as exc:
@@ -125,9 +130,11 @@ def load_snapshot(root: Path, game: str, name: str) -> BuildRecord:
                            "--force`", file=relative(path, root), row=problem.row) from None
 
 
-def save_snapshot(record: BuildRecord, root: Path, game: str, name: str, replace: bool = False) -> Path:
-    """Keep a build record as a named snapshot of a game; an error when that name exists (unless `replace`)."""
-    path = snapshot_path(root, game, name)
+def save_snapshot(record: BuildRecord, root: Path, game: str, name: str, replace: bool = False,
+                  lang: str | None = None) -> Path:
+    """Keep a build record as a named snapshot of a game (of its build in `lang`); an error when that name exists
+    (unless `replace`)."""
+    path = snapshot_path(root, game, name, lang)
     if path.exists() and not replace:
         raise CardgenError(f"snapshot '{name}' of {game} exists already ({path}); use --force to replace it")
     write_json(path, record.to_json())
