@@ -3,7 +3,9 @@ Tabletop Simulator save, and the findings of a translation at the cell that hold
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from urllib.parse import unquote
 
 import numpy as np
 import pytest
@@ -252,6 +254,33 @@ def test_tts_in_french_writes_the_french_save(columns_game: Path) -> None:
     assert '"Nickname": "Beta"' not in nicknames
     assert {p.suffix for p in tts.glob("tiny-*")} == {".png"}
     assert not (columns_game / "output" / "tiny").exists()  # nothing built in English
+
+
+def test_tts_install_in_french_installs_beside_the_english_game(columns_game: Path, tmp_path: Path) -> None:
+    """`tts --install` and `tts --lang fr --install` into one Tabletop Simulator folder: each language its own saved
+    object ("Tiny (fr)" in the Saved Objects menu) and images, the English one left as it was, either way round."""
+    tts_home = tmp_path / "Tabletop Simulator"
+    (tts_home / "Saves").mkdir(parents=True)
+    run_cli(columns_game, "tts", "tiny", "--install", "--tts-dir", str(tts_home))
+    saved_objects = tts_home / "Saves" / "Saved Objects" / "cardgen"
+    english = (saved_objects / "Tiny.json").read_text(encoding="utf-8")
+    for _ in range(2):  # installing the French again keeps both
+        run_cli(columns_game, "tts", "tiny", "--lang", "fr", "--install", "--tts-dir", str(tts_home))
+    assert sorted(p.name for p in saved_objects.iterdir()) == ["Tiny (fr).json", "Tiny (fr).png", "Tiny.json",
+                                                               "Tiny.png"]
+    assert (saved_objects / "Tiny.json").read_text(encoding="utf-8") == english
+    french = json.loads((saved_objects / "Tiny (fr).json").read_text(encoding="utf-8"))
+    names = json.dumps(french, ensure_ascii=False)
+    assert '"Nickname": "Alpha français"' in names and '"Nickname": "Alpha"' not in names
+    assert '"Nickname": "Alpha"' in english
+    for saved, images in ((json.loads(english), tts_home / "cardgen" / "tiny"),
+                          (french, tts_home / "cardgen" / "fr" / "tiny")):
+        urls = re.findall(r'"(?:FaceURL|BackURL)": "file://(/[^"]+)"', json.dumps(saved))
+        assert urls and all(Path(unquote(url)).parent == images and Path(unquote(url)).is_file() for url in urls)
+    run_cli(columns_game, "tts", "tiny", "--install", "--tts-dir", str(tts_home))  # and the English again
+    assert sorted(p.name for p in saved_objects.iterdir())[:2] == ["Tiny (fr).json", "Tiny (fr).png"]
+    assert all((tts_home / "cardgen" / "fr" / "tiny" / name).is_file() for name in
+               (Path(unquote(url)).name for url in re.findall(r'"FaceURL": "file://(/[^"]+)"', json.dumps(french))))
 
 
 def test_watch_in_french_rebuilds_the_french_output_on_a_save(columns_game: Path) -> None:

@@ -103,7 +103,7 @@ def _export_and_install(root: Path, loaded: Game, stage: TTSStage, out_dir: Path
                        f"the saved object now names {bucket.public_url}")
         if target is not None:
             try:
-                click.echo(f"{game}: installed -> {install(saved.parent, game, target)}")
+                click.echo(f"{game}: installed -> {install(saved.parent, game, target, loaded.lang)}")
             except OSError as exc:  # a read-only Saves folder, a full disk
                 raise CardgenError(f"cannot install the export into Tabletop Simulator's folder: "
                                    f"{exc.strerror or exc}; fix its permissions or choose another with --tts-dir",

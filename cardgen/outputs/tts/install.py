@@ -1,7 +1,8 @@
 """Installing an export into Tabletop Simulator: its data folder per OS, and copying the saved object and its
 thumbnail into `Saves/Saved Objects/cardgen/` and the images into `cardgen/<game>/` beside `Saves` (a folder
 under Saved Objects would show in the game's Saved Objects menu as an empty entry), with local image URLs
-pointed at the copies. `cardgen/.installed.json` records which game installed each saved object."""
+pointed at the copies. A game built in another language installs beside its own: `<Title> (fr).json`, its
+images in `cardgen/fr/<game>/`. `cardgen/.installed.json` records which game installed each saved object."""
 from __future__ import annotations
 
 import functools
@@ -65,9 +66,10 @@ def install_dir(tts_dir: Path | None) -> Path:
     return data_dir
 
 
-def install(tts_out: Path, game: str, data_dir: Path) -> Path:
+def install(tts_out: Path, game: str, data_dir: Path, lang: str | None = None) -> Path:
     """Copy an export into Tabletop Simulator's data folder: the saved object and its thumbnail into
-    `Saves/Saved Objects/cardgen/`, the images into `cardgen/<game>/`.
+    `Saves/Saved Objects/cardgen/`, the images into `cardgen/<game>/`; an export of the game in another language
+    `lang` as `<Title> (<lang>).json` with its images in `cardgen/<lang>/<game>/`, beside the game's own.
 
     Local file:/// image URLs are pointed at the installed copies; hosted URLs stay as they are. Images
     an older export of the game left there (or, before, under Saved Objects) are removed; no other file
@@ -75,24 +77,26 @@ def install(tts_out: Path, game: str, data_dir: Path) -> Path:
     anything is copied. Returns the installed JSON path.
     """
     target = data_dir / "Saves" / "Saved Objects" / "cardgen"
-    images_dir = data_dir / "cardgen" / game
+    images_dir = data_dir / "cardgen" / (Path(lang) / game if lang else game)
     [saved_json] = list(tts_out.glob("*.json"))  # export_tts writes exactly one
-    _claim(target / saved_json.name, game, data_dir / "cardgen" / INSTALLED)
+    stem = f"{saved_json.stem} ({lang})" if lang else saved_json.stem  # the name in the Saved Objects menu
+    _claim(target / f"{stem}.json", game, data_dir / "cardgen" / INSTALLED)
     images_dir.mkdir(parents=True, exist_ok=True)
     images = [p for p in tts_out.iterdir() if _is_export_image(p.name, game)]
     names = {p.name for p in images}
     _remove_old_images(images_dir, game, keep=names)
-    _remove_old_images(target / game, game, keep=set())  # where installs used to put them
+    if lang is None:
+        _remove_old_images(target / game, game, keep=set())  # where installs used to put them
     for image in images:
         write_atomic(images_dir / image.name, functools.partial(shutil.copyfile, image))
     local = file_url(tts_out) + "/"
     saved = json.loads(saved_json.read_text(encoding="utf-8"))
     _rewrite_urls(saved, lambda url: file_url(images_dir) + "/" + url[len(local):]
                   if url.startswith(local) else url)
-    write_json(target / saved_json.name, saved)
+    write_json(target / f"{stem}.json", saved)
     thumbnail = saved_json.with_suffix(".png")
-    write_atomic(target / thumbnail.name, lambda temp: shutil.copyfile(thumbnail, temp))
-    return target / saved_json.name
+    write_atomic(target / f"{stem}.png", lambda temp: shutil.copyfile(thumbnail, temp))
+    return target / f"{stem}.json"
 
 
 def _claim(saved_object: Path, game: str, ledger_path: Path) -> None:
