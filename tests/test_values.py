@@ -216,8 +216,8 @@ def test_a_total_names_values(tmp_path: Path) -> None:
     assert _findings(_game(tmp_path / "a", manifest=manifest), 0) == []
     over = CARDS.replace("Plain,3,", "Plain,31,")
     assert _findings(_game(tmp_path / "b", over, manifest), 1) == [
-        "data/v/cards.csv: error: The cards' power adds up to at most 3 Slashes (rulebook: Budget); sum(power) = 48 "
-        "(power-budget)"]
+        "data/v/cards.csv: error: The cards' power adds up to at most 3 Slashes (rulebook: Budget); sum(power) = 48, "
+        "slash_damage = 15 (power-budget)"]  # the sums, then the values they were compared with
 
 
 def test_a_value_that_is_no_number_text_or_list_is_one_error_at_its_key(tmp_path: Path) -> None:
