@@ -214,6 +214,8 @@ def test_print_in_french_changed_since_a_french_snapshot_prints_only_the_card_ed
     """`snapshot --lang fr` records the French build apart from the English snapshots; after a French cell is
     edited, `changes --lang fr` names only that card and `print --lang fr --changed-since` prints only it."""
     run_cli(columns_game, "build", "tiny", "-j", "1")
+    unbuilt = run_cli(columns_game, "snapshot", "tiny", "v1", "--lang", "fr", expect=1).output
+    assert "run `cardgen build tiny --lang fr` first" in unbuilt  # not the English build's command
     run_cli(columns_game, "build", "tiny", "--lang", "fr", "-j", "1")
     run_cli(columns_game, "snapshot", "tiny", "v1")
     run_cli(columns_game, "snapshot", "tiny", "v1", "--lang", "fr")
