@@ -329,7 +329,7 @@ def _write_csv(path: Path, columns: list[str], rows: list[dict[str, object]]) ->
         writer.writerows(rows)
 
 
-class PodStage(Stage):
+class PodStage(Stage[PodSpec]):
     """`pod/`: the print-on-demand export, when the manifest has a `pod:` section (or the old `print: {pod:
     true}`), or `build --pod`."""
 
@@ -339,16 +339,15 @@ class PodStage(Stage):
     def for_game(cls, game: Game, flags: dict[str, Any] | None = None) -> Self:
         """The stage with its options, each vendor and the designer's profile checked now (before a build)."""
         stage = super().for_game(game, flags)
-        assert isinstance(stage.options, PodSpec)
-        for name in stage.options.vendor:
+        for name in stage.config.vendor:
             profile = load_vendor(game.root, name).profile
             if profile is not None and not profile.is_relative_to(BUNDLED_PROFILES):
                 try:
                     check_profile(profile)
                 except ValueError as exc:
                     raise CardgenError(f"profile: '{profile.name}' is {exc}", file=f"vendors/{name}.yaml") from None
-        if stage.options.profile:
-            _own_profile(game, stage.options.profile)
+        if stage.config.profile:
+            _own_profile(game, stage.config.profile)
         return stage
 
     def enabled(self, game: Game) -> bool:
@@ -357,5 +356,4 @@ class PodStage(Stage):
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """Write the export of each vendor."""
-        assert isinstance(self.options, PodSpec)
-        return write_pod(ctx.game, ctx.record, ctx.out_dir, self.options, ctx.out_root)
+        return write_pod(ctx.game, ctx.record, ctx.out_dir, self.config, ctx.out_root)

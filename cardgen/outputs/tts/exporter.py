@@ -4,14 +4,13 @@ thumbnail."""
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from cardgen.core.errors import CardgenError
 from cardgen.core.storage import place_file
 from cardgen.load.freshness import PreviousOutputs
-from cardgen.options.tts import SnapGrid, TTSSpec
+from cardgen.options.tts import TTSSpec
 from cardgen.outputs.reuse import inputs_key
 from cardgen.outputs.tts.layout import Footprint, lay_out, outside, snap_grid
 from cardgen.outputs.tts.objects import mark_for_push, tts_text
@@ -42,26 +41,6 @@ TILE_TYPES = {"rectangle": 0, "square": 0, "hex": 1, "circle": 2, "rounded": 3}
 DECK_TYPES = {"rounded": 0, "rectangle": 1, "square": 1, "hex": 3, "circle": 4}
 
 
-@dataclass(frozen=True)
-class TTSOptions:
-    """How images are encoded and addressed: format, JPEG quality, and the base URL (None: file:/// paths)."""
-
-    image_format: str = "jpeg"
-    jpeg_quality: int = 92
-    base_url: str | None = None
-    cutout: tuple[str, ...] = ()
-    snap_points: Mapping[str, list[SnapGrid]] = field(default_factory=dict)  # board deck -> its grids
-
-    @classmethod
-    def from_spec(cls, spec: TTSSpec, **overrides: object) -> "TTSOptions":
-        """Options from the manifest's `tts:` section, with command-line values (not None) on top."""
-        values: dict[str, Any] = {"image_format": spec.image_format, "jpeg_quality": spec.jpeg_quality,
-                  "base_url": spec.base_url, "cutout": tuple(spec.cutout), "snap_points": spec.snap_points}
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
-
-
-
 def _footprint(deck: DeckEntry, least: float = 0.0) -> Footprint:
     """What one object of a deck covers on the table: its size, at least `least` units a side (a token's bag)."""
     return Footprint(max(table_units(deck.size_mm.width), least), max(table_units(deck.size_mm.height), least))
@@ -85,7 +64,7 @@ def _base(name: str, guid: str, nickname: str, description: str, transform: dict
 class Exporter:
     """Writes one game's images into the staging folder and builds its objects."""
 
-    def __init__(self, game: str, record: BuildRecord, out_dir: Path, staging: Path, options: TTSOptions,
+    def __init__(self, game: str, record: BuildRecord, out_dir: Path, staging: Path, options: TTSSpec,
                  url: Callable[[str], str], recipes: Recipes | None = None,
                  previous: PreviousOutputs | None = None, drawings: Callable[[], Mapping[str, Drawing]] = dict,
                  wait: Callable[[str], Path | None] = lambda image: None) -> None:
