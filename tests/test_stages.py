@@ -27,13 +27,12 @@ from cardgen.core.registry import OUTPUTS, Output, imported
 from cardgen.load.manifest import load_game
 from cardgen.options import Strict
 from cardgen.options.pdf import PrintSpec
-from cardgen.options.tts import TTSSpec
 from cardgen.outputs import stage_class, stage_names
 from cardgen.outputs.pdf import PrintStage
 from cardgen.outputs.stage import NoOptions, Stage, StageContext, merge_options, options_model
 from cardgen.raster.render import DrawnCard
 from cardgen.record.record import BuildRecord
-from tests.conftest import REPO, SIMPLE_MANIFEST, hold_drawing
+from tests.conftest import REPO, SIMPLE_MANIFEST, hold_drawing, run_cli
 
 
 def _command(name: str) -> click.Command:
@@ -42,13 +41,18 @@ def _command(name: str) -> click.Command:
     return command
 
 
-@pytest.mark.parametrize("command, model, excluded", [("print", PrintSpec, {"pod"}),
-                                                     ("tts", TTSSpec, {"upload", "snap_points"})])
-def test_every_option_of_a_section_is_a_flag_of_its_command(command: str, model: type[BaseModel],
-                                                             excluded: set[str]) -> None:
+# the keys of a section that are game.yaml's only: each its reason in the command's own module
+NOT_FLAGS = {"print": {"pod"}, "tts": {"upload", "snap_points"}}  # pod: its own section; a bucket, grids by deck
+
+
+@pytest.mark.parametrize("command", [name for name, output in OUTPUTS.items() if output.options])
+def test_every_option_of_a_section_is_a_flag_of_its_command(command: str) -> None:
+    model = options_model(command)
+    assert model is not None
     params = {p.name: p for p in _command(command).params if isinstance(p, click.Option)}
     for name, field in model.model_fields.items():
-        if name in excluded:
+        extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+        if name in NOT_FLAGS.get(command, ()) or extra.get("manifest_only"):
             assert name not in params
             continue
         option = params[name]
@@ -313,3 +317,23 @@ def test_no_options_model_is_copied_into_a_second_class() -> None:
                     copies += [f"{module.__name__}.{cls.__name__} repeats {model.__name__}'s {sorted(shared)}"
                                for model in models if len(shared := _fields(cls) & set(model.model_fields)) >= 3]
     assert not copies, "options copied (use the model: `self.config`, its properties):\n  " + "\n  ".join(copies)
+
+
+def test_every_output_a_build_writes_only_when_asked_has_its_build_flag(tiny_game: Path) -> None:
+    # Before: `build --pod` and `--guides` were written by hand, and trimmed, playground, pcio, tabletopia and cut had
+    # no flag: a new output off by default got none
+    game = load_game(tiny_game, "tiny")  # no section of any output
+    flags = {option for p in _command("build").params for option in p.opts}
+    for name, output in OUTPUTS.items():
+        off = not stage_class(name).for_game(game).enabled(game)
+        assert off == bool(output.build_flag), f"'{name}' is {'off' if off else 'on'} by default: its registry " \
+            f"line {'needs' if off else 'has no use for'} a build_flag (the help of `cardgen build --{name}`)"
+        assert (f"--{name}" in flags) == off
+
+
+def test_a_build_flag_writes_its_output_on_that_build(tiny_game: Path) -> None:
+    game = tiny_game / "output" / "tiny"
+    run_cli(tiny_game, "build", "tiny", "-j", "1")
+    assert not (game / "trimmed").exists() and not (game / "cut").exists()
+    run_cli(tiny_game, "build", "tiny", "-j", "1", "--trimmed", "--cut")
+    assert any((game / "trimmed").rglob("*.png")) and any((game / "cut").rglob("*.pdf"))
