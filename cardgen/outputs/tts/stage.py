@@ -18,6 +18,7 @@ from cardgen.outputs.tts.exporter import TTS_DIR, Exporter
 from cardgen.outputs.tts.layout import PLAY_AREA
 from cardgen.outputs.tts.objects import write_saved_object
 from cardgen.outputs.tts.sizes import MM_PER_UNIT
+from cardgen.outputs.tts.thumbnail import cover_faces, cover_hashes, thumbnail
 from cardgen.outputs.tts.urls import url_maker
 from cardgen.outputs.tts.work import Recipes, TTSCardWork
 from cardgen.raster.render import Drawing
@@ -74,8 +75,8 @@ def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSSpec,
         exporter.put_last()
         stem = file_stem(record.game.title)
         write_saved_object(staging / f"{stem}.json", saved)
-        reuse_or_make(out_dir, staging / f"{stem}.png", ["thumbnail", *exporter.cover_hashes()],
-                      lambda temp: exporter.thumbnail().save(temp, format="PNG"))
+        reuse_or_make(out_dir, staging / f"{stem}.png", ["thumbnail", *cover_hashes(exporter)],
+                      lambda temp: thumbnail(exporter).save(temp, format="PNG"))
         swap_into_place(staging, out_dir / TTS_DIR)
     finally:
         remove_ours(staging)
@@ -89,7 +90,7 @@ def card_work(game: str, record: BuildRecord, options: TTSSpec, out_root: Path) 
     recipes = Recipes()
     exporter = Exporter(game, record, out_root / game, out_root / game, options, lambda name: name, recipes)
     exporter.saved_object()
-    recipes.faces = {face.source.hash: face for face in exporter.cover_faces()}
+    recipes.faces = {face.source.hash: face for face in cover_faces(exporter)}
     return recipes.work(out_root)
 
 
