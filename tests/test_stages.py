@@ -41,10 +41,6 @@ def _command(name: str) -> click.Command:
     return command
 
 
-# the keys of a section that are game.yaml's only: each its reason in the command's own module
-NOT_FLAGS = {"print": {"pod"}, "tts": {"upload", "snap_points"}}  # pod: its own section; a bucket, grids by deck
-
-
 @pytest.mark.parametrize("command", [name for name, output in OUTPUTS.items() if output.options])
 def test_every_option_of_a_section_is_a_flag_of_its_command(command: str) -> None:
     model = options_model(command)
@@ -52,7 +48,7 @@ def test_every_option_of_a_section_is_a_flag_of_its_command(command: str) -> Non
     params = {p.name: p for p in _command(command).params if isinstance(p, click.Option)}
     for name, field in model.model_fields.items():
         extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
-        if name in NOT_FLAGS.get(command, ()) or extra.get("manifest_only"):
+        if extra.get("manifest_only"):  # game.yaml's only, as the field says
             assert name not in params
             continue
         option = params[name]

@@ -26,7 +26,7 @@ from cardgen.record.record import BuildRecord, CardEntry
 @folder_option("--from", "built_root",
                help="Output root holding the built game, if it was built with `build --out` (default: <root>/output).")
 @lang_option("The PDF of the game")
-@add_flags(PrintSpec, "print", exclude=("pod",))
+@add_flags(PrintSpec, "print")
 @click.pass_obj
 def print_command(root: Path, game: str, out: Path | None, since: str | None, built_root: Path | None,
                   lang: str | None, **flags: object) -> None:

@@ -30,7 +30,7 @@ from cardgen.record.record import BuildRecord
                    "addresses into the saved object.")
 @lang_option("Export the game")
 @push_options
-@add_flags(TTSSpec, "tts", exclude=("upload", "snap_points"))
+@add_flags(TTSSpec, "tts")
 @click.pass_obj
 def tts_command(root: Path, game: str, out: Path | None, do_install: bool, tts_dir: Path | None, do_upload: bool,
                 lang: str | None, push: bool, push_dealt: bool, push_port: int, reply_port: int,

@@ -53,7 +53,7 @@ class PrintSpec(Strict):
     flag_replaces: ClassVar[dict[str, tuple[str, ...]]] = {"layout": ("grid",), "grid": ("layout",)}
 
     paper: str | list[str] = Field("letter", description="letter, a4, legal, a3, or a size such as 210x297mm or "
-                                                         "8.5x11in; a list makes one PDF per paper")
+                                                         "8.5x11in; in game.yaml a list makes one PDF per paper")
     orientation: Literal["auto", "portrait", "landscape"] = Field("auto", description="auto: whichever fits more cards")
     duplex: Literal["none", "long-edge", "short-edge", "fold"] = Field(
         "long-edge", description="none: backs in a separate PDF; long-edge/short-edge: a back page after each "
@@ -78,7 +78,8 @@ class PrintSpec(Strict):
     images: Literal["png", "jpeg"] = Field("png", description="png keeps text crisp; jpeg makes smaller files")
     jpeg_quality: int = Field(92, ge=50, le=100, description="JPEG quality of images: jpeg (50-100)")
     pod: bool = Field(False, description="also write the print-on-demand files (kept from before `pod:`: the same "
-                                         "as a `pod:` section, The Game Crafter unless it names other vendors)")
+                                         "as a `pod:` section, The Game Crafter unless it names other vendors)",
+                      json_schema_extra={"manifest_only": True})  # its flag: `build --pod`
     _sheet: SheetLayout | None = PrivateAttr(None)  # the sheet layout `layout` names, read by `per_paper`
 
     def per_paper(self, root: Path) -> list[PrintSpec]:
