@@ -69,4 +69,6 @@ def _default(field: Any) -> str:
     default = field.get_default(call_default_factory=True)
     if isinstance(default, bool):
         return "yes" if default else "no"
-    return "none" if default in (None, []) else str(default)
+    if isinstance(default, list):
+        return ", ".join(map(str, default)) or "none"
+    return "none" if default is None else str(default)

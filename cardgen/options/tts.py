@@ -56,7 +56,7 @@ class TTSSpec(Strict):
     image_format: Literal["jpeg", "png"] = Field("jpeg", description="format of card sheets and boards",
                                                  json_schema_extra={"flag": "format"})
     jpeg_quality: int = Field(92, ge=50, le=100, description="JPEG quality of sheets and boards (50-100)")
-    base_url: str | None = Field(None, description="URL the images are uploaded to (default: local file:/// paths)")
+    base_url: str | None = Field(None, description="URL the images are uploaded to (none: local file:/// paths)")
     cutout: list[str] = Field(default_factory=list,
                               description="token decks exported as Custom_Token: shape cut from transparency")
     upload: UploadSpec | None = Field(None, description="the bucket of `cardgen tts --upload`",
