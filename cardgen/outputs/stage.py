@@ -81,7 +81,7 @@ class Stage(Generic[Config]):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Take the options model from the class argument: `Stage[PrintSpec]` owns `PrintSpec`."""
         super().__init_subclass__(**kwargs)
-        for base in getattr(cls, "__orig_bases__", ()):
+        for base in cls.__dict__.get("__orig_bases__", ()):  # its own bases, not a parent class's
             if get_origin(base) is Stage and isinstance(model := get_args(base)[0], type):
                 cls.config_class = model
 
