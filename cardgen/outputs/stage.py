@@ -22,6 +22,7 @@ from cardgen.core.errors import CardgenError, Problem, relative
 from cardgen.core.registry import OUTPUTS, imported
 from cardgen.load.freshness import PreviousOutputs
 from cardgen.load.manifest import Game
+from cardgen.options import Strict
 from cardgen.raster.render import CardWork, Drawing
 from cardgen.record.changes import Changes
 from cardgen.record.record import BuildRecord
@@ -30,7 +31,7 @@ Config = TypeVar("Config", bound=BaseModel)
 Model = TypeVar("Model", bound=BaseModel)
 
 
-class NoOptions(BaseModel):
+class NoOptions(Strict):
     """The options of a stage that has none (no manifest section, no flags)."""
 
 
