@@ -14,7 +14,7 @@ from pathlib import Path
 from PIL import Image, ImageDraw, ImageFilter
 
 from cardgen.core.storage import file_digest
-from cardgen.outputs.imposition import PrintOptions
+from cardgen.options.pdf import PrintSpec
 from cardgen.outputs.pdf import write_print_pdf
 from cardgen.record.record import BuildRecord
 
@@ -58,7 +58,7 @@ def main() -> None:
         for images in ("png", "jpeg"):
             target = root / f"{images}.pdf"
             started = time.perf_counter()
-            result = write_print_pdf(record, root, PrintOptions(images=images), target)
+            result = write_print_pdf(record, root, PrintSpec(images=images), target)
             seconds = time.perf_counter() - started
             print(f"{CARDS} distinct cards, {images}: {result.pages} pages, {target.stat().st_size / 2**20:.1f} MiB, "
                   f"{seconds:.1f} s")

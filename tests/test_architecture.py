@@ -87,7 +87,8 @@ def test_the_architecture_page_names_every_output_and_the_readme_links_it() -> N
         module = output.stage.split(":")[0].removeprefix("cardgen.").replace(".", "/") + ".py"
         assert f"`{name}`" in rows, f"output {name} is not in the outputs table of docs/architecture.md"
         assert module in rows[f"`{name}`"], f"the row of {name} does not name {module}"
-    for word in ("while_drawing", "wait_for", "card_work", "reads", "helpers", "code_digest"):
+    for word in ("while_drawing", "wait_for", "card_work", "reads", "helpers", "code_digest", "config_class",
+                 "build_flag"):
         assert re.search(rf"`[\w.]*\b{word}\b", page), f"the stage contract's {word} is not on the page"
     how_it_works = (REPO / "README.md").read_text(encoding="utf-8").split("## How it works")[1].split("\n## ")[0]
     assert "(docs/architecture.md)" in how_it_works

@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cardgen.core.units import parse_offset, parse_paper
+from cardgen.options.pdf import PrintSpec
 from cardgen.outputs.imposition import (
     EDGE_MM,
     Item,
     Page,
-    PrintOptions,
     Rect,
     bounds,
     impose,
@@ -64,7 +64,7 @@ def check_page(page: Page, margin: float = QUARTER_INCH) -> None:
 
 @pytest.mark.parametrize("paper, size", [("letter", (215.9, 279.4)), ("a4", (210.0, 297.0))])
 def test_nine_poker_cards_on_a_portrait_page_centred(paper, size):
-    layout = plan_layout(*POKER, BLEED, PrintOptions(paper=paper))
+    layout = plan_layout(*POKER, BLEED, PrintSpec(paper=paper))
     assert layout.capacity == 9
     assert (layout.width, layout.height) == size
     frame = layout.frame
@@ -74,7 +74,7 @@ def test_nine_poker_cards_on_a_portrait_page_centred(paper, size):
 
 
 def test_full_letter_sheet_leaves_a_quarter_inch_so_top_and_bottom_marks_are_short():
-    imposition = impose(items(card("a", 9)), PrintOptions(paper="letter"))
+    imposition = impose(items(card("a", 9)), PrintSpec(paper="letter"))
     page = imposition.pages[0]
     assert min(s.trim.y for s in page.slots) == pytest.approx(QUARTER_INCH)
     vertical = [m for m in page.marks if m.x1 == m.x2]
@@ -84,7 +84,7 @@ def test_full_letter_sheet_leaves_a_quarter_inch_so_top_and_bottom_marks_are_sho
 
 def test_every_copy_appears_once_grouped_by_deck_in_data_order():
     cards = [card("a", 8), card("b", 3), card("c", 2, deck="other"), card("d", 1)]
-    imposition = impose(items(*cards), PrintOptions())
+    imposition = impose(items(*cards), PrintSpec())
     placed = [(s.card_id, s.copy) for p in fronts(imposition.pages) for s in p.slots]
     assert Counter(placed) == Counter((c.id, n) for c in cards for n in range(1, c.copies + 1))
     assert [p.deck for p in fronts(imposition.pages)] == ["main", "main", "other", "main"]
@@ -93,7 +93,7 @@ def test_every_copy_appears_once_grouped_by_deck_in_data_order():
 
 def test_decks_of_different_sizes_never_share_a_page():
     cards = [card("a", 5, deck="big"), card("m", 5, deck="small", size=(44.45, 63.5))]
-    for page in impose(items(*cards), PrintOptions()).pages:
+    for page in impose(items(*cards), PrintSpec()).pages:
         assert len({(s.trim.w, s.trim.h) for s in page.slots}) == 1
 
 
@@ -104,7 +104,7 @@ def _pairs(imposition):
 
 @pytest.mark.parametrize("offset", [(0.0, 0.0), (1.5, -0.75)])
 def test_long_edge_backs_mirror_each_row_left_to_right_and_take_the_offset(offset):
-    imposition = impose(items(card("a", 4), card("b", 3)), PrintOptions(duplex="long-edge", back_offset=offset))
+    imposition = impose(items(card("a", 4), card("b", 3)), PrintSpec(duplex="long-edge", back_offset=offset))
     for front, back in _pairs(imposition):
         assert (front.side, back.side) == ("front", "back")
         at = {(s.card_id, s.copy): s.trim for s in back.slots}
@@ -116,7 +116,7 @@ def test_long_edge_backs_mirror_each_row_left_to_right_and_take_the_offset(offse
 
 
 def test_short_edge_backs_reverse_the_row_order():
-    imposition = impose(items(card("a", 7)), PrintOptions(duplex="short-edge"))
+    imposition = impose(items(card("a", 7)), PrintSpec(duplex="short-edge"))
     front, back = imposition.pages
     at = {(s.card_id, s.copy): s.trim for s in back.slots}
     for slot in front.slots:
@@ -127,7 +127,7 @@ def test_short_edge_backs_reverse_the_row_order():
 
 
 def test_landscape_long_edge_turns_over_the_long_edge():
-    options = PrintOptions(orientation="landscape", duplex="long-edge")
+    options = PrintSpec(orientation="landscape", duplex="long-edge")
     front, back = impose(items(card("a", 2)), options).pages
     assert front.width > front.height
     for f, b in zip(front.slots, back.slots):
@@ -136,7 +136,7 @@ def test_landscape_long_edge_turns_over_the_long_edge():
 
 
 def test_duplex_none_puts_backs_in_their_own_pages():
-    imposition = impose(items(card("a", 12)), PrintOptions(duplex="none"))
+    imposition = impose(items(card("a", 12)), PrintSpec(duplex="none"))
     assert [p.side for p in imposition.pages] == ["front", "front"]
     assert [p.side for p in imposition.back_pages] == ["back", "back"]
 
@@ -156,7 +156,7 @@ def test_every_front_page_is_followed_by_its_back_page_blank_where_there_is_none
     double_token = card("d", 5, deck="markers", size=(22.0, 22.0), back="marker-back.png", bleed=1.0)
     board = card("mat", 1, deck="mat", size=(400.0, 300.0), back=None, bleed=0.0)
     cards = [card("a", 10), token, card("n", 4, deck="plain", back=None), double_token, board, card("z", 2)]
-    imposition = impose(items(*cards), PrintOptions(duplex=duplex))
+    imposition = impose(items(*cards), PrintSpec(duplex=duplex))
     check_pairs(imposition)
     pages = imposition.pages
     assert [p.deck for p in pages[::2]] == ["main", "main", "tokens", "plain", "markers"] + ["mat"] * 4 + ["main"]
@@ -169,14 +169,14 @@ def test_every_front_page_is_followed_by_its_back_page_blank_where_there_is_none
 
 def test_duplex_none_backs_line_up_with_their_fronts_page_for_page():
     cards = [card("a", 10), card("n", 4, deck="plain", back=None), card("z", 2)]
-    imposition = impose(items(*cards), PrintOptions(duplex="none"))
+    imposition = impose(items(*cards), PrintSpec(duplex="none"))
     assert len(imposition.pages) == len(imposition.back_pages) == 4
     assert [len(p.slots) for p in imposition.back_pages] == [9, 1, 0, 2]
-    assert not impose(items(card("n", 4, back=None)), PrintOptions(duplex="none")).back_pages
+    assert not impose(items(card("n", 4, back=None)), PrintSpec(duplex="none")).back_pages
 
 
 def test_gap_spacing_keeps_each_bleed_and_picks_the_orientation_holding_most():
-    options = PrintOptions(spacing="gap", gap_mm=2.0)
+    options = PrintSpec(spacing="gap", gap=2.0)
     page = impose(items(card("a", 6)), options).pages[0]
     assert page.width > page.height and len(page.slots) == 6  # landscape holds 6, portrait 4
     for slot in page.slots:
@@ -187,7 +187,7 @@ def test_gap_spacing_keeps_each_bleed_and_picks_the_orientation_holding_most():
 
 
 def test_touching_spacing_shares_cuts_and_clips_the_bleed():
-    page = impose(items(card("a", 9)), PrintOptions(cut_lines=True)).pages[0]
+    page = impose(items(card("a", 9)), PrintSpec(cut_lines=True)).pages[0]
     xs = sorted({round(s.trim.x, 6) for s in page.slots})
     assert xs[1] - xs[0] == pytest.approx(POKER[0])
     assert all(s.clip == s.trim for s in page.slots)
@@ -196,7 +196,7 @@ def test_touching_spacing_shares_cuts_and_clips_the_bleed():
 
 
 def test_fold_layout_puts_mirrored_backs_on_the_other_half():
-    page = impose(items(card("a", 4)), PrintOptions(duplex="fold")).pages[0]
+    page = impose(items(card("a", 4)), PrintSpec(duplex="fold")).pages[0]
     assert page.side == "fold" and page.fold is not None
     faces = [s for s in page.slots if s.image != "b.png"]
     backs = [s for s in page.slots if s.image == "b.png"]
@@ -211,13 +211,13 @@ def test_fold_layout_puts_mirrored_backs_on_the_other_half():
 
 
 def test_marks_can_be_left_off_back_pages():
-    front, back = impose(items(card("a", 2)), PrintOptions(back_marks=False)).pages
+    front, back = impose(items(card("a", 2)), PrintSpec(back_marks=False)).pages
     assert front.marks and not back.marks
 
 
 def test_a_board_larger_than_the_paper_is_printed_in_overlapping_tiles():
     board = card("map", 1, deck="board", size=(500.0, 400.0), back=None)
-    imposition = impose(items(card("a", 1), board), PrintOptions())
+    imposition = impose(items(card("a", 1), board), PrintSpec())
     tiles = [p for p in fronts(imposition.pages) if p.deck == "board"]
     assert len(tiles) == 6  # 3 x 2 tiles of a Letter page
     assert [w.split(" lie ")[0] for w in imposition.warnings] == ["crop marks"]  # the poker card's, on Letter
@@ -236,7 +236,7 @@ def test_a_board_larger_than_the_paper_is_printed_in_overlapping_tiles():
 
 
 def test_a_tiled_board_with_a_back_gets_the_back_of_each_tile_behind_it():
-    imposition = impose(items(card("map", 1, deck="board", size=(500.0, 400.0))), PrintOptions())
+    imposition = impose(items(card("map", 1, deck="board", size=(500.0, 400.0))), PrintSpec())
     check_pairs(imposition)
     assert not imposition.warnings and len(imposition.pages) == 12
     for front, back in zip(imposition.pages[::2], imposition.pages[1::2]):
@@ -249,13 +249,13 @@ def test_a_tiled_board_with_a_back_gets_the_back_of_each_tile_behind_it():
 
 
 def test_a_board_with_a_back_in_fold_mode_says_the_back_is_left_out():
-    imposition = impose(items(card("map", 1, deck="board", size=(150.0, 200.0))), PrintOptions(duplex="fold"))
+    imposition = impose(items(card("map", 1, deck="board", size=(150.0, 200.0))), PrintSpec(duplex="fold"))
     assert "without its back" in imposition.warnings[0] and [p.side for p in imposition.pages] == ["front"]
 
 
 def test_subset_of_cards():
     cards = [card("a", 8), card("b", 3)]
-    imposition = impose(items(cards[1]), PrintOptions())
+    imposition = impose(items(cards[1]), PrintSpec())
     assert [(s.card_id, s.copy) for s in imposition.pages[0].slots] == [("b", 1), ("b", 2), ("b", 3)]
 
 
@@ -269,7 +269,7 @@ def test_papers_and_offsets_parse_or_say_why_not():
         parse_paper("napkin")
     with pytest.raises(ValueError, match="X,Y"):
         parse_offset("1")
-    assert PrintOptions(paper="210x297mm").paper_name == "210x297mm"
+    assert PrintSpec(paper="210x297mm").paper_name == "210x297mm"
 
 
 @settings(max_examples=60, deadline=None)
@@ -277,7 +277,7 @@ def test_papers_and_offsets_parse_or_say_why_not():
        paper=st.sampled_from(["letter", "a4", "a3"]), spacing=st.sampled_from(["touching", "gap"]),
        duplex=st.sampled_from(["long-edge", "short-edge", "fold", "none"]), copies=st.integers(1, 30))
 def test_any_size_stays_inside_the_margins_without_overlap(width, height, bleed, paper, spacing, duplex, copies):
-    options = PrintOptions(paper=paper, spacing=spacing, duplex=duplex)
+    options = PrintSpec(paper=paper, spacing=spacing, duplex=duplex)
     imposition = impose(items(card("x", copies, size=(width, height), bleed=bleed)), options)
     placed = Counter()
     for page in imposition.pages + imposition.back_pages:
@@ -294,8 +294,8 @@ NINTH_OF_A4 = (70.0, 99.0)
 
 def test_a_grid_with_no_margin_puts_nine_ninths_of_a4_on_a_page_touching_at_the_trim():
     cards = items(card("a", 76, size=NINTH_OF_A4))
-    assert len(fronts(impose(cards, PrintOptions(paper="a4")).pages)) == 19  # 4 a page: the 38 pages
-    imposition = impose(cards, PrintOptions(paper="a4", grid=(3, 3), margin_mm=0.0, cut_lines=True))
+    assert len(fronts(impose(cards, PrintSpec(paper="a4")).pages)) == 19  # 4 a page: the 38 pages
+    imposition = impose(cards, PrintSpec(paper="a4", grid="3x3", margin=0.0, cut_lines=True))
     pages = fronts(imposition.pages)
     assert len(pages) == 9 and len(imposition.pages) == 18 and [len(p.slots) for p in pages] == [9] * 8 + [4]
     trims = [s.trim for s in pages[0].slots]
@@ -307,12 +307,12 @@ def test_a_grid_with_no_margin_puts_nine_ninths_of_a4_on_a_page_touching_at_the_
     assert imposition.warnings == ["cards come to 0.0 mm from the edge of the a4 paper: a printer that cannot print "
                                    "the outer 6.35 mm leaves up to 6.35 mm of them blank (set print: unprintable: to "
                                    "what your printer cannot print, 0 for borderless)"]
-    assert impose(cards, PrintOptions(paper="a4", grid=(3, 3), margin_mm=0.0, unprintable_mm=0)).warnings == []
+    assert impose(cards, PrintSpec(paper="a4", grid="3x3", margin=0.0, unprintable=0)).warnings == []
 
 
 def test_a_grid_that_does_not_fit_is_laid_out_to_fit_with_a_warning_and_tokens_keep_filling_the_page():
     tokens = [dataclass_replace(i, kind="token") for i in items(card("t", 100, deck="tokens", size=(22.0, 22.0)))]
-    imposition = impose(items(card("a", 9, size=NINTH_OF_A4)) + tokens, PrintOptions(paper="a4", grid=(3, 3)))
+    imposition = impose(items(card("a", 9, size=NINTH_OF_A4)) + tokens, PrintSpec(paper="a4", grid="3x3"))
     pages = fronts(imposition.pages)
     assert [len(p.slots) for p in pages] == [4, 4, 1, 96, 4]
     assert imposition.warnings[0] == ("deck 'main': a 3 x 3 grid of 70 x 99 mm cards does not fit a4 paper within "
@@ -322,7 +322,7 @@ def test_a_grid_that_does_not_fit_is_laid_out_to_fit_with_a_warning_and_tokens_k
 
 @pytest.mark.parametrize("paper", ["a4", "letter"])
 def test_crop_marks_stay_out_of_the_band_a_home_printer_cannot_print_when_there_is_room(paper: str):
-    imposition = impose(items(card("a", 9)), PrintOptions(paper=paper))
+    imposition = impose(items(card("a", 9)), PrintSpec(paper=paper))
     page = imposition.pages[0]
     reach = sorted(min(x, y, page.width - x, page.height - y) for m in page.marks
                    for x, y in ((m.x1, m.y1), (m.x2, m.y2)))
@@ -337,6 +337,6 @@ def test_crop_marks_stay_out_of_the_band_a_home_printer_cannot_print_when_there_
 
 def test_a_margin_that_leaves_a_little_room_keeps_the_marks_out_of_the_band():
     # 9.35 mm of margin: a mark from 8.35 mm (1 mm clear of the cards) to the band's 6.35 mm; before, to 3.35 mm.
-    page = impose(items(card("a", 9)), PrintOptions(paper="a4", margin_mm=9.35, orientation="portrait")).pages[0]
+    page = impose(items(card("a", 9)), PrintSpec(paper="a4", margin=9.35, orientation="portrait")).pages[0]
     sides = [m for m in page.marks if m.y1 == m.y2]  # beside the cards, 9.75 mm from the edge: room
     assert sides and all(min(m.x1, m.x2, page.width - m.x1, page.width - m.x2) >= QUARTER_INCH - 1e-9 for m in sides)

@@ -15,7 +15,8 @@ from click.testing import CliRunner
 from PIL import Image
 
 from cardgen.commands.cli import main
-from cardgen.outputs.imposition import PrintOptions, Rect
+from cardgen.options.pdf import PrintSpec
+from cardgen.outputs.imposition import Rect
 from cardgen.outputs.pdf import write_print_pdf
 from cardgen.record.record import BuildRecord, CardEntry
 from tests.conftest import hold_drawing
@@ -132,7 +133,7 @@ def test_parts_of_a_long_print_never_split_a_front_from_its_back(built, record, 
 
     monkeypatch.setattr(pdf_module, "PAGES_PER_FILE", 4)
     tokens = record.cards_of("damage")
-    result = write_print_pdf(record, built, PrintOptions(), tmp_path / "parts.pdf", cards=tokens + few)
+    result = write_print_pdf(record, built, PrintSpec(), tmp_path / "parts.pdf", cards=tokens + few)
     assert len(result.files) == 3
     assert assert_duplex_pairs(result.files, names) == 1  # the token sheet's blank back
 
@@ -180,13 +181,13 @@ def _corners(rects) -> list[float]:
 
 
 def test_long_edge_backs_are_mirrored_and_shifted_by_the_offset(built, record, names, few, tmp_path):
-    options = PrintOptions(back_offset=(1.5, -0.8))
+    options = PrintSpec(back_offset=(1.5, -0.8))
     path = write_print_pdf(record, built, options, tmp_path / "offset.pdf", cards=few).files[0]
     _back_check(path, names, lambda r: Rect(215.9 - r.right, r.y, r.w, r.h), (1.5, -0.8))
 
 
 def test_short_edge_backs_reverse_the_rows(built, record, names, few, tmp_path):
-    path = write_print_pdf(record, built, PrintOptions(duplex="short-edge"), tmp_path / "short.pdf", cards=few).files[0]
+    path = write_print_pdf(record, built, PrintSpec(duplex="short-edge"), tmp_path / "short.pdf", cards=few).files[0]
     _back_check(path, names, lambda r: Rect(r.x, 279.4 - r.top, r.w, r.h), (0.0, 0.0))
 
 
@@ -225,7 +226,7 @@ def test_every_page_has_a_footer(built, record):
 
 
 def test_duplex_none_gap_spacing_writes_a_separate_backs_pdf(built, record, names, few, tmp_path):
-    options = PrintOptions(duplex="none", spacing="gap", paper="a4")
+    options = PrintSpec(duplex="none", spacing="gap", paper="a4")
     result = write_print_pdf(record, built, options, tmp_path / "gap.pdf", cards=few)
     fronts, backs = result.files
     assert backs.name == "gap-backs.pdf"
@@ -239,21 +240,21 @@ def test_duplex_none_gap_spacing_writes_a_separate_backs_pdf(built, record, name
 
 def test_a_subset_of_cards(built, record, names, tmp_path):
     wounds = [c for c in record.cards if c.deck == "wounds"]
-    path = write_print_pdf(record, built, PrintOptions(), tmp_path / "subset.pdf", cards=wounds).files[0]
+    path = write_print_pdf(record, built, PrintSpec(), tmp_path / "subset.pdf", cards=wounds).files[0]
     pages = placed_images(path, names)
     assert Counter(n for page in pages[::2] for n, _ in page) == Counter(_copies(wounds))
 
 
 def test_jpeg_images_option(built, record, names, tmp_path):
     cards = [c for c in record.cards if c.deck == "wounds"]
-    path = write_print_pdf(record, built, PrintOptions(images="jpeg"), tmp_path / "jpg.pdf", cards=cards).files[0]
+    path = write_print_pdf(record, built, PrintSpec(images="jpeg"), tmp_path / "jpg.pdf", cards=cards).files[0]
     assert b"DCTDecode" in path.read_bytes()
     reader = pypdf.PdfReader(path)
     assert sum(len(p.images) for p in reader.pages) == 2 * math.ceil(cards[0].copies / 9)
 
 
 def test_fold_and_glue_pages(built, record, names, few, tmp_path):
-    path = write_print_pdf(record, built, PrintOptions(duplex="fold"), tmp_path / "fold.pdf", cards=few).files[0]
+    path = write_print_pdf(record, built, PrintSpec(duplex="fold"), tmp_path / "fold.pdf", cards=few).files[0]
     pages = placed_images(path, names)
     assert len(pages) == _deck_pages(few, 4)
     for page in pages:
@@ -331,7 +332,7 @@ def test_tokens_keep_their_transparency_and_get_their_back_design(tmp_path):
         "decks": {"tokens": {"title": "Tokens", "kind": "token", **size}}, "cards": [card],
         "backs": {"b": {"image": "cards/tokens/b.png", "deck": "tokens", "template": "b.svg", "hash": "b" * 32}},
         "stats": {"cards": 1, "copies": 30}})
-    path = write_print_pdf(record, tmp_path, PrintOptions(), tmp_path / "tokens.pdf").files[0]
+    path = write_print_pdf(record, tmp_path, PrintSpec(), tmp_path / "tokens.pdf").files[0]
     reader = pypdf.PdfReader(path)
     assert len(reader.pages) == 2  # 30 one-inch tokens fit one Letter page; their backs the next
     for page, colour in zip(reader.pages, ((200, 40, 40), (40, 40, 200))):
@@ -345,7 +346,7 @@ def test_long_prints_are_split_into_files_numbered_across_them(built, record, fe
     import cardgen.outputs.pdf as pdf_module
 
     monkeypatch.setattr(pdf_module, "PAGES_PER_FILE", 4)
-    result = write_print_pdf(record, built, PrintOptions(), tmp_path / "long.pdf", cards=few)
+    result = write_print_pdf(record, built, PrintSpec(), tmp_path / "long.pdf", cards=few)
     assert [p.name for p in result.files] == ["long-part1of3.pdf", "long-part2of3.pdf", "long-part3of3.pdf"]
     readers = [pypdf.PdfReader(p) for p in result.files]
     assert [len(r.pages) for r in readers] == [4, 4, 2]  # 16 + 20 copies: 2 + 3 front pages, each with its back
@@ -379,11 +380,11 @@ def test_helpers_write_the_files_of_a_long_print_each_once_its_images_are_drawn(
 
     monkeypatch.setattr(rl_config, "invariant", 1)
     monkeypatch.setattr(pdf_module, "PAGES_PER_FILE", 4)
-    here = write_print_pdf(record, built, PrintOptions(), tmp_path / "here.pdf", cards=few).files
+    here = write_print_pdf(record, built, PrintSpec(), tmp_path / "here.pdf", cards=few).files
     waited: list[str] = []
     helpers = _Helpers(waited)
     try:
-        helped = write_print_pdf(record, built, PrintOptions(), tmp_path / "helped.pdf", cards=few,
+        helped = write_print_pdf(record, built, PrintSpec(), tmp_path / "helped.pdf", cards=few,
                                  wait=lambda image: waited.append(image), helpers=helpers).files  # type: ignore[func-returns-value]
     finally:
         helpers.pool.shutdown()
@@ -405,7 +406,7 @@ def test_an_error_writing_a_file_in_a_helper_stops_the_print(built, record, few,
 
     monkeypatch.setattr(pdf_module, "PAGES_PER_FILE", 4)
     with pytest.raises(OSError, match="No space left"):
-        write_print_pdf(record, built, PrintOptions(), tmp_path / "full.pdf", cards=few, helpers=Failing())
+        write_print_pdf(record, built, PrintSpec(), tmp_path / "full.pdf", cards=few, helpers=Failing())
 
 
 def test_card_images_are_embedded_as_their_own_png_data(built, record) -> None:
@@ -551,7 +552,7 @@ def test_card_images_are_read_only_while_the_pdf_is_written(tmp_path) -> None:
         "decks": {"c": {"title": "C", **size}}, "cards": cards, "stats": {"cards": 24, "copies": 24}})
     tracemalloc.start()
     try:
-        write_print_pdf(record, tmp_path, PrintOptions(), tmp_path / "c.pdf")
+        write_print_pdf(record, tmp_path, PrintSpec(), tmp_path / "c.pdf")
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -572,9 +573,9 @@ def test_a_pdf_written_as_it_is_formatted_is_the_file_reportlab_writes_whole(bui
     import cardgen.outputs.reportlab_compat as compat
 
     monkeypatch.setattr(rl_config, "invariant", 1)
-    streamed = write_print_pdf(record, built, PrintOptions(), tmp_path / "streamed.pdf").files[0]
+    streamed = write_print_pdf(record, built, PrintSpec(), tmp_path / "streamed.pdf").files[0]
     monkeypatch.setattr(compat, "streaming", lambda handle: contextlib.nullcontext())
-    whole = write_print_pdf(record, built, PrintOptions(), tmp_path / "whole.pdf").files[0]
+    whole = write_print_pdf(record, built, PrintSpec(), tmp_path / "whole.pdf").files[0]
     assert streamed.read_bytes() == whole.read_bytes()
     assert len(pypdf.PdfReader(streamed, strict=True).pages) > 1
 
@@ -595,11 +596,11 @@ def test_pages_put_back_from_a_kept_entry_are_the_pages_drawn_and_a_foreign_entr
     draw_page = pdf_module._draw_page
     monkeypatch.setattr(pdf_module, "_draw_page", lambda pdf, page, images: drawn.append(page) or
                         draw_page(pdf, page, images))
-    first = write_print_pdf(record, built, PrintOptions(), target, cards=few).files[0].read_bytes()
+    first = write_print_pdf(record, built, PrintSpec(), target, cards=few).files[0].read_bytes()
     pages = len(drawn)
     assert pages > 2
     drawn.clear()
-    assert write_print_pdf(record, built, PrintOptions(), target, cards=few).files[0].read_bytes() == first
+    assert write_print_pdf(record, built, PrintSpec(), target, cards=few).files[0].read_bytes() == first
     assert drawn == []
     kept = KeptByGame(built.parent, "print-pages", f"{record.game.name}\0{target.name}")
     assert len(kept.kept) == pages
@@ -608,7 +609,7 @@ def test_pages_put_back_from_a_kept_entry_are_the_pages_drawn_and_a_foreign_entr
                keys[1]: {**kept.kept[keys[1]], "code": [1, 2]}}
     kept.used = {**kept.kept, **foreign}
     kept.save()
-    assert write_print_pdf(record, built, PrintOptions(), target, cards=few).files[0].read_bytes() == first
+    assert write_print_pdf(record, built, PrintSpec(), target, cards=few).files[0].read_bytes() == first
     assert len(drawn) == 2
 
 
@@ -640,7 +641,7 @@ def test_sheets_and_tiles_are_trimmed_at_the_paper_and_a_lone_card_at_its_trim(b
 @pytest.mark.parametrize("spacing", ["gap", "touching"])
 def test_a_page_of_one_card_has_the_cards_trim_and_bleed_as_its_boxes(built, record, names, tmp_path, spacing):
     wounds = [c for c in record.cards if c.deck == "wounds"]
-    options = PrintOptions(grid=(1, 1), spacing=spacing, back_offset=(1.5, -2.0))
+    options = PrintSpec(grid="1x1", spacing=spacing, back_offset=(1.5, -2.0))
     path = write_print_pdf(record, built, options, tmp_path / "one.pdf", cards=wounds).files[0]
     bleed = wounds[0].bleed_mm
     shown = bleed if spacing == "gap" else 0.0  # touching cuts the bleed off at the trim, so none is printed

@@ -9,7 +9,7 @@ from pathlib import Path
 import pypdf
 import pytest
 
-from cardgen.outputs.imposition import PrintOptions
+from cardgen.options.pdf import PrintSpec
 from cardgen.outputs.kept_prints import pdf_name
 from tests.conftest import SIMPLE_MANIFEST, run_cli
 
@@ -62,6 +62,27 @@ def test_other_options_make_a_pdf_beside_the_builds_own(tiny_game: Path) -> None
     assert len(pypdf.PdfReader(folder / "tiny-letter.pdf").pages) % 2 == 0  # the build's own: duplex, untouched
 
 
+# kept.json as cardgen wrote it before the print options had one model (lengths in mm, the grid as a list)
+OLDER_KEPT = {"paper": "letter", "orientation": "auto", "duplex": "long-edge", "spacing": "touching", "gap_mm": 2.0,
+              "margin_mm": 6.35, "back_offset": [0.0, 0.0], "crop_marks": False, "cut_lines": False,
+              "back_marks": True, "images": "png", "jpeg_quality": 92, "grid": [2, 2], "layout": None,
+              "unprintable_mm": 6.35}
+
+
+def test_a_pdf_noted_by_an_older_cardgen_is_still_remade_by_builds(tiny_game: Path) -> None:
+    run_cli(tiny_game, "print", "tiny", "--grid", "2x2", "--no-marks")
+    folder = tiny_game / "output" / "tiny" / "print"
+    name = "tiny-letter-no-marks-grid2x2.pdf"
+    assert set(json.loads((folder / "kept.json").read_text())) == {name}
+    (folder / "kept.json").write_text(json.dumps({name: OLDER_KEPT}))
+    before = (folder / name).read_bytes()
+    _edit_card(tiny_game, "Plain", "Plainer text")
+    run_cli(tiny_game, "build", "tiny")
+    assert (folder / name).read_bytes() != before  # remade with the new card
+    noted = json.loads((folder / "kept.json").read_text())[name]
+    assert (noted["grid"], noted["margin"], noted["crop_marks"]) == ("2x2", 6.35, False)  # now noted as print:'s keys
+
+
 def test_a_pdf_written_elsewhere_is_not_remade_by_builds(tiny_game: Path, tmp_path: Path) -> None:
     run_cli(tiny_game, "print", "tiny", "--paper", "a4", "--out", str(tmp_path / "prints"))
     assert (tmp_path / "prints" / "tiny-a4.pdf").is_file()
@@ -96,11 +117,11 @@ def test_tts_on_a_fresh_checkout_builds_then_exports(tiny_game: Path) -> None:
     ({}, "g-letter.pdf"),
     ({"paper": "a4"}, "g-a4.pdf"),
     ({"duplex": "fold"}, "g-letter-fold.pdf"),
-    ({"paper": "A4", "spacing": "gap", "gap_mm": 3.0, "back_offset": (0.5, -1.0)}, "g-a4-gap-gap3mm-offset0.5x-1.pdf"),
+    ({"paper": "A4", "spacing": "gap", "gap": 3.0, "back_offset": (0.5, -1.0)}, "g-a4-gap-gap3mm-offset0.5x-1.pdf"),
 ])
 def test_pdf_names_say_what_differs_from_the_manifest(flags: dict, name: str) -> None:
-    usual = [PrintOptions(paper="letter")]
-    assert pdf_name("g", PrintOptions(**{"paper": "letter", **flags}), usual) == name
+    usual = [PrintSpec(paper="letter")]
+    assert pdf_name("g", PrintSpec(**{"paper": "letter", **flags}), usual) == name
 
 
 def test_the_manifest_paper_list_is_checked(tiny_game: Path) -> None:

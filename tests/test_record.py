@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from cardgen.build.build import BuildOptions, build_game
 from cardgen.commands.cli import main
 from cardgen.core.errors import CardgenError
-from cardgen.outputs.imposition import PrintOptions
+from cardgen.options.pdf import PrintSpec
 from cardgen.outputs.pdf import write_print_pdf
 from cardgen.record.record import BuildRecord
 
@@ -89,9 +89,9 @@ def test_the_pdf_tells_images_apart_by_the_recorded_hash(built: Path, tmp_path: 
     """The print stage reads each card's content hash from the record and never hashes image files again:
     two cards recorded with one hash are embedded as one image."""
     record = BuildRecord.read(built / "build.json")
-    distinct = write_print_pdf(record, built, PrintOptions(duplex="none"), tmp_path / "a.pdf").files[0]
+    distinct = write_print_pdf(record, built, PrintSpec(duplex="none"), tmp_path / "a.pdf").files[0]
     record.cards[1].hash = record.cards[0].hash
-    merged = write_print_pdf(record, built, PrintOptions(duplex="none"), tmp_path / "b.pdf").files[0]
+    merged = write_print_pdf(record, built, PrintSpec(duplex="none"), tmp_path / "b.pdf").files[0]
 
     def embedded(path: Path) -> int:
         return len({ref.idnum for page in pypdf.PdfReader(path).pages

@@ -2,8 +2,11 @@
 returned, per-card hooks, and a new output added with one module plus one registration line."""
 from __future__ import annotations
 
+import dataclasses
 import functools
+import importlib
 import json
+import pkgutil
 import sys
 import time
 from pathlib import Path
@@ -14,20 +17,22 @@ import pytest
 from click.testing import CliRunner
 from pydantic import BaseModel, Field
 
+import cardgen.build
+import cardgen.options
+import cardgen.outputs
 from cardgen.build.build import BuildOptions, build_game
 from cardgen.commands.cli import main
 from cardgen.core.errors import CardgenError, Problem
-from cardgen.core.registry import OUTPUTS, Output
+from cardgen.core.registry import OUTPUTS, Output, imported
 from cardgen.load.manifest import load_game
 from cardgen.options import Strict
 from cardgen.options.pdf import PrintSpec
-from cardgen.options.tts import TTSSpec
-from cardgen.outputs import stage_names
+from cardgen.outputs import stage_class, stage_names
 from cardgen.outputs.pdf import PrintStage
-from cardgen.outputs.stage import Stage, StageContext, merge_options
+from cardgen.outputs.stage import NoOptions, Stage, StageContext, merge_options, options_model
 from cardgen.raster.render import DrawnCard
 from cardgen.record.record import BuildRecord
-from tests.conftest import REPO, SIMPLE_MANIFEST, hold_drawing
+from tests.conftest import REPO, SIMPLE_MANIFEST, hold_drawing, run_cli
 
 
 def _command(name: str) -> click.Command:
@@ -36,13 +41,14 @@ def _command(name: str) -> click.Command:
     return command
 
 
-@pytest.mark.parametrize("command, model, excluded", [("print", PrintSpec, {"pod"}),
-                                                     ("tts", TTSSpec, {"upload", "snap_points"})])
-def test_every_option_of_a_section_is_a_flag_of_its_command(command: str, model: type[BaseModel],
-                                                             excluded: set[str]) -> None:
+@pytest.mark.parametrize("command", [name for name, output in OUTPUTS.items() if output.options])
+def test_every_option_of_a_section_is_a_flag_of_its_command(command: str) -> None:
+    model = options_model(command)
+    assert model is not None
     params = {p.name: p for p in _command(command).params if isinstance(p, click.Option)}
     for name, field in model.model_fields.items():
-        if name in excluded:
+        extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+        if extra.get("manifest_only"):  # game.yaml's only, as the field says
             assert name not in params
             continue
         option = params[name]
@@ -65,8 +71,8 @@ def test_one_merge_flags_given_over_the_manifest_section(tiny_game: Path) -> Non
     manifest.write_text(manifest.read_text() + "print:\n  paper: a4\n  duplex: none\n  gap: 3mm\n")
     game = load_game(tiny_game, "tiny")
     stage = PrintStage.for_game(game, {"duplex": "fold", "gap": None, "crop_marks": False})
-    assert isinstance(stage.options, PrintSpec)
-    assert (stage.options.paper, stage.options.duplex, stage.options.gap, stage.options.crop_marks) == \
+    assert isinstance(stage.config, PrintSpec)
+    assert (stage.config.paper, stage.config.duplex, stage.config.gap, stage.config.crop_marks) == \
         ("a4", "fold", "3mm", False)
     with pytest.raises(CardgenError, match="--paper: unknown paper 'napkin'"):
         merge_options(PrintSpec, game.options("print"), {"paper": "napkin"})
@@ -92,14 +98,13 @@ def _hook(folder: str, key: str, card: DrawnCard) -> None:
     path.write_text(f"{card.image.size}")
 
 
-class StampStage(Stage):
+class StampStage(Stage[StampOptions]):
     """A new output for the test: one file, one finding, and per-card work in the render workers."""
 
     name = "stamp"
 
     def run(self, ctx: StageContext) -> list[Problem]:
-        assert isinstance(self.options, StampOptions)
-        word = self.options.word.upper() if self.options.shout else self.options.word
+        word = self.config.word.upper() if self.config.shout else self.config.word
         (ctx.out_dir / "stamp.txt").write_text(f"{ctx.record.game.title}: {len(ctx.record.cards)} cards, {word}")
         return [Problem("the stamp is only a test", severity="warning", rule="stamp")]
 
@@ -273,3 +278,58 @@ def test_the_output_stages_import_their_libraries_only_when_they_draw() -> None:
             "print(sorted(m for m in ('PIL', 'reportlab') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code, str(REPO)], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_each_registered_stage_owns_the_options_model_the_registry_names() -> None:
+    # the registry names the model as text for the manifest; the stage's `Stage[Model]` is what `self.config` is
+    for name, output in OUTPUTS.items():
+        stage = stage_class(name)
+        assert stage.config_class is (options_model(name) or NoOptions), \
+            f"{stage.__name__} is not Stage[{output.options}] as the registry's line for '{name}' says"
+
+
+def _fields(cls: type) -> set[str]:
+    """The fields a class holds (a pydantic model, a dataclass, a NamedTuple or annotations), lengths' `_mm`
+    suffixes dropped: `gap_mm` copies `gap`."""
+    if issubclass(cls, BaseModel):
+        names = set(cls.model_fields)
+    elif dataclasses.is_dataclass(cls):
+        names = {f.name for f in dataclasses.fields(cls)}
+    else:
+        names = set(getattr(cls, "_fields", ())) | set(getattr(cls, "__annotations__", {}))
+    return {name.removesuffix("_mm") for name in names}
+
+
+def test_no_options_model_is_copied_into_a_second_class() -> None:
+    # Before: PrintOptions (outputs/imposition.py) and TTSOptions (outputs/tts/) repeated the fields of the
+    # `print:` and `tts:` models, filled by a second merge of their own
+    models = [imported(output.options) for output in OUTPUTS.values() if output.options]
+    copies = []
+    for package in (cardgen.options, cardgen.outputs, cardgen.build):
+        for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+            module = importlib.import_module(info.name)
+            for cls in vars(module).values():
+                if isinstance(cls, type) and cls.__module__ == module.__name__ and cls not in models:
+                    copies += [f"{module.__name__}.{cls.__name__} repeats {model.__name__}'s {sorted(shared)}"
+                               for model in models if len(shared := _fields(cls) & set(model.model_fields)) >= 3]
+    assert not copies, "options copied (use the model: `self.config`, its properties):\n  " + "\n  ".join(copies)
+
+
+def test_every_output_a_build_writes_only_when_asked_has_its_build_flag(tiny_game: Path) -> None:
+    # Before: `build --pod` and `--guides` were written by hand, and trimmed, playground, pcio, tabletopia and cut had
+    # no flag: a new output off by default got none
+    game = load_game(tiny_game, "tiny")  # no section of any output
+    flags = {option for p in _command("build").params for option in p.opts}
+    for name, output in OUTPUTS.items():
+        off = not stage_class(name).for_game(game).enabled(game)
+        assert off == bool(output.build_flag), f"'{name}' is {'off' if off else 'on'} by default: its registry " \
+            f"line {'needs' if off else 'has no use for'} a build_flag (the help of `cardgen build --{name}`)"
+        assert (f"--{name}" in flags) == off
+
+
+def test_a_build_flag_writes_its_output_on_that_build(tiny_game: Path) -> None:
+    game = tiny_game / "output" / "tiny"
+    run_cli(tiny_game, "build", "tiny", "-j", "1")
+    assert not (game / "trimmed").exists() and not (game / "cut").exists()
+    run_cli(tiny_game, "build", "tiny", "-j", "1", "--trimmed", "--cut")
+    assert any((game / "trimmed").rglob("*.png")) and any((game / "cut").rglob("*.pdf"))

@@ -24,9 +24,9 @@ from cardgen.build.plan import game_drawings
 from cardgen.commands.cli import main
 from cardgen.core.errors import CardgenError
 from cardgen.load.manifest import load_game
-from cardgen.outputs.tts.exporter import TTSOptions
+from cardgen.options.tts import TTSSpec
 from cardgen.outputs.tts.objects import tts_text
-from cardgen.outputs.tts.stage import export_tts
+from cardgen.outputs.tts.stage import TTSStage, export_tts
 from cardgen.record.record import BuildRecord, CardEntry
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -303,7 +303,7 @@ def test_keys_never_repeat_within_or_across_games_and_are_stable(scrapbots, mini
     _, record, saved = scrapbots
     out_dir = _copy_build(scrapbots[0], tmp_path)
     game = load_game(ROOT, "scrapbots")
-    export_tts(game, record, out_dir, TTSOptions.from_spec(game.options("tts")),
+    export_tts(game, record, out_dir, TTSStage.for_game(game).config,
                drawings=_drawings(ROOT, "scrapbots", tmp_path))
     again = json.loads((out_dir / "tts" / "Scrapbots.json").read_text(encoding="utf-8"))
     assert _keys(again) == _keys(saved)
@@ -318,7 +318,7 @@ def test_the_export_waits_for_the_backs_last_and_writes_the_same_files(scrapbots
     copy = _copy_build(out_dir, tmp_path)
     waited: list[str] = []
     game = load_game(ROOT, "scrapbots")
-    export_tts(game, record, copy, TTSOptions.from_spec(game.options("tts")),
+    export_tts(game, record, copy, TTSStage.for_game(game).config,
                drawings=_drawings(ROOT, "scrapbots", tmp_path), wait=lambda image: waited.append(image))
     backs = {b.image for b in record.backs.values()}
     first_back = next(n for n, image in enumerate(waited) if image in backs)
@@ -343,7 +343,7 @@ def test_urls_are_absolute_file_urls_to_existing_images(scrapbots, mini) -> None
 
 def test_base_url_replaces_file_urls(scrapbots, tmp_path) -> None:
     out_dir = _copy_build(scrapbots[0], tmp_path)
-    export_tts(load_game(ROOT, "scrapbots"), scrapbots[1], out_dir, TTSOptions(base_url="https://example.org/sb/"),
+    export_tts(load_game(ROOT, "scrapbots"), scrapbots[1], out_dir, TTSSpec(base_url="https://example.org/sb/"),
                drawings=_drawings(ROOT, "scrapbots", tmp_path))
     text = (out_dir / "tts" / "Scrapbots.json").read_text(encoding="utf-8")
     assert "file://" not in text and "https://example.org/sb/scrapbots-center-1-" in text
@@ -524,7 +524,7 @@ def test_cutout_must_name_a_token_deck(mini, tmp_path) -> None:
     out_dir, record, _ = mini
     game = load_game(out_dir.parent.parent, "mini")
     with pytest.raises(CardgenError, match="tts.cutout: 'big' is not a token deck"):
-        export_tts(game, record, tmp_path, TTSOptions(cutout=("big",)))
+        export_tts(game, record, tmp_path, TTSSpec(cutout=["big"]))
 
 
 def test_manifest_tts_section_is_checked(tmp_path) -> None:
@@ -600,7 +600,7 @@ def test_images_made_by_the_workers_are_the_ones_the_export_makes(mini, tmp_path
     root = out_dir.parent.parent
     fresh = Path(shutil.copytree(out_dir, tmp_path / "out" / "mini", copy_function=os.link,
                                  ignore=shutil.ignore_patterns("tts")))
-    options = TTSOptions.from_spec(load_game(root, "mini").options("tts"))
+    options = TTSStage.for_game(load_game(root, "mini")).config
     with pytest.raises(CardgenError, match="build the game again"):
         export_tts(load_game(root, "mini"), record, fresh, options)
     export_tts(load_game(root, "mini"), record, fresh, options, drawings=_drawings(root, "mini", fresh.parent))
@@ -621,7 +621,7 @@ def test_each_sheet_is_made_by_the_card_work_that_completes_it(mini, tmp_path) -
 
     out_dir, record, _ = mini
     root, out_root = out_dir.parent.parent, tmp_path / "out"
-    options = TTSOptions.from_spec(load_game(root, "mini").options("tts"))
+    options = TTSStage.for_game(load_game(root, "mini")).config
     assert card_work("mini", record, options, out_dir.parent) == {}  # the build's caches hold it all
     work = card_work("mini", record, options, out_root)
     assert set(work) >= {c.hash for c in record.cards}  # every face (a sheet cell, a token or board image)
@@ -656,7 +656,7 @@ def test_the_thumbnail_is_put_together_from_faces_the_card_work_made(mini, tmp_p
 
     out_dir, record, _ = mini
     root, out_root = out_dir.parent.parent, tmp_path / "out"
-    options = TTSOptions.from_spec(load_game(root, "mini").options("tts"))
+    options = TTSStage.for_game(load_game(root, "mini")).config
     work = card_work("mini", record, options, out_root)
     drawings = game_drawings(root, "mini", tmp_path / "plan")
     files = {**{c.hash: c.face for c in record.cards}, **{b.hash: b.image for b in record.backs.values()}}
@@ -677,7 +677,7 @@ class _SheetWork(NamedTuple):
 
     out_dir: Path
     out_root: Path
-    options: TTSOptions
+    options: TTSSpec
     work: dict
     drawings: dict
     files: dict[str, str]  # each image's path in the build, by hash
@@ -695,7 +695,7 @@ def _sheet_work(mini, tmp_path: Path) -> _SheetWork:  # type: ignore[no-untyped-
 
     out_dir, record, _ = mini
     root, out_root = out_dir.parent.parent, tmp_path / "out"
-    options = TTSOptions.from_spec(load_game(root, "mini").options("tts"))
+    options = TTSStage.for_game(load_game(root, "mini")).config
     work = card_work("mini", record, options, out_root)
     files = {**{c.hash: c.face for c in record.cards}, **{b.hash: b.image for b in record.backs.values()}}
     last = next(key for key, item in work.items() if item.sheets and item.cells)

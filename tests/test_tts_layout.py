@@ -18,9 +18,8 @@ import cardgen.outputs.tts.layout as tts_layout
 from cardgen.build.plan import game_drawings
 from cardgen.core.errors import CardgenError
 from cardgen.load.manifest import load_game
-from cardgen.options.tts import SnapGrid
+from cardgen.options.tts import SnapGrid, TTSSpec
 from cardgen.outputs.stage import StageContext
-from cardgen.outputs.tts.exporter import TTSOptions
 from cardgen.outputs.tts.stage import TTSStage, export_tts
 from cardgen.record.record import BuildRecord
 from tests.example_games import REPO, shared_build
@@ -173,11 +172,11 @@ def test_snap_points_must_be_a_grid_on_a_board_deck(build, tmp_path) -> None:
     game = load_game(REPO, "scrapbots")
     grid = SnapGrid(columns=3, rows=2, across=76, down=118)
     with pytest.raises(CardgenError, match="tts.snap_points: 'center' is not a board deck"):
-        export_tts(game, record, tmp_path, TTSOptions(snap_points={"center": [grid]}))
+        export_tts(game, record, tmp_path, TTSSpec(snap_points={"center": [grid]}))
     wide = SnapGrid(columns=7, rows=2, across=76, down=118)
     with pytest.raises(CardgenError, match=r"tts.snap_points.mat: a grid of 7 x 2 cells .* reaches past the 400 x "
                                            r"300 mm board"):
-        export_tts(game, record, tmp_path, TTSOptions(snap_points={"mat": [wide]}))
+        export_tts(game, record, tmp_path, TTSSpec(snap_points={"mat": [wide]}))
 
 
 def test_a_game_larger_than_the_play_area_is_laid_out_with_a_warning(build, tmp_path, monkeypatch) -> None:

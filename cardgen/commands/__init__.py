@@ -48,6 +48,23 @@ def snapshot_lang_option(command: Callable) -> Callable:
                         )(command)
 
 
+def asked_outputs_options(command: Callable) -> Callable:
+    """`build --pod`, `--guides`, ...: a flag for each registered output a build writes only when asked
+    (`cardgen.core.registry.OUTPUTS`, its `build_flag`), given to the command as `also_<name>`."""
+    from cardgen.core.registry import asked_for
+
+    for name, help_text in reversed(asked_for().items()):
+        command = click.option(f"--{name}", f"also_{name}", is_flag=True, help=help_text)(command)
+    return command
+
+
+def asked_outputs(flags: dict[str, bool]) -> tuple[str, ...]:
+    """The outputs `asked_outputs_options`' flags ask for, in the order a build runs them."""
+    from cardgen.core.registry import asked_for
+
+    return tuple(name for name in asked_for() if flags.get(f"also_{name}"))
+
+
 def draft_option(command: Callable) -> Callable:
     """`--draft` of a command that builds (`build`, `watch`, `serve`): a missing image is a placeholder."""
     return click.option("--draft", is_flag=True,

@@ -16,20 +16,20 @@ from cardgen.core.errors import LEFT_OUT, CardgenError, OutputBusy, Problem
 if TYPE_CHECKING:
     from cardgen.commands.tts_push import PushTarget
 
-POD, GUIDES = ("pod",), ("guides",)  # `build --pod`, `--guides`: stages run whatever the manifest says
+GUIDES = ("guides",)  # `serve --guides`: the stage run whatever the manifest says
 
 
 def build_games(root: Path, names: list[str], out: Path | None, jobs: int, keep_svg: bool, force: bool,
-                pod: bool, guides: bool = False, draft: bool = False,
-                lang: str | None = None) -> None:
-    """Build the games and report each; a CardgenError lists every game's problems, and a forced build that
-    left cards out exits with 1. With `lang`, the games are built in that language into `<out>/<lang>/`."""
+                always: tuple[str, ...] = (), draft: bool = False, lang: str | None = None) -> None:
+    """Build the games and report each, with the stages `always` run whatever the manifests say (`build --pod`); a
+    CardgenError lists every game's problems, and a forced build that left cards out exits with 1. With `lang`, the
+    games are built in that language into `<out>/<lang>/`."""
     out_root = output_root(root, out, lang)
     problems: list[Problem] = []
     errors = left_out = 0
     for name in names:
         try:
-            done = bring_up_to_date(root, name, out_root, jobs, keep_svg, force, pod, guides, draft, lang)
+            done = bring_up_to_date(root, name, out_root, jobs, keep_svg, force, always, draft, lang)
         except CardgenError as exc:
             problems += exc.problems
             continue
@@ -81,9 +81,10 @@ class Done(NamedTuple):
 
 
 def bring_up_to_date(root: Path, name: str, out_root: Path, jobs: int = os.cpu_count() or 1,
-                     keep_svg: bool = False, force: bool = False, pod: bool = False, guides: bool = False,
+                     keep_svg: bool = False, force: bool = False, always: tuple[str, ...] = (),
                      draft: bool = False, lang: str | None = None) -> Done:
-    """Build one game unless its last build is current, and report what was done (see `Done`).
+    """Build one game unless its last build is current, and report what was done (see `Done`). The stages named
+    in `always` run whatever the manifest says (`build --pod`).
 
     A current build is reported from its build.json alone, without importing the pipeline (pydantic,
     cairosvg, reportlab stay unloaded): the settings compared are the ones build_game records.
@@ -93,7 +94,6 @@ def bring_up_to_date(root: Path, name: str, out_root: Path, jobs: int = os.cpu_c
     from cardgen.outputs import stage_names
 
     started = time.perf_counter()
-    always = (POD if pod else ()) + (GUIDES if guides else ())
     current = current_build(out_root / check_game_name(name), root, name,
                             settings_key(keep_svg, force, draft, stage_names(), always, lang))
     built = False

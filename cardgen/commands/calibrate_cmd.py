@@ -12,13 +12,13 @@ from cardgen.core.errors import CardgenError
 def calibrate(root: Path, paper: str, duplex: Any, out: Path | None) -> None:
     """Write the test page for `paper` and `duplex` into `out` (default: output/) and say what to do with it."""
     from cardgen.core.units import parse_paper
+    from cardgen.options.pdf import paper_name
     from cardgen.outputs.calibrate import write_calibration_pdf
-    from cardgen.outputs.imposition import PrintOptions
 
     try:
         parse_paper(paper)
     except ValueError as exc:
         raise CardgenError(f"--paper: {exc}") from None
-    name = PrintOptions(paper=paper).paper_name
-    path = write_calibration_pdf((out or root / "output") / f"calibration-{name}-{duplex}.pdf", paper, duplex)
+    target = (out or root / "output") / f"calibration-{paper_name(paper)}-{duplex}.pdf"
+    path = write_calibration_pdf(target, paper, duplex)
     click.echo(f"{path}: print it double-sided at 100%, then follow the instructions on it.")

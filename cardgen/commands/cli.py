@@ -12,7 +12,15 @@ from typing import Any
 import click
 
 from cardgen import __version__
-from cardgen.commands import complete_games, draft_option, games_of, lang_option, snapshot_lang_option
+from cardgen.commands import (
+    asked_outputs,
+    asked_outputs_options,
+    complete_games,
+    draft_option,
+    games_of,
+    lang_option,
+    snapshot_lang_option,
+)
 from cardgen.commands.group import CardgenGroup
 from cardgen.commands.startup import exit_now  # its start-up patch is made on import, before any command runs
 from cardgen.commands.tts_push import push_options, target_of
@@ -51,23 +59,19 @@ def main(ctx: click.Context, root: Path, debug: bool) -> None:
 @click.option("--svg", "keep_svg", is_flag=True, help="Also keep each card's rendered SVG next to its PNG.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=os.cpu_count() or 1, show_default=True,
               help="Processes drawing cards in parallel.")
-@click.option("--pod", is_flag=True, help="Also write the print-on-demand files (game.yaml's pod: vendors) to pod/.")
 @click.option("--force", is_flag=True,
               help="Build despite errors: cards whose data has errors or that cannot be drawn are left out, "
                    "the rest is built; the exit code is still 1.")
-@click.option("--guides", is_flag=True,
-              help="Also write guides/: the card images with trim, bleed, safe zone and every text box, icon and "
-                   "image box drawn over them (and turn the gallery's guides on). The real outputs do not change.")
+@asked_outputs_options
 @draft_option
 @lang_option("Build the games")
 @click.pass_obj
-def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, jobs: int, pod: bool,
-          force: bool, guides: bool, draft: bool,
-          lang: str | None) -> None:
+def build(root: Path, games: tuple[str, ...], out: Path | None, keep_svg: bool, jobs: int, force: bool, draft: bool,
+          lang: str | None, **asked: bool) -> None:
     """Build GAMES (all games when none are named): card PNGs and build.json under output/."""
     from cardgen.commands.build_cmd import build_games
 
-    build_games(root, games_of(root, games), out, jobs, keep_svg, force, pod, guides, draft, lang)
+    build_games(root, games_of(root, games), out, jobs, keep_svg, force, asked_outputs(asked), draft, lang)
 
 
 @main.command("list")

@@ -16,11 +16,11 @@ def folder_option(*names: str, help: str) -> Callable[[Callable], Callable]:
     return click.option(*names, type=click.Path(file_okay=False, path_type=Path), default=None, help=help)
 
 
-def add_flags(model: type[BaseModel], section: str, exclude: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
+def add_flags(model: type[BaseModel], section: str) -> Callable[[Callable], Callable]:
     """A decorator adding to a click command one option per field of an options model, game.yaml's `section`
     (see `option_flags`)."""
     def decorate(command: Callable) -> Callable:
-        for names, attrs in reversed(option_flags(model, section, exclude)):
+        for names, attrs in reversed(option_flags(model, section)):
             command = click.option(*names, **attrs)(command)
         return command
 
@@ -30,14 +30,15 @@ def add_flags(model: type[BaseModel], section: str, exclude: tuple[str, ...] = (
 Flag = tuple[list[str], dict[str, Any]]  # click.option's names and attributes
 
 
-def option_flags(model: type[BaseModel], section: str, exclude: tuple[str, ...] = ()) -> list[Flag]:
+def option_flags(model: type[BaseModel], section: str) -> list[Flag]:
     """Click options for the fields of an options model (game.yaml's `section`): `--name` per field (`--x/--no-x`
     for a yes/no, a choice for a fixed set of words), each None unless given, so that only the flags given
-    override the manifest. A field may name its flag (`json_schema_extra={"flag": "marks"}`)."""
+    override the manifest. A field may name its flag (`json_schema_extra={"flag": "marks"}`), or be game.yaml's
+    only (`{"manifest_only": True}`: `build:`, a bucket, grids by deck)."""
     flags = []
     for name, field in model.model_fields.items():
         extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
-        if name in exclude or extra.get("manifest_only"):  # a key of game.yaml only (when a build writes it)
+        if extra.get("manifest_only"):
             continue
         flag = str(extra.get("flag", name.replace("_", "-")))
         annotation = field.annotation
@@ -68,4 +69,6 @@ def _default(field: Any) -> str:
     default = field.get_default(call_default_factory=True)
     if isinstance(default, bool):
         return "yes" if default else "no"
-    return "none" if default in (None, []) else str(default)
+    if isinstance(default, list):
+        return ", ".join(map(str, default)) or "none"
+    return "none" if default is None else str(default)

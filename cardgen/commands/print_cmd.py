@@ -13,7 +13,6 @@ from cardgen.core.ownership import check_game_name, output_lock
 from cardgen.load.freshness import seal_outputs
 from cardgen.load.manifest import load_game
 from cardgen.options.pdf import PrintSpec
-from cardgen.outputs.imposition import PrintOptions
 from cardgen.outputs.kept_prints import keep, pdf_name, read_kept
 from cardgen.outputs.pdf import PrintStage, write_print_pdf
 from cardgen.record.record import BuildRecord, CardEntry
@@ -27,7 +26,7 @@ from cardgen.record.record import BuildRecord, CardEntry
 @folder_option("--from", "built_root",
                help="Output root holding the built game, if it was built with `build --out` (default: <root>/output).")
 @lang_option("The PDF of the game")
-@add_flags(PrintSpec, "print", exclude=("pod",))
+@add_flags(PrintSpec, "print")
 @click.pass_obj
 def print_command(root: Path, game: str, out: Path | None, since: str | None, built_root: Path | None,
                   lang: str | None, **flags: object) -> None:
@@ -45,8 +44,8 @@ def print_game(root: Path, game: str, flags: dict, out: Path | None, since: str 
     """Bring the build up to date (in `lang`, under `<built_root>/<lang>/`), then write the PDFs of the manifest's
     `print:` options under the flags given."""
     loaded = load_game(root, game, lang)
-    spec = PrintStage.for_game(loaded, flags).options
-    usual = PrintOptions.all_from_spec(loaded.options("print"), root)
+    spec = PrintStage.for_game(loaded, flags).config
+    usual = PrintStage.for_game(loaded).config.per_paper(root)
     out_root = output_root(root, built_root, lang)
     bring_up_to_date(root, game, out_root, lang=lang)
     build_dir = out_root / check_game_name(game)
@@ -54,8 +53,8 @@ def print_game(root: Path, game: str, flags: dict, out: Path | None, since: str 
     with output_lock(out_root, create=False):  # no build swaps the images away meanwhile
         record = BuildRecord.of_build(build_dir)
         cards = None if since is None else changed_cards(root, game, since, record, lang)
-        own, kept = {pdf_name(game, o, usual) for o in usual}, read_kept(print_dir)
-        for options in PrintOptions.all_from_spec(spec, root):
+        own, kept = {pdf_name(game, o, usual) for o in usual}, read_kept(print_dir, root)
+        for options in spec.per_paper(root):
             name = pdf_name(game, options, usual)
             target = (out or print_dir) / name
             if since is not None:
@@ -66,12 +65,12 @@ def print_game(root: Path, game: str, flags: dict, out: Path | None, since: str 
                 continue
             _write_pdf(game, record, build_dir, options, target, cards)
             if kept_here and name not in own:
-                keep(print_dir, name, options)
+                keep(print_dir, root, name, options)
             if target.parent.resolve() == print_dir:  # the build stays current: its own print files
                 seal_outputs(build_dir, print_dir)
 
 
-def _write_pdf(game: str, record: BuildRecord, build_dir: Path, options: PrintOptions, target: Path,
+def _write_pdf(game: str, record: BuildRecord, build_dir: Path, options: PrintSpec, target: Path,
                cards: list[CardEntry] | None) -> None:
     """Write one print PDF and report its files, pages and warnings."""
     try:

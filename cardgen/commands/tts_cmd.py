@@ -15,7 +15,6 @@ from cardgen.core.ownership import output_lock
 from cardgen.load.freshness import seal_outputs
 from cardgen.load.manifest import Game, load_game
 from cardgen.options.tts import TTSSpec, UploadSpec
-from cardgen.outputs.tts.exporter import TTSOptions
 from cardgen.outputs.tts.stage import TTSStage, export_tts, saved_object_path
 from cardgen.record.record import BuildRecord
 
@@ -31,7 +30,7 @@ from cardgen.record.record import BuildRecord
                    "addresses into the saved object.")
 @lang_option("Export the game")
 @push_options
-@add_flags(TTSSpec, "tts", exclude=("upload", "snap_points"))
+@add_flags(TTSSpec, "tts")
 @click.pass_obj
 def tts_command(root: Path, game: str, out: Path | None, do_install: bool, tts_dir: Path | None, do_upload: bool,
                 lang: str | None, push: bool, push_dealt: bool, push_port: int, reply_port: int,
@@ -57,7 +56,7 @@ def export_game(root: Path, game: str, flags: dict, out: Path | None, do_install
     loaded = load_game(root, game, lang)
     stage = TTSStage.for_game(loaded, flags)
     target = install_dir(tts_dir) if do_install else None  # fail before the work if TTS is not there
-    bucket = stage.spec.upload if upload else None
+    bucket = stage.config.upload if upload else None
     if upload and bucket is None:
         raise CardgenError("--upload needs the bucket: add `upload: {bucket: ..., public_url: ...}` under `tts:`",
                            file=str(root / "data" / game / "game.yaml"))
@@ -80,11 +79,11 @@ def _export_and_install(root: Path, loaded: Game, stage: TTSStage, out_dir: Path
     from cardgen.outputs.tts.install import install
 
     game, out_root = loaded.name, out_dir.parent
-    options = TTSOptions.from_spec(stage.spec)
+    options = stage.config
     with output_lock(out_root, create=False):  # no build swaps the images away meanwhile
         record = BuildRecord.of_build(out_dir)
         saved = saved_object_path(out_dir, record)
-        usual = TTSOptions.from_spec(TTSStage.for_game(loaded).spec)
+        usual = TTSStage.for_game(loaded).config
         if options != usual or not saved.is_file():
             try:
                 saved = export_tts(loaded, record, out_dir, options,

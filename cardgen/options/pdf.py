@@ -1,12 +1,13 @@
 """The options of the print-and-play PDF: game.yaml's `print:` section and the flags of `cardgen print` (the stage
-is `cardgen.outputs.pdf.PrintStage`)."""
+is `cardgen.outputs.pdf.PrintStage`), with what the sheets are laid out by derived from them (lengths in mm, the
+grid, the sheet layout read from the workspace)."""
 from __future__ import annotations
 
 import re
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from cardgen.core.errors import CardgenError
 from cardgen.core.units import parse_length, parse_offset, parse_paper
@@ -25,6 +26,11 @@ def parse_grid(text: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
+def paper_name(paper: str) -> str:
+    """A paper as file names say it: 'letter', 'a4', '210x297mm'."""
+    return re.sub(r"[^a-z0-9.x-]+", "", paper.lower())
+
+
 def layout_for(root: Path, name: str, papers: str | list[str]) -> SheetLayout:
     """The sheet layout called `name`, checked to be made for each of the papers; CardgenError if not."""
     layout = load_layout(root, name)
@@ -37,13 +43,17 @@ def layout_for(root: Path, name: str, papers: str | list[str]) -> SheetLayout:
 
 
 class PrintSpec(Strict):
-    """Defaults of the print-and-play PDF; the flags of `cardgen print` override them."""
+    """Defaults of the print-and-play PDF; the flags of `cardgen print` override them.
+
+    The options of one PDF are a PrintSpec of one paper whose sheet layout is read (`per_paper`); imposition
+    reads the numbers it lays sheets out by from its properties (`margin_mm`, `grid_size`, `sheet_layout`...).
+    """
 
     # A flag of one of these replaces the manifest's other: `--layout` over `grid: 3x3` prints with the layout.
     flag_replaces: ClassVar[dict[str, tuple[str, ...]]] = {"layout": ("grid",), "grid": ("layout",)}
 
     paper: str | list[str] = Field("letter", description="letter, a4, legal, a3, or a size such as 210x297mm or "
-                                                         "8.5x11in; a list makes one PDF per paper")
+                                                         "8.5x11in; in game.yaml a list makes one PDF per paper")
     orientation: Literal["auto", "portrait", "landscape"] = Field("auto", description="auto: whichever fits more cards")
     duplex: Literal["none", "long-edge", "short-edge", "fold"] = Field(
         "long-edge", description="none: backs in a separate PDF; long-edge/short-edge: a back page after each "
@@ -68,7 +78,74 @@ class PrintSpec(Strict):
     images: Literal["png", "jpeg"] = Field("png", description="png keeps text crisp; jpeg makes smaller files")
     jpeg_quality: int = Field(92, ge=50, le=100, description="JPEG quality of images: jpeg (50-100)")
     pod: bool = Field(False, description="also write the print-on-demand files (kept from before `pod:`: the same "
-                                         "as a `pod:` section, The Game Crafter unless it names other vendors)")
+                                         "as a `pod:` section, The Game Crafter unless it names other vendors)",
+                      json_schema_extra={"manifest_only": True})  # its flag: `build --pod`
+    _sheet: SheetLayout | None = PrivateAttr(None)  # the sheet layout `layout` names, read by `per_paper`
+
+    def per_paper(self, root: Path) -> list[PrintSpec]:
+        """The options of each PDF: one per paper listed (one per file name), its sheet layout read from the
+        workspace at `root` (CardgenError naming the layout's file and line, or when it is not for that paper)."""
+        pdfs: dict[str, PrintSpec] = {}
+        for paper in self.papers:
+            one = self.model_copy(update={"paper": paper})
+            one._sheet = layout_for(root, self.layout, paper) if self.layout else None
+            pdfs[one.paper_name] = one  # the last of two papers named alike, in the first one's place
+        return list(pdfs.values())
+
+    @property
+    def sheet(self) -> str:
+        """The paper of one PDF's sheets (the first one listed)."""
+        return self.papers[0]
+
+    @property
+    def paper_name(self) -> str:
+        """The paper as file names say it (`paper_name`)."""
+        return paper_name(self.sheet)
+
+    @property
+    def sheet_layout(self) -> SheetLayout | None:
+        """The sheet layout the cards go into (None: laid out to fit); read by `per_paper`."""
+        if self.layout is not None and self._sheet is None:
+            raise ValueError(f"the layout '{self.layout}' is read by per_paper(root) first")
+        return self._sheet
+
+    @property
+    def gap_mm(self) -> float:
+        """`gap` in mm."""
+        return parse_length(self.gap)
+
+    @property
+    def margin_mm(self) -> float:
+        """`margin` in mm."""
+        return parse_length(self.margin)
+
+    @property
+    def unprintable_mm(self) -> float:
+        """`unprintable` in mm."""
+        return parse_length(self.unprintable)
+
+    @property
+    def back_offset_mm(self) -> tuple[float, float]:
+        """`back_offset` as (x, y) in mm."""
+        return parse_offset(self.back_offset)
+
+    @property
+    def grid_size(self) -> tuple[int, int] | None:
+        """`grid` as (columns, rows), None when the cards are laid out to fit."""
+        return parse_grid(self.grid) if self.grid else None
+
+    def words(self) -> dict[str, str]:
+        """Each option as a short word for file names ('fold', 'gap3mm', 'no-marks', ...), paper aside."""
+        grid = self.grid_size
+        return {"orientation": self.orientation, "duplex": self.duplex, "spacing": self.spacing,
+                "gap": f"gap{self.gap_mm:g}mm", "margin": f"margin{self.margin_mm:g}mm",
+                "back_offset": "offset{:g}x{:g}".format(*self.back_offset_mm),
+                "crop_marks": "marks" if self.crop_marks else "no-marks",
+                "cut_lines": "cut-lines" if self.cut_lines else "no-cut-lines",
+                "back_marks": "back-marks" if self.back_marks else "no-back-marks",
+                "images": self.images, "jpeg_quality": f"q{self.jpeg_quality}",
+                "grid": "grid{}x{}".format(*grid) if grid else "" if self.layout else "fit",
+                "layout": self.layout or "no-layout", "unprintable": f"edge{self.unprintable_mm:g}mm"}
 
     @field_validator("paper")
     @classmethod

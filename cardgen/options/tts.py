@@ -56,12 +56,14 @@ class TTSSpec(Strict):
     image_format: Literal["jpeg", "png"] = Field("jpeg", description="format of card sheets and boards",
                                                  json_schema_extra={"flag": "format"})
     jpeg_quality: int = Field(92, ge=50, le=100, description="JPEG quality of sheets and boards (50-100)")
-    base_url: str | None = Field(None, description="URL the images are uploaded to (default: local file:/// paths)")
+    base_url: str | None = Field(None, description="URL the images are uploaded to (none: local file:/// paths)")
     cutout: list[str] = Field(default_factory=list,
                               description="token decks exported as Custom_Token: shape cut from transparency")
-    upload: UploadSpec | None = Field(None, description="the bucket of `cardgen tts --upload`")
+    upload: UploadSpec | None = Field(None, description="the bucket of `cardgen tts --upload`",
+                                      json_schema_extra={"manifest_only": True})  # a bucket is no flag
     snap_points: dict[str, list[SnapGrid]] = Field(
-        default_factory=dict, description="board decks' grids of snap points: where pieces go")
+        default_factory=dict, description="board decks' grids of snap points: where pieces go",
+        json_schema_extra={"manifest_only": True})  # grids by deck are no flag
 
     @field_validator("base_url")
     @classmethod

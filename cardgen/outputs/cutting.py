@@ -219,18 +219,18 @@ def _pt(sheet: Sheet, box: Box) -> tuple[float, float, float, float]:
     return (mm_to_pt(box.x), mm_to_pt(sheet.height - box.y - box.height), mm_to_pt(box.width), mm_to_pt(box.height))
 
 
-class CutStage(Stage):
+class CutStage(Stage[CutSpec]):
     """`cut/`: print-then-cut sheets and cut files per deck and machine (`cut: {build: true}` or `cardgen cut`)."""
 
     name = CUT
 
     def enabled(self, game: Game) -> bool:
         """Only when game.yaml asks for it on every build."""
-        return bool(getattr(game.options(CUT), "build", False))
+        return self.config.build
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """cut/<deck>/<sheet>.pdf, .svg (and .dxf) for every deck the sheets can hold."""
-        spec = self.options if isinstance(self.options, CutSpec) else CutSpec()
+        spec = self.config
         problems: list[Problem] = []
         for name, deck in ctx.record.decks.items():
             images = [ctx.image_file(card.face) for card in ctx.record.cards if card.deck == name

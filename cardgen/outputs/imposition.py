@@ -6,15 +6,13 @@ positions, mirrored backs and crop marks without reading a PDF.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from itertools import groupby
-from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Iterable, Literal
 
-from cardgen.core.units import parse_length, parse_offset, parse_paper
+from cardgen.core.units import parse_paper
 from cardgen.options.layouts import SheetLayout
-from cardgen.options.pdf import HOME_PRINTER_MM, layout_for, parse_grid
+from cardgen.options.pdf import PrintSpec
 from cardgen.record.record import CardEntry
 
 EDGE_MM = 3.0            # marks and the footer stay this far from the paper edge
@@ -89,71 +87,6 @@ class Line:
     def box(self) -> Rect:
         """The segment's bounding rectangle (zero width or height for straight marks)."""
         return Rect(min(self.x1, self.x2), min(self.y1, self.y2), abs(self.x2 - self.x1), abs(self.y2 - self.y1))
-
-
-@dataclass(frozen=True)
-class PrintOptions:
-    """How to lay out print sheets, resolved to numbers (see `PrintSpec` in the manifest)."""
-
-    paper: str = "letter"
-    orientation: Literal["auto", "portrait", "landscape"] = "auto"
-    duplex: Duplex = "long-edge"
-    spacing: Literal["touching", "gap"] = "touching"
-    gap_mm: float = 2.0
-    margin_mm: float = 6.35
-    back_offset: tuple[float, float] = (0.0, 0.0)
-    crop_marks: bool = True
-    cut_lines: bool = False
-    back_marks: bool = True
-    images: Literal["png", "jpeg"] = "png"
-    jpeg_quality: int = 92
-    grid: tuple[int, int] | None = None
-    layout: SheetLayout | None = None
-    unprintable_mm: float = HOME_PRINTER_MM
-
-    @classmethod
-    def from_spec(cls, spec: Any, root: Path, paper: str | None = None) -> PrintOptions:
-        """Options from a manifest `PrintSpec` (lengths parsed to mm, its layout read from the workspace at `root`),
-        on `paper` or its first paper."""
-        names = ("orientation", "duplex", "spacing", "crop_marks", "cut_lines", "back_marks", "images",
-                 "jpeg_quality")
-        paper = paper or spec.papers[0]
-        return cls(**{name: getattr(spec, name) for name in names}, paper=paper,
-                   gap_mm=parse_length(spec.gap), margin_mm=parse_length(spec.margin),
-                   back_offset=parse_offset(spec.back_offset), unprintable_mm=parse_length(spec.unprintable),
-                   grid=parse_grid(spec.grid) if spec.grid else None,
-                   layout=layout_for(root, spec.layout, paper) if spec.layout else None)
-
-    @classmethod
-    def all_from_spec(cls, spec: Any, root: Path) -> list[PrintOptions]:
-        """The options of each paper a manifest's `PrintSpec` lists (one PDF each, distinct file names)."""
-        options = [cls.from_spec(spec, root, paper) for paper in spec.papers]
-        return list({o.paper_name: o for o in options}.values())
-
-    @classmethod
-    def of(cls, values: dict[str, Any]) -> PrintOptions:
-        """Options from their fields as JSON holds them (lists for tuples; see `kept_prints`)."""
-        grid, layout = values.get("grid"), values.get("layout")
-        return cls(**{**values, "back_offset": tuple(values["back_offset"]), "grid": tuple(grid) if grid else None,
-                      "layout": SheetLayout.of(layout) if layout else None})
-
-    def words(self) -> dict[str, str]:
-        """Each option as a short word for file names ('fold', 'gap3mm', 'no-marks', ...), paper aside."""
-        return {"orientation": self.orientation, "duplex": self.duplex, "spacing": self.spacing,
-                "gap": f"gap{self.gap_mm:g}mm", "margin": f"margin{self.margin_mm:g}mm",
-                "back_offset": "offset{:g}x{:g}".format(*self.back_offset),
-                "crop_marks": "marks" if self.crop_marks else "no-marks",
-                "cut_lines": "cut-lines" if self.cut_lines else "no-cut-lines",
-                "back_marks": "back-marks" if self.back_marks else "no-back-marks",
-                "images": self.images, "jpeg_quality": f"q{self.jpeg_quality}",
-                "grid": "grid{}x{}".format(*self.grid) if self.grid else "" if self.layout else "fit",
-                "layout": self.layout.name if self.layout else "no-layout",
-                "unprintable": f"edge{self.unprintable_mm:g}mm"}
-
-    @property
-    def paper_name(self) -> str:
-        """The paper as used in file names: 'letter', 'a4', '210x297mm'."""
-        return re.sub(r"[^a-z0-9.x-]+", "", self.paper.lower())
 
 
 @dataclass(frozen=True)
@@ -259,7 +192,7 @@ class Imposition:
     paired: bool = False
 
 
-def _grid(region: Rect, card_w: float, card_h: float, bleed: float, options: PrintOptions,
+def _grid(region: Rect, card_w: float, card_h: float, bleed: float, options: PrintSpec,
           grid: tuple[int, int] | None = None) -> tuple[list[Rect], Rect]:
     """Trim boxes of a columns x rows `grid` of cards (none if it does not fit the region), or of as many as fit,
     centred in the region, row by row from the top."""
@@ -297,13 +230,14 @@ def mirror_axis(duplex: Duplex, width: float, height: float) -> str:
     return "x" if portrait else "y"
 
 
-def plan_layout(card_w: float, card_h: float, bleed: float, options: PrintOptions,
+def plan_layout(card_w: float, card_h: float, bleed: float, options: PrintSpec,
                 grid: tuple[int, int] | None = None) -> Layout | None:
     """The layout holding the most cards of one size (orientation chosen unless set), or a columns x rows `grid`
     of them; None if none fit (or the grid does not)."""
     best: Layout | None = None
     margin = options.margin_mm
-    for width, height in _orientations(parse_paper(options.paper), options.orientation):
+    for width, height in _orientations(parse_paper(options.sheet), options.orientation):
+        candidates: list[tuple[Rect, str, Line | None]]  # the region of the cards, how backs mirror, the fold
         if options.duplex == "fold":
             # Fronts on one half, backs mirrored on the other; fold along the middle, then cut both layers.
             candidates = [(Rect(margin, margin, width / 2 - 2 * margin, height - 2 * margin), "x",
@@ -312,7 +246,7 @@ def plan_layout(card_w: float, card_h: float, bleed: float, options: PrintOption
                            Line(EDGE_MM, height / 2, width - EDGE_MM, height / 2))]
         else:
             candidates = [(Rect(margin, margin, width - 2 * margin, height - 2 * margin),
-                           mirror_axis(options.duplex, width, height), None)]  # type: ignore[list-item]
+                           mirror_axis(options.duplex, width, height), None)]
         for region, axis, fold in candidates:
             trims, frame = _grid(region, card_w, card_h, bleed, options, grid)
             if trims and (best is None or len(trims) > best.capacity):
@@ -320,7 +254,7 @@ def plan_layout(card_w: float, card_h: float, bleed: float, options: PrintOption
     return best
 
 
-def sheet_layout(sheet: SheetLayout, bleed: float, options: PrintOptions) -> Layout:
+def sheet_layout(sheet: SheetLayout, bleed: float, options: PrintSpec) -> Layout:
     """The layout of a sheet layout file: its slots as trim boxes (PDF axes); touching cards have their bleed
     cut off at the trim (they share cut lines), cards apart keep it."""
     (width, height), (card_w, card_h) = sheet.page, sheet.card
@@ -434,7 +368,7 @@ def _finish(page: Page, frame: Rect, marks: bool, cuts: bool, band: float) -> Pa
     return page
 
 
-def impose(items: list[Item], options: PrintOptions) -> Imposition:
+def impose(items: list[Item], options: PrintSpec) -> Imposition:
     """Lay every item out on pages: grouped by deck in data order, one card size per page."""
     leaves: list[Leaf] = []
     warnings: list[str] = []
@@ -449,7 +383,7 @@ def impose(items: list[Item], options: PrintOptions) -> Imposition:
                 leaves += tile_leaves(item, options)
             if options.duplex == "fold" and any(item.back for item in group_items):
                 warnings.append(f"deck '{deck}': {width:g} x {height:g} mm does not fit half a sheet of "
-                                f"{options.paper} paper; printed one per page without its back (fold needs "
+                                f"{options.sheet} paper; printed one per page without its back (fold needs "
                                 "room for both sides)")
             continue
         for start in range(0, len(group_items), layout.capacity):
@@ -459,43 +393,43 @@ def impose(items: list[Item], options: PrintOptions) -> Imposition:
     return imposition
 
 
-def _chosen_layout(deck: str, kind: str, size: tuple[float, float, float], options: PrintOptions,
+def _chosen_layout(deck: str, kind: str, size: tuple[float, float, float], options: PrintSpec,
                    warnings: list[str]) -> Layout | None:
     """The layout of one card size: the sheet layout's slots if they hold it, the grid asked for (cards only: tokens
     and boards fill the page), else as many as fit; None when not one fits."""
     width, height, bleed = size
-    if options.layout is not None and options.layout.holds(width, height):
-        return sheet_layout(options.layout, bleed, options)
-    if options.layout is not None and kind == "card":
+    sheet = options.sheet_layout
+    if sheet is not None and sheet.holds(width, height):
+        return sheet_layout(sheet, bleed, options)
+    if sheet is not None and kind == "card":
         warnings.append(f"deck '{deck}': its {width:g} x {height:g} mm cards do not go into the slots of layout "
-                        f"'{options.layout.name}' ({options.layout.card[0]:g} x {options.layout.card[1]:g} mm); "
-                        "laid out to fit the page instead")
-    if options.grid is not None and kind == "card":
-        layout = plan_layout(width, height, bleed, options, options.grid)
+                        f"'{sheet.name}' ({sheet.card[0]:g} x {sheet.card[1]:g} mm); laid out to fit the page instead")
+    if options.grid_size is not None and kind == "card":
+        layout = plan_layout(width, height, bleed, options, options.grid_size)
         if layout is not None:
             return layout
-        cols, rows = options.grid
+        cols, rows = options.grid_size
         warnings.append(f"deck '{deck}': a {cols} x {rows} grid of {width:g} x {height:g} mm cards does not fit "
-                        f"{options.paper} paper within margins of {options.margin_mm:g} mm; laid out to fit instead "
+                        f"{options.sheet} paper within margins of {options.margin_mm:g} mm; laid out to fit instead "
                         "(a smaller margin:, down to 0, or another paper may hold it)")
     return plan_layout(width, height, bleed, options)
 
 
-def band_warnings(pages: list[Page], options: PrintOptions) -> list[str]:
+def band_warnings(pages: list[Page], options: PrintSpec) -> list[str]:
     """What lies in the band along the paper edge that the printer cannot print (`unprintable`): cards, crop
     marks; each said once, with how far in."""
     band, found = options.unprintable_mm, []
     cards = [_edge_distance(_visible(slot), page) for page in pages for slot in page.slots]
     if cards and min(cards) < band - 1e-6:
         lost = round(band - min(cards), 2)
-        found.append(f"cards come to {min(cards):.1f} mm from the edge of the {options.paper} paper: a printer that "
+        found.append(f"cards come to {min(cards):.1f} mm from the edge of the {options.sheet} paper: a printer that "
                      f"cannot print the outer {band:g} mm leaves up to {lost:g} mm of them blank (set print: "
                      "unprintable: to what your printer cannot print, 0 for borderless)")
     marks = [_mark_reach(mark, page) for page in pages for mark in page.marks]
     inside = [(near, far) for near, far in marks if near < band - 1e-6]
     if inside and not options.cut_lines:  # cut lines put the cuts on the sheet: a mark lost in the band is no loss
         found.append(f"crop marks lie {min(n for n, _ in inside):.1f}-{min(band, max(f for _, f in inside)):.1f} mm "
-                     f"from the edge of the {options.paper} paper, inside the outer {band:g} mm a printer may not "
+                     f"from the edge of the {options.sheet} paper, inside the outer {band:g} mm a printer may not "
                      "print: the cards leave no room for them outside it (cut_lines: true draws the cuts on the "
                      "cards; print: unprintable: says what your printer cannot print)")
     return found
@@ -518,7 +452,7 @@ def _mark_reach(mark: Line, page: Page) -> tuple[float, float]:
     return min(ends), max(ends)
 
 
-def _bind(leaves: list[Leaf], options: PrintOptions, warnings: list[str]) -> Imposition:
+def _bind(leaves: list[Leaf], options: PrintSpec, warnings: list[str]) -> Imposition:
     """The pages in print order: each front followed by its back (a blank page if it has none).
 
     A duplex printer prints page 2k on the back of page 2k-1; a missing back page would shift
@@ -533,12 +467,12 @@ def _bind(leaves: list[Leaf], options: PrintOptions, warnings: list[str]) -> Imp
     return Imposition([page for pair in zip(fronts, backs) for page in pair], [], warnings, paired=True)
 
 
-def blank_back(front: Page, options: PrintOptions) -> Page:
+def blank_back(front: Page, options: PrintSpec) -> Page:
     """The back of a sheet whose pieces have no back design: no images, only its footer."""
     axis = mirror_axis(options.duplex, front.width, front.height)
     occupied = bounds(s.clip for s in front.slots).mirror(axis, front.width, front.height)
     page = Page(front.width, front.height, "back", front.deck, [], note="back (blank: no back design)")
-    page.footer = footer_slot(page, occupied.shift(*options.back_offset))
+    page.footer = footer_slot(page, occupied.shift(*options.back_offset_mm))
     return page
 
 
@@ -549,7 +483,7 @@ def _tile_counts(full: float, room: float) -> int:
     return 1 if full <= room else 1 + -int(-(full - room) // (room - TILE_OVERLAP_MM))
 
 
-def tile_leaves(item: Item, options: PrintOptions) -> list[Leaf]:
+def tile_leaves(item: Item, options: PrintSpec) -> list[Leaf]:
     """An item larger than the paper as tiles: each page shows part of the image, neighbours overlap.
 
     Overlap marks in the margin show where the next tile's edge goes; trim marks show the board's
@@ -558,13 +492,10 @@ def tile_leaves(item: Item, options: PrintOptions) -> list[Leaf]:
     """
     full_w, full_h = item.width_mm + 2 * item.bleed_mm, item.height_mm + 2 * item.bleed_mm
     margin = options.margin_mm
-    best = None
-    for width, height in _orientations(parse_paper(options.paper), options.orientation):
-        room_w, room_h = width - 2 * margin, height - 2 * margin
-        cols, rows = _tile_counts(full_w, room_w), _tile_counts(full_h, room_h)
-        if best is None or cols * rows < best[0]:
-            best = (cols * rows, width, height, cols, rows)
-    _, width, height, cols, rows = best  # type: ignore[misc]
+    # the orientation needing the fewest tiles (the first of two that need as many)
+    width, height, cols, rows = min(((w, h, _tile_counts(full_w, w - 2 * margin), _tile_counts(full_h, h - 2 * margin))
+                                     for w, h in _orientations(parse_paper(options.sheet), options.orientation)),
+                                    key=lambda choice: choice[2] * choice[3])
     # Equal tiles: the image shared out evenly, each neighbour pair overlapping by TILE_OVERLAP_MM.
     tile_w = full_w if cols == 1 else (full_w + (cols - 1) * TILE_OVERLAP_MM) / cols
     tile_h = full_h if rows == 1 else (full_h + (rows - 1) * TILE_OVERLAP_MM) / rows
@@ -590,7 +521,7 @@ def tile_leaves(item: Item, options: PrintOptions) -> list[Leaf]:
             if item.back and options.duplex != "fold":
                 # The sheet turns over like a card: the back image, unmirrored, at the mirrored place.
                 def turned(rect: Rect) -> Rect:
-                    return rect.mirror(axis, width, height).shift(*options.back_offset)
+                    return rect.mirror(axis, width, height).shift(*options.back_offset_mm)
 
                 back_slot = Slot(item.back, turned(slot.trim), item.bleed_mm, turned(clip), item.card_id,
                                  item.copy)
@@ -609,7 +540,7 @@ def _tile_page(page: Page, clip: Rect, edges: list[Rect], marks: bool, band: flo
     return page
 
 
-def _leaf(chunk: list[Item], layout: Layout, deck: str, options: PrintOptions) -> Leaf:
+def _leaf(chunk: list[Item], layout: Layout, deck: str, options: PrintSpec) -> Leaf:
     """One sheet of cards: the front and its back (duplex), or both halves on one page (fold)."""
     w, h = layout.width, layout.height
     fronts = _slots(chunk, layout, False, layout.mirror_axis, (0.0, 0.0))
@@ -619,10 +550,10 @@ def _leaf(chunk: list[Item], layout: Layout, deck: str, options: PrintOptions) -
         return Leaf(_finish(page, layout.frame, options.crop_marks, options.cut_lines, options.unprintable_mm))
     front = _finish(Page(w, h, "front", deck, fronts), layout.frame, options.crop_marks, options.cut_lines,
                     options.unprintable_mm)
-    backs = _slots(chunk, layout, True, layout.mirror_axis, options.back_offset)
+    backs = _slots(chunk, layout, True, layout.mirror_axis, options.back_offset_mm)
     if not backs:
         return Leaf(front)
-    frame = layout.frame.mirror(layout.mirror_axis, w, h).shift(*options.back_offset)
+    frame = layout.frame.mirror(layout.mirror_axis, w, h).shift(*options.back_offset_mm)
     back = _finish(Page(w, h, "back", deck, backs), frame, options.crop_marks and options.back_marks,
                    options.cut_lines and options.back_marks, options.unprintable_mm)
     return Leaf(front, back)

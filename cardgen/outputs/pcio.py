@@ -99,18 +99,18 @@ def write_card_png(source: Path, deck: DeckEntry, px_per_mm: float, target: Path
     target.write_bytes(buffer.getvalue())
 
 
-class PcioStage(Stage):
+class PcioStage(Stage[PcioSpec]):
     """`pcio/<game>.pcio`: a playingcards.io room (`pcio: {build: true}` or `cardgen pcio`)."""
 
     name = PCIO
 
     def enabled(self, game: Game) -> bool:
         """Only when game.yaml asks for it on every build."""
-        return bool(getattr(game.options(PCIO), "build", False))
+        return self.config.build
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """The room file: `widgets.json` and every face and back it names; a finding past the widget limit."""
-        spec = self.options if isinstance(self.options, PcioSpec) else PcioSpec()
+        spec = self.config
         decks = decks_on_table(ctx.record)
         widgets = room_widgets(decks)
         buffer = io.BytesIO()

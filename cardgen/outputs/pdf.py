@@ -20,8 +20,9 @@ from cardgen.core.storage import Cache, KeptByGame, write_atomic
 from cardgen.core.units import mm_to_pt
 from cardgen.load.freshness import PreviousOutputs
 from cardgen.load.manifest import Game
+from cardgen.options.pdf import PrintSpec
 from cardgen.outputs import reportlab_compat as rl
-from cardgen.outputs.imposition import Page, PrintOptions, Rect, impose, items_from_cards
+from cardgen.outputs.imposition import Page, Rect, impose, items_from_cards
 from cardgen.outputs.kept_prints import pdf_name, read_kept, write_kept
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
 from cardgen.raster.render import CardWork, DrawnCard
@@ -44,7 +45,7 @@ class PrintResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def write_print_pdf(record: BuildRecord, build_dir: Path, options: PrintOptions, target: Path,
+def write_print_pdf(record: BuildRecord, build_dir: Path, options: PrintSpec, target: Path,
                     cards: list[CardEntry] | None = None, previous: PreviousOutputs | None = None,
                     wait: Callable[[str], Path | None] = lambda image: None,
                     helpers: Executor | None = None) -> PrintResult:
@@ -288,7 +289,7 @@ class ImageFiles:
     makes the PDF of a rebuild the same file as the PDF of a cold build.
     """
 
-    def __init__(self, build_dir: Path, hashes: dict[str, str], options: PrintOptions, out_root: Path,
+    def __init__(self, build_dir: Path, hashes: dict[str, str], options: PrintSpec, out_root: Path,
                  wait: Callable[[str], Path | None] = lambda image: None,
                  opaque: dict[str, tuple[int, int]] | None = None) -> None:
         self.build_dir = build_dir
@@ -589,11 +590,11 @@ def _pt(*values: float) -> list[float]:
     return [mm_to_pt(v) for v in values]
 
 
-class PrintStage(Stage):
+class PrintStage(Stage[PrintSpec]):
     """`print/<game>-<paper>.pdf` for each paper of the manifest's `print:` section, and again each PDF made
     earlier with `cardgen print` into that folder (see `kept_prints`)."""
 
-    name = "print"  # its options: `PrintSpec` (cardgen.options.pdf), as the registry says
+    name = "print"
     while_drawing = True  # each card image is waited for where it is drawn
 
     def card_work(self, game: Game, record: BuildRecord, out_root: Path) -> dict[str, CardWork]:
@@ -606,7 +607,7 @@ class PrintStage(Stage):
         for key in see_through:
             if not (masked := MaskedImage(out_root, key)).cache.has(key):
                 work[key] = masked
-        spec: Any = self.options  # a PrintSpec: every paper's PDF has the same images
+        spec = self.config  # every paper's PDF has the same images
         for quality in [spec.jpeg_quality] if spec.images == "jpeg" else []:
             for key in record.image_hashes().values():
                 if key not in see_through and not (jpeg := PrintJPEG(out_root, key, quality)).cache.has(jpeg.entry):
@@ -615,10 +616,11 @@ class PrintStage(Stage):
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """Write the print PDFs; what does not fit the paper comes back as warnings."""
-        usual = PrintOptions.all_from_spec(self.options, ctx.game.root)
+        usual = self.config.per_paper(ctx.game.root)
         own = {pdf_name(ctx.game.name, options, usual): options for options in usual}
         # During a build out_dir is a staging folder; the previous build's files are at the final place.
-        kept = {name: options for name, options in read_kept(ctx.final_dir / "print").items() if name not in own}
+        kept = read_kept(ctx.final_dir / "print", ctx.game.root)
+        kept = {name: options for name, options in kept.items() if name not in own}
         warnings: list[str] = []
         for name, options in {**own, **kept}.items():
             warnings += write_print_pdf(ctx.record, ctx.out_dir, options, ctx.out_dir / "print" / name,

@@ -56,18 +56,18 @@ def template_guid(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32].upper()
 
 
-class PlaygroundStage(Stage):
+class PlaygroundStage(Stage[PlaygroundSpec]):
     """`playground/<game>/`: a Tabletop Playground package (`playground: {build: true}` or `cardgen playground`)."""
 
     name = PLAYGROUND
 
     def enabled(self, game: Game) -> bool:
         """Only when game.yaml asks for it on every build."""
-        return bool(getattr(game.options(PLAYGROUND), "build", False))
+        return self.config.build
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """One template and its textures per texture's worth of cards of every deck."""
-        spec = self.options if isinstance(self.options, PlaygroundSpec) else PlaygroundSpec()
+        spec = self.config
         package = ctx.out_dir / PLAYGROUND / ctx.record.game.name
         for deck in decks_on_table(ctx.record):
             dpi = min(spec.dpi or deck.deck.dpi, deck.deck.dpi)

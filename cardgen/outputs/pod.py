@@ -23,6 +23,7 @@ from cardgen.core.ownership import make_staging, mark
 from cardgen.core.storage import Cache, place_file, swap_into_place, write_atomic, write_text
 from cardgen.core.units import MM_PER_INCH, PT_PER_INCH
 from cardgen.load.manifest import Game
+from cardgen.options.pdf import PrintSpec
 from cardgen.options.pod import PodSpec
 from cardgen.options.vendors import BUNDLED_PROFILES, Vendor, load_vendor
 from cardgen.outputs.press import Page, check_profile, to_cmyk, total_ink, write_pdfx
@@ -329,7 +330,7 @@ def _write_csv(path: Path, columns: list[str], rows: list[dict[str, object]]) ->
         writer.writerows(rows)
 
 
-class PodStage(Stage):
+class PodStage(Stage[PodSpec]):
     """`pod/`: the print-on-demand export, when the manifest has a `pod:` section (or the old `print: {pod:
     true}`), or `build --pod`."""
 
@@ -339,23 +340,22 @@ class PodStage(Stage):
     def for_game(cls, game: Game, flags: dict[str, Any] | None = None) -> Self:
         """The stage with its options, each vendor and the designer's profile checked now (before a build)."""
         stage = super().for_game(game, flags)
-        assert isinstance(stage.options, PodSpec)
-        for name in stage.options.vendor:
+        for name in stage.config.vendor:
             profile = load_vendor(game.root, name).profile
             if profile is not None and not profile.is_relative_to(BUNDLED_PROFILES):
                 try:
                     check_profile(profile)
                 except ValueError as exc:
                     raise CardgenError(f"profile: '{profile.name}' is {exc}", file=f"vendors/{name}.yaml") from None
-        if stage.options.profile:
-            _own_profile(game, stage.options.profile)
+        if stage.config.profile:
+            _own_profile(game, stage.config.profile)
         return stage
 
     def enabled(self, game: Game) -> bool:
         """When the manifest names vendors (`pod:`) or says `print: {pod: true}`."""
-        return "pod" in game.spec.model_fields_set or bool(getattr(game.options("print"), "pod", False))
+        printing = game.options("print")
+        return "pod" in game.spec.model_fields_set or isinstance(printing, PrintSpec) and printing.pod
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """Write the export of each vendor."""
-        assert isinstance(self.options, PodSpec)
-        return write_pod(ctx.game, ctx.record, ctx.out_dir, self.options, ctx.out_root)
+        return write_pod(ctx.game, ctx.record, ctx.out_dir, self.config, ctx.out_root)

@@ -1,17 +1,20 @@
 """What an output stage is: a name, an options model that is its manifest section, `run(ctx) -> findings`, and an
 optional per-card hook the render workers call while a card's image is in memory.
 
-A stage's options come from one place: its pydantic model, named next to the stage in the registry
-(`cardgen.core.registry.OUTPUTS`), which is the manifest section named like the stage (`print:`, `tts:`). Its
-command's flags are derived from that model (`option_flags`) and merged over the manifest in one way
-(`merge_options`). Stages report what went wrong softly as findings; they never log.
+A stage is generic over its options model, as MkDocs' plugins are over their config (`BasePlugin[Config]`):
+`class PrintStage(Stage[PrintSpec])` owns `PrintSpec`, and `self.config` is a `PrintSpec`. That model is the one
+place of the options: the manifest section named like the stage (`print:`, `tts:`; the registry,
+`cardgen.core.registry.OUTPUTS`, names it as text for the manifest to import without the stage), the flags of its
+command (derived from it: `commands.flags.option_flags`), merged over the manifest in one way (`merge_options`),
+and the values derived from them (lengths in mm, grids) as its properties. Stages report what went wrong softly as
+findings; they never log.
 """
 from __future__ import annotations
 
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Mapping, Self
+from typing import Any, Callable, ClassVar, Generic, Mapping, Self, TypeVar, cast, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
@@ -19,9 +22,17 @@ from cardgen.core.errors import CardgenError, Problem, relative
 from cardgen.core.registry import OUTPUTS, imported
 from cardgen.load.freshness import PreviousOutputs
 from cardgen.load.manifest import Game
+from cardgen.options import Strict
 from cardgen.raster.render import CardWork, Drawing
 from cardgen.record.changes import Changes
 from cardgen.record.record import BuildRecord
+
+Config = TypeVar("Config", bound=BaseModel)
+Model = TypeVar("Model", bound=BaseModel)
+
+
+class NoOptions(Strict):
+    """The options of a stage that has none (no manifest section, no flags)."""
 
 
 @dataclass(frozen=True)
@@ -55,24 +66,34 @@ class StageContext:
         return self.final_dir.parent
 
 
-class Stage:
-    """Base of an output stage. Subclasses set `name`, the name it is registered under in `OUTPUTS`."""
+class Stage(Generic[Config]):
+    """Base of an output stage, generic over its options model: `class ScoresStage(Stage[ScoresSpec])`, or a
+    plain `Stage` for one without options. Subclasses set `name`, the name it is registered under in `OUTPUTS`."""
 
     name: ClassVar[str]
+    # The options model: the class argument of `Stage[...]` (set by `__init_subclass__`), NoOptions without one.
+    config_class: ClassVar[type[BaseModel]] = NoOptions
     # Whether `run` may begin while the cards are drawn: it waits for the card files it reads (`ctx.wait_for`).
     # Other stages begin once every card file is placed.
     while_drawing: ClassVar[bool] = False
     # The stages whose output `run` reads, by name: when a build runs them too, this stage runs after them.
     reads: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, options: BaseModel | None = None) -> None:
-        self.options = options
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Take the options model from the class argument: `Stage[PrintSpec]` owns `PrintSpec`."""
+        super().__init_subclass__(**kwargs)
+        for base in cls.__dict__.get("__orig_bases__", ()):  # its own bases, not a parent class's
+            if get_origin(base) is Stage and isinstance(model := get_args(base)[0], type):
+                cls.config_class = model
+
+    def __init__(self, config: Config | None = None) -> None:
+        # the model's defaults when none is given (a stage made by hand, as in tests)
+        self.config = config if config is not None else cast(Config, self.config_class())
 
     @classmethod
     def for_game(cls, game: Game, flags: dict[str, Any] | None = None) -> Self:
         """The stage with the game's manifest section, command-line flags (those given) on top."""
-        model = options_model(cls.name)
-        return cls(merge_options(model, game.options(cls.name), flags) if model else None)
+        return cls(cast(Config, merge_options(cls.config_class, game.options(cls.name), flags)))
 
     def enabled(self, game: Game) -> bool:
         """Whether `cardgen build` runs this stage for a game (all do, unless a stage says otherwise)."""
@@ -99,7 +120,7 @@ def options_model(output: str) -> type[BaseModel] | None:
     return imported(reference) if reference else None
 
 
-def merge_options(model: type[BaseModel], base: BaseModel | None, flags: dict[str, Any] | None) -> BaseModel:
+def merge_options(model: type[Model], base: BaseModel | None, flags: dict[str, Any] | None) -> Model:
     """The one merge of options: command-line flags that were given (not None) over the manifest's section.
 
     A flag value the model refuses is a CardgenError naming the flag.

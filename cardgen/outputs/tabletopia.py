@@ -28,7 +28,7 @@ MAX_SIDE_PX = 4000  # "max 4000 x 4000" (Tabletopia's graphics guide)
 COLUMNS = ["deck", "component", "front", "back", "copies", "width_mm", "height_mm", "width_px", "height_px"]
 
 
-class TabletopiaStage(Stage):
+class TabletopiaStage(Stage[TabletopiaSpec]):
     """`tabletopia/`: one folder per deck for Tabletopia's workshop (`tabletopia: {build: true}` or `cardgen
     tabletopia`)."""
 
@@ -36,11 +36,11 @@ class TabletopiaStage(Stage):
 
     def enabled(self, game: Game) -> bool:
         """Only when game.yaml asks for it on every build."""
-        return bool(getattr(game.options(TABLETOPIA), "build", False))
+        return self.config.build
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """Every deck's faces and backs at one size; `components.csv`; a finding for a deck shrunk to the limit."""
-        spec = self.options if isinstance(self.options, TabletopiaSpec) else TabletopiaSpec()
+        spec = self.config
         rows: list[list[object]] = []
         problems: list[Problem] = []
         for deck in decks_on_table(ctx.record):

@@ -33,18 +33,18 @@ def write_trimmed(source: Path, deck: DeckEntry, dpi: int, target: Path) -> None
     cut_card(source, deck, trim_pixels(deck, dpi)).save(target, format="PNG", dpi=(dpi, dpi))
 
 
-class TrimmedStage(Stage):
+class TrimmedStage(Stage[TrimmedSpec]):
     """`trimmed/`: the card images without bleed (game.yaml's `trimmed: {build: true}`, or `cardgen trimmed`)."""
 
     name = TRIMMED
 
     def enabled(self, game: Game) -> bool:
         """Only when game.yaml asks for it on every build."""
-        return bool(getattr(game.options(TRIMMED), "build", False))
+        return self.config.build
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """trimmed/<same path as the image>.png for every face and back, never finer than the card was drawn."""
-        spec = self.options if isinstance(self.options, TrimmedSpec) else TrimmedSpec()
+        spec = self.config
         record, out_dir = ctx.record, ctx.out_dir
         images = [(card.face, record.decks[card.deck]) for card in record.cards]
         images += [(back.image, record.decks[back.deck]) for back in record.backs.values()]

@@ -1,5 +1,6 @@
-"""The saved object's JSON beyond its layout: card text as Tabletop Simulator rich text, the tags and hashes a
-push into a running game finds the objects by, and the file written as Tabletop Simulator writes one."""
+"""The saved object's JSON beyond its layout: the fields every object has, card text as Tabletop Simulator rich text,
+the tags and hashes a push into a running game finds the objects by, and the file written as Tabletop Simulator
+writes one."""
 from __future__ import annotations
 
 import hashlib
@@ -24,6 +25,21 @@ def write_saved_object(path: Path, saved: dict) -> None:
 
     write_bytes(path, pydantic_core.to_json(saved, indent=2))
 
+
+
+def transform(x: float, z: float, y: float = 1.0, face_down: bool = False, scale: float = 1.0) -> dict:
+    """Where an object lies on the table: its centre at x, z (y up), face up or down, at a scale."""
+    return {"posX": round(x, 3), "posY": y, "posZ": round(z, 3), "rotX": 0, "rotY": 180,
+            "rotZ": 180 if face_down else 0, "scaleX": round(scale, 4), "scaleY": 1, "scaleZ": round(scale, 4)}
+
+
+def base_object(name: str, guid: str, nickname: str, description: str, where: dict, **extra: object) -> dict:
+    """The fields every saved object has; `where` is its `transform`."""
+    return {"Name": name, "Transform": where, "Nickname": nickname, "Description": description,
+            "GMNotes": "", "ColorDiffuse": {"r": 0.713, "g": 0.713, "b": 0.713}, "Locked": False, "Grid": True,
+            "Snap": True, "IgnoreFoW": False, "Autoraise": True, "Sticky": True, "Tooltip": True,
+            "GridProjection": False, "HideWhenFaceDown": False, "Hands": False, **extra,
+            "LuaScript": "", "LuaScriptState": "", "XmlUI": "", "GUID": guid}
 
 
 # Names Tabletop Simulator would read as a rich-text tag if an icon were written as `[name]`.

@@ -3,7 +3,7 @@ against the game, and where the saved object lands."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import Callable, Mapping
 
 from cardgen.core.errors import CardgenError, Problem, relative
 from cardgen.core.filenames import slugify
@@ -14,45 +14,37 @@ from cardgen.load.manifest import Game
 from cardgen.options.tts import TTSSpec
 from cardgen.outputs.reuse import reuse_or_make
 from cardgen.outputs.stage import Stage, StageContext
-from cardgen.outputs.tts.exporter import TTS_DIR, Exporter, TTSOptions
+from cardgen.outputs.tts.exporter import TTS_DIR, Exporter
 from cardgen.outputs.tts.layout import PLAY_AREA
 from cardgen.outputs.tts.objects import write_saved_object
 from cardgen.outputs.tts.sizes import MM_PER_UNIT
+from cardgen.outputs.tts.thumbnail import cover_faces, cover_hashes, thumbnail
 from cardgen.outputs.tts.urls import url_maker
 from cardgen.outputs.tts.work import Recipes, TTSCardWork
 from cardgen.raster.render import Drawing
 from cardgen.record.record import BuildRecord
 
-if TYPE_CHECKING:
-    pass
 
-
-class TTSStage(Stage):
+class TTSStage(Stage[TTSSpec]):
     """`tts/`: the Tabletop Simulator export, written as the manifest's `tts:` section says."""
 
-    name = "tts"  # its options: `TTSSpec` (cardgen.options.tts), as the registry says
+    name = "tts"
     # Pillow (~17 ms to import) is imported when the export draws, not with this module (see `select_stages`).
     while_drawing = True  # each image waits for the card files it shows (their cells and sheets come with them)
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """Write the export."""
         problems: list[Problem] = []
-        export_tts(ctx.game, ctx.record, ctx.out_dir, TTSOptions.from_spec(self.spec), ctx.previous, ctx.drawings,
+        export_tts(ctx.game, ctx.record, ctx.out_dir, self.config, ctx.previous, ctx.drawings,
                    ctx.wait_for, problems)
         return problems
 
     def card_work(self, game: Game, record: BuildRecord, out_root: Path) -> dict[str, TTSCardWork]:
         """Each card's sheet cell, resampled in the render workers (see `card_work`)."""
-        return card_work(game.name, record, TTSOptions.from_spec(self.spec), out_root)
-
-    @property
-    def spec(self) -> TTSSpec:
-        """The options, as the `tts:` section's model."""
-        assert isinstance(self.options, TTSSpec)
-        return self.options
+        return card_work(game.name, record, self.config, out_root)
 
 
-def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSOptions,
+def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSSpec,
                previous: PreviousOutputs | None = None, drawings: Callable[[], Mapping[str, Drawing]] = dict,
                wait: Callable[[str], Path | None] = lambda image: None, problems: list[Problem] | None = None) -> Path:
     """Write `<out_dir>/tts/` from a build record; return the saved-object JSON path (at its final place). Warnings
@@ -83,8 +75,8 @@ def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSOptio
         exporter.put_last()
         stem = file_stem(record.game.title)
         write_saved_object(staging / f"{stem}.json", saved)
-        reuse_or_make(out_dir, staging / f"{stem}.png", ["thumbnail", *exporter.cover_hashes()],
-                      lambda temp: exporter.thumbnail().save(temp, format="PNG"))
+        reuse_or_make(out_dir, staging / f"{stem}.png", ["thumbnail", *cover_hashes(exporter)],
+                      lambda temp: thumbnail(exporter).save(temp, format="PNG"))
         swap_into_place(staging, out_dir / TTS_DIR)
     finally:
         remove_ours(staging)
@@ -92,13 +84,13 @@ def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSOptio
 
 
 
-def card_work(game: str, record: BuildRecord, options: TTSOptions, out_root: Path) -> dict[str, TTSCardWork]:
+def card_work(game: str, record: BuildRecord, options: TTSSpec, out_root: Path) -> dict[str, TTSCardWork]:
     """The export's work on card images for the render workers of a build, by image hash (see `TTSCardWork`):
     what the caches under `out_root` lack."""
     recipes = Recipes()
     exporter = Exporter(game, record, out_root / game, out_root / game, options, lambda name: name, recipes)
     exporter.saved_object()
-    recipes.faces = {face.source.hash: face for face in exporter.cover_faces()}
+    recipes.faces = {face.source.hash: face for face in cover_faces(exporter)}
     return recipes.work(out_root)
 
 
@@ -113,14 +105,14 @@ def file_stem(title: str) -> str:
     return slugify(title, "game", keep_case=True)
 
 
-def _check_cutout(game: Game, record: BuildRecord, options: TTSOptions) -> None:
+def _check_cutout(game: Game, record: BuildRecord, options: TTSSpec) -> None:
     for name in options.cutout:
         if name not in record.decks or record.decks[name].kind != "token":
             raise CardgenError(f"tts.cutout: '{name}' is not a token deck of this game",
                                file=relative(game.manifest_path, game.root), row=game.line("tts", "cutout"))
 
 
-def _check_snap_points(game: Game, record: BuildRecord, options: TTSOptions) -> None:
+def _check_snap_points(game: Game, record: BuildRecord, options: TTSSpec) -> None:
     """Each grid of `tts: snap_points:` is on a board deck of the game, its cells' centres on the board."""
     for name, grids in options.snap_points.items():
         where = {"file": relative(game.manifest_path, game.root), "row": game.line("tts", "snap_points", name)}

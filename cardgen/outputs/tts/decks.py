@@ -1,0 +1,77 @@
+"""A deck of cards in the export: its sheets of faces (and of backs, or one back), and the DeckCustom holding a
+Card per copy."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cardgen.outputs.tts.objects import base_object
+from cardgen.outputs.tts.pictures import Cell, Plain, Scaled, SheetPicture
+from cardgen.outputs.tts.sheets import Sheet, plan_sheets
+from cardgen.record.record import CardEntry, DeckEntry
+
+if TYPE_CHECKING:
+    from cardgen.outputs.tts.exporter import Exporter
+
+DECK_TYPES = {"rounded": 0, "rectangle": 1, "square": 1, "hex": 3, "circle": 4}
+
+
+def card_deck(export: Exporter, deck_name: str, deck: DeckEntry, cards: list[CardEntry], transform: dict) -> dict:
+    """A DeckCustom of a deck's cards (copies repeated), or a lone Card when it has one card."""
+    by_id = {c.id: c for c in cards}
+    bleed = 2 * deck.bleed_px
+    card_size = (deck.pixels.width - bleed, deck.pixels.height - bleed)  # as `trimmed` cuts
+    export.cover.append((cards[0].face, deck))
+    # A key names the sheet's images: it changes whenever they do, or a table holding an older export
+    # of the deck would show the first images loaded under that key for both.
+    picture = f"{card_size}/{deck.bleed_mm}/{export.options.image_format}/{export.options.jpeg_quality}"
+    sheets = plan_sheets(export.game, deck_name, list(by_id), *card_size, export.keys, lambda ids: "|".join(
+        [picture, *(f"{by_id[i].hash}/{export.image_hash(by_id[i].back)}" for i in ids)]))
+    unique_back = len({c.back for c in cards}) > 1  # different backs: a back sheet per face sheet
+    if not unique_back:  # one back image for the deck (and one file for decks sharing a back)
+        sharpest = max(sheets, key=lambda s: s.cell_width * s.cell_height)
+        size = (sharpest.cell_width, sharpest.cell_height)
+        back_inputs = [export.image_hash(cards[0].back), f"{size}", f"{deck.bleed_mm}"]
+        back = cards[0].back
+        shared_back = export.save_cached(Scaled(export.source(back, deck), size) if back else Plain(size), "back",
+                                         back_inputs, last=True)
+    custom = {}
+    for index, sheet in enumerate(sheets):
+        layout = f"{sheet.width}x{sheet.height}/{sheet.cell_width}x{sheet.cell_height}/{deck.bleed_mm}"
+        faces = _sheet_picture(export, sheet, [by_id[i].face for i in sheet.card_ids], deck)
+        face_url = export.save_cached(faces, f"{deck_name}-{index + 1}",
+                                      [layout, *(by_id[i].hash for i in sheet.card_ids)])
+        if unique_back:
+            backs = _sheet_picture(export, sheet, [by_id[i].back for i in sheet.card_ids], deck)
+            back_url = export.save_cached(backs, f"{deck_name}-{index + 1}-backs",
+                                          [layout, *(export.image_hash(by_id[i].back) for i in sheet.card_ids)],
+                                          last=True)
+        else:
+            back_url = shared_back
+        custom[str(sheet.key)] = {"FaceURL": face_url, "BackURL": back_url, "NumWidth": sheet.columns,
+                                  "NumHeight": sheet.rows, "BackIsHidden": True, "UniqueBack": unique_back,
+                                  "Type": DECK_TYPES[deck.shape]}
+    sideways = deck.size_mm.width > deck.size_mm.height
+    contained = []
+    for sheet in sheets:
+        for slot, card_id in enumerate(sheet.card_ids):
+            card = by_id[card_id]
+            for copy in range(card.copies):
+                contained.append(base_object(
+                    "Card", export.guid(f"card/{card_id}/{copy}"), card.name, export.description(card),
+                    dict(transform), CardID=sheet.tts_id(slot), SidewaysCard=sideways,
+                    CustomDeck={str(sheet.key): custom[str(sheet.key)]}, Hands=True, HideWhenFaceDown=True,
+                    GMNotes=card_id))
+    if len(contained) == 1:
+        return contained[0]
+    return base_object("DeckCustom", export.guid(f"deck/{deck_name}"), deck.title,
+                       f"{export.record.game.title} v{export.record.game.version}: {len(contained)} cards",
+                       transform, SidewaysCard=sideways, HideWhenFaceDown=True,
+                       DeckIDs=[c["CardID"] for c in contained], CustomDeck=custom, ContainedObjects=contained)
+
+
+def _sheet_picture(export: Exporter, sheet: Sheet, images: list[str | None], deck: DeckEntry) -> SheetPicture:
+    """A sheet's recipe from the image of each of its slots (None: a plain back)."""
+    png, size = export.options.image_format == "png", (sheet.cell_width, sheet.cell_height)
+    return SheetPicture(sheet.width, sheet.height, sheet.columns, tuple(
+        Cell(export.source(path, deck), size, None if png else export.options.jpeg_quality) if path else Plain(size)
+        for path in images))
