@@ -288,3 +288,41 @@ def test_watch_sees_source_folders_made_while_it_runs(quest: Path) -> None:
     finally:
         stop.set()
         thread.join(10)
+
+
+def test_watch_rebuilds_a_finished_save_at_once_and_waits_out_a_write_left_open(quest: Path) -> None:
+    """With a quiet time of 3 s: a save (write and close) and a save by rename rebuild well within it (the file
+    system said the write was finished); a write whose file stays open waits the quiet time out, and its close then
+    rebuilds at once."""
+    rebuilds: list[float] = []
+    stop = threading.Event()
+    thread = threading.Thread(target=watch_games, daemon=True, kwargs={"build_first": True},
+                              args=(quest, ["quest"], lambda games: rebuilds.append(time.monotonic()), stop, 3.0))
+    thread.start()
+    cards = quest / "data" / "quest" / "cards.csv"
+    try:
+        _wait(lambda: len(rebuilds) == 1, "the first build, once the workspace is watched", 30)
+        time.sleep(1)  # the watch has set drawing up and waits for a save
+        saved = time.monotonic()
+        cards.write_text(cards.read_text().replace("Fireball,3,", "Fireball,4,"))
+        _wait(lambda: len(rebuilds) == 2, "a rebuild after the save", 10)
+        assert rebuilds[1] - saved < 1.5, "the save waited for the quiet time"
+        temporary = cards.with_name(".cards.csv.part")  # an editor's save: a new file renamed over the old one
+        temporary.write_text(cards.read_text().replace("Fireball,4,", "Fireball,5,"))
+        saved = time.monotonic()
+        os.replace(temporary, cards)
+        _wait(lambda: len(rebuilds) == 3, "a rebuild after the save by rename", 10)
+        assert rebuilds[2] - saved < 1.5, "the save by rename waited for the quiet time"
+        with cards.open("a") as handle:
+            handle.write("\n")
+            handle.flush()
+            written = time.monotonic()
+            _wait(lambda: len(rebuilds) == 4, "a rebuild after the quiet time", 10)
+            assert rebuilds[3] - written >= 2.9, "a write still open did not wait for the quiet time"
+            time.sleep(0.5)
+            closed = time.monotonic()
+        _wait(lambda: len(rebuilds) == 5, "a rebuild after the close", 10)
+        assert rebuilds[4] - closed < 1.5
+    finally:
+        stop.set()
+        thread.join(10)
