@@ -326,3 +326,65 @@ def test_watch_rebuilds_a_finished_save_at_once_and_waits_out_a_write_left_open(
     finally:
         stop.set()
         thread.join(10)
+
+
+def _event_stream(port: int) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.request("GET", serve.EVENTS_PATH)
+    return connection, connection.getresponse()
+
+
+def _next_event(response: http.client.HTTPResponse) -> str:
+    """The next event's data, or a heartbeat comment, as one string."""
+    lines = []
+    while (line := response.readline().decode()) not in ("\n", ""):
+        lines.append(line.rstrip("\n"))
+    return "\n".join(lines)
+
+
+def test_serve_pushes_each_rebuild_to_a_bounded_number_of_pages_and_ends_their_streams(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """/__cardgen__/events: the status at once, then each change of it: a rebuild's changed images (cache-busted by
+    their content key) and whether the cards changed; a heartbeat when nothing happens; at most MAX_PAGES streams
+    (a page gone frees its place); every stream ends when serve stops."""
+    import json
+
+    monkeypatch.setattr(serve, "MAX_PAGES", 2)
+    monkeypatch.setattr(serve, "HEARTBEAT_SECONDS", 1.0)
+    server, state = start_server(tmp_path)
+    port = server.server_address[1]
+    layout = [["main"], [], [["a", "main", "cards/a.png", None], ["b", "main", "cards/b.png", None]]]
+    try:
+        state.finished({"built": "1", "images": {"cards/a.png": "aaaa", "cards/b.png": "bbbb"}, "layout": layout}, "")
+        first, stream = _event_stream(port)
+        assert stream.status == 200 and stream.headers["Content-Type"] == "text/event-stream"
+        assert json.loads(_next_event(stream).removeprefix("data: "))["built"] == "1"
+        state.started()
+        assert json.loads(_next_event(stream).removeprefix("data: "))["building"] is True
+        state.finished({"built": "2", "images": {"cards/a.png": "aaaa", "cards/b.png": "cccc"}, "layout": layout}, "")
+        news = json.loads(_next_event(stream).removeprefix("data: "))
+        assert news == {"built": "2", "since": "1", "changed": {"cards/b.png": "cards/b.png?v=cccc"}, "reload": False,
+                        "building": False, "error": ""}
+        assert _next_event(stream) == ": alive"
+        state.finished({"built": "3", "images": {"cards/a.png": "aaaa"}, "layout": layout[:2] + [layout[2][:1]]}, "")
+        assert json.loads(_next_event(stream).removeprefix("data: "))["reload"] is True
+
+        monkeypatch.setattr(serve, "HEARTBEAT_SECONDS", 60.0)  # a page gone is noticed without writing to it
+        second, listening = _event_stream(port)
+        third, refused = _event_stream(port)
+        assert refused.status == 503
+        third.close()
+        listening.close()
+        second.close()  # a page gone: its place is free again within a second or two
+        _wait(lambda: state.pages == 1, "the closed stream to be noticed", 5)
+        fourth, again = _event_stream(port)
+        assert again.status == 200 and json.loads(_next_event(again).removeprefix("data: "))["built"] == "3"
+        state.close()
+        for ended in (stream, again):  # the streams end (read() returns), heartbeats not read aside
+            assert set(ended.read().split(b"\n\n")) <= {b": alive", b""}
+        _wait(lambda: state.pages == 0, "the streams' threads to end", 10)
+        first.close()
+        fourth.close()
+    finally:
+        server.shutdown()
+        server.server_close()

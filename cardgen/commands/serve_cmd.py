@@ -20,7 +20,6 @@ def serve(root: Path, game: str, port: int, guides: bool, out: Path | None, jobs
     from cardgen.commands.build_cmd import GUIDES, build_one, output_root
     from cardgen.commands.serve import serve_game
     from cardgen.core.ownership import check_game_name
-    from cardgen.outputs.gallery import gallery_state
 
     if not (root / "data" / game / "game.yaml").is_file():  # no such game: say so, rather than serve its errors
         from cardgen.load.manifest import load_game
@@ -31,13 +30,12 @@ def serve(root: Path, game: str, port: int, guides: bool, out: Path | None, jobs
 
     target = target_of(**push)
 
-    def build_once() -> str:
+    def build_once() -> None:
         build_one(root, game, out_root, jobs, always=GUIDES if guides else (), draft=draft, lang=lang)
         if target is not None:
             from cardgen.commands.tts_push import push_built_game, report
 
             report(push_built_game(out_dir, target))
-        return str(gallery_state(out_dir).get("built", ""))
 
     try:
         running = serve_game(root, game, out_dir, build_once, port, lambda text: click.secho(text, fg="red", err=True))
