@@ -9,8 +9,10 @@ generated games of N different Scrapbots-style cards (one copy each); nothing he
 Figures: cold1000 and cold20 (cold build with every output, against the floor of bench/floor.py on the
 same SVGs), nochange (a rebuild with nothing to do, against Python's own start-up), edit (one card
 changed, against the cold build at 20, 100 and 1,000 cards: as a whole command, against a fresh process drawing
-that card alone, and in a running `cardgen watch`), scale (cost per card at 10,000 against
-1,000 cards, --jobs 2 against --jobs 1, both timed unobserved, and peak memory in a build of its own).
+that card alone, and in a running `cardgen watch`), serve (from a save to the new image shown in the gallery
+of a running `cardgen serve`, in a headless Chromium driven through DevTools, against the rebuild itself), scale
+(cost per card at 10,000 against 1,000 cards, --jobs 2 against --jobs 1, both timed unobserved, and peak memory in a
+build of its own).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import io
 import json
 import os
 import platform
+import queue
 import re
 import shutil
 import statistics
@@ -255,6 +258,66 @@ def watched_edits(root: Path, game: str, out: Path, values: list[int]) -> tuple[
     return seconds, drawn
 
 
+# Every image load in the gallery, with the page's clock (Date.now(), the same clock as Python's time.time()).
+RECORD_LOADS = """window.loaded = [];
+document.addEventListener("load", (event) => {
+  if (event.target.tagName === "IMG") window.loaded.push([event.target.getAttribute("src"), Date.now()]);
+}, true);"""
+
+
+def served_edits(root: Path, game: str, out: Path, values: list[int]) -> tuple[list[float], list[float], int]:
+    """Edit one card with each of `values` under a running `cardgen serve` of `game` (built into `out` already),
+    its gallery open in a headless Chromium; return the seconds from each save to the new image's load event in the
+    page, from each save to serve's report of its rebuild, and how many pages the browser loaded after the first."""
+    from chromium import Chromium
+
+    serve = subprocess.Popen([*CARDGEN, "--root", str(root), "serve", game, "--out", str(out), "-j", "2", "--port",
+                              "0", "--no-open"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    lines: queue.Queue[tuple[float, str]] = queue.Queue()  # serve's output lines, each with when it was read
+
+    def read() -> None:
+        for line in serve.stdout or ():
+            lines.put((time.time(), line))
+
+    threading.Thread(target=read, daemon=True).start()
+    shown, reported, loads = [], [], 0
+    try:
+        url = _next_line(lines, "gallery at ")[1].split("gallery at ")[1].split()[0]
+        record = json.loads((out / game / "build.json").read_text())
+        with Chromium() as browser:
+            browser.navigate(url)
+            browser.evaluate(RECORD_LOADS)
+            for value in values:
+                time.sleep(1)  # the previous save is long done with
+                while not lines.empty():
+                    lines.get()
+                saved = time.time()
+                name = edit_one_card(root, game, value)
+                face = next(card["face"] for card in record["cards"] if card["name"] == name)
+                loaded = browser.wait_for(f"window.loaded.find(([src]) => src.startsWith({face + '?v='!r}))", 60)
+                shown.append(loaded[1] / 1000 - saved)
+                reported.append(_next_line(lines, " drawn")[0] - saved)
+                browser.evaluate("window.loaded = []")
+            loads = browser.loads - 1
+    finally:
+        serve.terminate()  # not Ctrl-C: a command started in the background ignores SIGINT
+        serve.wait(timeout=60)
+    return shown, reported, loads
+
+
+def _next_line(lines: queue.Queue[tuple[float, str]], holding: str, seconds: float = 120) -> tuple[float, str]:
+    """The next line holding `holding` from a command's output lines, with when it was read."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            when, line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise SystemExit(f"cardgen serve printed no line holding {holding!r}") from None
+        if holding in line:
+            return when, line
+
+
 def _line_starting(stream: IO[str], start: str) -> str:
     """The next line of `stream` that starts with `start`; fail loudly when the stream ends first."""
     for line in stream:
@@ -395,6 +458,32 @@ class Bench:
                     "the median of those after it and its share).")
         return rows
 
+    def serve(self) -> list[str]:
+        """Figure: from a save to the new image shown in the gallery of a running `cardgen serve` (100 cards, a
+        headless Chromium), against serve's report of the rebuild."""
+        cards = 100
+        game = self.game(cards)
+        out = self.work / f"out-serve-{cards}"
+        build(self.root, game, out)
+        shown, reported, loads = served_edits(self.root, game, out, edit_values(self.root, game, 8))
+        first_shown, *shown = shown
+        first_reported, *reported = reported
+        tail = [s - r for s, r in zip(shown, reported)]
+        return [
+            "| cards | the first save: image shown; rebuild reported | the saves after it: from the save to the new "
+            "image's load event in the page | from the save to serve's report of the rebuild | between: the push, "
+            "the page's swap, the image's load | pages loaded |", "| --- | --- | --- | --- | --- | --- |",
+            f"| {cards} | {first_shown:.2f} s; {first_reported:.2f} s | **{spread(shown)}** (target: under 0.25 s) | "
+            f"{spread(reported)} | {spread(tail)} | {loads} |",
+            "\nEach save sets one number of one card (`edit_one_card`, a new value each time) with the gallery open in "
+            "a headless Chromium driven through DevTools (`bench/chromium.py`); the page records `Date.now()` at each "
+            "image's load event, read back after the save (the save's time is `time.time()` just before the write, "
+            "the same clock). The rebuild column is when serve's report line was read; it includes the time from "
+            "the save to the rebuild's start (the watch starts it once the file is closed, `SAVE_SECONDS` after the "
+            "last event). Pages loaded: how many times the browser loaded the gallery again in all those saves "
+            "(0: every change was pushed into the page).",
+        ]
+
     def scale(self) -> list[str]:
         """Figure: cost per card at N = 10,000 (1,000 with --quick) against N / 10, peak memory, jobs."""
         big = 1000 if self.quick else 10000
@@ -425,6 +514,8 @@ FIGURES: dict[str, tuple[str, Callable[[Bench], list[str]]]] = {
     "cold20": ("Cold build, 20 different cards (21 images), every output, against the floor", Bench.cold20),
     "nochange": ("No-change rebuild, whole command", Bench.nochange),
     "edit": ("One card edited, every output updated: whole command, its floor, in a running watch", Bench.edit),
+    "serve": ("From a save to the new image in the gallery of a running `cardgen serve`, in headless Chromium",
+              Bench.serve),
     "scale": ("10,000 cards: cost per card, peak memory, --jobs 2 against --jobs 1", Bench.scale),
 }
 
