@@ -168,7 +168,7 @@ def gallery_html(record: BuildRecord, changes: Changes | None = None, guides: bo
 
 
 def build_id(record: BuildRecord) -> str:
-    """What tells one build from the next (the page under `cardgen serve` reloads when it changes)."""
+    """What tells one build from the next (the page under `cardgen serve` updates when it changes)."""
     return f"{record.fingerprint or ''}-{record.built_at}"
 
 
