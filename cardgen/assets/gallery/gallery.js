@@ -73,11 +73,15 @@
         return;
       }
       body.dataset.built = status.built;
+      const swapped = [];
       for (const image of document.images) {
         const url = status.changed[bare(image)];
-        if (url) image.src = url;
+        if (!url) continue;
+        image.src = url;
+        swapped.push(image.decode().catch(() => null));
       }
-      refreshing = refreshing.then(() => refresh(status)).catch(() => location.reload());
+      // The rest once the new images show: parsing a long page would hold them up.
+      refreshing = refreshing.then(() => Promise.all(swapped)).then(() => refresh(status)).catch(() => location.reload());
     }
     if (status.error) say("The last save broke the build; this page shows the build before it.\n" + status.error);
     else say(status.building ? "Rebuilding..." : "", true);
