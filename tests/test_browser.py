@@ -161,3 +161,32 @@ def _wait(condition, what: str, seconds: float = 90) -> None:
     while not condition():
         assert time.monotonic() < deadline, f"gave up waiting for {what}"
         time.sleep(0.2)
+
+
+def test_serve_on_a_broken_game_shows_its_problems_and_the_gallery_once_a_save_fixes_it(tmp_path: Path) -> None:
+    """The page served before the first good build listens for serve's news too: it shows the problems, then loads
+    the gallery once a save has fixed them."""
+    from bench.chromium import Chromium
+    from cardgen.build.build import BuildOptions, build_game
+    from cardgen.commands.serve import serve_game
+    from cardgen.outputs import stage_names
+
+    assert CliRunner().invoke(main, ["--root", str(tmp_path), "init", "quest"]).exit_code == 0
+    cards = tmp_path / "data" / "quest" / "cards.csv"
+    good = cards.read_text()
+    cards.write_text(good.replace("Fireball,3,", "Fireball,three,"))
+
+    def build() -> None:
+        build_game(tmp_path, "quest", BuildOptions(tmp_path / "output", 1), None, stage_names())
+
+    running = serve_game(tmp_path, "quest", tmp_path / "output" / "quest", build, say=lambda text: None)
+    try:
+        with Chromium() as browser:
+            browser.navigate(running.url)
+            assert "three" in browser.wait_for("document.getElementById('error').textContent")
+            assert "build failed" in browser.evaluate("document.getElementById('state').textContent")
+            cards.write_text(good)
+            browser.wait_for_loads(2, 90)
+            assert browser.wait_for("document.body.dataset.built") == running.state.built
+    finally:
+        running.stop()
