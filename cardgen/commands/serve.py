@@ -59,7 +59,7 @@ class ServeState:
     since: str = ""
     changed: dict[str, str] = field(default_factory=dict)  # image path -> its new URL, cache-busted by its content
     reload: bool = False
-    page_loads: int = 0  # how often the browser loaded index.html (a reload after a rebuild shows here)
+    page_loads: int = 0  # how often a browser loaded index.html (not the page's own fetch of its new text)
     pages: int = 0  # pages listening for events now
     news: int = 0  # how many times the status changed
     closed: bool = False  # serve is stopping: the event streams end
@@ -92,9 +92,9 @@ class ServeState:
             built = gallery.get("built", "")
             if built and built != self.built:
                 images: dict[str, str] = gallery["images"]
-                self.changed = {path: f"{path}?v={key[:16]}" for path, key in images.items()
-                                if self.images.get(path) != key}
                 self.reload = gallery["layout"] != self.layout
+                self.changed = {} if self.reload else {  # (a page loading again needs no list)
+                    path: f"{path}?v={key[:16]}" for path, key in images.items() if self.images.get(path) != key}
                 self.since, self.built, self.images, self.layout = self.built, built, images, gallery["layout"]
             self.error, self.building = error, False
             self._tell()
