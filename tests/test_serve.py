@@ -388,3 +388,31 @@ def test_serve_pushes_each_rebuild_to_a_bounded_number_of_pages_and_ends_their_s
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_serve_tells_the_pages_before_it_pushes_into_tabletop_simulator(quest: Path) -> None:
+    """A push after a rebuild (`--push`) can take seconds: the pages hear of the rebuild first."""
+    from cardgen.build.build import BuildOptions, build_game
+    from cardgen.outputs import stage_names
+
+    pushes, pushing, release = [], threading.Event(), threading.Event()
+
+    def build() -> None:
+        build_game(quest, "quest", BuildOptions(quest / "output", 1), None, stage_names())
+
+    def push() -> None:
+        pushes.append(1)
+        if len(pushes) > 1:  # the save's push, not the first build's
+            pushing.set()
+            release.wait(60)
+
+    running = serve_game(quest, "quest", quest / "output" / "quest", build, say=lambda text: None, after=push)
+    try:
+        first = running.state.built
+        cards = quest / "data" / "quest" / "cards.csv"
+        cards.write_text(cards.read_text().replace("Fireball,3,", "Fireball,4,"))
+        assert pushing.wait(60), "no push after the save's rebuild"
+        assert running.state.built != first and not running.state.building  # told while the push runs
+    finally:
+        release.set()
+        running.stop()

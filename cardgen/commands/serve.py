@@ -253,12 +253,13 @@ def start_server(out_dir: Path, port: int = 0) -> tuple[ThreadingHTTPServer, Ser
 
 
 def serve_game(root: Path, game: str, out_dir: Path, build: Callable[[], object], port: int = 0,
-               say: Callable[[str], None] = print) -> GalleryServer:
+               say: Callable[[str], None] = print, after: Callable[[], object] | None = None) -> GalleryServer:
     """Build once, serve the gallery and rebuild on every save until `stop()` is called.
 
     `build` builds the game into `out_dir`; a CardgenError it raises becomes the banner, but for another command
     holding the output root (OutputBusy): the rebuild waits for it (`when_free`), the page saying "Rebuilding"
-    meanwhile. After each rebuild the pages are told what it changed (`ServeState.finished`).
+    meanwhile. After each rebuild the pages are told what it changed (`ServeState.finished`), then `after` runs
+    when the build succeeded (the push into Tabletop Simulator, which the pages need not wait for).
     """
     from cardgen.build.watch import watch_games, when_free
     from cardgen.outputs.gallery import gallery_state
@@ -268,9 +269,10 @@ def serve_game(root: Path, game: str, out_dir: Path, build: Callable[[], object]
 
     def rebuild(_: list[str] | None = None) -> None:
         state.started()
-        error = ""
+        error, built = "", False
         try:
             when_free(build, out_dir.parent, say)
+            built = True
         except OutputBusy as exc:  # not the save's fault: the page keeps what it showed
             error = state.error
             say(f"{game}: not rebuilt: {exc.problems[0].message}")
@@ -279,6 +281,8 @@ def serve_game(root: Path, game: str, out_dir: Path, build: Callable[[], object]
             say(f"{game}: not rebuilt; fix the problems and save again:\n{error}")
         state.finished(gallery_state(out_dir), error)
         first_done.set()
+        if built and after is not None:
+            after()
 
     # The first build runs once the workspace is watched: a save while it runs, or right after, is not missed.
     watcher = threading.Thread(target=watch_games, args=(root, [game], rebuild, stopping),
