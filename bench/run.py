@@ -258,11 +258,16 @@ def watched_edits(root: Path, game: str, out: Path, values: list[int]) -> tuple[
     return seconds, drawn
 
 
-# Every image load in the gallery, with the page's clock (Date.now(), the same clock as Python's time.time()).
-RECORD_LOADS = """window.loaded = [];
-document.addEventListener("load", (event) => {
-  if (event.target.tagName === "IMG") window.loaded.push([event.target.getAttribute("src"), Date.now()]);
-}, true);"""
+# When the gallery next loads an image whose address starts with `prefix`: a promise of the page's clock then
+# (Date.now(), the same clock as Python's time.time()). Nothing polls meanwhile: the load event resolves it.
+NEXT_LOAD = """window.nextLoad = new Promise((resolve) => {
+  document.addEventListener("load", function seen(event) {
+    if (event.target.tagName === "IMG" && event.target.getAttribute("src").startsWith(%r)) {
+      document.removeEventListener("load", seen, true);
+      resolve(Date.now());
+    }
+  }, true);
+}), 0"""
 
 
 def served_edits(root: Path, game: str, out: Path, values: list[int]) -> tuple[list[float], list[float], int]:
@@ -285,20 +290,19 @@ def served_edits(root: Path, game: str, out: Path, values: list[int]) -> tuple[l
     try:
         url = _next_line(lines, "gallery at ")[1].split("gallery at ")[1].split()[0]
         record = json.loads((out / game / "build.json").read_text())
+        edited = _middle_row(list(csv.DictReader(io.StringIO((root / "data" / game / "cards.csv").read_text()))))
+        face = next(card["face"] for card in record["cards"] if card["name"] == edited["name"])
         with Chromium() as browser:
             browser.navigate(url)
-            browser.evaluate(RECORD_LOADS)
             for value in values:
                 time.sleep(1)  # the previous save is long done with
                 while not lines.empty():
                     lines.get()
+                browser.evaluate(NEXT_LOAD % (face + "?v="))
                 saved = time.time()
-                name = edit_one_card(root, game, value)
-                face = next(card["face"] for card in record["cards"] if card["name"] == name)
-                loaded = browser.wait_for(f"window.loaded.find(([src]) => src.startsWith({face + '?v='!r}))", 60)
-                shown.append(loaded[1] / 1000 - saved)
+                edit_one_card(root, game, value)
+                shown.append(browser.evaluate("window.nextLoad") / 1000 - saved)
                 reported.append(_next_line(lines, " drawn")[0] - saved)
-                browser.evaluate("window.loaded = []")
             loads = browser.loads - 1
     finally:
         serve.terminate()  # not Ctrl-C: a command started in the background ignores SIGINT
