@@ -233,9 +233,9 @@ def _floor_run(listing: Path) -> Run:
 
 def watched_edits(root: Path, game: str, out: Path, values: list[int]) -> tuple[list[float], list[int]]:
     """Edit one card with each of `values` under a running `cardgen watch` of `game` (built into `out` already);
-    return the seconds from each save to the rebuild's report less the quiet time the watch waits for after a
-    save (cardgen.build.watch.QUIET_SECONDS), and the images each rebuild drew."""
-    from cardgen.build.watch import QUIET_SECONDS
+    return the seconds from each save to the rebuild's report less the time the watch waits for after a finished
+    save (cardgen.build.watch.SAVE_SECONDS, gathering its events), and the images each rebuild drew."""
+    from cardgen.build.watch import QUIET_SECONDS, SAVE_SECONDS
 
     watch = subprocess.Popen([*CARDGEN, "--root", str(root), "watch", game, "--out", str(out), "-j", "2"],
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -250,7 +250,7 @@ def watched_edits(root: Path, game: str, out: Path, values: list[int]) -> tuple[
             started = time.perf_counter()
             edit_one_card(root, game, value)
             report = _line_starting(watch.stdout, f"{game}: ")
-            seconds.append(time.perf_counter() - started - QUIET_SECONDS)
+            seconds.append(time.perf_counter() - started - SAVE_SECONDS)
             drawn.append(int(re.search(r"(\d+) drawn", report).group(1)))  # type: ignore[union-attr]
     finally:
         watch.terminate()  # not Ctrl-C: a command started in the background ignores SIGINT
@@ -456,7 +456,7 @@ class Bench:
                     "start, importing cairosvg and Pillow, drawing and encoding that one SVG, nothing else; where it "
                     "is 10% of the cold build or more, no whole command can meet that target. The watch column is "
                     "the time from the save to the watch's report of its rebuild, less the "
-                    "quiet time it waits for after a save (`cardgen.build.watch.QUIET_SECONDS`): "
+                    "time it waits for after a finished save (`cardgen.build.watch.SAVE_SECONDS`): "
                     "the rebuild a designer "
                     "who keeps `cardgen watch` or `cardgen serve` running waits for (the first save's rebuild, then "
                     "the median of those after it and its share).")
