@@ -292,8 +292,9 @@ def test_watch_sees_source_folders_made_while_it_runs(quest: Path) -> None:
 
 def test_watch_rebuilds_a_finished_save_at_once_and_waits_out_a_write_left_open(quest: Path) -> None:
     """With a quiet time of 3 s: a save (write and close) and a save by rename rebuild well within it (the file
-    system said the write was finished); a write whose file stays open waits the quiet time out, and its close then
-    rebuilds at once."""
+    system said the write was finished); a write whose file stays open waits the quiet time out, and its close,
+    which changes nothing more, does not rebuild again, nor does a file opened for writing and closed unwritten;
+    a write after the quiet time's rebuild rebuilds at its close."""
     rebuilds: list[float] = []
     stop = threading.Event()
     thread = threading.Thread(target=watch_games, daemon=True, kwargs={"build_first": True},
@@ -319,6 +320,13 @@ def test_watch_rebuilds_a_finished_save_at_once_and_waits_out_a_write_left_open(
             written = time.monotonic()
             _wait(lambda: len(rebuilds) == 4, "a rebuild after the quiet time", 10)
             assert rebuilds[3] - written >= 2.9, "a write still open did not wait for the quiet time"
+        with cards.open("a"):
+            pass
+        time.sleep(1.5)
+        assert len(rebuilds) == 4, "a close that changed nothing rebuilt"
+        with cards.open("a") as handle:
+            handle.write("\n")
+            handle.flush()
             time.sleep(0.5)
             closed = time.monotonic()
         _wait(lambda: len(rebuilds) == 5, "a rebuild after the close", 10)

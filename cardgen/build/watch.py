@@ -112,7 +112,8 @@ def _one_save(first: _Change, events: queue.Queue[_Change], observer: _Observer,
     writing: set[Path] = set()  # files written and not (yet) closed
     change = first
     while True:
-        touched.add(observer.saw(change.path))
+        if change.changed:
+            touched.add(observer.saw(change.path))
         if change.finished:
             writing.discard(change.path)
         else:
@@ -174,11 +175,14 @@ class _Sheets:
 
 @dataclass(frozen=True)
 class _Change:
-    """A path the file system reported changed, and whether it says the change is finished: a file closed after
-    writing, renamed into place or away, deleted, or a folder made (its files report their own writes)."""
+    """A path the file system reported, whether it says the change is finished (a file closed after writing,
+    renamed into place or away, deleted, or a folder made: its files report their own writes), and whether the
+    event is a change itself: a close is not (a file opened for writing and closed unwritten is as it was; one that
+    was written reported its writes)."""
 
     path: Path
     finished: bool
+    changed: bool = True
 
 
 # The events a change is finished by; "created" and "modified" are followed by a close where the system reports one.
@@ -205,7 +209,8 @@ class _Observer:
                     return  # opened and closed unwritten: the build's own reads
                 if event.dest_path:  # renamed: the name it left is finished with too
                     events.put(_Change(Path(str(event.src_path)), True))
-                events.put(_Change(changed(event), event.event_type in _FINISHED))
+                kind = event.event_type
+                events.put(_Change(changed(event), kind in _FINISHED, changed=kind != "closed"))
 
         class Folders(FileSystemEventHandler):
             def on_any_event(self, event: FileSystemEvent) -> None:
