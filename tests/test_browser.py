@@ -124,7 +124,7 @@ def test_serve_pushes_a_rebuild_into_the_page_without_loading_it_again(built: Pa
     try:
         with Chromium() as browser:
             browser.navigate(running.url)
-            browser.wait_for("document.getElementById('banner').hidden")  # the first news came: nothing to do
+            _wait(lambda: running.state.pages == 1, "the page to listen for serve's news")
             before = browser.evaluate(PIXELS.format(selector=SHIELD))
             browser.evaluate("window.kept = 1; document.querySelector('#card-scout .frame img').kept = 1")
             cards = built / "data" / "quest" / "foes.csv"
