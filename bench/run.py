@@ -465,6 +465,10 @@ class Bench:
     def serve(self) -> list[str]:
         """Figure: from a save to the new image shown in the gallery of a running `cardgen serve` (20 and 100 cards,
         a headless Chromium), against serve's report of the rebuild."""
+        from chromium import CHROMIUM
+
+        if CHROMIUM is None:
+            return ["Not measured: this figure needs Chromium (`chromium` on the PATH; Debian's package)."]
         rows = ["| cards | the first save: image shown; rebuild reported | the saves after it: from the save to the "
                 "new image's load event in the page | from the save to serve's report of the rebuild | between: the "
                 "push, the page's swap, the image's load | pages loaded |", "| --- | --- | --- | --- | --- | --- |"]
