@@ -201,13 +201,13 @@ class _Observer:
         self.watches: dict[str, ObservedWatch] = {}
 
         def changed(event: FileSystemEvent) -> Path:
-            return Path(str(event.dest_path or event.src_path))
+            return Path(str(getattr(event, "dest_path", "") or event.src_path))
 
         class Files(FileSystemEventHandler):
             def on_any_event(self, event: FileSystemEvent) -> None:
                 if event.is_directory or event.event_type not in ("created", "modified", *_FINISHED):
                     return  # opened and closed unwritten: the build's own reads
-                if event.dest_path:  # renamed: the name it left is finished with too
+                if event.event_type == "moved":  # the name it left is finished with too
                     events.put(_Change(Path(str(event.src_path)), True))
                 kind = event.event_type
                 events.put(_Change(changed(event), kind in _FINISHED, changed=kind != "closed"))
