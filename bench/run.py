@@ -9,8 +9,10 @@ generated games of N different Scrapbots-style cards (one copy each); nothing he
 Figures: cold1000 and cold20 (cold build with every output, against the floor of bench/floor.py on the
 same SVGs), nochange (a rebuild with nothing to do, against Python's own start-up), edit (one card
 changed, against the cold build at 20, 100 and 1,000 cards: as a whole command, against a fresh process drawing
-that card alone, and in a running `cardgen watch`), scale (cost per card at 10,000 against
-1,000 cards, --jobs 2 against --jobs 1, both timed unobserved, and peak memory in a build of its own).
+that card alone, and in a running `cardgen watch`), serve (from a save to the new image shown in the gallery
+of a running `cardgen serve`, in a headless Chromium driven through DevTools, against the rebuild itself), scale
+(cost per card at 10,000 against 1,000 cards, --jobs 2 against --jobs 1, both timed unobserved, and peak memory in a
+build of its own).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import io
 import json
 import os
 import platform
+import queue
 import re
 import shutil
 import statistics
@@ -230,9 +233,9 @@ def _floor_run(listing: Path) -> Run:
 
 def watched_edits(root: Path, game: str, out: Path, values: list[int]) -> tuple[list[float], list[int]]:
     """Edit one card with each of `values` under a running `cardgen watch` of `game` (built into `out` already);
-    return the seconds from each save to the rebuild's report less the quiet time the watch waits for after a
-    save (cardgen.build.watch.QUIET_SECONDS), and the images each rebuild drew."""
-    from cardgen.build.watch import QUIET_SECONDS
+    return the seconds from each save to the rebuild's report less the time the watch waits for after a finished
+    save (cardgen.build.watch.SAVE_SECONDS, gathering its events), and the images each rebuild drew."""
+    from cardgen.build.watch import QUIET_SECONDS, SAVE_SECONDS
 
     watch = subprocess.Popen([*CARDGEN, "--root", str(root), "watch", game, "--out", str(out), "-j", "2"],
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -247,12 +250,76 @@ def watched_edits(root: Path, game: str, out: Path, values: list[int]) -> tuple[
             started = time.perf_counter()
             edit_one_card(root, game, value)
             report = _line_starting(watch.stdout, f"{game}: ")
-            seconds.append(time.perf_counter() - started - QUIET_SECONDS)
+            seconds.append(time.perf_counter() - started - SAVE_SECONDS)
             drawn.append(int(re.search(r"(\d+) drawn", report).group(1)))  # type: ignore[union-attr]
     finally:
         watch.terminate()  # not Ctrl-C: a command started in the background ignores SIGINT
         watch.communicate(timeout=60)
     return seconds, drawn
+
+
+# When the gallery next loads an image whose address starts with `prefix`: a promise of the page's clock then
+# (Date.now(), the same clock as Python's time.time()). Nothing polls meanwhile: the load event resolves it.
+NEXT_LOAD = """window.nextLoad = new Promise((resolve) => {
+  document.addEventListener("load", function seen(event) {
+    if (event.target.tagName === "IMG" && event.target.getAttribute("src").startsWith(%r)) {
+      document.removeEventListener("load", seen, true);
+      resolve(Date.now());
+    }
+  }, true);
+}), 0"""
+
+
+def served_edits(root: Path, game: str, out: Path, values: list[int]) -> tuple[list[float], list[float], int]:
+    """Edit one card with each of `values` under a running `cardgen serve` of `game` (built into `out` already),
+    its gallery open in a headless Chromium; return the seconds from each save to the new image's load event in the
+    page, from each save to serve's report of its rebuild, and how many pages the browser loaded after the first."""
+    from chromium import Chromium
+
+    serve = subprocess.Popen([*CARDGEN, "--root", str(root), "serve", game, "--out", str(out), "-j", "2", "--port",
+                              "0", "--no-open"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    lines: queue.Queue[tuple[float, str]] = queue.Queue()  # serve's output lines, each with when it was read
+
+    def read() -> None:
+        for line in serve.stdout or ():
+            lines.put((time.time(), line))
+
+    threading.Thread(target=read, daemon=True).start()
+    shown, reported, loads = [], [], 0
+    try:
+        url = _next_line(lines, "gallery at ")[1].split("gallery at ")[1].split()[0]
+        record = json.loads((out / game / "build.json").read_text())
+        edited = _middle_row(list(csv.DictReader(io.StringIO((root / "data" / game / "cards.csv").read_text()))))
+        face = next(card["face"] for card in record["cards"] if card["name"] == edited["name"])
+        with Chromium() as browser:
+            browser.navigate(url)
+            for value in values:
+                time.sleep(1)  # the previous save is long done with
+                while not lines.empty():
+                    lines.get()
+                browser.evaluate(NEXT_LOAD % (face + "?v="))
+                saved = time.time()
+                edit_one_card(root, game, value)
+                shown.append(browser.evaluate("window.nextLoad") / 1000 - saved)
+                reported.append(_next_line(lines, " drawn")[0] - saved)
+            loads = browser.loads - 1
+    finally:
+        serve.terminate()  # not Ctrl-C: a command started in the background ignores SIGINT
+        serve.wait(timeout=60)
+    return shown, reported, loads
+
+
+def _next_line(lines: queue.Queue[tuple[float, str]], holding: str, seconds: float = 120) -> tuple[float, str]:
+    """The next line holding `holding` from a command's output lines, with when it was read."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            when, line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise SystemExit(f"cardgen serve printed no line holding {holding!r}") from None
+        if holding in line:
+            return when, line
 
 
 def _line_starting(stream: IO[str], start: str) -> str:
@@ -389,11 +456,42 @@ class Bench:
                     "start, importing cairosvg and Pillow, drawing and encoding that one SVG, nothing else; where it "
                     "is 10% of the cold build or more, no whole command can meet that target. The watch column is "
                     "the time from the save to the watch's report of its rebuild, less the "
-                    "quiet time it waits for after a save (`cardgen.build.watch.QUIET_SECONDS`): "
+                    "time it waits for after a finished save (`cardgen.build.watch.SAVE_SECONDS`): "
                     "the rebuild a designer "
                     "who keeps `cardgen watch` or `cardgen serve` running waits for (the first save's rebuild, then "
                     "the median of those after it and its share).")
         return rows
+
+    def serve(self) -> list[str]:
+        """Figure: from a save to the new image shown in the gallery of a running `cardgen serve` (20 and 100 cards,
+        a headless Chromium), against serve's report of the rebuild."""
+        from chromium import CHROMIUM
+
+        if CHROMIUM is None:
+            return ["Not measured: this figure needs Chromium (`chromium` on the PATH; Debian's package)."]
+        rows = ["| cards | the first save: image shown; rebuild reported | the saves after it: from the save to the "
+                "new image's load event in the page | from the save to serve's report of the rebuild | between: the "
+                "push, the page's swap, the image's load | pages loaded |", "| --- | --- | --- | --- | --- | --- |"]
+        for cards in (20, 100):
+            game = self.game(cards)
+            out = self.work / f"out-serve-{cards}"
+            build(self.root, game, out)
+            (first_shown, *shown), (first_reported, *reported), loads = served_edits(
+                self.root, game, out, edit_values(self.root, game, 8))
+            tail = [s - r for s, r in zip(shown, reported)]
+            target = " (target: under 0.25 s)" if cards == 100 else ""
+            rows.append(f"| {cards} | {first_shown:.2f} s; {first_reported:.2f} s | **{spread(shown)}**{target} | "
+                        f"{spread(reported)} | {spread(tail)} | {loads} |")
+        return [
+            *rows,
+            "\nEach save sets one number of one card (`edit_one_card`, a new value each time) with the gallery open in "
+            "a headless Chromium driven through DevTools (`bench/chromium.py`); the page records `Date.now()` at each "
+            "image's load event, read back after the save (the save's time is `time.time()` just before the write, "
+            "the same clock). The rebuild column is when serve's report line was read; it includes the time from "
+            "the save to the rebuild's start (the watch starts it once the file is closed, `SAVE_SECONDS` after the "
+            "last event). Pages loaded: how many times the browser loaded the gallery again in all those saves "
+            "(0: every change was pushed into the page).",
+        ]
 
     def scale(self) -> list[str]:
         """Figure: cost per card at N = 10,000 (1,000 with --quick) against N / 10, peak memory, jobs."""
@@ -425,6 +523,8 @@ FIGURES: dict[str, tuple[str, Callable[[Bench], list[str]]]] = {
     "cold20": ("Cold build, 20 different cards (21 images), every output, against the floor", Bench.cold20),
     "nochange": ("No-change rebuild, whole command", Bench.nochange),
     "edit": ("One card edited, every output updated: whole command, its floor, in a running watch", Bench.edit),
+    "serve": ("From a save to the new image in the gallery of a running `cardgen serve`, in headless Chromium",
+              Bench.serve),
     "scale": ("10,000 cards: cost per card, peak memory, --jobs 2 against --jobs 1", Bench.scale),
 }
 

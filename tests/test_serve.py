@@ -288,3 +288,139 @@ def test_watch_sees_source_folders_made_while_it_runs(quest: Path) -> None:
     finally:
         stop.set()
         thread.join(10)
+
+
+def test_watch_rebuilds_a_finished_save_at_once_and_waits_out_a_write_left_open(quest: Path) -> None:
+    """With a quiet time of 3 s: a save (write and close) and a save by rename rebuild well within it (the file
+    system said the write was finished); a write whose file stays open waits the quiet time out, and its close,
+    which changes nothing more, does not rebuild again, nor does a file opened for writing and closed unwritten;
+    a write after the quiet time's rebuild rebuilds at its close."""
+    rebuilds: list[float] = []
+    stop = threading.Event()
+    thread = threading.Thread(target=watch_games, daemon=True, kwargs={"build_first": True},
+                              args=(quest, ["quest"], lambda games: rebuilds.append(time.monotonic()), stop, 3.0))
+    thread.start()
+    cards = quest / "data" / "quest" / "cards.csv"
+    try:
+        _wait(lambda: len(rebuilds) == 1, "the first build, once the workspace is watched", 30)
+        time.sleep(1)  # the watch has set drawing up and waits for a save
+        saved = time.monotonic()
+        cards.write_text(cards.read_text().replace("Fireball,3,", "Fireball,4,"))
+        _wait(lambda: len(rebuilds) == 2, "a rebuild after the save", 10)
+        assert rebuilds[1] - saved < 1.5, "the save waited for the quiet time"
+        temporary = cards.with_name(".cards.csv.part")  # an editor's save: a new file renamed over the old one
+        temporary.write_text(cards.read_text().replace("Fireball,4,", "Fireball,5,"))
+        saved = time.monotonic()
+        os.replace(temporary, cards)
+        _wait(lambda: len(rebuilds) == 3, "a rebuild after the save by rename", 10)
+        assert rebuilds[2] - saved < 1.5, "the save by rename waited for the quiet time"
+        with cards.open("a") as handle:
+            handle.write("\n")
+            handle.flush()
+            written = time.monotonic()
+            _wait(lambda: len(rebuilds) == 4, "a rebuild after the quiet time", 10)
+            assert rebuilds[3] - written >= 2.9, "a write still open did not wait for the quiet time"
+        with cards.open("a"):
+            pass
+        time.sleep(1.5)
+        assert len(rebuilds) == 4, "a close that changed nothing rebuilt"
+        with cards.open("a") as handle:
+            handle.write("\n")
+            handle.flush()
+            time.sleep(0.5)
+            closed = time.monotonic()
+        _wait(lambda: len(rebuilds) == 5, "a rebuild after the close", 10)
+        assert rebuilds[4] - closed < 1.5
+    finally:
+        stop.set()
+        thread.join(10)
+
+
+def _event_stream(port: int) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.request("GET", serve.EVENTS_PATH)
+    return connection, connection.getresponse()
+
+
+def _next_event(response: http.client.HTTPResponse) -> str:
+    """The next event's data, or a heartbeat comment, as one string."""
+    lines = []
+    while (line := response.readline().decode()) not in ("\n", ""):
+        lines.append(line.rstrip("\n"))
+    return "\n".join(lines)
+
+
+def test_serve_pushes_each_rebuild_to_a_bounded_number_of_pages_and_ends_their_streams(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """/__cardgen__/events: the status at once, then each change of it: a rebuild's changed images (cache-busted by
+    their content key) and whether the cards changed; a heartbeat when nothing happens; at most MAX_PAGES streams
+    (a page gone frees its place); every stream ends when serve stops."""
+    import json
+
+    monkeypatch.setattr(serve, "MAX_PAGES", 2)
+    monkeypatch.setattr(serve, "HEARTBEAT_SECONDS", 1.0)
+    server, state = start_server(tmp_path)
+    port = server.server_address[1]
+    layout = [["main"], [], [["a", "main", "cards/a.png", None], ["b", "main", "cards/b.png", None]]]
+    try:
+        state.finished({"built": "1", "images": {"cards/a.png": "aaaa", "cards/b.png": "bbbb"}, "layout": layout}, "")
+        first, stream = _event_stream(port)
+        assert stream.status == 200 and stream.headers["Content-Type"] == "text/event-stream"
+        assert json.loads(_next_event(stream).removeprefix("data: "))["built"] == "1"
+        state.started()
+        assert json.loads(_next_event(stream).removeprefix("data: "))["building"] is True
+        state.finished({"built": "2", "images": {"cards/a.png": "aaaa", "cards/b.png": "cccc"}, "layout": layout}, "")
+        news = json.loads(_next_event(stream).removeprefix("data: "))
+        assert news == {"built": "2", "since": "1", "changed": {"cards/b.png": "cards/b.png?v=cccc"}, "reload": False,
+                        "building": False, "error": ""}
+        assert _next_event(stream) == ": alive"
+        state.finished({"built": "3", "images": {"cards/a.png": "aaaa"}, "layout": layout[:2] + [layout[2][:1]]}, "")
+        assert json.loads(_next_event(stream).removeprefix("data: "))["reload"] is True
+
+        monkeypatch.setattr(serve, "HEARTBEAT_SECONDS", 60.0)  # a page gone is noticed without writing to it
+        second, listening = _event_stream(port)
+        third, refused = _event_stream(port)
+        assert refused.status == 503
+        third.close()
+        listening.close()
+        second.close()  # a page gone: its place is free again within a second or two
+        _wait(lambda: state.pages == 1, "the closed stream to be noticed", 5)
+        fourth, again = _event_stream(port)
+        assert again.status == 200 and json.loads(_next_event(again).removeprefix("data: "))["built"] == "3"
+        state.close()
+        for ended in (stream, again):  # the streams end (read() returns), heartbeats not read aside
+            assert set(ended.read().split(b"\n\n")) <= {b": alive", b""}
+        _wait(lambda: state.pages == 0, "the streams' threads to end", 10)
+        first.close()
+        fourth.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_serve_tells_the_pages_before_it_pushes_into_tabletop_simulator(quest: Path) -> None:
+    """A push after a rebuild (`--push`) can take seconds: the pages hear of the rebuild first."""
+    from cardgen.build.build import BuildOptions, build_game
+    from cardgen.outputs import stage_names
+
+    pushes, pushing, release = [], threading.Event(), threading.Event()
+
+    def build() -> None:
+        build_game(quest, "quest", BuildOptions(quest / "output", 1), None, stage_names())
+
+    def push() -> None:
+        pushes.append(1)
+        if len(pushes) > 1:  # the save's push, not the first build's
+            pushing.set()
+            release.wait(60)
+
+    running = serve_game(quest, "quest", quest / "output" / "quest", build, say=lambda text: None, after=push)
+    try:
+        first = running.state.built
+        cards = quest / "data" / "quest" / "cards.csv"
+        cards.write_text(cards.read_text().replace("Fireball,3,", "Fireball,4,"))
+        assert pushing.wait(60), "no push after the save's rebuild"
+        assert running.state.built != first and not running.state.building  # told while the push runs
+    finally:
+        release.set()
+        running.stop()

@@ -4,6 +4,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TypeVar
 
@@ -16,9 +17,14 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 WATCHED_FOLDERS = ("data", "templates", "icons", "fonts", "layouts", "vendors")
 _IGNORED_SUFFIXES = (".tmp", ".swp", ".swx", "~", ".part")
-# How long the workspace must stay quiet after a save before the rebuild starts: an editor saving several files,
-# or a spreadsheet writing a temp file and renaming it, is one rebuild.
+# How long the workspace must stay quiet after a write the file system does not say is finished (a plain
+# "modified", from an observer that reports no closes, or a file still open for writing) before the rebuild starts: an
+# editor saving several files, or a spreadsheet writing a temp file and renaming it, is one rebuild.
 QUIET_SECONDS = 0.3
+# After a write the file system says is finished (the file closed after writing, a save by rename, a deletion; on
+# Linux inotify reports closes), the rebuild starts once this long passes without another event: enough to gather the
+# events of one save (its write, close and rename come within a millisecond or two), not a timer to wait out.
+SAVE_SECONDS = 0.025
 # How long a rebuild waits for another command (a print, a tts export, a clean) to let go of the output root
 # before it gives up until the next save.
 BUSY_SECONDS = 300.0
@@ -67,14 +73,16 @@ def watch_games(root: Path, games: list[str], rebuild: Callable[[list[str]], Non
     """Call `rebuild(games)` for every burst of edits under the workspace until `stop` is set (and with
     `build_first`, once as soon as the workspace is watched: an edit saved during that build is seen too).
 
-    Edits that arrive within `debounce` seconds of each other (an editor saving several files,
-    a spreadsheet writing a temp file and renaming it) are handled as one rebuild. A source folder made while
-    watching (`icons/` or `fonts/`, which a workspace from `cardgen init` lacks) is watched from then on.
+    A save the file system says is finished (a close after writing, a rename, a deletion) rebuilds once
+    SAVE_SECONDS pass without another event; a write it says nothing more of (an observer without closes, a file
+    kept open) waits until `debounce` seconds pass without one (an editor saving several files, a spreadsheet writing
+    a temp file and renaming it: one rebuild). A source folder made while watching (`icons/` or `fonts/`, which a
+    workspace from `cardgen init` lacks) is watched from then on.
     """
     from cardgen.outputs import stage_modules, stage_names
     from cardgen.raster.pool import warm_up
 
-    events: queue.Queue[Path] = queue.Queue()
+    events: queue.Queue[_Change] = queue.Queue()
     observer = _Observer(root, events)
     try:
         if build_first:
@@ -88,18 +96,32 @@ def watch_games(root: Path, games: list[str], rebuild: Callable[[list[str]], Non
                 if changed := sheets.changed():
                     rebuild(sorted(changed))
                 continue
-            touched = {observer.saw(first)}
-            while True:
-                try:
-                    touched.add(observer.saw(events.get(timeout=debounce)))
-                except queue.Empty:
-                    break
+            touched = _one_save(first, events, observer, debounce)
             todo = set().union(*(affected_games(p, root, games) for p in touched))
             if todo:
                 rebuild(sorted(todo))
                 sheets.look_for_new()  # an edit of game.yaml may name another URL
     finally:
         observer.stop()
+
+
+def _one_save(first: _Change, events: queue.Queue[_Change], observer: _Observer, debounce: float) -> set[Path]:
+    """The paths of one save, from its first event: gathered until SAVE_SECONDS pass without an event when every
+    file written was finished (closed, renamed into place, deleted), else until `debounce` seconds do."""
+    touched: set[Path] = set()
+    writing: set[Path] = set()  # files written and not (yet) closed
+    change = first
+    while True:
+        if change.changed:
+            touched.add(observer.saw(change.path))
+        if change.finished:
+            writing.discard(change.path)
+        else:
+            writing.add(change.path)
+        try:
+            change = events.get(timeout=debounce if writing else SAVE_SECONDS)
+        except queue.Empty:
+            return touched
 
 
 class _Sheets:
@@ -151,11 +173,27 @@ class _Sheets:
         return changed
 
 
+@dataclass(frozen=True)
+class _Change:
+    """A path the file system reported, whether it says the change is finished (a file closed after writing,
+    renamed into place or away, deleted, or a folder made: its files report their own writes), and whether the
+    event is a change itself: a close is not (a file opened for writing and closed unwritten is as it was; one that
+    was written reported its writes)."""
+
+    path: Path
+    finished: bool
+    changed: bool = True
+
+
+# The events a change is finished by; "created" and "modified" are followed by a close where the system reports one.
+_FINISHED = ("closed", "moved", "deleted")
+
+
 class _Observer:
     """The file system observer of a workspace: each source folder (WATCHED_FOLDERS) with everything in it, and the
     workspace itself for a source folder made, or moved in, meanwhile."""
 
-    def __init__(self, root: Path, events: queue.Queue[Path]) -> None:
+    def __init__(self, root: Path, events: queue.Queue[_Change]) -> None:
         from watchdog.events import FileSystemEvent, FileSystemEventHandler
         from watchdog.observers import Observer
 
@@ -167,14 +205,18 @@ class _Observer:
 
         class Files(FileSystemEventHandler):
             def on_any_event(self, event: FileSystemEvent) -> None:
-                if event.event_type in ("created", "modified", "moved", "deleted") and not event.is_directory:
-                    events.put(changed(event))
+                if event.is_directory or event.event_type not in ("created", "modified", *_FINISHED):
+                    return  # opened and closed unwritten: the build's own reads
+                if event.event_type == "moved":  # the name it left is finished with too
+                    events.put(_Change(Path(str(event.src_path)), True))
+                kind = event.event_type
+                events.put(_Change(changed(event), kind in _FINISHED, changed=kind != "closed"))
 
         class Folders(FileSystemEventHandler):
             def on_any_event(self, event: FileSystemEvent) -> None:
                 if event.event_type in ("created", "moved") and event.is_directory and \
                         changed(event).name in WATCHED_FOLDERS:
-                    events.put(changed(event))
+                    events.put(_Change(changed(event), True))
 
         self.files = Files()
         self.observer: BaseObserver = Observer()

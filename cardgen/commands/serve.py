@@ -1,7 +1,10 @@
-"""`cardgen serve`: the gallery of a game on localhost, rebuilt on every save (the `watch` machinery) and
-reloaded in the browser after each rebuild; a save that breaks the build shows an error banner instead.
+"""`cardgen serve`: the gallery of a game on localhost, rebuilt on every save (the `watch` machinery) and updated
+in the browser after each rebuild; a save that breaks the build shows an error banner instead.
 
-The page asks `/__cardgen__/status` twice a second; everything else is served from `output/<game>/`.
+The server pushes its status to the page (Server-Sent Events on `/__cardgen__/events`, one thread per page, at most
+MAX_PAGES of them): whether a build runs, its error, and after each build the images it changed, whose new URLs the
+page swaps in place (`gallery.js`; a change of which cards there are reloads the page). `/__cardgen__/status` answers
+the same once; everything else is served from `output/<game>/`.
 Only 127.0.0.1 is listened on, and only requests naming it (or localhost) in their Host header are answered: a web
 page whose own address was made to lead to 127.0.0.1 (DNS rebinding) names its own host, and is refused. The game's
 output folder is never made here (only a build makes it, stamped as cardgen's); until it exists, the page is one
@@ -11,6 +14,8 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import socket
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -23,38 +28,106 @@ from urllib.parse import unquote
 from cardgen.core.errors import CardgenError, OutputBusy
 
 STATUS_PATH = "/__cardgen__/status"
+EVENTS_PATH = "/__cardgen__/events"
 IDLE_SECONDS = 10.0  # a connection that sends nothing for this long is closed (it would hold a thread)
+MAX_PAGES = 16  # pages listening for events at once: each holds a thread
+HEARTBEAT_SECONDS = 15.0  # an event stream with no news says it is alive this often
 LOCAL_HOSTS = ("127.0.0.1", "localhost")
 # The page shown before the first build has made the gallery: it reloads once a build is done.
 WAITING_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>cardgen serve</title></head>
 <body><p id="state">Not built yet: waiting for the first build to finish.</p><pre id="error"></pre><script>
-async function poll() {
-  const status = await (await fetch("%s", {cache: "no-store"})).json();
+new EventSource("%s").onmessage = (event) => {
+  const status = JSON.parse(event.data);
   if (status.built) { location.reload(); return; }
   document.getElementById("state").textContent = status.building ? "Building..." :
     "The build failed; fix the problems below and save again.";
   document.getElementById("error").textContent = status.error;
-  setTimeout(poll, 500);
-}
-poll();
+};
 </script></body></html>
-""" % STATUS_PATH
+""" % EVENTS_PATH
 
 
 @dataclass
 class ServeState:
-    """What the page is told: the last finished build, whether one is running, the last error."""
+    """What the page is told: the last finished build, whether one is running, the last error, and what the last
+    build changed since the one before it (`since`): the URLs of the images it changed, and whether cards, decks or
+    backs came or went (`reload`: a page showing `since` then loads again, as does one showing an older build)."""
 
     built: str = ""
     building: bool = False
     error: str = ""
-    page_loads: int = 0  # how often index.html was served (a reload after a rebuild shows here)
+    since: str = ""
+    changed: dict[str, str] = field(default_factory=dict)  # image path -> its new URL, cache-busted by its content
+    reload: bool = False
+    page_loads: int = 0  # how often a browser loaded index.html (not the page's own fetch of its new text)
+    pages: int = 0  # pages listening for events now
+    news: int = 0  # how many times the status changed
+    closed: bool = False  # serve is stopping: the event streams end
+    images: dict[str, str] = field(default_factory=dict)  # image path -> its content key, in `built`
+    layout: list = field(default_factory=list)  # the cards, decks and backs of `built`
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.told = threading.Condition(self.lock)  # notified on news
 
     def as_json(self) -> bytes:
         """The status answer."""
         with self.lock:
-            return json.dumps({"built": self.built, "building": self.building, "error": self.error}).encode()
+            return self._json()
+
+    def _json(self) -> bytes:
+        return json.dumps({"built": self.built, "building": self.building, "error": self.error,
+                           "since": self.since, "changed": self.changed, "reload": self.reload}).encode()
+
+    def started(self) -> None:
+        """A rebuild started."""
+        with self.lock:
+            self.building = True
+            self._tell()
+
+    def finished(self, gallery: dict, error: str) -> None:
+        """A rebuild ended: `gallery` is the gallery_state of the build now in place (the same build after an
+        error), `error` the problems that stopped the rebuild ("" for none)."""
+        with self.lock:
+            built = gallery.get("built", "")
+            if built and built != self.built:
+                images: dict[str, str] = gallery["images"]
+                self.reload = gallery["layout"] != self.layout
+                self.changed = {} if self.reload else {  # (a page loading again needs no list)
+                    path: f"{path}?v={key[:16]}" for path, key in images.items() if self.images.get(path) != key}
+                self.since, self.built, self.images, self.layout = self.built, built, images, gallery["layout"]
+            self.error, self.building = error, False
+            self._tell()
+
+    def _tell(self) -> None:
+        self.news += 1
+        self.told.notify_all()
+
+    def close(self) -> None:
+        """End every event stream."""
+        with self.lock:
+            self.closed = True
+            self.told.notify_all()
+
+    def join(self) -> bool:
+        """Count one more page listening for events, unless MAX_PAGES already are."""
+        with self.lock:
+            if self.pages >= MAX_PAGES:
+                return False
+            self.pages += 1
+            return True
+
+    def leave(self) -> None:
+        """A page stopped listening."""
+        with self.lock:
+            self.pages -= 1
+
+    def next_news(self, seen: int, timeout: float) -> tuple[int, bytes] | None:
+        """The status once it differs from news number `seen` (at once when it does already), or None after
+        `timeout` seconds without news or when serve is stopping."""
+        with self.lock:
+            self.told.wait_for(lambda: self.news != seen or self.closed, timeout)
+            return None if self.closed or self.news == seen else (self.news, self._json())
 
 
 class _Handler(SimpleHTTPRequestHandler):
@@ -83,13 +156,48 @@ class _Handler(SimpleHTTPRequestHandler):
         if path == STATUS_PATH:
             self._send(self.state.as_json(), "application/json")
             return
-        if path in ("/", "/index.html"):
-            with self.state.lock:
+        if path == EVENTS_PATH:
+            self._stream_events()
+            return
+        if path in ("/", "/index.html") and self.headers.get("Sec-Fetch-Mode", "navigate") == "navigate":
+            with self.state.lock:  # a page loaded, not the page's own fetch of its new text
                 self.state.page_loads += 1
             if not Path(self.directory, "index.html").is_file():
                 self._send(WAITING_PAGE.encode(), "text/html; charset=utf-8")
                 return
         super().do_GET()
+
+    def _stream_events(self) -> None:
+        """The status as Server-Sent Events: at once, then at every change, until the page goes or serve stops;
+        a comment every HEARTBEAT_SECONDS meanwhile. A page past MAX_PAGES is refused (503)."""
+        if not self.state.join():
+            self.send_error(503, "Too many pages", f"cardgen serve sends its news to {MAX_PAGES} pages at most")
+            return
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            seen, quiet = -1, 0.0
+            while not self.state.closed and not self._client_gone():
+                news = self.state.next_news(seen, 1.0)  # a second at a time: a page gone is noticed soon
+                if news is not None:
+                    seen, quiet = news[0], 0.0
+                    self.wfile.write(b"data: " + news[1] + b"\n\n")
+                elif (quiet := quiet + 1.0) >= HEARTBEAT_SECONDS:
+                    self.wfile.write(b": alive\n\n")
+                    quiet = 0.0
+                self.wfile.flush()
+        finally:
+            self.state.leave()
+
+    def _client_gone(self) -> bool:
+        """Whether the page closed its connection (it sends nothing after its request: readable means closed)."""
+        if not select.select([self.connection], [], [], 0)[0]:
+            return False
+        try:
+            return not self.connection.recv(1, socket.MSG_PEEK)
+        except OSError:
+            return True
 
     def _send(self, body: bytes, content_type: str) -> None:
         self.send_response(200)
@@ -144,33 +252,37 @@ def start_server(out_dir: Path, port: int = 0) -> tuple[ThreadingHTTPServer, Ser
     return server, state
 
 
-def serve_game(root: Path, game: str, out_dir: Path, build: Callable[[], str], port: int = 0,
-               say: Callable[[str], None] = print) -> GalleryServer:
+def serve_game(root: Path, game: str, out_dir: Path, build: Callable[[], object], port: int = 0,
+               say: Callable[[str], None] = print, after: Callable[[], object] | None = None) -> GalleryServer:
     """Build once, serve the gallery and rebuild on every save until `stop()` is called.
 
-    `build` builds the game and returns the new build's id; a CardgenError it raises becomes the banner, but for
-    another command holding the output root (OutputBusy): the rebuild waits for it (`when_free`), the page saying
-    "Rebuilding" meanwhile.
+    `build` builds the game into `out_dir`; a CardgenError it raises becomes the banner, but for another command
+    holding the output root (OutputBusy): the rebuild waits for it (`when_free`), the page saying "Rebuilding"
+    meanwhile. After each rebuild the pages are told what it changed (`ServeState.finished`), then `after` runs
+    when the build succeeded (the push into Tabletop Simulator, which the pages need not wait for).
     """
     from cardgen.build.watch import watch_games, when_free
+    from cardgen.outputs.gallery import gallery_state
 
     server, state = start_server(out_dir, port)
     stopping, first_done = threading.Event(), threading.Event()
 
     def rebuild(_: list[str] | None = None) -> None:
-        with state.lock:
-            state.building = True
+        state.started()
+        error, built = "", False
         try:
-            built, error = when_free(build, out_dir.parent, say), ""
+            when_free(build, out_dir.parent, say)
+            built = True
         except OutputBusy as exc:  # not the save's fault: the page keeps what it showed
-            built, error = state.built, state.error
+            error = state.error
             say(f"{game}: not rebuilt: {exc.problems[0].message}")
         except CardgenError as exc:
-            built, error = state.built, "\n".join(dict.fromkeys(str(p) for p in exc.problems))
+            error = "\n".join(dict.fromkeys(str(p) for p in exc.problems))
             say(f"{game}: not rebuilt; fix the problems and save again:\n{error}")
-        with state.lock:
-            state.built, state.error, state.building = built, error, False
+        state.finished(gallery_state(out_dir), error)
         first_done.set()
+        if built and after is not None:
+            after()
 
     # The first build runs once the workspace is watched: a save while it runs, or right after, is not missed.
     watcher = threading.Thread(target=watch_games, args=(root, [game], rebuild, stopping),
@@ -181,6 +293,7 @@ def serve_game(root: Path, game: str, out_dir: Path, build: Callable[[], str], p
 
     def stop() -> None:
         stopping.set()
+        state.close()
         server.shutdown()
         server.server_close()
         watcher.join(timeout=5)

@@ -2,12 +2,13 @@
 save until Ctrl-C."""
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import click
 
-from cardgen.commands.tts_push import target_of
+from cardgen.commands.tts_push import PushTarget, target_of
 from cardgen.core.errors import CardgenError
 
 
@@ -20,7 +21,6 @@ def serve(root: Path, game: str, port: int, guides: bool, out: Path | None, jobs
     from cardgen.commands.build_cmd import GUIDES, build_one, output_root
     from cardgen.commands.serve import serve_game
     from cardgen.core.ownership import check_game_name
-    from cardgen.outputs.gallery import gallery_state
 
     if not (root / "data" / game / "game.yaml").is_file():  # no such game: say so, rather than serve its errors
         from cardgen.load.manifest import load_game
@@ -31,16 +31,12 @@ def serve(root: Path, game: str, port: int, guides: bool, out: Path | None, jobs
 
     target = target_of(**push)
 
-    def build_once() -> str:
+    def build_once() -> None:
         build_one(root, game, out_root, jobs, always=GUIDES if guides else (), draft=draft, lang=lang)
-        if target is not None:
-            from cardgen.commands.tts_push import push_built_game, report
-
-            report(push_built_game(out_dir, target))
-        return str(gallery_state(out_dir).get("built", ""))
 
     try:
-        running = serve_game(root, game, out_dir, build_once, port, lambda text: click.secho(text, fg="red", err=True))
+        running = serve_game(root, game, out_dir, build_once, port, lambda text: click.secho(text, fg="red", err=True),
+                             after=None if target is None else partial(_push, out_dir, target))
     except OSError as exc:
         raise CardgenError(f"cannot serve on port {port}: {exc.strerror or exc}; try --port 0") from None
     click.echo(f"{game}: gallery at {running.url} (rebuilt on every save; Ctrl-C stops)")
@@ -55,3 +51,10 @@ def serve(root: Path, game: str, port: int, guides: bool, out: Path | None, jobs
         click.echo("stopped serving")
     finally:
         running.stop()
+
+
+def _push(out_dir: Path, target: PushTarget) -> None:
+    """Send the game built in `out_dir` into Tabletop Simulator, saying in one line how it went."""
+    from cardgen.commands.tts_push import push_built_game, report
+
+    report(push_built_game(out_dir, target))

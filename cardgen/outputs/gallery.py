@@ -168,7 +168,7 @@ def gallery_html(record: BuildRecord, changes: Changes | None = None, guides: bo
 
 
 def build_id(record: BuildRecord) -> str:
-    """What tells one build from the next (the page under `cardgen serve` reloads when it changes)."""
+    """What tells one build from the next (the page under `cardgen serve` updates when it changes)."""
     return f"{record.fingerprint or ''}-{record.built_at}"
 
 
@@ -203,9 +203,16 @@ class GalleryStage(Stage):
 
 
 def gallery_state(out_dir: Path) -> dict:
-    """What `cardgen serve` tells the page about the last finished build of a folder."""
+    """What `cardgen serve` tells the page about the last finished build of a folder: its id (`built`, the body's
+    data-built), its images by path with their content keys (`images`: what a rebuild changed), and which cards,
+    decks and backs the page shows (`layout`: when it changes, the page loads again). Empty when there is none."""
     try:
         record = json.loads((out_dir / BUILD_RECORD).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        cards, backs = record["cards"], record.get("backs", {}).values()
+        images = {**{card["face"]: card["hash"] for card in cards}, **{back["image"]: back["hash"] for back in backs}}
+        layout = [list(record["decks"]), sorted(back["image"] for back in backs),
+                  [[card["id"], card["deck"], card["face"], card.get("back")] for card in cards]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}
-    return {"built": f"{record.get('fingerprint') or ''}-{record.get('built_at')}"}
+    return {"built": f"{record.get('fingerprint') or ''}-{record.get('built_at')}", "images": images,
+            "layout": layout}

@@ -1,4 +1,4 @@
-// cardgen gallery: filter by deck, search, guides toggle; under `cardgen serve`, reload after each rebuild.
+// cardgen gallery: filter by deck, search, guides toggle; under `cardgen serve`, updated after each rebuild.
 (function () {
   "use strict";
   const deck = document.getElementById("deck");
@@ -47,35 +47,81 @@
     document.body.dataset.imagesBroken = broken.map((image) => image.getAttribute("src")).join(" ");
   });
 
-  // Live reload: only when served by `cardgen serve` (it answers /__cardgen__/status).
+  // Live update: only when served by `cardgen serve`, which pushes its status (Server-Sent Events) after each change:
+  // the images a rebuild changed are swapped in place, then the captions, findings and guides are taken from the new
+  // page; a rebuild that added or removed cards (or a page that missed a build) loads the page again.
   if (location.protocol !== "http:" && location.protocol !== "https:") return;
   const banner = document.getElementById("banner");
-  const built = document.body.dataset.built;
-  async function poll() {
-    try {
-      const response = await fetch("/__cardgen__/status?game=" + encodeURIComponent(document.body.dataset.game),
-                                   { cache: "no-store" });
-      const status = await response.json();
-      if (status.error) {
-        banner.className = "";
-        banner.textContent = "The last save broke the build; this page shows the build before it.\n" + status.error;
-        banner.hidden = false;
-      } else if (status.building) {
-        banner.textContent = "Rebuilding...";
-        banner.className = "ok";
-        banner.hidden = false;
-      } else if (status.built && status.built !== built) {
+  const served = new WeakMap(); // figure -> the HTML of it last taken from the server
+  let refreshing = Promise.resolve();
+
+  function bare(image) {
+    return (image.getAttribute("src") || "").split("?")[0];
+  }
+
+  function say(text, ok) {
+    banner.textContent = text;
+    banner.className = ok ? "ok" : "";
+    banner.hidden = !text;
+  }
+
+  function show(status) {
+    const body = document.body;
+    if (status.built && status.built !== body.dataset.built) {
+      if (status.reload || status.since !== body.dataset.built) {
         location.reload();
         return;
-      } else {
-        banner.hidden = true;
       }
-    } catch (e) {
-      banner.textContent = "cardgen serve has stopped; this page no longer updates.";
-      banner.hidden = false;
-      return;
+      body.dataset.built = status.built;
+      const swapped = [];
+      for (const image of document.images) {
+        const url = status.changed[bare(image)];
+        if (!url) continue;
+        image.src = url;
+        swapped.push(image.decode().catch(() => null));
+      }
+      // The rest once the new images show: parsing a long page would hold them up.
+      refreshing = refreshing.then(() => Promise.all(swapped)).then(() => refresh(status)).catch(() => location.reload());
     }
-    setTimeout(poll, 500);
+    if (status.error) say("The last save broke the build; this page shows the build before it.\n" + status.error);
+    else say(status.building ? "Rebuilding..." : "", true);
   }
-  poll();
+
+  // The new page's text around the images: each figure whose HTML changed takes the new one's children, keeping
+  // the image elements it has (loaded, or loading their new version), but the previous images of changed cards.
+  async function refresh(status) {
+    const response = await fetch(location.pathname, { cache: "no-store" });
+    const page = new DOMParser().parseFromString(await response.text(), "text/html");
+    if (page.body.dataset.built !== status.built) return; // a newer build is on its way: its news refreshes
+    const now = Array.from(document.querySelectorAll("section.deck figure"));
+    const fresh = Array.from(page.querySelectorAll("section.deck figure"));
+    if (now.length !== fresh.length) throw new Error("the cards changed");
+    fresh.forEach((figure, i) => adopt(figure, now[i], status.changed));
+    document.querySelector("header h1").replaceWith(document.importNode(page.querySelector("header h1"), true));
+    const findings = page.getElementById("findings");
+    document.getElementById("findings")?.remove();
+    if (findings) document.querySelector("main").prepend(document.importNode(findings, true));
+    const data = document.getElementById("table-data");
+    if (data) data.textContent = page.getElementById("table-data").textContent;
+    apply();
+  }
+
+  function adopt(fresh, figure, changed) {
+    if (served.get(figure) === fresh.outerHTML) return;
+    served.set(figure, fresh.outerHTML);
+    const kept = new Map(Array.from(figure.querySelectorAll(".frame img")).map((image) => [bare(image), image]));
+    const node = document.importNode(fresh, true);
+    for (const image of node.querySelectorAll("img")) {
+      const mine = image.closest(".prev") ? null : kept.get(bare(image));
+      if (mine) image.replaceWith(mine);
+      else if (changed[bare(image)]) image.src = changed[bare(image)];
+    }
+    figure.className = node.className;
+    figure.dataset.search = node.dataset.search;
+    figure.replaceChildren(...node.childNodes);
+  }
+
+  const events = new EventSource("/__cardgen__/events");
+  events.onmessage = (event) => show(JSON.parse(event.data));
+  events.onerror = () => say("cardgen serve is not answering; this page updates again once it does.");
 })();
