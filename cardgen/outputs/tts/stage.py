@@ -84,7 +84,7 @@ def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSOptio
         stem = file_stem(record.game.title)
         write_saved_object(staging / f"{stem}.json", saved)
         reuse_or_make(out_dir, staging / f"{stem}.png", ["thumbnail", *exporter.cover_hashes()],
-                      lambda temp: exporter.thumbnail().save(temp, format="PNG"))
+                      lambda temp: exporter.thumbnail().save(temp, format="PNG"), __name__)
         swap_into_place(staging, out_dir / TTS_DIR)
     finally:
         remove_ours(staging)
