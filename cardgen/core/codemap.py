@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from cardgen.core import bundled
 
@@ -26,11 +26,22 @@ INIT = "__init__"  # the module name of cardgen/__init__.py (`from cardgen impor
 RACY_NS = 2_000_000_000  # a file changed this recently is not kept: an edit in the same clock tick keeps its time
 
 
+def _statements(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every statement of a syntax tree, at any depth (in functions, classes, branches, handlers): where imports
+    are. Expressions are not entered: walking them all took most of reading the package."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        todo += [child for child in ast.iter_child_nodes(node)
+                 if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case))]
+
+
 def imports_of(tree: ast.AST, package: Path) -> set[str]:
     """The cardgen modules a module's syntax tree imports (at any level, lazy imports included), named relative to
     the package (`outputs.pdf`; `__init__` for the package itself); `package` is the folder of cardgen's modules."""
     found = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "cardgen":
             base = node.module.removeprefix("cardgen").lstrip(".")
             for alias in node.names:
@@ -68,7 +79,8 @@ def read_facts(path: Path) -> FileFacts:
     if path.suffix != ".py":
         return FileFacts(digest)
     tree = ast.parse(data, str(path))
-    return FileFacts(digest, tuple(sorted(imports_of(tree, bundled.PACKAGE))), tuple(sorted(assets_named(tree))))
+    assets = assets_named(tree) if b"ASSETS" in data else set()  # walking every expression is slow: few name it
+    return FileFacts(digest, tuple(sorted(imports_of(tree, bundled.PACKAGE))), tuple(sorted(assets)))
 
 
 class CodeMap:
