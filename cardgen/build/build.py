@@ -108,8 +108,8 @@ def build_fingerprint(record: BuildRecord, game: Game, options: BuildOptions, st
     digest = hashlib.sha256(stable)
     for manifest in game.manifest_files:
         digest.update(manifest.read_bytes())
-    objects = [type(s).__module__ for s in stages if not isinstance(s, str)]  # a test's own stage is not cardgen's
-    modules = [*stage_modules(stages), *(m for m in objects if m.split(".")[0] == "cardgen")]
+    modules = [*stage_modules(stages), *(type(s).__module__ for s in stages if not isinstance(s, str))]
+    modules = [m for m in modules if m.split(".")[0] == "cardgen"]  # a stage of another package is not cardgen's code
     digest.update(f"{options.keep_svg}|{_stage_names(stages, options)}|{code_digest(__name__, *modules)}".encode())
     return digest.hexdigest()[:32]
 
