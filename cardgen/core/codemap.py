@@ -128,7 +128,9 @@ class CodeMap:
 def code_map() -> CodeMap:
     """The map of cardgen's package as it is on disk now: each file's facts from the copy kept in the user's cache
     when the file's path, size and time are those kept (`bundled.code_stamp`), else read again (and the copy
-    renewed). Once per process: one small file read."""
+    renewed). Once per process: one small file read, 2-6 ms with the stats. Reading the whole package takes
+    0.4-0.5 s (parsing ~130 modules): once after an install or upgrade, or in every process when there is no user
+    cache folder that can be written."""
     from cardgen.core.storage import user_store
 
     store = user_store("code-map", ".json")
