@@ -137,6 +137,11 @@ def test_each_cache_is_keyed_by_the_closure_of_the_modules_that_make_it() -> Non
     assert not [name for name in printing if name.startswith(("svg/", "outputs/tts/"))]
     assert "assets/gallery/gallery.js" in known.closure(["cardgen.outputs.gallery"])  # `ASSETS / "gallery"`
     assert "assets/gallery/gallery.js" not in printing
+    # every asset folder a build may read is named so by a module (else no cache would be keyed on its files); the
+    # fonts' licences and the icons' attribution are read by no build
+    named = {asset for facts in known.files.values() for asset in facts.assets}
+    folders = {name.split("/")[1] for name in known.files if name.startswith("assets/") and name.count("/") > 1}
+    assert folders - named == {"fonts", "icons"}, folders - named
     assert bundled.code_digest("cardgen.raster.pool") != bundled.code_digest("cardgen.outputs.pdf")
 
 

@@ -56,10 +56,17 @@ def imports_of(tree: ast.AST, package: Path) -> set[str]:
 
 
 def assets_named(tree: ast.AST) -> set[str]:
-    """The folders of cardgen's `assets/` a module reads, as it names them: `ASSETS / "gallery"`."""
+    """The folders of cardgen's `assets/` a module reads, as it names them: `ASSETS / "gallery"` (or
+    `bundled.ASSETS / ...`)."""
     return {node.right.value for node in ast.walk(tree)
-            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.left, ast.Name)
-            and node.left.id == "ASSETS" and isinstance(node.right, ast.Constant) and isinstance(node.right.value, str)}
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and _is_assets(node.left)
+            and isinstance(node.right, ast.Constant) and isinstance(node.right.value, str)}
+
+
+def _is_assets(node: ast.AST) -> bool:
+    """Whether an expression names `bundled.ASSETS`."""
+    return (isinstance(node, ast.Name) and node.id == "ASSETS") or \
+        (isinstance(node, ast.Attribute) and node.attr == "ASSETS")
 
 
 @dataclass(frozen=True)
