@@ -179,15 +179,18 @@ def tiny_game(workspace: Path) -> Path:
     return workspace
 
 
-def hold_drawing(monkeypatch: pytest.MonkeyPatch, out_root: Path, error: str | None = None) -> Path:
+def hold_drawing(monkeypatch: pytest.MonkeyPatch, out_root: Path, error: str | None = None,
+                 only: str | None = None) -> Path:
     """Make the render workers (forked from this process, so patched too) wait before each card until a stage
     touches `<out_root>/go` (at most 20 s), and note in `<out_root>/seen-go` whether it came; with `error`, every
-    card then fails to draw with it."""
+    card then fails to draw with it; with `only`, only the card whose SVG holds that text waits."""
     from cardgen.raster import render
 
     run_job = render.run_job
 
     def held(job: Any) -> Any:
+        if only is not None and only not in job.drawing.svg:
+            return run_job(job)
         for _ in range(400):
             if (out_root / "go").exists():
                 break

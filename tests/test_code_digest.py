@@ -1,7 +1,10 @@
-"""Caches keyed on cardgen's own code: an edit of cardgen (an editable install) or an upgrade makes everything anew."""
+"""Caches keyed on cardgen's own code, each on the code that makes its entries: an edit of cardgen (an editable
+install) or an upgrade makes anew what it changes and nothing else, and the no-change check notices any edit."""
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -9,7 +12,7 @@ import time
 from pathlib import Path
 
 import cardgen
-from cardgen.core import bundled
+from cardgen.core import bundled, codemap
 from cardgen.svg import text
 
 
@@ -21,39 +24,158 @@ def _age(root: Path) -> None:
             os.utime(path, (old, old))
 
 
-def _build(package_parent: Path, root: Path, home: Path) -> str:
-    """`cardgen build` in a fresh process importing cardgen from `package_parent`; its output."""
-    code = ("import sys, cardgen; from cardgen.commands.cli import main; print(cardgen.__file__); "
-            "main(sys.argv[1:], standalone_mode=False)")
-    env = {**os.environ, "PYTHONPATH": str(package_parent), "XDG_CACHE_HOME": str(home)}
-    done = subprocess.run([sys.executable, "-c", code, "--root", str(root), "build", "-j", "1"],
-                          capture_output=True, text=True, env=env, cwd=home.parent, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.startswith(str(package_parent / "cardgen")), done.stdout  # the copy ran, not the checkout
-    return done.stdout
+class Copy:
+    """An editable-style copy of cardgen (first on PYTHONPATH) building the tiny game in fresh processes."""
+
+    def __init__(self, tmp_path: Path, root: Path) -> None:
+        self.parent, self.root, self.home = tmp_path / "copy", root, tmp_path / "home"
+        shutil.copytree(Path(cardgen.__file__).parent, self.parent / "cardgen",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        self.out = root / "output" / "tiny"
+        _age(root)
+        _age(self.parent)
+
+    def edit(self, module: str, old: str = "", new: str = "") -> None:
+        """Edit a module of the copy in place (with no `old`: a comment added at its end), dated before the racy
+        window of the stamps and after the other files (the time alone of no other file changes)."""
+        path = self.parent / "cardgen" / module
+        source = path.read_text(encoding="utf-8")
+        assert not old or old in source, old
+        path.write_text(source.replace(old, new, 1) if old else source + "\n# edited\n", encoding="utf-8")
+        os.utime(path, (time.time() - 5, time.time() - 5))
+
+    def build(self) -> str:
+        """`cardgen build` of the copy; its output."""
+        code = ("import sys, cardgen; from cardgen.commands.cli import main; print(cardgen.__file__); "
+                "main(sys.argv[1:], standalone_mode=False)")
+        env = {**os.environ, "PYTHONPATH": str(self.parent), "XDG_CACHE_HOME": str(self.home)}
+        done = subprocess.run([sys.executable, "-c", code, "--root", str(self.root), "build", "-j", "1"],
+                              capture_output=True, text=True, env=env, cwd=self.home.parent, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.stdout.startswith(str(self.parent / "cardgen")), done.stdout  # the copy ran, not the checkout
+        return done.stdout
+
+    def files(self) -> dict[str, int]:
+        """The output files of the game by path, each with its inode: a file kept from the build before keeps it."""
+        return {p.relative_to(self.out).as_posix(): p.stat().st_ino for p in self.out.rglob("*") if p.is_file()}
+
+    def settings(self) -> str:
+        """The build settings the no-change check compares (its key holds cardgen's code)."""
+        return str(json.loads((self.out / ".build-stamps.json").read_text())["settings"])
 
 
-def test_an_edit_of_cardgen_s_code_redraws_instead_of_up_to_date(tiny_game: Path, tmp_path: Path) -> None:
+def _drawn(output: str) -> tuple[int, int]:
+    """(drawn, from cache) of a build's report."""
+    found = re.search(r"(\d+) drawn, (\d+) from cache", output)
+    assert found, output
+    return int(found.group(1)), int(found.group(2))
+
+
+def _made_from_cache(before: dict[str, int], after: dict[str, int]) -> tuple[set[str], set[str]]:
+    """(kept, remade): the card images, TTS sheets and print PDFs of a build kept from the build before (the same
+    file), and those made anew. The other files (build.json, the gallery's page, the TTS save) are written by every
+    build that runs."""
+    made = {name for name in after if name.endswith((".png", ".jpg", ".pdf")) and name != "tts/Tiny.png"}
+    kept = {name for name in made if before.get(name) == after[name]}
+    return kept, made - kept
+
+
+CARDS = {"cards/main/alpha.png", "cards/main/beta.png", "cards/main/na.png"}
+
+
+def test_an_edit_of_the_print_code_remakes_the_print_pdf_and_draws_no_card(tiny_game: Path, tmp_path: Path) -> None:
+    copy = Copy(tmp_path, tiny_game)
+    assert _drawn(copy.build()) == (4, 0)
+    before = copy.files()
+    copy.edit("outputs/pdf.py")  # a comment: the print code is another; the drawing's is the same
+    again = copy.build()
+    assert _drawn(again) == (0, 4) and "up to date" not in again, again
+    kept, remade = _made_from_cache(before, copy.files())
+    assert remade == {"print/tiny-letter.pdf"}  # the PDF alone: the card files and the TTS sheets kept
+    assert CARDS | {"backs/back.png"} <= kept and [name for name in kept if name.startswith("tts/")]
+
+
+def test_an_edit_of_a_template_helper_draws_the_cards_it_changes(tiny_game: Path, tmp_path: Path) -> None:
+    copy = Copy(tmp_path, tiny_game)
+    copy.build()
+    before = copy.files()
+    copy.edit("svg/helpers.py")  # a comment: every card rendered again to SVG, the same SVGs: none drawn
+    assert _drawn(copy.build()) == (0, 4)
+    copy.edit("svg/helpers.py", 'fill: str = "#000000"', 'fill: str = "#000001"')  # text_box's default colour
+    edited = copy.build()
+    assert _drawn(edited) == (3, 1), edited  # the three faces, not the back; they look different now
+    assert re.findall(r"~ (\w+): image changed", edited) == ["alpha", "beta", "na"], edited
+    kept, remade = _made_from_cache(before, copy.files())
+    assert CARDS | {"print/tiny-letter.pdf"} <= remade  # the faces, and the print that holds them
+    assert "backs/back.png" in kept and [name for name in kept if name.startswith("tts/tiny-back")]
+
+
+def test_an_upgrade_is_noticed_by_the_no_change_check_and_makes_anew_only_what_it_changes(
+        tiny_game: Path, tmp_path: Path) -> None:
+    copy = Copy(tmp_path, tiny_game)
+    copy.build()
+    assert "tiny: up to date" in copy.build()
+    before, settings = copy.files(), copy.settings()
+    copy.edit("__init__.py", '__version__ = "', '__version__ = "9')  # a new version; no module draws by it
+    upgraded = copy.build()
+    assert copy.settings() != settings  # the no-change check saw it: the build ran again
+    assert _drawn(upgraded) == (0, 4), upgraded
+    assert json.loads((copy.out / "build.json").read_text())["cardgen"].startswith("9")
+    assert _made_from_cache(before, copy.files())[1] == {"print/tiny-letter.pdf"}  # it says which cardgen made it
+    settings = copy.settings()
+    copy.edit("commands/scaffold.py")  # a module no build runs
+    assert "tiny: up to date" in copy.build() and copy.settings() != settings
+
+
+def test_each_cache_is_keyed_by_the_closure_of_the_modules_that_make_it() -> None:
+    known = codemap.code_map()
+    drawing = known.closure(["cardgen.raster.pool"])
+    assert {"raster/pool.py", "raster/render.py", "core/bundled.py", "core/codemap.py"} <= set(drawing)
+    assert not [name for name in drawing if name.startswith(("svg/", "outputs/", "validate/")) or name == "__init__.py"]
+    printing = known.closure(["cardgen.outputs.pdf"])
+    assert {"outputs/pdf.py", "outputs/imposition.py", "outputs/reportlab_compat.py"} <= set(printing)
+    assert not [name for name in printing if name.startswith(("svg/", "outputs/tts/"))]
+    assert "assets/gallery/gallery.js" in known.closure(["cardgen.outputs.gallery"])  # `ASSETS / "gallery"`
+    assert "assets/gallery/gallery.js" not in printing
+    # every asset folder a build may read is named so by a module (else no cache would be keyed on its files); the
+    # fonts' licences and the icons' attribution are read by no build
+    named = {asset for facts in known.files.values() for asset in facts.assets}
+    folders = {name.split("/")[1] for name in known.files if name.startswith("assets/") and name.count("/") > 1}
+    assert folders - named == {"fonts", "icons"}, folders - named
+    assert bundled.code_digest("cardgen.raster.pool") != bundled.code_digest("cardgen.outputs.pdf")
+
+
+def test_the_code_map_is_kept_and_a_file_edited_since_is_read_again(tmp_path: Path) -> None:
+    """The map is read from the user's cache when each file is as kept (its path, size and time): the new process
+    reads no module; an edited file is read again, and its digest changes."""
     copy = tmp_path / "copy"
     shutil.copytree(Path(cardgen.__file__).parent, copy / "cardgen", ignore=shutil.ignore_patterns("__pycache__"))
-    home = tmp_path / "home"
-    _age(tiny_game)
     _age(copy)
-    assert "4 drawn" in _build(copy, tiny_game, home)
-    assert "tiny: up to date" in _build(copy, tiny_game, home)
-    # a template helper's module edited in place, as in an editable install (a comment: its output is the same)
-    helper = copy / "cardgen" / Path(text.__file__).relative_to(bundled.PACKAGE)
-    helper.write_text(helper.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
-    again = _build(copy, tiny_game, home)
-    assert "up to date" not in again and "4 drawn, 0 from cache" in again, again
-    assert "~ " not in again, again  # drawn again, the same cards: none reported changed
-    _age(copy)
-    assert "tiny: up to date" in _build(copy, tiny_game, home)  # and then current again
+    code = ("import sys; from cardgen.core import bundled, codemap; read = []; facts = codemap.read_facts; "
+            "codemap.read_facts = lambda path: read.append(path.name) or facts(path); "
+            "print(bundled.code_digest('cardgen.raster.pool'), len(read))")
+    env = {**os.environ, "PYTHONPATH": str(copy), "XDG_CACHE_HOME": str(tmp_path / "home")}
+
+    def digest() -> tuple[str, int]:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True,
+                              cwd=tmp_path)  # not the checkout's folder, whose cardgen would come first
+        found, read = done.stdout.split()
+        return found, int(read)
+
+    first, read = digest()
+    assert read > 100  # every file read once
+    assert digest() == (first, 0)
+    render = copy / "cardgen" / "raster" / "render.py"
+    render.write_text(render.read_text() + "\n# edited\n")
+    os.utime(render, (time.time() - 5, time.time() - 5))  # older than the racy window, newer than the others
+    again, read = digest()
+    assert again != first and read == 1
 
 
-def test_the_code_digest_covers_code_and_files_but_not_bytecode_nor_the_render_inputs() -> None:
-    names = {bundled.package_name(p) for p in bundled.code_files()}  # as in an installed package
+def test_the_code_stamp_covers_code_and_files_but_not_bytecode_nor_the_render_inputs() -> None:
+    names = set(bundled.code_files())  # as in an installed package
     code = {Path(module.__file__).relative_to(bundled.PACKAGE).as_posix() for module in (bundled, text)}
     assert code | {"assets/fonts/OFL-Roboto.txt", "assets/gallery/gallery.js"} <= names
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     assert not names & {bundled.package_name(p) for p in bundled.render_inputs()}
+    assert [name for name, *_ in bundled.code_stamp()] == list(bundled.code_files())

@@ -205,7 +205,8 @@ def test_a_change_of_cardgen_s_code_redraws_but_reports_only_what_the_designer_s
     page = tiny_game / "output" / "tiny" / "index.html"
     assert runner.invoke(main, args + ["build", "-j", "1"]).exit_code == 0
     assert runner.invoke(main, args + ["snapshot", "tiny", "printed"]).exit_code == 0
-    monkeypatch.setattr(bundled, "code_digest", lambda: "0" * 32)  # cardgen upgraded: a new digest, same drawings
+    monkeypatch.setattr(bundled, "code_digest", lambda *modules: "0" * 32)  # cardgen upgraded: new digests
+    monkeypatch.setattr(bundled, "code_stamp", lambda: ())  # and new files, which the no-change check notices
     redrawn = runner.invoke(main, args + ["build", "-j", "1"])
     assert "4 drawn, 0 from cache" in redrawn.output and "~ " not in redrawn.output, redrawn.output
     assert "no change since the previous build" in page.read_text() and "card changed" not in page.read_text()
@@ -301,11 +302,11 @@ def test_reuse_or_make_caches_by_inputs(tmp_path: Path) -> None:
         calls.append(path)
         path.write_text(source.read_text().upper())
 
-    assert reuse_or_make(out_dir, out_dir / "a.txt", ["letter", source], make)
-    assert not reuse_or_make(out_dir, out_dir / "b.txt", ["letter", source], make)
+    assert reuse_or_make(out_dir, out_dir / "a.txt", ["letter", source], make, "cardgen.outputs.reuse")
+    assert not reuse_or_make(out_dir, out_dir / "b.txt", ["letter", source], make, "cardgen.outputs.reuse")
     assert (out_dir / "b.txt").read_text() == "ONE" and len(calls) == 1
     source.write_text("two")
-    assert reuse_or_make(out_dir, out_dir / "a.txt", ["letter", source], make)
+    assert reuse_or_make(out_dir, out_dir / "a.txt", ["letter", source], make, "cardgen.outputs.reuse")
     assert (out_dir / "a.txt").read_text() == "TWO"
 
 

@@ -31,7 +31,7 @@ def test_an_editable_install_finds_the_bundled_files_at_the_repository_s_top_lev
     fonts = {p for p in (REPO / "fonts").iterdir() if p.suffix == ".ttf"}
     assert len(fonts) > 20 and fonts | {bundled.ICON_BUNDLE} <= set(bundled.render_inputs())
     # their licenses are cardgen's files too, named as in an installed package
-    names = {bundled.package_name(p) for p in bundled.code_files()}
+    names = set(bundled.code_files())
     assert {"assets/fonts/OFL-Roboto.txt", "assets/icons/ATTRIBUTION.md", "core/bundled.py"} <= names
 
 

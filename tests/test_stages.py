@@ -256,6 +256,43 @@ def test_stages_that_can_run_beside_the_drawing_each_in_a_thread_after_the_stage
     assert [f.message for f in result.findings] == ["waits ran", "slow ran", "reader ran"]
 
 
+class PlacementProbe(Stage):
+    """A stage that waits for Alpha's image and then for its card file, noting what the staging folder holds, before
+    it lets the held Beta be drawn (see `hold_drawing`)."""
+
+    name = "placement-probe"
+    while_drawing = True
+
+    def __init__(self, notes: dict[str, bool]) -> None:
+        super().__init__()
+        self.notes = notes
+
+    def run(self, ctx: StageContext) -> list[Problem]:
+        """Wait for Alpha's card file (at most 10 s), note which card files are there, let Beta be drawn."""
+        ctx.wait_for("cards/main/alpha.png")
+        alpha, beta = ctx.out_dir / "cards" / "main" / "alpha.png", ctx.out_dir / "cards" / "main" / "beta.png"
+        for _ in range(200):
+            if alpha.is_file():
+                break
+            time.sleep(0.05)
+        self.notes.update({"alpha placed": alpha.is_file(), "beta placed": beta.exists()})
+        (ctx.out_root / "go").touch()
+        return []
+
+
+def test_card_files_are_placed_as_each_image_is_ready_while_the_others_are_drawn(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tiny_game / "output"
+    seen_go = hold_drawing(monkeypatch, out, only="Beta")  # Beta's face waits until the probe has looked
+    notes: dict[str, bool] = {}
+    build_game(tiny_game, "tiny", BuildOptions(out, jobs=2), None, [PlacementProbe(notes)])
+    # The probe began while Beta was still waiting (the stage starts beside the drawing), and found Alpha's card file
+    # placed in the staging folder before Beta was drawn: card files are not placed once every card is drawn.
+    assert seen_go.read_text() == "True"
+    assert notes == {"alpha placed": True, "beta placed": False}
+    assert (out / "tiny" / "cards" / "main" / "beta.png").is_file()  # and Beta's was placed in the end
+
+
 def test_a_stage_waiting_for_cards_that_fail_stops_and_the_build_says_why(tiny_game: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     out = tiny_game / "output"

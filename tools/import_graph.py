@@ -10,6 +10,8 @@ import ast
 import sys
 from pathlib import Path
 
+from cardgen.core.codemap import imports_of  # the same reading salts the caches with the code that makes them
+
 # Pipeline order, by folder of cardgen/: a module may import modules of its own rank or lower ranks only. A new
 # module goes into the folder of its rank and needs no edit here; a new top-level module or folder is an error.
 # The SVG renderer ranks before validation because the layout checks render cards to measure them; `options` (the
@@ -45,23 +47,6 @@ def top_level(package: Path) -> list[str]:
                   if (p.suffix == ".py" or (p / "__init__.py").is_file()) and p.name != "__pycache__")
 
 
-def imports_of(path: Path, package: Path) -> set[str]:
-    """The cardgen modules a source file imports (at any level, lazy imports included)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("cardgen"):
-            base = node.module.removeprefix("cardgen").lstrip(".")
-            for alias in node.names:
-                candidate = f"{base}.{alias.name}" if base else alias.name
-                is_module = (package / (candidate.replace(".", "/") + ".py")).is_file() or \
-                    (package / candidate.replace(".", "/")).is_dir()
-                found.add(candidate if is_module else base)
-        elif isinstance(node, ast.Import):
-            found |= {a.name.removeprefix("cardgen.") for a in node.names if a.name.startswith("cardgen.")}
-    return {f for f in found if f}
-
-
 def main() -> None:
     """Print the graph and the upward imports; exit 1 when there are any."""
     args = [a for a in sys.argv[1:] if a != "--graph"]
@@ -71,7 +56,7 @@ def main() -> None:
     upward = []
     for path in sorted(package.rglob("*.py")):
         module = path.relative_to(package).with_suffix("").as_posix().replace("/", ".").removesuffix(".__init__")
-        targets = sorted(imports_of(path, package) - {module})
+        targets = sorted(imports_of(ast.parse(path.read_text(encoding="utf-8")), package) - {module})
         if "--graph" in sys.argv:
             print(f"{module or '__init__'} -> {', '.join(targets) or '-'}")
         upward += [(module, t) for t in targets if rank(t) > rank(module)]

@@ -97,7 +97,9 @@ def select_stages(game: Game, stages: StageChoice, always: tuple[str, ...] = ())
 
 
 def build_fingerprint(record: BuildRecord, game: Game, options: BuildOptions, stages: StageChoice) -> str:
-    """A hash of everything a build's outputs depend on: cards, images, manifest, options and stages."""
+    """A hash of everything a build's outputs depend on: cards, images, manifest, options, stages and the code that
+    makes them (`bundled.code_digest` of this module and of the stages' modules)."""
+    from cardgen.core.bundled import code_digest
     # pydantic's own JSON writer: keys in the record's order (fields, decks), a few ms at 1,000 cards where
     # model_dump + json.dumps took ~0.1 s and held a second copy of the record; its bytes, not decoded to text
     # and encoded again (~35 MB each at 10,000 cards)
@@ -106,7 +108,9 @@ def build_fingerprint(record: BuildRecord, game: Game, options: BuildOptions, st
     digest = hashlib.sha256(stable)
     for manifest in game.manifest_files:
         digest.update(manifest.read_bytes())
-    digest.update(f"{options.keep_svg}|{_stage_names(stages, options)}".encode())
+    modules = [*stage_modules(stages), *(type(s).__module__ for s in stages if not isinstance(s, str))]
+    modules = [m for m in modules if m.split(".")[0] == "cardgen"]  # a stage of another package is not cardgen's code
+    digest.update(f"{options.keep_svg}|{_stage_names(stages, options)}|{code_digest(__name__, *modules)}".encode())
     return digest.hexdigest()[:32]
 
 

@@ -10,7 +10,7 @@ import string
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cardgen.core.bundled import SCAFFOLD_DIR
+from cardgen.core.bundled import ASSETS
 from cardgen.core.errors import CardgenError
 from cardgen.core.filenames import unsafe_reason
 from cardgen.core.units import CARD_PRESETS
@@ -20,6 +20,7 @@ from cardgen.load.manifest import check_size, game_model
 GAME_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _COMMENTED = re.compile(r"^( *[^#\s][^#\n]*?) +(# .*)$", re.MULTILINE)
 COMMENT_COLUMN = 28  # where game.yaml's comments start, as in the scaffold's lines without a value filled in
+SCAFFOLD_DIR = ASSETS / "scaffold"
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*x\s*(\d+(?:\.\d+)?)\s*(mm|cm|in)?\s*$", re.IGNORECASE)
 
 

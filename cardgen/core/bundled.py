@@ -12,8 +12,6 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-import cardgen
-
 
 def _package_folder(name: str) -> Path:
     """The folder of one of cardgen's packages, wherever the installation put it."""
@@ -23,7 +21,10 @@ def _package_folder(name: str) -> Path:
     return Path(file).resolve().parent
 
 
-PACKAGE = Path(cardgen.__file__).resolve().parent  # the package's folder, wherever in it this module lies
+# The package's folder, found from this module's place in it: not by importing `cardgen`, which would put
+# cardgen/__init__.py (its version) into the code of every cache key (`code_digest`), and an upgrade would redraw
+# every card.
+PACKAGE = Path(__file__).resolve().parent.parent
 ASSETS = PACKAGE / "assets"
 # The fonts and the icon set are the repository's top-level `fonts/` and `icons/`, shipped as the packages
 # `cardgen.assets.fonts` and `cardgen.assets.icons` (pyproject's package-dir): inside the package in a wheel,
@@ -33,7 +34,6 @@ ICONS_DIR = _package_folder("cardgen.assets.icons")
 ICON_BUNDLE = ICONS_DIR / "game-icons.zip"
 ICON_ATTRIBUTION = ICONS_DIR / "ATTRIBUTION.md"
 TEMPLATES_DIR = ASSETS / "templates"
-SCAFFOLD_DIR = ASSETS / "scaffold"
 
 
 def is_bundled(folder: Path) -> bool:
@@ -69,17 +69,21 @@ def render_inputs() -> list[Path]:
     return [*fonts, ICON_BUNDLE, *partials]
 
 
-def code_files() -> list[Path]:
-    """Every other file of cardgen's package: its modules and the rest of its assets (compiled bytecode aside: it
-    follows from the modules), in a fixed order."""
-    tracked = set(render_inputs())  # keyed one by one, by the cards that use them (`bundle_digest`, render keys)
-    found = []
-    tops = _package_folders()
-    for top in tops:  # the fonts' and icons' folders lie outside PACKAGE in an editable install
+def code_files() -> dict[str, str]:
+    """Every other file of cardgen's package, its modules and the rest of its assets (compiled bytecode aside: it
+    follows from the modules), by its name in an installed package (`package_name`), with its path; in a fixed
+    order. Strings, not paths: every process that builds lists them (`codemap.code_map`)."""
+    tracked = {str(p) for p in render_inputs()}  # keyed one by one, by the cards that use them (`bundle_digest`...)
+    tops = {str(folder): prefix for folder, prefix in _package_folders().items()}
+    found = {}
+    for top, prefix in tops.items():  # the fonts' and icons' folders lie outside PACKAGE in an editable install
         for folder, subfolders, files in os.walk(top):
-            subfolders[:] = sorted(s for s in subfolders if s != "__pycache__" and Path(folder, s) not in tops)
-            found += [path for name in sorted(files) if not name.endswith((".pyc", ".pyo"))
-                      for path in (Path(folder, name),) if path not in tracked]
+            subfolders[:] = sorted(s for s in subfolders if s != "__pycache__" and os.path.join(folder, s) not in tops)
+            inside = prefix if folder == top else prefix + os.path.relpath(folder, top).replace(os.sep, "/") + "/"
+            for name in sorted(files):
+                path = os.path.join(folder, name)
+                if not name.endswith((".pyc", ".pyo")) and path not in tracked:
+                    found[inside + name] = path
     return found
 
 
@@ -110,17 +114,29 @@ def _digest(stamp: tuple, salt: str = "") -> str:
 
 
 @lru_cache(maxsize=1)
-def code_digest() -> str:
-    """A content hash of cardgen's own code and of its bundled files but the render inputs (which `bundle_digest`
-    and the render keys cover one by one): part of every cache key and of the no-change check, so that an
-    upgrade, or an edit of cardgen in an editable install, makes anew what it may change (no version number to
-    bump by hand).
+def code_stamp() -> tuple[tuple[str, str, int, int], ...]:
+    """Each of cardgen's code files (`code_files`): its name, path, size and modification time. Cheap (~170 stats,
+    once per process), and new after any edit or reinstall: the no-change check's part (`freshness.settings_key`),
+    which must notice any edit of cardgen; what it then makes anew is what the edit changes (`code_digest`)."""
+    return tuple((name, path, stat.st_size, stat.st_mtime_ns)
+                 for name, path in code_files().items() for stat in (os.stat(path),))
 
-    Computed once per process (the process runs the code it imported first): ~120 stats, and the hash kept by
-    them in the user's cache (`_digest`; bundled.py itself is one of the files, so a new way of hashing is a
-    new key).
+
+@lru_cache(maxsize=64)
+def code_digest(module: str, *more: str) -> str:
+    """A content hash of the cardgen code that makes a cache's entries: the import closure of these modules
+    (`code_digest(__name__)`, `code_digest("cardgen.raster.pool")`): their files, those of every cardgen module they
+    import at any depth, and the files of the asset folders they name (see `codemap`). Part of every cache key, so
+    that an upgrade, or an edit of cardgen in an editable install, makes anew what the edit may change and keeps
+    the rest (no version number to bump by hand). The render inputs (fonts, icons, partials) are keyed one by one
+    where they are used.
+
+    Read from the code map (`codemap.code_map`: one small file read, once per process).
     """
-    return _digest(_stamp(code_files()))
+    from cardgen.core.codemap import code_map
+
+    known = code_map()
+    return known.digest(known.closure((module, *more)))
 
 
 def bundle_stamp() -> tuple:
@@ -135,4 +151,4 @@ def bundle_digest() -> str:
     by the files' paths, sizes and modification times (all new after any reinstall): the trust a verified
     cache entry gets (`storage.verify`).
     """
-    return _digest(bundle_stamp(), code_digest())
+    return _digest(bundle_stamp(), code_digest(__name__))

@@ -16,7 +16,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-import cardgen
 from cardgen.core.errors import CardgenError, OutputBusy
 from cardgen.core.storage import CACHE_DIR
 
@@ -49,7 +48,7 @@ def check_output_root(root: Path, out_root: Path) -> Path:
         raise CardgenError(f"{where} is {'the' if out == workspace else 'a folder holding the'} workspace "
                            f"{workspace}; cardgen replaces what it builds there. Choose a folder of its own, "
                            "such as output/ (the default)")
-    package = Path(cardgen.__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent  # cardgen's own (not `import cardgen`: see `bundled.PACKAGE`)
     for source in [*(workspace / name for name in SOURCE_FOLDERS), package]:
         source = source.resolve()
         if out.is_relative_to(source) or source.is_relative_to(out):

@@ -173,9 +173,10 @@ def _read_face(path: Path) -> FontFace:
     fontTools takes longer than loading a small game, and most builds read the same files as the build before.
     An entry that does not verify, or is not what this cardgen writes, is read from the font again."""
     stat = path.stat()
-    # cardgen's code digest in the key: the user's cache outlives a cardgen version, and what an entry holds may change
-    key = hashlib.sha256(f"{bundled.code_digest()}\0{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()
-                         ).hexdigest()[:32]
+    # the digest of this module's code in the key: the user's cache outlives a cardgen version, and what an entry
+    # holds may change
+    parts = (bundled.code_digest(__name__), path.resolve(), stat.st_size, stat.st_mtime_ns)
+    key = hashlib.sha256("\0".join(map(str, parts)).encode()).hexdigest()[:32]
     cache = _metrics_cache(path)
     # an entry is two lines of JSON: the face's names and sizes, then its advances, read only when used
     header, _, advances = (cache.read_bytes(key) or b"").partition(b"\n") if cache is not None else (b"", b"", b"")

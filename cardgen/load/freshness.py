@@ -73,11 +73,12 @@ def _extra_sources(game: str, sources: dict[str, list[int]]) -> list[str]:
 
 
 def settings_key(*parts: object) -> str:
-    """A hash of the build settings, cardgen's own code (`bundled.code_digest`) and its bundled fonts, icons and
-    partials (by stamp)."""
-    from cardgen.core.bundled import bundle_stamp, code_digest
+    """A hash of the build settings and of cardgen's own code and its bundled fonts, icons and partials, by stamp
+    (`bundled.code_stamp`): any edit or reinstall of cardgen makes the build run again; the stages' cache keys then
+    keep what the edit does not change (`bundled.code_digest`)."""
+    from cardgen.core.bundled import bundle_stamp, code_stamp
 
-    return hashlib.sha256(repr((code_digest(), bundle_stamp(), *parts)).encode()).hexdigest()[:16]
+    return hashlib.sha256(repr((code_stamp(), bundle_stamp(), *parts)).encode()).hexdigest()[:16]
 
 
 def seal_record(record_path: Path, record: dict) -> None:

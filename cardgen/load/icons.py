@@ -107,8 +107,8 @@ class BundledIcons:
         """Where each icon lies in the zip: (header offset, compressed size, size, method, CRC), by icon name."""
         if self._index is None:
             stat = self.path.stat()
-            key = hashlib.sha256(f"{bundled.code_digest()}\0{self.path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}"
-                                 .encode()).hexdigest()[:32]
+            parts = (bundled.code_digest(__name__), self.path.resolve(), stat.st_size, stat.st_mtime_ns)
+            key = hashlib.sha256("\0".join(map(str, parts)).encode()).hexdigest()[:32]
             cache = user_store("icon-index", ".bin")
             self._index = _index_from_bytes(cache.read_bytes(key) if cache is not None else None)
             if not self._index:

@@ -123,7 +123,7 @@ class PcioStage(Stage[PcioSpec]):
                 # kept in the output root's cache by what it is cut from: a rebuild cuts only what it drew again
                 inputs = [PCIO, hashes[image], spec.dpi, deck.deck.bleed_mm, deck.deck.dpi, deck.deck.size_mm]
                 make = functools.partial(write_card_png, ctx.image_file(image), deck.deck, spec.dpi / 25.4)
-                cut = make_cached(ctx.out_root, ".png", [str(i) for i in inputs], make)
+                cut = make_cached(ctx.out_root, ".png", [str(i) for i in inputs], make, __name__)
                 room.write(cut, asset(image), compress_type=zipfile.ZIP_STORED)
         write_bytes(ctx.out_dir / PCIO / f"{ctx.record.game.name}.pcio", buffer.getvalue())
         if len(widgets) <= MAX_WIDGETS:

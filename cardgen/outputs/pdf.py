@@ -166,7 +166,7 @@ def _volume_key(pages: list[Page], document: Document, images: ImageFiles, first
     from cardgen.core.bundled import code_digest
 
     decks = sorted({page.deck for page in pages})
-    digest = hashlib.sha256(repr((code_digest(), document.cardgen, Version, images.options, first, total,
+    digest = hashlib.sha256(repr((code_digest(__name__), document.cardgen, Version, images.options, first, total,
                                   document.title, document.version, document.built_at[:10],
                                   [document.deck_title(d) for d in decks], pages)).encode())
     for page in pages:
@@ -207,8 +207,10 @@ class PrintJPEG:
 
     @property
     def entry(self) -> str:
-        """Its key in the cache."""
-        return hashlib.sha256(f"{self.key}/{self.quality}".encode()).hexdigest()[:32]
+        """Its key in the cache: the image, the quality and the code that encodes it."""
+        from cardgen.core.bundled import code_digest
+
+        return hashlib.sha256(f"{code_digest(__name__)}/{self.key}/{self.quality}".encode()).hexdigest()[:32]
 
     def __call__(self, card: DrawnCard) -> None:
         """Encode the card in a render worker (see `make`)."""
@@ -238,8 +240,8 @@ class PrintJPEG:
 class MaskedImage:
     """A card image with transparency (a token, a board) as the streams a PDF embeds: its colours and, unless
     every pixel is opaque, its alpha as a soft mask, each Flate-compressed. Made in the render workers while
-    the card is in memory (see `PrintStage.card_work`) and kept in the cache by the image's content hash, so
-    that writing a PDF only reads them."""
+    the card is in memory (see `PrintStage.card_work`) and kept in the cache by the image's content hash (`entry`),
+    so that writing a PDF only reads them."""
 
     out_root: Path
     key: str  # the card image's content hash
@@ -249,9 +251,16 @@ class MaskedImage:
         """The cache of masked images' streams."""
         return Cache(self.out_root, "print-masked", ".bin")
 
+    @property
+    def entry(self) -> str:
+        """Its key in the cache: the image and the code that compresses it."""
+        from cardgen.core.bundled import code_digest
+
+        return hashlib.sha256(f"{code_digest(__name__)}/{self.key}".encode()).hexdigest()[:32]
+
     def __call__(self, card: DrawnCard) -> None:
         """Compress the streams in a render worker (see `make`)."""
-        if not self.cache.has(self.key):
+        if not self.cache.has(self.entry):
             self.make(card.image)
 
     def make(self, picture: Any) -> None:
@@ -262,19 +271,19 @@ class MaskedImage:
             alpha = picture.getchannel("A")
             mask = b"" if alpha.getextrema() == (255, 255) else zlib.compress(alpha.tobytes())
             header = struct.pack(">III", picture.width, picture.height, len(colour))
-            self.cache.write(self.key, lambda temp: temp.write_bytes(header + colour + mask))
+            self.cache.write(self.entry, lambda temp: temp.write_bytes(header + colour + mask))
 
     def streams(self, source: Path) -> tuple[int, int, bytes, bytes] | None:
         """(width, height, colour stream, alpha stream or b"") of the card image file `source`, made now when
         missing; None when the file has no alpha channel."""
-        data = self.cache.read_bytes(self.key)
+        data = self.cache.read_bytes(self.entry)
         if data is None:
             from PIL import Image
 
             with Image.open(source) as picture:
                 picture.load()
                 self.make(picture)
-            data = self.cache.read_bytes(self.key)
+            data = self.cache.read_bytes(self.entry)
         if data is None or len(data) < 12:
             return None
         width, height, length = struct.unpack(">III", data[:12])
@@ -431,7 +440,7 @@ def _page_key(page: Page, footer: str, images: ImageFiles) -> str:
     from cardgen.core.bundled import code_digest
 
     names = [images.name(slot.image) for slot in page.slots]
-    return hashlib.sha256(repr((code_digest(), Version, page, footer, names)).encode()).hexdigest()[:32]
+    return hashlib.sha256(repr((code_digest(__name__), Version, page, footer, names)).encode()).hexdigest()[:32]
 
 
 def _put_back(pdf: Any, page: Page, images: ImageFiles, drawn: Any) -> bool:
@@ -605,7 +614,7 @@ class PrintStage(Stage[PrintSpec]):
         see_through = {c.hash for c in record.cards if c.kind != "card"}
         see_through |= {b.hash for b in record.backs.values() if record.decks[b.deck].kind != "card"}
         for key in see_through:
-            if not (masked := MaskedImage(out_root, key)).cache.has(key):
+            if not (masked := MaskedImage(out_root, key)).cache.has(masked.entry):
                 work[key] = masked
         spec = self.config  # every paper's PDF has the same images
         for quality in [spec.jpeg_quality] if spec.images == "jpeg" else []:

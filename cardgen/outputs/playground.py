@@ -108,7 +108,7 @@ class PlaygroundStage(Stage[PlaygroundSpec]):
         inputs = [PLAYGROUND, *cell, columns, deck.deck.bleed_mm, deck.deck.dpi, *(hashes[i] for i in images)]
         sources = [ctx.image_file(image) for image in images]
         reuse_or_make(ctx.out_dir, target, [str(i) for i in inputs],
-                      lambda path: write_texture(sources, deck, cell, columns, path))
+                      lambda path: write_texture(sources, deck, cell, columns, path), __name__)
 
 
 def card_template(record: BuildRecord, deck: DeckCards, front: str, back: str | None, back_index: int,

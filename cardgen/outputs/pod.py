@@ -225,7 +225,7 @@ def _write_pdf(export: VendorExport, out_dir: Path, group: str, cards: list[Card
                                 "name": card.name, "quantity": 1, "front_page": numbers.get("front"),
                                 "back_page": numbers.get("back")})
     key = inputs_key([vendor.spec.model_dump_json(), group, profile,
-                      *(part for path, card in sides for part in (f"{card.id}|{card.dpi}", out_dir / path))])
+                      *(part for path, card in sides for part in (f"{card.id}|{card.dpi}", out_dir / path))], __name__)
     pdfs, findings = Cache(out_root, "pod", ".pdf"), Cache(out_root, "pod", ".json")
     noted = findings.read_bytes(key) if pdfs.has(key) else None
     if noted is not None:

@@ -71,7 +71,8 @@ class TabletopiaStage(Stage[TabletopiaSpec]):
         for image, name in files.items():
             inputs = [TABLETOPIA, *size, deck.deck.bleed_mm, deck.deck.dpi, hashes[image]]
             make = functools.partial(write_cut, ctx.image_file(image), deck.deck, size)
-            reuse_or_make(ctx.out_dir, ctx.out_dir / TABLETOPIA / deck.name / name, [str(i) for i in inputs], make)
+            reuse_or_make(ctx.out_dir, ctx.out_dir / TABLETOPIA / deck.name / name, [str(i) for i in inputs], make,
+                          __name__)
         mm = deck.deck.size_mm
         return [[deck.name, card.name, f"{deck.name}/{files[card.face]}",
                  f"{deck.name}/{files[card.back]}" if card.back else "", card.copies, mm.width, mm.height, *size]

@@ -67,7 +67,7 @@ def _key() -> str | None:
         texts = [(folder / name).read_bytes() for name in ("ffi.py", "constants.py")]
         from cardgen.core.bundled import code_digest
 
-        versions = (code_digest(), _cffi_backend.__version__, sys.version)
+        versions = (code_digest(__name__), _cffi_backend.__version__, sys.version)
     except (OSError, ImportError, AttributeError):
         return None
     digest = hashlib.sha256(repr(versions).encode())

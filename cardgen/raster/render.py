@@ -88,10 +88,12 @@ def look_key(svg: str, width: int, height: int, dpi: int, files: Iterable[Path])
 
 
 def content_key(look: str) -> str:
-    """The cache key of a rendered image: what it shows (`look_key`), cardgen's code and cairosvg's version."""
+    """The cache key of a rendered image: what it shows (`look_key`), the code that draws it (the render workers'
+    closure: the SVG's text is in the look, so the code that makes it is not) and cairosvg's version."""
     from cardgen.core.bundled import code_digest
 
-    return hashlib.sha256(f"{code_digest()}\0{_drawing_library_version()}\0{look}".encode()).hexdigest()[:32]
+    code = code_digest("cardgen.raster.pool")
+    return hashlib.sha256(f"{code}\0{_drawing_library_version()}\0{look}".encode()).hexdigest()[:32]
 
 
 @lru_cache(maxsize=1)

@@ -79,8 +79,9 @@ class KeptBytecode(jinja2.BytecodeCache):
     15-20 ms of a one-card edit.
 
     An entry is keyed by the template's name and file and by everything that shapes the compiled code: cardgen's
-    code (`bundled.code_digest`: the sandbox's code generator adds the bounds, this module sets the environment's
-    options: autoescape, the undefined type, whitespace control), Jinja's and Python's versions.
+    code (`bundled.code_digest` of this module's closure: the sandbox's code generator adds the bounds, this module
+    sets the environment's options: autoescape, the undefined type, whitespace control), Jinja's and Python's
+    versions.
     Jinja then checks the entry holds the same template source (a checksum) and its own bytecode version;
     the entry is sealed and verified like every cache entry (a damaged one is compiled again).
     """
@@ -89,7 +90,7 @@ class KeptBytecode(jinja2.BytecodeCache):
         from cardgen.core.bundled import code_digest
 
         self.store = store
-        self.salt = hashlib.sha256(f"{code_digest()}\0{jinja2.__version__}\0{sys.version}".encode()).hexdigest()
+        self.salt = hashlib.sha256(f"{code_digest(__name__)}\0{jinja2.__version__}\0{sys.version}".encode()).hexdigest()
 
     def get_cache_key(self, name: str, filename: str | None = None) -> str:
         """The key of a template's entry (see the class)."""
@@ -165,12 +166,13 @@ def _in_render(problem: Problem, where: str, shown: str, line: int | None) -> Pr
 
 
 def render_inputs(game: Game) -> str:
-    """A digest of everything every render of a game reads but its card: cardgen's code and bundled files, the
+    """A digest of everything every render of a game reads but its card: the code that loads and renders it (the
+    closure of `svg/context.py`) and cardgen's bundled files, the
     manifest, the language and the decks' titles in it, and every file under the workspace's own templates/, icons/
     and fonts/ (by content)."""
     from cardgen.core.bundled import bundle_digest, code_digest, own_folders
 
-    digest = hashlib.sha256(f"{code_digest()}\0{bundle_digest()}\0".encode())
+    digest = hashlib.sha256(f"{code_digest('cardgen.svg.context')}\0{bundle_digest()}\0".encode())
     for manifest in game.manifest_files:
         digest.update(manifest.read_bytes())
     digest.update(json.dumps([game.lang, [deck.title for deck in game.spec.decks.values()]]).encode())

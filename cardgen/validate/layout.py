@@ -10,6 +10,7 @@ kept by that key (`KnownFindings`): a one-card edit inspects the text of that ca
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import html
 import re
 from concurrent.futures import Future
@@ -103,12 +104,15 @@ class KnownFindings(KeptByGame):
     """
 
     def __init__(self, out_root: Path, game: str, svg_cache: SVGCache) -> None:
+        from cardgen.core.bundled import code_digest
+
         super().__init__(out_root, "layout", game)
         self.svg_cache = svg_cache
+        self.code = code_digest(__name__)  # the code that checks: the SVG's key holds the code that renders
 
     def key(self, template: str, deck: str, card: Card | None) -> str:
-        """The key of one render's findings: its SVG cache key (which holds cardgen's code digest)."""
-        return self.svg_cache.key(template, deck, card)
+        """The key of one render's findings: its SVG cache key and the digest of the code that checks it."""
+        return hashlib.sha256(f"{self.code}\0{self.svg_cache.key(template, deck, card)}".encode()).hexdigest()[:32]
 
     def get(self, key: str) -> list[Problem] | None:
         """The findings kept for a render, or None when there are none (or they cannot be read)."""

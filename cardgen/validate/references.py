@@ -115,10 +115,10 @@ class KnownScans(KeptByGame):
 
     @staticmethod
     def key(name: str, shown: str, source: str) -> str:
-        """The key of a template's scan: its name, file and text, cardgen's code and Jinja's version."""
+        """The key of a template's scan: its name, file and text, the code that scans it and Jinja's version."""
         from cardgen.core.bundled import code_digest
 
-        text = json.dumps([code_digest(), jinja2.__version__, name, shown, source])
+        text = json.dumps([code_digest(__name__), jinja2.__version__, name, shown, source])
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
     def get(self, key: str) -> TemplateScan | None:

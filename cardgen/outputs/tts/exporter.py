@@ -87,7 +87,7 @@ class Exporter:
         content does.
         """
         png = keep_alpha or self.options.image_format == "png"
-        key = inputs_key([*inputs, str(png), str(self.options.jpeg_quality)])
+        key = inputs_key([*inputs, str(png), str(self.options.jpeg_quality)], __name__)
         name = f"{self.game}-{stem}-{key[:12]}{'.png' if png else '.jpg'}"
         image = ExportImage(picture, png, self.options.jpeg_quality, (key,))
         if self.recipes is not None:

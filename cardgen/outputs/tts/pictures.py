@@ -82,7 +82,7 @@ class Cell:
     def key(self) -> str:
         """Its key in the cell cache."""
         return inputs_key(["cell", self.source.hash, f"{self.size}", f"{self.source.bleed}",
-                           str(self.quality or "png")])
+                           str(self.quality or "png")], __name__)
 
     def cache(self, out_root: Path) -> Cache:
         """The cache of cells of this format."""
@@ -222,7 +222,7 @@ class CoverFace:
     @property
     def key(self) -> str:
         """Its key in the cover cache."""
-        return inputs_key(["cover", self.source.hash, f"{self.source.bleed}", f"{COVER_FACE_PX}"])
+        return inputs_key(["cover", self.source.hash, f"{self.source.bleed}", f"{COVER_FACE_PX}"], __name__)
 
     def cache(self, out_root: Path) -> Cache:
         """The cache of cover faces."""
@@ -291,12 +291,12 @@ class ExportImage:
 
     def cached(self, out_root: Path) -> bool:
         """Whether the image is in the cache."""
-        return Cache(out_root, "outputs", self.suffix).has(inputs_key(self.inputs))
+        return Cache(out_root, "outputs", self.suffix).has(inputs_key(self.inputs, __name__))
 
     def make(self, out_root: Path, cards: CardImages) -> Path:
         """The cached file of this image (made now unless it is cached already)."""
         return make_cached(out_root, self.suffix, self.inputs,
-                           lambda temp: temp.write_bytes(self.encoded(out_root, cards)))
+                           lambda temp: temp.write_bytes(self.encoded(out_root, cards)), __name__)
 
     def encoded(self, out_root: Path, cards: CardImages) -> bytes:
         """The image file's content: a JPEG sheet put together from its cells' tiles, any other image encoded."""

@@ -76,7 +76,7 @@ def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSSpec,
         stem = file_stem(record.game.title)
         write_saved_object(staging / f"{stem}.json", saved)
         reuse_or_make(out_dir, staging / f"{stem}.png", ["thumbnail", *cover_hashes(exporter)],
-                      lambda temp: thumbnail(exporter).save(temp, format="PNG"))
+                      lambda temp: thumbnail(exporter).save(temp, format="PNG"), __name__)
         swap_into_place(staging, out_dir / TTS_DIR)
     finally:
         remove_ours(staging)
