@@ -297,3 +297,25 @@ def test_an_edit_draws_again_only_the_print_pages_that_hold_the_changed_card(
     for pdf in edited.iterdir():
         assert pdf.read_bytes() == (cold / pdf.name).read_bytes(), pdf.name
 
+
+
+def test_a_rebuild_in_the_same_process_takes_the_record_it_wrote_and_reads_one_written_since(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cardgen.record.record import BuildRecord
+
+    read = BuildRecord.read.__func__  # type: ignore[attr-defined]
+    reads: list[Path] = []
+    monkeypatch.setattr(BuildRecord, "read", classmethod(lambda cls, path: reads.append(path) or read(cls, path)))
+    record = tiny_game / "output" / "tiny" / "build.json"
+    _build(tiny_game)
+    reads.clear()
+    _edit(tiny_game, "Plain", "Plainer")
+    edited = _build(tiny_game)
+    assert reads == []  # a watch's rebuild: the record this process wrote is known, not parsed again
+    assert [change.id for change in edited.changes.changed] == ["na"]
+    record.write_text(record.read_text().replace('"Plainer"', '"Plain!!"'))  # written since: read again
+    _edit(tiny_game, "Plainer", "Plainest")
+    again = _build(tiny_game)
+    assert reads == [record]
+    assert [(change.id, change.fields) for change in again.changes.changed] == \
+        [("na", {"text": ("Plain!!", "Plainest")})]
