@@ -15,7 +15,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from cardgen.core.boxes import GuideBox
 from cardgen.core.errors import CardgenError, Problem
-from cardgen.core.storage import write_bytes
+from cardgen.core.storage import file_identity, write_bytes
 from cardgen.load.freshness import record_intact, seal_record
 
 BUILD_RECORD = "build.json"
@@ -279,18 +279,9 @@ _KNOWN: dict[tuple[int, ...], BuildRecord] = {}
 KNOWN_RECORDS = 8
 
 
-def _identity(path: Path) -> tuple[int, ...] | None:
-    """What tells a file from any other and from itself after a write; None when it cannot be read."""
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns
-
-
 def _remember(path: Path, record: BuildRecord) -> None:
     """Note the record a file holds (just written or read), forgetting the oldest beyond KNOWN_RECORDS."""
-    identity = _identity(path)
+    identity = file_identity(path)
     if identity is not None:
         _KNOWN.pop(identity, None)
         _KNOWN[identity] = record
@@ -300,7 +291,7 @@ def _remember(path: Path, record: BuildRecord) -> None:
 
 def _remembered(path: Path) -> BuildRecord | None:
     """The record a file holds when this process wrote or read that very file (a copy: its fields may be set)."""
-    identity = _identity(path)
+    identity = file_identity(path)
     record = _KNOWN.get(identity) if identity is not None else None
     return record.model_copy() if record is not None else None
 
