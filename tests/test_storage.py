@@ -324,3 +324,28 @@ def test_kept_entries_saved_with_many_new_values_are_read_again_not_held(tmp_pat
         reads.clear()
         assert KeptByGame(tmp_path / str(len(values)), "kind", "game").kept == values
         assert reads == read
+
+
+def test_an_entry_verified_once_is_trusted_by_its_state_until_anything_changes_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watch looks up each card image again at every rebuild: an entry this process verified is trusted while its
+    device, inode, size and times are the same (one stat), and verified from its seal again once anything wrote
+    to it, even with its modification time set back (its change time tells)."""
+    import os
+
+    from cardgen.core.storage import verify
+
+    cache = Cache(tmp_path, "kind", ".bin")
+    assert cache.put_bytes("ab" * 16, b"data")
+    path = cache.path("ab" * 16)
+    assert verify(path)
+    reads: list[Path] = []
+    read_seal = storage._read_seal
+    monkeypatch.setattr(storage, "_read_seal", lambda entry: reads.append(entry) or read_seal(entry))
+    assert verify(path) and cache.has("ab" * 16)
+    assert reads == []
+    before = path.stat()
+    path.write_bytes(b"DATA")  # written in place, same size, its time set back
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    verify(path)
+    assert reads == [path]

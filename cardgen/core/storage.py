@@ -207,12 +207,16 @@ def verify(path: Path) -> bool:
     """
     try:
         stat = path.stat()
+        state = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+        if _VERIFIED.get(str(path)) == state:  # verified before by this process, and not changed since
+            return True
         record = _read_seal(path)
         if record["size"] != stat.st_size:
             return False
         sealed_ns = record.get("sealed_ns")
         if record["mtime_ns"] == stat.st_mtime_ns and isinstance(sealed_ns, int) and \
                 stat.st_ctime_ns <= sealed_ns + SEAL_SETTLE_NS:
+            _verified(path, state)
             return True
         sealed = record["sha256"]
         digest = _read_digest(path)  # read now: a memoised digest is of what the file held before
@@ -222,6 +226,21 @@ def verify(path: Path) -> bool:
     except (OSError, ValueError, KeyError, TypeError):
         pass
     return False
+
+
+# The cache entries this process verified, by path: their state then (device, inode, size, modification and change
+# times; any write, rename or new seal changes the change time, which no one can set). A watch or serve rebuilding
+# a game looks up each card image and TTS cell again: one stat each, not its seal read and parsed. Bounded: a
+# process that has verified more than VERIFIED_AT_MOST entries starts afresh.
+_VERIFIED: dict[str, tuple[int, ...]] = {}
+VERIFIED_AT_MOST = 200_000
+
+
+def _verified(path: Path, state: tuple[int, ...]) -> None:
+    """Note an entry verified in this state (see `_VERIFIED`)."""
+    if len(_VERIFIED) >= VERIFIED_AT_MOST:
+        _VERIFIED.clear()
+    _VERIFIED[str(path)] = state
 
 
 def swap_into_place(staging: Path, final: Path) -> None:
