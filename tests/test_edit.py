@@ -129,14 +129,55 @@ def test_an_edit_keeps_the_files_of_unchanged_cards_as_links_and_matches_a_cold_
     _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")
 
 
+def test_an_edit_moves_the_files_it_made_into_the_output_folder_and_one_stopped_there_is_built_again(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    import cardgen.outputs.pdf as pdf_module
+
+    monkeypatch.setattr(pdf_module, "PAGES_PER_FILE", 2)
+    _edit(tiny_game, '"quoted",2', '"quoted",20')
+    output = tiny_game / "output"
+    out = output / "tiny"
+    _build(tiny_game)
+    folder = out.stat().st_ino
+    _edit(tiny_game, "Plain", "Plainer")
+    _build(tiny_game)
+    assert out.stat().st_ino == folder  # moved in: the folder itself is the previous one, not swapped
+    assert not [p for p in output.iterdir() if p.name.startswith(".tiny")]  # no staging folder, no .old left
+    assert _build(tiny_game).up_to_date
+    _build(tiny_game, "cold")
+    _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")
+
+    replace = os.replace
+
+    def stopped_at_na(source: str, target: str) -> None:
+        if str(target) == str(out / "cards" / "main" / "na.png"):
+            raise KeyboardInterrupt  # killed while moving the edit's files in
+        replace(source, target)
+
+    monkeypatch.setattr(os, "replace", stopped_at_na)
+    _edit(tiny_game, "Plainer", "Plain")
+    with pytest.raises(KeyboardInterrupt):
+        _build(tiny_game)
+    monkeypatch.setattr(os, "replace", replace)
+    assert not (out / ".build-stamps.json").exists()  # a folder half moved in is never taken as current
+    assert not _build(tiny_game).up_to_date
+    assert _build(tiny_game).up_to_date
+    _build(tiny_game, "cold2")
+    _same_as_cold(tiny_game, out, tiny_game / "cold2" / "tiny")
+
+
 def test_where_hard_links_fail_unchanged_files_are_copied(tiny_game: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     import errno
     import os
 
     import cardgen.outputs.pdf as pdf_module
+    from cardgen.load import freshness
 
     monkeypatch.setattr(pdf_module, "PAGES_PER_FILE", 2)
+    monkeypatch.setattr(freshness, "MOVED_AT_MOST", 0)  # swapped in whole, not moved in: it links what it keeps
     _edit(tiny_game, '"quoted",2', '"quoted",20')
     out = tiny_game / "output" / "tiny"
     _build(tiny_game)
@@ -255,3 +296,26 @@ def test_an_edit_draws_again_only_the_print_pages_that_hold_the_changed_card(
     assert [p.name for p in edited.iterdir()] == [p.name for p in cold.iterdir()] != []
     for pdf in edited.iterdir():
         assert pdf.read_bytes() == (cold / pdf.name).read_bytes(), pdf.name
+
+
+
+def test_a_rebuild_in_the_same_process_takes_the_record_it_wrote_and_reads_one_written_since(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cardgen.record.record import BuildRecord
+
+    read = BuildRecord.read.__func__  # type: ignore[attr-defined]
+    reads: list[Path] = []
+    monkeypatch.setattr(BuildRecord, "read", classmethod(lambda cls, path: reads.append(path) or read(cls, path)))
+    record = tiny_game / "output" / "tiny" / "build.json"
+    _build(tiny_game)
+    reads.clear()
+    _edit(tiny_game, "Plain", "Plainer")
+    edited = _build(tiny_game)
+    assert reads == []  # a watch's rebuild: the record this process wrote is known, not parsed again
+    assert [change.id for change in edited.changes.changed] == ["na"]
+    record.write_text(record.read_text().replace('"Plainer"', '"Plain!!"'))  # written since: read again
+    _edit(tiny_game, "Plainer", "Plainest")
+    again = _build(tiny_game)
+    assert reads == [record]
+    assert [(change.id, change.fields) for change in again.changes.changed] == \
+        [("na", {"text": ("Plain!!", "Plainest")})]

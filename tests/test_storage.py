@@ -218,6 +218,7 @@ def test_kept_by_game_writes_back_the_lines_it_read_and_encodes_only_new_values(
     first = KeptByGame(tmp_path, "kind", "game")
     first.used = {"a": {"svg": "<svg>A & B</svg>"}, "b": [1, 2]}
     first.save()
+    storage._KNOWN_ENTRIES.clear()  # a build in another process: "a" and "b" are read from their lines
     encoded: list[object] = []
     dumps = json.dumps
     def counting(value: object, **kw: object) -> str:
@@ -231,6 +232,7 @@ def test_kept_by_game_writes_back_the_lines_it_read_and_encodes_only_new_values(
     second.used = {"a": second.kept["a"], "c": "new"}
     second.save()
     assert encoded == ["new"]  # "a" went back as the line read, not encoded again
+    storage._KNOWN_ENTRIES.clear()  # read from the file, not from what this process remembers of it
     assert KeptByGame(tmp_path, "kind", "game").kept == {"a": {"svg": "<svg>A & B</svg>"}, "c": "new"}
     unchanged = KeptByGame(tmp_path, "kind", "game")
     unchanged.used = dict(unchanged.kept)
@@ -298,4 +300,52 @@ def test_kept_after_a_save_is_what_it_wrote_not_read_again(tmp_path: Path, monke
     second.used["c"] = "new"  # a save after the first: "a" must not go back as the line read before it
     second.save()
     assert KeptByGame(tmp_path, "kind", "game").kept == {"a": {"svg": "changed"}, "b": [1, 2], "c": "new"}
-    assert reads == ["kind", "kind"] and writes == ["kind", "kind"]  # second's read, the last check's read
+    assert reads == [] and writes == ["kind", "kind"]  # what this process wrote is known: not read again
+    storage._KNOWN_ENTRIES.clear()
+    assert KeptByGame(tmp_path, "kind", "game").kept == {"a": {"svg": "changed"}, "b": [1, 2], "c": "new"}
+    assert reads == ["kind"]  # the file itself, read by another process
+
+
+def test_kept_entries_saved_with_many_new_values_are_read_again_not_held(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a save encoded is remembered for the next build in this process only when it is an edit's few values
+    (KEPT_ENCODED): a first build's lines, as large as its values, are not held beside them."""
+    from cardgen.core.storage import KeptByGame
+
+    reads: list[str] = []
+    read_bytes = Cache.read_bytes
+    monkeypatch.setattr(Cache, "read_bytes", lambda self, *a: reads.append(self.kind) or read_bytes(self, *a))
+    monkeypatch.setattr(storage, "KEPT_ENCODED", 2)
+    for values, read in (({"a": 1, "b": 2}, []), ({"a": 1, "b": 2, "c": 3}, ["kind"])):
+        storage._KNOWN_ENTRIES.clear()
+        saved = KeptByGame(tmp_path / str(len(values)), "kind", "game")
+        saved.used = values
+        saved.save()
+        reads.clear()
+        assert KeptByGame(tmp_path / str(len(values)), "kind", "game").kept == values
+        assert reads == read
+
+
+def test_an_entry_verified_once_is_trusted_by_its_state_until_anything_changes_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watch looks up each card image again at every rebuild: an entry this process verified is trusted while its
+    device, inode, size and times are the same (one stat), and verified from its seal again once anything wrote
+    to it, even with its modification time set back (its change time tells)."""
+    import os
+
+    from cardgen.core.storage import verify
+
+    cache = Cache(tmp_path, "kind", ".bin")
+    assert cache.put_bytes("ab" * 16, b"data")
+    path = cache.path("ab" * 16)
+    assert verify(path)
+    reads: list[Path] = []
+    read_seal = storage._read_seal
+    monkeypatch.setattr(storage, "_read_seal", lambda entry: reads.append(entry) or read_seal(entry))
+    assert verify(path) and cache.has("ab" * 16)
+    assert reads == []
+    before = path.stat()
+    path.write_bytes(b"DATA")  # written in place, same size, its time set back
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    verify(path)
+    assert reads == [path]

@@ -645,6 +645,24 @@ def test_each_sheet_is_made_by_the_card_work_that_completes_it(mini, tmp_path) -
     assert _images(fresh / "tts") == _images(out_dir / "tts")
 
 
+def test_the_card_work_is_planned_without_hashing_the_saved_object(mini, tmp_path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build's card work needs the export's images only: it is planned without `mark_for_push` (a hash of every
+    object's JSON), which the export itself still does (each object's Memo)."""
+    from cardgen.outputs.tts import exporter
+    from cardgen.outputs.tts.stage import card_work
+
+    out_dir, record, saved = mini
+    options = TTSStage.for_game(load_game(out_dir.parent.parent, "mini")).config
+
+    def refused(objects: list, game: str) -> None:
+        raise AssertionError("the card work hashed the saved object")
+
+    monkeypatch.setattr(exporter, "mark_for_push", refused)
+    assert set(card_work("mini", record, options, tmp_path / "out")) >= {c.hash for c in record.cards}
+    assert all(obj["Memo"] for obj in saved["ObjectStates"])
+
+
 def test_the_thumbnail_is_put_together_from_faces_the_card_work_made(mini, tmp_path) -> None:
     """The first face of up to three decks is shrunk for the saved object's thumbnail by its card's work in the
     render workers, while the card is in memory: the export then puts the thumbnail together without reading one

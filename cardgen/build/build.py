@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import threading
@@ -11,7 +12,6 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from cardgen.build.plan import BuildPlan, CardFiles, draw_plan, plan_build, record_of
-from cardgen.core import interrupts
 from cardgen.core.errors import CardgenError, Problem
 from cardgen.core.ownership import (
     check_game_name,
@@ -23,7 +23,7 @@ from cardgen.core.ownership import (
     remove_ours,
 )
 from cardgen.core.progress import Reporter, SilentReporter
-from cardgen.core.storage import cache_root, swap_into_place
+from cardgen.core.storage import cache_root
 from cardgen.load.fonts import configure_fontconfig, keep_metrics
 from cardgen.load.freshness import (
     PreviousOutputs,
@@ -249,7 +249,9 @@ class _Build:
                 work.setdefault(key, []).append(item)
         staging = make_staging(options.out_root, self.final.name)
         try:
-            kept = PreviousOutputs(self.final, staging)  # the previous build's files this one makes again, kept
+            # The previous build's files this one makes again, kept; left where they are (an edit then moves the
+            # few files it makes in) when every stage reads card images through `StageContext.image_file`.
+            kept = PreviousOutputs(self.final, staging, all(stage.while_drawing for stage in selected))
             self.card_files = CardFiles(plan, staging, options.keep_svg, kept)
             changes = self.changes if self.changes is not None else Changes(first=True)
             stage_context = StageContext(plan.game, record, staging, self.final, kept, lambda: plan.drawings,
@@ -355,12 +357,10 @@ class _OutputStages:
 
 
 def _finish(plan: BuildPlan, record: BuildRecord, final: Path, staging: Path, previous: PreviousOutputs) -> None:
-    """Write build.json (the stages' findings with it) into the staging folder that holds the card files and
-    the outputs, then swap the folder into place. Files the previous build made from the same content are kept
-    (hard links), not made again."""
+    """Write build.json (the stages' findings with it) into the staging folder that holds the files the build made,
+    then put the build in place (`PreviousOutputs.put_in_place`): an edit's few files moved into the previous
+    folder, else the folder swapped in whole, the files the previous build made from the same content kept (hard
+    links), not made again."""
     record.warnings = plan.findings
     record.save(staging)
-    previous.check_kept()
-    seal_outputs(staging, made=previous.made)
-    interrupts.check()  # a Ctrl-C Python lost: the previous output stays
-    swap_into_place(staging, final)
+    previous.put_in_place(functools.partial(seal_outputs, staging, made=previous.made))

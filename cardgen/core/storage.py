@@ -14,6 +14,7 @@ import os
 import shutil
 import struct
 import tempfile
+import threading
 import time
 from functools import lru_cache
 from pathlib import Path
@@ -206,12 +207,16 @@ def verify(path: Path) -> bool:
     """
     try:
         stat = path.stat()
+        state = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+        if _VERIFIED.get(str(path)) == state:  # verified before by this process, and not changed since
+            return True
         record = _read_seal(path)
         if record["size"] != stat.st_size:
             return False
         sealed_ns = record.get("sealed_ns")
         if record["mtime_ns"] == stat.st_mtime_ns and isinstance(sealed_ns, int) and \
                 stat.st_ctime_ns <= sealed_ns + SEAL_SETTLE_NS:
+            _verified(path, state)
             return True
         sealed = record["sha256"]
         digest = _read_digest(path)  # read now: a memoised digest is of what the file held before
@@ -221,6 +226,21 @@ def verify(path: Path) -> bool:
     except (OSError, ValueError, KeyError, TypeError):
         pass
     return False
+
+
+# The cache entries this process verified, by path: their state then (device, inode, size, modification and change
+# times; any write, rename or new seal changes the change time, which no one can set). A watch or serve rebuilding
+# a game looks up each card image and TTS cell again: one stat each, not its seal read and parsed. Bounded: a
+# process that has verified more than VERIFIED_AT_MOST entries starts afresh.
+_VERIFIED: dict[str, tuple[int, ...]] = {}
+VERIFIED_AT_MOST = 200_000
+
+
+def _verified(path: Path, state: tuple[int, ...]) -> None:
+    """Note an entry verified in this state (see `_VERIFIED`)."""
+    if len(_VERIFIED) >= VERIFIED_AT_MOST:
+        _VERIFIED.clear()
+    _VERIFIED[str(path)] = state
 
 
 def swap_into_place(staging: Path, final: Path) -> None:
@@ -355,8 +375,25 @@ class KeptByGame:
     def kept(self) -> dict[str, Any]:
         """What the last build kept, by key (empty when nothing was kept or it cannot be read)."""
         if self._kept is None:
-            self._kept, self._lines = _read_kept_lines(self.store.read_bytes(self.entry))
+            path = self.store.path(self.entry)
+            with _KNOWN_LOCK:
+                known = _KNOWN_ENTRIES.get((path, file_identity(path)))
+            if known is None:
+                known = _read_kept_lines(self.store.read_bytes(self.entry))
+                self._remember(known)
+            self._kept, self._lines = dict(known[0]), dict(known[1])  # this build's own dicts, the values shared
         return self._kept
+
+    def _remember(self, known: tuple[dict[str, Any], dict[str, bytes]], forget: bool = False) -> None:
+        """Note what the entry's file holds now (read or written), for the next build in this process; with
+        `forget`, only forget what it held."""
+        path = self.store.path(self.entry)
+        identity = file_identity(path)
+        with _KNOWN_LOCK:  # the print stage's thread keeps its pages meanwhile
+            for old in [key for key in _KNOWN_ENTRIES if key[0] == path]:
+                del _KNOWN_ENTRIES[old]
+            if identity is not None and not forget:
+                _KNOWN_ENTRIES[(path, identity)] = (dict(known[0]), dict(known[1]))
 
     def _line(self, key: str, value: Any) -> bytes:
         """The line that keeps a value: as it was read when the value came from `kept`, else encoded."""
@@ -369,11 +406,18 @@ class KeptByGame:
         if self.used == self.kept:  # values taken from `kept` are the same objects: compared by identity first
             return
 
+        encoded: dict[str, bytes] | None = {}  # the lines encoded now, while few (an edit's)
+
         def write(temp: Path) -> None:
+            nonlocal encoded
             # One line at a time: 10,000 rendered SVGs are ~80 MB, never held twice
             with open(temp, "wb") as handle:
                 for number, (key, value) in enumerate(self.used.items()):
-                    handle.write(b"\n" + self._line(key, value) if number else self._line(key, value))
+                    line = self._line(key, value)
+                    handle.write(b"\n" + line if number else line)
+                    if encoded is not None and line is not self._lines.get(key):
+                        encoded[key] = line
+                        encoded = encoded if len(encoded) <= KEPT_ENCODED else None
 
         try:
             self.store.write(self.entry, write)
@@ -385,6 +429,32 @@ class KeptByGame:
         old, used = self._kept or {}, self.used
         self._lines = {key: line for key, line in self._lines.items() if key in used and used[key] is old.get(key)}
         self._kept = dict(used)
+        if encoded is not None:  # every line known: the next build in this process takes them from memory
+            self._lines.update(encoded)
+            self._remember((self._kept, self._lines))
+        else:
+            self._remember(({}, {}), forget=True)
+
+
+# What the `KeptByGame` entries this process last read or wrote hold, by their file and its identity (see
+# `file_identity`): a watch or serve rebuilding a game takes its rendered SVGs, layout findings, template scans and
+# print pages from here instead of verifying and parsing each entry again. The values are shared by the builds,
+# which never change a value's meaning (see `KeptByGame`); an entry written by anyone else is read again.
+_KNOWN_ENTRIES: dict[tuple[Path, tuple[int, ...] | None], tuple[dict[str, Any], dict[str, bytes]]] = {}
+_KNOWN_LOCK = threading.Lock()
+# A save that encoded more values than this (a first build's) is not remembered: its lines, as large as the values
+# (~80 MB of rendered SVGs at 10,000 cards), would be held beside them; the next build reads the entry once.
+KEPT_ENCODED = 256
+
+
+def file_identity(path: Path) -> tuple[int, ...] | None:
+    """What tells a file from any other and from itself after a write (device, inode, size, modification time; a
+    rename keeps it); None when it cannot be read."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
 def _read_kept_lines(data: bytes | None) -> tuple[dict[str, Any], dict[str, bytes]]:

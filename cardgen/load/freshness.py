@@ -14,6 +14,7 @@ sheet, a volume of the print PDF): a later build keeps those it would make again
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -29,6 +30,9 @@ from cardgen.core.storage import FILE_MODE, write_atomic, write_json
 SHARED_FOLDERS = ("templates", "icons", "fonts")
 RACY_NS = 2_000_000_000
 STAMPS = ".build-stamps.json"
+# A build that made at most this many output files (an edit) moves them into the previous output folder; one that
+# made more is swapped in as a whole folder (see `PreviousOutputs.put_in_place`).
+MOVED_AT_MOST = 64
 
 
 def _files(root: Path, game: str) -> Iterable[Path]:
@@ -192,15 +196,19 @@ def _file_state(path: Path) -> tuple[int, int, int, int]:
 
 class PreviousOutputs:
     """The output files of a game's previous build, for the build now writing its staging folder to keep those
-    it would make again: hard-linked into the staging folder (copied where links fail), not made again.
+    it would make again, not made again.
 
     A file is kept only when the previous build noted the same content key for it, it is still as that build
     sealed it (size and time), has the mode bits cardgen writes and no other link (nobody linked it elsewhere).
     An output edited by hand is made again, and nothing is ever linked from the cache: a designer editing an
-    output file in place changes that file only. The previous folder stays as it was until the swap.
+    output file in place changes that file only. The previous folder stays as it was until `put_in_place`.
+
+    A kept file stays where it is, in the previous folder (nothing is written for it), until `put_in_place`
+    decides how the build goes in: the few files an edit made moved into the previous folder, or, for a build
+    that made many, the kept files hard-linked (copied where links fail) into the staging folder swapped in whole.
     """
 
-    def __init__(self, final: Path, staging: Path) -> None:
+    def __init__(self, final: Path, staging: Path, in_place: bool = True) -> None:
         self.final, self.staging = final, staging
         try:
             sealed = json.loads((final / STAMPS).read_text(encoding="utf-8"))["outputs"]
@@ -209,15 +217,19 @@ class PreviousOutputs:
         self.sealed: dict = sealed if isinstance(sealed, dict) else {}
         self.keys = _made(final) if self.sealed else {}
         self.made: dict[str, str] = {}  # what this build made or kept: content key by path in the output folder
-        self.kept: dict[str, tuple[int, ...]] = {}
+        self.kept: dict[str, tuple[int, ...]] = {}  # (size, time, mode) of each kept file
+        # Without `in_place` (a stage reads card files from the staging folder: see `Stage.while_drawing`) each kept
+        # file is linked into it as it is kept, and the folder is swapped in whole.
+        self.linked = not in_place
 
     def place(self, target: Path, key: str, make: Callable[[Path], object], name: str | None = None) -> bool:
         """Put the file of content `key` at `target` in the staging folder: the previous build's, when it made
-        the same, else `make(target)`. `name` is its path in the output folder when `target` is elsewhere (in
-        a folder swapped in later). Returns True when the file was made, False when it was kept."""
+        the same (kept where it is: see `put_in_place`), else `make(target)`. `name` is its path in the output
+        folder when `target` is elsewhere (in a folder swapped in later). Returns True when the file was made,
+        False when it was kept."""
         name = name or target.relative_to(self.staging).as_posix()
-        if self.made.get(name) == key and target.is_file():  # placed already (a back on several TTS sheets)
-            return False
+        if self.made.get(name) == key and (name in self.kept or target.is_file()):  # placed already (a back on
+            return False  # several TTS sheets)
         self.made[name] = key
         self.kept.pop(name, None)
         if self.keys.get(name) == key and self._keep(name, target):
@@ -226,32 +238,114 @@ class PreviousOutputs:
         return True
 
     def _keep(self, name: str, target: Path) -> bool:
-        source, sealed = self.final / name, self.sealed.get(name)
+        """Whether the previous build's file `name` is as it sealed it, and so kept (noted in `kept`; linked to
+        `target` when the kept files are linked as they are kept)."""
+        sealed = self.sealed.get(name)
         try:
-            state = _file_state(source)
-            if not isinstance(sealed, list) or list(state) != [*sealed, FILE_MODE, 1]:
-                return False
-            target.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                os.link(source, target)
-            except OSError:  # another file system, or one without hard links: a copy of it
-                write_atomic(target, lambda temp: shutil.copyfile(source, temp))
-            if _file_state(source)[:3] != state[:3]:  # written to meanwhile: make it instead
-                target.unlink()
-                return False
-            self.kept[name] = _file_state(target)[:3]
+            state = _file_state(self.final / name)
         except OSError:
             return False
+        if not isinstance(sealed, list) or list(state) != [*sealed, FILE_MODE, 1]:
+            return False
+        kept = self._link(name, state[:3], target) if self.linked else state[:3]
+        if kept is None:
+            return False
+        self.kept[name] = kept
         return True
 
+    def _link(self, name: str, state: tuple[int, ...], target: Path | None = None) -> tuple[int, ...] | None:
+        """Hard-link the kept file `name` (as it was: `state`) into the staging folder, or to `target` (a copy where
+        links fail); its state there, or None (nothing left there) when the file was written to meanwhile."""
+        source, target = self.final / name, target or self.staging / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(source, target)
+        except OSError:  # another file system, or one without hard links: a copy of it
+            write_atomic(target, functools.partial(shutil.copyfile, source))
+        if _file_state(source)[:3] != state:  # written to meanwhile: made instead
+            target.unlink()
+            return None
+        return _file_state(target)[:3]
+
     def check_kept(self) -> None:
-        """Raise when a kept file changed since it was kept (the previous output, which a hard link shares, was
-        written to during the build): the previous build stays in place and the next build makes it again."""
+        """Raise when a kept file changed since it was kept (written to during the build): the previous build
+        stays in place and the next build makes it again."""
+        folder = self.staging if self.linked else self.final
         for name, state in self.kept.items():
             try:
-                unchanged = _file_state(self.staging / name)[:3] == state
+                unchanged = _file_state(folder / name)[:3] == state
             except OSError:
                 unchanged = False
             if not unchanged:
                 raise CardgenError(f"{self.final / name} changed while the build was running; the previous "
                                    "output is left as it was: build again")
+
+    def put_in_place(self, seal: Callable[[], None]) -> None:
+        """Put the finished build (the staging folder, its build.json and stamps written) in place of the previous
+        one, which stays whole until then: when the build made at most MOVED_AT_MOST files (an edit) and the
+        previous folder is sealed, those files are moved into it and the files it no longer makes deleted
+        (`_move_in`); else the kept files are linked into the staging folder, `seal()` seals it, and it is
+        swapped in whole."""
+        from cardgen.core import interrupts
+        from cardgen.core.ownership import STAMP, refuse_foreign
+        from cardgen.core.storage import swap_into_place
+
+        # the stamps of the folders in it among them, but its own (the previous folder has one: it stays)
+        made = [path for path in self.staging.rglob("*") if path.is_file() and path != self.staging / STAMP]
+        refuse_foreign(self.final.with_name(f".{self.final.name}.old"))  # as the swap would
+        touched = [path.relative_to(self.staging) for path in made] + [Path(n) for n in self.sealed.keys() - self.kept]
+        if not self.linked and self.sealed and len(made) <= MOVED_AT_MOST and self._writable(touched):
+            self.check_kept()
+            interrupts.check()  # a Ctrl-C Python lost: the previous output stays
+            self._move_in(made)
+            return
+        if not self.linked:
+            self.kept = {name: self._link(name, state) or state for name, state in self.kept.items()}
+            self.linked = True  # (a file written to meanwhile is told by `check_kept`, as it left nothing)
+        seal()
+        self.check_kept()
+        interrupts.check()
+        swap_into_place(self.staging, self.final)
+
+    def _writable(self, names: list[Path]) -> bool:
+        """Whether the files of `names` can be moved into (or deleted from) the previous folder: the nearest
+        folder of each that is there can be written to (a folder made read-only is swapped away, not written)."""
+        for parent in {name.parent for name in names}:
+            folder = self.final / parent
+            while not folder.is_dir() and folder != self.final:
+                folder = folder.parent
+            if not os.access(folder, os.W_OK):
+                return False
+        return True
+
+    def _move_in(self, made: list[Path]) -> None:
+        """Move the files the build made into the previous folder and delete those it no longer makes, sealing
+        the result with only the made files' stamps taken anew (the kept files' are the ones just checked).
+
+        The previous stamps go first and the new ones last: a build stopped between them leaves a folder
+        without stamps, which no later build keeps anything of or calls current (it is built again whole)."""
+        from cardgen.core.ownership import STAMP
+
+        names = {path.relative_to(self.staging).as_posix(): path for path in made}
+        stamps = json.loads((self.staging / STAMPS).read_text(encoding="utf-8"))
+        outputs = {name: self.sealed[name] for name in self.kept}
+        for name, path in [*names.items(), (STAMP, self.final / STAMP)]:  # the folder's own stamp stays
+            if name not in (STAMPS, "build.json"):
+                stat = path.stat()  # a rename keeps it
+                outputs[name] = [stat.st_size, stat.st_mtime_ns]
+        stamps["outputs"], stamps["made"] = outputs, dict(sorted(self.made.items()))
+        write_json(self.staging / STAMPS, stamps)
+        (self.final / STAMPS).unlink(missing_ok=True)
+        for name, path in names.items():
+            if name != STAMPS:
+                target = self.final / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(path, target)
+        for name in self.sealed.keys() - outputs.keys():
+            gone = self.final / name
+            gone.unlink(missing_ok=True)
+            for folder in gone.parents:  # a folder it leaves empty goes too (a deck no longer built)
+                if folder == self.final or any(folder.iterdir()):
+                    break
+                folder.rmdir()
+        os.replace(self.staging / STAMPS, self.final / STAMPS)

@@ -15,7 +15,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from cardgen.core.boxes import GuideBox
 from cardgen.core.errors import CardgenError, Problem
-from cardgen.core.storage import write_bytes
+from cardgen.core.storage import file_identity, write_bytes
 from cardgen.load.freshness import record_intact, seal_record
 
 BUILD_RECORD = "build.json"
@@ -190,6 +190,7 @@ class BuildRecord(Entry):
         write_bytes(out_dir / BUILD_RECORD, self.__pydantic_serializer__.to_json(self, indent=2))
         seal_record(out_dir / BUILD_RECORD, self.model_dump(mode="json", include={"settings", "sources", "stats",
                                                                                 "warnings"}))
+        _remember(out_dir / BUILD_RECORD, self)
 
     @classmethod
     def parse(cls, data: Any, shown_as: str) -> BuildRecord:
@@ -242,10 +243,16 @@ class BuildRecord(Entry):
         A record from an older cardgen, or one edited by hand, is not an error here: the build that
         asks simply starts afresh and writes a new one.
         """
+        path = out_dir / BUILD_RECORD
+        known = _remembered(path)
+        if known is not None:
+            return known
         try:
-            return cls.read(out_dir / BUILD_RECORD)
+            record = cls.read(path)
         except CardgenError:
             return None
+        _remember(path, record)
+        return record
 
     @classmethod
     def of_build(cls, out_dir: Path) -> BuildRecord:
@@ -263,6 +270,30 @@ class BuildRecord(Entry):
             raise CardgenError(f"the file changed since the build wrote it (edited by hand?); run `cardgen build "
                                f"{out_dir.name}` again to rewrite it", file=str(path))
         return record
+
+
+# The records this process last wrote or read, by the identity of their file (device, inode, size, time: a rename
+# keeps it, any write changes it): a watch or serve finds its last build's record here instead of parsing its
+# build.json again (~85 ms at 1,000 cards, ten times that at 10,000). A few, for a watch of several games.
+_KNOWN: dict[tuple[int, ...], BuildRecord] = {}
+KNOWN_RECORDS = 8
+
+
+def _remember(path: Path, record: BuildRecord) -> None:
+    """Note the record a file holds (just written or read), forgetting the oldest beyond KNOWN_RECORDS."""
+    identity = file_identity(path)
+    if identity is not None:
+        _KNOWN.pop(identity, None)
+        _KNOWN[identity] = record
+        while len(_KNOWN) > KNOWN_RECORDS:
+            del _KNOWN[next(iter(_KNOWN))]
+
+
+def _remembered(path: Path) -> BuildRecord | None:
+    """The record a file holds when this process wrote or read that very file (a copy: its fields may be set)."""
+    identity = file_identity(path)
+    record = _KNOWN.get(identity) if identity is not None else None
+    return record.model_copy() if record is not None else None
 
 
 def _unreadable(exc: ValidationError, shown_as: str) -> CardgenError:

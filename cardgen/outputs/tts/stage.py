@@ -89,7 +89,7 @@ def card_work(game: str, record: BuildRecord, options: TTSSpec, out_root: Path) 
     what the caches under `out_root` lack."""
     recipes = Recipes()
     exporter = Exporter(game, record, out_root / game, out_root / game, options, lambda name: name, recipes)
-    exporter.saved_object()
+    exporter.saved_object(marked=False)  # what its images are made of, not what a push compares
     recipes.faces = {face.source.hash: face for face in cover_faces(exporter)}
     return recipes.work(out_root)
 
