@@ -78,22 +78,19 @@ def _key() -> str | None:
 
 def _made() -> str | None:
     """The out-of-line arguments of cairocffi's two FFI objects, as the text of a Python literal, made from
-    the declarations cairocffi has just parsed (so they are exactly its own); None when they do not have the
-    shape this module knows."""
+    the declarations cairocffi has just parsed (its own FFI objects: parsing them again would double the cost of a
+    first run); None when they do not have the shape this module knows."""
     from cffi import FFI
 
     own = sys.modules.get("cairocffi.ffi")
-    main_sources = getattr(getattr(own, "ffi", None), "_cdefsources", None)
-    pixbuf_sources = getattr(getattr(own, "ffi_pixbuf", None), "_cdefsources", None)
-    if not (isinstance(main_sources, list) and len(main_sources) == 1 and isinstance(pixbuf_sources, list)
-            and len(pixbuf_sources) == 4 and pixbuf_sources[0] == "[" and pixbuf_sources[2] == "]"):
+    main, pixbuf = getattr(own, "ffi", None), getattr(own, "ffi_pixbuf", None)
+    if not (isinstance(main, FFI) and isinstance(pixbuf, FFI) and len(main._cdefsources) == 1
+            and not main._included_ffis and pixbuf._included_ffis == [main] and len(pixbuf._cdefsources) == 4
+            and not hasattr(main, "_assigned_source") and not hasattr(pixbuf, "_assigned_source")):
         return None
-    main, pixbuf = FFI(), FFI()
-    main.cdef(main_sources[0])
-    pixbuf.include(main)
-    pixbuf.cdef(pixbuf_sources[3])
     arguments = {}
     for name, ffi in ((_MAIN, main), (_PIXBUF, pixbuf)):
+        # Names the module cffi would write; an FFI object used in ABI mode, as cairocffi's, never reads it.
         ffi.set_source(name, None)
         arguments[name] = _arguments(_python_code(ffi))
     return repr(arguments)
