@@ -37,13 +37,22 @@ print(json.dumps({"parsed": "pycparser" in sys.modules, "cdefs": len(cdefs),
 """
 
 
-def _draw(home: Path, target: Path) -> dict:
+def _drawing(home: Path, target: Path) -> subprocess.Popen:
     env = {**os.environ, "XDG_CACHE_HOME": str(home)}
     for name in ("CARDGEN_FONTCONFIG_SET", "FONTCONFIG_FILE"):
         env.pop(name, None)
-    done = subprocess.run([sys.executable, "-c", _DRAW, _SVG, str(target)], env=env, capture_output=True,
-                          text=True, check=True)
-    return json.loads(done.stdout)
+    return subprocess.Popen([sys.executable, "-c", _DRAW, _SVG, str(target)], env=env, stdout=subprocess.PIPE,
+                            text=True)
+
+
+def _result(drawing: subprocess.Popen) -> dict:
+    out, _ = drawing.communicate(timeout=120)
+    assert drawing.returncode == 0
+    return json.loads(out)
+
+
+def _draw(home: Path, target: Path) -> dict:
+    return _result(_drawing(home, target))
 
 
 def _entries(home: Path) -> list[Path]:
@@ -65,6 +74,15 @@ def test_declarations_are_parsed_once_then_kept_and_draw_the_same_pixels(tmp_pat
     assert second == {"parsed": False, "cdefs": 0, "kept": True}  # from the kept entry: no C parser imported
     assert np.array_equal(_pixels(tmp_path / "first.png"), _pixels(tmp_path / "second.png"))
     assert _pixels(tmp_path / "second.png").std() > 10  # a real drawing, not a blank one
+
+
+def test_processes_starting_together_parse_the_declarations_once(tmp_path: Path) -> None:
+    # As a first build's render workers do: one parses and keeps them, the others wait and read its entry.
+    drawings = [_drawing(tmp_path, tmp_path / f"{n}.png") for n in range(3)]
+    results = sorted((_result(d) for d in drawings), key=lambda r: r["cdefs"])
+    assert results == [{"parsed": False, "cdefs": 0, "kept": True}] * 2 + [{"parsed": True, "cdefs": 2, "kept": False}]
+    assert len(_entries(tmp_path)) == 1
+    assert all(np.array_equal(_pixels(tmp_path / "0.png"), _pixels(tmp_path / f"{n}.png")) for n in (1, 2))
 
 
 def test_damaged_kept_declarations_are_never_used_and_are_made_again(tmp_path: Path) -> None:
