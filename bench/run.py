@@ -11,9 +11,11 @@ Figures: cold1000 and cold20 (cold build with every output, against the floor of
 same SVGs), nochange (a rebuild with nothing to do, against Python's own start-up), edit (one card
 changed, against the cold build at 20, 100, 1,000 and 10,000 cards: as a whole command, against a fresh process drawing
 that card alone, and in a running `cardgen watch`), serve (from a save to the new image shown in the gallery
-of a running `cardgen serve`, in a headless Chromium driven through DevTools, against the rebuild itself), scale
-(cost per card at 10,000 against 1,000 cards, --jobs 2 against --jobs 1, both timed unobserved, and peak memory in a
-build of its own).
+of a running `cardgen serve`, in a headless Chromium driven through DevTools, against the rebuild itself),
+examples (the five example games of data/, each and all together: cold against the floor, no change, one card's
+text edited), scale (cost per card at 10,000 against 1,000 cards, --jobs 2 against --jobs 1, both timed
+unobserved, and peak memory in a build of its own). Cold builds, and the floor runs, start with empty output and
+user cache folders.
 """
 from __future__ import annotations
 
@@ -33,9 +35,10 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Callable
+from typing import IO, Callable, Iterator
 
 import cardgen
 
@@ -112,24 +115,54 @@ def edit_values(root: Path, game: str, count: int) -> list[int]:
     return [value for value in range(1, 10) if str(value) != _middle_row(rows)[EDITED_FIELD]][:count]
 
 
-def svg_listing(root: Path, game: str, target: Path, card: str | None = None) -> int:
-    """Write the SVG text, size and base URL of every image a build of `game` draws (only the face of the card
-    named `card` when given), for bench/floor.py."""
+# One card's text of each example game that a designer might edit: the game's file, and the column (CSV) or the
+# start of the line (YAML) of the middle card's entry.
+EXAMPLE_EDITS = {"adventure": ("main-deck.csv", "text"), "battle-builder": ("cards.csv", "effect"),
+                 "deebz": ("effects.csv", "effect"), "sams-battle": ("reference.yaml", "  title: "),
+                 "scrapbots": ("cards.csv", "text")}
+
+
+def edit_example(root: Path, game: str, value: int) -> None:
+    """Change one card's text in an example game of the workspace `root`: the text in the repository's copy with
+    ` (value)` after it, so each value is a change. CSV lines are edited one by one (the files' comment lines
+    stay), each line a whole record (the example files hold no line breaks in a field)."""
+    name, where = EXAMPLE_EDITS[game]
+    original = (REPO / "data" / game / name).read_text().splitlines(keepends=True)
+    lines = (root / "data" / game / name).read_text().splitlines(keepends=True)
+    if name.endswith(".yaml"):
+        at = [i for i, line in enumerate(original) if line.startswith(where)]
+        i = at[len(at) // 2]
+        lines[i] = f"{original[i].rstrip()} ({value})\n"
+    else:
+        records = [i for i, line in enumerate(original) if line.strip() and not line.startswith("#")]
+        header, i = next(csv.reader([original[records[0]]])), records[1:][len(records[1:]) // 2]
+        row = dict(zip(header, next(csv.reader([original[i]]))))
+        row[where] = f"{row[where]} ({value})"
+        out = io.StringIO()
+        csv.DictWriter(out, fieldnames=header, lineterminator="\n").writerow(row)
+        lines[i] = out.getvalue()
+    (root / "data" / game / name).write_text("".join(lines))
+
+
+def svg_listing(root: Path, game: str | list[str], target: Path, card: str | None = None) -> int:
+    """Write the SVG text, size and base URL of every image a build of `game` (or of each of a list of games)
+    draws (only the face of the card named `card` when given), for bench/floor.py."""
     from cardgen.build.plan import plan_build
     from cardgen.svg.context import BuildContext
 
-    with tempfile.TemporaryDirectory(prefix="cardgen-bench-plan-") as scratch:
-        plan = plan_build(BuildContext.load(root, game, Path(scratch)))
-    arts = [*plan.faces.values(), *plan.backs.values()]
-    if card is not None:
-        arts = [plan.faces[c.id] for c in plan.cards if c.name == card]
     items = []
-    for art in arts:
-        deck = plan.game.spec.decks[art.deck]
-        size = plan.game.deck_size(deck)
-        items.append({"svg": art.rendered.svg, "width": size.full_width_px, "height": size.full_height_px,
-                      "dpi": size.dpi, "base_url": plan.game.data_dir.resolve().as_uri() + "/",
-                      "transparent": deck.kind != "card"})
+    for name in [game] if isinstance(game, str) else game:
+        with tempfile.TemporaryDirectory(prefix="cardgen-bench-plan-") as scratch:
+            plan = plan_build(BuildContext.load(root, name, Path(scratch)))
+        arts = [*plan.faces.values(), *plan.backs.values()]
+        if card is not None:
+            arts = [plan.faces[c.id] for c in plan.cards if c.name == card]
+        for art in arts:
+            deck = plan.game.spec.decks[art.deck]
+            size = plan.game.deck_size(deck)
+            items.append({"svg": art.rendered.svg, "width": size.full_width_px, "height": size.full_height_px,
+                          "dpi": size.dpi, "base_url": plan.game.data_dir.resolve().as_uri() + "/",
+                          "transparent": deck.kind != "card"})
     target.write_text(json.dumps({"font_dirs": [str(root / "fonts")], "items": items}))
     return len(items)
 
@@ -173,10 +206,10 @@ def _memory(pid: int) -> tuple[float, float]:
     return pss / 1024, rss / 1024
 
 
-def run(args: list[str], memory: bool = False) -> Run:
-    """Run a command to its end; fail loudly when it fails."""
+def run(args: list[str], memory: bool = False, env: dict[str, str] | None = None) -> Run:
+    """Run a command to its end (in `env` when given); fail loudly when it fails."""
     started = time.perf_counter()
-    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     peaks = [0.0, 0.0]
 
     def sample() -> None:
@@ -197,19 +230,34 @@ def run(args: list[str], memory: bool = False) -> Run:
     return Run(seconds, peaks[0], peaks[1], out)
 
 
-def build(root: Path, game: str | None, out: Path, jobs: int = 2, memory: bool = False) -> Run:
+def build(root: Path, game: str | None, out: Path, jobs: int = 2, memory: bool = False,
+          env: dict[str, str] | None = None) -> Run:
     """`cardgen build [game] --out OUT -j JOBS` in the workspace, as a designer runs it."""
     return run([*CARDGEN, "--root", str(root), "build", *([game] if game else []), "--out", str(out),
-                "-j", str(jobs)], memory)
+                "-j", str(jobs)], memory, env)
 
 
-def cold_build(root: Path, game: str, jobs: int = 2, memory: bool = False) -> Run:
-    """A build into an empty output root (so an empty cache)."""
+def cold_build(root: Path, game: str | None, jobs: int = 2, memory: bool = False) -> Run:
+    """A build into an empty output root (so empty caches of its own) with an empty user cache folder (so no
+    compiled templates, font metrics, icon index or cairo declarations kept by an earlier build), as on a machine
+    where cardgen never ran."""
     out = Path(tempfile.mkdtemp(prefix="cardgen-bench-out-"))
     try:
-        return build(root, game, out, jobs, memory)
+        with empty_user_cache() as env:
+            return build(root, game, out, jobs, memory, env)
     finally:
         shutil.rmtree(out, ignore_errors=True)
+
+
+@contextmanager
+def empty_user_cache() -> Iterator[dict[str, str]]:
+    """An environment whose user cache folder (XDG_CACHE_HOME, where `cardgen.core.storage.user_cache` looks)
+    is a new empty folder, removed after."""
+    folder = tempfile.mkdtemp(prefix="cardgen-bench-xdg-")
+    try:
+        yield {**os.environ, "XDG_CACHE_HOME": folder}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def floor(listing: Path) -> float:
@@ -224,10 +272,12 @@ def whole_floor(listing: Path) -> float:
 
 
 def _floor_run(listing: Path) -> Run:
-    """bench/floor.py run on the listed SVGs, its PNGs written to a folder removed after."""
+    """bench/floor.py run on the listed SVGs, its PNGs written to a folder removed after; with an empty user cache
+    folder, as the cold builds it is the floor of (fontconfig scans the fonts again)."""
     out = Path(tempfile.mkdtemp(prefix="cardgen-bench-floor-"))
     try:
-        return run([sys.executable, str(BENCH / "floor.py"), str(listing), str(out)])
+        with empty_user_cache() as env:
+            return run([sys.executable, str(BENCH / "floor.py"), str(listing), str(out)], env=env)
     finally:
         shutil.rmtree(out, ignore_errors=True)
 
@@ -494,6 +544,41 @@ class Bench:
             "(0: every change was pushed into the page).",
         ]
 
+    def examples(self) -> list[str]:
+        """Figure: the example games (data/), each and all together: cold against the floor, no-change, one card
+        edited as a whole command."""
+        root = workspace(self.work / "examples-figure")
+        rows = ["| game | images | floor: bench/floor.py on its SVGs, one process | cold build (-j 2), whole command "
+                "| ratio to the floor | no-change rebuild | one card's text edited, whole command | images drawn |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for game in [*EXAMPLE_EDITS, None]:
+            listing = self.work / f"examples-{game or 'all'}.json"
+            images = svg_listing(root, game or list(EXAMPLE_EDITS), listing)
+            floors, colds = [], []
+            for _ in range(max(self.repeat, 3)):
+                floors.append(floor(listing))
+                colds.append(cold_build(root, game).seconds)
+            out = self.work / f"out-examples-{game or 'all'}"
+            build(root, game, out)
+            nochange = [build(root, game, out).seconds for _ in range(max(self.repeat, 5))]
+            edits, drawn = self.example_edits(root, game, out) if game is not None else ([], [])
+            rows.append(f"| {game or 'all five: `cardgen build`'} | {images} | {spread(floors)} | {spread(colds)} | "
+                        f"**{median(colds) / median(floors):.2f}x** | {spread(nochange)} | "
+                        f"{spread(edits) if edits else ''} | {', '.join(map(str, drawn))} |")
+        rows.append("\nCold builds and the floor start with empty output and user cache folders (XDG_CACHE_HOME). "
+                    "Targets (issue 37): the whole-command edit under 0.5 s, the no-change rebuild under 0.1 s.")
+        return rows
+
+    def example_edits(self, root: Path, game: str, out: Path) -> tuple[list[float], list[int]]:
+        """Edit one card of an example game (built into `out`) a few times, each a whole `cardgen build`; return
+        the seconds of each and the images each drew."""
+        edits, drawn = [], []
+        for value in range(1, max(self.repeat, 3) + 1):
+            edit_example(root, game, value)
+            edits.append(build(root, game, out).seconds)
+            drawn.append(json.loads((out / game / "build.json").read_text())["stats"]["rendered"])
+        return edits, drawn
+
     def scale(self) -> list[str]:
         """Figure: cost per card at N = 10,000 (1,000 with --quick) against N / 10, peak memory, jobs."""
         big = 1000 if self.quick else 10000
@@ -526,6 +611,7 @@ FIGURES: dict[str, tuple[str, Callable[[Bench], list[str]]]] = {
     "edit": ("One card edited, every output updated: whole command, its floor, in a running watch", Bench.edit),
     "serve": ("From a save to the new image in the gallery of a running `cardgen serve`, in headless Chromium",
               Bench.serve),
+    "examples": ("The example games: cold against the floor, no-change, one card edited", Bench.examples),
     "scale": ("10,000 cards: cost per card, peak memory, --jobs 2 against --jobs 1", Bench.scale),
 }
 

@@ -23,23 +23,36 @@ _SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="120" height="80"><linear
 _DRAW = """
 import json, sys
 from pathlib import Path
+import cffi.api  # not its C parser: "parsed" below tells whether anything imported that
+cdefs = []  # each declaration text parsed (cffi's FFI.cdef), counted
+_cdef = cffi.api.FFI.cdef
+cffi.api.FFI.cdef = lambda ffi, *args, **kwargs: (cdefs.append(1), _cdef(ffi, *args, **kwargs))[1]
 from cardgen.load.fonts import configure_fontconfig
 from cardgen.raster.render import draw_svg
 configure_fontconfig([])
 image = draw_svg(sys.argv[1], 120, 80, 96, Path('/'), 'file:///')
 image.save(sys.argv[2])
-print(json.dumps({"parsed": "pycparser" in sys.modules,
+print(json.dumps({"parsed": "pycparser" in sys.modules, "cdefs": len(cdefs),
                   "kept": type(sys.modules["cairocffi"].ffi).__module__ != "cffi.api"}))
 """
 
 
-def _draw(home: Path, target: Path) -> dict:
+def _drawing(home: Path, target: Path) -> subprocess.Popen:
     env = {**os.environ, "XDG_CACHE_HOME": str(home)}
     for name in ("CARDGEN_FONTCONFIG_SET", "FONTCONFIG_FILE"):
         env.pop(name, None)
-    done = subprocess.run([sys.executable, "-c", _DRAW, _SVG, str(target)], env=env, capture_output=True,
-                          text=True, check=True)
-    return json.loads(done.stdout)
+    return subprocess.Popen([sys.executable, "-c", _DRAW, _SVG, str(target)], env=env, stdout=subprocess.PIPE,
+                            text=True)
+
+
+def _result(drawing: subprocess.Popen) -> dict:
+    out, _ = drawing.communicate(timeout=120)
+    assert drawing.returncode == 0
+    return json.loads(out)
+
+
+def _draw(home: Path, target: Path) -> dict:
+    return _result(_drawing(home, target))
 
 
 def _entries(home: Path) -> list[Path]:
@@ -53,12 +66,23 @@ def _pixels(path: Path) -> np.ndarray:
 
 def test_declarations_are_parsed_once_then_kept_and_draw_the_same_pixels(tmp_path: Path) -> None:
     first = _draw(tmp_path, tmp_path / "first.png")
-    assert first == {"parsed": True, "kept": False}  # nothing kept yet: cairocffi parses its headers
+    # Nothing kept yet: cairocffi parses its headers (its two declaration texts), and the entry is made from what
+    # it parsed, not parsed again (four).
+    assert first == {"parsed": True, "cdefs": 2, "kept": False}
     assert len(_entries(tmp_path)) == 1
     second = _draw(tmp_path, tmp_path / "second.png")
-    assert second == {"parsed": False, "kept": True}  # from the kept entry: no C parser imported at all
+    assert second == {"parsed": False, "cdefs": 0, "kept": True}  # from the kept entry: no C parser imported
     assert np.array_equal(_pixels(tmp_path / "first.png"), _pixels(tmp_path / "second.png"))
     assert _pixels(tmp_path / "second.png").std() > 10  # a real drawing, not a blank one
+
+
+def test_processes_starting_together_parse_the_declarations_once(tmp_path: Path) -> None:
+    # As a first build's render workers do: one parses and keeps them, the others wait and read its entry.
+    drawings = [_drawing(tmp_path, tmp_path / f"{n}.png") for n in range(3)]
+    results = sorted((_result(d) for d in drawings), key=lambda r: r["cdefs"])
+    assert results == [{"parsed": False, "cdefs": 0, "kept": True}] * 2 + [{"parsed": True, "cdefs": 2, "kept": False}]
+    assert len(_entries(tmp_path)) == 1
+    assert all(np.array_equal(_pixels(tmp_path / "0.png"), _pixels(tmp_path / f"{n}.png")) for n in (1, 2))
 
 
 def test_damaged_kept_declarations_are_never_used_and_are_made_again(tmp_path: Path) -> None:
@@ -67,9 +91,9 @@ def test_damaged_kept_declarations_are_never_used_and_are_made_again(tmp_path: P
     data = bytearray(entry.read_bytes())
     data[len(data) // 2] ^= 0x01  # same size: only the content digest can tell
     entry.write_bytes(bytes(data))
-    assert _draw(tmp_path, tmp_path / "again.png") == {"parsed": True, "kept": False}
+    assert _draw(tmp_path, tmp_path / "again.png") == {"parsed": True, "cdefs": 2, "kept": False}
     assert np.array_equal(_pixels(tmp_path / "first.png"), _pixels(tmp_path / "again.png"))
-    assert _draw(tmp_path, tmp_path / "then.png") == {"parsed": False, "kept": True}  # made again, whole
+    assert _draw(tmp_path, tmp_path / "then.png") == {"parsed": False, "cdefs": 0, "kept": True}  # made again, whole
 
 
 def test_kept_declarations_are_read_as_literals_never_run(tmp_path: Path) -> None:
@@ -78,6 +102,6 @@ def test_kept_declarations_are_read_as_literals_never_run(tmp_path: Path) -> Non
     planted = tmp_path / "planted"
     entry.write_text(f"__import__('pathlib').Path({str(planted)!r}).write_text('ran')")
     seal(entry)  # sealed as if cardgen wrote it: only reading it as literals keeps it from running
-    assert _draw(tmp_path, tmp_path / "again.png") == {"parsed": True, "kept": False}
+    assert _draw(tmp_path, tmp_path / "again.png") == {"parsed": True, "cdefs": 2, "kept": False}
     assert not planted.exists()
     assert np.array_equal(_pixels(tmp_path / "first.png"), _pixels(tmp_path / "again.png"))

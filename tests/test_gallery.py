@@ -74,3 +74,24 @@ def test_a_finding_in_a_yaml_record_sits_on_the_card_whose_record_holds_its_line
     # a CSV row names its card exactly: a finding on a row with no card sits on none
     assert _card_of(Problem("x", file="data/g/cards.csv", row=4), cards) is None  # type: ignore[arg-type]
     assert _card_of(Problem("x", file="data/g/monsters.yaml", row=2), cards) is None  # type: ignore[arg-type]
+
+
+def test_the_gallery_page_is_written_in_pieces_that_do_not_grow_with_the_game(tiny_game: Path) -> None:
+    """The page of a 10,000-card game (~35 MB) is never held whole by the build's process: it is written a piece
+    of about a card at a time, and no piece grows with the number of cards (the figures, the table's data)."""
+    from cardgen.outputs.gallery import gallery_parts
+    from cardgen.record.record import BuildRecord
+
+    assert CliRunner().invoke(main, ["--root", str(tiny_game), "build", "-j", "1"]).exit_code == 0
+    out = tiny_game / "output" / "tiny"
+    record = BuildRecord.read(out / "build.json")
+    many = record.model_copy(update={"cards": [card.model_copy(update={"id": f"{card.id}-{n}"})
+                                               for n in range(200) for card in record.cards]})
+    small, large = list(gallery_parts(record)), list(gallery_parts(many))
+    assert max(map(len, large)) == max(map(len, small))  # the page's head and script, the same for any game
+    assert len(large) > 2 * len(many.cards)  # a figure and a table entry per card, at least
+    page = "".join(large)
+    assert page.count('<figure class="card') == len(many.cards) and '"id": "alpha-199"' in page
+    parser = _Images()
+    parser.feed((out / "index.html").read_text())
+    assert "".join(gallery_parts(record)).count("<img") == len(parser.sources)

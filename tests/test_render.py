@@ -233,6 +233,16 @@ def _count_parses(monkeypatch) -> list[Path]:
     return parsed
 
 
+def _count_name_parses(monkeypatch) -> list[Path]:
+    """The font files fontTools reads the names and sizes of from now on (each `_parse_names` call)."""
+    from cardgen.load import fonts
+
+    parsed: list[Path] = []
+    parse = fonts._parse_names
+    monkeypatch.setattr(fonts, "_parse_names", lambda p: parsed.append(p) or parse(p))
+    return parsed
+
+
 def test_font_metrics_are_kept_between_builds_and_read_again_when_damaged(tmp_path, monkeypatch) -> None:
     """Metrics read from a workspace's own font file are kept in the output root's cache: the next build reads
     no font file with fontTools; an entry that is damaged, or not what this cardgen writes, is read from the
@@ -260,8 +270,9 @@ def test_font_metrics_are_kept_between_builds_and_read_again_when_damaged(tmp_pa
 def test_bundled_font_metrics_are_read_once_per_user_cache(tiny_game, tmp_path, monkeypatch) -> None:
     """cardgen's bundled fonts are the same for every game: their metrics are kept in the user's cache folder
     (XDG_CACHE_HOME), so a cold build into an empty output root reads no bundled font with fontTools once any
-    build has; a damaged entry is read from the font again; without a user cache folder that can be written,
-    they are kept in the output root's cache."""
+    build has; the first reads every face's names and sizes but the advances of the faces it measures text with
+    only; a damaged entry is read from the font again; without a user cache folder that can be written, they are
+    kept in the output root's cache."""
     from cardgen.core import bundled
     from cardgen.load import fonts
 
@@ -275,16 +286,21 @@ def test_bundled_font_metrics_are_read_once_per_user_cache(tiny_game, tmp_path, 
         return [p for p in parsed if p.parent == bundled.FONTS_DIR]
 
     faces = sorted(p for p in bundled.FONTS_DIR.iterdir() if p.suffix in fonts.FONT_SUFFIXES)
-    assert sorted(cold_build("a")) == faces  # the first build anywhere reads every bundled face
+    names = _count_name_parses(monkeypatch)
+    measured = cold_build("a")  # the first build anywhere reads every bundled face's names, a few faces whole
+    assert sorted(names) == faces and 0 < len(measured) <= 4 and set(measured) < set(faces)
     kept = sorted((tmp_path / "user-cache" / "cardgen" / "font-metrics").rglob("*.json"))
     assert len(kept) == len(faces) and not (tmp_path / "a" / ".cache" / "font-metrics").exists()
-    assert cold_build("b") == []  # another empty output root: no bundled font read again
-    kept[0].write_bytes(kept[0].read_bytes().replace(b'"advances": {', b'"advances": {"32": 1, '))  # damaged
-    assert len(cold_build("c")) == 1
+    names.clear()
+    assert cold_build("b") == [] and names == []  # another empty output root: no bundled font read again
+    whole = [entry for entry in kept if b'"advances": {' in entry.read_bytes()]
+    assert len(whole) == len(measured)  # the faces measured with are kept with their advances
+    whole[0].write_bytes(whole[0].read_bytes().replace(b'"advances": {', b'"advances": {"32": 1, '))  # damaged
+    assert len(cold_build("c")) == 1 and len(names) == 1
     assert cold_build("d") == []  # and kept again
     (tmp_path / "a-file").write_text("")  # no user cache folder can be made there: the output root's cache
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a-file"))
-    assert sorted(cold_build("e")) == faces
+    assert sorted(cold_build("e")) == sorted(measured)
     assert len(list((tmp_path / "e" / ".cache" / "font-metrics").rglob("*.json"))) == len(faces)
 
 
@@ -305,7 +321,7 @@ def test_kept_advances_are_read_only_for_the_faces_that_measure_text(tiny_game, 
     parsed = _count_parses(monkeypatch)
     for face in faces:
         assert face.advances == fonts._parse_face(face.path).advances and face.advances
-    assert len(parsed) == len(faces)
+    assert len(parsed) == 2 * len(faces) - len(read)  # those never measured with read their advances now
     (entry,) = [path for path in (tmp_path / "user-cache" / "cardgen" / "font-metrics").rglob("*.json")
                 if path.read_bytes().startswith(b'{"family": "Roboto", "bold": true, "italic": false')]
     header = entry.read_bytes().partition(b"\n")[0]

@@ -20,14 +20,15 @@ from pydantic import BaseModel, Field
 import cardgen.build
 import cardgen.options
 import cardgen.outputs
-from cardgen.build.build import BuildOptions, build_game
+from cardgen.build.build import BuildOptions, build_game, select_stages
 from cardgen.commands.cli import main
 from cardgen.core.errors import CardgenError, Problem
 from cardgen.core.registry import OUTPUTS, Output, imported
 from cardgen.load.manifest import load_game
 from cardgen.options import Strict
 from cardgen.options.pdf import PrintSpec
-from cardgen.outputs import stage_class, stage_names
+from cardgen.options.trimmed import TrimmedSpec
+from cardgen.outputs import stage_class, stage_modules, stage_names
 from cardgen.outputs.pdf import PrintStage
 from cardgen.outputs.stage import NoOptions, Stage, StageContext, merge_options, options_model
 from cardgen.raster.render import DrawnCard
@@ -302,6 +303,28 @@ def test_a_stage_waiting_for_cards_that_fail_stops_and_the_build_says_why(tiny_g
         build_game(tiny_game, "tiny", BuildOptions(out, jobs=2), None, [ProbeStage(True, notes, None)])
     assert "there after waiting" not in notes  # its wait ended with the drawing, not with the files
     assert not (out / "tiny").exists()  # and nothing was swapped in
+
+
+def test_a_build_imports_no_stage_it_does_not_run() -> None:
+    """The outputs run only on request (`build: true` in their section, or a flag) are told from the registry: a
+    build that does not run them imports none of their modules (nor do its render workers as they start); one
+    whose game.yaml asks for one runs it."""
+    import subprocess
+
+    code = ("import sys; from pathlib import Path; from cardgen.build.build import select_stages; "
+            "from cardgen.load.manifest import load_game; from cardgen.outputs import stage_names; "
+            "from cardgen.core.registry import OUTPUTS; "
+            "game = load_game(Path(sys.argv[1]), 'scrapbots'); "
+            "print([stage.name for stage in select_stages(game, stage_names())]); "
+            "print(sorted(name for name, output in OUTPUTS.items() if output.stage.split(':')[0] in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code, str(REPO)], capture_output=True, text=True, check=True)
+    assert result.stdout.split("\n")[:2] == ["['print', 'tts', 'gallery']", "['gallery', 'pod', 'print', 'tts']"]
+    assert stage_modules(stage_names()) == stage_modules(["print", "pod", "tts", "gallery"])
+    game = load_game(REPO, "scrapbots")
+    game.spec.trimmed = TrimmedSpec(build=True)
+    assert [stage.name for stage in select_stages(game, ["print", "trimmed", "guides"])] == ["print", "trimmed"]
+    assert [stage.name for stage in select_stages(game, ["trimmed", "guides"], always=("guides",))] == \
+        ["trimmed", "guides"]
 
 
 def test_the_output_stages_import_their_libraries_only_when_they_draw() -> None:

@@ -203,6 +203,23 @@ def test_saved_object_is_written_as_json_dumps_writes_it(scrapbots, mini) -> Non
     assert "Strip « Épée » ✂" in (mini[0] / "tts" / "Mini-Test.json").read_text(encoding="utf-8")
 
 
+def test_the_saved_object_is_written_an_object_at_a_time(scrapbots, tmp_path: Path) -> None:
+    """At the end of a build, when its memory is at its peak, the saved object's text (~20 MB at 10,000 cards) is
+    written in pieces that do not grow with the number of cards, making the same text as written whole."""
+    from cardgen.outputs.tts.objects import json_parts, write_saved_object
+
+    saved = scrapbots[2]
+    big = json.loads(json.dumps(saved))
+    for deck in _decks(big):
+        deck["ContainedObjects"] = deck["ContainedObjects"] * 40
+        deck["DeckIDs"] = deck["DeckIDs"] * 40
+    for each in (saved, big):
+        write_saved_object(tmp_path / "saved.json", each)
+        assert (tmp_path / "saved.json").read_text(encoding="utf-8") == json.dumps(each, indent=2, ensure_ascii=False)
+    assert max(map(len, json_parts(big))) == max(map(len, json_parts(saved)))
+    assert len(list(json_parts(big))) > sum(len(deck["ContainedObjects"]) for deck in _decks(big))
+
+
 def test_every_deck_is_there_face_down_with_its_cards_and_copies(scrapbots) -> None:
     _, record, saved = scrapbots
     decks = {d["Nickname"]: d for d in _decks(saved)}

@@ -86,10 +86,12 @@ def _stage_names(stages: StageChoice, options: BuildOptions) -> list[object]:
 
 def select_stages(game: Game, stages: StageChoice, always: tuple[str, ...] = ()) -> list[Stage]:
     """The stage objects a build of a game runs: named ones with the game's options, when enabled (or always)."""
-    from cardgen.outputs import stage_class
+    from cardgen.outputs import requested, stage_class
 
     selected = []
     for choice in stages:
+        if isinstance(choice, str) and choice not in always and not requested(choice, game):
+            continue  # a stage not run is not imported either
         stage = stage_class(choice).for_game(game) if isinstance(choice, str) else choice
         if not isinstance(choice, str) or stage.enabled(game) or choice in always:
             selected.append(stage)

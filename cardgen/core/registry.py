@@ -22,6 +22,9 @@ class Output(NamedTuple):
     # For an output a build writes only when asked (its stage's `enabled` says no unless game.yaml asks): the help
     # of `cardgen build --<name>`, which asks for it on one build. None: every build writes it.
     build_flag: str | None = None
+    # True: `cardgen build` runs it only when game.yaml's section of it says `build: true` (or a flag asks for it),
+    # told without importing its stage (importing the stages a build does not run cost ~20 ms of every build)
+    on_request: bool = False
 
 
 # name -> output, in the order `cardgen build` runs their stages after the card PNGs.
@@ -34,22 +37,24 @@ OUTPUTS: dict[str, Output] = {
                   "cardgen.commands.tts_cmd:tts_command"),
     "trimmed": Output("cardgen.outputs.trimmed:TrimmedStage", "cardgen.options.trimmed:TrimmedSpec",
                       build_flag="Also write trimmed/: every face and back cut at its trim line, without bleed (as "
-                                 "game.yaml's trimmed: {build: true})."),
+                                 "game.yaml's trimmed: {build: true}).", on_request=True),
     "playground": Output("cardgen.outputs.playground:PlaygroundStage", "cardgen.options.tables:PlaygroundSpec",
                          build_flag="Also write playground/: the Tabletop Playground package (as game.yaml's "
-                                    "playground: {build: true})."),
+                                    "playground: {build: true}).", on_request=True),
     "pcio": Output("cardgen.outputs.pcio:PcioStage", "cardgen.options.tables:PcioSpec",
-                   build_flag="Also write pcio/: the playingcards.io room file (as game.yaml's pcio: {build: true})."),
+                   build_flag="Also write pcio/: the playingcards.io room file (as game.yaml's pcio: {build: true}).",
+                   on_request=True),
     "tabletopia": Output("cardgen.outputs.tabletopia:TabletopiaStage", "cardgen.options.tables:TabletopiaSpec",
                          build_flag="Also write tabletopia/: the images and components.csv for Tabletopia's "
-                                    "workshop (as game.yaml's tabletopia: {build: true})."),
+                                    "workshop (as game.yaml's tabletopia: {build: true}).", on_request=True),
     "cut": Output("cardgen.outputs.cutting:CutStage", "cardgen.options.cutting:CutSpec",
                   build_flag="Also write cut/: the cutting machines' print-then-cut sheets and cut files (as "
-                             "game.yaml's cut: {build: true})."),
-    "guides": Output("cardgen.outputs.guides:GuidesStage",  # before the gallery, which shows them
+                             "game.yaml's cut: {build: true}).", on_request=True),
+    # before the gallery, which shows them; it has no section: only `build --guides` asks for it
+    "guides": Output("cardgen.outputs.guides:GuidesStage",
                      build_flag="Also write guides/: the card images with trim, bleed, safe zone and every text box, "
                                 "icon and image box drawn over them (and turn the gallery's guides on). The real "
-                                "outputs do not change."),
+                                "outputs do not change.", on_request=True),
     "gallery": Output("cardgen.outputs.gallery:GalleryStage"),
 }
 

@@ -18,7 +18,7 @@ import threading
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 CACHE_DIR = ".cache"
 
@@ -56,6 +56,16 @@ def write_bytes(path: Path, data: bytes) -> None:
 def write_text(path: Path, text: str) -> None:
     """Write UTF-8 text atomically."""
     write_atomic(path, lambda temp: temp.write_text(text, encoding="utf-8"))
+
+
+def write_parts(path: Path, parts: Iterable[str]) -> None:
+    """Write UTF-8 text given in parts atomically, each part as it comes (the whole text is never held)."""
+    def write(temp: Path) -> None:
+        with open(temp, "w", encoding="utf-8") as handle:
+            for part in parts:
+                handle.write(part)
+
+    write_atomic(path, write)
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -121,8 +121,10 @@ class FontFace:
             try:
                 kept = json.loads(self.kept_advances)["advances"]
                 self.read_advances = {int(code): int(advance) for code, advance in kept.items()}
-            except (ValueError, KeyError, TypeError, AttributeError):  # not what this cardgen keeps: the font's
-                self.read_advances = _parse_face(self.path).advances
+            except (ValueError, KeyError, TypeError, AttributeError):  # none kept, or not what this cardgen keeps
+                face = _parse_face(self.path)
+                self.read_advances = face.advances
+                _keep(face)  # for the next build that measures text with it
         return self.read_advances
 
     def __eq__(self, other: object) -> bool:
@@ -172,12 +174,7 @@ def _read_face(path: Path) -> FontFace:
     path, size and modification time): reading the name, cmap and hmtx tables of every bundled face with
     fontTools takes longer than loading a small game, and most builds read the same files as the build before.
     An entry that does not verify, or is not what this cardgen writes, is read from the font again."""
-    stat = path.stat()
-    # the digest of this module's code in the key: the user's cache outlives a cardgen version, and what an entry
-    # holds may change
-    parts = (bundled.code_digest(__name__), path.resolve(), stat.st_size, stat.st_mtime_ns)
-    key = hashlib.sha256("\0".join(map(str, parts)).encode()).hexdigest()[:32]
-    cache = _metrics_cache(path)
+    key, cache = _metrics_key(path), _metrics_cache(path)
     # an entry is two lines of JSON: the face's names and sizes, then its advances, read only when used
     header, _, advances = (cache.read_bytes(key) or b"").partition(b"\n") if cache is not None else (b"", b"", b"")
     try:
@@ -186,12 +183,31 @@ def _read_face(path: Path) -> FontFace:
                         int(kept["units_per_em"]), int(kept["ascent"]), int(kept["descent"]), None, advances)
     except (KeyError, TypeError, ValueError, AttributeError):
         pass  # none kept, or not what this cardgen writes: read the font again
-    face = _parse_face(path)
-    if cache is not None:
-        names = {"family": face.family, "bold": face.bold, "italic": face.italic, "units_per_em": face.units_per_em,
-                 "ascent": face.ascent, "descent": face.descent}
-        cache.put_bytes(key, f"{json.dumps(names)}\n{json.dumps({'advances': face.advances})}".encode())
+    # A bundled face (cardgen's own file) is read for its names and sizes only: a game measures its text with a few
+    # of the 26, whose advances are read when first used (`FontFace.advances`); reading them all took ~0.1 s of a
+    # first build, before its first card. A workspace's own font is read whole: a damaged one is said at once.
+    face = _parse_face(path) if path.parent != bundled.FONTS_DIR else _parse_names(path)
+    _keep(face)
     return face
+
+
+def _metrics_key(path: Path) -> str:
+    """The cache key of a font file's metrics: its path, size and time."""
+    stat = path.stat()
+    # cardgen's code digest in the key: the user's cache outlives a cardgen version, and what an entry holds may change
+    parts = (bundled.code_digest(__name__), path.resolve(), stat.st_size, stat.st_mtime_ns)
+    return hashlib.sha256("\0".join(map(str, parts)).encode()).hexdigest()[:32]
+
+
+def _keep(face: FontFace) -> None:
+    """Keep a face's metrics in its cache (see `_metrics_cache`): its names and sizes, and its advances when read."""
+    cache = _metrics_cache(face.path)
+    if cache is None:
+        return
+    names = {"family": face.family, "bold": face.bold, "italic": face.italic, "units_per_em": face.units_per_em,
+             "ascent": face.ascent, "descent": face.descent}
+    advances = "" if face.read_advances is None else json.dumps({"advances": face.read_advances})
+    cache.put_bytes(_metrics_key(face.path), f"{json.dumps(names)}\n{advances}".encode())
 
 
 class _Warnings(logging.Handler):
@@ -214,6 +230,15 @@ _PARSING = threading.Lock()  # one font read at a time: the warnings caught are 
 def _parse_face(path: Path) -> FontFace:
     """A font file's metrics; a ValueError saying what is wrong when the file is not a font cairo can draw
     with (fontTools reads tables lazily and forgives what FreeType then refuses, drawing no text at all)."""
+    return _parse(path, advances=True)
+
+
+def _parse_names(path: Path) -> FontFace:
+    """A font file's metrics but its advances (read when first used): its names and sizes."""
+    return _parse(path, advances=False)
+
+
+def _parse(path: Path, advances: bool) -> FontFace:
     from fontTools.ttLib import TTFont
 
     caught = _Warnings()
@@ -221,7 +246,7 @@ def _parse_face(path: Path) -> FontFace:
         _FONTTOOLS_LOG.addHandler(caught)
         propagate, _FONTTOOLS_LOG.propagate = _FONTTOOLS_LOG.propagate, False
         try:
-            face = _parsed_face(TTFont(path, lazy=True), path)
+            face = _parsed_face(TTFont(path, lazy=True), path, advances)
         finally:
             _FONTTOOLS_LOG.removeHandler(caught)
             _FONTTOOLS_LOG.propagate = propagate
@@ -234,7 +259,7 @@ def _parse_face(path: Path) -> FontFace:
 _REQUIRED_TABLES = ("head", "hhea", "hmtx", "cmap", "name", "OS/2", "maxp")
 
 
-def _parsed_face(font: Any, path: Path) -> FontFace:
+def _parsed_face(font: Any, path: Path, advances: bool = True) -> FontFace:
     """The metrics of a font fontTools opened, once its tables are found whole and its sizes usable."""
     size = path.stat().st_size
     for tag, entry in font.reader.tables.items():  # a file cut short: a table that ends past the file's end
@@ -252,12 +277,14 @@ def _parsed_face(font: Any, path: Path) -> FontFace:
     if not family:
         raise ValueError("the font's name table gives no family name")
     os2 = font["OS/2"]
-    cmap = font.getBestCmap() or {}
-    hmtx = font["hmtx"].metrics
-    advances = {code: hmtx[glyph][0] for code, glyph in cmap.items() if glyph in hmtx}
+    widths = None
+    if advances:
+        cmap = font.getBestCmap() or {}
+        hmtx = font["hmtx"].metrics
+        widths = {code: hmtx[glyph][0] for code, glyph in cmap.items() if glyph in hmtx}
     return FontFace(path, str(family), os2.usWeightClass >= 600, bool(os2.fsSelection & 1) or
                     bool(font["head"].macStyle & 2), units_per_em, font["hhea"].ascent, -font["hhea"].descent,
-                    advances)
+                    widths)
 
 
 @lru_cache(maxsize=None)

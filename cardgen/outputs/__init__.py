@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Sequence
 from cardgen.core.registry import OUTPUTS, imported
 
 if TYPE_CHECKING:
+    from cardgen.load.manifest import Game
     from cardgen.outputs.stage import Stage
 
 
@@ -23,9 +24,19 @@ def stage_names() -> list[str]:
 
 
 def stage_modules(stages: Sequence[object]) -> list[str]:
-    """The modules of the named stages among `stages` (nothing is imported): the render workers import them as
-    they start."""
-    return [OUTPUTS[s].stage.split(":")[0] for s in stages if isinstance(s, str) and s in OUTPUTS]
+    """The modules of the named stages among `stages` that run on every build (nothing is imported): the render
+    workers import them as they start, before the game is loaded (a stage run only on request is imported with
+    its first job)."""
+    return [OUTPUTS[s].stage.split(":")[0] for s in stages if isinstance(s, str) and s in OUTPUTS
+            and not OUTPUTS[s].on_request]
+
+
+def requested(name: str, game: Game) -> bool:
+    """Whether `cardgen build` runs the output registered as `name` for a game, as far as the registry tells
+    without importing its stage: an output registered `on_request` only when game.yaml's section of it says
+    `build: true` (`Stage.enabled` may say no to the others)."""
+    output = OUTPUTS.get(name)
+    return output is None or not output.on_request or bool(getattr(game.options(name), "build", False))
 
 
 def stage_class(name: str) -> type[Stage]:

@@ -30,7 +30,6 @@ from reportlab.pdfgen.canvas import Canvas
 from cardgen.core.errors import Problem
 from cardgen.core.storage import write_atomic, write_text
 from cardgen.core.units import MM_PER_INCH, PAPERS, mm_to_pt
-from cardgen.load.manifest import Game
 from cardgen.options.cutting import CutSpec
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
 from cardgen.record.record import DeckEntry
@@ -223,10 +222,6 @@ class CutStage(Stage[CutSpec]):
     """`cut/`: print-then-cut sheets and cut files per deck and machine (`cut: {build: true}` or `cardgen cut`)."""
 
     name = CUT
-
-    def enabled(self, game: Game) -> bool:
-        """Only when game.yaml asks for it on every build."""
-        return self.config.build
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """cut/<deck>/<sheet>.pdf, .svg (and .dxf) for every deck the sheets can hold."""

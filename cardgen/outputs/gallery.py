@@ -10,10 +10,11 @@ from __future__ import annotations
 import html
 import json
 from pathlib import Path
+from typing import Iterator
 
 from cardgen.core.bundled import ASSETS
 from cardgen.core.errors import Problem
-from cardgen.core.storage import place_file, write_text
+from cardgen.core.storage import place_file, write_parts
 from cardgen.outputs.playtable import STATS_PAGE, stats_page, table_script, table_section
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.record.changes import Changes, diff_records, field_change
@@ -114,10 +115,12 @@ def _back_figure(back: BackEntry, deck: DeckEntry) -> str:
             "</figcaption></figure>")
 
 
-def gallery_html(record: BuildRecord, changes: Changes | None = None, guides: bool = False,
-                 stats: bool = False) -> str:
+def gallery_parts(record: BuildRecord, changes: Changes | None = None, guides: bool = False,
+                  stats: bool = False) -> Iterator[str]:
     """The gallery page of a build record (with the changes since the previous build, when known), its playtest
-    table, and a link to the Stats page when there is one (`stats`)."""
+    table, and a link to the Stats page when there is one (`stats`), in pieces of a card or so each: written as
+    they come, the page of a 10,000-card game (~35 MB) is never held whole, nor its copies while it is put together
+    (held, they were ~100 MB of the build's process that it kept to the end of the build)."""
     changes = changes or Changes()
     per_card: dict[str, list[Problem]] = {}
     top = []
@@ -126,19 +129,6 @@ def gallery_html(record: BuildRecord, changes: Changes | None = None, guides: bo
         if card is not None:
             per_card.setdefault(card.id, []).append(problem)
         top.append(_finding_item(problem, f"card-{card.id}" if card else None))
-    sections = []
-    by_image = {back.image: back for back in record.backs.values()}
-    for deck_name, deck in record.decks.items():
-        cards = [c for c in record.cards if c.deck == deck_name]
-        if not cards:
-            continue
-        own = {c.id: by_image[c.back] for c in cards if c.back and by_image[c.back].per_card}  # shown with the card
-        backs = "".join(_back_figure(by_image[image], deck)
-                        for image in sorted({c.back for c in cards if c.back and c.id not in own}))
-        figures = "".join(_figure(c, deck, per_card.get(c.id, []), changes, own.get(c.id)) for c in cards)
-        sections.append(f'<section class="deck" data-deck="{_e(deck_name)}"><h2>{_e(deck.title)} <small>{len(cards)} '
-                        f'cards, {sum(c.copies for c in cards)} with copies</small></h2><div class="grid">{backs}'
-                        f"{figures}</div></section>")
     errors = sum(p.severity == "error" for p in record.warnings)
     findings = (f'<section id="findings"><h2>{errors} error(s), {len(record.warnings) - errors} warning(s) in this '
                 f'build</h2><ul>{"".join(top)}</ul></section>') if top else ""
@@ -149,22 +139,41 @@ def gallery_html(record: BuildRecord, changes: Changes | None = None, guides: bo
              "previous build" if not changes.empty else "no change since the previous build")
     title = _e(f"{record.game.title} v{record.game.version}")
     style = "".join((ASSETS / "gallery" / name).read_text(encoding="utf-8") for name in ("gallery.css", "table.css"))
-    script = (ASSETS / "gallery" / "gallery.js").read_text(encoding="utf-8") + table_script()
     views = '<button id="view-table" aria-pressed="false">Table</button>' + (
         f'<a href="../{_e(STATS_PAGE.format(game=record.game.name))}">Stats</a>' if stats else "")
     legend = "".join(f'<b style="border-bottom:2px solid {c}">{k}</b>' for k, c in GUIDE_COLORS.items())
-    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
-            f'<meta name="viewport" content="width=device-width"><style>{style}</style></head>'
-            f'<body data-game="{_e(record.game.name)}" data-built="{_e(build_id(record))}"><header>'
-            f"<h1>{title} <small>built {_e(record.built_at)}, {len(record.cards)} cards, {record.stats.copies} with "
-            f'copies; {moved}</small></h1><div class="controls"><label>Deck <select id="deck"><option value="">'
-            f'all decks</option>{options}</select></label><input id="search" type="search" placeholder="Search names '
-            f'and text" aria-label="Search"><label><input type="checkbox" id="guides"{" checked" * guides}> '
-            f'Guides</label><span class="legend">trim (red line), bleed (red), safe zone (cyan) {legend}</span>'
-            f'<label><input type="checkbox" id="changed-only"> Changed only</label><span id="count"></span>'
-            f'<span class="views">{views}</span></div></header><div id="banner" hidden></div>'
-            f'<main>{findings}{"".join(sections)}{table_section(record)}</main>'
-            f"<script>{script}</script></body></html>\n")
+    yield (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+           f'<meta name="viewport" content="width=device-width"><style>{style}</style></head>'
+           f'<body data-game="{_e(record.game.name)}" data-built="{_e(build_id(record))}"><header>'
+           f"<h1>{title} <small>built {_e(record.built_at)}, {len(record.cards)} cards, {record.stats.copies} with "
+           f'copies; {moved}</small></h1><div class="controls"><label>Deck <select id="deck"><option value="">'
+           f'all decks</option>{options}</select></label><input id="search" type="search" placeholder="Search names '
+           f'and text" aria-label="Search"><label><input type="checkbox" id="guides"{" checked" * guides}> '
+           f'Guides</label><span class="legend">trim (red line), bleed (red), safe zone (cyan) {legend}</span>'
+           f'<label><input type="checkbox" id="changed-only"> Changed only</label><span id="count"></span>'
+           f'<span class="views">{views}</span></div></header><div id="banner" hidden></div>'
+           f"<main>{findings}")
+    yield from _deck_sections(record, per_card, changes)
+    yield from table_section(record)
+    script = (ASSETS / "gallery" / "gallery.js").read_text(encoding="utf-8") + table_script()
+    yield f"</main><script>{script}</script></body></html>\n"
+
+
+def _deck_sections(record: BuildRecord, per_card: dict[str, list[Problem]], changes: Changes) -> Iterator[str]:
+    """Each deck's section of the gallery: its backs, then a figure per card."""
+    by_image = {back.image: back for back in record.backs.values()}
+    for deck_name, deck in record.decks.items():
+        cards = [c for c in record.cards if c.deck == deck_name]
+        if not cards:
+            continue
+        own = {c.id: by_image[c.back] for c in cards if c.back and by_image[c.back].per_card}  # shown with the card
+        backs = "".join(_back_figure(by_image[image], deck)
+                        for image in sorted({c.back for c in cards if c.back and c.id not in own}))
+        yield (f'<section class="deck" data-deck="{_e(deck_name)}"><h2>{_e(deck.title)} <small>{len(cards)} '
+               f'cards, {sum(c.copies for c in cards)} with copies</small></h2><div class="grid">{backs}')
+        for card in cards:
+            yield _figure(card, deck, per_card.get(card.id, []), changes, own.get(card.id))
+        yield "</div></section>"
 
 
 def build_id(record: BuildRecord) -> str:
@@ -198,7 +207,7 @@ class GalleryStage(Stage):
         _keep_previous_images(ctx.record, old_dir, ctx.out_dir, changes)
         guides = (ctx.out_dir / "guides").is_dir()
         stats = stats_page(ctx.final_dir.parent, ctx.record.game.name).is_file()
-        write_text(ctx.out_dir / GALLERY_FILE, gallery_html(ctx.record, changes, guides, stats))
+        write_parts(ctx.out_dir / GALLERY_FILE, gallery_parts(ctx.record, changes, guides, stats))
         return []
 
 

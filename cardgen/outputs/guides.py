@@ -11,7 +11,6 @@ from pathlib import Path
 
 from cardgen.core.errors import Problem
 from cardgen.core.storage import write_atomic
-from cardgen.load.manifest import Game
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.record.record import DeckEntry, GuideBox
 from cardgen.svg.helper_table import GUIDE_COLORS
@@ -63,10 +62,6 @@ class GuidesStage(Stage):
     """`guides/`: copies of the card images with their layout guides drawn over them (`build --guides`)."""
 
     name = "guides"
-
-    def enabled(self, game: Game) -> bool:
-        """Only when asked for (`cardgen build --guides`, `cardgen serve --guides`)."""
-        return False
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """guides/<same path as the image>.png for every face and back."""

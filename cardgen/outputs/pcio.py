@@ -21,7 +21,6 @@ from typing import Any
 
 from cardgen.core.errors import Problem
 from cardgen.core.storage import write_bytes
-from cardgen.load.manifest import Game
 from cardgen.options.tables import PcioSpec
 from cardgen.outputs.reuse import make_cached
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
@@ -103,10 +102,6 @@ class PcioStage(Stage[PcioSpec]):
     """`pcio/<game>.pcio`: a playingcards.io room (`pcio: {build: true}` or `cardgen pcio`)."""
 
     name = PCIO
-
-    def enabled(self, game: Game) -> bool:
-        """Only when game.yaml asks for it on every build."""
-        return self.config.build
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """The room file: `widgets.json` and every face and back it names; a finding past the widget limit."""

@@ -21,7 +21,6 @@ from typing import Any
 
 from cardgen.core.errors import Problem
 from cardgen.core.storage import write_text
-from cardgen.load.manifest import Game
 from cardgen.options.tables import PlaygroundSpec
 from cardgen.outputs.reuse import reuse_or_make
 from cardgen.outputs.stage import Stage, StageContext
@@ -60,10 +59,6 @@ class PlaygroundStage(Stage[PlaygroundSpec]):
     """`playground/<game>/`: a Tabletop Playground package (`playground: {build: true}` or `cardgen playground`)."""
 
     name = PLAYGROUND
-
-    def enabled(self, game: Game) -> bool:
-        """Only when game.yaml asks for it on every build."""
-        return self.config.build
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """One template and its textures per texture's worth of cards of every deck."""

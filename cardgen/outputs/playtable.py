@@ -10,9 +10,10 @@ from __future__ import annotations
 import html
 import json
 from pathlib import Path
+from typing import Iterator
 
 from cardgen.core.bundled import ASSETS
-from cardgen.record.record import BuildRecord
+from cardgen.record.record import BuildRecord, CardEntry
 
 STATS_PAGE = "stats/{game}.html"  # under the output root: written by `cardgen stats GAME --page`
 
@@ -26,33 +27,41 @@ def _scalar(value: object) -> object:
     return ", ".join(map(str, value)) if isinstance(value, list) else value
 
 
-def table_cards(record: BuildRecord) -> list[dict]:
-    """The cards the table deals: one entry per unique card, in the record's order, with its copies."""
-    return [{"id": c.id, "deck": c.deck, "name": c.name, "copies": c.copies, "face": c.face, "back": c.back,
-             "fields": {k: _scalar(v) for k, v in c.fields.items() if isinstance(v, (str, int, float, bool, list))}}
-            for c in record.cards]
+def _table_card(card: CardEntry) -> dict:
+    """What the table deals of a unique card: its images, copies and fields."""
+    return {"id": card.id, "deck": card.deck, "name": card.name, "copies": card.copies, "face": card.face,
+            "back": card.back, "fields": {k: _scalar(v) for k, v in card.fields.items()
+                                          if isinstance(v, (str, int, float, bool, list))}}
 
 
-def table_section(record: BuildRecord) -> str:
-    """The table's HTML: its controls, piles and zones, and the card data as JSON for table.js."""
+def _script_json(value: object) -> str:
+    """JSON of a value for a script element: no markup in it."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def table_section(record: BuildRecord) -> Iterator[str]:
+    """The table's HTML: its controls, piles and zones, and the card data as JSON for table.js (one entry per unique
+    card, in the record's order), in pieces of a card each (see `gallery.gallery_parts`)."""
     decks = "".join(f'<label><input type="checkbox" name="table-deck" value="{html.escape(name)}"> '
                     f"{html.escape(deck.title)}</label>" for name, deck in record.decks.items()
                     if any(c.deck == name for c in record.cards))
-    data = json.dumps({"decks": {n: d.title for n, d in record.decks.items()}, "cards": table_cards(record)},
-                      ensure_ascii=False)
-    data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")  # no markup in the script
-    return (f'<section id="table" hidden><div class="table-controls"><fieldset id="table-decks"><legend>Decks'
-            f"</legend>{decks}</fieldset><label>Seed <input id=\"seed\" type=\"number\" min=\"0\" max=\"4294967295\">"
-            '</label><button id="shuffle">Shuffle</button><button id="new-seed">New seed</button>'
-            '<button id="draw">Draw</button><label>Hands <input id="hands" type="number" value="2" min="1" max="8">'
-            '</label><label>Cards each <input id="hand-size" type="number" value="5" min="1" max="30"></label>'
-            '<button id="deal">Deal</button><button id="reset">Reset</button></div>'
-            '<div class="table-top"><div class="pile" id="draw-pile"></div><div id="odds"><label>Odds of at least '
-            '<input id="odds-k" type="number" value="1" min="0" max="99"> card(s) with <select id="odds-filter">'
-            '</select> in the next <input id="odds-n" type="number" value="5" min="0" max="999"> draws</label>'
-            '<output id="odds-result"></output></div><div class="pile" id="discard-pile"></div></div>'
-            '<h3>In play</h3><div class="zone" id="in-play"></div><div id="hands-zone"></div>'
-            f'<script type="application/json" id="table-data">{data}</script></section>')
+    yield (f'<section id="table" hidden><div class="table-controls"><fieldset id="table-decks"><legend>Decks'
+           f"</legend>{decks}</fieldset><label>Seed <input id=\"seed\" type=\"number\" min=\"0\" max=\"4294967295\">"
+           '</label><button id="shuffle">Shuffle</button><button id="new-seed">New seed</button>'
+           '<button id="draw">Draw</button><label>Hands <input id="hands" type="number" value="2" min="1" max="8">'
+           '</label><label>Cards each <input id="hand-size" type="number" value="5" min="1" max="30"></label>'
+           '<button id="deal">Deal</button><button id="reset">Reset</button></div>'
+           '<div class="table-top"><div class="pile" id="draw-pile"></div><div id="odds"><label>Odds of at least '
+           '<input id="odds-k" type="number" value="1" min="0" max="99"> card(s) with <select id="odds-filter">'
+           '</select> in the next <input id="odds-n" type="number" value="5" min="0" max="999"> draws</label>'
+           '<output id="odds-result"></output></div><div class="pile" id="discard-pile"></div></div>'
+           '<h3>In play</h3><div class="zone" id="in-play"></div><div id="hands-zone"></div>'
+           '<script type="application/json" id="table-data">'
+           f'{{"decks": {_script_json({n: d.title for n, d in record.decks.items()})}, "cards": [')
+    for number, card in enumerate(record.cards):
+        yield (", " if number else "") + _script_json(_table_card(card))
+    yield "]}</script></section>"
 
 
 def table_script() -> str:

@@ -23,6 +23,7 @@ from cardgen.core.registry import OUTPUTS, imported
 from cardgen.load.freshness import PreviousOutputs
 from cardgen.load.manifest import Game
 from cardgen.options import Strict
+from cardgen.outputs import requested
 from cardgen.raster.render import CardWork, Drawing
 from cardgen.record.changes import Changes
 from cardgen.record.record import BuildRecord
@@ -96,8 +97,9 @@ class Stage(Generic[Config]):
         return cls(cast(Config, merge_options(cls.config_class, game.options(cls.name), flags)))
 
     def enabled(self, game: Game) -> bool:
-        """Whether `cardgen build` runs this stage for a game (all do, unless a stage says otherwise)."""
-        return True
+        """Whether `cardgen build` runs this stage for a game: all do, unless a stage says otherwise, but those
+        registered `on_request` only when game.yaml's section of the output says `build: true` (`requested`)."""
+        return requested(self.name, game)
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """Write this output into `ctx.out_dir`; return findings (warnings) for the designer."""

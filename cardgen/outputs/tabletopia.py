@@ -17,7 +17,6 @@ import io
 
 from cardgen.core.errors import Problem
 from cardgen.core.storage import write_text
-from cardgen.load.manifest import Game
 from cardgen.options.tables import TabletopiaSpec
 from cardgen.outputs.reuse import reuse_or_make
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
@@ -33,10 +32,6 @@ class TabletopiaStage(Stage[TabletopiaSpec]):
     tabletopia`)."""
 
     name = TABLETOPIA
-
-    def enabled(self, game: Game) -> bool:
-        """Only when game.yaml asks for it on every build."""
-        return self.config.build
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """Every deck's faces and backs at one size; `components.csv`; a finding for a deck shrunk to the limit."""

@@ -13,7 +13,6 @@ import functools
 from pathlib import Path
 
 from cardgen.core.errors import Problem
-from cardgen.load.manifest import Game
 from cardgen.options.trimmed import TrimmedSpec
 from cardgen.outputs.reuse import reuse_or_make
 from cardgen.outputs.stage import Stage, StageContext
@@ -37,10 +36,6 @@ class TrimmedStage(Stage[TrimmedSpec]):
     """`trimmed/`: the card images without bleed (game.yaml's `trimmed: {build: true}`, or `cardgen trimmed`)."""
 
     name = TRIMMED
-
-    def enabled(self, game: Game) -> bool:
-        """Only when game.yaml asks for it on every build."""
-        return self.config.build
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """trimmed/<same path as the image>.png for every face and back, never finer than the card was drawn."""

@@ -7,7 +7,8 @@ keeps the arguments of the two FFI objects that `cairocffi/ffi.py` makes in the 
 entry, keyed by the text of cairocffi's declarations and the versions of cffi's backend and Python), and
 puts them in place of `cairocffi.ffi` before cairocffi is imported. The entry is read as Python literals,
 never run as code. Anything unexpected (xcffib installed, another cairocffi layout, a damaged entry) means
-cairocffi is imported as it is, and a missing entry is made from cairocffi's own declarations.
+cairocffi is imported as it is, and a missing entry is made from cairocffi's own declarations, by one process at
+a time: the render workers of a first build set up together, and one parses while the others wait for its entry.
 """
 from __future__ import annotations
 
@@ -16,8 +17,12 @@ import hashlib
 import importlib.util
 import sys
 import types
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterator
+
+if TYPE_CHECKING:
+    from cardgen.core.storage import Cache
 
 _MAIN, _PIXBUF = "cardgen_cairo_ffi", "cardgen_cairo_pixbuf_ffi"  # the names cffi gives the two FFI objects
 
@@ -35,21 +40,49 @@ def import_cairocffi() -> None:
         import cairocffi  # noqa: F401  as it is
         return
     kept = _read(cache.read_bytes(key))
-    if kept is not None:
-        sys.modules["cairocffi.ffi"] = kept
+    if kept is None:
+        # None kept (a first run): one process parses and keeps them, and the others (a build's render workers
+        # all set up at once) wait for its entry rather than each parse them too, on the cores the build needs.
+        with _one_at_a_time(cache.path(key, ".lock")):
+            kept = _read(cache.read_bytes(key))
+            if kept is None:
+                _import_and_keep(cache, key)
+                return
+    sys.modules["cairocffi.ffi"] = kept
     try:
         import cairocffi  # noqa: F401
     except Exception:  # noqa: BLE001  kept declarations cairocffi could not use: import it as it is
-        if kept is None:
-            raise
         for name in [n for n in sys.modules if n == "cairocffi" or n.startswith("cairocffi.")]:
             del sys.modules[name]
-        import cairocffi  # noqa: F401
-        kept = None
-    if kept is None:
-        made = _made()
-        if made is not None:
-            cache.put_bytes(key, made.encode("utf-8"))
+        _import_and_keep(cache, key)
+
+
+def _import_and_keep(cache: Cache, key: str) -> None:
+    """Import cairocffi as it is (parsing its declarations), and keep what it parsed under `key`."""
+    import cairocffi  # noqa: F401
+
+    made = _made()
+    if made is not None:
+        cache.put_bytes(key, made.encode("utf-8"))
+
+
+@contextmanager
+def _one_at_a_time(lock: Path) -> Iterator[None]:
+    """Hold a lock file (one process at a time on this machine); after a minute of waiting, or when the lock
+    cannot be made, go on without it (at worst, the declarations are parsed twice)."""
+    from filelock import FileLock, Timeout
+
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        held = FileLock(lock, timeout=60)
+        held.acquire()
+    except (Timeout, OSError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        held.release()
 
 
 def _key() -> str | None:
@@ -78,22 +111,19 @@ def _key() -> str | None:
 
 def _made() -> str | None:
     """The out-of-line arguments of cairocffi's two FFI objects, as the text of a Python literal, made from
-    the declarations cairocffi has just parsed (so they are exactly its own); None when they do not have the
-    shape this module knows."""
+    the declarations cairocffi has just parsed (its own FFI objects: parsing them again would double the cost of a
+    first run); None when they do not have the shape this module knows."""
     from cffi import FFI
 
     own = sys.modules.get("cairocffi.ffi")
-    main_sources = getattr(getattr(own, "ffi", None), "_cdefsources", None)
-    pixbuf_sources = getattr(getattr(own, "ffi_pixbuf", None), "_cdefsources", None)
-    if not (isinstance(main_sources, list) and len(main_sources) == 1 and isinstance(pixbuf_sources, list)
-            and len(pixbuf_sources) == 4 and pixbuf_sources[0] == "[" and pixbuf_sources[2] == "]"):
+    main, pixbuf = getattr(own, "ffi", None), getattr(own, "ffi_pixbuf", None)
+    if not (isinstance(main, FFI) and isinstance(pixbuf, FFI) and len(main._cdefsources) == 1
+            and not main._included_ffis and pixbuf._included_ffis == [main] and len(pixbuf._cdefsources) == 4
+            and not hasattr(main, "_assigned_source") and not hasattr(pixbuf, "_assigned_source")):
         return None
-    main, pixbuf = FFI(), FFI()
-    main.cdef(main_sources[0])
-    pixbuf.include(main)
-    pixbuf.cdef(pixbuf_sources[3])
     arguments = {}
     for name, ffi in ((_MAIN, main), (_PIXBUF, pixbuf)):
+        # Names the module cffi would write; an FFI object used in ABI mode, as cairocffi's, never reads it.
         ffi.set_source(name, None)
         arguments[name] = _arguments(_python_code(ffi))
     return repr(arguments)

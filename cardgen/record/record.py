@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Iterator, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from cardgen.core.boxes import GuideBox
 from cardgen.core.errors import CardgenError, Problem
-from cardgen.core.storage import file_identity, write_bytes
+from cardgen.core.storage import file_identity, write_atomic
 from cardgen.load.freshness import record_intact, seal_record
 
 BUILD_RECORD = "build.json"
@@ -183,14 +183,35 @@ class BuildRecord(Entry):
 
     def save(self, out_dir: Path) -> None:
         """Write `<out_dir>/build.json` atomically, and its stamps for the no-change check (freshness.py)."""
-        # pydantic's own JSON writer: the same text as json.dumps(indent=2), which is pure Python with an indent
-        # (0.3-0.9 s for a record of 1,000 cards, on every edit). Its UTF-8 bytes as the serializer makes them
-        # (model_dump_json decodes them to text, which write_text encodes again): a 10,000-card record is ~35 MB,
-        # held once instead of three times at the build's memory peak.
-        write_bytes(out_dir / BUILD_RECORD, self.__pydantic_serializer__.to_json(self, indent=2))
+        def write(temp: Path) -> None:
+            with open(temp, "wb") as handle:
+                for part in self.json_parts():
+                    handle.write(part)
+
+        write_atomic(out_dir / BUILD_RECORD, write)
         seal_record(out_dir / BUILD_RECORD, self.model_dump(mode="json", include={"settings", "sources", "stats",
                                                                                 "warnings"}))
         _remember(out_dir / BUILD_RECORD, self)
+
+    def json_parts(self) -> Iterator[bytes]:
+        """build.json's bytes in pieces of a card each: a 10,000-card record is ~35 MB, written as it is made at
+        the end of the build, when its memory is at its peak, never held whole (~4 KB a card held at once).
+
+        pydantic's own JSON writer: the same text as json.dumps(indent=2), which is pure Python with an indent
+        (0.3-0.9 s for a record of 1,000 cards, on every edit). The record without its cards, then each card's
+        JSON indented to its place (a JSON text holds no line break but those of its indent)."""
+        to_json = self.__pydantic_serializer__.to_json
+        around = to_json(self.model_copy(update={"cards": []}), indent=2)
+        empty = b'\n  "cards": []'  # at the record's top level: any other key is indented further
+        if not self.cards or around.count(empty) != 1:
+            yield to_json(self, indent=2)
+            return
+        head, _, tail = around.partition(empty)
+        yield head + b'\n  "cards": ['
+        card_json = CardEntry.__pydantic_serializer__.to_json
+        for number, card in enumerate(self.cards):
+            yield (b",\n    " if number else b"\n    ") + card_json(card, indent=2).replace(b"\n", b"\n    ")
+        yield b"\n  ]" + tail
 
     @classmethod
     def parse(cls, data: Any, shown_as: str) -> BuildRecord:
