@@ -33,6 +33,14 @@ def test_gallery_shows_every_card_and_back(tiny_game: Path) -> None:
     assert "the first build of this output folder" in page and "since the previous build" not in page
 
 
+def test_a_deck_of_one_card_is_counted_in_the_singular(tiny_game: Path) -> None:
+    """The deck heading counts its cards as a person would write it: "1 card", never "1 cards"."""
+    (tiny_game / "data" / "tiny" / "cards.csv").write_text("name,power,text,count\nAlpha,1,Plain,2\n")
+    assert CliRunner().invoke(main, ["--root", str(tiny_game), "build", "-j", "1"]).exit_code == 0
+    page = (tiny_game / "output" / "tiny" / "index.html").read_text()
+    assert "1 card, 2 with copies" in page and "1 cards" not in page
+
+
 def test_gallery_says_when_nothing_changed_since_the_previous_build(tiny_game: Path) -> None:
     assert CliRunner().invoke(main, ["--root", str(tiny_game), "build", "-j", "1", "--svg"]).exit_code == 0
     # built again (another setting), the cards the same

@@ -73,6 +73,11 @@ def _card_of(problem: Problem, cards: list[CardEntry]) -> CardEntry | None:
     return max(above, key=lambda pair: pair[0], default=(0, None))[1]
 
 
+def _cards(count: int) -> str:
+    """A count of cards as a person writes it: "1 card", "3 cards"."""
+    return f"{count} card" if count == 1 else f"{count} cards"
+
+
 def _figure(card: CardEntry, deck: DeckEntry, findings: list[Problem], changes: Changes,
             back: BackEntry | None = None) -> str:
     """A card's figure: its face (with its previous image when changed, and `back`, its own back, when given)."""
@@ -145,7 +150,7 @@ def gallery_parts(record: BuildRecord, changes: Changes | None = None, guides: b
     yield (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
            f'<meta name="viewport" content="width=device-width"><style>{style}</style></head>'
            f'<body data-game="{_e(record.game.name)}" data-built="{_e(build_id(record))}"><header>'
-           f"<h1>{title} <small>built {_e(record.built_at)}, {len(record.cards)} cards, {record.stats.copies} with "
+           f"<h1>{title} <small>built {_e(record.built_at)}, {_cards(len(record.cards))}, {record.stats.copies} with "
            f'copies; {moved}</small></h1><div class="controls"><label>Deck <select id="deck"><option value="">'
            f'all decks</option>{options}</select></label><input id="search" type="search" placeholder="Search names '
            f'and text" aria-label="Search"><label><input type="checkbox" id="guides"{" checked" * guides}> '
@@ -169,8 +174,8 @@ def _deck_sections(record: BuildRecord, per_card: dict[str, list[Problem]], chan
         own = {c.id: by_image[c.back] for c in cards if c.back and by_image[c.back].per_card}  # shown with the card
         backs = "".join(_back_figure(by_image[image], deck)
                         for image in sorted({c.back for c in cards if c.back and c.id not in own}))
-        yield (f'<section class="deck" data-deck="{_e(deck_name)}"><h2>{_e(deck.title)} <small>{len(cards)} '
-               f'cards, {sum(c.copies for c in cards)} with copies</small></h2><div class="grid">{backs}')
+        yield (f'<section class="deck" data-deck="{_e(deck_name)}"><h2>{_e(deck.title)} <small>{_cards(len(cards))}'
+               f', {sum(c.copies for c in cards)} with copies</small></h2><div class="grid">{backs}')
         for card in cards:
             yield _figure(card, deck, per_card.get(card.id, []), changes, own.get(card.id))
         yield "</div></section>"
