@@ -45,7 +45,7 @@ def option_flags(model: type[BaseModel], section: str) -> list[Flag]:
         shown = f"game.yaml's {section}: {name}, else {_default(field)}"
         help_text = f"{(field.description or name.replace('_', ' ')).rstrip('.')} (default: {shown})."
         kind: dict[str, Any] = {"default": None, "help": help_text}
-        if annotation is bool:
+        if annotation is bool or bool in get_args(annotation):  # `bool | Literal["auto"]`: auto is game.yaml's
             names = [f"--{flag}/--no-{flag}", name]
         else:
             names = [f"--{flag}", name]
