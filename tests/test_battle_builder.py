@@ -10,7 +10,7 @@ from pypdf import PdfReader
 
 from cardgen.load.manifest import load_game
 from cardgen.validate import validate_game
-from tests.conftest import REPO
+from tests.conftest import REPO, run_cli
 from tests.example_games import built_counts, edit, readme_counts, rules_fired
 
 GAME = "battle-builder"
@@ -134,3 +134,19 @@ def test_other_side_of_contradiction_is_caught(copy: Path, name: str) -> None:
     for change in edits:
         edit(copy, GAME, *change)
     assert rules <= rules_fired(copy, GAME)
+
+
+def _simulated_turns(root: Path) -> float:
+    result = run_cli(root, "simulate", GAME, "--runs", "40", "-j", "1", "--format", "json", expect=1)  # 1 < min_runs
+    return json.loads(result.output[:result.output.rindex("]") + 1])[0]["measures"]["turns"]["estimate"]
+
+
+@pytest.mark.parametrize(("value", "other"), [("enrage_attack: 2 ", "20"), ("enrage_turn: 3", "1"),
+                                              ("regeneration_hp: 2 ", "0"),  # more: the monsters it helps win anyway
+                                              ("counter_damage: 1 ", "10"), ("speed_drain_stamina: 2 ", "20")])
+def test_the_simulation_plays_the_monster_specials_by_the_values_the_cards_print(copy: Path, value: str,
+                                                                                  other: str) -> None:
+    # Before: simulate.py wrote Enrage's +2 after turn 3, Regeneration's 2, Counter's 1 and Speed Drain's 2 in again
+    usual = _simulated_turns(copy)
+    edit(copy, GAME, "game.yaml", f"  {value}", f"  {value.split(':')[0]}: {other} ")
+    assert _simulated_turns(copy) != usual
