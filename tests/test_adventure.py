@@ -19,8 +19,8 @@ GAME = "adventure"
 
 def test_build_matches_the_readme(built: tuple[Path, str]) -> None:
     out, log = built
-    assert "error" not in log and [line for line in log.splitlines() if "warning" in line] == [  # Letter: no room
-        line for line in log.splitlines() if "crop marks lie 3.0-6.3 mm" in line]                # for the marks
+    # No warning: on Letter the crop marks have no room outside the printer's band, so cut lines are drawn instead
+    assert "error" not in log and "warning" not in log
     promised = readme_counts(GAME)
     assert len(promised) == 6 and built_counts(out) == promised
     assert promised["main"][2] == 60 and promised["adventures"][2] == 20 and promised["characters"][1] >= 6

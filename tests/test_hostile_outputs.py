@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cardgen.core.ownership import mark
+from cardgen.core.ownership import STAMP, mark
 from tests.hostile_example import GAME, assert_refused, read_only, run, run_as_designer, snapshot_files, writable
 
 
@@ -52,6 +52,25 @@ def test_build_never_replaces_a_folder_it_did_not_make(fresh_example: Path) -> N
     (mine / "notes.txt").write_text("my notes")
     assert_refused(run(fresh_example, "build", "-j", "1"), str(mine), "not made by cardgen")
     assert snapshot_files(mine) == {"notes.txt": b"my notes"}
+
+
+def test_build_takes_an_empty_folder_of_the_games_name_but_not_one_holding_anything(fresh_example: Path,
+                                                                                     tmp_path: Path) -> None:
+    # Before: an empty output/<game>/ (as an older `serve` left one) blocked every build: "not made by cardgen"
+    game = fresh_example / "output" / GAME
+    game.mkdir(parents=True)
+    result = run(fresh_example, "build", "-j", "1")
+    assert result.exit_code == 0, result.output
+    assert (game / STAMP).is_file() and (game / "build.json").is_file()
+    holding = tmp_path / "holding" / GAME / "empty-but-mine"  # a folder holding only an empty folder
+    holding.mkdir(parents=True)
+    assert_refused(run(fresh_example, "build", "--out", str(tmp_path / "holding"), "-j", "1"), "not made by cardgen")
+    assert holding.is_dir() and not (holding.parent / STAMP).exists()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "linked").mkdir()
+    (tmp_path / "linked" / GAME).symlink_to(tmp_path / "elsewhere")  # a link to an empty folder is not taken
+    assert_refused(run(fresh_example, "build", "--out", str(tmp_path / "linked"), "-j", "1"), "not made by cardgen")
+    assert list((tmp_path / "elsewhere").iterdir()) == []
 
 
 def test_build_never_deletes_a_leftover_folder_it_did_not_make(example: Path) -> None:

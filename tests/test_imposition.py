@@ -217,10 +217,11 @@ def test_marks_can_be_left_off_back_pages():
 
 def test_a_board_larger_than_the_paper_is_printed_in_overlapping_tiles():
     board = card("map", 1, deck="board", size=(500.0, 400.0), back=None)
-    imposition = impose(items(card("a", 1), board), PrintSpec())
+    imposition = impose(items(card("a", 1), board), PrintSpec(cut_lines=False))
     tiles = [p for p in fronts(imposition.pages) if p.deck == "board"]
     assert len(tiles) == 6  # 3 x 2 tiles of a Letter page
-    assert [w.split(" lie ")[0] for w in imposition.warnings] == ["crop marks"]  # the poker card's, on Letter
+    # The poker card's marks on Letter (cut_lines: false, else its page has cut lines instead), not the tiles'.
+    assert [w.split(" lie ")[0] for w in imposition.warnings] == ["crop marks"]
     covered = []
     for page in tiles:
         check_page(page)
@@ -233,6 +234,23 @@ def test_a_board_larger_than_the_paper_is_printed_in_overlapping_tiles():
     assert (whole.x, whole.y, whole.w, whole.h) == pytest.approx((0, 0, 500 + 2 * BLEED, 400 + 2 * BLEED))
     lefts = sorted({round(r.x, 6) for r in covered})
     assert lefts[1] < covered[0].right - 9.99  # neighbours overlap by 10 mm
+
+
+def test_the_tiles_of_a_board_whose_crop_marks_fall_in_the_band_get_cut_lines_along_the_board_edges_they_show():
+    # Battle Builder's 400 x 200 mm score board on Letter: two tiles 7.95 mm from the top and bottom edges, so
+    # their marks there lie in the band. Before: no cut lines on tiles, and the warning on every build.
+    board = card("score", 1, deck="board", size=(400.0, 200.0), back="b.png", bleed=0.0)
+    imposition = impose(items(board), PrintSpec())
+    assert imposition.warnings == [] and len(imposition.pages) == 4
+    for page in imposition.pages:
+        (slot,) = page.slots
+        shown = slot.clip
+        across = sorted(line.y1 for line in page.cut_lines if line.y1 == line.y2)
+        down = [line.x1 for line in page.cut_lines if line.x1 == line.x2]
+        assert across == pytest.approx([slot.trim.y, slot.trim.top])  # the board's top and bottom edges
+        assert len(down) == 1 and down[0] in (pytest.approx(slot.trim.x), pytest.approx(slot.trim.right))
+        assert all(shown.x - 1e-6 <= x <= shown.right + 1e-6 for x in down)  # only the edge this tile shows
+    assert [w.split(" lie ")[0] for w in impose(items(board), PrintSpec(cut_lines=False)).warnings] == ["crop marks"]
 
 
 def test_a_tiled_board_with_a_back_gets_the_back_of_each_tile_behind_it():
@@ -322,7 +340,7 @@ def test_a_grid_that_does_not_fit_is_laid_out_to_fit_with_a_warning_and_tokens_k
 
 @pytest.mark.parametrize("paper", ["a4", "letter"])
 def test_crop_marks_stay_out_of_the_band_a_home_printer_cannot_print_when_there_is_room(paper: str):
-    imposition = impose(items(card("a", 9)), PrintSpec(paper=paper))
+    imposition = impose(items(card("a", 9)), PrintSpec(paper=paper, cut_lines=False))
     page = imposition.pages[0]
     reach = sorted(min(x, y, page.width - x, page.height - y) for m in page.marks
                    for x, y in ((m.x1, m.y1), (m.x2, m.y2)))
@@ -331,8 +349,28 @@ def test_crop_marks_stay_out_of_the_band_a_home_printer_cannot_print_when_there_
     else:  # Letter: 9 poker cards reach 6.35 mm from top and bottom, the marks there cannot stay out
         assert reach[0] == pytest.approx(EDGE_MM) and imposition.warnings == [
             "crop marks lie 3.0-5.4 mm from the edge of the letter paper, inside the outer 6.35 mm a printer may not "
-            "print: the cards leave no room for them outside it (cut_lines: true draws the cuts on the cards; print: "
-            "unprintable: says what your printer cannot print)"]
+            "print: the cards leave no room for them outside it (cut_lines: auto or true draws the cuts on the cards; "
+            "print: unprintable: says what your printer cannot print)"]
+
+
+@pytest.mark.parametrize(("paper", "size", "margin", "cut"), [("a4", POKER, 6.35, False), ("letter", POKER, 6.35, True),
+                                                              ("a4", NINTH_OF_A4, 0.0, True)])
+def test_cut_lines_auto_draws_them_where_the_crop_marks_cannot_stay_out_of_the_band(
+        paper: str, size: tuple[float, float], margin: float, cut: bool):
+    # Before: cut_lines was false by default, and nine poker cards on Letter warned on every build.
+    imposition = impose(items(card("a", 9, size=size)), PrintSpec(paper=paper, margin=margin, grid="3x3"))
+    front, back = imposition.pages[:2]
+    assert bool(front.cut_lines) is cut and bool(back.cut_lines) is cut
+    assert not [w for w in imposition.warnings if w.startswith("crop marks")]
+    if cut:  # every trim line of the 3 x 3 grid is drawn on the sheet
+        assert len({line.x1 for line in front.cut_lines if line.x1 == line.x2}) == 4
+
+
+def test_cut_lines_auto_follows_the_crop_marks_asked_for():
+    imposition = impose(items(card("a", 9)), PrintSpec(crop_marks=False, back_marks=False))
+    assert imposition.pages[0].cut_lines == [] and imposition.warnings == []
+    no_back_marks = impose(items(card("a", 9)), PrintSpec(back_marks=False)).pages
+    assert no_back_marks[0].cut_lines and no_back_marks[1].cut_lines == [] and no_back_marks[1].marks == []
 
 
 def test_a_margin_that_leaves_a_little_room_keeps_the_marks_out_of_the_band():

@@ -192,15 +192,28 @@ def test_short_edge_backs_reverse_the_rows(built, record, names, few, tmp_path):
 
 
 def test_crop_marks_lie_outside_every_card_and_3mm_from_the_edge(built, record, letter_pages):
+    # The grey lines are the cut lines along the trims that cut_lines: auto adds on Letter, where the black crop
+    # marks cannot stay out of the printer's band (before, the default drew no cut lines: every line was a mark).
     bleed = record.decks["starting"].bleed_mm
     with pdfplumber.open(built / "print" / "scrapbots-letter.pdf") as pdf:
         for page, images in zip(pdf.pages, letter_pages):
             cards = [rect.grow(-bleed) for _, rect in images]
-            assert page.lines
-            for line in page.lines:
-                box = Rect(line["x0"] / PT, line["y0"] / PT, line["width"] / PT, line["height"] / PT)
+            lines = [(tuple(line["stroking_color"]) == (0, 0, 0),
+                      Rect(line["x0"] / PT, line["y0"] / PT, line["width"] / PT, line["height"] / PT))
+                     for line in page.lines]
+            marks, cuts = [box for black, box in lines if black], [box for black, box in lines if not black]
+            assert marks and cuts
+            for box in marks:
                 assert not any(box.overlaps(card.grow(0.5)) for card in cards)
                 assert Rect(0, 0, 215.9, 279.4).grow(-3 + 0.01).contains(box)
+            for card in cards:  # a cut line along each side of each card
+                sides = [Rect(card.x, card.y, 0, card.h), Rect(card.right, card.y, 0, card.h),
+                         Rect(card.x, card.y, card.w, 0), Rect(card.x, card.top, card.w, 0)]
+                assert all(any(_same_box(side, cut) for cut in cuts) for side in sides), card
+
+
+def _same_box(a: Rect, b: Rect) -> bool:
+    return all(abs(u - v) < 0.05 for u, v in zip((a.x, a.y, a.w, a.h), (b.x, b.y, b.w, b.h)))
 
 
 def test_each_distinct_image_is_embedded_once_without_ascii85(built, record):

@@ -183,3 +183,19 @@ def test_a_rulebook_contradiction_is_a_warning_until_the_values_settle_it(tmp_pa
     for value, settled in settle:  # the texts printing the values follow them: no error either
         edit(root, game, "game.yaml", value, settled)
     assert validate(root, game) == (0, [])
+
+
+def test_the_scrapbots_mat_draws_a_named_space_for_each_of_the_lanes_its_text_and_rule_count(tmp_path: Path) -> None:
+    # Before: mat.svg drew three lane spaces with names of its own, whatever `lanes:` said (three-lanes checks only
+    # the mat's "{lanes} Lanes"); now one space a lane, named by the mat's lane_names
+    root = game_copy(tmp_path, "scrapbots")
+    edit(root, "scrapbots", "game.yaml", "  lanes: 3 ", "  lanes: 2 ")
+    edit(root, "scrapbots", "components.csv", "Left Lane;Center Lane;Right Lane", "Left Lane;Right Side")
+    built = CliRunner().invoke(main, ["--root", str(root), "build", "scrapbots", "--svg", "-j", "1"])
+    assert built.exit_code == 0, built.output
+    mat = (root / "output" / "scrapbots" / "cards" / "mat" / "play-mat.svg").read_text()
+    assert (mat.count(">LEFT<"), mat.count(">RIGHT<"), mat.count(">SIDE<"), mat.count(">CENTER<")) == (2, 2, 2, 0)
+    edit(root, "scrapbots", "game.yaml", "  lanes: 2 ", "  lanes: 3 ")  # a lane without a name: an error, not a blank
+    broken = CliRunner().invoke(main, ["--root", str(root), "build", "scrapbots", "-j", "1"])
+    assert broken.exit_code == 1 and "templates/scrapbots/mat.svg:" in broken.output
+    assert "while rendering card 'play-mat' (data/scrapbots/components.csv:7)" in broken.output

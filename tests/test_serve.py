@@ -146,6 +146,20 @@ def test_serve_on_a_game_never_built_leaves_output_a_build_can_replace(quest: Pa
     assert build.returncode == 0, build.stderr
 
 
+def test_serve_takes_builds_flags_of_the_outputs_written_when_asked(quest: Path) -> None:
+    # Before: serve's --guides was its own flag, and serve had no --trimmed, --cut, ... of build's
+    running = _Serving(quest, "--port", "0", "--guides", "--trimmed")
+    try:
+        port = int(running.line("gallery at").split("127.0.0.1:")[1].split("/")[0])
+        game = quest / "output" / "quest"
+        _wait(lambda: b"data-built" in _get(port, "/index.html")[1], "the gallery to be served")
+        assert b'id="guides" checked' in _get(port, "/index.html")[1]  # the gallery's guides switched on
+        assert any((game / "guides").rglob("*.png")) and any((game / "trimmed").rglob("*.png"))
+        assert not (game / "cut").exists()  # only what was asked for
+    finally:
+        running.stop()
+
+
 @pytest.fixture
 def gallery(tmp_path: Path) -> Iterator[int]:
     """A server on a free port over a folder holding a page, a big image and a folder without a page."""

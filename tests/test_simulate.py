@@ -137,6 +137,16 @@ def test_a_module_outside_the_game_folder_is_refused_before_running(workspace: P
     assert not (workspace / "data" / "imported").exists()
 
 
+def test_a_function_with_a_values_parameter_is_given_game_yamls_values(workspace: Path) -> None:
+    # Before: a simulation had only the cards; Battle Builder's wrote the rulebook's numbers in again
+    module = MODULE.replace('def simulate(cards, rng):\n    p = cards["coins"][0]["p"]',
+                            'def simulate(cards, rng, values):\n    p = values["heads_rate"]')
+    manifest = coin_game(workspace, module, target=0.6) / "game.yaml"
+    manifest.write_text(manifest.read_text() + "values:\n  heads_rate: 0.6\n")
+    report = json.loads(run_cli(workspace, "simulate", "c", "-j", "2", "--format", "json").output)[0]
+    assert report["measures"]["heads"]["estimate"] == expected(400, p=0.6)[0] / 400
+
+
 def test_battle_builder_ships_a_simulation_of_its_monster_battles() -> None:
     result = run_cli(REPO, "simulate", "battle-builder", "--runs", "40", "-j", "1", "--format", "json", expect=1)
     report = json.loads(result.output[:result.output.rindex("]") + 1])[0]

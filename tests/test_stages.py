@@ -55,11 +55,26 @@ def test_every_option_of_a_section_is_a_flag_of_its_command(command: str) -> Non
         option = params[name]
         assert option.default is None  # only flags given override the manifest
         assert field.description and field.description.split()[0] in (option.help or "")
-        if field.annotation is bool:
+        if field.annotation is bool or bool in get_args(field.annotation):  # cut_lines: bool | Literal["auto"]
             assert option.secondary_opts, name
         if get_origin(field.annotation) is Literal:
             assert isinstance(option.type, click.Choice)
             assert list(option.type.choices) == list(get_args(field.annotation))
+        number = {int, float} & {field.annotation, *get_args(field.annotation)}
+        if number and str not in get_args(field.annotation):  # a length with units (str | float) is text
+            assert option.type is {int: click.INT, float: click.FLOAT}[number.pop()], name
+
+
+def test_a_number_flag_is_typed_as_one_and_a_length_with_units_is_text(tiny_game: Path) -> None:
+    # Before: `cardgen cut --help` showed `--gap TEXT` (a float field had no click type); only ints had one
+    def shown(command: str, flag: str) -> str:
+        return next(line.split()[1] for line in run_cli(tiny_game, command, "--help").output.splitlines()
+                    if line.strip().startswith(flag + " "))
+
+    assert shown("cut", "--gap") == "FLOAT" and shown("print", "--gap") == "TEXT"
+    assert shown("print", "--jpeg-quality") == "INTEGER" and shown("trimmed", "--dpi") == "INTEGER"
+    wrong = run_cli(tiny_game, "cut", "tiny", "--gap", "2mm", expect=2).output
+    assert "Invalid value for '--gap': '2mm' is not a valid float" in wrong
 
 
 def test_flags_keep_their_documented_names() -> None:

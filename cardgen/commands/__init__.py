@@ -49,8 +49,9 @@ def snapshot_lang_option(command: Callable) -> Callable:
 
 
 def asked_outputs_options(command: Callable) -> Callable:
-    """`build --pod`, `--guides`, ...: a flag for each registered output a build writes only when asked
-    (`cardgen.core.registry.OUTPUTS`, its `build_flag`), given to the command as `also_<name>`."""
+    """`build --pod`, `--guides`, ... (and `serve`'s, for its rebuilds): a flag for each registered output a build
+    writes only when asked (`cardgen.core.registry.OUTPUTS`, its `build_flag`), given to the command as
+    `also_<name>`."""
     from cardgen.core.registry import asked_for
 
     for name, help_text in reversed(asked_for().items()):

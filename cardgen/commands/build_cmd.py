@@ -16,8 +16,6 @@ from cardgen.core.errors import LEFT_OUT, CardgenError, OutputBusy, Problem
 if TYPE_CHECKING:
     from cardgen.commands.tts_push import PushTarget
 
-GUIDES = ("guides",)  # `serve --guides`: the stage run whatever the manifest says
-
 
 def build_games(root: Path, names: list[str], out: Path | None, jobs: int, keep_svg: bool, force: bool,
                 always: tuple[str, ...] = (), draft: bool = False, lang: str | None = None) -> None:

@@ -244,22 +244,24 @@ def fonts(root: Path) -> None:
 @click.argument("game", shell_complete=complete_games)
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
               help="Port on 127.0.0.1 to serve on (0: any free port).")
-@click.option("--guides", is_flag=True, help="Draw layout guides (also in guides/); the gallery can toggle them.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, help="Output root.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=os.cpu_count() or 1, show_default=True,
               help="Processes drawing cards in parallel.")
 @click.option("--open/--no-open", "open_browser", default=True, show_default=True,
               help="Open the gallery in the web browser.")
+@asked_outputs_options
 @draft_option
 @lang_option("Serve the game")
 @push_options
 @click.pass_obj
-def serve(root: Path, game: str, port: int, guides: bool, out: Path | None, jobs: int, open_browser: bool,
-          draft: bool, lang: str | None, **push: Any) -> None:
+def serve(root: Path, game: str, port: int, out: Path | None, jobs: int, open_browser: bool, draft: bool,
+          lang: str | None, push: bool, push_dealt: bool, push_port: int, reply_port: int, **asked: bool) -> None:
     """Serve GAME's gallery on localhost; rebuild on every save and reload the page (Ctrl-C stops)."""
     from cardgen.commands.serve_cmd import serve as serve_gallery
+    from cardgen.commands.tts_push import target_of
 
-    serve_gallery(root, game, port, guides, out, jobs, open_browser, push, draft, lang)
+    serve_gallery(root, game, port, asked_outputs(asked), out, jobs, open_browser,
+                  target_of(push, push_dealt, push_port, reply_port), draft, lang)
 
 
 # ---------------------------------------------------------------- playtesting: the numbers, simulations, pictures

@@ -32,9 +32,9 @@ Flag = tuple[list[str], dict[str, Any]]  # click.option's names and attributes
 
 def option_flags(model: type[BaseModel], section: str) -> list[Flag]:
     """Click options for the fields of an options model (game.yaml's `section`): `--name` per field (`--x/--no-x`
-    for a yes/no, a choice for a fixed set of words), each None unless given, so that only the flags given
-    override the manifest. A field may name its flag (`json_schema_extra={"flag": "marks"}`), or be game.yaml's
-    only (`{"manifest_only": True}`: `build:`, a bucket, grids by deck)."""
+    for a yes/no, a choice for a fixed set of words, an integer or a number as such), each None unless given, so
+    that only the flags given override the manifest. A field may name its flag (`json_schema_extra={"flag":
+    "marks"}`), or be game.yaml's only (`{"manifest_only": True}`: `build:`, a bucket, grids by deck)."""
     flags = []
     for name, field in model.model_fields.items():
         extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
@@ -45,22 +45,36 @@ def option_flags(model: type[BaseModel], section: str) -> list[Flag]:
         shown = f"game.yaml's {section}: {name}, else {_default(field)}"
         help_text = f"{(field.description or name.replace('_', ' ')).rstrip('.')} (default: {shown})."
         kind: dict[str, Any] = {"default": None, "help": help_text}
-        if annotation is bool:
+        if annotation is bool or bool in get_args(annotation):  # `bool | Literal["auto"]`: auto is game.yaml's
             names = [f"--{flag}/--no-{flag}", name]
         else:
             names = [f"--{flag}", name]
-            if get_origin(annotation) is Literal:
-                kind["type"] = click.Choice([str(a) for a in get_args(annotation)])
-            elif annotation in (int, int | None):
-                kind["type"] = int
-            elif _is_list(annotation):
+            if _is_list(annotation):
                 kind.update(multiple=True, callback=lambda _ctx, _param, value: list(value) or None)
+            else:
+                kind["type"] = _click_type(annotation)
         flags.append((names, kind))
     return flags
 
 
+def _click_type(annotation: Any) -> click.ParamType:
+    """The click type of a field: a choice of a Literal's words, INT or FLOAT for a number (None aside); text for
+    the rest, lengths with units (`str | float`: 2mm, 0.1in) among them."""
+    given = [a for a in get_args(annotation) if a is not type(None)] if _is_union(annotation) else [annotation]
+    if len(given) != 1:
+        return click.STRING
+    if get_origin(given[0]) is Literal:
+        return click.Choice([str(a) for a in get_args(given[0])])
+    numbers: dict[Any, click.ParamType] = {int: click.INT, float: click.FLOAT}
+    return numbers.get(given[0], click.STRING)
+
+
+def _is_union(annotation: Any) -> bool:
+    return get_origin(annotation) in (types.UnionType, typing.Union)
+
+
 def _is_list(annotation: Any) -> bool:
-    if get_origin(annotation) in (types.UnionType, typing.Union):
+    if _is_union(annotation):
         return all(get_origin(a) is list for a in get_args(annotation) if a is not type(None))
     return get_origin(annotation) is list
 

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import click
 
-from cardgen.commands.tts_push import PushTarget, target_of
+from cardgen.commands.tts_push import PushTarget
 from cardgen.core.errors import CardgenError
 
 
-def serve(root: Path, game: str, port: int, guides: bool, out: Path | None, jobs: int, open_browser: bool,
-          push: dict[str, Any], draft: bool = False, lang: str | None = None) -> None:
-    """Serve `game`'s gallery until Ctrl-C, rebuilding it on every save (and pushing it into Tabletop Simulator
-    as the `push` options say); `draft` and `lang` are `build`'s."""
+def serve(root: Path, game: str, port: int, asked: tuple[str, ...], out: Path | None, jobs: int, open_browser: bool,
+          target: PushTarget | None, draft: bool = False, lang: str | None = None) -> None:
+    """Serve `game`'s gallery until Ctrl-C, rebuilding it on every save with the outputs `asked` for as `build
+    --guides` asks for them (and pushing it into Tabletop Simulator at `target`); `draft` and `lang` are
+    `build`'s."""
     import time
 
-    from cardgen.commands.build_cmd import GUIDES, build_one, output_root
+    from cardgen.commands.build_cmd import build_one, output_root
     from cardgen.commands.serve import serve_game
     from cardgen.core.ownership import check_game_name
 
@@ -29,10 +29,8 @@ def serve(root: Path, game: str, port: int, guides: bool, out: Path | None, jobs
     out_root = output_root(root, out, lang)
     out_dir = out_root / check_game_name(game)
 
-    target = target_of(**push)
-
     def build_once() -> None:
-        build_one(root, game, out_root, jobs, always=GUIDES if guides else (), draft=draft, lang=lang)
+        build_one(root, game, out_root, jobs, always=asked, draft=draft, lang=lang)
 
     try:
         running = serve_game(root, game, out_dir, build_once, port, lambda text: click.secho(text, fg="red", err=True),

@@ -2,7 +2,8 @@
 
 Every folder cardgen replaces or deletes later (a game's output folder, a staging folder, the cache)
 holds a stamp file written when cardgen made it. Before a folder is swapped away or removed its stamp
-is checked; a folder without one is left alone and the command stops with a one-line error. An output
+is checked; a folder without one is left alone and the command stops with a one-line error, unless it is
+empty (it holds nothing to lose: an old `serve` left one): then it is stamped and taken. An output
 root may not be the workspace, hold it, or hold or lie inside its source folders.
 """
 from __future__ import annotations
@@ -97,10 +98,23 @@ def _stamped(folder: Path) -> bool:
 
 
 def refuse_foreign(folder: Path) -> None:
-    """Raise a clear error when `folder` exists and cardgen did not make it (so it must not be replaced)."""
-    if (folder.exists() or folder.is_symlink()) and not is_ours(folder):
+    """Raise a clear error when `folder` exists and cardgen did not make it (so it must not be replaced); an empty
+    folder is stamped as cardgen's instead."""
+    if (folder.exists() or folder.is_symlink()) and not is_ours(folder) and not _took_empty(folder):
         raise CardgenError(f"{folder} exists and was not made by cardgen (it has no {STAMP} file), so it is "
                            "left alone; move it away or choose another output folder with --out")
+
+
+def _took_empty(folder: Path) -> bool:
+    """Stamp `folder` as cardgen's when it is an empty folder (not a link to one), and say so: it holds nothing a
+    build could lose. A folder that cannot be read or stamped is left as it is (and refused)."""
+    try:
+        if folder.is_dir() and not folder.is_symlink() and next(folder.iterdir(), None) is None:
+            mark(folder)
+            return True
+    except OSError:
+        pass
+    return False
 
 
 def remove_ours(folder: Path) -> None:

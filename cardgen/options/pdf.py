@@ -73,7 +73,9 @@ class PrintSpec(Strict):
     back_offset: str | list[float] = Field("0,0", description="x,y in mm added to back pages (right, up); see "
                                                             "`cardgen calibrate`")
     crop_marks: bool = Field(True, description="crop marks in the margin", json_schema_extra={"flag": "marks"})
-    cut_lines: bool = Field(False, description="thin lines along every trim")
+    cut_lines: bool | Literal["auto"] = Field(
+        "auto", description="thin lines along every trim; auto: on a page whose crop marks cannot stay out of the "
+                            "unprintable band")
     back_marks: bool = Field(True, description="crop marks on back pages too")
     images: Literal["png", "jpeg"] = Field("png", description="png keeps text crisp; jpeg makes smaller files")
     jpeg_quality: int = Field(92, ge=50, le=100, description="JPEG quality of images: jpeg (50-100)")
@@ -141,7 +143,7 @@ class PrintSpec(Strict):
                 "gap": f"gap{self.gap_mm:g}mm", "margin": f"margin{self.margin_mm:g}mm",
                 "back_offset": "offset{:g}x{:g}".format(*self.back_offset_mm),
                 "crop_marks": "marks" if self.crop_marks else "no-marks",
-                "cut_lines": "cut-lines" if self.cut_lines else "no-cut-lines",
+                "cut_lines": {True: "cut-lines", False: "no-cut-lines", "auto": "auto-cut-lines"}[self.cut_lines],
                 "back_marks": "back-marks" if self.back_marks else "no-back-marks",
                 "images": self.images, "jpeg_quality": f"q{self.jpeg_quality}",
                 "grid": "grid{}x{}".format(*grid) if grid else "" if self.layout else "fit",

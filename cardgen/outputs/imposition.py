@@ -302,14 +302,17 @@ def crop_marks(frame: Rect, trims: list[Rect], width: float, height: float, band
 
 
 def cut_lines(slots: list[Slot]) -> list[Line]:
-    """Lines along each card's trim, across its visible bleed (shared cuts are drawn once)."""
+    """Lines along each card's trim, across its visible bleed (shared cuts are drawn once); of a tile, along the
+    edges of the board the page shows."""
     lines = set()
     for slot in slots:
         t, shown = slot.trim, slot.clip
         for x in (t.x, t.right):
-            lines.add(Line(*(round(v, 6) for v in (x, shown.y, x, shown.top))))
+            if shown.x - 1e-6 <= x <= shown.right + 1e-6:
+                lines.add(Line(*(round(v, 6) for v in (x, shown.y, x, shown.top))))
         for y in (t.y, t.top):
-            lines.add(Line(*(round(v, 6) for v in (shown.x, y, shown.right, y))))
+            if shown.y - 1e-6 <= y <= shown.top + 1e-6:
+                lines.add(Line(*(round(v, 6) for v in (shown.x, y, shown.right, y))))
     return sorted(lines, key=lambda line: (line.x1, line.y1, line.x2, line.y2))
 
 
@@ -352,10 +355,21 @@ def _free(start: float, end: float, blocked: list[tuple[float, float]]) -> Itera
         yield start, end
 
 
-def _finish(page: Page, frame: Rect, marks: bool, cuts: bool, band: float) -> Page:
-    """Add crop marks (out of the unprintable `band` where there is room), cut lines and the footer place to a page
-    whose slots are set."""
-    trims = [s.trim for s in page.slots]
+def marks_clear_of_band(frame: Rect, width: float, height: float, band: float) -> bool:
+    """Whether every crop mark around the cards' `frame` fits outside the unprintable `band` (as `_mark_end` keeps
+    one there): the frame's narrowest margin holds the clearance, the band and a mark of MIN_MARK_MM."""
+    margin = min(frame.x, frame.y, width - frame.right, height - frame.top)
+    return margin - MARK_CLEARANCE_MM - max(EDGE_MM, band) >= MIN_MARK_MM - 1e-9
+
+
+def _finish(page: Page, frame: Rect, marks: bool, cuts: bool | Literal["auto"], band: float,
+            edges: list[Rect] | None = None) -> Page:
+    """Add crop marks (out of the unprintable `band` where there is room) of the slots' trims or the `edges` given
+    (a tile's: its board's and its neighbours'), cut lines (`auto`: where the marks cannot stay out of the band, so
+    the sheet keeps cut guides a home printer prints) and the footer place to a page whose slots are set."""
+    trims = [s.trim for s in page.slots] if edges is None else edges
+    if cuts == "auto":
+        cuts = marks and not marks_clear_of_band(frame, page.width, page.height, band)
     if marks and trims:
         page.marks = crop_marks(frame, trims, page.width, page.height, band)
         if page.fold:
@@ -425,13 +439,14 @@ def band_warnings(pages: list[Page], options: PrintSpec) -> list[str]:
         found.append(f"cards come to {min(cards):.1f} mm from the edge of the {options.sheet} paper: a printer that "
                      f"cannot print the outer {band:g} mm leaves up to {lost:g} mm of them blank (set print: "
                      "unprintable: to what your printer cannot print, 0 for borderless)")
-    marks = [_mark_reach(mark, page) for page in pages for mark in page.marks]
+    # A page's cut lines put the cuts on the sheet: a mark of it lost in the band is no loss.
+    marks = [_mark_reach(mark, page) for page in pages if not page.cut_lines for mark in page.marks]
     inside = [(near, far) for near, far in marks if near < band - 1e-6]
-    if inside and not options.cut_lines:  # cut lines put the cuts on the sheet: a mark lost in the band is no loss
+    if inside:
         found.append(f"crop marks lie {min(n for n, _ in inside):.1f}-{min(band, max(f for _, f in inside)):.1f} mm "
                      f"from the edge of the {options.sheet} paper, inside the outer {band:g} mm a printer may not "
-                     "print: the cards leave no room for them outside it (cut_lines: true draws the cuts on the "
-                     "cards; print: unprintable: says what your printer cannot print)")
+                     "print: the cards leave no room for them outside it (cut_lines: auto or true draws the cuts "
+                     "on the cards; print: unprintable: says what your printer cannot print)")
     return found
 
 
@@ -515,8 +530,8 @@ def tile_leaves(item: Item, options: PrintSpec) -> list[Leaf]:
                            clip.w - TILE_OVERLAP_MM * ((col > 0) + (col < cols - 1)),
                            clip.h - TILE_OVERLAP_MM * ((row > 0) + (row < rows - 1)))
             edges = [slot.trim, overlap] if rows * cols > 1 else [slot.trim]
-            front = _tile_page(Page(width, height, "front", item.deck, [slot], note=name), clip, edges,
-                               options.crop_marks, options.unprintable_mm)
+            front = _finish(Page(width, height, "front", item.deck, [slot], note=name), clip, options.crop_marks,
+                            options.cut_lines, options.unprintable_mm, edges)
             back = None
             if item.back and options.duplex != "fold":
                 # The sheet turns over like a card: the back image, unmirrored, at the mirrored place.
@@ -525,19 +540,11 @@ def tile_leaves(item: Item, options: PrintSpec) -> list[Leaf]:
 
                 back_slot = Slot(item.back, turned(slot.trim), item.bleed_mm, turned(clip), item.card_id,
                                  item.copy)
-                back = _tile_page(Page(width, height, "back", item.deck, [back_slot], note=f"back of {name}"),
-                                  turned(clip), [turned(e) for e in edges], options.crop_marks and options.back_marks,
-                                  options.unprintable_mm)
+                back = _finish(Page(width, height, "back", item.deck, [back_slot], note=f"back of {name}"),
+                               turned(clip), *_back_guides(options), options.unprintable_mm,
+                               [turned(e) for e in edges])
             leaves.append(Leaf(front, back))
     return leaves
-
-
-def _tile_page(page: Page, clip: Rect, edges: list[Rect], marks: bool, band: float) -> Page:
-    """Add the marks of a tile's edges and the footer place to a tile page."""
-    if marks:
-        page.marks = crop_marks(clip, edges, page.width, page.height, band)
-    page.footer = footer_slot(page, clip)
-    return page
 
 
 def _leaf(chunk: list[Item], layout: Layout, deck: str, options: PrintSpec) -> Leaf:
@@ -554,6 +561,10 @@ def _leaf(chunk: list[Item], layout: Layout, deck: str, options: PrintSpec) -> L
     if not backs:
         return Leaf(front)
     frame = layout.frame.mirror(layout.mirror_axis, w, h).shift(*options.back_offset_mm)
-    back = _finish(Page(w, h, "back", deck, backs), frame, options.crop_marks and options.back_marks,
-                   options.cut_lines and options.back_marks, options.unprintable_mm)
+    back = _finish(Page(w, h, "back", deck, backs), frame, *_back_guides(options), options.unprintable_mm)
     return Leaf(front, back)
+
+
+def _back_guides(options: PrintSpec) -> tuple[bool, bool | Literal["auto"]]:
+    """The crop marks and cut lines of back pages: the fronts' unless `back_marks` is off (then neither)."""
+    return options.crop_marks and options.back_marks, options.cut_lines if options.back_marks else False

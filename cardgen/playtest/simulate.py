@@ -1,8 +1,9 @@
 """Balance simulations (`cardgen simulate GAME`): the designer's own Python, run in worker processes.
 
 A simulation of game.yaml's `simulations:` names a module in data/<game>/ and a function; cardgen calls it once
-per run with the game's typed cards and a seeded `random.Random`, and it returns named measures (a number, a
-yes/no, or a list of them: one observation each). Each measure is reported with a 95% confidence interval (Wilson's
+per run with the game's typed cards and a seeded `random.Random` (and game.yaml's `values:`, the rulebook's
+numbers, when the function has a parameter `values`), and it returns named measures (a number, a yes/no, or a list
+of them: one observation each). Each measure is reported with a 95% confidence interval (Wilson's
 for a rate: a measure whose every observation is yes/no) and compared with its target. Run `i` of a simulation
 has the seed "<seed>/<i>", so a report is the same with any number of workers.
 
@@ -11,6 +12,7 @@ This is the only place cardgen runs the designer's code, and only this command i
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import math
 import multiprocessing
 import random
@@ -146,7 +148,8 @@ def run_simulation(game: Game, name: str, runs: int | None = None, jobs: int = 1
     cards = typed_cards(game)
     jobs = max(1, min(jobs, runs))
     size = max(1, math.ceil(runs / (jobs * CHUNKS_PER_WORKER)))
-    chunks = [(str(path), spec.function, cards, spec.seed, start, min(size, runs - start))
+    values = dict(game.spec.values)
+    chunks = [(str(path), spec.function, cards, values, spec.seed, start, min(size, runs - start))
               for start in range(0, runs, size)]
     started = time.monotonic()
     shown_as = relative(path, game.root)
@@ -191,13 +194,15 @@ def _load_function(path: str, function: str) -> Callable[..., Any]:
 def _run_chunk(chunk: tuple) -> dict[str, list] | tuple[int | None, str]:
     """In a worker: runs start .. start+count-1 of a simulation; their observations by measure, or the error of
     the designer's code: the line of its module and one line saying what and in which run (and its seed)."""
-    path, function, cards, seed, start, count = chunk
+    path, function, cards, values, seed, start, count = chunk
     observations: dict[str, list] = {}
     run = start
     try:
         simulate = _load_function(path, function)
+        # game.yaml's values for a function that asks for them: one written as simulate(cards, rng) still runs
+        asked = {"values": values} if "values" in inspect.signature(simulate).parameters else {}
         for run in range(start, start + count):
-            measures = simulate(cards, random.Random(f"{seed}/{run}"))
+            measures = simulate(cards, random.Random(f"{seed}/{run}"), **asked)
             if not isinstance(measures, dict):
                 return None, f"run {run}: {function}() returned {type(measures).__name__}, not a dict of measures"
             for key, value in measures.items():

@@ -103,8 +103,9 @@ def specials(monster: dict) -> dict[str, str]:
     return found
 
 
-def simulate(cards: dict[str, list[dict]], rng: random.Random) -> dict[str, list]:
-    """One game's 9 monster battles for a team of 2 (see the module's policies); the measures of its battles."""
+def simulate(cards: dict[str, list[dict]], rng: random.Random, values: dict) -> dict[str, list]:
+    """One game's 9 monster battles for a team of 2 (see the module's policies); the measures of its battles. The
+    monsters' special numbers are game.yaml's `values:`, as the cards print them."""
     starting = cards["basic-attacks"]
     per_player = {c["name"]: c["copies"] // 4 for c in starting}  # the data's copies are for 4 players
     team = [Player(attacks=[c for c in starting for _ in range(per_player[c["name"]])],
@@ -116,7 +117,7 @@ def simulate(cards: dict[str, list[dict]], rng: random.Random) -> dict[str, list
                                  "turns": [], "stalemate": []}
     for round_index in range(ROUNDS):
         monster = choose_monster(rng.sample(cards["monsters"], 3), STAGES[round_index], rng)
-        won, fallen, turns = battle(team, monster, cards, rng)
+        won, fallen, turns = battle(team, monster, cards, values, rng)
         tokens = monster["reward"] if fallen == 0 else monster["reward"] // 2 if fallen == 1 else 0
         measures[f"win_{monster['difficulty'].lower()}"].append(won)
         measures["tokens_per_battle"].append(tokens)
@@ -166,9 +167,9 @@ def monster_decks(monster: dict, cards: dict[str, list[dict]], rng: random.Rando
     return defense, attack
 
 
-def battle(team: list[Player], monster: dict, cards: dict[str, list[dict]],
+def battle(team: list[Player], monster: dict, cards: dict[str, list[dict]], values: dict,
            rng: random.Random) -> tuple[bool, int, int]:
-    """One monster battle: (won, players fallen, turns)."""
+    """One monster battle: (won, players fallen, turns); its special rules' numbers are `values`'."""
     rules = specials(monster)
     hp = monster["hp"]
     defense, attack = monster_decks(monster, cards, rng)
@@ -179,20 +180,20 @@ def battle(team: list[Player], monster: dict, cards: dict[str, list[dict]],
         plays = {id(p): choose_action(p, piles[id(p)][0]) for p in team}
         if "Speed Drain" in rules:
             fastest = max(rng.sample(team, len(team)), key=lambda p: p.bid)
-            fastest.stamina = max(0, fastest.stamina - 2)
+            fastest.stamina = max(0, fastest.stamina - values["speed_drain_stamina"])
         actors = [(p.bid, rng.random(), p) for p in team] + [(monster["speed"], rng.random(), None)]
         for _, _, actor in sorted(actors, key=lambda a: (a[0], a[1]), reverse=True):
             if actor is None and hp > 0:
-                monster_attacks(monster, rules, turn, team, piles, attack, rng)
+                monster_attacks(monster, rules, turn, team, piles, attack, values, rng)
             elif actor is not None and actor.hp > 0 and hp > 0:
                 blocked = defense.top()["value"] if defense else 0
                 dealt = max(0, plays[id(actor)]["value"] - blocked)
                 hp -= dealt
                 actor.dealt += dealt
                 if dealt and "Counter" in rules:
-                    actor.hp -= 1
+                    actor.hp -= values["counter_damage"]
         if hp > 0 and "Regeneration" in rules:
-            hp = min(monster["hp"], hp + 2)
+            hp = min(monster["hp"], hp + values["regeneration_hp"])
         for player in team:
             player.dealt_last_turn, player.dealt = player.dealt, 0
         fallen = sum(p.hp <= 0 for p in team)
@@ -213,12 +214,14 @@ def choose_action(player: Player, pile: Pile) -> dict:
 
 
 def monster_attacks(monster: dict, rules: dict[str, str], turn: int, team: list[Player], piles: dict,
-                    attack: Pile | None, rng: random.Random) -> None:
+                    attack: Pile | None, values: dict, rng: random.Random) -> None:
     """The monster's attack this turn on its target (both players with AoE)."""
     standing = [p for p in team if p.hp > 0]
     if not standing:
         return
-    damage = monster["attack"] + (2 if "Enrage" in rules and turn > 3 else 0) + (attack.top()["value"] if attack else 0)
+    enraged = "Enrage" in rules and turn > values["enrage_turn"]
+    damage = (monster["attack"] + (values["enrage_attack"] if enraged else 0)
+              + (attack.top()["value"] if attack else 0))
     for target in standing if "AoE" in rules else [pick_target(rules.get("Targeting", ""), standing, rng)]:
         blocked = 0 if "Armor Piercing" in rules else piles[id(target)][1].top()["value"]
         target.hp -= max(0, damage - blocked)
