@@ -3,6 +3,7 @@ the tags and hashes a push into a running game finds the objects by, and the fil
 writes one."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -52,6 +53,8 @@ def tts_icon(name: str) -> str:
     return f"[{word} ]" if _TTS_TAG.fullmatch(word) else f"[{word}]"
 
 
+# A rebuild (a running watch's) writes every card's text again, most of it unchanged: each parsed once per process.
+@functools.lru_cache(maxsize=1 << 14)
 def tts_text(text: str) -> str:
     """Card markup as Tabletop Simulator rich text: [b]bold[/b], [i]italic[/i], icons as `[name]`."""
     out: list[str] = []
