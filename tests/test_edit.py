@@ -347,3 +347,19 @@ def test_rows_converted_again_in_one_process_give_what_a_fresh_load_gives(tiny_g
     manifest.write_text(manifest.read_text().replace("power: int", "power: str"))
     retyped = load()
     assert not retyped.problems and [c.fields["power"] for c in retyped.cards] == ["1", "two", "3"]
+
+
+def test_an_edits_stages_start_once_the_files_of_the_images_found_are_placed(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Placing a kept card file is a stat, and each stat beside the stages' threads let them take the GIL for a
+    switch interval: the stages start (`handed`) once the images found in the cache are placed, only the edited
+    card's files left to place."""
+    from cardgen.build import build
+
+    _build(tiny_game)
+    _edit(tiny_game, "Plain", "Plainer")
+    left: list[set[str]] = []
+    handed = build._Build.handed
+    monkeypatch.setattr(build._Build, "handed", lambda self: left.append(set(self.card_files.unplaced)) or handed(self))
+    assert _build(tiny_game).rendered == 1
+    assert left == [{"cards/main/na.png"}]

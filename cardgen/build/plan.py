@@ -208,7 +208,7 @@ def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter, listener: DrawList
     arts = {a.key: a for a in [*plan.faces.values(), *plan.backs.values()]}
     raster_jobs, found = [], []
     for art in arts.values():
-        cached = art.cache_path.is_file() and verify(art.cache_path)
+        cached = verify(art.cache_path)  # (one stat for an entry this process verified before)
         if cached and not work.get(art.key):
             found.append(art.key)
             continue
@@ -222,11 +222,14 @@ def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter, listener: DrawList
     problems: list[Problem] = []
 
     def begin() -> None:
-        listener.handed()
         listener.available(found)
         reporter.start(f"{game.name}: drawing", len(raster_jobs))
         for key in found:  # while the workers draw
             listener.ready(key)
+        # The stages start once the images found are placed, not beside it: placing is a `stat` of each file kept
+        # (an edit keeps most), and each stat let the stages' threads take the GIL for a switch interval (an
+        # edit of 1,000 cards placed them in ~0.3 s instead of ~0.03 s, its stages no sooner done).
+        listener.handed()
 
     def done(key: str, error: str | None) -> None:
         reporter.advance()
