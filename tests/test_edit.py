@@ -321,11 +321,20 @@ def test_a_rebuild_in_the_same_process_takes_the_record_it_wrote_and_reads_one_w
         [("na", {"text": ("Plain!!", "Plainest")})]
 
 
-def test_rows_converted_again_in_one_process_give_what_a_fresh_load_gives(tiny_game: Path) -> None:
+def test_rows_converted_again_in_one_process_give_what_a_fresh_load_gives(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A running watch converts only the rows it has not converted before (`data._CONVERTED`): an edited row's
     problems, a changed field type, a card's fields changed after loading: each as a load in a fresh process."""
+    import threading
+
     from cardgen.load import data
     from cardgen.load.manifest import load_game
+
+    monkeypatch.setattr(data, "_REMEMBER_ROWS", threading.Event())
+    data._CONVERTED.clear()
+    data.read_game_data(load_game(tiny_game, "tiny"))
+    assert not data._CONVERTED  # a build of its own keeps none
+    data.remember_rows()
 
     def load() -> data.GameData:
         return data.read_game_data(load_game(tiny_game, "tiny"))
