@@ -319,3 +319,56 @@ def test_a_rebuild_in_the_same_process_takes_the_record_it_wrote_and_reads_one_w
     assert reads == [record]
     assert [(change.id, change.fields) for change in again.changes.changed] == \
         [("na", {"text": ("Plain!!", "Plainest")})]
+
+
+def test_rows_converted_again_in_one_process_give_what_a_fresh_load_gives(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A running watch converts only the rows it has not converted before (`data._CONVERTED`): an edited row's
+    problems, a changed field type, a card's fields changed after loading: each as a load in a fresh process."""
+    import threading
+
+    from cardgen.load import data
+    from cardgen.load.manifest import load_game
+
+    monkeypatch.setattr(data, "_REMEMBER_ROWS", threading.Event())
+    data._CONVERTED.clear()
+    data.read_game_data(load_game(tiny_game, "tiny"))
+    assert not data._CONVERTED  # a build of its own keeps none
+    data.remember_rows()
+
+    def load() -> data.GameData:
+        return data.read_game_data(load_game(tiny_game, "tiny"))
+
+    def fresh() -> data.GameData:
+        data._CONVERTED.clear()
+        return load()
+
+    first = load()
+    assert [c.fields["power"] for c in first.cards] == [1, 2, 3] and not first.problems
+    first.cards[0].fields["power"] = 99  # as a translation writes a card's own fields
+    assert [c.fields["power"] for c in load().cards] == [1, 2, 3]
+    _edit(tiny_game, "Beta,2,", "Beta,two,")
+    edited = load()
+    assert [(p.row, p.column) for p in edited.problems] == [(3, "power")]
+    assert (edited.problems, [c.fields for c in edited.cards]) == \
+        (fresh().problems, [c.fields for c in fresh().cards])
+    manifest = tiny_game / "data" / "tiny" / "game.yaml"
+    manifest.write_text(manifest.read_text().replace("power: int", "power: str"))
+    retyped = load()
+    assert not retyped.problems and [c.fields["power"] for c in retyped.cards] == ["1", "two", "3"]
+
+
+def test_an_edits_stages_start_once_the_files_of_the_images_found_are_placed(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Placing a kept card file is a stat, and each stat beside the stages' threads let them take the GIL for a
+    switch interval: the stages start (`handed`) once the images found in the cache are placed, only the edited
+    card's files left to place."""
+    from cardgen.build import build
+
+    _build(tiny_game)
+    _edit(tiny_game, "Plain", "Plainer")
+    left: list[set[str]] = []
+    handed = build._Build.handed
+    monkeypatch.setattr(build._Build, "handed", lambda self: left.append(set(self.card_files.unplaced)) or handed(self))
+    assert _build(tiny_game).rendered == 1
+    assert left == [{"cards/main/na.png"}]

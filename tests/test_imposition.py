@@ -378,3 +378,21 @@ def test_a_margin_that_leaves_a_little_room_keeps_the_marks_out_of_the_band():
     page = impose(items(card("a", 9)), PrintSpec(paper="a4", margin=9.35, orientation="portrait")).pages[0]
     sides = [m for m in page.marks if m.y1 == m.y2]  # beside the cards, 9.75 mm from the edge: room
     assert sides and all(min(m.x1, m.x2, page.width - m.x1, page.width - m.x2) >= QUARTER_INCH - 1e-9 for m in sides)
+
+
+def test_pages_of_one_layout_get_the_same_marks_and_footer_each_in_lists_of_its_own():
+    """Full pages of a deck share their geometry (worked out once per process): each page gets what a page of its
+    own would, and changing one page's marks leaves the others' as they were."""
+    from cardgen.outputs.imposition import _page_geometry
+
+    _page_geometry.cache_clear()
+    first, second = fronts(impose(items(card("a", 18)), PrintSpec(cut_lines=True)).pages)[:2]
+    assert _page_geometry.cache_info().hits >= 1
+    _page_geometry.cache_clear()
+    alone = fronts(impose(items(card("b", 9)), PrintSpec(cut_lines=True)).pages)[0]
+    for page in (first, second):
+        assert (page.marks, page.cut_lines, page.footer) == (alone.marks, alone.cut_lines, alone.footer)
+        assert page.marks and page.cut_lines and page.footer is not None
+    first.marks.clear()
+    first.cut_lines.clear()
+    assert second.marks == alone.marks and second.cut_lines == alone.cut_lines

@@ -122,7 +122,7 @@ def test_runs_of_spaces_print_as_written(out: Path) -> None:
 
 
 def test_icons_named_in_text_are_checked_with_escapes_respected() -> None:
-    assert icon_names("a :energy: b \\:scrap: :energy: *:power_up:*") == ["energy", "power_up"]
+    assert icon_names("a :energy: b \\:scrap: :energy: *:power_up:*") == ("energy", "power_up")
 
 
 # Text with none of the markup characters: letters, digits, punctuation, spaces, tabs, newlines, accents.

@@ -201,6 +201,9 @@ def test_cache_entries_live_under_kind_and_key_prefix(tmp_path: Path) -> None:
     assert cache.put_bytes(key, b"pixels")
     assert cache.has(key) and cache.read_bytes(key) == b"pixels"
     assert cache_root(tmp_path) == tmp_path / ".cache"
+    folder = "cd" + "0" * 30  # a folder where an entry would be is no entry
+    cache.path(folder).mkdir(parents=True)
+    assert not cache.has(folder)
 
 
 def test_cache_json_round_trip_and_a_torn_entry_reads_as_missing(tmp_path: Path) -> None:
@@ -342,8 +345,12 @@ def test_an_entry_verified_once_is_trusted_by_its_state_until_anything_changes_i
     reads: list[Path] = []
     read_seal = storage._read_seal
     monkeypatch.setattr(storage, "_read_seal", lambda entry: reads.append(entry) or read_seal(entry))
+    stats: list[Path] = []
+    stat = Path.stat
+    monkeypatch.setattr(Path, "stat", lambda self, **kw: stats.append(self) or stat(self, **kw))
     assert verify(path) and cache.has("ab" * 16)
-    assert reads == []
+    assert reads == [] and stats == [path, path]  # one stat each
+    monkeypatch.setattr(Path, "stat", stat)
     before = path.stat()
     path.write_bytes(b"DATA")  # written in place, same size, its time set back
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))

@@ -925,3 +925,32 @@ def test_the_export_runs_while_the_cards_are_drawn_and_waits_for_what_each_image
     images = sorted(p.name for p in beside.iterdir() if p.suffix != ".json")
     assert len(images) >= 3 and images == sorted(p.name for p in after.iterdir() if p.suffix != ".json")
     assert all((beside / name).read_bytes() == (after / name).read_bytes() for name in images)
+
+
+def test_an_objects_memo_leaves_out_where_it_lies_and_where_its_images_were_written_but_nothing_else() -> None:
+    """`mark_for_push`: a deck moved (its Transform and its cards'), or exported into another folder (its file:///
+    addresses), keeps its Memo; a card's text, an image's name or a nested value changed gives another."""
+    import copy
+
+    from cardgen.outputs.tts.objects import mark_for_push
+
+    def deck(folder: str = "/out/a", x: float = 0.0, text: str = "Fire", image: str = "f1.jpg") -> dict:
+        card = {"Name": "Card", "Transform": {"posX": x}, "Description": text, "CardID": 100}
+        return {"Name": "Deck", "GUID": "abc123", "Transform": {"posX": x, "rotY": 180.0},
+                "CustomDeck": {"1": {"FaceURL": f"file://{folder}/{image}", "BackURL": f"file://{folder}/b.jpg"}},
+                "ContainedObjects": [card, copy.deepcopy(card)]}
+
+    def memo(obj: dict) -> str:
+        mark_for_push([obj], "tiny")
+        return obj["Memo"]
+
+    first = memo(deck())
+    assert memo(deck(x=5.0)) == memo(deck(folder="/elsewhere/é x")) == first
+    again = deck()
+    again["Memo"] = "stale"
+    assert memo(again) == first
+    assert len({first, memo(deck(text="Ice")), memo(deck(image="f2.jpg"))}) == 3
+    nested = deck()
+    nested["ContainedObjects"][1]["Transform"] = {"posX": 1.0}
+    nested["ContainedObjects"][1]["CustomDeck"] = {"1": {"FaceURL": "https://cdn/f1.jpg"}}
+    assert memo(nested) != first

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping, Protocol, Sequence
 from cardgen import __version__
 from cardgen.core.errors import LEFT_OUT, CardgenError, Problem
 from cardgen.core.progress import Reporter
-from cardgen.core.storage import Cache, copy_into_staging, verify, write_text
+from cardgen.core.storage import Cache, copy_into_staging, file_digest, verify, write_text
 from cardgen.load.data import Card
 from cardgen.load.freshness import PreviousOutputs
 from cardgen.load.manifest import Game
@@ -62,6 +62,8 @@ class BuildPlan:
     findings: list[Problem] = field(default_factory=list)  # warnings, and errors of a forced build
     back_names: dict[tuple[str, str], str] = field(default_factory=dict)  # (deck, template) -> name in backs
     back_keys: dict[str, str] = field(default_factory=dict)  # image key -> name in backs: backs shared by content
+    # The files cards draw (fonts, images) by content, each digested once a plan: most cards draw the same fonts.
+    file_digests: dict[Path, str] = field(default_factory=dict)
 
     @functools.cached_property
     def drawings(self) -> dict[str, Drawing]:
@@ -77,6 +79,7 @@ class BuildPlan:
                                         base_url, font_dirs, game.spec.decks[art.deck].kind != "card")
         return drawings
 
+@functools.lru_cache(maxsize=8)  # asked for each card a plan keys (~20 us each: the cache folder found)
 def png_cache(out_root: Path) -> Cache:
     """The content-addressed cache of drawn card images, shared by all games of an output root."""
     return Cache(out_root, "png", ".png")
@@ -124,7 +127,7 @@ def _plan_card(plan: BuildPlan, context: BuildContext, card: Card, force: bool) 
             raise
         plan.findings += [*exc.problems, _left_out(card, "it cannot be rendered")]
         return
-    plan.faces[card.id] = _artwork(card.id, face, plan.game, card.deck, context)
+    plan.faces[card.id] = _artwork(card.id, face, plan, card.deck, context)
     plan.card_back[card.id] = back
     plan.cards.append(card)
 
@@ -139,7 +142,7 @@ def _plan_back(plan: BuildPlan, context: BuildContext, card: Card) -> str | None
         return known
     stem = Path(card.back_template).stem
     rendered = context.renderer.render(card.back_template, card.back_template, card.deck, card if per_card else None)
-    art = _artwork(stem, rendered, plan.game, card.deck, context)
+    art = _artwork(stem, rendered, plan, card.deck, context)
     name = plan.back_keys.get(art.key)
     if name is None:  # a new back: named by its template (and deck, when taken), or by its card as its face is
         wanted = [f"{card.deck}/{card.id}"] if per_card else [stem, f"{stem}-{card.deck}"]
@@ -158,12 +161,14 @@ def _free_name(wanted: list[str], taken: Mapping[str, object]) -> str:
     return next(name for name in itertools.chain(wanted, numbered) if name not in taken)
 
 
-def _artwork(name: str, rendered: RenderedSVG, game: Game, deck: str, context: BuildContext) -> Artwork:
+def _artwork(name: str, rendered: RenderedSVG, plan: BuildPlan, deck: str, context: BuildContext) -> Artwork:
+    game, digests = plan.game, plan.file_digests
     size = game.deck_size(game.spec.decks[deck])
     font_files = [f for family in rendered.families for f in context.fonts.files_for(family)]
     kind = game.spec.decks[deck].kind  # tokens and boards keep transparency: part of the key
-    look = look_key(rendered.svg + kind, size.full_width_px, size.full_height_px, size.dpi,
-                    [*rendered.files, *font_files])
+    files = {path: digests.get(path) or digests.setdefault(path, file_digest(path))
+             for path in {*rendered.files, *font_files}}
+    look = look_key(rendered.svg + kind, size.full_width_px, size.full_height_px, size.dpi, files)
     key = content_key(look)
     assert context.out_root is not None, "a build context has an output root"
     return Artwork(name, rendered, deck, look, key, png_cache(context.out_root).path(key))
@@ -203,7 +208,7 @@ def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter, listener: DrawList
     arts = {a.key: a for a in [*plan.faces.values(), *plan.backs.values()]}
     raster_jobs, found = [], []
     for art in arts.values():
-        cached = art.cache_path.is_file() and verify(art.cache_path)
+        cached = verify(art.cache_path)  # (one stat for an entry this process verified before)
         if cached and not work.get(art.key):
             found.append(art.key)
             continue
@@ -217,11 +222,14 @@ def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter, listener: DrawList
     problems: list[Problem] = []
 
     def begin() -> None:
-        listener.handed()
         listener.available(found)
         reporter.start(f"{game.name}: drawing", len(raster_jobs))
         for key in found:  # while the workers draw
             listener.ready(key)
+        # The stages start once the images found are placed, not beside it: placing is a `stat` of each file kept
+        # (an edit keeps most), and each stat let the stages' threads take the GIL for a switch interval (an
+        # edit of 1,000 cards placed them in ~0.3 s instead of ~0.03 s, its stages no sooner done).
+        listener.handed()
 
     def done(key: str, error: str | None) -> None:
         reporter.advance()

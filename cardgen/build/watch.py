@@ -79,9 +79,11 @@ def watch_games(root: Path, games: list[str], rebuild: Callable[[list[str]], Non
     a temp file and renaming it: one rebuild). A source folder made while watching (`icons/` or `fonts/`, which a
     workspace from `cardgen init` lacks) is watched from then on.
     """
+    from cardgen.load.data import remember_rows
     from cardgen.outputs import stage_modules, stage_names
     from cardgen.raster.pool import warm_up
 
+    remember_rows()  # every build of this process but the first converts only the rows that changed
     events: queue.Queue[_Change] = queue.Queue()
     observer = _Observer(root, events)
     try:

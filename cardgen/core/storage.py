@@ -18,6 +18,7 @@ import threading
 import time
 from functools import lru_cache
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any, Callable, Iterable
 
 CACHE_DIR = ".cache"
@@ -217,6 +218,8 @@ def verify(path: Path) -> bool:
     """
     try:
         stat = path.stat()
+        if not S_ISREG(stat.st_mode):  # a folder or device where the entry should be: none
+            return False
         state = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
         if _VERIFIED.get(str(path)) == state:  # verified before by this process, and not changed since
             return True
@@ -318,9 +321,9 @@ class Cache:
         return self.folder / key[:2] / f"{key}{self.suffix if suffix is None else suffix}"
 
     def has(self, key: str, suffix: str | None = None) -> bool:
-        """Whether the entry of a key exists and verifies (see `verify`)."""
-        path = self.path(key, suffix)
-        return path.is_file() and verify(path)
+        """Whether the entry of a key exists and verifies (see `verify`: one `stat` for an entry this process
+        verified before, a card image or TTS cell looked up again by a running watch)."""
+        return verify(self.path(key, suffix))
 
     def write(self, key: str, write: Callable[[Path], object], suffix: str | None = None) -> Path:
         """Make an entry with `write(temp_path)` (atomically) and seal it; return its path."""

@@ -5,8 +5,10 @@ import codecs
 import csv
 import difflib
 import io
+import json
 import math
 import re
+import threading
 import unicodedata
 import zipfile
 import zlib
@@ -638,21 +640,58 @@ def convert_row(row: Row, specs: dict[str, FieldSpec],
     return values, problems
 
 
-def convert_table(table: Table, specs: dict[str, FieldSpec],
-                  game_values: Mapping[str, Value] | None = None) -> tuple[list[dict[str, Any]], list[Problem]]:
+Converted = tuple[dict[str, Any], list[Problem]]  # a row's typed values and problems (`convert_row`)
+
+
+def convert_table(table: Table, specs: dict[str, FieldSpec], game_values: Mapping[str, Value] | None = None,
+                  known: dict[tuple, Converted] | None = None) -> tuple[list[dict[str, Any]], list[Problem]]:
     """Typed values of every row (placeholders filled with `game_values`); a required column missing from the
-    header is reported once."""
+    header is reported once.
+
+    `known`: rows converted before with these specs and game values, by `_row_key`; a row found there is not
+    converted again (its values copied), and `known` is left holding this table's rows only."""
     absent = {c for c, s in specs.items() if s.required and s.default is None and c not in table.header}
     problems = [Problem(f"required column '{c}' is missing from the header"
                         + _did_you_mean(c, [h for h in table.header if h not in specs]),
                         file=table.file, row=table.header_line, column=c, rule="missing-column")
                 for c in sorted(absent) if table.header]
     typed = []
+    now: dict[tuple, Converted] = {}
+    lists = [column for column, spec in specs.items() if spec.type == "list"]  # the values not immutable
     for row in table.rows:
-        values, row_problems = convert_row(row, specs, game_values)
+        key = _row_key(row) if known is not None else ()
+        found = known.get(key) if known is not None else None
+        values, row_problems = found or convert_row(row, specs, game_values)
+        if known is not None:  # the card's own copy: a translation writes its fields
+            now[key] = (values, row_problems)
+            values = dict(values)
+            values.update((column, list(values[column])) for column in lists if isinstance(values.get(column), list))
         typed.append(values)
         problems += [p for p in row_problems if p.column not in absent]
+    if known is not None:
+        known.clear()
+        known.update(now)
     return typed, problems
+
+
+def _row_key(row: Row) -> tuple:
+    """Everything `convert_row` reads of a row (its place too: its problems name it)."""
+    return (row.file, row.line, tuple(row.values.items()), tuple((k, tuple(v)) for k, v in row.items.items()),
+            tuple(row.key_lines.items()))
+
+
+# A running watch converts again, on every save, the rows it converted before: each table's rows as last converted,
+# by the table's file, the source, the specs and the game's values (a game's worth of rows at most per table kept),
+# once `remember_rows` says so (a build of its own would only hold them: ~2 MB at 1,000 cards).
+_CONVERTED: dict[tuple, dict[tuple, Converted]] = {}
+_CONVERTED_TABLES = 16  # tables remembered; the oldest forgotten first
+_REMEMBER_ROWS = threading.Event()
+
+
+def remember_rows() -> None:
+    """From now on, keep the rows each build of this process converts for the next (`cardgen watch`, `serve`):
+    an unchanged row is then not converted again."""
+    _REMEMBER_ROWS.set()
 
 
 # ---------------------------------------------------------------- cards of a deck
@@ -800,7 +839,8 @@ def read_game_data(game: Game) -> GameData:
         specs = game.fields_of(deck)
         spec_key = (key, tuple((k, v.model_dump_json()) for k, v in specs.items()))
         if spec_key not in converted:
-            converted[spec_key], found = convert_table(table, specs, game.spec.values)
+            converted[spec_key], found = convert_table(table, specs, game.spec.values, _known_rows(
+                (table.file, spec_key, json.dumps(game.spec.values, sort_keys=True))))
             data.problems += found
         cards, found = deck_cards(game, deck_name, table.rows, converted[spec_key])
         data.cards += cards
@@ -825,6 +865,18 @@ def read_game_data(game: Game) -> GameData:
     data.cards, too_many = _within_copy_bound(game, data.cards)
     data.problems = list(dict.fromkeys(data.problems + too_many))
     return data
+
+
+def _known_rows(key: tuple) -> dict[tuple, Converted] | None:
+    """The rows of a table last converted in this process (see `_CONVERTED`), to convert it again; None when
+    this process keeps none (see `remember_rows`)."""
+    if not _REMEMBER_ROWS.is_set():
+        return None
+    known = _CONVERTED.pop(key, {})
+    _CONVERTED[key] = known  # the last one used
+    while len(_CONVERTED) > _CONVERTED_TABLES:
+        del _CONVERTED[next(iter(_CONVERTED))]
+    return known
 
 
 def _within_copy_bound(game: Game, cards: list[Card]) -> tuple[list[Card], list[Problem]]:

@@ -325,6 +325,7 @@ class FontBook:
         self.folder = folder
         self.faces = {**_faces_in(bundled.FONTS_DIR), **_faces_in(folder)}
         self._chosen: dict[tuple[str, bool, bool], FontFace] = {}
+        self._files: dict[str, list[Path]] = {}  # asked for each family of each card planned
 
     @property
     def families(self) -> list[str]:
@@ -350,8 +351,10 @@ class FontBook:
 
     def files_for(self, family: str) -> list[Path]:
         """Every file of a family (a change in any of them changes how text renders)."""
-        key = family.strip().strip("'\"").lower()
-        return [face.path for k, face in sorted(self.faces.items()) if k[0] == key]
+        if family not in self._files:
+            key = family.strip().strip("'\"").lower()
+            self._files[family] = [face.path for k, face in sorted(self.faces.items()) if k[0] == key]
+        return list(self._files[family])
 
 
 def _style_name(bold: bool, italic: bool) -> str:

@@ -12,6 +12,7 @@ The markup (documented in README, "Card text markup"):
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -175,11 +176,18 @@ def _stars(token: _Token) -> _Stars:
     return token
 
 
-def icon_names(text: str) -> list[str]:
+def icon_names(text: str) -> tuple[str, ...]:
     """The icons a card text draws, in order, each once."""
     if ":" not in text:  # no icon possible: skip parsing (a cell may be huge; validation reports that)
-        return []
-    return list(dict.fromkeys(span.text for span in parse(text) if span.kind == "icon"))
+        return ()
+    return _icon_names(text) if len(text) <= 4096 else _icon_names.__wrapped__(text)
+
+
+# Validation asks of every text cell of every build; a running watch's rebuild, of the same texts again: each
+# (short) text parsed once per process.
+@functools.lru_cache(maxsize=1 << 14)
+def _icon_names(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(span.text for span in parse(text) if span.kind == "icon"))
 
 
 def escape(text: str) -> str:

@@ -6,6 +6,7 @@ positions, mirrored backs and crop marks without reading a PDF.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Iterable, Literal
@@ -367,19 +368,33 @@ def _finish(page: Page, frame: Rect, marks: bool, cuts: bool | Literal["auto"], 
     """Add crop marks (out of the unprintable `band` where there is room) of the slots' trims or the `edges` given
     (a tile's: its board's and its neighbours'), cut lines (`auto`: where the marks cannot stay out of the band, so
     the sheet keeps cut guides a home printer prints) and the footer place to a page whose slots are set."""
-    trims = [s.trim for s in page.slots] if edges is None else edges
+    places = tuple((s.trim, s.clip) for s in page.slots)
+    drawn, lines, page.footer = _page_geometry(page.width, page.height, page.fold, places, frame, marks, cuts, band,
+                                               None if edges is None else tuple(edges))
+    page.marks, page.cut_lines = list(drawn), list(lines)  # lists of its own: a page's marks may be changed
+    return page
+
+
+# Every full page of a deck has the same geometry (and a rebuild the previous build's): worked out once per process.
+@functools.lru_cache(maxsize=1024)
+def _page_geometry(width: float, height: float, fold: Line | None, places: tuple[tuple[Rect, Rect], ...],
+                   frame: Rect, marks: bool, cuts: bool | Literal["auto"], band: float,
+                   edges: tuple[Rect, ...] | None) -> tuple[tuple[Line, ...], tuple[Line, ...], TextSlot | None]:
+    """The crop marks, cut lines and footer place of a page of that size and fold whose slots trim and show
+    `places` (each slot's trim and clip); see `_finish`."""
+    page = Page(width, height, "front", "", [Slot("", trim, 0.0, clip, "", 0) for trim, clip in places], fold=fold)
+    trims = [trim for trim, _ in places] if edges is None else list(edges)
     if cuts == "auto":
-        cuts = marks and not marks_clear_of_band(frame, page.width, page.height, band)
+        cuts = marks and not marks_clear_of_band(frame, width, height, band)
     if marks and trims:
-        page.marks = crop_marks(frame, trims, page.width, page.height, band)
-        if page.fold:
-            back_frame = frame.mirror("x" if page.fold.x1 == page.fold.x2 else "y", page.width, page.height)
+        page.marks = crop_marks(frame, trims, width, height, band)
+        if fold:
+            back_frame = frame.mirror("x" if fold.x1 == fold.x2 else "y", width, height)
             page.marks = [m for m in page.marks if not m.box().overlaps(back_frame.grow(MARK_CLEARANCE_MM))]
     if cuts:
         page.cut_lines = cut_lines(page.slots)
-    occupied = bounds([frame, *(s.clip for s in page.slots)])
-    page.footer = footer_slot(page, occupied)
-    return page
+    occupied = bounds([frame, *(clip for _, clip in places)])
+    return tuple(page.marks), tuple(page.cut_lines), footer_slot(page, occupied)
 
 
 def impose(items: list[Item], options: PrintSpec) -> Imposition:

@@ -14,10 +14,10 @@ from contextlib import suppress
 from dataclasses import dataclass
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Mapping
 
 from cardgen.core.errors import CardgenError
-from cardgen.core.storage import file_digest, write_sealed
+from cardgen.core.storage import write_sealed
 from cardgen.load.svgart import is_svg as _is_svg
 
 # zlib level 1 with the run-length strategy: card art is mostly flat colour, which RLE packs
@@ -74,16 +74,17 @@ class RenderFailure(Exception):
     """cairosvg could not draw an SVG; the message says why."""
 
 
-def look_key(svg: str, width: int, height: int, dpi: int, files: Iterable[Path]) -> str:
-    """What a card image shows: a hash of its SVG text, pixel size and the files it draws (by content), but not of
-    the code that draws it. The build record keeps it for the change report: a new cardgen draws every card again
-    (`content_key`), and reports as changed only the cards whose drawing differs."""
+def look_key(svg: str, width: int, height: int, dpi: int, files: Mapping[Path, str]) -> str:
+    """What a card image shows: a hash of its SVG text, pixel size and the files it draws (`files`: each file's
+    `file_digest`, its content), but not of the code that draws it. The build record keeps it for the change
+    report: a new cardgen draws every card again (`content_key`), and reports as changed only the cards whose
+    drawing differs."""
     digest = hashlib.sha256()
     for part in (f"{width}x{height}@{dpi}", svg):
         digest.update(part.encode())
         digest.update(b"\0")
-    for path in sorted(set(files)):
-        digest.update(f"{path.name}:{file_digest(path)}".encode())
+    for path in sorted(files):
+        digest.update(f"{path.name}:{files[path]}".encode())
     return digest.hexdigest()[:32]
 
 

@@ -200,13 +200,20 @@ class SVGCache(KeptByGame):
     def __init__(self, out_root: Path, game: Game, draft: bool = False) -> None:
         super().__init__(out_root, "svg", game.name, box_as_row)
         self.base = render_inputs(game) + ("|draft" if draft else "")  # a draft draws missing images
+        # Each render's key by what `SVGRenderer.done` keeps it by (a card's id names one card of the game loaded):
+        # the render and the layout check's findings both ask for it, ~20 us each (the fields in JSON, hashed).
+        self._keys: dict[tuple[str, str, str | None], str] = {}
 
     def key(self, template_name: str, deck: str, card: Card | None) -> str:
         """The cache key of one render."""
-        about = None if card is None else [card.id, card.name, card.copies, card.fields, card.source_file,
-                                           card.source_row]
-        text = json.dumps([self.base, template_name, deck, about], sort_keys=True, default=str)
-        return hashlib.sha256(text.encode()).hexdigest()[:32]
+        memo = _memo(template_name, deck, card)
+        known = self._keys.get(memo)
+        if known is None:
+            about = None if card is None else [card.id, card.name, card.copies, card.fields, card.source_file,
+                                               card.source_row]
+            text = json.dumps([self.base, template_name, deck, about], sort_keys=True, default=str)
+            known = self._keys[memo] = hashlib.sha256(text.encode()).hexdigest()[:32]
+        return known
 
     def get(self, key: str, name: str) -> RenderedSVG | None:
         """A cached render whose image files all still exist, or None."""
