@@ -262,3 +262,25 @@ def test_which_templates_read_the_card(workspace) -> None:
     reads = {name: renderer.reads_card(name) for name in templates}
     assert reads == {"face.svg": True, "macros.svg": True, "by-macro.svg": True, "by-value.svg": True,
                      "looped.svg": False, "commented.svg": False, "extends-cardgen.svg": False, "loops.svg": False}
+
+
+def test_what_a_template_reads_is_kept_by_its_text(workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A later build (a new process's renderer) knows which templates read the card without parsing them again
+    (the user's cache, by each template's text); a template whose text changed is parsed again."""
+    from cardgen.svg.context import BuildContext
+    from cardgen.svg.templates import SVGEnvironment
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))  # a user cache of its own: nothing kept yet
+    templates = {"face.svg": FACE, "back.svg": '{% include "./part.svg" %}', "part.svg": "<svg></svg>"}
+    write_game(workspace, "arms", MANIFEST.split("  potions:")[0], {"weapons.xlsx": DATA["weapons.xlsx"]}, templates)
+    parsed: list[str] = []
+    parse = SVGEnvironment.parse
+    monkeypatch.setattr(SVGEnvironment, "parse", lambda env, source, *a, **k: parsed.append(source) or
+                        parse(env, source, *a, **k))
+    assert BuildContext.load(workspace, "arms").renderer.reads_card("back.svg") is False
+    assert len(parsed) == 2  # back.svg and part.svg, the first time
+    assert BuildContext.load(workspace, "arms").renderer.reads_card("back.svg") is False
+    assert len(parsed) == 2  # kept
+    (workspace / "templates" / "arms" / "part.svg").write_text("<svg>{{ card.name }}</svg>")
+    assert BuildContext.load(workspace, "arms").renderer.reads_card("back.svg") is True
+    assert parsed[2:] == ["<svg>{{ card.name }}</svg>"]

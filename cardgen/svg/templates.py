@@ -252,6 +252,27 @@ def _memo(template_name: str, deck: str, card: Card | None) -> tuple[str, str, s
     return template_name, deck, card.id if card else None
 
 
+def card_reads(env: jinja2.Environment, source: str) -> tuple[bool, list[str | None]]:
+    """Whether a template's source names `card` by itself, and the templates it extends, includes or imports, as
+    written (None: named by a value). Kept in the user's cache by the source's text, the code that parses it
+    (this module's closure sets the environment's syntax) and Jinja's version: parsing and analysing a game's
+    back templates was 6-60 ms of every build of the example games, a one-card edit's included."""
+    from cardgen.core.bundled import code_digest
+    from cardgen.core.storage import user_store
+
+    store = user_store("template-reads", ".json")
+    key = hashlib.sha256(json.dumps([code_digest(__name__), jinja2.__version__, source]).encode()).hexdigest()[:32]
+    kept = store.read_json(key) if store is not None else None
+    if (isinstance(kept, list) and len(kept) == 2 and isinstance(kept[0], bool) and isinstance(kept[1], list)
+            and all(name is None or isinstance(name, str) for name in kept[1])):
+        return kept[0], kept[1]
+    tree = env.parse(source)
+    reads = "card" in jinja2.meta.find_undeclared_variables(tree), list(jinja2.meta.find_referenced_templates(tree))
+    if store is not None:
+        store.put_json(key, list(reads))
+    return reads
+
+
 class SVGRenderer:
     """Renders card faces and backs of one game to SVG text."""
 
@@ -284,14 +305,12 @@ class SVGRenderer:
         seen.add(template_name)
         try:
             source = self.env.loader.get_source(self.env, template_name)[0] if self.env.loader else ""
-            tree = self.env.parse(source)
+            names_card, referenced = card_reads(self.env, source)
         except (jinja2.TemplateError, CardgenError):
             return False  # said by the render, at its template and line
-        if "card" in jinja2.meta.find_undeclared_variables(tree):
-            return True
         # a template named by a value ({% include deck.options.art %}) may read it: rendered per card to be sure
-        return any(name is None or self._names_card(self.env.join_path(name, template_name), seen)
-                   for name in jinja2.meta.find_referenced_templates(tree))
+        return names_card or any(name is None or self._names_card(self.env.join_path(name, template_name), seen)
+                                 for name in referenced)
 
     def render(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
         """Render one template for a card (or for a deck's back when card is None), from the caches if there."""
