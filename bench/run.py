@@ -436,11 +436,11 @@ class Bench:
 
     def cold1000(self) -> list[str]:
         """Figure: 1,000 different cards, cold, every output, --jobs 2, against the floor."""
-        return self.cold_against_floor(1000, "at most 0.7x", max(1, min(self.repeat, 3)), single=False)
+        return self.cold_against_floor(1000, "at most 0.6x", max(1, min(self.repeat, 3)), single=False)
 
     def cold20(self) -> list[str]:
         """Figure: 20 different cards (21 images), cold, every output, against the floor."""
-        return self.cold_against_floor(20, "at most 1.5x", max(self.repeat, 5), single=True)
+        return self.cold_against_floor(20, "at most 1.2x", max(self.repeat, 5), single=True)
 
     def nochange(self) -> list[str]:
         """Figure: a rebuild with nothing to do as a whole command, against Python's own start-up."""
