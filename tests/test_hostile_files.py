@@ -217,3 +217,13 @@ def test_a_build_record_never_names_an_image_outside_its_folder(built_example: P
     record["cards"][0]["face"] = image
     with pytest.raises(CardgenError, match="cards.0.face: .* is not a path inside the build folder"):
         BuildRecord.parse(record, "build.json")
+
+
+def test_a_template_too_big_to_read_is_refused_before_it_is_read_even_when_imported(fresh_example: Path) -> None:
+    from cardgen.svg.templates import MAX_TEMPLATE_BYTES
+    macros = fresh_example / "templates" / GAME / "macros.svg"
+    with macros.open("a") as file:  # an editor's runaway paste: a few MB of path data in a template it imports
+        file.write("{# " + "M0 0L1 1" * (MAX_TEMPLATE_BYTES // 8 + 1) + " #}")
+    code, findings = _validate(fresh_example)
+    assert code == 1 and findings and all(f.startswith(f"templates/{GAME}/macros.svg: error: template ") and
+                                          "the limit is 5 MB" in f for f in findings), findings

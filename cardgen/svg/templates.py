@@ -55,6 +55,9 @@ class SVGEnvironment(TemplateSandbox):
         return template
 
 
+MAX_TEMPLATE_BYTES = 5_000_000  # a template file: the SVG a card makes is bounded at 5,000,000 characters too
+
+
 class ProjectLoader(jinja2.FileSystemLoader):
     """Templates from the game's and the shared template folders, never a file outside the project (a link)."""
 
@@ -65,12 +68,26 @@ class ProjectLoader(jinja2.FileSystemLoader):
     def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Any]:
         """The source of a template; a CardgenError when it is a link to a file outside the project (and
         outside cardgen's bundled templates)."""
+        self._check_size(template)
         source, filename, uptodate = super().get_source(environment, template)
         if not any(Path(filename).resolve().is_relative_to(folder) for folder in self.allowed):
             raise CardgenError(f"template '{template}' is a link to {Path(filename).resolve()}, outside the "
                                "project; copy the file itself into templates/",
                                file=relative(filename, self.allowed[0]))
         return source, filename, uptodate
+
+    def _check_size(self, template: str) -> None:
+        """Refuse a template file over MAX_TEMPLATE_BYTES before it is read: the main template, and every one it
+        extends, includes or imports, comes through here."""
+        for folder in self.searchpath:
+            path = Path(folder, *jinja2.loaders.split_template_path(template))
+            if path.is_file():
+                size = path.stat().st_size
+                if size > MAX_TEMPLATE_BYTES:
+                    raise CardgenError(f"template '{template}' is {size / 1e6:,.1f} MB; the limit is "
+                                       f"{MAX_TEMPLATE_BYTES / 1e6:,.0f} MB (is it an image saved as a template? "
+                                       "link big art with image() instead)", file=relative(path, self.allowed[0]))
+                return
 
 
 class KeptBytecode(jinja2.BytecodeCache):
