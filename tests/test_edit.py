@@ -372,3 +372,52 @@ def test_an_edits_stages_start_once_the_files_of_the_images_found_are_placed(
     monkeypatch.setattr(build._Build, "handed", lambda self: left.append(set(self.card_files.unplaced)) or handed(self))
     assert _build(tiny_game).rendered == 1
     assert left == [{"cards/main/na.png"}]
+
+
+def test_a_process_building_again_writes_the_record_and_gallery_a_fresh_process_writes(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A running watch makes an unchanged card's record entry, its JSON, its gallery figure and table data once
+    (`record.kept_piece`): after edits of a card, of a rule that marks unchanged cards, and of the rule's removal,
+    build.json and index.html are those a fresh process writes (two output roots built in step, one keeping what
+    it made between builds, the other not)."""
+    import threading
+
+    from cardgen.load import data
+    from cardgen.record import record
+
+    monkeypatch.setattr(data, "_REMEMBER_ROWS", threading.Event())
+    monkeypatch.setattr(record, "_KEPT_ENTRIES", {})
+    monkeypatch.setattr(record, "_PIECES", {})
+    kept: tuple[dict, dict] = ({}, {})
+
+    def both() -> list[str]:
+        """Build into kept/ keeping what is made, and into fresh/ keeping nothing; their record and gallery."""
+        nonlocal kept
+        data.remember_rows()
+        record._KEPT_ENTRIES.update(kept[0]), record._PIECES.update(kept[1])
+        _build(tiny_game, "kept")
+        kept = (dict(record._KEPT_ENTRIES), dict(record._PIECES))
+        data._REMEMBER_ROWS.clear(), record._KEPT_ENTRIES.clear(), record._PIECES.clear()
+        _build(tiny_game, "fresh")
+        texts = []
+        for root in ("kept", "fresh"):
+            for name in ("build.json", "index.html"):
+                text = (tiny_game / root / "tiny" / name).read_text(encoding="utf-8")
+                texts.append(re.sub(r"\d{4}-\d\d-\d\dT[\d:]+\+00:00", "TIME", text))
+        assert texts[:2] == texts[2:]
+        return texts[:2]
+
+    both()
+    before = list(kept[0]["tiny"].values())
+    _edit(tiny_game, "Plain", "Plainer")
+    assert "Plainer" in both()[1]
+    assert [any(entry is old for old in before) for entry in kept[0]["tiny"].values()] == [True, True, False]
+    manifest = tiny_game / "data" / "tiny" / "game.yaml"
+    plain = manifest.read_text()
+    manifest.write_text(plain + "rules:\n  - {id: weak, message: Weak, severity: warning, check: 'power < 2'}\n")
+    gallery = both()[1]
+    assert gallery.count('<li class="warning">') == 4  # two cards marked, each at the top and on its figure
+    manifest.write_text(plain)
+    assert '<li class="warning">' not in both()[1]
+    _edit(tiny_game, "Plainer", "Plain")
+    both()

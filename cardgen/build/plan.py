@@ -8,7 +8,7 @@ import itertools
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Hashable, Iterable, Mapping, Protocol, Sequence
 
 from cardgen import __version__
 from cardgen.core.errors import LEFT_OUT, CardgenError, Problem
@@ -29,6 +29,8 @@ from cardgen.record.record import (
     Pixels,
     SourceRef,
     Stats,
+    keep_entries,
+    kept_entry,
 )
 from cardgen.svg.context import BuildContext
 from cardgen.svg.templates import RenderedSVG
@@ -282,25 +284,37 @@ def _deck_entry(game: Game, name: str) -> DeckEntry:
 
 
 def record_of(plan: BuildPlan) -> BuildRecord:
-    """The build record (build.json) of a planned build: game, decks, backs and every card with its hash."""
+    """The build record (build.json) of a planned build: game, decks, backs and every card with its hash.
+
+    In a process that builds again, a card made of the same as in its last build gets that build's entry, and with
+    it what was made of it (see `record.kept_entry`)."""
     game = plan.game
     backs = {name: BackEntry(image=f"backs/{name}.png", deck=art.deck, template=art.template, hash=art.key,
                              per_card=art.per_card, boxes=art.rendered.boxes)
              for name, art in plan.backs.items()}
     decks = {name: _deck_entry(game, name) for name in game.spec.decks}
+    deck_keys = {name: deck.model_dump_json() for name, deck in decks.items()}
     cards = []
+    entries: dict[Hashable, CardEntry] = {}
     for card in plan.cards:
-        deck = decks[card.deck]  # its sizes are shared by its cards: one object each, not one per card
+        deck, face = decks[card.deck], plan.faces[card.id]  # a deck's sizes are shared by its cards: one object each
         back = plan.card_back[card.id]
-        cards.append(CardEntry(
+        text = card_text(card)
+        # everything the entry holds (the boxes by identity: the render's own, kept with it; an entry kept holds
+        # them, so no other object has their ids meanwhile)
+        key = (card.id, card.deck, card.name, card.copies, back and backs[back].image, card.source_file,
+               card.source_row, deck_keys[card.deck], face.key, face.look, text, repr(card.fields),
+               tuple(map(id, face.rendered.boxes)))
+        entry = kept_entry(game.name, key) or CardEntry(
             id=card.id, deck=card.deck, kind=deck.kind, name=card.name, copies=card.copies,
             face=f"cards/{card.deck}/{card.id}.png", back=backs[back].image if back else None,
             source=SourceRef(file=card.source_file, row=card.source_row),
             size_mm=deck.size_mm, bleed_mm=deck.bleed_mm, dpi=deck.dpi, pixels=deck.pixels,
-            hash=plan.faces[card.id].key, look=plan.faces[card.id].look,
-            text=card_text(card),
+            hash=face.key, look=face.look, text=text,
             fields={k: _jsonable(v) for k, v in card.fields.items()},
-            boxes=plan.faces[card.id].rendered.boxes))  # the render's own boxes, not copies
+            boxes=face.rendered.boxes)  # the render's own boxes, not copies
+        cards.append(entries.setdefault(key, entry))
+    keep_entries(game.name, entries)
     return BuildRecord(
         cardgen=__version__,
         built_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -694,6 +694,11 @@ def remember_rows() -> None:
     _REMEMBER_ROWS.set()
 
 
+def remembering() -> bool:
+    """Whether this process builds again and keeps what each build made for the next (see `remember_rows`)."""
+    return _REMEMBER_ROWS.is_set()
+
+
 # ---------------------------------------------------------------- cards of a deck
 
 def _template_for(choice: Choice | str | None, values: dict[str, Any], row: Row) -> str | None:
