@@ -327,10 +327,11 @@ def test_rows_converted_again_in_one_process_give_what_a_fresh_load_gives(
     problems, a changed field type, a card's fields changed after loading: each as a load in a fresh process."""
     import threading
 
+    from cardgen.core import storage
     from cardgen.load import data
     from cardgen.load.manifest import load_game
 
-    monkeypatch.setattr(data, "_REMEMBER_ROWS", threading.Event())
+    monkeypatch.setattr(storage, "BUILDS_AGAIN", threading.Event())
     data._CONVERTED.clear()
     data.read_game_data(load_game(tiny_game, "tiny"))
     assert not data._CONVERTED  # a build of its own keeps none
@@ -382,10 +383,11 @@ def test_a_process_building_again_writes_the_record_and_gallery_a_fresh_process_
     it made between builds, the other not)."""
     import threading
 
+    from cardgen.core import storage
     from cardgen.load import data
     from cardgen.record import record
 
-    monkeypatch.setattr(data, "_REMEMBER_ROWS", threading.Event())
+    monkeypatch.setattr(storage, "BUILDS_AGAIN", threading.Event())
     monkeypatch.setattr(record, "_KEPT_ENTRIES", {})
     monkeypatch.setattr(record, "_PIECES", {})
     kept: tuple[dict, dict] = ({}, {})
@@ -397,7 +399,7 @@ def test_a_process_building_again_writes_the_record_and_gallery_a_fresh_process_
         record._KEPT_ENTRIES.update(kept[0]), record._PIECES.update(kept[1])
         _build(tiny_game, "kept")
         kept = (dict(record._KEPT_ENTRIES), dict(record._PIECES))
-        data._REMEMBER_ROWS.clear(), record._KEPT_ENTRIES.clear(), record._PIECES.clear()
+        storage.BUILDS_AGAIN.clear(), record._KEPT_ENTRIES.clear(), record._PIECES.clear()
         _build(tiny_game, "fresh")
         texts = []
         for root in ("kept", "fresh"):
@@ -421,3 +423,38 @@ def test_a_process_building_again_writes_the_record_and_gallery_a_fresh_process_
     assert '<li class="warning">' not in both()[1]
     _edit(tiny_game, "Plainer", "Plain")
     both()
+
+
+def test_an_edit_in_a_process_building_again_keeps_its_renders_in_memory_until_they_are_many(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watch does not write every rendered SVG and layout finding of the game again for an edit's card: the few
+    new ones stay in memory (`KeptByGame.deferred`), its next build takes them from there, and the entries are
+    written once more than DEFERRED_AT_MOST are not in them. A fresh process reads the entries as they are on disk:
+    it renders the edited card again, nothing else, and writes what a watch's build writes."""
+    from cardgen.core import storage
+    from cardgen.svg import templates
+
+    storage.keep_for_next_builds()
+    made: list[str] = []
+    make = templates.SVGRenderer.make
+    monkeypatch.setattr(templates.SVGRenderer, "make", lambda self, template, key, deck, card:
+                        made.append(key) or make(self, template, key, deck, card))
+    _build(tiny_game)
+    entries = sorted(p for kind in ("svg", "layout") for p in (tiny_game / "output" / ".cache" / kind).rglob("*.jsonl"))
+    written = [p.stat().st_mtime_ns for p in entries]
+    for old, new, card in (("Plain", "Plainer", "na"), ("Bold", "Bolder", "beta")):
+        _edit(tiny_game, old, new)
+        made.clear()
+        assert _build(tiny_game).rendered == 1
+        assert set(made) == {card}  # NA's new render, after the first edit, taken from memory
+        assert [p.stat().st_mtime_ns for p in entries] == written  # not written again
+    storage._KNOWN_ENTRIES.clear()  # as a fresh process: the entries as they are on disk
+    _edit(tiny_game, "Fire", "Fired")
+    made.clear()
+    assert _build(tiny_game).rendered == 1 and set(made) == {"alpha", "beta", "na"}
+    _build(tiny_game, "cold")
+    _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")
+    monkeypatch.setattr(storage, "DEFERRED_AT_MOST", 0)  # more new renders than an edit may keep in memory
+    _edit(tiny_game, "Plainer", "Plain again")
+    _build(tiny_game)
+    assert all(p.stat().st_mtime_ns != before for p, before in zip(entries, written))

@@ -15,7 +15,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from cardgen.core.boxes import GuideBox
 from cardgen.core.errors import CardgenError, Problem
-from cardgen.core.storage import file_identity, write_atomic
+from cardgen.core.storage import builds_again, file_identity, write_atomic
 from cardgen.load.freshness import record_intact, seal_record
 
 BUILD_RECORD = "build.json"
@@ -331,11 +331,11 @@ def _unreadable(exc: ValidationError, shown_as: str) -> CardgenError:
     return CardgenError(f"not a build record cardgen can read ({key + ': ' if key else ''}{message})", file=shown_as)
 
 
-# A process that builds again (watch, serve: `data.remembering`) makes each build's card entries from the last build's
-# where a card is made of the same (`record_of` asks `kept_entry`), and keeps what it made of each entry (its JSON in
-# build.json, its figure in the gallery) by the entry's identity: an edit writes build.json and index.html from these
-# pieces, making only the changed card's. An entry is never changed once made (a changed card is a new entry), so a
-# piece made of one stays true. The entries of the last build of each game, the latest KNOWN_RECORDS games.
+# A process that builds again (watch, serve: `storage.builds_again`) makes each build's card entries from the last
+# build's where a card is made of the same (`record_of` asks `kept_entry`), and keeps what it made of each entry (its
+# JSON in build.json, its figure in the gallery) by the entry's identity: an edit writes build.json and index.html
+# from these pieces, making only the changed card's. An entry is never changed once made (a changed card is a new
+# entry), so a piece made of one stays true. The entries of the last build of each game, the latest KNOWN_RECORDS.
 _KEPT_ENTRIES: dict[str, dict[Hashable, CardEntry]] = {}
 _PIECES: dict[int, tuple[CardEntry, dict[Hashable, Any]]] = {}  # id(entry) -> the entry, its pieces by kind
 
@@ -349,9 +349,7 @@ def kept_entry(game: str, key: Hashable) -> CardEntry | None:
 def keep_entries(game: str, entries: dict[Hashable, CardEntry]) -> None:
     """Keep a build's card entries by what each is made of, for the next build of the game (when this process
     builds again); the pieces of entries no longer kept are forgotten."""
-    from cardgen.load.data import remembering  # (not imported by the commands that only read a record)
-
-    if not remembering():
+    if not builds_again():
         return
     before = _KEPT_ENTRIES.pop(game, {})
     _KEPT_ENTRIES[game] = entries
