@@ -378,28 +378,32 @@ def test_an_edits_stages_start_once_the_files_of_the_images_found_are_placed(
 def test_a_process_building_again_writes_the_record_and_gallery_a_fresh_process_writes(
         tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A running watch makes an unchanged card's record entry, its JSON, its gallery figure and table data once
-    (`record.kept_piece`): after edits of a card, of a rule that marks unchanged cards, and of the rule's removal,
-    build.json and index.html are those a fresh process writes (two output roots built in step, one keeping what
-    it made between builds, the other not)."""
+    (`record.kept_piece`), and its look and image key (`plan._LOOKS`): after edits of a card, of a rule that marks
+    unchanged cards, and of the rule's removal, build.json and index.html are those a fresh process writes (two
+    output roots built in step, one keeping what it made between builds, the other not)."""
     import threading
 
+    from cardgen.build import plan
     from cardgen.core import storage
     from cardgen.load import data
     from cardgen.record import record
 
     monkeypatch.setattr(storage, "BUILDS_AGAIN", threading.Event())
-    monkeypatch.setattr(record, "_KEPT_ENTRIES", {})
-    monkeypatch.setattr(record, "_PIECES", {})
-    kept: tuple[dict, dict] = ({}, {})
+    kept: list[dict] = [{}, {}, {}]
+    held: list[dict] = [{}, {}, {}]  # what a process building again holds
+    for module, name, now in zip([record, record, plan], ["_KEPT_ENTRIES", "_PIECES", "_LOOKS"], held):
+        monkeypatch.setattr(module, name, now)
 
     def both() -> list[str]:
         """Build into kept/ keeping what is made, and into fresh/ keeping nothing; their record and gallery."""
-        nonlocal kept
         data.remember_rows()
-        record._KEPT_ENTRIES.update(kept[0]), record._PIECES.update(kept[1])
+        for now, before in zip(held, kept):
+            now.clear(), now.update(before)
         _build(tiny_game, "kept")
-        kept = (dict(record._KEPT_ENTRIES), dict(record._PIECES))
-        storage.BUILDS_AGAIN.clear(), record._KEPT_ENTRIES.clear(), record._PIECES.clear()
+        kept[:] = [dict(now) for now in held]
+        storage.BUILDS_AGAIN.clear()
+        for now in held:
+            now.clear()
         _build(tiny_game, "fresh")
         texts = []
         for root in ("kept", "fresh"):

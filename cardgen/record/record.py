@@ -343,7 +343,7 @@ _PIECES: dict[int, tuple[CardEntry, dict[Hashable, Any]]] = {}  # id(entry) -> t
 def kept_entry(game: str, key: Hashable) -> CardEntry | None:
     """The entry the last build of a game in this process made of a card made of `key` (everything the entry holds),
     if it kept one."""
-    return _KEPT_ENTRIES.get(game, {}).get(key)
+    return _KEPT_ENTRIES.get(game, {}).get(key) if builds_again() else None
 
 
 def keep_entries(game: str, entries: dict[Hashable, CardEntry]) -> None:
