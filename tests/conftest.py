@@ -40,6 +40,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
 
 
+@pytest.fixture(autouse=True)
+def builds_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts as a process that builds once: a watch run in a test's own thread makes its process one that
+    builds again (`storage.keep_for_next_builds`) for that test only, not for the tests after it."""
+    import threading
+
+    from cardgen.core import storage
+
+    monkeypatch.setattr(storage, "BUILDS_AGAIN", threading.Event())
+
+
 def make_workspace(base: Path) -> Path:
     """An empty workspace under `base`: only data/ and templates/ (fonts and icons are cardgen's bundled ones)."""
     root = base / "ws"

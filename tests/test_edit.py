@@ -327,10 +327,11 @@ def test_rows_converted_again_in_one_process_give_what_a_fresh_load_gives(
     problems, a changed field type, a card's fields changed after loading: each as a load in a fresh process."""
     import threading
 
+    from cardgen.core import storage
     from cardgen.load import data
     from cardgen.load.manifest import load_game
 
-    monkeypatch.setattr(data, "_REMEMBER_ROWS", threading.Event())
+    monkeypatch.setattr(storage, "BUILDS_AGAIN", threading.Event())
     data._CONVERTED.clear()
     data.read_game_data(load_game(tiny_game, "tiny"))
     assert not data._CONVERTED  # a build of its own keeps none
@@ -372,3 +373,92 @@ def test_an_edits_stages_start_once_the_files_of_the_images_found_are_placed(
     monkeypatch.setattr(build._Build, "handed", lambda self: left.append(set(self.card_files.unplaced)) or handed(self))
     assert _build(tiny_game).rendered == 1
     assert left == [{"cards/main/na.png"}]
+
+
+def test_a_process_building_again_writes_the_record_and_gallery_a_fresh_process_writes(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A running watch makes an unchanged card's record entry, its JSON, its gallery figure and table data once
+    (`record.kept_piece`), and its look and image key (`plan._LOOKS`): after edits of a card, of a rule that marks
+    unchanged cards, and of the rule's removal, build.json and index.html are those a fresh process writes (two
+    output roots built in step, one keeping what it made between builds, the other not)."""
+    import threading
+
+    from cardgen.build import plan
+    from cardgen.core import storage
+    from cardgen.load import data
+    from cardgen.record import record
+
+    monkeypatch.setattr(storage, "BUILDS_AGAIN", threading.Event())
+    kept: list[dict] = [{}, {}, {}]
+    held: list[dict] = [{}, {}, {}]  # what a process building again holds
+    for module, name, now in zip([record, record, plan], ["_KEPT_ENTRIES", "_PIECES", "_LOOKS"], held):
+        monkeypatch.setattr(module, name, now)
+
+    def both() -> list[str]:
+        """Build into kept/ keeping what is made, and into fresh/ keeping nothing; their record and gallery."""
+        data.remember_rows()
+        for now, before in zip(held, kept):
+            now.clear(), now.update(before)
+        _build(tiny_game, "kept")
+        kept[:] = [dict(now) for now in held]
+        storage.BUILDS_AGAIN.clear()
+        for now in held:
+            now.clear()
+        _build(tiny_game, "fresh")
+        texts = []
+        for root in ("kept", "fresh"):
+            for name in ("build.json", "index.html"):
+                text = (tiny_game / root / "tiny" / name).read_text(encoding="utf-8")
+                texts.append(re.sub(r"\d{4}-\d\d-\d\dT[\d:]+\+00:00", "TIME", text))
+        assert texts[:2] == texts[2:]
+        return texts[:2]
+
+    both()
+    before = list(kept[0]["tiny"].values())
+    _edit(tiny_game, "Plain", "Plainer")
+    assert "Plainer" in both()[1]
+    assert [any(entry is old for old in before) for entry in kept[0]["tiny"].values()] == [True, True, False]
+    manifest = tiny_game / "data" / "tiny" / "game.yaml"
+    plain = manifest.read_text()
+    manifest.write_text(plain + "rules:\n  - {id: weak, message: Weak, severity: warning, check: 'power < 2'}\n")
+    gallery = both()[1]
+    assert gallery.count('<li class="warning">') == 4  # two cards marked, each at the top and on its figure
+    manifest.write_text(plain)
+    assert '<li class="warning">' not in both()[1]
+    _edit(tiny_game, "Plainer", "Plain")
+    both()
+
+
+def test_an_edit_in_a_process_building_again_keeps_its_renders_in_memory_until_they_are_many(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watch does not write every rendered SVG and layout finding of the game again for an edit's card: the few
+    new ones stay in memory (`KeptByGame.deferred`), its next build takes them from there, and the entries are
+    written once more than DEFERRED_AT_MOST are not in them. A fresh process reads the entries as they are on disk:
+    it renders the edited card again, nothing else, and writes what a watch's build writes."""
+    from cardgen.core import storage
+    from cardgen.svg import templates
+
+    storage.keep_for_next_builds()
+    made: list[str] = []
+    make = templates.SVGRenderer.make
+    monkeypatch.setattr(templates.SVGRenderer, "make", lambda self, template, key, deck, card:
+                        made.append(key) or make(self, template, key, deck, card))
+    _build(tiny_game)
+    entries = sorted(p for kind in ("svg", "layout") for p in (tiny_game / "output" / ".cache" / kind).rglob("*.jsonl"))
+    written = [p.stat().st_mtime_ns for p in entries]
+    for old, new, card in (("Plain", "Plainer", "na"), ("Bold", "Bolder", "beta")):
+        _edit(tiny_game, old, new)
+        made.clear()
+        assert _build(tiny_game).rendered == 1
+        assert set(made) == {card}  # NA's new render, after the first edit, taken from memory
+        assert [p.stat().st_mtime_ns for p in entries] == written  # not written again
+    storage._KNOWN_ENTRIES.clear()  # as a fresh process: the entries as they are on disk
+    _edit(tiny_game, "Fire", "Fired")
+    made.clear()
+    assert _build(tiny_game).rendered == 1 and set(made) == {"alpha", "beta", "na"}
+    _build(tiny_game, "cold")
+    _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")
+    monkeypatch.setattr(storage, "DEFERRED_AT_MOST", 0)  # more new renders than an edit may keep in memory
+    _edit(tiny_game, "Plainer", "Plain again")
+    _build(tiny_game)
+    assert all(p.stat().st_mtime_ns != before for p, before in zip(entries, written))

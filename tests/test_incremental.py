@@ -277,12 +277,12 @@ def test_watch_gets_ready_to_draw_while_it_waits_for_the_first_save(tiny_game: P
     the output stages' modules) as it starts watching, not on the way to the first edit's card; and it keeps the
     rows each build converts (`data.remember_rows`), which a build of its own does not."""
     import cardgen.raster.pool
-    from cardgen.load import data
+    from cardgen.core import storage
     from cardgen.outputs import stage_modules, stage_names
 
     warmed: list[list[str]] = []
     monkeypatch.setattr(cardgen.raster.pool, "warm_up", lambda modules=(): warmed.append(list(modules)))
-    monkeypatch.setattr(data, "_REMEMBER_ROWS", threading.Event())
+    monkeypatch.setattr(storage, "BUILDS_AGAIN", threading.Event())
     stop = threading.Event()
     thread = threading.Thread(target=watch_games, args=(tiny_game, ["tiny"], lambda names: None, stop, 0.1),
                               daemon=True)
@@ -294,7 +294,7 @@ def test_watch_gets_ready_to_draw_while_it_waits_for_the_first_save(tiny_game: P
     stop.set()
     thread.join(timeout=10)
     assert warmed == [stage_modules(stage_names())]
-    assert data._REMEMBER_ROWS.is_set()
+    assert storage.builds_again()
 
 
 def test_reuse_or_make_caches_by_inputs(tmp_path: Path) -> None:

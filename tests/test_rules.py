@@ -299,3 +299,21 @@ def test_a_text_compared_with_a_number_is_a_finding_at_the_rule_or_filter(ws: Pa
     assert finding.rule == "filter" and finding.file == "data/mini/game.yaml"
     assert finding.message == "decks.main.filter: cannot compare 'Beta' (a text) < 2 (a number) (the row at " \
                               "data/mini/cards.csv:3)"
+
+
+def test_a_game_without_rules_makes_no_rows_for_them(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rules' rows (every card's fields, numbers read as numbers) are made only when a rule reads them: a game
+    without rules, as most edits of one find it, pays nothing for them."""
+    from cardgen.validate import rules
+
+    made: list[int] = []
+    card_rows = rules.card_rows
+    monkeypatch.setattr(rules, "card_rows", lambda cards, *rest: made.append(len(cards)) or card_rows(cards, *rest))
+    validate_game(ws, "mini", layout=False)
+    assert made == []
+    write_game(ws, manifest=with_manifest("""
+        rules:
+          - {id: some, message: "Some power", check: "power >= 0"}
+        """))
+    validate_game(ws, "mini", layout=False)
+    assert made and made[0] > 0

@@ -102,12 +102,11 @@ def build_fingerprint(record: BuildRecord, game: Game, options: BuildOptions, st
     """A hash of everything a build's outputs depend on: cards, images, manifest, options, stages and the code that
     makes them (`bundled.code_digest` of this module and of the stages' modules)."""
     from cardgen.core.bundled import code_digest
-    # pydantic's own JSON writer: keys in the record's order (fields, decks), a few ms at 1,000 cards where
-    # model_dump + json.dumps took ~0.1 s and held a second copy of the record; its bytes, not decoded to text
-    # and encoded again (~35 MB each at 10,000 cards)
-    stable = record.__pydantic_serializer__.to_json(
-        record, exclude={"built_at", "stats", "fingerprint", "settings", "sources", "warnings"})
-    digest = hashlib.sha256(stable)
+    # The record's JSON as build.json holds it (pydantic's own JSON writer, in pieces: the cards a long-running
+    # process built before are not written again, see `record.kept_piece`) less what says nothing of the outputs
+    digest = hashlib.sha256()
+    for part in record.json_parts(exclude={"built_at", "stats", "fingerprint", "settings", "sources", "warnings"}):
+        digest.update(part)
     for manifest in game.manifest_files:
         digest.update(manifest.read_bytes())
     modules = [*stage_modules(stages), *(type(s).__module__ for s in stages if not isinstance(s, str))]

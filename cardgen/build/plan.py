@@ -8,18 +8,19 @@ import itertools
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Hashable, Iterable, Mapping, Protocol, Sequence
 
 from cardgen import __version__
 from cardgen.core.errors import LEFT_OUT, CardgenError, Problem
 from cardgen.core.progress import Reporter
-from cardgen.core.storage import Cache, copy_into_staging, file_digest, verify, write_text
+from cardgen.core.storage import Cache, builds_again, copy_into_staging, file_digest, verify, write_text
 from cardgen.load.data import Card
 from cardgen.load.freshness import PreviousOutputs
-from cardgen.load.manifest import Game
+from cardgen.load.manifest import CardSize, Game
 from cardgen.raster.pool import RenderPool, run_jobs
 from cardgen.raster.render import CardWork, Drawing, RasterJob, content_key, look_key
 from cardgen.record.record import (
+    KNOWN_RECORDS,
     BackEntry,
     BuildRecord,
     CardEntry,
@@ -29,6 +30,8 @@ from cardgen.record.record import (
     Pixels,
     SourceRef,
     Stats,
+    keep_entries,
+    kept_entry,
 )
 from cardgen.svg.context import BuildContext
 from cardgen.svg.templates import RenderedSVG
@@ -64,20 +67,40 @@ class BuildPlan:
     back_keys: dict[str, str] = field(default_factory=dict)  # image key -> name in backs: backs shared by content
     # The files cards draw (fonts, images) by content, each digested once a plan: most cards draw the same fonts.
     file_digests: dict[Path, str] = field(default_factory=dict)
+    sizes: dict[str, CardSize] = field(default_factory=dict)  # each deck's card size, resolved once a plan
+    # What each card shows (`look_key`), by its SVG and what else it hashes: in a process that builds again, the
+    # looks of the last plan of the game are taken from `_LOOKS` (an SVG kept between builds is one string object,
+    # whose hash Python keeps: a look found again costs no hashing of its text).
+    looks: dict[tuple, str] = field(default_factory=dict)
+
+    def size(self, deck: str) -> CardSize:
+        """The card size of a deck."""
+        if deck not in self.sizes:
+            self.sizes[deck] = self.game.deck_size(self.game.spec.decks[deck])
+        return self.sizes[deck]
 
     @functools.cached_property
     def drawings(self) -> dict[str, Drawing]:
         """How each card image is drawn, by its content hash (asked once the plan is made)."""
+        return {art.key: self.drawing(art) for art in [*self.faces.values(), *self.backs.values()]}
+
+    def drawing(self, art: Artwork) -> Drawing:
+        """How a card image is drawn."""
+        game, size = self.game, self.size(art.deck)
+        return Drawing(art.rendered.svg, size.full_width_px, size.full_height_px, size.dpi, *self._places,
+                       game.spec.decks[art.deck].kind != "card")
+
+    @functools.cached_property
+    def _places(self) -> tuple[str, str, tuple[str, ...]]:
+        """The root, base URL and font folders of every drawing, resolved once (a resolve per card costs a tenth
+        of a second at 1,000 cards)."""
         game = self.game
-        # The same for every drawing: resolved once (a resolve per card costs a tenth of a second at 1,000 cards).
-        root, base_url = str(game.root.resolve()), game.data_dir.resolve().as_uri() + "/"
-        font_dirs = (str((game.root / "fonts").resolve()),)
-        drawings = {}
-        for art in [*self.faces.values(), *self.backs.values()]:
-            size = game.deck_size(game.spec.decks[art.deck])
-            drawings[art.key] = Drawing(art.rendered.svg, size.full_width_px, size.full_height_px, size.dpi, root,
-                                        base_url, font_dirs, game.spec.decks[art.deck].kind != "card")
-        return drawings
+        return (str(game.root.resolve()), game.data_dir.resolve().as_uri() + "/",
+                (str((game.root / "fonts").resolve()),))
+
+
+# The looks of the last plan of each game (see `BuildPlan.looks`), in a process that builds again.
+_LOOKS: dict[str, dict[tuple, str]] = {}
 
 @functools.lru_cache(maxsize=8)  # asked for each card a plan keys (~20 us each: the cache folder found)
 def png_cache(out_root: Path) -> Cache:
@@ -109,6 +132,11 @@ def plan_build(context: BuildContext, findings: list[Problem] | None = None, for
     for art in [*plan.faces.values(), *plan.backs.values()]:
         plan.findings += art.rendered.warnings
     plan.findings = unique(plan.findings)  # a missing font once, not once per card
+    if builds_again():
+        _LOOKS.pop(plan.game.name, None)
+        _LOOKS[plan.game.name] = plan.looks
+        while len(_LOOKS) > KNOWN_RECORDS:
+            del _LOOKS[next(iter(_LOOKS))]
     return plan
 
 
@@ -163,12 +191,16 @@ def _free_name(wanted: list[str], taken: Mapping[str, object]) -> str:
 
 def _artwork(name: str, rendered: RenderedSVG, plan: BuildPlan, deck: str, context: BuildContext) -> Artwork:
     game, digests = plan.game, plan.file_digests
-    size = game.deck_size(game.spec.decks[deck])
+    size = plan.size(deck)
     font_files = [f for family in rendered.families for f in context.fonts.files_for(family)]
     kind = game.spec.decks[deck].kind  # tokens and boards keep transparency: part of the key
     files = {path: digests.get(path) or digests.setdefault(path, file_digest(path))
              for path in {*rendered.files, *font_files}}
-    look = look_key(rendered.svg + kind, size.full_width_px, size.full_height_px, size.dpi, files)
+    about = (rendered.svg, kind, size.full_width_px, size.full_height_px, size.dpi, tuple(sorted(files.items())))
+    look = plan.looks.get(about) or (_LOOKS.get(game.name, {}).get(about) if builds_again() else None)
+    if look is None:
+        look = look_key(rendered.svg + kind, size.full_width_px, size.full_height_px, size.dpi, files)
+    plan.looks[about] = look
     key = content_key(look)
     assert context.out_root is not None, "a build context has an output root"
     return Artwork(name, rendered, deck, look, key, png_cache(context.out_root).path(key))
@@ -212,7 +244,7 @@ def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter, listener: DrawList
         if cached and not work.get(art.key):
             found.append(art.key)
             continue
-        raster_jobs.append(RasterJob(art.key, plan.drawings[art.key], str(art.cache_path), cached,
+        raster_jobs.append(RasterJob(art.key, plan.drawing(art), str(art.cache_path), cached,
                                      tuple(work.get(art.key, ()))))
     # Largest images first: a board drawn last would keep one worker busy while the other has nothing left.
     raster_jobs.sort(key=lambda job: job.drawing.width * job.drawing.height, reverse=True)
@@ -282,25 +314,37 @@ def _deck_entry(game: Game, name: str) -> DeckEntry:
 
 
 def record_of(plan: BuildPlan) -> BuildRecord:
-    """The build record (build.json) of a planned build: game, decks, backs and every card with its hash."""
+    """The build record (build.json) of a planned build: game, decks, backs and every card with its hash.
+
+    In a process that builds again, a card made of the same as in its last build gets that build's entry, and with
+    it what was made of it (see `record.kept_entry`)."""
     game = plan.game
     backs = {name: BackEntry(image=f"backs/{name}.png", deck=art.deck, template=art.template, hash=art.key,
                              per_card=art.per_card, boxes=art.rendered.boxes)
              for name, art in plan.backs.items()}
     decks = {name: _deck_entry(game, name) for name in game.spec.decks}
+    deck_keys = {name: deck.model_dump_json() for name, deck in decks.items()}
     cards = []
+    entries: dict[Hashable, CardEntry] = {}
     for card in plan.cards:
-        deck = decks[card.deck]  # its sizes are shared by its cards: one object each, not one per card
+        deck, face = decks[card.deck], plan.faces[card.id]  # a deck's sizes are shared by its cards: one object each
         back = plan.card_back[card.id]
-        cards.append(CardEntry(
+        text = card_text(card)
+        # everything the entry holds (the boxes by identity: the render's own, kept with it; an entry kept holds
+        # them, so no other object has their ids meanwhile)
+        key = (card.id, card.deck, card.name, card.copies, back and backs[back].image, card.source_file,
+               card.source_row, deck_keys[card.deck], face.key, face.look, text, repr(card.fields),
+               tuple(map(id, face.rendered.boxes)))
+        entry = kept_entry(game.name, key) or CardEntry(
             id=card.id, deck=card.deck, kind=deck.kind, name=card.name, copies=card.copies,
             face=f"cards/{card.deck}/{card.id}.png", back=backs[back].image if back else None,
             source=SourceRef(file=card.source_file, row=card.source_row),
             size_mm=deck.size_mm, bleed_mm=deck.bleed_mm, dpi=deck.dpi, pixels=deck.pixels,
-            hash=plan.faces[card.id].key, look=plan.faces[card.id].look,
-            text=card_text(card),
+            hash=face.key, look=face.look, text=text,
             fields={k: _jsonable(v) for k, v in card.fields.items()},
-            boxes=plan.faces[card.id].rendered.boxes))  # the render's own boxes, not copies
+            boxes=face.rendered.boxes)  # the render's own boxes, not copies
+        cards.append(entries.setdefault(key, entry))
+    keep_entries(game.name, entries)
     return BuildRecord(
         cardgen=__version__,
         built_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

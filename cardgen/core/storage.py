@@ -376,6 +376,8 @@ class KeptByGame:
     100-card game took ~5 ms of each one-card edit). Values taken from `kept` must keep their meaning.
     """
 
+    deferred = False  # a save in a process that builds again may be kept in memory only (see `_kept_in_memory`)
+
     def __init__(self, out_root: Path, kind: str, game: str, encode: Callable[[Any], Any] | None = None) -> None:
         self.store = Cache(out_root, kind, ".jsonl")
         self.encode = encode  # turns what JSON cannot hold in the values into what it can
@@ -408,6 +410,23 @@ class KeptByGame:
             if identity is not None and not forget:
                 _KNOWN_ENTRIES[(path, identity)] = (dict(known[0]), dict(known[1]))
 
+    def _kept_in_memory(self) -> bool:
+        """In a process that builds again, keep what this build used in memory only, for the next build in this
+        process, while at most DEFERRED_AT_MOST of its values are not in the entry's file: an edit's render is not
+        worth writing every rendered SVG of the game again (~8 MB at 1,000 cards, ten times that at 10,000). The
+        file keeps the values of an earlier build, by their keys (of their content: still true); another process
+        makes the few it lacks again."""
+        path = self.store.path(self.entry)
+        identity = file_identity(path)
+        if not builds_again() or identity is None or self._kept is None or \
+                sum(key not in self._lines for key in self.used) > DEFERRED_AT_MOST:
+            return False
+        self._lines = {key: line for key, line in self._lines.items() if key in self.used}  # (all in the file)
+        self._kept = dict(self.used)
+        with _KNOWN_LOCK:
+            _KNOWN_ENTRIES[(path, identity)] = (dict(self._kept), dict(self._lines))
+        return True
+
     def _line(self, key: str, value: Any) -> bytes:
         """The line that keeps a value: as it was read when the value came from `kept`, else encoded."""
         if key in self._lines and self.kept[key] is value:
@@ -417,6 +436,8 @@ class KeptByGame:
     def save(self) -> None:
         """Keep what this build used for the next (best effort: a cache that cannot be written is skipped)."""
         if self.used == self.kept:  # values taken from `kept` are the same objects: compared by identity first
+            return
+        if self.deferred and self._kept_in_memory():
             return
 
         encoded: dict[str, bytes] | None = {}  # the lines encoded now, while few (an edit's)
@@ -449,6 +470,21 @@ class KeptByGame:
             self._remember(({}, {}), forget=True)
 
 
+# Set in a process that builds again (`cardgen watch`, `serve`: see `keep_for_next_builds`): what a build made is kept
+# in memory for the next (converted rows, record entries and their pieces, the last values of `KeptByGame` entries).
+BUILDS_AGAIN = threading.Event()
+
+
+def keep_for_next_builds() -> None:
+    """From now on, this process builds again: each build keeps in memory what the next one can take."""
+    BUILDS_AGAIN.set()
+
+
+def builds_again() -> bool:
+    """Whether this process builds again (see `keep_for_next_builds`)."""
+    return BUILDS_AGAIN.is_set()
+
+
 # What the `KeptByGame` entries this process last read or wrote hold, by their file and its identity (see
 # `file_identity`): a watch or serve rebuilding a game takes its rendered SVGs, layout findings, template scans and
 # print pages from here instead of verifying and parsing each entry again. The values are shared by the builds,
@@ -458,6 +494,8 @@ _KNOWN_LOCK = threading.Lock()
 # A save that encoded more values than this (a first build's) is not remembered: its lines, as large as the values
 # (~80 MB of rendered SVGs at 10,000 cards), would be held beside them; the next build reads the entry once.
 KEPT_ENCODED = 256
+# How many values a `KeptByGame.deferred` entry may hold in memory beyond its file before a save writes it again.
+DEFERRED_AT_MOST = 64
 
 
 def file_identity(path: Path) -> tuple[int, ...] | None:

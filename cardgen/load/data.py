@@ -8,7 +8,6 @@ import io
 import json
 import math
 import re
-import threading
 import unicodedata
 import zipfile
 import zlib
@@ -19,6 +18,7 @@ from typing import Any, Iterator, Mapping
 from cardgen.core.errors import CardgenError, Problem
 from cardgen.core.expressions import EvaluationError, ExpressionError, columns_in, evaluate_mask
 from cardgen.core.filenames import collision_key, slugify, unsafe_reason
+from cardgen.core.storage import builds_again, keep_for_next_builds
 from cardgen.load.manifest import Choice, DataSource, DeckSpec, FieldSpec, Game
 from cardgen.load.values import Value, fill, unknown_message
 
@@ -685,13 +685,12 @@ def _row_key(row: Row) -> tuple:
 # once `remember_rows` says so (a build of its own would only hold them: ~2 MB at 1,000 cards).
 _CONVERTED: dict[tuple, dict[tuple, Converted]] = {}
 _CONVERTED_TABLES = 16  # tables remembered; the oldest forgotten first
-_REMEMBER_ROWS = threading.Event()
 
 
 def remember_rows() -> None:
     """From now on, keep the rows each build of this process converts for the next (`cardgen watch`, `serve`):
-    an unchanged row is then not converted again."""
-    _REMEMBER_ROWS.set()
+    an unchanged row is then not converted again. This process builds again (`storage.keep_for_next_builds`)."""
+    keep_for_next_builds()
 
 
 # ---------------------------------------------------------------- cards of a deck
@@ -870,7 +869,7 @@ def read_game_data(game: Game) -> GameData:
 def _known_rows(key: tuple) -> dict[tuple, Converted] | None:
     """The rows of a table last converted in this process (see `_CONVERTED`), to convert it again; None when
     this process keeps none (see `remember_rows`)."""
-    if not _REMEMBER_ROWS.is_set():
+    if not builds_again():
         return None
     known = _CONVERTED.pop(key, {})
     _CONVERTED[key] = known  # the last one used

@@ -7,6 +7,7 @@ bleed, safe zone and every helper's box) drawn over the images on demand. Everyt
 """
 from __future__ import annotations
 
+import functools
 import html
 import json
 from pathlib import Path
@@ -18,7 +19,7 @@ from cardgen.core.storage import place_file, write_parts
 from cardgen.outputs.playtable import STATS_PAGE, stats_page, table_script, table_section
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.record.changes import Changes, diff_records, field_change
-from cardgen.record.record import BUILD_RECORD, BackEntry, BuildRecord, CardEntry, DeckEntry, GuideBox
+from cardgen.record.record import BUILD_RECORD, BackEntry, BuildRecord, CardEntry, DeckEntry, GuideBox, kept_piece
 from cardgen.svg.helper_table import GUIDE_COLORS
 
 GALLERY_FILE = "index.html"
@@ -167,6 +168,7 @@ def gallery_parts(record: BuildRecord, changes: Changes | None = None, guides: b
 def _deck_sections(record: BuildRecord, per_card: dict[str, list[Problem]], changes: Changes) -> Iterator[str]:
     """Each deck's section of the gallery: its backs, then a figure per card."""
     by_image = {back.image: back for back in record.backs.values()}
+    touched = {change.id for change in changes.changed} | {card.id for card in changes.added}
     for deck_name, deck in record.decks.items():
         cards = [c for c in record.cards if c.deck == deck_name]
         if not cards:
@@ -176,8 +178,14 @@ def _deck_sections(record: BuildRecord, per_card: dict[str, list[Problem]], chan
                         for image in sorted({c.back for c in cards if c.back and c.id not in own}))
         yield (f'<section class="deck" data-deck="{_e(deck_name)}"><h2>{_e(deck.title)} <small>{_cards(len(cards))}'
                f', {sum(c.copies for c in cards)} with copies</small></h2><div class="grid">{backs}')
+        # A card with no finding, no back of its own and no change shows only itself on its deck's guides: in a
+        # long-running process its figure is made once (`kept_piece`), not again at every edit of another card.
+        plain = ("figure", deck.pixels.width, deck.pixels.height, deck.bleed_mm, deck.safe_mm, deck.dpi)
         for card in cards:
-            yield _figure(card, deck, per_card.get(card.id, []), changes, own.get(card.id))
+            if card.id in per_card or card.id in own or card.id in touched:
+                yield _figure(card, deck, per_card.get(card.id, []), changes, own.get(card.id))
+            else:
+                yield kept_piece(card, plain, functools.partial(_figure, card, deck, [], Changes()))
         yield "</div></section>"
 
 

@@ -7,13 +7,14 @@ enough to compute again elsewhere (the tests do, in Python), so a seed deals the
 """
 from __future__ import annotations
 
+import functools
 import html
 import json
 from pathlib import Path
 from typing import Iterator
 
 from cardgen.core.bundled import ASSETS
-from cardgen.record.record import BuildRecord, CardEntry
+from cardgen.record.record import BuildRecord, CardEntry, kept_piece
 
 STATS_PAGE = "stats/{game}.html"  # under the output root: written by `cardgen stats GAME --page`
 
@@ -32,6 +33,11 @@ def _table_card(card: CardEntry) -> dict:
     return {"id": card.id, "deck": card.deck, "name": card.name, "copies": card.copies, "face": card.face,
             "back": card.back, "fields": {k: _scalar(v) for k, v in card.fields.items()
                                           if isinstance(v, (str, int, float, bool, list))}}
+
+
+def _table_data(card: CardEntry) -> str:
+    """A card's entry in the table's data."""
+    return _script_json(_table_card(card))
 
 
 def _script_json(value: object) -> str:
@@ -59,8 +65,8 @@ def table_section(record: BuildRecord) -> Iterator[str]:
            '<h3>In play</h3><div class="zone" id="in-play"></div><div id="hands-zone"></div>'
            '<script type="application/json" id="table-data">'
            f'{{"decks": {_script_json({n: d.title for n, d in record.decks.items()})}, "cards": [')
-    for number, card in enumerate(record.cards):
-        yield (", " if number else "") + _script_json(_table_card(card))
+    for number, card in enumerate(record.cards):  # (each unchanged card's made once in a long-running process)
+        yield (", " if number else "") + kept_piece(card, "table", functools.partial(_table_data, card))
     yield "]}</script></section>"
 
 

@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Iterator, Literal
+from typing import Annotated, Any, Callable, Hashable, Iterator, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from cardgen.core.boxes import GuideBox
 from cardgen.core.errors import CardgenError, Problem
-from cardgen.core.storage import file_identity, write_atomic
+from cardgen.core.storage import builds_again, file_identity, write_atomic
 from cardgen.load.freshness import record_intact, seal_record
 
 BUILD_RECORD = "build.json"
 MAX_RECORD_BYTES = 64_000_000  # a build record or snapshot: ~3.5 kB a card (10,000 cards: ~35 MB), ~10x that read
 MAX_RECORD_VALUES = 4_000_000  # its JSON values (~140 a card): a short one holds ~100 bytes for 3-5 written ({},)
 Kind = Literal["card", "token", "board"]
+T = TypeVar("T")
 
 
 def _inside_build(image: str) -> str:
@@ -124,6 +125,10 @@ class CardEntry(Entry):
     fields: dict[str, Any] = Field(default_factory=dict)
     boxes: list[GuideBox] = Field(default_factory=list)
 
+    def indented_json(self) -> bytes:
+        """The card's JSON as build.json holds it, indented to its place in the record's list of cards."""
+        return self.__pydantic_serializer__.to_json(self, indent=2).replace(b"\n", b"\n    ")
+
 
 class Stats(Entry):
     """Counts of a build: distinct cards, cards with copies, images drawn and taken from the cache."""
@@ -193,24 +198,25 @@ class BuildRecord(Entry):
                                                                                 "warnings"}))
         _remember(out_dir / BUILD_RECORD, self)
 
-    def json_parts(self) -> Iterator[bytes]:
+    def json_parts(self, exclude: set[str] | None = None) -> Iterator[bytes]:
         """build.json's bytes in pieces of a card each: a 10,000-card record is ~35 MB, written as it is made at
-        the end of the build, when its memory is at its peak, never held whole (~4 KB a card held at once).
+        the end of the build, when its memory is at its peak, never held whole (~4 KB a card held at once);
+        with `exclude`, without those keys of the record (`build_fingerprint`'s).
 
         pydantic's own JSON writer: the same text as json.dumps(indent=2), which is pure Python with an indent
         (0.3-0.9 s for a record of 1,000 cards, on every edit). The record without its cards, then each card's
-        JSON indented to its place (a JSON text holds no line break but those of its indent)."""
+        JSON indented to its place (a JSON text holds no line break but those of its indent): in a long-running
+        process, each unchanged card's as the last build made it (`kept_piece`)."""
         to_json = self.__pydantic_serializer__.to_json
-        around = to_json(self.model_copy(update={"cards": []}), indent=2)
+        around = to_json(self.model_copy(update={"cards": []}), indent=2, exclude=exclude)
         empty = b'\n  "cards": []'  # at the record's top level: any other key is indented further
         if not self.cards or around.count(empty) != 1:
-            yield to_json(self, indent=2)
+            yield to_json(self, indent=2, exclude=exclude)
             return
         head, _, tail = around.partition(empty)
         yield head + b'\n  "cards": ['
-        card_json = CardEntry.__pydantic_serializer__.to_json
         for number, card in enumerate(self.cards):
-            yield (b",\n    " if number else b"\n    ") + card_json(card, indent=2).replace(b"\n", b"\n    ")
+            yield (b",\n    " if number else b"\n    ") + kept_piece(card, "json", card.indented_json)
         yield b"\n  ]" + tail
 
     @classmethod
@@ -323,3 +329,46 @@ def _unreadable(exc: ValidationError, shown_as: str) -> CardgenError:
     key = ".".join(str(part) for part in first["loc"])
     message = first["msg"].removeprefix("Value error, ")
     return CardgenError(f"not a build record cardgen can read ({key + ': ' if key else ''}{message})", file=shown_as)
+
+
+# A process that builds again (watch, serve: `storage.builds_again`) makes each build's card entries from the last
+# build's where a card is made of the same (`record_of` asks `kept_entry`), and keeps what it made of each entry (its
+# JSON in build.json, its figure in the gallery) by the entry's identity: an edit writes build.json and index.html
+# from these pieces, making only the changed card's. An entry is never changed once made (a changed card is a new
+# entry), so a piece made of one stays true. The entries of the last build of each game, the latest KNOWN_RECORDS.
+_KEPT_ENTRIES: dict[str, dict[Hashable, CardEntry]] = {}
+_PIECES: dict[int, tuple[CardEntry, dict[Hashable, Any]]] = {}  # id(entry) -> the entry, its pieces by kind
+
+
+def kept_entry(game: str, key: Hashable) -> CardEntry | None:
+    """The entry the last build of a game in this process made of a card made of `key` (everything the entry holds),
+    if it kept one."""
+    return _KEPT_ENTRIES.get(game, {}).get(key) if builds_again() else None
+
+
+def keep_entries(game: str, entries: dict[Hashable, CardEntry]) -> None:
+    """Keep a build's card entries by what each is made of, for the next build of the game (when this process
+    builds again); the pieces of entries no longer kept are forgotten."""
+    if not builds_again():
+        return
+    before = _KEPT_ENTRIES.pop(game, {})
+    _KEPT_ENTRIES[game] = entries
+    while len(_KEPT_ENTRIES) > KNOWN_RECORDS:
+        before = {**before, **_KEPT_ENTRIES.pop(next(iter(_KEPT_ENTRIES)))}
+    for entry in entries.values():
+        _PIECES.setdefault(id(entry), (entry, {}))
+    kept = {id(entry) for entries in _KEPT_ENTRIES.values() for entry in entries.values()}
+    for entry in before.values():
+        if id(entry) not in kept:
+            _PIECES.pop(id(entry), None)
+
+
+def kept_piece(entry: CardEntry, kind: Hashable, make: Callable[[], T]) -> T:
+    """What `make` makes of a card entry: made once for a kept entry (see `keep_entries`), else made now."""
+    kept = _PIECES.get(id(entry))
+    if kept is None or kept[0] is not entry:
+        return make()
+    pieces = kept[1]
+    if kind not in pieces:
+        pieces[kind] = make()
+    return pieces[kind]

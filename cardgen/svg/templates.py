@@ -211,8 +211,11 @@ class SVGCache(KeptByGame):
     One sealed entry per game in the output root's cache (`svg/`), read once and written once per build
     (`save`), holding the renders of that build only: writing one file per card (and its seal) cost a cold
     build of 1,000 cards about a second before the first card was drawn. A damaged or unreadable entry is
-    ignored (every card is rendered again), never trusted.
+    ignored (every card is rendered again), never trusted. An edit's few renders in a process that builds again
+    stay in memory (`KeptByGame.deferred`).
     """
+
+    deferred = True
 
     def __init__(self, out_root: Path, game: Game, draft: bool = False) -> None:
         super().__init__(out_root, "svg", game.name, box_as_row)

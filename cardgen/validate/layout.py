@@ -100,8 +100,11 @@ class KnownFindings(KeptByGame):
 
     One sealed entry per game in the output root's cache (`layout/`), read once and written once per
     check, holding only the renders of that check: a damaged or unreadable entry is ignored (every card
-    is inspected again), never trusted.
+    is inspected again), never trusted. An edit's few findings in a process that builds again stay in memory
+    (`KeptByGame.deferred`).
     """
+
+    deferred = True
 
     def __init__(self, out_root: Path, game: str, svg_cache: SVGCache) -> None:
         from cardgen.core.bundled import code_digest

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import math
 import re
 from typing import Any, Callable, Iterable
@@ -76,17 +77,24 @@ class RuleChecker:
         self.game, self.cards = game, data.cards
         declared = set().union(*(game.fields_of(deck) for deck in game.spec.decks.values()))
         headers = [h for table in data.tables.values() for h in table.header if h]
-        self.rows = card_rows(data.cards, [*declared, *headers], declared)
+        self._row_columns = ([*declared, *headers], declared)
         self.columns = {*declared, *headers, "id", "deck", "copies"}
         self.skip_rows = skip_rows  # rows with data errors already: a rule would only repeat them
         # each card's data row, for the line of a column's value (its key's own line in a YAML record)
         self.data_rows = {(row.file, row.line): row for table in data.tables.values() for row in table.rows}
         # The game's values are names in every expression, as constants beside the card's columns.
         self.values = {k: v for k, v in game.spec.values.items() if k not in self.columns}
-        for row in self.rows:
-            row.update(self.values)
         self.columns |= set(self.values)
         self._printed: dict[tuple[int, str], list[str]] = {}  # card text as printed, read once for all text rules
+
+    @functools.cached_property
+    def rows(self) -> list[dict[str, Any]]:
+        """Each card's row as the rules read it, the game's values in it (made when a rule reads rows: a game
+        without rules makes none, ~10 ms at 1,000 cards on every edit)."""
+        rows = card_rows(self.cards, *self._row_columns)
+        for row in rows:
+            row.update(self.values)
+        return rows
 
     def check(self) -> list[Problem]:
         """The findings of every rule (and of a value named like a column, which no rule could read)."""
