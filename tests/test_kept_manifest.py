@@ -13,7 +13,6 @@ import pytest
 
 from cardgen.core import yamlsource
 from cardgen.core.errors import CardgenError
-from cardgen.load import manifest
 from cardgen.load.manifest import KEPT_MANIFESTS, load_game
 from tests.conftest import REPO, write_game
 from tests.test_include import DEFINITION, game_with, write_definition
@@ -42,8 +41,7 @@ def yaml_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         read.append(shown)
         return load(path, shown)
 
-    for module in (manifest, manifest.Includer.__module__):
-        monkeypatch.setattr(sys.modules[module] if isinstance(module, str) else module, "load_yaml", counted)
+    monkeypatch.setattr(yamlsource, "load_yaml", counted)
     return read
 
 

@@ -15,11 +15,11 @@ from pydantic import BaseModel, Field, PlainValidator, ValidationError, create_m
 
 from cardgen.core.errors import CardgenError, Problem, relative
 from cardgen.core.filenames import collision_key, unsafe_reason
+from cardgen.core.keypaths import line_of
 from cardgen.core.ownership import check_game_name
 from cardgen.core.registry import imported, sections
 from cardgen.core.units import CARD_PRESETS, parse_length
 from cardgen.core.workspace import MANIFEST_NAME, list_games
-from cardgen.core.yamlsource import line_of, load_yaml
 from cardgen.load.include import Includer, located_file
 from cardgen.load.values import VALUE_NAME, Value, checked
 from cardgen.options import Strict
@@ -439,6 +439,8 @@ def load_game(root: Path, name: str, lang: str | None = None) -> Game:
     kept = _kept_game(root, name, text)
     if kept is not None:
         return _in_language(kept, lang, shown_as)
+    from cardgen.core.yamlsource import load_yaml
+
     raw, lines = load_yaml(path, shown_as)
     if not isinstance(raw, dict):
         raise CardgenError("the manifest must be a mapping of keys (title:, decks:, ...)", file=shown_as)
