@@ -27,6 +27,7 @@ from cardgen.core.registry import OUTPUTS, Output, imported
 from cardgen.load.manifest import load_game
 from cardgen.options import Strict
 from cardgen.options.pdf import PrintSpec
+from cardgen.options.pod import PodSpec
 from cardgen.options.trimmed import TrimmedSpec
 from cardgen.outputs import stage_class, stage_modules, stage_names
 from cardgen.outputs.pdf import PrintStage
@@ -321,9 +322,9 @@ def test_a_stage_waiting_for_cards_that_fail_stops_and_the_build_says_why(tiny_g
 
 
 def test_a_build_imports_no_stage_it_does_not_run() -> None:
-    """The outputs run only on request (`build: true` in their section, or a flag) are told from the registry: a
-    build that does not run them imports none of their modules (nor do its render workers as they start); one
-    whose game.yaml asks for one runs it."""
+    """The outputs run only on request (`build: true` in their section, or a flag) are told from the registry, and
+    so is pod (a `pod:` section, or `print: {pod: true}`): a build that does not run them imports none of their
+    modules (nor do its render workers as they start, but pod's); one whose game.yaml asks for one runs it."""
     import subprocess
 
     code = ("import sys; from pathlib import Path; from cardgen.build.build import select_stages; "
@@ -333,13 +334,19 @@ def test_a_build_imports_no_stage_it_does_not_run() -> None:
             "print([stage.name for stage in select_stages(game, stage_names())]); "
             "print(sorted(name for name, output in OUTPUTS.items() if output.stage.split(':')[0] in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code, str(REPO)], capture_output=True, text=True, check=True)
-    assert result.stdout.split("\n")[:2] == ["['print', 'tts', 'gallery']", "['gallery', 'pod', 'print', 'tts']"]
+    assert result.stdout.split("\n")[:2] == ["['print', 'tts', 'gallery']", "['gallery', 'print', 'tts']"]
     assert stage_modules(stage_names()) == stage_modules(["print", "pod", "tts", "gallery"])
     game = load_game(REPO, "scrapbots")
     game.spec.trimmed = TrimmedSpec(build=True)
     assert [stage.name for stage in select_stages(game, ["print", "trimmed", "guides"])] == ["print", "trimmed"]
     assert [stage.name for stage in select_stages(game, ["trimmed", "guides"], always=("guides",))] == \
         ["trimmed", "guides"]
+    assert [stage.name for stage in select_stages(game, ["print", "pod"], always=("pod",))] == ["print", "pod"]
+    game.spec.print.pod = True
+    assert [stage.name for stage in select_stages(game, ["print", "pod"])] == ["print", "pod"]
+    game.spec.print.pod = False
+    game.spec.pod = PodSpec(vendor=["mbprint"])  # a pod: section
+    assert [stage.name for stage in select_stages(game, ["print", "pod"])] == ["print", "pod"]
 
 
 def test_the_output_stages_import_their_libraries_only_when_they_draw() -> None:

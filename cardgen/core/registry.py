@@ -25,6 +25,9 @@ class Output(NamedTuple):
     # True: `cardgen build` runs it only when game.yaml's section of it says `build: true` (or a flag asks for it),
     # told without importing its stage (importing the stages a build does not run cost ~20 ms of every build)
     on_request: bool = False
+    # "module:function" (game -> bool) telling whether a build runs it, for an output that runs when its game.yaml
+    # says so otherwise than by `build: true`; imported instead of its stage, as `on_request` (pod: ~15 ms)
+    asked: str | None = None
 
 
 # name -> output, in the order `cardgen build` runs their stages after the card PNGs.
@@ -32,7 +35,8 @@ OUTPUTS: dict[str, Output] = {
     "print": Output("cardgen.outputs.pdf:PrintStage", "cardgen.options.pdf:PrintSpec",
                     "cardgen.commands.print_cmd:print_command"),
     "pod": Output("cardgen.outputs.pod:PodStage", "cardgen.options.pod:PodSpec",
-                  build_flag="Also write the print-on-demand files (game.yaml's pod: vendors) to pod/."),
+                  build_flag="Also write the print-on-demand files (game.yaml's pod: vendors) to pod/.",
+                  asked="cardgen.options.pod:pod_asked"),
     "tts": Output("cardgen.outputs.tts.stage:TTSStage", "cardgen.options.tts:TTSSpec",
                   "cardgen.commands.tts_cmd:tts_command"),
     "trimmed": Output("cardgen.outputs.trimmed:TrimmedStage", "cardgen.options.trimmed:TrimmedSpec",

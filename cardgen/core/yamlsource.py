@@ -7,8 +7,9 @@ from typing import Any
 import yaml
 
 from cardgen.core.errors import CardgenError
+from cardgen.core.keypaths import KeyPath, line_of
 
-KeyPath = tuple[str | int, ...]
+__all__ = ["KeyPath", "line_of", "load_yaml", "parse_yaml"]
 MAX_EXPANDED_NODES = 200_000  # a card file has thousands of values; a "billion laughs" file has billions
 
 
@@ -125,12 +126,3 @@ def _parsed(text: str, shown_as: str, loader_class: type[yaml.SafeLoader]) -> tu
         return loader.construct_document(node) if node is not None else None, lines
     finally:
         loader.dispose()
-
-
-def line_of(lines: dict[KeyPath, int], path: KeyPath) -> int | None:
-    """The line of a key path, or of its nearest parent that has one."""
-    while path:
-        if path in lines:
-            return lines[path]
-        path = path[:-1]
-    return lines.get(())

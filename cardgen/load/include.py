@@ -26,7 +26,7 @@ from typing import Any
 
 from cardgen.core.errors import CardgenError, Problem, relative
 from cardgen.core.expressions import parse_expression
-from cardgen.core.yamlsource import KeyPath, load_yaml
+from cardgen.core.keypaths import KeyPath
 
 TEMPLATE_KEYS = ("face", "back")
 
@@ -116,6 +116,8 @@ class Includer:
                                    "include:", file=self._file(deck, ("rules",)), row=deck.lines.get(("rules",)))
             return deck
         target = self._target(deck, base_dir, stack)
+        from cardgen.core.yamlsource import load_yaml
+
         shown = relative(target, self.root)
         raw, lines = load_yaml(target, shown)
         if not isinstance(raw, dict):

@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import difflib
 import functools
+import hashlib
+import io
+import pickle
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -12,11 +15,11 @@ from pydantic import BaseModel, Field, PlainValidator, ValidationError, create_m
 
 from cardgen.core.errors import CardgenError, Problem, relative
 from cardgen.core.filenames import collision_key, unsafe_reason
+from cardgen.core.keypaths import line_of
 from cardgen.core.ownership import check_game_name
 from cardgen.core.registry import imported, sections
 from cardgen.core.units import CARD_PRESETS, parse_length
 from cardgen.core.workspace import MANIFEST_NAME, list_games
-from cardgen.core.yamlsource import line_of, load_yaml
 from cardgen.load.include import Includer, located_file
 from cardgen.load.values import VALUE_NAME, Value, checked
 from cardgen.options import Strict
@@ -432,6 +435,12 @@ def load_game(root: Path, name: str, lang: str | None = None) -> Game:
     if not path.resolve().is_relative_to(root.resolve()):  # data/<name> (or its game.yaml) links elsewhere
         raise CardgenError(f"the manifest is a link to {path.resolve()}, outside the project; only files inside "
                            f"it are read. Copy the game into data/{name}/ instead of linking it", file=shown_as)
+    text = path.read_bytes()
+    kept = _kept_game(root, name, text)
+    if kept is not None:
+        return _in_language(kept, lang, shown_as)
+    from cardgen.core.yamlsource import load_yaml
+
     raw, lines = load_yaml(path, shown_as)
     if not isinstance(raw, dict):
         raise CardgenError("the manifest must be a mapping of keys (title:, decks:, ...)", file=shown_as)
@@ -446,7 +455,104 @@ def load_game(root: Path, name: str, lang: str | None = None) -> Game:
                 _check_language(spec, lang, shown_as))
     _check_sizes(game, shown_as)
     _check_deck_names(game)
+    _keep_game(game, text)
     return game
+
+
+# ---------------------------------------------------------------- validated manifests kept in the user's cache
+
+# A game loaded again (each build after an edit, each command) takes its validated manifest from the user's cache:
+# no YAML read, and none of pydantic's validators built (the models defer that to their first validation: `Strict`).
+# An entry is keyed by game.yaml's content, the workspace, the game and the code of the manifest and of every options
+# model; it holds the game and the content digest of every other file its validation read (included definitions,
+# the workspace's sheet layouts and vendors, ICC profiles), each checked before the entry is used. Only a manifest
+# that loaded without a problem is kept: a broken one is read and reported as ever.
+KEPT_MANIFESTS = "manifests"
+
+
+@dataclass(frozen=True)
+class _KeptGame:
+    """A cache entry: the game loaded in its own language, and what its validation read besides game.yaml."""
+
+    game: Game
+    settings: tuple[str, ...]  # `manifest_files` but the manifest: a layout or vendor added since is not among them
+    digests: dict[str, str]  # those and the vendors' ICC profiles, by content
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles the manifest's model (made by `game_model`, so found by no import) as a call of `game_model`."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        """`game_model()`'s class as the call that makes it; anything else as pickle does."""
+        return (game_model, ()) if obj is game_model() else NotImplemented
+
+
+def _manifest_key(root: Path, name: str, text: bytes) -> str | None:
+    """The cache key of a game's validated manifest: game.yaml's content, the workspace (as given, which the game's
+    paths are made from, and resolved) and game, the code of this module and of the options models (imported by
+    name: no import of it), pydantic's version. None when an output of another package has options (its code is
+    not cardgen's to digest): that game is not kept."""
+    import pydantic
+
+    from cardgen.core.bundled import code_digest
+
+    models = sorted({reference.split(":")[0] for reference in sections().values()})
+    if any(model.split(".")[0] != "cardgen" for model in models):
+        return None
+    parts = (str(root), str(root.resolve()), name, hashlib.sha256(text).hexdigest(), pydantic.VERSION,
+             code_digest(__name__, *models))
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
+
+
+def _read_files(game: Game) -> tuple[tuple[str, ...], list[Path]]:
+    """What validating a game's manifest read besides game.yaml: its other settings files (`manifest_files`),
+    then every file of those and the ICC profiles of the vendors its `pod:` section names."""
+    from cardgen.options.vendors import load_vendor
+
+    settings = [str(p) for p in game.manifest_files[1:]]
+    vendors = getattr(game.options("pod"), "vendor", []) if ("pod",) in game.lines else []  # checked if given
+    profiles = [profile for vendor in vendors if (profile := load_vendor(game.root, vendor).profile) is not None]
+    return tuple(settings), [*map(Path, settings), *profiles]
+
+
+def _keep_game(game: Game, text: bytes) -> None:
+    """Keep a game just loaded (in its own language) in the user's cache (best effort)."""
+    from cardgen.core.storage import file_digest, user_store
+
+    store, key = user_store(KEPT_MANIFESTS, ".pickle"), _manifest_key(game.root, game.name, text)
+    if store is None or key is None:
+        return
+    settings, files = _read_files(game)
+    entry = _KeptGame(replace(game, lang=None), settings, {str(p): file_digest(p) for p in files})
+    data = io.BytesIO()
+    _Pickler(data, protocol=pickle.HIGHEST_PROTOCOL).dump(entry)
+    store.put_bytes(key, data.getvalue())
+
+
+def _kept_game(root: Path, name: str, text: bytes) -> Game | None:
+    """The game whose game.yaml holds `text`, from the user's cache: None when not kept, or when the entry does not
+    verify (its seal), does not unpickle, or any other file its validation read has changed (then it is loaded
+    again and kept anew)."""
+    from cardgen.core.storage import file_digest, user_store
+
+    store, key = user_store(KEPT_MANIFESTS, ".pickle"), _manifest_key(root, name, text)
+    data = store.read_bytes(key) if store is not None and key is not None else None
+    if data is None:
+        return None
+    try:
+        entry = pickle.loads(data)  # noqa: S301  a sealed entry of the user's own cache, written by cardgen
+        if not isinstance(entry, _KeptGame) or entry.settings != tuple(map(str, entry.game.manifest_files[1:])):
+            return None
+        if any(file_digest(Path(path)) != digest for path, digest in entry.digests.items()):
+            return None
+    except Exception:  # noqa: BLE001  an entry an older cardgen wrote, a file gone: loaded again, never served
+        return None
+    return entry.game
+
+
+def _in_language(game: Game, lang: str | None, shown_as: str) -> Game:
+    """A game loaded in its own language, in `lang` (see `_check_language`)."""
+    return replace(game, lang=_check_language(game.spec, lang, shown_as))
 
 
 def _check_language(spec: GameSpec, lang: str | None, shown_as: str) -> str | None:
@@ -626,5 +732,3 @@ class RuleSpec(Strict):
         return self
 
 
-# GameSpec names models defined after it (rules): resolve those names now.
-GameSpec.model_rebuild()

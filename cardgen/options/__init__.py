@@ -10,6 +10,10 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Strict(BaseModel):
-    """Base of every manifest model: unknown keys are errors, not silently ignored."""
+    """Base of every manifest model: unknown keys are errors, not silently ignored.
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    Each model's validator is built at its first use, not as its module is imported: a game whose validated
+    manifest is kept (`cardgen.load.manifest`) builds none of those it does not use.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)

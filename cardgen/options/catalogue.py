@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from cardgen.core.errors import CardgenError, Problem
-from cardgen.core.yamlsource import line_of, load_yaml
+from cardgen.core.keypaths import line_of
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 Model = TypeVar("Model", bound=BaseModel)
@@ -56,6 +56,8 @@ class Catalogue:
         if path == own and not own.resolve().is_relative_to(root.resolve()):
             raise CardgenError(f"the {self.kind} file is a link to a file outside the workspace; copy the file here",
                                file=shown)
+        from cardgen.core.yamlsource import load_yaml
+
         raw, lines = load_yaml(path, shown)
         try:
             spec = model.model_validate(raw)

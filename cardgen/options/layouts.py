@@ -23,8 +23,8 @@ from pydantic import Field, field_validator
 
 from cardgen.core.bundled import ASSETS
 from cardgen.core.errors import CardgenError
+from cardgen.core.keypaths import line_of
 from cardgen.core.units import CARD_PRESETS, parse_length, parse_paper
-from cardgen.core.yamlsource import line_of
 from cardgen.options import Strict
 from cardgen.options.catalogue import Catalogue
 

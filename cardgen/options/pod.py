@@ -3,12 +3,16 @@ is `cardgen.outputs.pod.PodStage`; the vendors are `cardgen.options.vendors`).""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import Field, ValidationInfo, field_validator
 
 from cardgen.core.errors import CardgenError
 from cardgen.options import Strict
 from cardgen.options.vendors import load_vendor
+
+if TYPE_CHECKING:
+    from cardgen.load.manifest import Game
 
 
 class PodSpec(Strict):
@@ -37,3 +41,9 @@ class PodSpec(Strict):
                     raise ValueError("; ".join(f"{p.file}:{p.row}: {p.message}" if p.file else p.message
                                                for p in exc.problems)) from None
         return list(dict.fromkeys(value))
+
+
+def pod_asked(game: Game) -> bool:
+    """Whether a build writes the print-on-demand files: game.yaml has a `pod:` section, or says `print: {pod: true}`
+    (told without importing the stage: the registry's `asked`)."""
+    return "pod" in game.spec.model_fields_set or bool(getattr(game.options("print"), "pod", False))

@@ -30,8 +30,8 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from cardgen.core.bundled import ASSETS
 from cardgen.core.errors import CardgenError
+from cardgen.core.keypaths import line_of
 from cardgen.core.units import MM_PER_INCH, parse_length
-from cardgen.core.yamlsource import line_of
 from cardgen.options import Strict
 from cardgen.options.catalogue import Catalogue
 

@@ -34,8 +34,11 @@ def stage_modules(stages: Sequence[object]) -> list[str]:
 def requested(name: str, game: Game) -> bool:
     """Whether `cardgen build` runs the output registered as `name` for a game, as far as the registry tells
     without importing its stage: an output registered `on_request` only when game.yaml's section of it says
-    `build: true` (`Stage.enabled` may say no to the others)."""
+    `build: true`, one registered with `asked` when that function says so (`Stage.enabled` may say no to the
+    others)."""
     output = OUTPUTS.get(name)
+    if output is not None and output.asked is not None:
+        return bool(imported(output.asked)(game))
     return output is None or not output.on_request or bool(getattr(game.options(name), "build", False))
 
 

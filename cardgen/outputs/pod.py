@@ -23,8 +23,7 @@ from cardgen.core.ownership import make_staging, mark
 from cardgen.core.storage import Cache, place_file, swap_into_place, write_atomic, write_text
 from cardgen.core.units import MM_PER_INCH, PT_PER_INCH
 from cardgen.load.manifest import Game
-from cardgen.options.pdf import PrintSpec
-from cardgen.options.pod import PodSpec
+from cardgen.options.pod import PodSpec, pod_asked
 from cardgen.options.vendors import BUNDLED_PROFILES, Vendor, load_vendor
 from cardgen.outputs.press import Page, check_profile, to_cmyk, total_ink, write_pdfx
 from cardgen.outputs.reuse import inputs_key
@@ -352,9 +351,8 @@ class PodStage(Stage[PodSpec]):
         return stage
 
     def enabled(self, game: Game) -> bool:
-        """When the manifest names vendors (`pod:`) or says `print: {pod: true}`."""
-        printing = game.options("print")
-        return "pod" in game.spec.model_fields_set or isinstance(printing, PrintSpec) and printing.pod
+        """When the manifest names vendors (`pod:`) or says `print: {pod: true}` (`pod_asked`)."""
+        return pod_asked(game)
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """Write the export of each vendor."""

@@ -128,6 +128,8 @@ def merge_options(model: type[Model], base: BaseModel | None, flags: dict[str, A
     A flag value the model refuses is a CardgenError naming the flag.
     """
     given = {k: v for k, v in (flags or {}).items() if v is not None}
+    if not given and isinstance(base, model):  # validated with the manifest: a copy, with no validator built again
+        return base.model_copy(deep=True)
     manifest = base.model_dump() if base else {}
     replaces: dict[str, tuple[str, ...]] = getattr(model, "flag_replaces", {})
     for flag in given:  # a flag for one of two exclusive options drops the manifest's other
