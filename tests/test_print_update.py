@@ -230,3 +230,42 @@ def test_a_revision_holds_each_kind_of_image_a_whole_write_embeds(tiny_game: Pat
     assert revision.count(b" 0 obj") == 1 + (kind == "/SMask") and kind.encode() in revision
     _build(tiny_game, "cold")
     assert _pages(pdf) == _pages(tiny_game / "cold" / PDF)
+
+
+def test_the_backs_file_of_a_print_without_duplex_gets_its_own_revision(tiny_game: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With `duplex: none` the backs are a file of their own: a new back (every card's, one image) is a revision of
+    that file; the fronts file is kept as it was."""
+    monkeypatch.setattr(pdf_update, "GROWTH_AT_MOST", 1.0)
+    manifest = tiny_game / "data" / "tiny" / "game.yaml"
+    manifest.write_text(manifest.read_text() + "print:\n  duplex: none\n")
+    fronts, backs = (tiny_game / "output" / PDF.parent / name for name in ("tiny-letter.pdf", "tiny-letter-backs.pdf"))
+    _build(tiny_game)
+    kept = fronts.stat().st_ino
+    back = tiny_game / "templates" / "tiny" / "back.svg"
+    back.write_text(back.read_text().replace("#334455", "#554433"))
+    _build(tiny_game)
+    assert fronts.stat().st_ino == kept and (_revisions(fronts), _revisions(backs)) == (1, 2)
+    _build(tiny_game, "cold")
+    for pdf in (fronts, backs):
+        assert _pages(pdf) == _pages(tiny_game / "cold" / PDF.parent / pdf.name)
+
+
+def test_where_the_kernel_cannot_copy_the_file_it_is_copied_through_python(tiny_game: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """copy_file_range fails across file systems (and is missing off Linux): the copy is made by reading."""
+    import errno
+
+    def across(*args: object) -> int:
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(pdf_update, "GROWTH_AT_MOST", 1.0)
+    monkeypatch.setattr(os, "copy_file_range", across)
+    pdf = tiny_game / "output" / PDF
+    _build(tiny_game)
+    first = pdf.read_bytes()
+    _edit(tiny_game, "Plain", "Plainer")
+    _build(tiny_game)
+    assert pdf.read_bytes().startswith(first) and _revisions(pdf) == 2
+    _build(tiny_game, "cold")
+    assert _pages(pdf) == _pages(tiny_game / "cold" / PDF)
