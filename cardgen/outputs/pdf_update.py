@@ -104,18 +104,14 @@ class Written:
 def written_whole(path: Path, layout: str, names: list[str], objects: dict[str, list[int]]) -> Written | None:
     """The state of a file reportlab has just written whole at `path`; None when its end is not the trailer
     cardgen knows how to follow (no revision is appended to it then)."""
-    with path.open("rb") as handle:
-        handle.seek(max(0, handle.seek(0, os.SEEK_END) - TAIL_BYTES))
-        end = handle.read()
+    end = _end(path)
     found = _TRAILER.search(end)
-    if found is None:
+    entries = _ENTRIES.findall(found[1]) if found is not None else []
+    if found is None or len(entries) != 4:
         return None
-    entries = _ENTRIES.findall(found[1])
-    if len(entries) != 4:
-        return None
-    size = path.stat().st_size
-    return Written(layout, names, objects, b" ".join(sorted(entries)).decode("latin-1"), int(found[2]), size,
-                   path.stat().st_mtime_ns, _tail(path), size)
+    state = path.stat()
+    return Written(layout, names, objects, b" ".join(sorted(entries)).decode("latin-1"), int(found[2]),
+                   state.st_size, state.st_mtime_ns, _digest(end), state.st_size)
 
 
 def append_revision(base: Path, target: Path, written: Written, names: list[str],
@@ -168,11 +164,20 @@ def _xref_at(formatted: dict[int, bytes]) -> int:
     return sum(len(data) for data in formatted.values())
 
 
-def _tail(path: Path) -> str:
-    """The digest of a file's last TAIL_BYTES."""
+def _end(path: Path) -> bytes:
+    """A file's last TAIL_BYTES."""
     with path.open("rb") as handle:
         handle.seek(max(0, handle.seek(0, os.SEEK_END) - TAIL_BYTES))
-        return hashlib.sha256(handle.read()).hexdigest()[:32]
+        return handle.read()
+
+
+def _tail(path: Path) -> str:
+    """The digest of a file's last TAIL_BYTES."""
+    return _digest(_end(path))
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:32]
 
 
 def _clone(source: BinaryIO, target: BinaryIO) -> None:
