@@ -50,6 +50,12 @@ def _image_class(tmp_path: Path) -> Any:
     return PDFImageXObject
 
 
+def _pdfdoc(tmp_path: Path) -> Any:
+    from reportlab.pdfbase import pdfdoc
+
+    return pdfdoc
+
+
 def _is(kind: type) -> Callable[[Any], bool]:
     return lambda value: isinstance(value, kind)
 
@@ -60,6 +66,10 @@ SHAPES: list[tuple[Callable[[Path], Any], str, str, Callable[[Any], bool]]] = [
     (lambda _: _canvas(), "Canvas._doc.getXObjectName", "a method", callable),
     (lambda _: _canvas(), "Canvas._doc.idToObject", "a dict of the document's objects", _is(dict)),
     (lambda _: _canvas(), "Canvas._doc.Reference", "a method", callable),
+    (lambda _: _canvas(), "Canvas._doc.idToObjectNumberAndVersion", "a dict of (number, version) by internal name",
+     _is(dict)),
+    (_pdfdoc, "pdfdoc.PDFIndirectObject", "a class of (internal name, object) formatted with its number",
+     lambda cls: isinstance(cls, type) and callable(getattr(cls, "format", None))),
     (lambda _: _canvas(), "Canvas._doc.addForm", "a method", callable),
     (lambda _: _canvas(), "Canvas._doc.getInternalFontName", "a method", callable),
     (lambda _: _canvas(), "Canvas._setXObjects", "a method", callable),
@@ -141,3 +151,20 @@ def test_images_and_pages_through_the_compat_module_are_written_as_they_are_form
         assert pixels[(5, 2)].getpixel((4, 1)) == (10, 20, 30, 255)
         assert pixels[(4, 3)].getpixel((0, 0))[:3] == (200, 10, 10)
     assert mask is not None
+
+
+def test_objects_are_formatted_again_under_the_numbers_a_file_gave_them(tmp_path: Path) -> None:
+    """The objects of a registered image (and its soft mask) and their numbers, formatted again under other numbers
+    (a revision of a file: `cardgen.outputs.pdf_update`), the image's reference to its mask included."""
+    from reportlab.pdfgen.canvas import Canvas
+
+    pdf = Canvas(io.BytesIO())
+    picture, mask = rl.picture_image("token", _rgba_png(tmp_path))
+    rl.register_image(pdf, picture, rl.xobject_name(pdf, "token"))
+    rl.attach_soft_mask(pdf, picture, mask)
+    own = rl.embedded_objects(pdf, "token")
+    assert len(own) == 2 and len(set(rl.object_numbers(pdf, own))) == 2
+    assert rl.pixel_size(pdf, own[0]) == (4, 3)
+    formatted = rl.formatted_objects(pdf, {own[0]: 40, own[1]: 41})
+    assert formatted[40].startswith(b"40 0 obj\n") and b"/SMask 41 0 R" in formatted[40]
+    assert formatted[41].startswith(b"41 0 obj\n") and formatted[41].endswith(b"endobj\n")

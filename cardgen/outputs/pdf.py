@@ -8,12 +8,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import io
 import struct
 import zlib
 from concurrent.futures import BrokenExecutor, Executor, Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, BinaryIO, Callable
 
 from cardgen.core.errors import Problem
 from cardgen.core.storage import Cache, KeptByGame, write_atomic
@@ -24,6 +25,7 @@ from cardgen.options.pdf import PrintSpec
 from cardgen.outputs import reportlab_compat as rl
 from cardgen.outputs.imposition import Page, Rect, impose, items_from_cards
 from cardgen.outputs.kept_prints import pdf_name, read_kept, write_kept
+from cardgen.outputs.pdf_update import FILE_KEY, Written, append_revision, written_whole
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
 from cardgen.raster.render import CardWork, DrawnCard
 from cardgen.record.record import BuildRecord, CardEntry
@@ -54,7 +56,8 @@ def write_print_pdf(record: BuildRecord, build_dir: Path, options: PrintSpec, ta
     `build_dir` is the folder the record's image paths are relative to; `wait(image)` returns once the image of
     a path is drawn (during a build, as the workers draw), with the file to read it from (None: its path). With
     duplex `none` the backs go to a second file next to it, `<name>-backs.pdf`. A file of a long print (see `_volumes`)
-    that the `previous` build wrote from the same pages, images and text is kept, not drawn again. With `helpers`
+    that the `previous` build wrote from the same pages, images and text is kept, not drawn again; one that differs
+    from it in card images only is that file with a revision appended (see `write_volume`). With `helpers`
     (a build's render workers), the files of a long print are written by them, each once its images are drawn.
     """
     imposition = impose(items_from_cards(record.cards if cards is None else cards), options)
@@ -69,12 +72,12 @@ def write_print_pdf(record: BuildRecord, build_dir: Path, options: PrintSpec, ta
     document = Document.of(record)
     writer = _VolumeWriter(document, images, helpers if len(documents) > 1 else None)
     for path, pages, first, total in documents:
-        volume = Volume(record.game.name, pages, first, total)
+        volume = Volume(record.game.name, pages, first, total, _layout_key(pages, document, options, first, total))
         if previous is None:
             writer.write(volume, path)
-        else:
-            previous.place(path, _volume_key(pages, document, images, first, total),
-                           functools.partial(writer.write, volume))
+        else:  # the previous build's file: a revision may be appended to a copy of it (see `pdf_update`)
+            base = previous.final / path.relative_to(previous.staging)
+            previous.place(path, _volume_key(volume, images), functools.partial(writer.write, volume, base=base))
         result.files.append(path)
     writer.finish()
     return result
@@ -104,12 +107,18 @@ class Document:
 
 @dataclass(frozen=True)
 class Volume:
-    """One file of a print: its pages, numbered `first` on of `total` in the whole print."""
+    """One file of a print: its pages, numbered `first` on of `total` in the whole print, and the hash of all it
+    draws but the images' content (`_layout_key`)."""
 
     game: str
     pages: list[Page]
     first: int
     total: int
+    layout: str
+
+    def names(self, images: ImageFiles) -> list[str]:
+        """The name of the image drawn in each slot, page after page."""
+        return [images.name(slot.image) for page in self.pages for slot in page.slots]
 
     def kept(self, out_root: Path, path: Path) -> KeptByGame:
         """The pages the last build drew into the file of this name (see `_draw_pages`)."""
@@ -126,14 +135,15 @@ class _VolumeWriter:
         self.document, self.images, self.helpers = document, images, helpers
         self.writing: list[Future[None]] = []
 
-    def write(self, volume: Volume, path: Path) -> None:
-        """Write (or have a helper write) the file of a volume at `path`."""
+    def write(self, volume: Volume, path: Path, base: Path | None = None) -> None:
+        """Write (or have a helper write) the file of a volume at `path` (a copy of `base` with a revision, when it
+        can be: see `write_volume`)."""
         if self.helpers is not None:
             job = self.images.drawn([slot.image for page in volume.pages for slot in page.slots])  # waits
             with contextlib.suppress(BrokenExecutor, RuntimeError):  # a pool broken or shut down: written here
-                self.writing.append(self.helpers.submit(write_volume, path, volume, self.document, job))
+                self.writing.append(self.helpers.submit(write_volume, path, volume, self.document, job, base))
                 return
-        write_volume(path, volume, self.document, self.images)
+        write_volume(path, volume, self.document, self.images, base)
 
     def finish(self) -> None:
         """Wait until every file is written; raise the error that stopped a helper writing one."""
@@ -141,11 +151,59 @@ class _VolumeWriter:
             future.result()
 
 
-def write_volume(path: Path, volume: Volume, document: Document, images: ImageFiles) -> None:
-    """Write the file of a volume at `path`, atomically (in a helper process, or in the build's)."""
+def write_volume(path: Path, volume: Volume, document: Document, images: ImageFiles,
+                 base: Path | None = None) -> None:
+    """Write the file of a volume at `path`, atomically (in a helper process, or in the build's).
+
+    When `base` is the file the last write of this name made and the volume differs from it only in card images,
+    `path` is a copy of it with a revision holding the new images (`_update`); otherwise it is drawn whole. Either
+    way, what the write made is kept beside the pages (`pdf_update.Written`) for the next.
+    """
+    kept = volume.kept(images.out_root, path)
+    if base is not None and _update(path, base, volume, images, kept):
+        return
+    objects: dict[str, list[int]] = {}
     write_atomic(path, functools.partial(_draw, pages=volume.pages, document=document, images=images,
-                                         first=volume.first, total=volume.total,
-                                         kept=volume.kept(images.out_root, path)))
+                                         first=volume.first, total=volume.total, kept=kept, objects=objects))
+    written = written_whole(path, volume.layout, volume.names(images), objects) if objects else None
+    if written is not None:
+        kept.used[FILE_KEY] = written.as_kept()
+    kept.save()  # once the file is whole: its pages are what the next build may reuse
+
+
+def _update(path: Path, base: Path, volume: Volume, images: ImageFiles, kept: KeptByGame) -> bool:
+    """Write at `path` the file `base` with a revision replacing the images that changed, each new image under
+    the object numbers of the one it replaces; False, with nothing written, where that cannot be done: `base` is
+    not the file the last write made, the pages differ in more than images (see `Written.replacements`), a new
+    image needs more objects than the old (a soft mask) or has another pixel size, or the file would grow past
+    its bounds (`Written.may_grow`)."""
+    written = Written.of(kept.kept.get(FILE_KEY))
+    names = volume.names(images)
+    swaps = written.replacements(volume.layout, names) if written is not None else None
+    if written is None or swaps is None or not written.is_file(base):
+        return False
+    slots = {images.name(slot.image): slot.image for page in volume.pages for slot in page.slots}
+    pdf = _canvas(io.BytesIO())  # registers the new images as a whole write would, to format them
+    objects = {name: numbers for name, numbers in written.objects.items() if name not in swaps}
+    numbers: dict[str, int] = {}  # the objects to write, by their names in `pdf`: the numbers they replace
+    for old, new in swaps.items():
+        name, drawn = images(slots[new])
+        if not _embed(pdf, name, drawn, images):
+            return False
+        own, old_numbers = rl.embedded_objects(pdf, name), written.objects[old]
+        if rl.pixel_size(pdf, own[0]) != tuple(old_numbers[:2]) or len(own) != 1 + bool(old_numbers[3]):
+            return False
+        numbers.update(zip(own, old_numbers[2:]))
+        objects[new] = old_numbers
+    formatted = rl.formatted_objects(pdf, numbers)
+    if not written.may_grow(sum(map(len, formatted.values()))):
+        return False
+    now = append_revision(base, path, written, names, objects, formatted)
+    if now is None:
+        return False
+    kept.used = {**kept.kept, FILE_KEY: now.as_kept()}  # the pages as they were: a whole write may reuse them
+    kept.save()
+    return True
 
 
 def _opaque_sizes(record: BuildRecord) -> dict[str, tuple[int, int]]:
@@ -158,20 +216,24 @@ def _opaque_sizes(record: BuildRecord) -> dict[str, tuple[int, int]]:
     return sizes
 
 
-def _volume_key(pages: list[Page], document: Document, images: ImageFiles, first: int, total: int) -> str:
-    """A hash of everything `_draw` writes into one file: the pages (their slots, marks and footer places),
-    the content of every image drawn, the footer texts' parts, the options and the versions drawing it."""
+def _layout_key(pages: list[Page], document: Document, options: PrintSpec, first: int, total: int) -> str:
+    """A hash of everything `_draw` writes into one file but the images' content: the pages (their slots, marks
+    and footer places), the footer texts' parts, the options and the versions drawing it."""
     from reportlab import Version
 
     from cardgen.core.bundled import code_digest
 
     decks = sorted({page.deck for page in pages})
-    digest = hashlib.sha256(repr((code_digest(__name__), document.cardgen, Version, images.options, first, total,
-                                  document.title, document.version, document.built_at[:10],
-                                  [document.deck_title(d) for d in decks], pages)).encode())
-    for page in pages:
-        for slot in page.slots:
-            digest.update(images.name(slot.image).encode())
+    return hashlib.sha256(repr((code_digest(__name__), document.cardgen, Version, options, first, total,
+                                document.title, document.version, document.built_at[:10],
+                                [document.deck_title(d) for d in decks], pages)).encode()).hexdigest()[:32]
+
+
+def _volume_key(volume: Volume, images: ImageFiles) -> str:
+    """A hash of everything `_draw` writes into a volume's file: its layout and the content of every image drawn."""
+    digest = hashlib.sha256(volume.layout.encode())
+    for name in volume.names(images):
+        digest.update(name.encode())
     return digest.hexdigest()[:32]
 
 
@@ -363,20 +425,39 @@ class ImageFiles:
 
 
 def _draw(path: Path, pages: list[Page], document: Document, images: ImageFiles, first: int, total: int,
-          kept: KeptByGame | None = None) -> None:
+          kept: KeptByGame | None = None, objects: dict[str, list[int]] | None = None) -> None:
     """Draw pages into one PDF file, numbered `first` on of `total` pages in the whole print (reusing the pages
-    `kept` holds: see `_draw_pages`)."""
+    `kept` holds: see `_draw_pages`). `objects` is filled with where each image is (see `Written.objects`), unless
+    an image was drawn by reportlab's own `drawImage`."""
+    with path.open("wb") as handle:
+        pdf = _canvas(handle)
+        _draw_pages(pdf, pages, document, images, first, total, kept)
+        if objects is not None:
+            objects.update(_objects(pdf, pages, images))
+        with rl.streaming(handle):
+            pdf.save()
+
+
+def _canvas(handle: BinaryIO) -> Any:
+    """A reportlab canvas writing a print PDF to `handle`."""
     from reportlab import rl_config
     from reportlab.pdfgen import canvas
 
     rl_config.useA85 = 0  # ASCII85 makes image streams 25% larger and slower to write
-    with path.open("wb") as handle:
-        pdf = canvas.Canvas(handle, pageCompression=1)
-        _draw_pages(pdf, pages, document, images, first, total, kept)
-        with rl.streaming(handle):
-            pdf.save()
-    if kept is not None:
-        kept.save()  # once the file is whole: its pages are what the next build may reuse
+    return canvas.Canvas(handle, pageCompression=1)
+
+
+def _objects(pdf: Any, pages: list[Page], images: ImageFiles) -> dict[str, list[int]]:
+    """Each image's pixel size and object numbers (its soft mask's, or 0) in a document drawing `pages`; empty
+    when an image is not registered by its name (drawn by `drawImage`)."""
+    objects = {}
+    for name in {images.name(slot.image) for page in pages for slot in page.slots}:
+        if not rl.is_registered(pdf, rl.xobject_name(pdf, name)):
+            return {}
+        own = rl.embedded_objects(pdf, name)
+        numbers = rl.object_numbers(pdf, own)
+        objects[name] = [*rl.pixel_size(pdf, own[0]), numbers[0], numbers[1] if len(numbers) > 1 else 0]
+    return objects
 
 
 def _draw_pages(pdf: Any, pages: list[Page], document: Document, images: ImageFiles, first: int, total: int,

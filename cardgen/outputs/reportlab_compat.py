@@ -14,6 +14,10 @@ The private names, and why each is used:
 - `Canvas._setXObjects(image)`: hands the canvas an image XObject, as `drawImage` does.
 - `Canvas._code`, `Canvas._formsinuse`: a page's operators and the forms it draws, kept after a page is drawn and
   put back on a later build instead of drawing the same page again.
+- `PDFDocument.idToObjectNumberAndVersion` and `pdfdoc.PDFIndirectObject`: the object numbers of a file's images,
+  kept after it is written, and their new versions formatted under those numbers (an incremental update:
+  `cardgen.outputs.pdf_update`); `PDFImageXObject.smask` (public, but set by the code here) names an image's soft
+  mask.
 - `PDFImageXObject._filters`: the stream filters of an image given as Flate data.
 - `PDFImageXObject._smask`: the soft mask image reportlab makes beside a picture with transparency (`mask="auto"`),
   which cardgen registers under a name by its content.
@@ -113,6 +117,37 @@ def flate_image(name: str, colours: str, width: int, height: int, stream: bytes)
     image.width, image.height, image.streamContent = width, height, stream
     image.bitsPerComponent, image.colorSpace, image._filters, image.mask = 8, colours, ("FlateDecode",), None
     return image
+
+
+def embedded_objects(pdf: Any, name: str) -> list[str]:
+    """The internal names of the objects a registered image XObject `name` is written as: itself, then its soft
+    mask if it has one."""
+    image = pdf._doc.idToObject[xobject_name(pdf, name)]
+    mask = getattr(image, "smask", None)
+    return [xobject_name(pdf, name), *([mask.name] if mask is not None else [])]
+
+
+def object_numbers(pdf: Any, internal_names: list[str]) -> list[int]:
+    """The object numbers the document gave objects of these internal names (when they were registered)."""
+    return [pdf._doc.idToObjectNumberAndVersion[name][0] for name in internal_names]
+
+
+def pixel_size(pdf: Any, internal_name: str) -> tuple[int, int]:
+    """The width and height in pixels of a registered image XObject."""
+    image = pdf._doc.idToObject[internal_name]
+    return int(image.width), int(image.height)
+
+
+def formatted_objects(pdf: Any, numbers: dict[str, int]) -> dict[int, bytes]:
+    """The document's objects of these internal names, each written as the indirect object of the number given
+    (references between them, an image's to its soft mask, take those numbers too), by number: the objects of a
+    revision appended to a file written before (`cardgen.outputs.pdf_update`). The document is spent after."""
+    from reportlab.pdfbase.pdfdoc import PDFIndirectObject
+
+    document = pdf._doc
+    document.idToObjectNumberAndVersion.update({name: (number, 0) for name, number in numbers.items()})
+    return {number: PDFIndirectObject(name, document.idToObject[name]).format(document)
+            for name, number in numbers.items()}
 
 
 def font_name(pdf: Any, font: str) -> str:
