@@ -2,12 +2,14 @@
 install) or an upgrade makes anew what it changes and nothing else, and the no-change check notices any edit."""
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -181,3 +183,33 @@ def test_the_code_stamp_covers_code_and_files_but_not_bytecode_nor_the_render_in
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     assert not names & {bundled.package_name(p) for p in bundled.render_inputs()}
     assert [name for name, *_ in bundled.code_stamp()] == list(bundled.code_files())
+
+
+def test_the_map_reads_the_imports_the_whole_syntax_tree_holds() -> None:
+    """The map reads only the statements that import cardgen modules (`import_statements`): for every module of the
+    package, and for imports written across lines, it finds what the module's whole syntax tree holds."""
+    package = Path(cardgen.__file__).parent
+    for path in sorted(package.rglob("*.py")):
+        data = path.read_bytes()
+        assert codemap.imports_of(codemap.import_statements(data), package) == \
+            codemap.imports_of(ast.parse(data), package), path
+    source = textwrap.dedent('''\
+        """A docstring."""
+        from cardgen.core.errors import (  # why (
+            CardgenError,
+            Problem)
+        import os; from cardgen.core import units
+        def f():
+            if True:
+                from cardgen.raster \\
+                    import render
+                import cardgen.svg.text as text, json
+            return "from cardgen.outputs import pdf"
+        ''').encode()
+    statements = codemap.import_statements(source)
+    assert {type(node) for node in statements.body} == {ast.Import, ast.ImportFrom}  # those alone were parsed
+    found = codemap.imports_of(statements, package)
+    assert found == codemap.imports_of(ast.parse(source), package) == {"core.errors", "core.units", "raster.render",
+                                                                       "svg.text"}
+    tricky = b'x = {"a": 1}; y = "b: import cardgen.svg"\nfrom cardgen.core.units import parse_length\n'
+    assert codemap.imports_of(codemap.import_statements(tricky), package) == {"core.units"}  # read whole
