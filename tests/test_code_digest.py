@@ -2,12 +2,14 @@
 install) or an upgrade makes anew what it changes and nothing else, and the no-change check notices any edit."""
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -147,28 +149,30 @@ def test_each_cache_is_keyed_by_the_closure_of_the_modules_that_make_it() -> Non
 
 def test_the_code_map_is_kept_and_a_file_edited_since_is_read_again(tmp_path: Path) -> None:
     """The map is read from the user's cache when each file is as kept (its path, size and time): the new process
-    reads no module; an edited file is read again, and its digest changes."""
+    reads no module; an edited file is read again, and its digest changes. A file is read when a closure first
+    reaches it: a digest reads the files of its closure, no other."""
     copy = tmp_path / "copy"
     shutil.copytree(Path(cardgen.__file__).parent, copy / "cardgen", ignore=shutil.ignore_patterns("__pycache__"))
     _age(copy)
     code = ("import sys; from cardgen.core import bundled, codemap; read = []; facts = codemap.read_facts; "
             "codemap.read_facts = lambda path: read.append(path.name) or facts(path); "
-            "print(bundled.code_digest('cardgen.raster.pool'), len(read))")
+            "print(bundled.code_digest('cardgen.raster.pool'), len(read), len(codemap.code_map().closure("
+            "['cardgen.raster.pool'])))")
     env = {**os.environ, "PYTHONPATH": str(copy), "XDG_CACHE_HOME": str(tmp_path / "home")}
 
     def digest() -> tuple[str, int]:
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True,
                               cwd=tmp_path)  # not the checkout's folder, whose cardgen would come first
-        found, read = done.stdout.split()
-        return found, int(read)
+        found, read, closure = done.stdout.split()
+        return found, int(read), int(closure)
 
-    first, read = digest()
-    assert read > 100  # every file read once
-    assert digest() == (first, 0)
+    first, read, closure = digest()
+    assert read == closure and 5 < read < len(list((copy / "cardgen").rglob("*.py"))) / 2  # its closure's files, once
+    assert digest() == (first, 0, closure)
     render = copy / "cardgen" / "raster" / "render.py"
     render.write_text(render.read_text() + "\n# edited\n")
     os.utime(render, (time.time() - 5, time.time() - 5))  # older than the racy window, newer than the others
-    again, read = digest()
+    again, read, _ = digest()
     assert again != first and read == 1
 
 
@@ -179,3 +183,33 @@ def test_the_code_stamp_covers_code_and_files_but_not_bytecode_nor_the_render_in
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     assert not names & {bundled.package_name(p) for p in bundled.render_inputs()}
     assert [name for name, *_ in bundled.code_stamp()] == list(bundled.code_files())
+
+
+def test_the_map_reads_the_imports_the_whole_syntax_tree_holds() -> None:
+    """The map reads only the statements that import cardgen modules (`import_statements`): for every module of the
+    package, and for imports written across lines, it finds what the module's whole syntax tree holds."""
+    package = Path(cardgen.__file__).parent
+    for path in sorted(package.rglob("*.py")):
+        data = path.read_bytes()
+        assert codemap.imports_of(codemap.import_statements(data), package) == \
+            codemap.imports_of(ast.parse(data), package), path
+    source = textwrap.dedent('''\
+        """A docstring."""
+        from cardgen.core.errors import (  # why (
+            CardgenError,
+            Problem)
+        import os; from cardgen.core import units
+        def f():
+            if True:
+                from cardgen.raster \\
+                    import render
+                import cardgen.svg.text as text, json
+            return "from cardgen.outputs import pdf"
+        ''').encode()
+    statements = codemap.import_statements(source)
+    assert {type(node) for node in statements.body} == {ast.Import, ast.ImportFrom}  # those alone were parsed
+    found = codemap.imports_of(statements, package)
+    assert found == codemap.imports_of(ast.parse(source), package) == {"core.errors", "core.units", "raster.render",
+                                                                       "svg.text"}
+    tricky = b'x = {"a": 1}; y = "b: import cardgen.svg"\nfrom cardgen.core.units import parse_length\n'
+    assert codemap.imports_of(codemap.import_statements(tricky), package) == {"core.units"}  # read whole

@@ -145,3 +145,19 @@ def test_a_kept_game_builds_none_of_the_manifest_validators(workspace: Path, use
                          cwd=REPO, check=True).stdout.split(maxsplit=3)
     assert out == ["face.svg", "a4", "False",
                    "[False, False, False, False, False] False ['print', 'tts', 'gallery']\n"]  # nor imports PyYAML
+
+
+def test_a_vendors_profile_gone_is_the_error_it_was(workspace: Path, user_cache: Path) -> None:
+    """A workspace's vendor naming an ICC profile of the workspace: the profile is one of the files the kept entry
+    checks, so the manifest that names the vendor is not served once the profile is gone."""
+    from cardgen.options.vendors import BUNDLED_PROFILES, VENDORS
+
+    (workspace / "vendors").mkdir()
+    bundled = (VENDORS.bundled / "drivethrucards.yaml").read_text()
+    (workspace / "vendors" / "mine.yaml").write_text(bundled.replace("cardgen-fogra39-tac240.icc", "press.icc"))
+    (workspace / "press.icc").write_bytes((BUNDLED_PROFILES / "cardgen-fogra39-tac240.icc").read_bytes())
+    write_game(workspace, "g", "title: G\npod: {vendor: mine}\ndecks:\n  main: {source: c.csv, face: f.svg}\n", {}, {})
+    assert load_game(workspace, "g").spec.pod.vendor == ["mine"] and len(entries(user_cache)) == 1
+    (workspace / "press.icc").unlink()
+    with pytest.raises(CardgenError, match="no ICC profile 'press.icc'"):
+        load_game(workspace, "g")

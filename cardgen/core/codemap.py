@@ -8,19 +8,25 @@ rather than less. A module named as text and imported by name (an output stage f
 reader) is no import: its own caches are salted with its own closure.
 
 The map is kept in the user's cache folder by each file's path, size and modification time, so a process reads
-one small file instead of parsing ~130 modules: only the files edited since are read again.
+one small file instead of parsing ~130 modules: only the files edited since are read again, and a file missing
+from it is read when a closure first reaches it (a cold build no longer parses the modules it does not run).
 """
 from __future__ import annotations
 
 import ast
 import hashlib
+import re
+import threading
 import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from cardgen.core import bundled
+
+if TYPE_CHECKING:
+    from cardgen.core.storage import Cache
 
 INIT = "__init__"  # the module name of cardgen/__init__.py (`from cardgen import __version__`)
 RACY_NS = 2_000_000_000  # a file changed this recently is not kept: an edit in the same clock tick keeps its time
@@ -79,23 +85,81 @@ class FileFacts:
     assets: tuple[str, ...] = ()
 
 
+# Where a statement importing cardgen modules begins: at a line's start, or after `;` or `:` (`if x: import ...`).
+# `tests/test_code_digest.py` checks that this reading finds what the whole syntax tree holds, module by module.
+_IMPORT = re.compile(rb"(?:^[ \t]*|[;:][ \t]*)(?:from[\s\\]+cardgen[\w.]*[\s\\]+import\b|import[\s\\]+cardgen\b)",
+                     re.MULTILINE)
+
+
+def import_statements(data: bytes) -> ast.Module:
+    """The statements of a module's source that import cardgen modules (at any level), parsed: each from where it
+    begins to its end (its brackets closed, no backslash ending a line), not the whole module (parsing ~140
+    modules took ~0.3 s of a process whose user cache was empty, each render worker's included). What does not
+    parse so (`import` in a string after a colon) is read from the whole module."""
+    statements = []
+    for match in _IMPORT.finditer(data):
+        end = match.start()
+        depth, more = 0, True
+        while more and end < len(data):
+            line_end = data.find(b"\n", end)
+            line_end = len(data) if line_end < 0 else line_end
+            code = data[end:line_end].split(b"#")[0]
+            depth += code.count(b"(") - code.count(b")")
+            more = depth > 0 or code.rstrip().endswith(b"\\")
+            end = line_end + 1
+        statements.append(data[match.start():end].lstrip(b" \t;:").decode("utf-8"))
+    try:
+        return ast.parse("\n".join(statements))
+    except SyntaxError:
+        return ast.parse(data)
+
+
 def read_facts(path: Path) -> FileFacts:
     """A file's facts, read from its content now."""
     data = path.read_bytes()
     digest = hashlib.sha256(data).hexdigest()[:32]
     if path.suffix != ".py":
         return FileFacts(digest)
-    tree = ast.parse(data, str(path))
-    assets = assets_named(tree) if b"ASSETS" in data else set()  # walking every expression is slow: few name it
+    # walking every expression is slow: few name the assets, and only their whole tree is read
+    tree = ast.parse(data, str(path)) if b"ASSETS" in data else import_statements(data)
+    assets = assets_named(tree) if b"ASSETS" in data else set()
     return FileFacts(digest, tuple(sorted(imports_of(tree, bundled.PACKAGE))), tuple(sorted(assets)))
 
 
 class CodeMap:
-    """The facts of every file of cardgen's package (`bundled.code_files`), by its name in an installed package
-    (`outputs/pdf.py`, `assets/gallery/gallery.js`)."""
+    """The facts of cardgen's package (`bundled.code_files`), by each file's name in an installed package
+    (`outputs/pdf.py`, `assets/gallery/gallery.js`): those kept in the user's cache while the file's path, size and
+    time are as kept, the others read when a closure first reaches them (a build reaches ~60% of the package), and
+    kept in turn."""
 
-    def __init__(self, files: dict[str, FileFacts]) -> None:
-        self.files = files
+    def __init__(self, stamps: dict[str, list], kept: dict[str, list], store: Cache | None, store_key: str) -> None:
+        self.stamps = stamps  # name -> [path, size, modification time]
+        self.kept = kept  # name -> the row kept in the user's cache (see `_row`)
+        self.store, self.store_key = store, store_key
+        self.known: dict[str, FileFacts] = {}
+        self.renewed = False  # facts read that the kept copy lacks
+        self.lock = threading.RLock()  # the output stages' threads key their caches too
+
+    def facts(self, name: str) -> FileFacts:
+        """One file's facts: known, kept, or read now."""
+        with self.lock:
+            return self._facts(name)
+
+    def _facts(self, name: str) -> FileFacts:
+        if name not in self.known:
+            row = self.kept.get(name)
+            if isinstance(row, list) and len(row) == 4 and row[0] == self.stamps[name]:
+                self.known[name] = FileFacts(row[1], tuple(row[2]), tuple(row[3]))
+            else:
+                self.known[name], self.renewed = read_facts(Path(self.stamps[name][0])), True
+        return self.known[name]
+
+    @property
+    def files(self) -> dict[str, FileFacts]:
+        """The facts of every file of the package (all read now)."""
+        found = {name: self.facts(name) for name in self.stamps}
+        self.save()
+        return found
 
     def closure(self, modules: Iterable[str]) -> list[str]:
         """The files that make up `modules` (`cardgen.outputs.pdf`): theirs and those of every cardgen module they
@@ -110,16 +174,17 @@ class CodeMap:
             seen.add(module)
             name = self._file_of(module)
             names.add(name)
-            facts = self.files[name]
+            facts = self.facts(name)
             todo += facts.imports
-            names.update(f for asset in facts.assets for f in self.files if f.startswith(f"assets/{asset}/"))
+            names.update(f for asset in facts.assets for f in self.stamps if f.startswith(f"assets/{asset}/"))
+        self.save()
         return sorted(names)
 
     def _file_of(self, module: str) -> str:
         """The file name of a module: `outputs/pdf.py`, or the `__init__.py` of a package."""
         path = module.replace(".", "/")
         for name in (f"{path}.py", f"{path}/__init__.py"):
-            if name in self.files:
+            if name in self.stamps:
                 return name
         raise KeyError(f"cardgen has no module {module}")
 
@@ -127,36 +192,41 @@ class CodeMap:
         """A hash of these files: their names and contents."""
         digest = hashlib.sha256()
         for name in names:
-            digest.update(f"{name}:{self.files[name].digest}\0".encode())
+            digest.update(f"{name}:{self.facts(name).digest}\0".encode())
         return digest.hexdigest()[:32]
+
+    def save(self) -> None:
+        """Keep the facts read since the last save in the user's cache, with the kept ones still current (a file
+        changed in the last RACY_NS is not kept: an edit in the same clock tick keeps its time)."""
+        with self.lock:
+            if self.store is not None and self.renewed:
+                self._save(self.store)
+
+    def _save(self, store: Cache) -> None:
+        racy_after = time.time_ns() - RACY_NS
+        rows = {name: row for name, row in self.kept.items() if name in self.stamps and row[0] == self.stamps[name]}
+        rows.update({name: _row(self.stamps[name], facts) for name, facts in self.known.items()
+                     if self.stamps[name][2] <= racy_after})
+        store.put_json(self.store_key, rows)
+        self.kept, self.renewed = rows, False
+
+
+def _row(stamp: list, facts: FileFacts) -> list:
+    """A file's facts as the user's cache keeps them: its stamp, digest, imports and asset folders."""
+    return [stamp, facts.digest, list(facts.imports), list(facts.assets)]
 
 
 @lru_cache(maxsize=1)
 def code_map() -> CodeMap:
-    """The map of cardgen's package as it is on disk now: each file's facts from the copy kept in the user's cache
-    when the file's path, size and time are those kept (`bundled.code_stamp`), else read again (and the copy
-    renewed). Once per process: one small file read, 2-6 ms with the stats. Reading the whole package takes
-    0.4-0.5 s (parsing ~130 modules): once after an install or upgrade, or in every process when there is no user
-    cache folder that can be written."""
+    """The map of cardgen's package as it is on disk now, its facts kept in the user's cache by each file's path,
+    size and time (`bundled.code_stamp`). Once per process: one small file read, 2-6 ms with the stats. Reading
+    a module costs ~2-3 ms (parsing it): each is read once after an install or upgrade, when a closure first
+    reaches it, or in every process when there is no user cache folder that can be written."""
     from cardgen.core.storage import user_store
 
     store = user_store("code-map", ".json")
     here = Path(__file__).stat()  # a new way of reading is a new map
     store_key = hashlib.sha256(repr((str(bundled.PACKAGE), here.st_size, here.st_mtime_ns)).encode()).hexdigest()[:32]
     kept = store.read_json(store_key) if store is not None else None
-    kept = kept if isinstance(kept, dict) else {}
-    racy_after = time.time_ns() - RACY_NS
-    files, rows, renewed = {}, {}, False
-    for name, path, size, mtime_ns in bundled.code_stamp():
-        stamp = [path, size, mtime_ns]
-        row = kept.get(name)
-        if isinstance(row, list) and len(row) == 4 and row[0] == stamp:
-            facts = FileFacts(row[1], tuple(row[2]), tuple(row[3]))
-        else:
-            facts, renewed = read_facts(Path(path)), True
-        files[name] = facts
-        if mtime_ns <= racy_after:
-            rows[name] = [stamp, facts.digest, list(facts.imports), list(facts.assets)]
-    if store is not None and (renewed or rows.keys() != kept.keys()):
-        store.put_json(store_key, rows)
-    return CodeMap(files)
+    stamps = {name: [path, size, mtime_ns] for name, path, size, mtime_ns in bundled.code_stamp()}
+    return CodeMap(stamps, kept if isinstance(kept, dict) else {}, store, store_key)

@@ -522,8 +522,11 @@ def _keep_game(game: Game, text: bytes) -> None:
     store, key = user_store(KEPT_MANIFESTS, ".pickle"), _manifest_key(game.root, game.name, text)
     if store is None or key is None:
         return
-    settings, files = _read_files(game)
-    entry = _KeptGame(replace(game, lang=None), settings, {str(p): file_digest(p) for p in files})
+    try:
+        settings, files = _read_files(game)
+        entry = _KeptGame(replace(game, lang=None), settings, {str(p): file_digest(p) for p in files})
+    except (CardgenError, OSError):  # a file changed or gone since it was read: the next load reads it all again
+        return
     data = io.BytesIO()
     _Pickler(data, protocol=pickle.HIGHEST_PROTOCOL).dump(entry)
     store.put_bytes(key, data.getvalue())
