@@ -187,3 +187,42 @@ def test_layout_boxes_are_made_once_per_render_and_shared_by_the_record_and_the_
         made.append({card.id: card.boxes for card in record.cards})
     assert made[0] == made[1] and made[0]["alpha"][0].label == "Alpha"
     assert BuildRecord.model_validate_json(record.model_dump_json()).cards[0].boxes == record.cards[0].boxes
+
+
+def test_pieces_of_kept_entries_are_made_once_a_few_kinds_each_and_forgotten_with_their_entry(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kept_piece`: what is made of a kept card entry is made once, of at most PIECES_AT_MOST kinds (kinds no longer
+    asked for go); an entry not kept, or no longer kept, or in a process that builds once, has it made each time."""
+    from cardgen.core import storage
+    from cardgen.record import record
+    from cardgen.record.record import CardEntry, Dimensions, Pixels, SourceRef, keep_entries, kept_piece
+
+    monkeypatch.setattr(record, "_KEPT_ENTRIES", {})
+    monkeypatch.setattr(record, "_PIECES", {})
+
+    def entry(name: str) -> CardEntry:
+        return CardEntry(id=name, deck="d", name=name, copies=1, face=f"cards/d/{name}.png", source=SourceRef(file="f"),
+                         size_mm=Dimensions(width=63, height=88), bleed_mm=3, dpi=300,
+                         pixels=Pixels(width=814, height=1110), hash="h")
+
+    made: list[str] = []
+
+    def piece(card: CardEntry, kind: object) -> str:
+        return kept_piece(card, kind, lambda: made.append(f"{card.id}/{kind}") or f"{card.id} as {kind}")
+
+    alpha, beta = entry("alpha"), entry("beta")
+    keep_entries("g", {"a": alpha})  # a process that builds once keeps none
+    assert [piece(alpha, "json"), piece(alpha, "json")] == ["alpha as json"] * 2 and len(made) == 2
+    storage.keep_for_next_builds()
+    keep_entries("g", {"a": alpha})
+    made.clear()
+    assert [piece(alpha, "json"), piece(alpha, "json"), piece(beta, "json")] == \
+        ["alpha as json", "alpha as json", "beta as json"]
+    assert made == ["alpha/json", "beta/json"]
+    for number in range(3 * record.PIECES_AT_MOST):
+        piece(alpha, number)
+    assert len(record._PIECES[id(alpha)][1]) <= record.PIECES_AT_MOST
+    keep_entries("g", {"b": beta})  # alpha is no longer kept: its pieces go
+    made.clear()
+    piece(alpha, "json")
+    assert made == ["alpha/json"] and id(alpha) not in record._PIECES

@@ -954,3 +954,29 @@ def test_an_objects_memo_leaves_out_where_it_lies_and_where_its_images_were_writ
     nested["ContainedObjects"][1]["Transform"] = {"posX": 1.0}
     nested["ContainedObjects"][1]["CustomDeck"] = {"1": {"FaceURL": "https://cdn/f1.jpg"}}
     assert memo(nested) != first
+
+
+def test_an_objects_memo_hashes_its_whole_text_though_its_cards_texts_are_kept() -> None:
+    """The Memo's text is put together from each contained object's own text (kept between builds by a watch:
+    `objects.kept_text`), placed where json.dumps puts the list: the same text as the whole object's, file:///
+    folders taken out, in a process that builds again or not, and for a deck whose text holds the list's mark."""
+    import copy
+    import json
+
+    from cardgen.core import storage
+    from cardgen.outputs.tts import objects
+
+    def whole(obj: dict) -> str:
+        return objects._FOLDER_OF_FILE.sub('"', json.dumps(objects._placeless(obj), sort_keys=True))
+
+    card = {"Name": "Card", "Transform": {"posX": 1.0}, "Description": "Fire «é»", "CardID": 100, "Tags": ["t"],
+            "CustomDeck": {"1": {"FaceURL": "file:///out/a/f1.jpg", "BackURL": "file:///out/a/b.jpg"}}}
+    deck = {"Name": "DeckCustom", "GUID": "abc123", "Transform": {"posX": 0.0}, "Nickname": "Z deck",
+            "CustomDeck": {"1": {"FaceURL": "file:///out/a/f1.jpg"}}, "Memo": "old",
+            "ContainedObjects": [card, copy.deepcopy(card), {**card, "Description": "Ice"}]}
+    assert objects._memo_text(deck, {}) == whole(deck)
+    storage.keep_for_next_builds()  # (for this test only: see conftest's `builds_once`)
+    used: dict = {}
+    assert objects._memo_text(deck, used) == whole(deck) and len(used) == 3
+    marked = {**deck, "Nickname": objects._CONTAINED}
+    assert objects._memo_text(marked, {}) == whole(marked)

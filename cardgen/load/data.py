@@ -252,8 +252,9 @@ def _row_of(header: list[str], cells: list[str], shown_as: str, line: int, notes
                              "the missing ones are read as empty", file=shown_as, row=line, severity="warning",
                              rule="ragged-row"))
     for i, name in enumerate(header):
-        reported = any(n.rule == "unnamed-column" and n.column == f"#{i + 1}" for n in notes)
-        if not name and i < len(cells) and cells[i].strip() and not reported:
+        if name or i >= len(cells) or not cells[i].strip():  # (most cells: no search of the notes)
+            continue
+        if not any(n.rule == "unnamed-column" and n.column == f"#{i + 1}" for n in notes):
             notes.append(Problem(f"column {i + 1} holds data ('{cells[i].strip()[:30]}') but has no name in the "
                                  "header row, so it is ignored; name it in the header (or delete the data)",
                                  file=shown_as, row=line, column=f"#{i + 1}", severity="warning",

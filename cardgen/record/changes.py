@@ -62,6 +62,8 @@ def diff_records(old: BuildRecord, new: BuildRecord) -> Changes:
     changes = Changes(added=[after[i] for i in after if i not in before],
                       removed=[before[i] for i in before if i not in after])
     for card_id in (i for i in after if i in before):
+        if before[card_id] is after[card_id]:  # the same entry (`record.kept_entry`): the same card
+            continue
         was, now = _card_fields(before[card_id]), _card_fields(after[card_id])
         fields = {k: (was.get(k), now.get(k)) for k in sorted(set(was) | set(now)) if was.get(k) != now.get(k)}
         image = _image_changed(before[card_id], after[card_id])

@@ -338,6 +338,7 @@ def _unreadable(exc: ValidationError, shown_as: str) -> CardgenError:
 # entry), so a piece made of one stays true. The entries of the last build of each game, the latest KNOWN_RECORDS.
 _KEPT_ENTRIES: dict[str, dict[Hashable, CardEntry]] = {}
 _PIECES: dict[int, tuple[CardEntry, dict[Hashable, Any]]] = {}  # id(entry) -> the entry, its pieces by kind
+PIECES_AT_MOST = 16  # of one entry: a build asks for ~5 kinds (JSON, figure, table data, Tabletop Simulator objects)
 
 
 def kept_entry(game: str, key: Hashable) -> CardEntry | None:
@@ -370,5 +371,7 @@ def kept_piece(entry: CardEntry, kind: Hashable, make: Callable[[], T]) -> T:
         return make()
     pieces = kept[1]
     if kind not in pieces:
+        if len(pieces) >= PIECES_AT_MOST:  # kinds no longer asked for (a sheet of the card's deck changed)
+            pieces.clear()
         pieces[kind] = make()
     return pieces[kind]

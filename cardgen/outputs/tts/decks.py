@@ -2,12 +2,13 @@
 Card per copy."""
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from cardgen.outputs.tts.objects import base_object
 from cardgen.outputs.tts.pictures import Cell, Plain, Scaled, SheetPicture
 from cardgen.outputs.tts.sheets import Sheet, plan_sheets
-from cardgen.record.record import CardEntry, DeckEntry
+from cardgen.record.record import CardEntry, DeckEntry, kept_piece
 
 if TYPE_CHECKING:
     from cardgen.outputs.tts.exporter import Exporter
@@ -52,21 +53,32 @@ def card_deck(export: Exporter, deck_name: str, deck: DeckEntry, cards: list[Car
                                   "Type": DECK_TYPES[deck.shape]}
     sideways = deck.size_mm.width > deck.size_mm.height
     contained = []
+    placed = tuple(transform.items())
     for sheet in sheets:
+        images = (str(sheet.key), tuple(custom[str(sheet.key)].items()))
         for slot, card_id in enumerate(sheet.card_ids):
             card = by_id[card_id]
-            for copy in range(card.copies):
-                contained.append(base_object(
-                    "Card", export.guid(f"card/{card_id}/{copy}"), card.name, export.description(card),
-                    dict(transform), CardID=sheet.tts_id(slot), SidewaysCard=sideways,
-                    CustomDeck={str(sheet.key): custom[str(sheet.key)]}, Hands=True, HideWhenFaceDown=True,
-                    GMNotes=card_id))
-    if len(contained) == 1:
-        return contained[0]
+            guids = tuple(export.guid(f"card/{card_id}/{copy}") for copy in range(card.copies))
+            # in a process that builds again, an unchanged card's objects are the last build's (their JSON texts
+            # are then kept too: see `objects.kept_text`), by everything else they hold
+            contained += kept_piece(card, ("tts", guids, images, sheet.tts_id(slot), sideways, placed,
+                                           export.recipes is None), functools.partial(
+                _card_objects, export, card, guids, dict(transform), sheet.tts_id(slot), sideways,
+                {images[0]: custom[images[0]]}))
+    if len(contained) == 1:  # (a copy: the export marks the deck's own object, not the card's kept one)
+        return dict(contained[0])
     return base_object("DeckCustom", export.guid(f"deck/{deck_name}"), deck.title,
                        f"{export.record.game.title} v{export.record.game.version}: {len(contained)} cards",
                        transform, SidewaysCard=sideways, HideWhenFaceDown=True,
                        DeckIDs=[c["CardID"] for c in contained], CustomDeck=custom, ContainedObjects=contained)
+
+
+def _card_objects(export: Exporter, card: CardEntry, guids: tuple[str, ...], where: dict, card_id: int,
+                  sideways: bool, custom: dict) -> list[dict]:
+    """A card's objects in its deck, one a copy."""
+    return [base_object("Card", guid, card.name, export.description(card), dict(where), CardID=card_id,
+                        SidewaysCard=sideways, CustomDeck=custom, Hands=True, HideWhenFaceDown=True, GMNotes=card.id)
+            for guid in guids]
 
 
 def _sheet_picture(export: Exporter, sheet: Sheet, images: list[str | None], deck: DeckEntry) -> SheetPicture:

@@ -8,13 +8,41 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
-from cardgen.core.storage import write_atomic
+from cardgen.core.storage import builds_again, write_atomic
 from cardgen.load.markup import parse
 
 if TYPE_CHECKING:
     pass
+
+T = TypeVar("T")
+
+
+# In a process that builds again, an unchanged card's object in a deck is the last build's (`decks.card_deck`): its
+# JSON texts (as written, as its Memo hashes it) are kept by its identity, holding the object so that no other takes
+# its id meanwhile; those of the last export's use only, by (identity, kind of text).
+_TEXTS: dict[tuple[int, tuple], tuple[dict, Any]] = {}
+
+
+def kept_text(obj: dict, kind: tuple, make: Callable[[], T], used: dict[tuple[int, tuple], tuple[dict, Any]]) -> T:
+    """A text made of an object: made once for an object the last export made it of too, noted in `used` (the texts
+    to keep: see `keep_texts`). An object is not changed once written (only its tags are set again, the same)."""
+    key = (id(obj), kind)
+    kept = _TEXTS.get(key)
+    if kept is None or kept[0] is not obj:
+        kept = (obj, make())
+    used[key] = kept
+    return kept[1]
+
+
+def keep_texts(kind: str, used: dict[tuple[int, tuple], tuple[dict, Any]]) -> None:
+    """Keep the texts of a kind (its first part) made or used now for the next export, in a process that builds
+    again."""
+    for key in [key for key in _TEXTS if key[1][0] == kind]:
+        del _TEXTS[key]
+    if builds_again():
+        _TEXTS.update(used)
 
 
 def write_saved_object(path: Path, saved: dict) -> None:
@@ -25,24 +53,32 @@ def write_saved_object(path: Path, saved: dict) -> None:
 
     Written an object at a time (`json_parts`): the text of a 10,000-card game (~20 MB) is never held whole, at the
     end of the build when its memory is at its peak."""
+    used: dict[tuple[int, tuple], tuple[dict, Any]] = {}
+
     def write(temp: Path) -> None:
         with open(temp, "wb") as handle:
-            for part in json_parts(saved):
+            for part in json_parts(saved, used=used):
                 handle.write(part)
 
     write_atomic(path, write)
+    keep_texts("json", used)
 
 
 _MANY = 8  # a list of more items than this is written an item at a time
 
 
-def json_parts(value: Any, depth: int = 0) -> Iterator[bytes]:
+def json_parts(value: Any, depth: int = 0, used: dict[tuple[int, tuple], tuple[dict, Any]] | None = None
+               ) -> Iterator[bytes]:
     """`pydantic_core.to_json(value, indent=2)` in pieces: the lists of many items (a deck's cards) an item at a time,
-    each item written whole, and the objects holding such lists key by key."""
+    each item written whole (an object the last export wrote, as it wrote it: see `kept_text`, with `used`), and the
+    objects holding such lists key by key."""
     import pydantic_core
 
     if not _holds_many(value):
-        yield pydantic_core.to_json(value, indent=2).replace(b"\n", b"\n" + b"  " * depth)
+        def text() -> bytes:
+            return pydantic_core.to_json(value, indent=2).replace(b"\n", b"\n" + b"  " * depth)
+
+        yield kept_text(value, ("json", depth), text, used) if used is not None and isinstance(value, dict) else text()
         return
     inner = b"\n" + b"  " * (depth + 1)
     items = value.items() if isinstance(value, dict) else enumerate(value)
@@ -50,7 +86,7 @@ def json_parts(value: Any, depth: int = 0) -> Iterator[bytes]:
     for number, (key, item) in enumerate(items):
         label = pydantic_core.to_json(key) + b": " if isinstance(value, dict) else b""
         yield (b"," if number else b"") + inner + label
-        yield from json_parts(item, depth + 1)
+        yield from json_parts(item, depth + 1, used)
     yield b"\n" + b"  " * depth + (b"}" if isinstance(value, dict) else b"]")
 
 
@@ -122,12 +158,35 @@ def mark_for_push(objects: list[dict], game: str) -> None:
     out every `Transform`: a deck that moves over for a new one is the same deck.
     """
     tag = game_tag(game)
+    used: dict[tuple[int, tuple], tuple[dict, Any]] = {}
     for obj in objects:
         for inner in obj.get("ContainedObjects", []):
             inner["Tags"] = [tag]
         obj["Tags"] = [tag, f"{tag}:{obj['GUID']}"]
-        text = _FOLDER_OF_FILE.sub('"', json.dumps(_placeless(obj), sort_keys=True))
-        obj["Memo"] = hashlib.sha256(text.encode()).hexdigest()[:16]
+        obj["Memo"] = hashlib.sha256(_memo_text(obj, used).encode()).hexdigest()[:16]
+    keep_texts("memo", used)
+
+
+def _memo_text(obj: dict, used: dict[tuple[int, tuple], tuple[dict, Any]]) -> str:
+    """What an object's Memo hashes: the JSON of the object without its places (`_placeless`), keys sorted, the
+    `file:///` folders taken out. The text of each object it contains is `kept_text`'s, put in the place of the
+    list in the object's own text (json.dumps writes a list as its items' texts joined by ", ")."""
+    contained = obj.get("ContainedObjects")
+    outer = {k: v for k, v in obj.items() if k not in ("Transform", "Memo")} if contained else _placeless(obj)
+    if contained:
+        outer["ContainedObjects"] = _CONTAINED
+    text = _FOLDER_OF_FILE.sub('"', json.dumps(outer, sort_keys=True))
+    if not contained:
+        return text
+    head, mark, tail = text.partition(json.dumps(_CONTAINED))
+    if mark and mark not in tail:
+        items = ", ".join(kept_text(inner, ("memo",), functools.partial(_memo_text, inner, used), used)
+                          for inner in contained)
+        return f"{head}[{items}]{tail}"
+    return _FOLDER_OF_FILE.sub('"', json.dumps(_placeless(obj), sort_keys=True))  # the mark in a text of its own
+
+
+_CONTAINED = "\u2063cardgen: the contained objects\u2063"  # (an invisible separator: no name or text holds it)
 
 
 # In an object's JSON: a `file:///` address up to its file name (the name holds the image's hash; the folder is where
