@@ -97,6 +97,19 @@ def test_an_edit_of_the_print_code_remakes_the_print_pdf_and_draws_no_card(tiny_
     assert CARDS | {"backs/back.png"} <= kept and [name for name in kept if name.startswith("tts/")]
 
 
+def test_an_edit_of_an_output_run_on_request_remakes_its_files(tiny_game: Path, tmp_path: Path) -> None:
+    manifest = tiny_game / "data" / "tiny" / "game.yaml"
+    manifest.write_text(manifest.read_text() + "trimmed:\n  build: true\n")
+    copy = Copy(tmp_path, tiny_game)
+    copy.build()
+    before = copy.files()
+    copy.edit("outputs/trimmed.py")  # a stage run only when game.yaml asks for it is code of the build too
+    again = copy.build()
+    assert "up to date" not in again, again
+    kept, remade = _made_from_cache(before, copy.files())
+    assert {name for name in remade if name.startswith("trimmed/")}, remade
+
+
 def test_an_edit_of_a_template_helper_draws_the_cards_it_changes(tiny_game: Path, tmp_path: Path) -> None:
     copy = Copy(tmp_path, tiny_game)
     copy.build()

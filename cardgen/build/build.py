@@ -109,7 +109,8 @@ def build_fingerprint(record: BuildRecord, game: Game, options: BuildOptions, st
         digest.update(part)
     for manifest in game.manifest_files:
         digest.update(manifest.read_bytes())
-    modules = [*stage_modules(stages), *(type(s).__module__ for s in stages if not isinstance(s, str))]
+    # every stage's code, those run only on request too: an upgrade of one must remake its files
+    modules = [*stage_modules(stages, on_request=True), *(type(s).__module__ for s in stages if not isinstance(s, str))]
     modules = [m for m in modules if m.split(".")[0] == "cardgen"]  # a stage of another package is not cardgen's code
     digest.update(f"{options.keep_svg}|{_stage_names(stages, options)}|{code_digest(__name__, *modules)}".encode())
     return digest.hexdigest()[:32]

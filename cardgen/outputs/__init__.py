@@ -23,12 +23,12 @@ def stage_names() -> list[str]:
     return list(OUTPUTS)
 
 
-def stage_modules(stages: Sequence[object]) -> list[str]:
-    """The modules of the named stages among `stages` that run on every build (nothing is imported): the render
-    workers import them as they start, before the game is loaded (a stage run only on request is imported with
-    its first job)."""
+def stage_modules(stages: Sequence[object], on_request: bool = False) -> list[str]:
+    """The modules of the named stages among `stages` that run on every build, and with `on_request` also those
+    run only when asked for (nothing is imported): the render workers import the first as they start, before the
+    game is loaded (a stage run only on request is imported with its first job)."""
     return [OUTPUTS[s].stage.split(":")[0] for s in stages if isinstance(s, str) and s in OUTPUTS
-            and not OUTPUTS[s].on_request]
+            and (on_request or not OUTPUTS[s].on_request)]
 
 
 def requested(name: str, game: Game) -> bool:
