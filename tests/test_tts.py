@@ -860,14 +860,20 @@ def test_one_card_edit_remakes_its_cell_and_sheet_only_and_matches_a_cold_build(
 
 
 def _pdf_pages(folder: Path) -> list[tuple[bytes, tuple[bytes, ...]]]:
-    """Each page of a build's print PDF as (content stream, its images' stream data)."""
+    """Each page of a build's print PDF as (content stream, the stream data of the images it draws, in the order it
+    draws them). The images' names in the stream are numbered in that order: a print updated by an edit keeps the
+    old image's name for the new image (a revision of the same object), a cold build names it by its content."""
     import pypdf
 
     [path] = folder.glob("*.pdf")
     pages = []
     for page in pypdf.PdfReader(path).pages:
         xobjects = page["/Resources"].get("/XObject", {})
-        pages.append((page.get_contents().get_data(), tuple(xobjects[n].get_object()._data for n in sorted(xobjects))))
+        content = page.get_contents().get_data()
+        names = list(dict.fromkeys(re.findall(rb"/(\S+) Do", content)))
+        for number, name in enumerate(names):
+            content = content.replace(b"/" + name + b" Do", b"/image%d Do" % number)
+        pages.append((content, tuple(xobjects["/" + n.decode()].get_object()._data for n in names)))
     return pages
 
 

@@ -524,7 +524,8 @@ def _keep_game(game: Game, text: bytes) -> None:
         return
     try:
         settings, files = _read_files(game)
-        entry = _KeptGame(replace(game, lang=None), settings, {str(p): file_digest(p) for p in files})
+        own = game if game.lang is None else replace(game, lang=None)  # kept in its own language
+        entry = _KeptGame(own, settings, {str(p): file_digest(p) for p in files})
     except (CardgenError, OSError):  # a file changed or gone since it was read: the next load reads it all again
         return
     data = io.BytesIO()
