@@ -7,8 +7,10 @@ import re
 import shutil
 import subprocess
 import time
+from contextlib import contextmanager
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 from click.testing import CliRunner
@@ -107,53 +109,60 @@ PIXELS = """(() => {{ const image = document.querySelector({selector!r});
 SHIELD = "#card-foes-iron-shield .frame img"
 
 
-def test_serve_pushes_a_rebuild_into_the_page_without_loading_it_again(built: Path) -> None:
-    """Under `cardgen serve`, in a real Chromium driven through DevTools: a save that changes one card's text swaps
-    that card's image (new pixels, a cache-busted URL) and its caption in place, with no page load (the page's own
-    state and the other cards' image elements survive); a broken save shows the banner; a card added loads the page
-    again."""
+@contextmanager
+def _served(root: Path) -> Iterator[tuple[Any, Any]]:
+    """`cardgen serve` of the game `quest` in `root` (building with one job), and a headless Chromium on its page."""
     from bench.chromium import Chromium
     from cardgen.build.build import BuildOptions, build_game
     from cardgen.commands.serve import serve_game
     from cardgen.outputs import stage_names
 
     def build() -> None:
-        build_game(built, "quest", BuildOptions(built / "output", 1), None, stage_names())
+        build_game(root, "quest", BuildOptions(root / "output", 1), None, stage_names())
 
-    running = serve_game(built, "quest", built / "output" / "quest", build, say=lambda text: None)
+    running = serve_game(root, "quest", root / "output" / "quest", build, say=lambda text: None)
     try:
         with Chromium() as browser:
             browser.navigate(running.url)
-            _wait(lambda: running.state.pages == 1, "the page to listen for serve's news")
-            before = browser.evaluate(PIXELS.format(selector=SHIELD))
-            browser.evaluate("window.kept = 1; document.querySelector('#card-scout .frame img').kept = 1")
-            cards = built / "data" / "quest" / "foes.csv"
-            cards.write_text(cards.read_text().replace("Dented but trusty.", "Battered and bent."))
-            browser.wait_for("document.getElementById('card-foes-iron-shield')?.dataset.search.includes('battered')",
-                             90)
-            assert browser.evaluate("[window.kept, document.querySelector('#card-scout .frame img').kept]") == [1, 1]
-            assert browser.evaluate("document.querySelector('#card-foes-iron-shield').classList.contains('changed')")
-            src = browser.wait_for(f"(() => {{ const image = document.querySelector('{SHIELD}'); return image.complete "
-                                   "&& image.naturalWidth && image.getAttribute('src').includes('?v=') && "
-                                   "image.getAttribute('src') })()", 30)
-            assert src == running.state.changed["cards/foes/foes-iron-shield.png"], (src, running.state.changed)
-            assert browser.evaluate(PIXELS.format(selector=SHIELD)) != before
-            assert browser.loads == 1 and running.state.page_loads == 1
-
-            cards.write_text(cards.read_text().replace("name,cost", "name,cost,cost"))  # a broken header
-            banner = browser.wait_for("(() => { const b = document.getElementById('banner'); "
-                                      "return !b.hidden && b.textContent.includes('broke') && b.textContent })()", 90)
-            assert "broke the build" in banner and "cost" in banner
-            assert browser.loads == 1
-
-            fixed = cards.read_text().replace("name,cost,cost", "name,cost")
-            cards.write_text(fixed + "Foes Ogre,4,Ally,spyglass,Smash.,,1\n")  # a card more: the page loads again
-            browser.wait_for_loads(2, 90)
-            assert browser.evaluate("document.querySelector('#card-foes-ogre .frame img').naturalWidth") > 0
-            assert browser.loads == 2 and running.state.page_loads == 2
-            assert browser.evaluate("window.kept") is None
+            yield running, browser
     finally:
         running.stop()
+
+
+def test_serve_pushes_a_rebuild_into_the_page_without_loading_it_again(built: Path) -> None:
+    """Under `cardgen serve`, in a real Chromium driven through DevTools: a save that changes one card's text swaps
+    that card's image (new pixels, a cache-busted URL) and its caption in place, with no page load (the page's own
+    state and the other cards' image elements survive); a broken save shows the banner; a card added loads the page
+    again."""
+    with _served(built) as (running, browser):
+        _wait(lambda: running.state.pages == 1, "the page to listen for serve's news")
+        before = browser.evaluate(PIXELS.format(selector=SHIELD))
+        browser.evaluate("window.kept = 1; document.querySelector('#card-scout .frame img').kept = 1")
+        cards = built / "data" / "quest" / "foes.csv"
+        cards.write_text(cards.read_text().replace("Dented but trusty.", "Battered and bent."))
+        browser.wait_for("document.getElementById('card-foes-iron-shield')?.dataset.search.includes('battered')",
+                         90)
+        assert browser.evaluate("[window.kept, document.querySelector('#card-scout .frame img').kept]") == [1, 1]
+        assert browser.evaluate("document.querySelector('#card-foes-iron-shield').classList.contains('changed')")
+        src = browser.wait_for(f"(() => {{ const image = document.querySelector('{SHIELD}'); return image.complete "
+                               "&& image.naturalWidth && image.getAttribute('src').includes('?v=') && "
+                               "image.getAttribute('src') })()", 30)
+        assert src == running.state.changed["cards/foes/foes-iron-shield.png"], (src, running.state.changed)
+        assert browser.evaluate(PIXELS.format(selector=SHIELD)) != before
+        assert browser.loads == 1 and running.state.page_loads == 1
+
+        cards.write_text(cards.read_text().replace("name,cost", "name,cost,cost"))  # a broken header
+        banner = browser.wait_for("(() => { const b = document.getElementById('banner'); "
+                                  "return !b.hidden && b.textContent.includes('broke') && b.textContent })()", 90)
+        assert "broke the build" in banner and "cost" in banner
+        assert browser.loads == 1
+
+        fixed = cards.read_text().replace("name,cost,cost", "name,cost")
+        cards.write_text(fixed + "Foes Ogre,4,Ally,spyglass,Smash.,,1\n")  # a card more: the page loads again
+        browser.wait_for_loads(2, 90)
+        assert browser.evaluate("document.querySelector('#card-foes-ogre .frame img').naturalWidth") > 0
+        assert browser.loads == 2 and running.state.page_loads == 2
+        assert browser.evaluate("window.kept") is None
 
 
 def _wait(condition, what: str, seconds: float = 90) -> None:
@@ -166,28 +175,14 @@ def _wait(condition, what: str, seconds: float = 90) -> None:
 def test_serve_on_a_broken_game_shows_its_problems_and_the_gallery_once_a_save_fixes_it(tmp_path: Path) -> None:
     """The page served before the first good build listens for serve's news too: it shows the problems, then loads
     the gallery once a save has fixed them."""
-    from bench.chromium import Chromium
-    from cardgen.build.build import BuildOptions, build_game
-    from cardgen.commands.serve import serve_game
-    from cardgen.outputs import stage_names
-
     assert CliRunner().invoke(main, ["--root", str(tmp_path), "init", "quest"]).exit_code == 0
     cards = tmp_path / "data" / "quest" / "cards.csv"
     good = cards.read_text()
     cards.write_text(good.replace("Fireball,3,", "Fireball,three,"))
-
-    def build() -> None:
-        build_game(tmp_path, "quest", BuildOptions(tmp_path / "output", 1), None, stage_names())
-
-    running = serve_game(tmp_path, "quest", tmp_path / "output" / "quest", build, say=lambda text: None)
-    try:
-        with Chromium() as browser:
-            browser.navigate(running.url)
-            # the problems and the failed build, once no build runs (a page may see one that starts meanwhile)
-            failed = "document.getElementById('state').textContent.includes('build failed')"
-            assert "three" in browser.wait_for(f"{failed} && document.getElementById('error').textContent")
-            cards.write_text(good)
-            browser.wait_for_loads(2, 90)
-            assert browser.wait_for("document.body.dataset.built") == running.state.built
-    finally:
-        running.stop()
+    with _served(tmp_path) as (running, browser):
+        # the problems and the failed build, once no build runs (a page may see one that starts meanwhile)
+        failed = "document.getElementById('state').textContent.includes('build failed')"
+        assert "three" in browser.wait_for(f"{failed} && document.getElementById('error').textContent")
+        cards.write_text(good)
+        browser.wait_for_loads(2, 90)
+        assert browser.wait_for("document.body.dataset.built") == running.state.built
