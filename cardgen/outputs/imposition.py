@@ -7,10 +7,12 @@ positions, mirrored backs and crop marks without reading a PDF.
 from __future__ import annotations
 
 import functools
+import hashlib
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Iterable, Literal
 
+from cardgen.core.storage import builds_again
 from cardgen.core.units import parse_paper
 from cardgen.options.layouts import SheetLayout
 from cardgen.options.pdf import PrintSpec
@@ -151,6 +153,20 @@ class Page:
     footer: TextSlot | None = None
     note: str = ""
 
+    # Made once per page: a page is not changed once imposed, and a process that builds again lays out anew only
+    # the sheets whose cards changed (`_kept_leaf`): the other pages, and these, are the last imposition's.
+    @functools.cached_property
+    def digest(self) -> str:
+        """A hash of the page as laid out: its size, side, deck, slots (their images' paths), marks, footer place."""
+        return hashlib.sha256(repr(self).encode()).hexdigest()
+
+    @functools.cached_property
+    def reach(self) -> tuple[float, tuple[tuple[float, float], ...]]:
+        """How near the paper's edge its cards come (infinity: it has none), and how near each crop mark's two
+        ends are (none on a page with cut lines, whose marks are no loss: see `band_warnings`)."""
+        cards = min((_edge_distance(_visible(slot), self) for slot in self.slots), default=float("inf"))
+        return cards, tuple(_mark_reach(mark, self) for mark in self.marks) if not self.cut_lines else ()
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -173,10 +189,12 @@ class Layout:
 
 @dataclass
 class Leaf:
-    """One sheet of paper: its front page and the page printed on its other side (None: fold, one side)."""
+    """One sheet of paper: its front page and the page printed on its other side (None: fold, one side; `blank`,
+    made when first asked for, is then the blank back a duplex print gives it)."""
 
     front: Page
     back: Page | None = None
+    blank: Page | None = None
 
 
 @dataclass
@@ -398,9 +416,11 @@ def _page_geometry(width: float, height: float, fold: Line | None, places: tuple
 
 
 def impose(items: list[Item], options: PrintSpec) -> Imposition:
-    """Lay every item out on pages: grouped by deck in data order, one card size per page."""
+    """Lay every item out on pages: grouped by deck in data order, one card size per page (in a process that builds
+    again, a sheet of the same cards as in the last imposition with these options is that imposition's)."""
     leaves: list[Leaf] = []
     warnings: list[str] = []
+    kept = _KeptLeaves(options) if builds_again() else _leaf
     for (deck, width, height, bleed), group in groupby(items, key=lambda i: (i.deck, i.width_mm, i.height_mm,
                                                                               i.bleed_mm)):
         group_items = list(group)
@@ -416,7 +436,7 @@ def impose(items: list[Item], options: PrintSpec) -> Imposition:
                                 "room for both sides)")
             continue
         for start in range(0, len(group_items), layout.capacity):
-            leaves.append(_leaf(group_items[start:start + layout.capacity], layout, deck, options))
+            leaves.append(kept(group_items[start:start + layout.capacity], layout, deck, options))
     imposition = _bind(leaves, options, warnings)
     imposition.warnings += band_warnings([*imposition.pages, *imposition.back_pages], options)
     return imposition
@@ -448,14 +468,14 @@ def band_warnings(pages: list[Page], options: PrintSpec) -> list[str]:
     """What lies in the band along the paper edge that the printer cannot print (`unprintable`): cards, crop
     marks; each said once, with how far in."""
     band, found = options.unprintable_mm, []
-    cards = [_edge_distance(_visible(slot), page) for page in pages for slot in page.slots]
-    if cards and min(cards) < band - 1e-6:
-        lost = round(band - min(cards), 2)
-        found.append(f"cards come to {min(cards):.1f} mm from the edge of the {options.sheet} paper: a printer that "
+    nearest = min((page.reach[0] for page in pages), default=float("inf"))
+    if nearest < band - 1e-6:
+        lost = round(band - nearest, 2)
+        found.append(f"cards come to {nearest:.1f} mm from the edge of the {options.sheet} paper: a printer that "
                      f"cannot print the outer {band:g} mm leaves up to {lost:g} mm of them blank (set print: "
                      "unprintable: to what your printer cannot print, 0 for borderless)")
-    # A page's cut lines put the cuts on the sheet: a mark of it lost in the band is no loss.
-    marks = [_mark_reach(mark, page) for page in pages if not page.cut_lines for mark in page.marks]
+    # A page's cut lines put the cuts on the sheet: a mark of it lost in the band is no loss (`Page.reach`).
+    marks = [reach for page in pages for reach in page.reach[1]]
     inside = [(near, far) for near, far in marks if near < band - 1e-6]
     if inside:
         found.append(f"crop marks lie {min(n for n, _ in inside):.1f}-{min(band, max(f for _, f in inside)):.1f} mm "
@@ -482,6 +502,33 @@ def _mark_reach(mark: Line, page: Page) -> tuple[float, float]:
     return min(ends), max(ends)
 
 
+# In a process that builds again (a watch), the sheets of its last impositions (by their options' text, the last
+# KEPT_IMPOSITIONS), by everything `_leaf` reads: an edit lays out again only the sheets whose cards changed, and
+# the pages of the others keep their digests (`Page.digest`, which the print's file keys hash) and reach.
+_KEPT_LEAVES: dict[str, dict[tuple, Leaf]] = {}
+KEPT_IMPOSITIONS = 8
+
+
+class _KeptLeaves:
+    """`_leaf` for one imposition, taking the last imposition's sheets of the same cards with the same options, and
+    keeping this imposition's (only) for the next."""
+
+    def __init__(self, options: PrintSpec) -> None:
+        self.options = options
+        self.named = repr(options)
+        self.last = _KEPT_LEAVES.pop(self.named, {})
+        self.now: dict[tuple, Leaf] = {}
+        _KEPT_LEAVES[self.named] = self.now  # the newest last
+        while len(_KEPT_LEAVES) > KEPT_IMPOSITIONS:
+            del _KEPT_LEAVES[next(iter(_KEPT_LEAVES))]
+
+    def __call__(self, chunk: list[Item], layout: Layout, deck: str, options: PrintSpec) -> Leaf:
+        """The sheet of these items (see `_leaf`)."""
+        key = (tuple(chunk), layout, deck)  # the options are the same for every sheet of the imposition
+        leaf = self.now[key] = self.last.get(key) or _leaf(chunk, layout, deck, options)
+        return leaf
+
+
 def _bind(leaves: list[Leaf], options: PrintSpec, warnings: list[str]) -> Imposition:
     """The pages in print order: each front followed by its back (a blank page if it has none).
 
@@ -491,10 +538,17 @@ def _bind(leaves: list[Leaf], options: PrintSpec, warnings: list[str]) -> Imposi
     fronts = [leaf.front for leaf in leaves]
     if options.duplex == "fold":
         return Imposition(fronts, [], warnings)
-    backs = [leaf.back or blank_back(leaf.front, options) for leaf in leaves]
+    backs = [leaf.back or _blank_of(leaf, options) for leaf in leaves]
     if options.duplex == "none":
         return Imposition(fronts, backs if any(leaf.back for leaf in leaves) else [], warnings)
     return Imposition([page for pair in zip(fronts, backs) for page in pair], [], warnings, paired=True)
+
+
+def _blank_of(leaf: Leaf, options: PrintSpec) -> Page:
+    """The blank back of a sheet without a back page (made once per sheet: see `_KeptLeaves`)."""
+    if leaf.blank is None:
+        leaf.blank = blank_back(leaf.front, options)
+    return leaf.blank
 
 
 def blank_back(front: Page, options: PrintSpec) -> Page:

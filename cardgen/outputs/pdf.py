@@ -218,15 +218,19 @@ def _opaque_sizes(record: BuildRecord) -> dict[str, tuple[int, int]]:
 
 def _layout_key(pages: list[Page], document: Document, options: PrintSpec, first: int, total: int) -> str:
     """A hash of everything `_draw` writes into one file but the images' content: the pages (their slots, marks
-    and footer places), the footer texts' parts, the options and the versions drawing it."""
+    and footer places, by their digests: made once a page, and a watch's edit lays out anew only the sheets whose
+    cards changed), the footer texts' parts, the options and the versions drawing it."""
     from reportlab import Version
 
     from cardgen.core.bundled import code_digest
 
     decks = sorted({page.deck for page in pages})
-    return hashlib.sha256(repr((code_digest(__name__), document.cardgen, Version, options, first, total,
-                                document.title, document.version, document.built_at[:10],
-                                [document.deck_title(d) for d in decks], pages)).encode()).hexdigest()[:32]
+    digest = hashlib.sha256(repr((code_digest(__name__), document.cardgen, Version, options, first, total,
+                                  document.title, document.version, document.built_at[:10],
+                                  [document.deck_title(d) for d in decks])).encode())
+    for page in pages:
+        digest.update(page.digest.encode())
+    return digest.hexdigest()[:32]
 
 
 def _volume_key(volume: Volume, images: ImageFiles) -> str:

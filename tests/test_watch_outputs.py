@@ -1,0 +1,75 @@
+"""A running watch's edit makes the outputs' share of the cards it changed, not of the game: the print's sheets are
+laid out again only where their cards changed, and the outputs after each edit are those of a cold build."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cardgen.build.build import BuildOptions, build_game
+from cardgen.core import storage
+from cardgen.outputs import stage_names
+from tests.test_edit import _same_as_cold
+
+
+def _build(root: Path, out: str = "output") -> None:
+    build_game(root, "tiny", BuildOptions(root / out, jobs=1), stages=stage_names())
+
+
+def _cold(root: Path) -> None:
+    """Build the game into cold/ as a process that builds once (nothing of the watch's kept state used)."""
+    shutil.rmtree(root / "cold", ignore_errors=True)
+    storage.BUILDS_AGAIN.clear()
+    try:
+        _build(root, "cold")
+    finally:
+        storage.keep_for_next_builds()
+
+
+def _rows(root: Path, rows: list[str]) -> None:
+    (root / "data" / "tiny" / "cards.csv").write_text("\n".join(["name,power,text,count", *rows, ""]))
+
+
+ALPHA, BETA, NA = 'Alpha,1,Fire & Ice <2> "quoted",20', "Beta,2,**Bold** and *italic* with :scrap: icon,1", \
+    "NA,3,Plain,3"
+
+
+@pytest.fixture
+def laid(tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """In a process that builds again, with a print of a file per sheet (front and back): the cards of each sheet the
+    print lays out (`imposition._leaf`), in order."""
+    import cardgen.outputs.pdf as pdf_module
+    from cardgen.outputs import imposition
+
+    monkeypatch.setattr(pdf_module, "PAGES_PER_FILE", 2)
+    monkeypatch.setattr(imposition, "_KEPT_LEAVES", {})
+    storage.keep_for_next_builds()
+    seen: list[list[str]] = []
+    leaf = imposition._leaf
+    monkeypatch.setattr(imposition, "_leaf", lambda chunk, *rest: seen.append([i.card_id for i in chunk]) or
+                        leaf(chunk, *rest))
+    return seen
+
+
+def test_a_watchs_print_lays_out_only_the_sheets_whose_cards_changed_and_writes_a_cold_builds_files(
+        tiny_game: Path, laid: list[list[str]]) -> None:
+    out, cold = tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny"
+    _rows(tiny_game, [ALPHA, BETA, NA])  # 24 copies: sheets of 9, 9 and 6 poker cards on Letter
+    _build(tiny_game)
+    assert [len(sheet) for sheet in laid] == [9, 9, 6]
+    laid.clear()
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Plainer")])  # a new image, in the same places
+    _build(tiny_game)
+    assert laid == []
+    _rows(tiny_game, [ALPHA, BETA, NA.replace(",3", ",4")])  # one more NA: the last sheet changes
+    _build(tiny_game)
+    assert laid == [["alpha", "alpha", "beta", "na", "na", "na", "na"]]
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, out, cold)
+    laid.clear()
+    _rows(tiny_game, [NA, ALPHA.replace(",20", ",9"), BETA])  # another order, a sheet less: every sheet changes
+    _build(tiny_game)
+    assert [len(sheet) for sheet in laid] == [9, 4]
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, out, cold)
