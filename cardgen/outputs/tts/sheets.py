@@ -8,6 +8,7 @@ sheet shows, so they stay the same while the cards do, change when a card change
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from dataclasses import dataclass
@@ -76,6 +77,7 @@ def _blocks(pixels: float, nearest: bool = False) -> int:
     return max(1, round(pixels / BLOCK_PX) if nearest else math.floor(pixels / BLOCK_PX)) * BLOCK_PX
 
 
+@functools.lru_cache(maxsize=256)  # asked for every sheet of every build: a full sheet of a deck is always the same
 def choose_grid(count: int, width: int, height: int) -> tuple[int, int]:
     """The grid for `count` cards (1..70): the sharpest cells first, then the fewest empty cells and rows."""
     if not 1 <= count <= SLOTS_PER_SHEET:
