@@ -73,3 +73,33 @@ def test_a_watchs_print_lays_out_only_the_sheets_whose_cards_changed_and_writes_
     assert [len(sheet) for sheet in laid] == [9, 4]
     _cold(tiny_game)
     _same_as_cold(tiny_game, out, cold)
+
+
+def test_a_watchs_edit_frees_the_files_it_replaced_once_it_has_reported(tiny_game: Path) -> None:
+    """The print file an edit replaces and the TTS sheet it no longer makes are moved into the build's staging
+    folder, deleted after the rebuild (`ownership.remove_discarded`, which a watch calls once the rebuild has
+    reported), or by the next command as a leftover; a build of its own leaves nothing behind."""
+    from cardgen.core.ownership import remove_discarded
+
+    out = tiny_game / "output"
+    _build(tiny_game)
+    storage.keep_for_next_builds()
+    for number, text in enumerate(["Plainer", "Plainest"]):
+        pdf, sheets = out / "tiny" / "print" / "tiny-letter.pdf", set((out / "tiny" / "tts").glob("*.jpg"))
+        replaced = {pdf.stat().st_ino, *(sheet.stat().st_ino for sheet in sheets)}
+        _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", text)])
+        _build(tiny_game)
+        [staging] = out.glob(".tiny.building-*")  # the last one's removed by this build, as a leftover
+        gone = sheets - set((out / "tiny" / "tts").glob("*.jpg"))
+        assert len(gone) == 1 and pdf.stat().st_ino not in replaced
+        assert {path.stat().st_ino for path in staging.iterdir()} >= replaced - {sheet.stat().st_ino for sheet in
+                                                                                sheets - gone}
+        if number:
+            remove_discarded()
+            assert not staging.exists()
+    storage.BUILDS_AGAIN.clear()
+    _rows(tiny_game, [ALPHA, BETA, NA])
+    _build(tiny_game)
+    assert list(out.glob(".tiny.building-*")) == []
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, out / "tiny", tiny_game / "cold" / "tiny")

@@ -16,11 +16,11 @@ from cardgen.core.errors import CardgenError, Problem
 from cardgen.core.ownership import (
     check_game_name,
     check_output_root,
+    discard,
     make_staging,
     mark,
     output_lock,
     refuse_foreign,
-    remove_ours,
 )
 from cardgen.core.progress import Reporter, SilentReporter
 from cardgen.core.storage import cache_root
@@ -269,7 +269,7 @@ class _Build:
             plan.findings += self.outputs.findings()
             _finish(plan, record, self.final, staging, kept)
         finally:  # an error (a full disk: see `build_game`) leaves the previous output as it was
-            remove_ours(staging)
+            discard(staging)
         return BuildResult(self.name, self.final, len(plan.cards), record.stats.copies, rendered, cached,
                            time.perf_counter() - self.started, plan.findings, self.changes)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterator
 
 from cardgen.core.errors import CardgenError, OutputBusy
-from cardgen.core.storage import CACHE_DIR
+from cardgen.core.storage import CACHE_DIR, builds_again
 
 STAMP = ".cardgen-made"
 STAMP_TEXT = "This folder was made by cardgen; `cardgen build` and `cardgen clean` may replace or delete it.\n"
@@ -124,6 +124,31 @@ def remove_ours(folder: Path) -> None:
         folder.unlink()
     elif folder.exists():
         _delete_stamp_last(folder)
+
+
+# The folders `discard` left for `remove_discarded`: in a process that builds again, a build's staging folder, which
+# holds the files an edit replaced or deleted (see `PreviousOutputs.put_in_place`: freeing a print file's 87 MB took
+# ~25 ms of a watch's edit), is removed once the rebuild has said what it did. One a stopped process left behind is
+# a leftover, which the next command holding the output root's lock removes (`remove_leftovers`).
+_DISCARDED: list[Path] = []
+
+
+def discard(folder: Path) -> None:
+    """Delete a folder cardgen made (see `remove_ours`): now, or in a process that builds again, at its next
+    `remove_discarded` (a watch calls it after each rebuild)."""
+    if builds_again():
+        _DISCARDED.append(folder)
+    else:
+        remove_ours(folder)
+
+
+def remove_discarded() -> None:
+    """Delete the folders `discard` left (best effort: another command may have removed one as a leftover)."""
+    while _DISCARDED:
+        try:
+            remove_ours(_DISCARDED.pop())
+        except (OSError, CardgenError):
+            pass
 
 
 def _delete_stamp_last(folder: Path) -> None:

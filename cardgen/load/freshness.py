@@ -227,6 +227,7 @@ class PreviousOutputs:
         # Without `in_place` (a stage reads card files from the staging folder: see `Stage.while_drawing`) each kept
         # file is linked into it as it is kept, and the folder is swapped in whole.
         self.linked = not in_place
+        self._aside: list[Path] = []  # the previous folder's files an edit replaced or deleted (`_set_aside`)
 
     def place(self, target: Path, key: str, make: Callable[[Path], object], name: str | None = None) -> bool:
         """Put the file of content `key` at `target` in the staging folder: the previous build's, when it made
@@ -324,6 +325,20 @@ class PreviousOutputs:
                 return False
         return True
 
+    def _set_aside(self, path: Path, link: bool = False) -> None:
+        """Move a file of the previous folder that the build replaces or deletes into the staging folder (`link`:
+        link it there, the build's file taking its place next), to be freed with that folder: a process that builds
+        again removes it once the build has reported (`ownership.discard`). Freed now where that cannot be done."""
+        aside = self.staging / f".set-aside-{len(self._aside)}"
+        try:
+            if link:
+                os.link(path, aside)
+            else:
+                os.replace(path, aside)
+        except OSError:  # no such file, or no hard links here
+            return
+        self._aside.append(aside)
+
     def _move_in(self, made: list[Path]) -> None:
         """Move the files the build made into the previous folder and delete those it no longer makes, sealing
         the result with only the made files' stamps taken anew (the kept files' are the ones just checked).
@@ -346,9 +361,11 @@ class PreviousOutputs:
             if name != STAMPS:
                 target = self.final / name
                 target.parent.mkdir(parents=True, exist_ok=True)
+                self._set_aside(target, link=True)
                 os.replace(path, target)
         for name in self.sealed.keys() - outputs.keys():
             gone = self.final / name
+            self._set_aside(gone)
             gone.unlink(missing_ok=True)
             for folder in gone.parents:  # a folder it leaves empty goes too (a deck no longer built)
                 if folder == self.final or any(folder.iterdir()):
