@@ -35,7 +35,7 @@ from cardgen.load.freshness import (
     source_stamp,
 )
 from cardgen.load.manifest import Game
-from cardgen.outputs import stage_modules
+from cardgen.outputs import stage_modules, work_modules
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.raster.pool import RenderPool, started_workers
 from cardgen.raster.render import CardWork
@@ -162,7 +162,7 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
     # The render workers start now and set cairosvg up on the other core while this process loads the game; on a
     # rebuild (mostly a card or two to draw) one of them, the others only if many jobs come (see RenderPool).
     early = 1 if build.previous is not None and not options.force else options.jobs
-    with started_workers(options.jobs, early, stage_modules(stages)) as started_now:
+    with started_workers(options.jobs, early, work_modules(stages)) as started_now:
         return build.run(started_now)
 
 
