@@ -149,6 +149,45 @@ def test_card_files_are_placed_while_the_other_cards_are_drawn(tiny_game: Path) 
             key).read_bytes()
 
 
+def test_a_first_build_makes_its_fingerprint_while_the_workers_draw(tiny_game: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first build (nothing to keep) makes its build fingerprint once the workers have every job, not before
+    its first card; a rebuild makes it before drawing (it compares it with the last build's). build.json and the
+    gallery hold it, and it is the one a rebuild computes: a build with a source touched but unchanged keeps all."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    import cardgen.build.build as build_module
+    from cardgen.raster import render
+
+    events: list[str] = []
+    fingerprint, submit = build_module.build_fingerprint, ProcessPoolExecutor.submit
+
+    def noting_fingerprint(*args: object) -> str:
+        events.append("fingerprint")
+        return fingerprint(*args)  # type: ignore[arg-type]
+
+    def noting_submit(self: ProcessPoolExecutor, fn: object, *args: object, **kwargs: object) -> object:
+        if fn is render.run_job:
+            events.append("job")
+        return submit(self, fn, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(build_module, "build_fingerprint", noting_fingerprint)
+    monkeypatch.setattr(ProcessPoolExecutor, "submit", noting_submit)
+    options, stages = BuildOptions(tiny_game / "output", jobs=2), ["print", "tts", "gallery"]
+    assert build_game(tiny_game, "tiny", options, stages=stages).rendered == 4
+    assert events == ["job"] * 4 + ["fingerprint"]
+    first = _record(tiny_game)["fingerprint"]
+    assert first and f'data-built="{first}-' in (tiny_game / "output" / "tiny" / "index.html").read_text()
+    events.clear()
+    csv = tiny_game / "data" / "tiny" / "cards.csv"
+    csv.write_text(csv.read_text())  # a save with nothing changed: the pipeline runs, and keeps the outputs
+    assert build_game(tiny_game, "tiny", options, stages=stages).up_to_date and events == ["fingerprint"]
+    events.clear()
+    csv.write_text(csv.read_text().replace("Plain", "Plainer"))
+    assert build_game(tiny_game, "tiny", options, stages=stages).rendered == 1
+    assert events == ["fingerprint", "job"] and _record(tiny_game)["fingerprint"] not in (None, first)
+
+
 def test_a_build_interrupted_while_drawing_leaves_the_previous_output(tiny_game: Path) -> None:
     _build(tiny_game)
     out = tiny_game / "output"

@@ -628,18 +628,19 @@ def _imported(name: str) -> bool:
     return name in sys.modules
 
 
-def test_render_workers_import_the_stages_modules_as_they_start() -> None:
-    """The output stages' modules (their card work comes with the jobs) are imported by each worker as it starts,
-    while the build loads the game, not while the first job waits to be unpickled; a build names its stages'."""
-    from cardgen.outputs import stage_modules
+def test_render_workers_import_the_card_work_modules_as_they_start() -> None:
+    """The modules of the output stages' card work (it comes with the jobs) are imported by each worker as it
+    starts, while the build loads the game, not while the first job waits to be unpickled; a build names its
+    stages' (not the stages themselves: those import the whole pipeline, see test_pdf)."""
+    from cardgen.outputs import work_modules
     from cardgen.raster.pool import started_workers
 
     assert "tabnanny" not in sys.modules  # a module nothing here imports, standing in for a stage's
     with started_workers(2, modules=["tabnanny"]) as pool:
         assert pool is not None and pool.submit(_imported, "tabnanny").result()
     assert "tabnanny" not in sys.modules
-    assert stage_modules(["print", "tts", "gallery"]) == \
-        ["cardgen.outputs.pdf", "cardgen.outputs.tts.stage", "cardgen.outputs.gallery"]
+    assert work_modules(["print", "pod", "tts", "gallery", "trimmed"]) == \
+        ["cardgen.outputs.print_work", "cardgen.outputs.tts.work"]
 
 
 @pytest.mark.parametrize("count", [3, 40])

@@ -35,7 +35,7 @@ from cardgen.load.freshness import (
     source_stamp,
 )
 from cardgen.load.manifest import Game
-from cardgen.outputs import stage_modules
+from cardgen.outputs import stage_modules, work_modules
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.raster.pool import RenderPool, started_workers
 from cardgen.raster.render import CardWork
@@ -162,7 +162,7 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
     # The render workers start now and set cairosvg up on the other core while this process loads the game; on a
     # rebuild (mostly a card or two to draw) one of them, the others only if many jobs come (see RenderPool).
     early = 1 if build.previous is not None and not options.force else options.jobs
-    with started_workers(options.jobs, early, stage_modules(stages)) as started_now:
+    with started_workers(options.jobs, early, work_modules(stages)) as started_now:
         return build.run(started_now)
 
 
@@ -218,13 +218,19 @@ class _Build:
             context.renderer.cache.save()  # with the renders planning added to validation's
         plan.findings = unique(findings, [w for w in plan.findings if w.rule != "text-overflow"])
         record = self.record = record_of(plan)
-        record.fingerprint = build_fingerprint(record, plan.game, options, self.stages)
+        if self.previous is not None:  # `keep_previous` compares it; a first build's waits for the drawing
+            self.fingerprint()
         used = {f.relative_to(root.resolve()).as_posix() for a in [*plan.faces.values(), *plan.backs.values()]
                 for f in a.rendered.files} | set(plan.game.files_elsewhere())
         record.settings = self.settings
         record.sources = {**source_stamp(root, name, sorted(used), recording=True), **read_from}
         record.warnings = plan.findings
         self.changes = diff_records(self.previous, record) if self.previous else None
+
+    def fingerprint(self) -> None:
+        """Set the record's build fingerprint (see `build_fingerprint`), unless it is set already."""
+        if self.record.fingerprint is None:
+            self.record.fingerprint = build_fingerprint(self.record, self.plan.game, self.options, self.stages)
 
     def keep_previous(self) -> BuildResult | None:
         """When the game makes what the previous build made, keep its outputs (renewing build.json's stamps) and
@@ -274,7 +280,9 @@ class _Build:
                            time.perf_counter() - self.started, plan.findings, self.changes)
 
     def handed(self) -> None:
-        """The workers have every job: the output stages start (see `_OutputStages.start`)."""
+        """The workers have every job: the build fingerprint of a first build is made while they draw (the gallery
+        shows it), then the output stages start (see `_OutputStages.start`)."""
+        self.fingerprint()
         self.outputs.start()
 
     def available(self, keys: list[str]) -> None:

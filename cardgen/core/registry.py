@@ -28,17 +28,20 @@ class Output(NamedTuple):
     # "module:function" (game -> bool) telling whether a build runs it, for an output that runs when its game.yaml
     # says so otherwise than by `build: true`; imported instead of its stage, as `on_request` (pod: ~15 ms)
     asked: str | None = None
+    # The module of its stage's work on card images (`Stage.card_work`), which the render workers unpickle with
+    # their jobs and import as they start: a module importing nothing of the pipeline (no manifest, no pydantic)
+    work: str | None = None
 
 
 # name -> output, in the order `cardgen build` runs their stages after the card PNGs.
 OUTPUTS: dict[str, Output] = {
     "print": Output("cardgen.outputs.pdf:PrintStage", "cardgen.options.pdf:PrintSpec",
-                    "cardgen.commands.print_cmd:print_command"),
+                    "cardgen.commands.print_cmd:print_command", work="cardgen.outputs.print_work"),
     "pod": Output("cardgen.outputs.pod:PodStage", "cardgen.options.pod:PodSpec",
                   build_flag="Also write the print-on-demand files (game.yaml's pod: vendors) to pod/.",
                   asked="cardgen.options.pod:pod_asked"),
     "tts": Output("cardgen.outputs.tts.stage:TTSStage", "cardgen.options.tts:TTSSpec",
-                  "cardgen.commands.tts_cmd:tts_command"),
+                  "cardgen.commands.tts_cmd:tts_command", work="cardgen.outputs.tts.work"),
     "trimmed": Output("cardgen.outputs.trimmed:TrimmedStage", "cardgen.options.trimmed:TrimmedSpec",
                       build_flag="Also write trimmed/: every face and back cut at its trim line, without bleed (as "
                                  "game.yaml's trimmed: {build: true}).", on_request=True),

@@ -25,10 +25,18 @@ def stage_names() -> list[str]:
 
 def stage_modules(stages: Sequence[object], on_request: bool = False) -> list[str]:
     """The modules of the named stages among `stages` that run on every build, and with `on_request` also those
-    run only when asked for (nothing is imported): the render workers import the first as they start, before the
-    game is loaded (a stage run only on request is imported with its first job)."""
+    run only when asked for (nothing is imported): the code a build's outputs come from (`build_fingerprint`), and
+    what a watch imports as it starts (it runs the stages in its own process)."""
     return [OUTPUTS[s].stage.split(":")[0] for s in stages if isinstance(s, str) and s in OUTPUTS
             and (on_request or not OUTPUTS[s].on_request)]
+
+
+def work_modules(stages: Sequence[object]) -> list[str]:
+    """The modules of the card work (`Stage.card_work`) of the named stages among `stages` that run on every build:
+    the render workers import them as they start, before the game is loaded, not while a first job waits to be
+    unpickled; they import nothing of the pipeline (a stage run only on request is imported with its first job)."""
+    return [work for s in stages if isinstance(s, str) and s in OUTPUTS and not OUTPUTS[s].on_request
+            and (work := OUTPUTS[s].work) is not None]
 
 
 def requested(name: str, game: Game) -> bool:

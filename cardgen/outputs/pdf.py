@@ -10,14 +10,13 @@ import functools
 import hashlib
 import io
 import struct
-import zlib
 from concurrent.futures import BrokenExecutor, Executor, Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
 from cardgen.core.errors import Problem
-from cardgen.core.storage import Cache, KeptByGame, write_atomic
+from cardgen.core.storage import KeptByGame, write_atomic
 from cardgen.core.units import mm_to_pt
 from cardgen.load.freshness import PreviousOutputs
 from cardgen.load.manifest import Game
@@ -26,8 +25,9 @@ from cardgen.outputs import reportlab_compat as rl
 from cardgen.outputs.imposition import Page, Rect, impose, items_from_cards
 from cardgen.outputs.kept_prints import pdf_name, read_kept, write_kept
 from cardgen.outputs.pdf_update import FILE_KEY, Written, append_revision, written_whole
+from cardgen.outputs.print_work import MaskedImage, PrintJPEG
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
-from cardgen.raster.render import CardWork, DrawnCard
+from cardgen.raster.render import CardWork
 from cardgen.record.record import BuildRecord, CardEntry
 
 MARK_WIDTH_PT = 0.3
@@ -255,105 +255,6 @@ def _volumes(path: Path, pages: list[Page], step: int) -> list[tuple[Path, list[
     starts = range(0, len(pages), size)
     return [(path.with_name(f"{path.stem}-part{n}of{len(starts)}.pdf"), pages[i:i + size], i + 1,
              len(pages)) for n, i in enumerate(starts, 1)]
-
-
-@dataclass(frozen=True)
-class PrintJPEG:
-    """A card image as the JPEG a print PDF with `images: jpeg` embeds, kept in the cache by its content hash
-    and quality; made in the render workers while the card is in memory (see `PrintStage.card_work`)."""
-
-    out_root: Path
-    key: str  # the card image's content hash
-    quality: int
-
-    @property
-    def cache(self) -> Cache:
-        """The cache of print JPEGs."""
-        return Cache(self.out_root, "print-jpeg", ".jpg")
-
-    @property
-    def entry(self) -> str:
-        """Its key in the cache: the image, the quality and the code that encodes it."""
-        from cardgen.core.bundled import code_digest
-
-        return hashlib.sha256(f"{code_digest(__name__)}/{self.key}/{self.quality}".encode()).hexdigest()[:32]
-
-    def __call__(self, card: DrawnCard) -> None:
-        """Encode the card in a render worker (see `make`)."""
-        if not self.cache.has(self.entry):
-            self.make(card.image)
-
-    def make(self, picture: Any) -> None:
-        """Encode a card image missing from the cache (opaque images only: transparency needs PNG)."""
-        if picture.mode in ("RGB", "L"):
-            # 4:4:4 chroma keeps coloured text edges sharp.
-            self.cache.write(self.entry, lambda temp: picture.save(temp, "JPEG", quality=self.quality,
-                                                                   subsampling=0, optimize=True))
-
-    def path(self, source: Path) -> Path:
-        """The JPEG of the card image file `source` (made now when missing); `source` itself when it has
-        transparency."""
-        if not self.cache.has(self.entry):
-            from PIL import Image
-
-            with Image.open(source) as picture:
-                picture.load()
-                self.make(picture)
-        return self.cache.path(self.entry) if self.cache.has(self.entry) else source
-
-
-@dataclass(frozen=True)
-class MaskedImage:
-    """A card image with transparency (a token, a board) as the streams a PDF embeds: its colours and, unless
-    every pixel is opaque, its alpha as a soft mask, each Flate-compressed. Made in the render workers while
-    the card is in memory (see `PrintStage.card_work`) and kept in the cache by the image's content hash (`entry`),
-    so that writing a PDF only reads them."""
-
-    out_root: Path
-    key: str  # the card image's content hash
-
-    @property
-    def cache(self) -> Cache:
-        """The cache of masked images' streams."""
-        return Cache(self.out_root, "print-masked", ".bin")
-
-    @property
-    def entry(self) -> str:
-        """Its key in the cache: the image and the code that compresses it."""
-        from cardgen.core.bundled import code_digest
-
-        return hashlib.sha256(f"{code_digest(__name__)}/{self.key}".encode()).hexdigest()[:32]
-
-    def __call__(self, card: DrawnCard) -> None:
-        """Compress the streams in a render worker (see `make`)."""
-        if not self.cache.has(self.entry):
-            self.make(card.image)
-
-    def make(self, picture: Any) -> None:
-        """Compress the streams of a card image missing from the cache, with an alpha channel (others are
-        embedded otherwise)."""
-        if picture.mode == "RGBA":
-            colour = zlib.compress(picture.convert("RGB").tobytes())
-            alpha = picture.getchannel("A")
-            mask = b"" if alpha.getextrema() == (255, 255) else zlib.compress(alpha.tobytes())
-            header = struct.pack(">III", picture.width, picture.height, len(colour))
-            self.cache.write(self.entry, lambda temp: temp.write_bytes(header + colour + mask))
-
-    def streams(self, source: Path) -> tuple[int, int, bytes, bytes] | None:
-        """(width, height, colour stream, alpha stream or b"") of the card image file `source`, made now when
-        missing; None when the file has no alpha channel."""
-        data = self.cache.read_bytes(self.entry)
-        if data is None:
-            from PIL import Image
-
-            with Image.open(source) as picture:
-                picture.load()
-                self.make(picture)
-            data = self.cache.read_bytes(self.entry)
-        if data is None or len(data) < 12:
-            return None
-        width, height, length = struct.unpack(">III", data[:12])
-        return width, height, data[12:12 + length], data[12 + length:]
 
 
 class ImageFiles:

@@ -46,7 +46,8 @@ _WARM_UP_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><l
 def _start_worker(parent: int, held: Any = None, modules: Sequence[str] = ()) -> None:
     """Set a render worker up while the build is still loading the game: import and configure cairosvg (parsing
     cairo's C declarations is most of it), draw a first small picture and encode it, and import `modules` (those
-    of the output stages, whose card work comes with the jobs), so that its first card costs a card. A worker
+    of the output stages' card work, which comes with the jobs: `outputs.work_modules`, which import nothing of the
+    pipeline), so that its first card costs a card. A worker
     `held` back (see `RenderPool`) first waits until the build wants it."""
     _follow_the_build(parent)
     if held is not None and not held.wait_turn():
@@ -57,7 +58,8 @@ def _start_worker(parent: int, held: Any = None, modules: Sequence[str] = ()) ->
 def warm_up(modules: Sequence[str] = ()) -> None:
     """Make this process ready to draw a card at the cost of a card: import and configure cairosvg (parsing cairo's
     C declarations is most of it), draw a first small picture and encode it, and import `modules` (those of the
-    output stages, whose card work comes with the jobs). A render worker does it as it starts; `cardgen watch`
+    output stages' card work, which comes with the jobs; `cardgen watch` names the stages themselves, which it runs).
+    A render worker does it as it starts; `cardgen watch`
     once it watches, for the card of the first edit it draws itself (~0.15 s, then not again)."""
     import importlib
     import io
@@ -65,7 +67,7 @@ def warm_up(modules: Sequence[str] = ()) -> None:
     setup_cairosvg()
     try:
         draw_svg(_WARM_UP_SVG, 8, 8, 96, Path(os.sep), "file:///").save(io.BytesIO(), format="PNG", **PNG_OPTIONS)
-        for name in modules:  # else imported while unpickling the first job: ~25 ms on the way to an edit's card
+        for name in modules:  # else imported while unpickling the first job, on the way to an edit's card
             importlib.import_module(name)
     except Exception:  # noqa: BLE001  a worker that fails to start would break the pool: its first card says why
         pass

@@ -1,0 +1,119 @@
+"""The print PDF's work on card images in the render workers of a build (see `PrintStage.card_work`): the JPEG of
+a card image, and the streams of an image with transparency, each kept in a cache by the image's content hash.
+
+The workers unpickle this work with every job: this module imports nothing of the pipeline (no manifest, pydantic
+or reportlab; PIL only where an image file is read), so that a worker does not load the whole pipeline to draw an
+edit's card.
+"""
+from __future__ import annotations
+
+import hashlib
+import struct
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cardgen.core.storage import Cache
+
+if TYPE_CHECKING:
+    from cardgen.raster.render import DrawnCard
+
+
+@dataclass(frozen=True)
+class PrintJPEG:
+    """A card image as the JPEG a print PDF with `images: jpeg` embeds, kept in the cache by its content hash
+    and quality; made in the render workers while the card is in memory (see `PrintStage.card_work`)."""
+
+    out_root: Path
+    key: str  # the card image's content hash
+    quality: int
+
+    @property
+    def cache(self) -> Cache:
+        """The cache of print JPEGs."""
+        return Cache(self.out_root, "print-jpeg", ".jpg")
+
+    @property
+    def entry(self) -> str:
+        """Its key in the cache: the image, the quality and the code that encodes it."""
+        from cardgen.core.bundled import code_digest
+
+        return hashlib.sha256(f"{code_digest(__name__)}/{self.key}/{self.quality}".encode()).hexdigest()[:32]
+
+    def __call__(self, card: DrawnCard) -> None:
+        """Encode the card in a render worker (see `make`)."""
+        if not self.cache.has(self.entry):
+            self.make(card.image)
+
+    def make(self, picture: Any) -> None:
+        """Encode a card image missing from the cache (opaque images only: transparency needs PNG)."""
+        if picture.mode in ("RGB", "L"):
+            # 4:4:4 chroma keeps coloured text edges sharp.
+            self.cache.write(self.entry, lambda temp: picture.save(temp, "JPEG", quality=self.quality,
+                                                                   subsampling=0, optimize=True))
+
+    def path(self, source: Path) -> Path:
+        """The JPEG of the card image file `source` (made now when missing); `source` itself when it has
+        transparency."""
+        if not self.cache.has(self.entry):
+            from PIL import Image
+
+            with Image.open(source) as picture:
+                picture.load()
+                self.make(picture)
+        return self.cache.path(self.entry) if self.cache.has(self.entry) else source
+
+
+@dataclass(frozen=True)
+class MaskedImage:
+    """A card image with transparency (a token, a board) as the streams a PDF embeds: its colours and, unless
+    every pixel is opaque, its alpha as a soft mask, each Flate-compressed. Made in the render workers while
+    the card is in memory (see `PrintStage.card_work`) and kept in the cache by the image's content hash (`entry`),
+    so that writing a PDF only reads them."""
+
+    out_root: Path
+    key: str  # the card image's content hash
+
+    @property
+    def cache(self) -> Cache:
+        """The cache of masked images' streams."""
+        return Cache(self.out_root, "print-masked", ".bin")
+
+    @property
+    def entry(self) -> str:
+        """Its key in the cache: the image and the code that compresses it."""
+        from cardgen.core.bundled import code_digest
+
+        return hashlib.sha256(f"{code_digest(__name__)}/{self.key}".encode()).hexdigest()[:32]
+
+    def __call__(self, card: DrawnCard) -> None:
+        """Compress the streams in a render worker (see `make`)."""
+        if not self.cache.has(self.entry):
+            self.make(card.image)
+
+    def make(self, picture: Any) -> None:
+        """Compress the streams of a card image missing from the cache, with an alpha channel (others are
+        embedded otherwise)."""
+        if picture.mode == "RGBA":
+            colour = zlib.compress(picture.convert("RGB").tobytes())
+            alpha = picture.getchannel("A")
+            mask = b"" if alpha.getextrema() == (255, 255) else zlib.compress(alpha.tobytes())
+            header = struct.pack(">III", picture.width, picture.height, len(colour))
+            self.cache.write(self.entry, lambda temp: temp.write_bytes(header + colour + mask))
+
+    def streams(self, source: Path) -> tuple[int, int, bytes, bytes] | None:
+        """(width, height, colour stream, alpha stream or b"") of the card image file `source`, made now when
+        missing; None when the file has no alpha channel."""
+        data = self.cache.read_bytes(self.entry)
+        if data is None:
+            from PIL import Image
+
+            with Image.open(source) as picture:
+                picture.load()
+                self.make(picture)
+            data = self.cache.read_bytes(self.entry)
+        if data is None or len(data) < 12:
+            return None
+        width, height, length = struct.unpack(">III", data[:12])
+        return width, height, data[12:12 + length], data[12 + length:]
