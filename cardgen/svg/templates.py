@@ -231,15 +231,16 @@ class SVGCache(KeptByGame):
         memo = _memo(template_name, deck, card)
         known = self._keys.get(memo)
         if known is None:
-            made = ("svg", self.base, template_name, deck)
-            known = card.made.get(made) if card is not None else None
-            if known is None:
+            made = card.made.get(("svg", template_name, deck)) if card is not None else None
+            if made is not None and made[0] == self.base:
+                known = made[1]
+            else:
                 about = None if card is None else [card.id, card.name, card.copies, card.fields, card.source_file,
                                                    card.source_row]
                 text = json.dumps([self.base, template_name, deck, about], sort_keys=True, default=str)
                 known = hashlib.sha256(text.encode()).hexdigest()[:32]
-                if card is not None:
-                    card.made[made] = known
+                if card is not None:  # (one a template and deck: what the card keeps stays bounded)
+                    card.made["svg", template_name, deck] = (self.base, known)
             self._keys[memo] = known
         return known
 
@@ -249,12 +250,12 @@ class SVGCache(KeptByGame):
         data = self.kept.get(key)
         if not isinstance(data, dict):
             return None
-        made = card.made.get(("rendered", key, name)) if card is not None else None
+        made = card.made.get(("rendered", name)) if card is not None else None
         try:
             if not self._present(data["files"]):
                 return None  # render again: that reports a missing image properly
-            if made is not None and made[0] is data:  # the entry's value this render was made of
-                rendered = made[1]
+            if made is not None and made[0] == key and made[1] is data:  # the entry's value it was made of
+                rendered = made[2]
             else:
                 boxes = [box if isinstance(box, GuideBox) else GuideBox(*box) for box in data["boxes"]]
                 rendered = RenderedSVG(name, str(data["svg"]), [Path(f) for f in data["files"]],
@@ -263,7 +264,7 @@ class SVGCache(KeptByGame):
         except (TypeError, KeyError, ValueError):
             return None  # none, or not what this cardgen writes
         if card is not None:
-            card.made[("rendered", key, name)] = (data, rendered)
+            card.made["rendered", name] = (key, data, rendered)
         self.used[key] = data
         return rendered
 

@@ -116,12 +116,13 @@ class KnownFindings(KeptByGame):
     def key(self, template: str, deck: str, card: Card | None) -> str:
         """The key of one render's findings: its SVG cache key and the digest of the code that checks it (kept with
         the card, as its SVG cache key is)."""
-        made = ("layout", self.code, self.svg_cache.key(template, deck, card))
-        known = card.made.get(made) if card is not None else None
-        if known is None:
-            known = hashlib.sha256(f"{made[1]}\0{made[2]}".encode()).hexdigest()[:32]
-            if card is not None:
-                card.made[made] = known
+        about = (self.code, self.svg_cache.key(template, deck, card))
+        made = card.made.get(("layout", template, deck)) if card is not None else None
+        if made is not None and made[0] == about:
+            return str(made[1])
+        known = hashlib.sha256(f"{about[0]}\0{about[1]}".encode()).hexdigest()[:32]
+        if card is not None:
+            card.made["layout", template, deck] = (about, known)
         return known
 
     def get(self, key: str) -> list[Problem] | None:
