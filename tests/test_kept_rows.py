@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+from PIL import Image
 
 from cardgen.build.build import BuildOptions, build_game
 from cardgen.core.errors import CardgenError
@@ -62,6 +63,13 @@ def _rows(edit: Callable[[list[str]], list[str]]) -> Callable[[Path], None]:
     return edited
 
 
+def _mark(color: str) -> Callable[[Path], None]:
+    """The image every card draws, in one color."""
+    def drawn(root: Path) -> None:
+        Image.new("RGB", (40, 40), color).save(root / "data" / "tiny" / "mark.png")
+    return drawn
+
+
 def _file(name: str, old: str, new: str) -> Callable[[Path], None]:
     """An edit of a file of the workspace."""
     def edited(root: Path) -> None:
@@ -80,21 +88,24 @@ EDITS: list[tuple[str, Callable[[Path], None], bool]] = [
     ("rows reordered", _rows(lambda lines: [lines[0], lines[2], lines[1], *lines[3:]]), True),
     ("a field's type changed", _file("data/tiny/game.yaml", "power: int", "power: int\n  count: int"), True),
     ("the face template changed", _file("templates/tiny/face.svg", "#ffffff", "#ffeedd"), True),
+    ("an image the cards draw changed", _mark("blue"), True),
     ("an id made twice", _rows(lambda lines: [line.replace("Delta,", "Beta,") for line in lines]), False),
     ("the id and the total mended", _rows(lambda lines: [line.replace("Beta,4,Added", "Delta,0,Added")
                                                          for line in lines]), True),
 ]
 TOTAL_BROKEN = ("the total broken", "a row removed", "rows reordered", "a field's type changed",
-                "the face template changed", "an id made twice")
+                "the face template changed", "an image the cards draw changed", "an id made twice")
 
 
 def test_edits_in_a_process_building_again_find_and_make_what_a_fresh_process_does(tiny_game: Path) -> None:
-    """After each edit (a row changed, added, removed, rows reordered, a total rule and the ids' uniqueness broken
-    and mended), a build in a process that keeps its rows gives the findings, the record, gallery, TTS save and card
-    images that a fresh process gives; an unchanged row's card is the last build's object, a changed one's a new
-    one."""
+    """After each edit (a row changed, added, removed, rows reordered, a field's type, a template or an image the
+    cards draw changed, a total rule and the ids' uniqueness broken and mended), a build in a process that keeps its
+    rows gives the findings, the record, gallery, TTS save and card images that a fresh process gives; an unchanged
+    row's card is the last build's object, a changed one's a new one."""
     manifest = tiny_game / "data" / "tiny" / "game.yaml"
     manifest.write_text(manifest.read_text() + RULE)
+    _file("templates/tiny/face.svg", "</svg>", "{{ image('mark.png', 10, 10, 50, 50) }}</svg>")(tiny_game)
+    _mark("red")(tiny_game)
     data.remember_rows()
     build_game(tiny_game, "tiny", BuildOptions(tiny_game / "kept", jobs=1), stages=stage_names())
     assert _fresh(tiny_game, "build", "tiny", "--out", str(tiny_game / "fresh"), "-j", "1").returncode == 0
