@@ -22,7 +22,8 @@ from cardgen.validate import validate_game
 
 RULE = """\
 rules:
-  - {id: strength, message: The cards are too strong together, severity: warning, total: "sum(power) <= 7"}
+  - {id: strength, message: The cards are too strong together, severity: warning, decks: [main],
+     total: "sum(power) <= 7"}
 """
 
 
@@ -48,6 +49,16 @@ def _outputs(folder: Path) -> dict[str, bytes | str]:
     texts.update((path.relative_to(folder).as_posix(), path.read_bytes())
                  for path in sorted(folder.glob("cards/**/*.png")))
     return texts
+
+# A second deck of the rows its filter keeps
+STRONG = """\
+  strong:
+    source: cards.csv
+    face: face.svg
+    back: back.svg
+    filter: "power >= 3"
+    id_prefix: strong-
+"""
 
 
 def _kept_cards() -> dict[str, data.Card]:
@@ -103,7 +114,7 @@ def test_edits_in_a_process_building_again_find_and_make_what_a_fresh_process_do
     rows gives the findings, the record, gallery, TTS save and card images that a fresh process gives; an unchanged
     row's card is the last build's object, a changed one's a new one."""
     manifest = tiny_game / "data" / "tiny" / "game.yaml"
-    manifest.write_text(manifest.read_text() + RULE)
+    manifest.write_text(manifest.read_text().replace("    back: back.svg\n", "    back: back.svg\n" + STRONG) + RULE)
     _file("templates/tiny/face.svg", "</svg>", "{{ image('mark.png', 10, 10, 50, 50) }}</svg>")(tiny_game)
     _mark("red")(tiny_game)
     data.remember_rows()

@@ -47,11 +47,11 @@ class Row:
         return self.key_lines.get(column, self.line)
 
     @functools.cached_property
-    def key(self) -> tuple:
+    def key(self) -> str:
         """Everything `convert_row` and `deck_cards` read of the row (its place too: its problems name it), made
-        once (a row read again unchanged in a process that builds again is the same object: see `csv_table`)."""
-        return (self.file, self.line, tuple(self.values.items()), tuple((k, tuple(v)) for k, v in self.items.items()),
-                tuple(self.key_lines.items()))
+        once (a row read again unchanged in a process that builds again is the same object: see `csv_table`): a
+        text, whose hash Python keeps (a tuple's is worked out at every look-up)."""
+        return repr((self.file, self.line, self.values, self.items, self.key_lines))
 
 
 @dataclass
@@ -673,7 +673,7 @@ Converted = tuple[dict[str, Any], list[Problem]]  # a row's typed values and pro
 
 
 def convert_table(table: Table, specs: dict[str, FieldSpec], game_values: Mapping[str, Value] | None = None,
-                  known: dict[tuple, Converted] | None = None) -> tuple[list[dict[str, Any]], list[Problem]]:
+                  known: dict[str, Converted] | None = None) -> tuple[list[dict[str, Any]], list[Problem]]:
     """Typed values of every row (placeholders filled with `game_values`); a required column missing from the
     header is reported once.
 
@@ -685,10 +685,10 @@ def convert_table(table: Table, specs: dict[str, FieldSpec], game_values: Mappin
                         file=table.file, row=table.header_line, column=c, rule="missing-column")
                 for c in sorted(absent) if table.header]
     typed = []
-    now: dict[tuple, Converted] = {}
+    now: dict[str, Converted] = {}
     lists = [column for column, spec in specs.items() if spec.type == "list"]  # the values not immutable
     for row in table.rows:
-        key = row.key if known is not None else ()
+        key = row.key if known is not None else ""
         found = known.get(key) if known is not None else None
         values, row_problems = found or convert_row(row, specs, game_values)
         if known is not None:  # the card's own copy: a translation writes its fields
@@ -706,7 +706,7 @@ def convert_table(table: Table, specs: dict[str, FieldSpec], game_values: Mappin
 # A running watch converts again, on every save, the rows it converted before: each table's rows as last converted,
 # by the table's file, the source, the specs and the game's values (a game's worth of rows at most per table kept),
 # once `remember_rows` says so (a build of its own would only hold them: ~2 MB at 1,000 cards).
-_CONVERTED: dict[tuple, dict[tuple, Converted]] = {}
+_CONVERTED: dict[tuple, dict[str, Converted]] = {}
 _CONVERTED_TABLES = 16  # tables remembered; the oldest forgotten first
 
 
@@ -783,22 +783,23 @@ def _values_named(expr: str, values: Mapping[str, Value]) -> dict[str, Value]:
         return {}
 
 
-def _filter_rows(game: Game, deck_name: str, deck: DeckSpec, rows: list[Row],
-                 typed: list[dict[str, Any]]) -> list[int]:
+def _filter_rows(game: Game, deck_name: str, deck: DeckSpec, rows: list[Row], typed: list[dict[str, Any]],
+                 todo: list[int]) -> list[int]:
+    """Those of the rows `todo` (their places in `rows`) that the deck's filter keeps."""
     if not deck.filter:
-        return list(range(len(typed)))
+        return todo
     named = _values_named(deck.filter, game.spec.values)
-    if named:  # names in a filter as in the rules: a row's own columns first
-        typed = [{**named, **row} for row in typed]
+    # names in a filter as in the rules: a row's own columns first
+    chosen = [{**named, **typed[i]} for i in todo] if named else [typed[i] for i in todo]
     try:
-        mask = evaluate_mask(typed, deck.filter)
+        mask = evaluate_mask(chosen, deck.filter, set(named).union(*typed))  # the columns of every row
     except Exception as exc:  # refused, or not computable on a row's values (a text compared with a number)
         file, line = game.where("decks", deck_name, "filter")
         reason = str(exc) if isinstance(exc, (ExpressionError, EvaluationError)) else f"{type(exc).__name__}: {exc}"
         if isinstance(exc, EvaluationError) and exc.row is not None:
-            reason += f" (the row at {rows[exc.row].file}:{rows[exc.row].line})"
+            reason += f" (the row at {rows[todo[exc.row]].file}:{rows[todo[exc.row]].line})"
         raise CardgenError(f"decks.{deck_name}.filter: {reason}", file=file, row=line, rule="filter") from None
-    return [i for i, keep in enumerate(mask) if keep]
+    return [i for i, keep in zip(todo, mask) if keep]
 
 
 def deck_cards(game: Game, deck_name: str, rows: list[Row], typed: list[dict[str, Any]],
@@ -806,23 +807,28 @@ def deck_cards(game: Game, deck_name: str, rows: list[Row], typed: list[dict[str
     """The Card records of one deck from its typed rows, and every problem found making them.
 
     `kept`: what this deck's rows made in the last build of this process (with the same specs, game values and deck),
-    by `Row.key`: a row found there gives the same Card object (and problems), not a new one."""
+    by `Row.key`: a row found there gives the same Card object (and problems), or none when the deck's filter left
+    it out, not filtered and made again."""
     deck = game.spec.decks[deck_name]
+    todo = list(range(len(rows))) if kept is None else [i for i, row in enumerate(rows) if row.key not in kept.last]
     try:
-        selected = _filter_rows(game, deck_name, deck, rows, typed)
+        selected = _filter_rows(game, deck_name, deck, rows, typed, todo)
     except CardgenError as exc:
         return [], exc.problems
-    cards, problems = [], []
-    for i in selected:
-        row = rows[i]
-        made = kept.last.get(row.key) if kept is not None else None
+    if kept is None:
+        return _joined([_card_of(deck_name, deck, rows[i], typed[i]) for i in selected])
+    chosen = set(selected)
+    for i, row in enumerate(rows):
+        made = kept.last.get(row.key)
         if made is None:
-            made = _card_of(deck_name, deck, row, typed[i])
-        if kept is not None:
-            kept.now[row.key] = made
-        cards += made[0]
-        problems += made[1]
-    return cards, problems
+            made = _card_of(deck_name, deck, row, typed[i]) if i in chosen else ([], [])
+        kept.now[row.key] = made
+    return _joined([kept.now[row.key] for row in rows])
+
+
+def _joined(made: list[tuple[list[Card], list[Problem]]]) -> tuple[list[Card], list[Problem]]:
+    """The cards and problems of the rows, in order."""
+    return [card for cards, _ in made for card in cards], [problem for _, problems in made for problem in problems]
 
 
 def _card_of(deck_name: str, deck: DeckSpec, row: Row, values: dict[str, Any]) -> tuple[list[Card], list[Problem]]:
@@ -929,7 +935,7 @@ def read_game_data(game: Game) -> GameData:
     return data
 
 
-def _known_rows(key: tuple) -> dict[tuple, Converted] | None:
+def _known_rows(key: tuple) -> dict[str, Converted] | None:
     """The rows of a table last converted in this process (see `_CONVERTED`), to convert it again; None when
     this process keeps none (see `remember_rows`)."""
     if not builds_again():
@@ -945,8 +951,8 @@ def _known_rows(key: tuple) -> dict[tuple, Converted] | None:
 class KeptCards:
     """What a deck's rows made in the last build of this process, by `Row.key` (`last`), and in this one (`now`)."""
 
-    last: dict[tuple, tuple[list[Card], list[Problem]]]
-    now: dict[tuple, tuple[list[Card], list[Problem]]] = field(default_factory=dict)
+    last: dict[str, tuple[list[Card], list[Problem]]]
+    now: dict[str, tuple[list[Card], list[Problem]]] = field(default_factory=dict)
 
 
 # In a process that builds again, what each deck's rows made (see `deck_cards`), by the table, the fields' specs, the
