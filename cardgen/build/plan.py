@@ -327,6 +327,15 @@ def _deck_entry(game: Game, name: str) -> DeckEntry:
                      pixels=Pixels(width=size.full_width_px, height=size.full_height_px))
 
 
+def _record_texts(card: Card) -> tuple[str, str]:
+    """A card's text as the record holds it and its fields as text (what the record's entry is kept by), made once
+    a card (see `Card.made`)."""
+    texts = card.made.get(("record",))
+    if texts is None:
+        texts = card.made["record",] = (card_text(card), repr(card.fields))
+    return texts
+
+
 def record_of(plan: BuildPlan) -> BuildRecord:
     """The build record (build.json) of a planned build: game, decks, backs and every card with its hash.
 
@@ -343,11 +352,11 @@ def record_of(plan: BuildPlan) -> BuildRecord:
     for card in plan.cards:
         deck, face = decks[card.deck], plan.faces[card.id]  # a deck's sizes are shared by its cards: one object each
         back = plan.card_back[card.id]
-        text = card_text(card)
+        text, fields = _record_texts(card)
         # everything the entry holds (the boxes by identity: the render's own, kept with it; an entry kept holds
         # them, so no other object has their ids meanwhile)
         key = (card.id, card.deck, card.name, card.copies, back and backs[back].image, card.source_file,
-               card.source_row, deck_keys[card.deck], face.key, face.look, text, repr(card.fields),
+               card.source_row, deck_keys[card.deck], face.key, face.look, text, fields,
                tuple(map(id, face.rendered.boxes)))
         entry = kept_entry(game.name, key) or CardEntry(
             id=card.id, deck=card.deck, kind=deck.kind, name=card.name, copies=card.copies,
