@@ -327,8 +327,9 @@ def test_a_rebuild_in_the_same_process_takes_the_record_it_wrote_and_reads_one_w
 
 def test_rows_converted_again_in_one_process_give_what_a_fresh_load_gives(
         tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A running watch converts only the rows it has not converted before (`data._CONVERTED`): an edited row's
-    problems, a changed field type, a card's fields changed after loading: each as a load in a fresh process."""
+    """A running watch converts only the rows it has not converted before (`data._CONVERTED`), and an unchanged
+    row's card is the last load's object (`data._CARDS`): an edited row's problems, a changed field type: each as a
+    load in a fresh process."""
     import threading
 
     from cardgen.core import storage
@@ -345,16 +346,16 @@ def test_rows_converted_again_in_one_process_give_what_a_fresh_load_gives(
         return data.read_game_data(load_game(tiny_game, "tiny"))
 
     def fresh() -> data.GameData:
-        data._CONVERTED.clear()
+        data._CONVERTED.clear(), data._CARDS.clear(), data._READ.clear()
         return load()
 
     first = load()
     assert [c.fields["power"] for c in first.cards] == [1, 2, 3] and not first.problems
-    first.cards[0].fields["power"] = 99  # as a translation writes a card's own fields
-    assert [c.fields["power"] for c in load().cards] == [1, 2, 3]
+    assert [a is b for a, b in zip(load().cards, first.cards)] == [True] * 3  # unchanged rows: the same cards
     _edit(tiny_game, "Beta,2,", "Beta,two,")
     edited = load()
     assert [(p.row, p.column) for p in edited.problems] == [(3, "power")]
+    assert [a is b for a, b in zip(edited.cards, first.cards)] == [True, False, True]
     assert (edited.problems, [c.fields for c in edited.cards]) == \
         (fresh().problems, [c.fields for c in fresh().cards])
     manifest = tiny_game / "data" / "tiny" / "game.yaml"

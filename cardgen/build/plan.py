@@ -155,7 +155,7 @@ def _plan_card(plan: BuildPlan, context: BuildContext, card: Card, force: bool) 
             raise
         plan.findings += [*exc.problems, _left_out(card, "it cannot be rendered")]
         return
-    plan.faces[card.id] = _artwork(card.id, face, plan, card.deck, context)
+    plan.faces[card.id] = _artwork(card.id, face, plan, card.deck, context, card)
     plan.card_back[card.id] = back
     plan.cards.append(card)
 
@@ -189,21 +189,35 @@ def _free_name(wanted: list[str], taken: Mapping[str, object]) -> str:
     return next(name for name in itertools.chain(wanted, numbered) if name not in taken)
 
 
-def _artwork(name: str, rendered: RenderedSVG, plan: BuildPlan, deck: str, context: BuildContext) -> Artwork:
-    game, digests = plan.game, plan.file_digests
-    size = plan.size(deck)
+def _artwork(name: str, rendered: RenderedSVG, plan: BuildPlan, deck: str, context: BuildContext,
+             card: Card | None = None) -> Artwork:
+    """The image to produce of a render: its look and cache key (kept with the `card` it shows, while its render,
+    deck size, output root and the content of the files it draws are the same: see `Card.made`)."""
+    size, kind = plan.size(deck), plan.game.spec.decks[deck].kind  # tokens and boards keep transparency: in the key
+    at = (kind, size.full_width_px, size.full_height_px, size.dpi, context.out_root)
+    made = card.made.get(("art", name, deck)) if card is not None else None
+    if made is not None and made[0] is rendered and made[1] == at and \
+            all(_digest(plan, path) == digest for path, digest in made[2]):
+        return Artwork(name, rendered, deck, *made[3])
     font_files = [f for family in rendered.families for f in context.fonts.files_for(family)]
-    kind = game.spec.decks[deck].kind  # tokens and boards keep transparency: part of the key
-    files = {path: digests.get(path) or digests.setdefault(path, file_digest(path))
-             for path in {*rendered.files, *font_files}}
-    about = (rendered.svg, kind, size.full_width_px, size.full_height_px, size.dpi, tuple(sorted(files.items())))
-    look = plan.looks.get(about) or (_LOOKS.get(game.name, {}).get(about) if builds_again() else None)
+    files = {path: _digest(plan, path) for path in {*rendered.files, *font_files}}
+    about = (rendered.svg, *at[:4], tuple(sorted(files.items())))
+    look = plan.looks.get(about) or (_LOOKS.get(plan.game.name, {}).get(about) if builds_again() else None)
     if look is None:
         look = look_key(rendered.svg + kind, size.full_width_px, size.full_height_px, size.dpi, files)
     plan.looks[about] = look
     key = content_key(look)
     assert context.out_root is not None, "a build context has an output root"
-    return Artwork(name, rendered, deck, look, key, png_cache(context.out_root).path(key))
+    art = Artwork(name, rendered, deck, look, key, png_cache(context.out_root).path(key))
+    if card is not None:
+        card.made["art", name, deck] = (rendered, at, about[-1], (look, key, art.cache_path))
+    return art
+
+
+def _digest(plan: BuildPlan, path: Path) -> str:
+    """The digest of a file cards draw, found once a plan."""
+    digests = plan.file_digests
+    return digests.get(path) or digests.setdefault(path, file_digest(path))
 
 
 def game_drawings(root: Path, name: str, out_root: Path, lang: str | None = None) -> dict[str, Drawing]:
@@ -313,6 +327,15 @@ def _deck_entry(game: Game, name: str) -> DeckEntry:
                      pixels=Pixels(width=size.full_width_px, height=size.full_height_px))
 
 
+def _record_texts(card: Card) -> tuple[str, str]:
+    """A card's text as the record holds it and its fields as text (what the record's entry is kept by), made once
+    a card (see `Card.made`)."""
+    texts = card.made.get(("record",))
+    if texts is None:
+        texts = card.made["record",] = (card_text(card), repr(card.fields))
+    return texts
+
+
 def record_of(plan: BuildPlan) -> BuildRecord:
     """The build record (build.json) of a planned build: game, decks, backs and every card with its hash.
 
@@ -329,11 +352,11 @@ def record_of(plan: BuildPlan) -> BuildRecord:
     for card in plan.cards:
         deck, face = decks[card.deck], plan.faces[card.id]  # a deck's sizes are shared by its cards: one object each
         back = plan.card_back[card.id]
-        text = card_text(card)
+        text, fields = _record_texts(card)
         # everything the entry holds (the boxes by identity: the render's own, kept with it; an entry kept holds
         # them, so no other object has their ids meanwhile)
         key = (card.id, card.deck, card.name, card.copies, back and backs[back].image, card.source_file,
-               card.source_row, deck_keys[card.deck], face.key, face.look, text, repr(card.fields),
+               card.source_row, deck_keys[card.deck], face.key, face.look, text, fields,
                tuple(map(id, face.rendered.boxes)))
         entry = kept_entry(game.name, key) or CardEntry(
             id=card.id, deck=card.deck, kind=deck.kind, name=card.name, copies=card.copies,

@@ -4,6 +4,7 @@ from __future__ import annotations
 import codecs
 import csv
 import difflib
+import functools
 import io
 import json
 import math
@@ -45,6 +46,13 @@ class Row:
         """The line of a column's value: its key's line in YAML, the row's line otherwise."""
         return self.key_lines.get(column, self.line)
 
+    @functools.cached_property
+    def key(self) -> str:
+        """Everything `convert_row` and `deck_cards` read of the row (its place too: its problems name it), made
+        once (a row read again unchanged in a process that builds again is the same object: see `csv_table`): a
+        text, whose hash Python keeps (a tuple's is worked out at every look-up)."""
+        return repr((self.file, self.line, self.values, self.items, self.key_lines))
+
 
 @dataclass
 class Card:
@@ -62,6 +70,9 @@ class Card:
     text_fields: list[str] = field(default_factory=list)
     original: dict[str, Any] | None = None  # the fields in the game's own language, when translated (rules read it)
     translated_at: dict[str, tuple[str, int, str]] = field(default_factory=dict)  # column -> its translation's cell
+    # What later steps made of the card, by what else they read (a render's cache key, its look): in a process that
+    # builds again an unchanged row's card is the last build's object (see `deck_cards`), and keeps them.
+    made: dict[tuple, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def where(self, column: str | None) -> tuple[str, int, str | None]:
         """The file, row and column that hold a column's text: its translation's cell when it is translated."""
@@ -223,6 +234,7 @@ def csv_table(text: str, shown_as: str, delimiter: str | None = None) -> Table:
             header = next_row
         header_line = reader.line_num
         table = Table(shown_as, _read_header(header, shown_as, header_line, notes), [], notes, header_line)
+        kept = _kept_rows(shown_as, table.header)
         line, blank = header_line + 1, None
         for cells in reader:
             if not any(c.strip() for c in cells):
@@ -234,11 +246,27 @@ def csv_table(text: str, shown_as: str, delimiter: str | None = None) -> Table:
                 if len(table.rows) >= MAX_ROWS or len(cells) > MAX_COLUMNS:
                     raise CardgenError(f"more than {MAX_ROWS:,} rows or {MAX_COLUMNS:,} columns; that many "
                                        "are refused", file=shown_as, row=line, rule="too-long")
-                table.rows.append(_row_of(table.header, cells, shown_as, line, notes))
+                table.rows.append(_row_of(table.header, cells, shown_as, line, notes) if kept is None
+                                  else _kept_row(kept, table.header, cells, shown_as, line, notes))
             line = reader.line_num + 1
     except csv.Error as exc:
         raise CardgenError(f"the file is not valid CSV: {exc}", file=shown_as, row=reader.line_num) from None
     return table
+
+
+def _kept_row(kept: KeptRows, header: list[str], cells: list[str], shown_as: str, line: int,
+              notes: list[Problem]) -> Row:
+    """A row of a file read again in a process that builds again: the last read's object when its line and cells
+    are the same (one that made a note is made again: the note depends on the notes before it)."""
+    key = (line, tuple(cells))
+    row = kept.last.get(key)
+    if row is None:
+        before = len(notes)
+        row = _row_of(header, cells, shown_as, line, notes)
+        if len(notes) > before:
+            return row
+    kept.now[key] = row
+    return row
 
 
 def _row_of(header: list[str], cells: list[str], shown_as: str, line: int, notes: list[Problem]) -> Row:
@@ -645,11 +673,11 @@ Converted = tuple[dict[str, Any], list[Problem]]  # a row's typed values and pro
 
 
 def convert_table(table: Table, specs: dict[str, FieldSpec], game_values: Mapping[str, Value] | None = None,
-                  known: dict[tuple, Converted] | None = None) -> tuple[list[dict[str, Any]], list[Problem]]:
+                  known: dict[str, Converted] | None = None) -> tuple[list[dict[str, Any]], list[Problem]]:
     """Typed values of every row (placeholders filled with `game_values`); a required column missing from the
     header is reported once.
 
-    `known`: rows converted before with these specs and game values, by `_row_key`; a row found there is not
+    `known`: rows converted before with these specs and game values, by `Row.key`; a row found there is not
     converted again (its values copied), and `known` is left holding this table's rows only."""
     absent = {c for c, s in specs.items() if s.required and s.default is None and c not in table.header}
     problems = [Problem(f"required column '{c}' is missing from the header"
@@ -657,10 +685,10 @@ def convert_table(table: Table, specs: dict[str, FieldSpec], game_values: Mappin
                         file=table.file, row=table.header_line, column=c, rule="missing-column")
                 for c in sorted(absent) if table.header]
     typed = []
-    now: dict[tuple, Converted] = {}
+    now: dict[str, Converted] = {}
     lists = [column for column, spec in specs.items() if spec.type == "list"]  # the values not immutable
     for row in table.rows:
-        key = _row_key(row) if known is not None else ()
+        key = row.key if known is not None else ""
         found = known.get(key) if known is not None else None
         values, row_problems = found or convert_row(row, specs, game_values)
         if known is not None:  # the card's own copy: a translation writes its fields
@@ -675,17 +703,37 @@ def convert_table(table: Table, specs: dict[str, FieldSpec], game_values: Mappin
     return typed, problems
 
 
-def _row_key(row: Row) -> tuple:
-    """Everything `convert_row` reads of a row (its place too: its problems name it)."""
-    return (row.file, row.line, tuple(row.values.items()), tuple((k, tuple(v)) for k, v in row.items.items()),
-            tuple(row.key_lines.items()))
-
-
 # A running watch converts again, on every save, the rows it converted before: each table's rows as last converted,
 # by the table's file, the source, the specs and the game's values (a game's worth of rows at most per table kept),
 # once `remember_rows` says so (a build of its own would only hold them: ~2 MB at 1,000 cards).
-_CONVERTED: dict[tuple, dict[tuple, Converted]] = {}
+_CONVERTED: dict[tuple, dict[str, Converted]] = {}
 _CONVERTED_TABLES = 16  # tables remembered; the oldest forgotten first
+
+
+@dataclass
+class KeptRows:
+    """A CSV file's rows as its last read made them, by line and cells (`last`), and those of this read (`now`)."""
+
+    last: dict[tuple, Row]
+    now: dict[tuple, Row] = field(default_factory=dict)
+
+
+# In a process that builds again, each CSV file's rows as last read, by the file and its header (see `_kept_row`):
+# an unchanged row is the same object, its key (`Row.key`) made once, and so is its card (see `deck_cards`).
+_READ: dict[tuple, KeptRows] = {}
+
+
+def _kept_rows(shown_as: str, header: list[str]) -> KeptRows | None:
+    """The rows a CSV file's last read in this process made, to read it again; None when this process keeps none
+    (see `remember_rows`)."""
+    if not builds_again():
+        return None
+    key = (shown_as, tuple(header))
+    last = _READ.pop(key, None)
+    kept = _READ[key] = KeptRows(last.now if last is not None else {})
+    while len(_READ) > _CONVERTED_TABLES:
+        del _READ[next(iter(_READ))]
+    return kept
 
 
 def remember_rows() -> None:
@@ -735,57 +783,76 @@ def _values_named(expr: str, values: Mapping[str, Value]) -> dict[str, Value]:
         return {}
 
 
-def _filter_rows(game: Game, deck_name: str, deck: DeckSpec, rows: list[Row],
-                 typed: list[dict[str, Any]]) -> list[int]:
+def _filter_rows(game: Game, deck_name: str, deck: DeckSpec, rows: list[Row], typed: list[dict[str, Any]],
+                 todo: list[int]) -> list[int]:
+    """Those of the rows `todo` (their places in `rows`) that the deck's filter keeps."""
     if not deck.filter:
-        return list(range(len(typed)))
+        return todo
     named = _values_named(deck.filter, game.spec.values)
-    if named:  # names in a filter as in the rules: a row's own columns first
-        typed = [{**named, **row} for row in typed]
+    # names in a filter as in the rules: a row's own columns first
+    chosen = [{**named, **typed[i]} for i in todo] if named else [typed[i] for i in todo]
     try:
-        mask = evaluate_mask(typed, deck.filter)
+        mask = evaluate_mask(chosen, deck.filter, set(named).union(*typed))  # the columns of every row
     except Exception as exc:  # refused, or not computable on a row's values (a text compared with a number)
         file, line = game.where("decks", deck_name, "filter")
         reason = str(exc) if isinstance(exc, (ExpressionError, EvaluationError)) else f"{type(exc).__name__}: {exc}"
         if isinstance(exc, EvaluationError) and exc.row is not None:
-            reason += f" (the row at {rows[exc.row].file}:{rows[exc.row].line})"
+            reason += f" (the row at {rows[todo[exc.row]].file}:{rows[todo[exc.row]].line})"
         raise CardgenError(f"decks.{deck_name}.filter: {reason}", file=file, row=line, rule="filter") from None
-    return [i for i, keep in enumerate(mask) if keep]
+    return [i for i, keep in zip(todo, mask) if keep]
 
 
-def deck_cards(game: Game, deck_name: str, rows: list[Row],
-               typed: list[dict[str, Any]]) -> tuple[list[Card], list[Problem]]:
-    """The Card records of one deck from its typed rows, and every problem found making them."""
+def deck_cards(game: Game, deck_name: str, rows: list[Row], typed: list[dict[str, Any]],
+               kept: KeptCards | None = None) -> tuple[list[Card], list[Problem]]:
+    """The Card records of one deck from its typed rows, and every problem found making them.
+
+    `kept`: what this deck's rows made in the last build of this process (with the same specs, game values and deck),
+    by `Row.key`: a row found there gives the same Card object (and problems), or none when the deck's filter left
+    it out, not filtered and made again."""
     deck = game.spec.decks[deck_name]
+    todo = list(range(len(rows))) if kept is None else [i for i, row in enumerate(rows) if row.key not in kept.last]
     try:
-        selected = _filter_rows(game, deck_name, deck, rows, typed)
+        selected = _filter_rows(game, deck_name, deck, rows, typed, todo)
     except CardgenError as exc:
         return [], exc.problems
-    cards, problems = [], []
-    for i in selected:
-        row, values = rows[i], typed[i]
-        name = str(values.get(deck.name) or "")
-        card_id = str(values.get(deck.id) or "") if deck.id else slugify(name)
-        card_id = deck.id_prefix + card_id if card_id else card_id
-        try:
-            if not name.strip() and not deck.id:
-                raise CardgenError(f"this row has no name (its '{deck.name}' cell is empty); every card needs one "
-                                   "(its id is made from it): fill it in, or delete the row",
-                                   file=row.file, row=row.line, column=deck.name, rule="empty-name")
-            if not card_id:
-                raise CardgenError("the card has no id: its name is empty", file=row.file, row=row.line,
-                                   column=deck.id or deck.name)
-            cards.append(Card(card_id, deck_name, name, _copies(values, deck, row), values,
-                              _template_for(deck.face, values, row), _template_for(deck.back, values, row),  # type: ignore[arg-type]
-                              row.file, row.line, list(deck.text)))
-        except CardgenError as exc:
-            problems += exc.problems
-            continue
-        unsafe = unsafe_reason(card_id)
-        if unsafe:  # the id names the card's image file, cards/<deck>/<id>.png; kept so the rules see the card
-            problems.append(Problem(f"card id '{card_id}' cannot be a file name: {unsafe}", file=row.file,
-                                    row=row.line, column=deck.id or deck.name, rule="unsafe-id"))
-    return cards, problems
+    if kept is None:
+        return _joined([_card_of(deck_name, deck, rows[i], typed[i]) for i in selected])
+    chosen = set(selected)
+    for i, row in enumerate(rows):
+        made = kept.last.get(row.key)
+        if made is None:
+            made = _card_of(deck_name, deck, row, typed[i]) if i in chosen else ([], [])
+        kept.now[row.key] = made
+    return _joined([kept.now[row.key] for row in rows])
+
+
+def _joined(made: list[tuple[list[Card], list[Problem]]]) -> tuple[list[Card], list[Problem]]:
+    """The cards and problems of the rows, in order."""
+    return [card for cards, _ in made for card in cards], [problem for _, problems in made for problem in problems]
+
+
+def _card_of(deck_name: str, deck: DeckSpec, row: Row, values: dict[str, Any]) -> tuple[list[Card], list[Problem]]:
+    """The card a row of a deck makes (none when it cannot be made) and the problems found making it."""
+    name = str(values.get(deck.name) or "")
+    card_id = str(values.get(deck.id) or "") if deck.id else slugify(name)
+    card_id = deck.id_prefix + card_id if card_id else card_id
+    try:
+        if not name.strip() and not deck.id:
+            raise CardgenError(f"this row has no name (its '{deck.name}' cell is empty); every card needs one "
+                               "(its id is made from it): fill it in, or delete the row",
+                               file=row.file, row=row.line, column=deck.name, rule="empty-name")
+        if not card_id:
+            raise CardgenError("the card has no id: its name is empty", file=row.file, row=row.line,
+                               column=deck.id or deck.name)
+        card = Card(card_id, deck_name, name, _copies(values, deck, row), values,
+                    _template_for(deck.face, values, row), _template_for(deck.back, values, row),  # type: ignore[arg-type]
+                    row.file, row.line, list(deck.text))
+    except CardgenError as exc:
+        return [], exc.problems
+    unsafe = unsafe_reason(card_id)
+    # the id names the card's image file, cards/<deck>/<id>.png; the card kept so the rules see it
+    return [card], [Problem(f"card id '{card_id}' cannot be a file name: {unsafe}", file=row.file, row=row.line,
+                            column=deck.id or deck.name, rule="unsafe-id")] if unsafe else []
 
 
 def _errors_only(problems: list[Problem]) -> list[Problem]:
@@ -837,12 +904,13 @@ def read_game_data(game: Game) -> GameData:
         data.tables[table.file] = table
         data.decks_of.setdefault(table.file, []).append(deck_name)
         specs = game.fields_of(deck)
-        spec_key = (key, tuple((k, v.model_dump_json()) for k, v in specs.items()))
+        spec_key = (table.file, key, tuple((k, v.model_dump_json()) for k, v in specs.items()),
+                    json.dumps(game.spec.values, sort_keys=True))
         if spec_key not in converted:
-            converted[spec_key], found = convert_table(table, specs, game.spec.values, _known_rows(
-                (table.file, spec_key, json.dumps(game.spec.values, sort_keys=True))))
+            converted[spec_key], found = convert_table(table, specs, game.spec.values, _known_rows(spec_key))
             data.problems += found
-        cards, found = deck_cards(game, deck_name, table.rows, converted[spec_key])
+        cards, found = deck_cards(game, deck_name, table.rows, converted[spec_key],
+                                  _kept_cards(game, (spec_key, deck_name, deck.model_dump_json())))
         data.cards += cards
         data.problems += found
     seen: dict[str, Card] = {}
@@ -867,7 +935,7 @@ def read_game_data(game: Game) -> GameData:
     return data
 
 
-def _known_rows(key: tuple) -> dict[tuple, Converted] | None:
+def _known_rows(key: tuple) -> dict[str, Converted] | None:
     """The rows of a table last converted in this process (see `_CONVERTED`), to convert it again; None when
     this process keeps none (see `remember_rows`)."""
     if not builds_again():
@@ -877,6 +945,32 @@ def _known_rows(key: tuple) -> dict[tuple, Converted] | None:
     while len(_CONVERTED) > _CONVERTED_TABLES:
         del _CONVERTED[next(iter(_CONVERTED))]
     return known
+
+
+@dataclass
+class KeptCards:
+    """What a deck's rows made in the last build of this process, by `Row.key` (`last`), and in this one (`now`)."""
+
+    last: dict[str, tuple[list[Card], list[Problem]]]
+    now: dict[str, tuple[list[Card], list[Problem]]] = field(default_factory=dict)
+
+
+# In a process that builds again, what each deck's rows made (see `deck_cards`), by the table, the fields' specs, the
+# game's values and the deck's spec: an unchanged row's card is the last build's object, and the steps after loading
+# keep what they made of it with it (`Card.made`). Not in a language of the game: a translation writes the cards.
+_CARDS: dict[tuple, KeptCards] = {}
+
+
+def _kept_cards(game: Game, key: tuple) -> KeptCards | None:
+    """What a deck's rows made in the last build of this process (by `key`), to make its cards again; None when
+    this process keeps none (see `remember_rows`) or the game is built in one of its languages."""
+    if not builds_again() or game.lang is not None:
+        return None
+    last = _CARDS.pop(key, None)
+    kept = _CARDS[key] = KeptCards(last.now if last is not None else {})
+    while len(_CARDS) > _CONVERTED_TABLES:
+        del _CARDS[next(iter(_CARDS))]
+    return kept
 
 
 def _within_copy_bound(game: Game, cards: list[Card]) -> tuple[list[Card], list[Problem]]:

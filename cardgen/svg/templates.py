@@ -223,35 +223,60 @@ class SVGCache(KeptByGame):
         # Each render's key by what `SVGRenderer.done` keeps it by (a card's id names one card of the game loaded):
         # the render and the layout check's findings both ask for it, ~20 us each (the fields in JSON, hashed).
         self._keys: dict[tuple[str, str, str | None], str] = {}
+        self._files: set[str] = set()  # the image files renders draw that this build found (see `get`)
 
     def key(self, template_name: str, deck: str, card: Card | None) -> str:
-        """The cache key of one render."""
+        """The cache key of one render (kept with the card: an unchanged card of a process that builds again is the
+        last build's object, see `Card.made`)."""
         memo = _memo(template_name, deck, card)
         known = self._keys.get(memo)
         if known is None:
-            about = None if card is None else [card.id, card.name, card.copies, card.fields, card.source_file,
-                                               card.source_row]
-            text = json.dumps([self.base, template_name, deck, about], sort_keys=True, default=str)
-            known = self._keys[memo] = hashlib.sha256(text.encode()).hexdigest()[:32]
+            made = card.made.get(("svg", template_name, deck)) if card is not None else None
+            if made is not None and made[0] == self.base:
+                known = made[1]
+            else:
+                about = None if card is None else [card.id, card.name, card.copies, card.fields, card.source_file,
+                                                   card.source_row]
+                text = json.dumps([self.base, template_name, deck, about], sort_keys=True, default=str)
+                known = hashlib.sha256(text.encode()).hexdigest()[:32]
+                if card is not None:  # (one a template and deck: what the card keeps stays bounded)
+                    card.made["svg", template_name, deck] = (self.base, known)
+            self._keys[memo] = known
         return known
 
-    def get(self, key: str, name: str) -> RenderedSVG | None:
-        """A cached render whose image files all still exist, or None."""
+    def get(self, key: str, name: str, card: Card | None = None) -> RenderedSVG | None:
+        """A cached render whose image files all still exist, or None (the render made of the entry is kept with
+        `card`, for the next build of a process that builds again)."""
         data = self.kept.get(key)
         if not isinstance(data, dict):
             return None
+        made = card.made.get(("rendered", name)) if card is not None else None
         try:
-            files = [Path(f) for f in data["files"]]
-            if not all(f.is_file() for f in files):
+            if not self._present(data["files"]):
                 return None  # render again: that reports a missing image properly
-            boxes = [box if isinstance(box, GuideBox) else GuideBox(*box) for box in data["boxes"]]
-            rendered = RenderedSVG(name, str(data["svg"]), files, [Problem(**w) for w in data["warnings"]],
-                                   boxes, data["families"])
+            if made is not None and made[0] == key and made[1] is data:  # the entry's value it was made of
+                rendered = made[2]
+            else:
+                boxes = [box if isinstance(box, GuideBox) else GuideBox(*box) for box in data["boxes"]]
+                rendered = RenderedSVG(name, str(data["svg"]), [Path(f) for f in data["files"]],
+                                       [Problem(**w) for w in data["warnings"]], boxes, data["families"])
+                data["boxes"] = boxes  # held once, by the render and the entry to save
         except (TypeError, KeyError, ValueError):
             return None  # none, or not what this cardgen writes
-        data["boxes"] = boxes  # held once, by the render and the entry to save
+        if card is not None:
+            card.made["rendered", name] = (key, data, rendered)
         self.used[key] = data
         return rendered
+
+    def _present(self, files: list[str]) -> bool:
+        """Whether the image files a render draws all exist, each looked at once a build (a game's cards draw
+        the same few files)."""
+        for file in files:
+            if file not in self._files:
+                if not Path(file).is_file():
+                    return False
+                self._files.add(file)
+        return True
 
     def put(self, key: str, rendered: RenderedSVG) -> None:
         """Note a render, to keep for the next build (see `save`)."""
@@ -340,7 +365,7 @@ class SVGRenderer:
         if self.cache is None:
             return self.keep(template_name, deck, card, self.make(template_name, key, deck, card))
         cache_key = self.cache.key(template_name, deck, card)
-        cached = self.cache.get(cache_key, key)
+        cached = self.cache.get(cache_key, key, card)
         if cached is None:
             return self.keep(template_name, deck, card, self.make(template_name, key, deck, card), cache_key)
         self.done[_memo(template_name, deck, card)] = cached

@@ -114,8 +114,16 @@ class KnownFindings(KeptByGame):
         self.code = code_digest(__name__)  # the code that checks: the SVG's key holds the code that renders
 
     def key(self, template: str, deck: str, card: Card | None) -> str:
-        """The key of one render's findings: its SVG cache key and the digest of the code that checks it."""
-        return hashlib.sha256(f"{self.code}\0{self.svg_cache.key(template, deck, card)}".encode()).hexdigest()[:32]
+        """The key of one render's findings: its SVG cache key and the digest of the code that checks it (kept with
+        the card, as its SVG cache key is)."""
+        about = (self.code, self.svg_cache.key(template, deck, card))
+        made = card.made.get(("layout", template, deck)) if card is not None else None
+        if made is not None and made[0] == about:
+            return str(made[1])
+        known = hashlib.sha256(f"{about[0]}\0{about[1]}".encode()).hexdigest()[:32]
+        if card is not None:
+            card.made["layout", template, deck] = (about, known)
+        return known
 
     def get(self, key: str) -> list[Problem] | None:
         """The findings kept for a render, or None when there are none (or they cannot be read)."""

@@ -1,0 +1,144 @@
+"""A process that builds again (`cardgen watch`, `serve`) keeps what the last build made of each row: the rows read
+(`data._READ`), their cards (`data._CARDS`, the same objects for unchanged rows) and what later steps made of a card
+(`Card.made`: its render's cache keys, its render). Whatever the edit, its findings and outputs are those a fresh
+process makes of the edited game."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from PIL import Image
+
+from cardgen.build.build import BuildOptions, build_game
+from cardgen.core.errors import CardgenError
+from cardgen.load import data
+from cardgen.outputs import stage_names
+from cardgen.validate import validate_game
+
+RULE = """\
+rules:
+  - {id: strength, message: The cards are too strong together, severity: warning, decks: [main],
+     total: "sum(power) <= 7"}
+"""
+
+
+def _fresh(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`cardgen ARGS` in a process of its own."""
+    return subprocess.run([sys.executable, "-m", "cardgen", "--root", str(root), *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+def _finding(about: dict) -> tuple:
+    return tuple(about.get(key) for key in ("file", "row", "column", "severity", "rule", "message"))
+
+
+def _outputs(folder: Path) -> dict[str, bytes | str]:
+    """What a build wrote that does not say when or where: build.json (its times, file stamps, counts of images
+    drawn and found and output root left out), the gallery, the Tabletop Simulator save and every card image."""
+    texts: dict[str, bytes | str] = {}
+    for name in ("build.json", "index.html", "tts/Tiny.json"):
+        text = (folder / name).read_text(encoding="utf-8").replace(str(folder.parent), "ROOT")
+        if name == "build.json":
+            text = re.sub(r'\n  "(sources|stats)": \{.*?\n  \}', "", text, flags=re.DOTALL)  # (drawn or found)
+        texts[name] = re.sub(r"\d{4}-\d\d-\d\dT[\d:]+\+00:00", "TIME", text)
+    texts.update((path.relative_to(folder).as_posix(), path.read_bytes())
+                 for path in sorted(folder.glob("cards/**/*.png")))
+    return texts
+
+# A second deck of the rows its filter keeps
+STRONG = """\
+  strong:
+    source: cards.csv
+    face: face.svg
+    back: back.svg
+    filter: "power >= 3"
+    id_prefix: strong-
+"""
+
+
+def _kept_cards() -> dict[str, data.Card]:
+    """The cards this process keeps for its next build, by id."""
+    return {card.id: card for kept in data._CARDS.values() for made, _ in kept.now.values() for card in made}
+
+
+def _rows(edit: Callable[[list[str]], list[str]]) -> Callable[[Path], None]:
+    """An edit of the game's rows (as lines; the header is line 0)."""
+    def edited(root: Path) -> None:
+        path = root / "data" / "tiny" / "cards.csv"
+        path.write_text("\n".join(edit(path.read_text().splitlines())) + "\n")
+    return edited
+
+
+def _mark(color: str) -> Callable[[Path], None]:
+    """The image every card draws, in one color."""
+    def drawn(root: Path) -> None:
+        Image.new("RGB", (40, 40), color).save(root / "data" / "tiny" / "mark.png")
+    return drawn
+
+
+def _file(name: str, old: str, new: str) -> Callable[[Path], None]:
+    """An edit of a file of the workspace."""
+    def edited(root: Path) -> None:
+        path = root / name
+        assert old in path.read_text()
+        path.write_text(path.read_text().replace(old, new))
+    return edited
+
+
+# Each edit, and whether the game then builds.
+EDITS: list[tuple[str, Callable[[Path], None], bool]] = [
+    ("a row changed", _rows(lambda lines: [line.replace("Plain", "Plainer") for line in lines]), True),
+    ("a row added", _rows(lambda lines: [*lines, "Delta,1,Added,1"]), True),
+    ("the total broken", _rows(lambda lines: [*lines[:-1], "Delta,4,Added,1"]), True),
+    ("a row removed", _rows(lambda lines: [lines[0], *lines[2:]]), True),
+    ("rows reordered", _rows(lambda lines: [lines[0], lines[2], lines[1], *lines[3:]]), True),
+    ("a field's type changed", _file("data/tiny/game.yaml", "power: int", "power: int\n  count: int"), True),
+    ("the face template changed", _file("templates/tiny/face.svg", "#ffffff", "#ffeedd"), True),
+    ("an image the cards draw changed", _mark("blue"), True),
+    ("an id made twice", _rows(lambda lines: [line.replace("Delta,", "Beta,") for line in lines]), False),
+    ("the id and the total mended", _rows(lambda lines: [line.replace("Beta,4,Added", "Delta,0,Added")
+                                                         for line in lines]), True),
+]
+TOTAL_BROKEN = ("the total broken", "a row removed", "rows reordered", "a field's type changed",
+                "the face template changed", "an image the cards draw changed", "an id made twice")
+
+
+def test_edits_in_a_process_building_again_find_and_make_what_a_fresh_process_does(tiny_game: Path) -> None:
+    """After each edit (a row changed, added, removed, rows reordered, a field's type, a template or an image the
+    cards draw changed, a total rule and the ids' uniqueness broken and mended), a build in a process that keeps its
+    rows gives the findings, the record, gallery, TTS save and card images that a fresh process gives; an unchanged
+    row's card is the last build's object, a changed one's a new one."""
+    manifest = tiny_game / "data" / "tiny" / "game.yaml"
+    manifest.write_text(manifest.read_text().replace("    back: back.svg\n", "    back: back.svg\n" + STRONG) + RULE)
+    _file("templates/tiny/face.svg", "</svg>", "{{ image('mark.png', 10, 10, 50, 50) }}</svg>")(tiny_game)
+    _mark("red")(tiny_game)
+    data.remember_rows()
+    build_game(tiny_game, "tiny", BuildOptions(tiny_game / "kept", jobs=1), stages=stage_names())
+    assert _fresh(tiny_game, "build", "tiny", "--out", str(tiny_game / "fresh"), "-j", "1").returncode == 0
+    for what, edit, builds in EDITS:
+        cards = _kept_cards()
+        edit(tiny_game)
+        fresh = json.loads(_fresh(tiny_game, "validate", "tiny", "--format", "json").stdout)
+        mine = validate_game(tiny_game, "tiny", out_root=tiny_game / "kept")
+        assert sorted((_finding(p.__dict__) for p in mine), key=str) == \
+            sorted((_finding(f) for f in fresh["games"]["tiny"]["findings"]), key=str), what
+        assert any(p.rule == "strength" for p in mine) == (what in TOTAL_BROKEN), what
+        if not builds:
+            with pytest.raises(CardgenError, match="duplicate card id 'beta'"):
+                build_game(tiny_game, "tiny", BuildOptions(tiny_game / "kept", jobs=1), stages=stage_names())
+            assert _fresh(tiny_game, "build", "tiny", "--out", str(tiny_game / "fresh"), "-j", "1").returncode != 0
+            continue
+        build_game(tiny_game, "tiny", BuildOptions(tiny_game / "kept", jobs=1), stages=stage_names())
+        assert _fresh(tiny_game, "build", "tiny", "--out", str(tiny_game / "fresh"), "-j", "1").returncode == 0, what
+        kept, made = _outputs(tiny_game / "kept" / "tiny"), _outputs(tiny_game / "fresh" / "tiny")
+        assert kept.keys() == made.keys(), what
+        for name in kept:
+            assert kept[name] == made[name], f"{what}: {name}"
+        if what == "a row changed":  # (after a removal or a reorder, every row after it is on another line)
+            again = _kept_cards()
+            assert [again[id] is cards[id] for id in ("alpha", "beta", "na")] == [True, True, False]
