@@ -103,3 +103,27 @@ def test_a_watchs_edit_frees_the_files_it_replaced_once_it_has_reported(tiny_gam
     assert list(out.glob(".tiny.building-*")) == []
     _cold(tiny_game)
     _same_as_cold(tiny_game, out / "tiny", tiny_game / "cold" / "tiny")
+
+
+def test_a_print_file_a_watch_updated_is_written_whole_by_a_process_that_did_not_see_the_update(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watch keeps what its print updates made in memory (`KeptByGame.deferred`), not in the pages' entry: another
+    process finds there an earlier write's state, which the file no longer is, and writes the file whole."""
+    from cardgen.outputs import pdf_update
+
+    monkeypatch.setattr(pdf_update, "GROWTH_AT_MOST", 10.0)  # a small file: its revisions are a large part of it
+    pdf = tiny_game / "output" / "tiny" / "print" / "tiny-letter.pdf"
+    storage.keep_for_next_builds()
+    _rows(tiny_game, [ALPHA, BETA, NA])
+    _build(tiny_game)
+    for text in ["Plainer", "Plainest"]:
+        _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", text)])
+        _build(tiny_game)
+    assert pdf.read_bytes().count(b"%%EOF") == 3  # written whole, then two revisions
+    storage.BUILDS_AGAIN.clear()
+    monkeypatch.setattr(storage, "_KNOWN_ENTRIES", {})  # a process of its own
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Plain at last")])
+    _build(tiny_game)
+    assert pdf.read_bytes().count(b"%%EOF") == 1
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")

@@ -121,8 +121,13 @@ class Volume:
         return [images.name(slot.image) for page in self.pages for slot in page.slots]
 
     def kept(self, out_root: Path, path: Path) -> KeptByGame:
-        """The pages the last build drew into the file of this name (see `_draw_pages`)."""
-        return KeptByGame(out_root, "print-pages", f"{self.game}\0{path.name}")
+        """The pages the last build drew into the file of this name (see `_draw_pages`), and what that write made
+        (`pdf_update.Written`). In a process that builds again, an edit's are kept in memory (`KeptByGame.deferred`):
+        a process that reads the entry's file then finds there an earlier write's state, which its file no longer
+        is (`Written.is_file`), and writes the file whole once."""
+        kept = KeptByGame(out_root, "print-pages", f"{self.game}\0{path.name}")
+        kept.deferred = True
+        return kept
 
 
 class _VolumeWriter:

@@ -22,7 +22,7 @@ import hashlib
 import os
 import re
 import shutil
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, BinaryIO, get_origin, get_type_hints
 
@@ -66,8 +66,9 @@ class Written:
         return cls(**kept)
 
     def as_kept(self) -> dict[str, Any]:
-        """The state as it is kept (JSON)."""
-        return asdict(self)
+        """The state as it is kept (JSON): its lists shared, not copied (`asdict` copied each image's numbers, ~10 ms
+        an edit at 1,000 cards); neither is changed once made."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
 
     def replacements(self, layout: str, names: list[str]) -> dict[str, str] | None:
         """Which image replaces which (old name: new name) when the file to write differs from this one only in
