@@ -127,3 +127,30 @@ def test_a_print_file_a_watch_updated_is_written_whole_by_a_process_that_did_not
     assert pdf.read_bytes().count(b"%%EOF") == 1
     _cold(tiny_game)
     _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")
+
+
+def test_a_watch_looks_at_a_kept_card_file_once_and_makes_one_changed_behind_its_back_again(
+        tiny_game: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watch keeps an unchanged card's file on trust, unread, and looks at it once the build is done (one `stat`,
+    not one as it is kept and one at the end): a card file edited, or linked elsewhere, since the last build is made
+    again from the cache, not kept."""
+    from cardgen.load import freshness
+
+    out = tiny_game / "output" / "tiny"
+    storage.keep_for_next_builds()
+    _rows(tiny_game, [ALPHA, BETA, NA])
+    _build(tiny_game)
+    alpha, beta = out / "cards" / "main" / "alpha.png", out / "cards" / "main" / "beta.png"
+    with alpha.open("r+b") as handle:  # in place: the same size
+        handle.seek(100)
+        handle.write(b"edited")
+    (tmp_path / "beta.png").hardlink_to(beta)
+    looked: list[str] = []
+    file_state = freshness._file_state
+    monkeypatch.setattr(freshness, "_file_state", lambda path: looked.append(path.name) or file_state(path))
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Plainer")])
+    _build(tiny_game)
+    assert sorted(name for name in looked if name.endswith(".png")) == ["alpha.png", "back.png", "beta.png"]  # once
+    assert beta.stat().st_nlink == 1
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")
