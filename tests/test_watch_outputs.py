@@ -77,9 +77,8 @@ def test_a_watchs_print_lays_out_only_the_sheets_whose_cards_changed_and_writes_
 
 def test_a_watchs_edit_frees_the_files_it_replaced_once_it_has_reported(tiny_game: Path) -> None:
     """The print file an edit replaces and the TTS sheet it no longer makes are moved into the build's staging
-    folder, deleted after the rebuild (`ownership.remove_discarded`, which a watch calls once the rebuild has
+    folder, deleted after the rebuild (`storage.run_after_rebuild`, which a watch calls once the rebuild has
     reported), or by the next command as a leftover; a build of its own leaves nothing behind."""
-    from cardgen.core.ownership import remove_discarded
 
     out = tiny_game / "output"
     _build(tiny_game)
@@ -95,7 +94,7 @@ def test_a_watchs_edit_frees_the_files_it_replaced_once_it_has_reported(tiny_gam
         assert {path.stat().st_ino for path in staging.iterdir()} >= replaced - {sheet.stat().st_ino for sheet in
                                                                                 sheets - gone}
         if number:
-            remove_discarded()
+            storage.run_after_rebuild()
             assert not staging.exists()
     storage.BUILDS_AGAIN.clear()
     _rows(tiny_game, [ALPHA, BETA, NA])
