@@ -153,3 +153,38 @@ def test_a_watch_looks_at_a_kept_card_file_once_and_makes_one_changed_behind_its
     assert beta.stat().st_nlink == 1
     _cold(tiny_game)
     _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")
+
+
+def test_a_watch_copies_the_print_file_it_updated_ahead_for_the_next_update_and_takes_only_that_copy(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once a watch's rebuild has reported, the print file it updated is copied (`pdf_update.copy_ahead`); the next
+    update of that file takes the copy instead of copying the file then, unless the copy or the file changed since;
+    the files are a cold build's either way."""
+    from cardgen.outputs import pdf_update
+
+    monkeypatch.setattr(pdf_update, "GROWTH_AT_MOST", 10.0)  # a small file: its revisions are a large part of it
+    monkeypatch.setattr(pdf_update, "_AHEAD", [])
+    copied: list[str] = []
+    clone = pdf_update._clone
+    monkeypatch.setattr(pdf_update, "_clone", lambda source, target: copied.append(Path(target.name).name) or
+                        clone(source, target))
+    pdf = tiny_game / "output" / "tiny" / "print" / "tiny-letter.pdf"
+    storage.keep_for_next_builds()
+    _rows(tiny_game, [ALPHA, BETA, NA])
+    _build(tiny_game)
+    for number, text in enumerate(["Plainer", "Plainest", "Plain at last", "Plain again"]):
+        copied.clear()
+        _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", text)])
+        _build(tiny_game)
+        assert pdf.read_bytes().count(b"%%EOF") == number + 2
+        assert len(copied) == (0 if number in (1, 3) else 1)  # the first edit's, and one whose copy was written to
+        copied.clear()
+        storage.run_after_rebuild()
+        assert copied == ["tiny-letter.pdf.ahead"]
+        if number == 1:
+            [ahead] = (tiny_game / "output" / ".cache" / pdf_update.AHEAD_FOLDER).iterdir()
+            with ahead.open("r+b") as handle:  # in place: the same size
+                handle.seek(100)
+                handle.write(b"edited")
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")

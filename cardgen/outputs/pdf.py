@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
 from cardgen.core.errors import Problem
-from cardgen.core.storage import Cache, KeptByGame, write_atomic
+from cardgen.core.storage import Cache, KeptByGame, after_rebuild, cache_root, write_atomic
 from cardgen.core.units import mm_to_pt
 from cardgen.load.freshness import PreviousOutputs
 from cardgen.load.manifest import Game
@@ -25,7 +25,7 @@ from cardgen.options.pdf import PrintSpec
 from cardgen.outputs import reportlab_compat as rl
 from cardgen.outputs.imposition import Page, Rect, impose, items_from_cards
 from cardgen.outputs.kept_prints import pdf_name, read_kept, write_kept
-from cardgen.outputs.pdf_update import FILE_KEY, Written, append_revision, written_whole
+from cardgen.outputs.pdf_update import AHEAD_FOLDER, FILE_KEY, Written, append_revision, copy_ahead, written_whole
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
 from cardgen.raster.render import CardWork, DrawnCard
 from cardgen.record.record import BuildRecord, CardEntry
@@ -208,6 +208,8 @@ def _update(path: Path, base: Path, volume: Volume, images: ImageFiles, kept: Ke
         return False
     kept.used = {**kept.kept, FILE_KEY: now.as_kept()}  # the pages as they were: a whole write may reuse them
     kept.save()
+    # the next edit likely updates this file again: copied while a watch waits for it (the file is at `base` then)
+    after_rebuild(functools.partial(copy_ahead, base, now, cache_root(images.out_root) / AHEAD_FOLDER))
     return True
 
 
