@@ -186,5 +186,7 @@ def test_a_watch_copies_the_print_file_it_updated_ahead_for_the_next_update_and_
             with ahead.open("r+b") as handle:  # in place: the same size
                 handle.seek(100)
                 handle.write(b"edited")
+    pdf_update._drop_ahead()  # as the process's exit does (atexit)
+    assert list((tiny_game / "output" / ".cache" / pdf_update.AHEAD_FOLDER).iterdir()) == []
     _cold(tiny_game)
     _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")

@@ -18,6 +18,7 @@ place whole (`write_atomic`).
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import re
@@ -145,6 +146,7 @@ def append_revision(base: Path, target: Path, written: Written, names: list[str]
 # change times: any write to it changes them); at most one.
 _AHEAD: list[tuple[Path, tuple, Path, tuple[int, ...]]] = []
 AHEAD_FOLDER = "print-ahead"  # in the output root's cache folder
+_AHEAD_DROPPED_AT_EXIT: list[bool] = []
 
 
 def copy_ahead(path: Path, written: Written, folder: Path) -> None:
@@ -153,6 +155,9 @@ def copy_ahead(path: Path, written: Written, folder: Path) -> None:
     _drop_ahead()
     if not written.is_file(path):
         return
+    if not _AHEAD_DROPPED_AT_EXIT:  # a watch stopped leaves no copy behind
+        atexit.register(_drop_ahead)
+        _AHEAD_DROPPED_AT_EXIT.append(True)
     folder.mkdir(parents=True, exist_ok=True)
     ahead = folder / f"{path.name}.ahead"
     with path.open("rb") as source, ahead.open("wb") as handle:
