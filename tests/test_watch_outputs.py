@@ -62,6 +62,9 @@ def test_a_watchs_print_lays_out_only_the_sheets_whose_cards_changed_and_writes_
     _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Plainer")])  # a new image, in the same places
     _build(tiny_game)
     assert laid == []
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, out, cold)
+    laid.clear()
     _rows(tiny_game, [ALPHA, BETA, NA.replace(",3", ",4")])  # one more NA: the last sheet changes
     _build(tiny_game)
     assert laid == [["alpha", "alpha", "beta", "na", "na", "na", "na"]]
