@@ -43,12 +43,14 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(autouse=True)
 def builds_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test starts as a process that builds once: a watch run in a test's own thread makes its process one that
-    builds again (`storage.keep_for_next_builds`) for that test only, not for the tests after it."""
+    builds again (`storage.keep_for_next_builds`) for that test only, not for the tests after it (nor the work its
+    builds left for after them, `storage.after_rebuild`)."""
     import threading
 
     from cardgen.core import storage
 
     monkeypatch.setattr(storage, "BUILDS_AGAIN", threading.Event())
+    monkeypatch.setattr(storage, "_AFTER_REBUILD", [])
 
 
 def make_workspace(base: Path) -> Path:

@@ -62,6 +62,9 @@ def test_a_watchs_print_lays_out_only_the_sheets_whose_cards_changed_and_writes_
     _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Plainer")])  # a new image, in the same places
     _build(tiny_game)
     assert laid == []
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, out, cold)
+    laid.clear()
     _rows(tiny_game, [ALPHA, BETA, NA.replace(",3", ",4")])  # one more NA: the last sheet changes
     _build(tiny_game)
     assert laid == [["alpha", "alpha", "beta", "na", "na", "na", "na"]]
@@ -77,9 +80,8 @@ def test_a_watchs_print_lays_out_only_the_sheets_whose_cards_changed_and_writes_
 
 def test_a_watchs_edit_frees_the_files_it_replaced_once_it_has_reported(tiny_game: Path) -> None:
     """The print file an edit replaces and the TTS sheet it no longer makes are moved into the build's staging
-    folder, deleted after the rebuild (`ownership.remove_discarded`, which a watch calls once the rebuild has
+    folder, deleted after the rebuild (`storage.run_after_rebuild`, which a watch calls once the rebuild has
     reported), or by the next command as a leftover; a build of its own leaves nothing behind."""
-    from cardgen.core.ownership import remove_discarded
 
     out = tiny_game / "output"
     _build(tiny_game)
@@ -95,7 +97,7 @@ def test_a_watchs_edit_frees_the_files_it_replaced_once_it_has_reported(tiny_gam
         assert {path.stat().st_ino for path in staging.iterdir()} >= replaced - {sheet.stat().st_ino for sheet in
                                                                                 sheets - gone}
         if number:
-            remove_discarded()
+            storage.run_after_rebuild()
             assert not staging.exists()
     storage.BUILDS_AGAIN.clear()
     _rows(tiny_game, [ALPHA, BETA, NA])
@@ -103,3 +105,91 @@ def test_a_watchs_edit_frees_the_files_it_replaced_once_it_has_reported(tiny_gam
     assert list(out.glob(".tiny.building-*")) == []
     _cold(tiny_game)
     _same_as_cold(tiny_game, out / "tiny", tiny_game / "cold" / "tiny")
+
+
+def test_a_print_file_a_watch_updated_is_written_whole_by_a_process_that_did_not_see_the_update(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watch keeps what its print updates made in memory (`KeptByGame.deferred`), not in the pages' entry: another
+    process finds there an earlier write's state, which the file no longer is, and writes the file whole."""
+    from cardgen.outputs import pdf_update
+
+    monkeypatch.setattr(pdf_update, "GROWTH_AT_MOST", 10.0)  # a small file: its revisions are a large part of it
+    pdf = tiny_game / "output" / "tiny" / "print" / "tiny-letter.pdf"
+    storage.keep_for_next_builds()
+    _rows(tiny_game, [ALPHA, BETA, NA])
+    _build(tiny_game)
+    for text in ["Plainer", "Plainest"]:
+        _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", text)])
+        _build(tiny_game)
+    assert pdf.read_bytes().count(b"%%EOF") == 3  # written whole, then two revisions
+    storage.BUILDS_AGAIN.clear()
+    monkeypatch.setattr(storage, "_KNOWN_ENTRIES", {})  # a process of its own
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Plain at last")])
+    _build(tiny_game)
+    assert pdf.read_bytes().count(b"%%EOF") == 1
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")
+
+
+def test_a_watch_looks_at_a_kept_card_file_once_and_makes_one_changed_behind_its_back_again(
+        tiny_game: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watch keeps an unchanged card's file on trust, unread, and looks at it once the build is done (one `stat`,
+    not one as it is kept and one at the end): a card file edited, or linked elsewhere, since the last build is made
+    again from the cache, not kept."""
+    from cardgen.load import freshness
+
+    out = tiny_game / "output" / "tiny"
+    storage.keep_for_next_builds()
+    _rows(tiny_game, [ALPHA, BETA, NA])
+    _build(tiny_game)
+    alpha, beta = out / "cards" / "main" / "alpha.png", out / "cards" / "main" / "beta.png"
+    with alpha.open("r+b") as handle:  # in place: the same size
+        handle.seek(100)
+        handle.write(b"edited")
+    (tmp_path / "beta.png").hardlink_to(beta)
+    looked: list[str] = []
+    file_state = freshness._file_state
+    monkeypatch.setattr(freshness, "_file_state", lambda path: looked.append(path.name) or file_state(path))
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Plainer")])
+    _build(tiny_game)
+    assert sorted(name for name in looked if name.endswith(".png")) == ["alpha.png", "back.png", "beta.png"]  # once
+    assert beta.stat().st_nlink == 1
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")
+
+
+def test_a_watch_copies_the_print_file_it_updated_ahead_for_the_next_update_and_takes_only_that_copy(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once a watch's rebuild has reported, the print file it updated is copied (`pdf_update.copy_ahead`); the next
+    update of that file takes the copy instead of copying the file then, unless the copy or the file changed since;
+    the files are a cold build's either way."""
+    from cardgen.outputs import pdf_update
+
+    monkeypatch.setattr(pdf_update, "GROWTH_AT_MOST", 10.0)  # a small file: its revisions are a large part of it
+    monkeypatch.setattr(pdf_update, "_AHEAD", [])
+    copied: list[str] = []
+    clone = pdf_update._clone
+    monkeypatch.setattr(pdf_update, "_clone", lambda source, target: copied.append(Path(target.name).name) or
+                        clone(source, target))
+    pdf = tiny_game / "output" / "tiny" / "print" / "tiny-letter.pdf"
+    storage.keep_for_next_builds()
+    _rows(tiny_game, [ALPHA, BETA, NA])
+    _build(tiny_game)
+    for number, text in enumerate(["Plainer", "Plainest", "Plain at last", "Plain again"]):
+        copied.clear()
+        _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", text)])
+        _build(tiny_game)
+        assert pdf.read_bytes().count(b"%%EOF") == number + 2
+        assert len(copied) == (0 if number in (1, 3) else 1)  # the first edit's, and one whose copy was written to
+        copied.clear()
+        storage.run_after_rebuild()
+        assert copied == ["tiny-letter.pdf.ahead"]
+        if number == 1:
+            [ahead] = (tiny_game / "output" / ".cache" / pdf_update.AHEAD_FOLDER).iterdir()
+            with ahead.open("r+b") as handle:  # in place: the same size
+                handle.seek(100)
+                handle.write(b"edited")
+    pdf_update._drop_ahead()  # as the process's exit does (atexit)
+    assert list((tiny_game / "output" / ".cache" / pdf_update.AHEAD_FOLDER).iterdir()) == []
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")

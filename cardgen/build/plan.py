@@ -425,7 +425,8 @@ class CardFiles:
             if self.previous is None:
                 self._copy(art.cache_path, target)
             else:  # (its name given: not worked out again from the path, ~5 ms at 1,000 cards)
-                self.previous.place(target, art.key, functools.partial(self._copy, art.cache_path), relative_path)
+                self.previous.place(target, art.key, functools.partial(self._copy, art.cache_path), relative_path,
+                                    trust=True)
             if self.keep_svg:
                 write_text(target.with_suffix(".svg"), art.rendered.svg)
         with self.changed:

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TypeVar
 
 from cardgen.core.errors import OutputBusy
-from cardgen.core.ownership import remove_discarded, wait_until_free
+from cardgen.core.ownership import wait_until_free
+from cardgen.core.storage import run_after_rebuild
 
 if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver, ObservedWatch
@@ -117,15 +118,15 @@ def watch_games(root: Path, games: list[str], rebuild: Callable[[list[str]], Non
 
 
 def _settled(rebuild: Callable[[list[str]], None], games: list[str]) -> None:
-    """Rebuild the games, then (once it has said what it did) delete its staging folders (`ownership.discard`),
-    collect the rebuild's garbage and freeze what is left:
+    """Rebuild the games, then (once it has said what it did) do the work it left (`storage.after_rebuild`: its
+    staging folders deleted, a print file copied ahead), collect the rebuild's garbage and freeze what is left:
     the state kept for the next rebuild (records, rendered SVGs, converted rows, pieces of the outputs). A rebuild's
     collections then walk only what it makes itself, and (see FULL_PASSES_AFTER) none walks the whole heap: at
     10,000 cards, full passes over the kept state took ~1 s of every edit."""
     try:
         rebuild(games)
     finally:
-        remove_discarded()
+        run_after_rebuild()
         gc.collect()
         gc.freeze()
 

@@ -9,6 +9,7 @@ root may not be the workspace, hold it, or hold or lie inside its source folders
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import re
 import shutil
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Iterator
 
 from cardgen.core.errors import CardgenError, OutputBusy
-from cardgen.core.storage import CACHE_DIR, builds_again
+from cardgen.core.storage import CACHE_DIR, after_rebuild, builds_again
 
 STAMP = ".cardgen-made"
 STAMP_TEXT = "This folder was made by cardgen; `cardgen build` and `cardgen clean` may replace or delete it.\n"
@@ -126,29 +127,23 @@ def remove_ours(folder: Path) -> None:
         _delete_stamp_last(folder)
 
 
-# The folders `discard` left for `remove_discarded`: in a process that builds again, a build's staging folder, which
-# holds the files an edit replaced or deleted (see `PreviousOutputs.put_in_place`: freeing a print file's 87 MB took
-# ~25 ms of a watch's edit), is removed once the rebuild has said what it did. One a stopped process left behind is
-# a leftover, which the next command holding the output root's lock removes (`remove_leftovers`).
-_DISCARDED: list[Path] = []
-
-
 def discard(folder: Path) -> None:
-    """Delete a folder cardgen made (see `remove_ours`): now, or in a process that builds again, at its next
-    `remove_discarded` (a watch calls it after each rebuild)."""
+    """Delete a folder cardgen made (see `remove_ours`): now, or in a process that builds again, once the rebuild has
+    said what it did (`storage.after_rebuild`). A build's staging folder holds the files an edit replaced or deleted
+    (see `PreviousOutputs.put_in_place`: freeing a print file's 87 MB took ~25 ms of a watch's edit); one a stopped
+    process left behind is a leftover, which the next command holding the output root's lock removes."""
     if builds_again():
-        _DISCARDED.append(folder)
+        after_rebuild(functools.partial(_remove_quietly, folder))
     else:
         remove_ours(folder)
 
 
-def remove_discarded() -> None:
-    """Delete the folders `discard` left (best effort: another command may have removed one as a leftover)."""
-    while _DISCARDED:
-        try:
-            remove_ours(_DISCARDED.pop())
-        except (OSError, CardgenError):
-            pass
+def _remove_quietly(folder: Path) -> None:
+    """Delete a folder cardgen made, if it is still there (another command may have removed it as a leftover)."""
+    try:
+        remove_ours(folder)
+    except (OSError, CardgenError):
+        pass
 
 
 def _delete_stamp_last(folder: Path) -> None:

@@ -485,6 +485,27 @@ def builds_again() -> bool:
     return BUILDS_AGAIN.is_set()
 
 
+# In a process that builds again, work a build leaves for when it has said what it did (`after_rebuild`), done by
+# `run_after_rebuild` (a watch calls it after each rebuild, while it waits for the next save): freeing what an edit
+# replaced, copying ahead the print file the next edit will likely update.
+_AFTER_REBUILD: list[Callable[[], object]] = []
+
+
+def after_rebuild(work: Callable[[], object]) -> None:
+    """Leave `work` for `run_after_rebuild` (nothing, in a process that builds once: the caller does without)."""
+    if builds_again():
+        _AFTER_REBUILD.append(work)
+
+
+def run_after_rebuild() -> None:
+    """Do the work builds left (best effort: a file system error leaves that work undone)."""
+    while _AFTER_REBUILD:
+        try:
+            _AFTER_REBUILD.pop(0)()
+        except OSError:
+            pass
+
+
 # What the `KeptByGame` entries this process last read or wrote hold, by their file and its identity (see
 # `file_identity`): a watch or serve rebuilding a game takes its rendered SVGs, layout findings, template scans and
 # print pages from here instead of verifying and parsing each entry again. The values are shared by the builds,

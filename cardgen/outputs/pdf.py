@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
 from cardgen.core.errors import Problem
-from cardgen.core.storage import KeptByGame, write_atomic
+from cardgen.core.storage import Cache, KeptByGame, after_rebuild, cache_root, write_atomic
 from cardgen.core.units import mm_to_pt
 from cardgen.load.freshness import PreviousOutputs
 from cardgen.load.manifest import Game
@@ -24,7 +24,7 @@ from cardgen.options.pdf import PrintSpec
 from cardgen.outputs import reportlab_compat as rl
 from cardgen.outputs.imposition import Page, Rect, impose, items_from_cards
 from cardgen.outputs.kept_prints import pdf_name, read_kept, write_kept
-from cardgen.outputs.pdf_update import FILE_KEY, Written, append_revision, written_whole
+from cardgen.outputs.pdf_update import AHEAD_FOLDER, FILE_KEY, Written, append_revision, copy_ahead, written_whole
 from cardgen.outputs.print_work import MaskedImage, PrintJPEG
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
 from cardgen.raster.render import CardWork
@@ -121,8 +121,13 @@ class Volume:
         return [images.name(slot.image) for page in self.pages for slot in page.slots]
 
     def kept(self, out_root: Path, path: Path) -> KeptByGame:
-        """The pages the last build drew into the file of this name (see `_draw_pages`)."""
-        return KeptByGame(out_root, "print-pages", f"{self.game}\0{path.name}")
+        """The pages the last build drew into the file of this name (see `_draw_pages`), and what that write made
+        (`pdf_update.Written`). In a process that builds again, an edit's are kept in memory (`KeptByGame.deferred`):
+        a process that reads the entry's file then finds there an earlier write's state, which its file no longer
+        is (`Written.is_file`), and writes the file whole once."""
+        kept = KeptByGame(out_root, "print-pages", f"{self.game}\0{path.name}")
+        kept.deferred = True
+        return kept
 
 
 class _VolumeWriter:
@@ -203,6 +208,8 @@ def _update(path: Path, base: Path, volume: Volume, images: ImageFiles, kept: Ke
         return False
     kept.used = {**kept.kept, FILE_KEY: now.as_kept()}  # the pages as they were: a whole write may reuse them
     kept.save()
+    # the next edit likely updates this file again: copied while a watch waits for it (the file is at `base` then)
+    after_rebuild(functools.partial(copy_ahead, base, now, cache_root(images.out_root) / AHEAD_FOLDER))
     return True
 
 

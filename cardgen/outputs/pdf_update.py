@@ -18,15 +18,16 @@ place whole (`write_atomic`).
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import re
 import shutil
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, BinaryIO, get_origin, get_type_hints
 
-from cardgen.core.storage import write_atomic
+from cardgen.core.storage import FILE_MODE, write_atomic
 
 FILE_KEY = "file"  # its key among the kept pages (theirs are hex digests)
 GROWTH_AT_MOST = 0.3  # the revisions' bytes, as a share of the file last written whole; then it is written whole
@@ -66,8 +67,9 @@ class Written:
         return cls(**kept)
 
     def as_kept(self) -> dict[str, Any]:
-        """The state as it is kept (JSON)."""
-        return asdict(self)
+        """The state as it is kept (JSON): its lists shared, not copied (`asdict` copied each image's numbers, ~10 ms
+        an edit at 1,000 cards); neither is changed once made."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
 
     def replacements(self, layout: str, names: list[str]) -> dict[str, str] | None:
         """Which image replaces which (old name: new name) when the file to write differs from this one only in
@@ -120,8 +122,9 @@ def append_revision(base: Path, target: Path, written: Written, names: list[str]
     `formatted` (their bytes, by object number), an xref section of them and a trailer. Its state, the file now
     drawing `names` with `objects`; None, with nothing written, when the copy is not the file `written` says."""
     def write(temp: Path) -> None:
-        with base.open("rb") as source, temp.open("wb") as handle:
-            _clone(source, handle)
+        if not _take_ahead(base, written, temp):
+            with base.open("rb") as source, temp.open("wb") as handle:
+                _clone(source, handle)
         if not written.is_file(base) or temp.stat().st_size != written.size or _tail(temp) != written.tail:
             raise _NotTheFile
         with temp.open("ab") as handle:
@@ -134,6 +137,71 @@ def append_revision(base: Path, target: Path, written: Written, names: list[str]
     state = target.stat()
     return replace(written, names=names, objects=objects, startxref=written.size + _xref_at(formatted),
                    size=state.st_size, mtime_ns=state.st_mtime_ns, tail=_tail(target), revisions=written.revisions + 1)
+
+
+# In a process that builds again, a copy of the print file its last update wrote, made once that build had reported
+# (`copy_ahead`: a watch does it while it waits for the next save), which the next update of that file takes in
+# place of copying it then (~28 ms for 87 MB, at 1,000 cards and any size above). Known in this process's memory
+# only, by the file's path and the state it copies, and by its own state (device, inode, size, modification and
+# change times: any write to it changes them); at most one.
+_AHEAD: list[tuple[Path, tuple, Path, tuple[int, ...]]] = []
+AHEAD_FOLDER = "print-ahead"  # in the output root's cache folder
+_AHEAD_DROPPED_AT_EXIT: list[bool] = []
+
+
+def copy_ahead(path: Path, written: Written, folder: Path) -> None:
+    """Copy the file `written` describes, at `path`, into `folder` for its next update (see `_AHEAD`), the copy made
+    before dropped."""
+    _drop_ahead()
+    if not written.is_file(path):
+        return
+    if not _AHEAD_DROPPED_AT_EXIT:  # a watch stopped leaves no copy behind
+        atexit.register(_drop_ahead)
+        _AHEAD_DROPPED_AT_EXIT.append(True)
+    folder.mkdir(parents=True, exist_ok=True)
+    ahead = folder / f"{path.name}.ahead"
+    with path.open("rb") as source, ahead.open("wb") as handle:
+        _clone(source, handle)
+    if written.is_file(path):  # not changed meanwhile
+        _AHEAD.append((path, _copied(written), ahead, _state(ahead)))
+
+
+def _take_ahead(path: Path, written: Written, temp: Path) -> bool:
+    """Put at `temp` the copy made ahead of the file `written` describes at `path`, when there is one and it is as it
+    was made; whether it did (the copy is dropped either way)."""
+    ahead = _AHEAD[0] if _AHEAD else None
+    _AHEAD.clear()
+    if ahead is None or ahead[:2] != (path, _copied(written)) or _state(ahead[2]) != ahead[3]:
+        _drop(ahead[2] if ahead else None)
+        return False
+    os.replace(ahead[2], temp)
+    os.chmod(temp, FILE_MODE)
+    return True
+
+
+def _copied(written: Written) -> tuple:
+    """What tells one state of a print file from another (see `Written.is_file`)."""
+    return written.size, written.mtime_ns, written.tail
+
+
+def _state(path: Path) -> tuple[int, ...]:
+    """A file's device, inode, size, modification and change times (empty when it is not there)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return ()
+    return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns
+
+
+def _drop_ahead() -> None:
+    """Delete the copy made ahead, if any."""
+    if _AHEAD:
+        _drop(_AHEAD.pop()[2])
+
+
+def _drop(path: Path | None) -> None:
+    if path is not None:
+        path.unlink(missing_ok=True)
 
 
 class _NotTheFile(Exception):

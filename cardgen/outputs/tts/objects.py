@@ -74,6 +74,12 @@ def json_parts(value: Any, depth: int = 0, used: dict[tuple[int, tuple], tuple[d
     objects holding such lists key by key."""
     import pydantic_core
 
+    if used is not None and isinstance(value, dict):  # an object the last export wrote whole: not looked into
+        kept = _TEXTS.get((id(value), ("json", depth)))
+        if kept is not None and kept[0] is value:
+            used[(id(value), ("json", depth))] = kept
+            yield kept[1]
+            return
     if not _holds_many(value):
         def text() -> bytes:
             return pydantic_core.to_json(value, indent=2).replace(b"\n", b"\n" + b"  " * depth)

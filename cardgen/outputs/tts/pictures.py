@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from cardgen.core.storage import Cache
+from cardgen.core.storage import Cache, builds_again
 from cardgen.outputs.jpeg_tiles import Tile, encode_tile, join_tiles, read_tile
 from cardgen.outputs.reuse import inputs_key, make_cached
 from cardgen.outputs.tts.sheets import MAX_SIDE_PX
@@ -160,11 +160,31 @@ class SheetPicture:
         size = self.slots[0].size
         empty = Plain(size, EMPTY_SLOT)
         slots = [*self.slots, *[empty] * ((self.width // size[0]) * (self.height // size[1]) - len(self.slots))]
+        tiles: dict[str, Tile] = {}
         try:
-            return join_tiles([read_tile(slot.stored(out_root, cards).read_bytes(), size) if isinstance(slot, Cell)
-                               else _plain_tile(slot, quality) for slot in slots], self.columns)
+            joined = join_tiles([_cell_tile(slot, out_root, cards, tiles) if isinstance(slot, Cell)
+                                 else _plain_tile(slot, quality) for slot in slots], self.columns)
         except ValueError:
             return None
+        if builds_again():  # an edit of a card joins its sheet again: its other cells are these
+            _TILES.clear()
+            _TILES.update(tiles)
+        return joined
+
+
+# In a process that builds again, the cells of the sheet it joined last, as tiles, by their keys (content-addressed:
+# each read from its verified cache entry): the next edit of a card of that sheet reads its new cell only, not the
+# 70 (~10 ms of a 1,000-card edit: reading, looking up and cutting each into rows).
+_TILES: dict[str, Tile] = {}
+
+
+def _cell_tile(cell: Cell, out_root: Path, cards: CardImages, tiles: dict[str, Tile]) -> Tile:
+    """A cell of a JPEG sheet as a tile (ValueError when its file is not one), noted in `tiles`."""
+    key = cell.key
+    tile = (_TILES.get(key) if builds_again() else None) or read_tile(cell.stored(out_root, cards).read_bytes(),
+                                                                       cell.size)
+    tiles[key] = tile
+    return tile
 
 
 @functools.lru_cache(maxsize=8)

@@ -82,43 +82,41 @@ class Recipes:
     """Every image of an export (collected by a planning run of the exporter), to share out as card work."""
 
     def __init__(self) -> None:
-        self.cells: dict[str, list[Cell]] = {}  # by card image hash
-        self.images: dict[str, list[ExportImage]] = {}  # images made from a card image, by its hash
+        self.images: dict[int, ExportImage] = {}  # by identity (an image object shared by decks is one image)
         self.faces: dict[str, CoverFace] = {}  # the thumbnail's faces, by card image hash
 
     def add(self, image: ExportImage) -> None:
         """Take in one image of the export."""
-        picture = image.picture
-        if isinstance(picture, Plain):
-            return
-        for source in picture.sources:
-            self.images.setdefault(source, []).append(image)
-        for slot in picture.slots if isinstance(picture, SheetPicture) else ():
-            if isinstance(slot, Cell) and slot not in self.cells.setdefault(slot.source.hash, []):
-                self.cells[slot.source.hash].append(slot)
+        if not isinstance(image.picture, Plain):
+            self.images[id(image)] = image
 
     def work(self, out_root: Path) -> dict[str, TTSCardWork]:
-        """What is missing from the caches, as work on the card images it is made from."""
-        # An export image object is shared by its cards: looked up in the cache, and a sheet's work made, once.
-        shared = {id(image): image for images in self.images.values() for image in images}
-        missing_images = {key: image for key, image in shared.items() if not image.cached(out_root)}
-        sheets = {key: (set(image.picture.slots), SheetWork.of(image, out_root))
-                  for key, image in missing_images.items() if isinstance(image.picture, SheetPicture)}
-        # A cell is made for a sheet only: the cells of sheets in the cache are not looked up (an edit's are the
-        # 70 of its card's sheet, not the game's every cell: ~20 ms of a watch's edit at 1,000 cards).
-        wanted = set().union(*(slots for slots, _ in sheets.values()))
+        """What is missing from the caches, as work on the card images it is made from: the cells of each sheet
+        missing, and the sheet itself (done by the card that completes it), and each other image missing.
+
+        Only the cells of sheets missing are looked up: a cell is made for a sheet only (an edit's are the 70 of
+        its card's sheet, not the game's every cell, ~20 ms of a watch's edit at 1,000 cards)."""
         stored = _stored_cells(out_root)
-        work = {}
-        for key in {*self.cells, *self.images, *self.faces}:
-            missing = tuple(c for c in self.cells.get(key, ()) if c in wanted and not stored(c))
-            images = [image for image in self.images.get(key, ()) if id(image) in missing_images]
-            sheet_work = tuple(sheets[id(image)][1] for image in images if id(image) in sheets
-                               and any(c in sheets[id(image)][0] for c in missing))
-            others = tuple(image for image in images if id(image) not in sheets)
-            faces = tuple(face for face in [self.faces.get(key)] if face and not face.cache(out_root).has(face.key))
-            if missing or others or sheet_work or faces:
-                work[key] = TTSCardWork(out_root, key, missing, others, sheet_work, faces)
-        return work
+        cells: dict[str, dict[Cell, None]] = {}  # by card image hash, in order
+        sheets: dict[str, dict[int, SheetWork]] = {}  # the sheets a card's cells complete, by card image hash
+        others: dict[str, list[ExportImage]] = {}
+        for image in self.images.values():
+            picture = image.picture
+            if isinstance(picture, Plain) or image.cached(out_root):  # (a plain image is not added)
+                continue
+            if not isinstance(picture, SheetPicture):
+                for source in picture.sources:
+                    others.setdefault(source, []).append(image)
+                continue
+            sheet = SheetWork.of(image, out_root)
+            for cell in dict.fromkeys(slot for slot in picture.slots if isinstance(slot, Cell)):
+                if not stored(cell):
+                    cells.setdefault(cell.source.hash, {})[cell] = None
+                    sheets.setdefault(cell.source.hash, {})[id(image)] = sheet
+        faces = {key: face for key, face in self.faces.items() if not face.cache(out_root).has(face.key)}
+        return {key: TTSCardWork(out_root, key, tuple(cells.get(key, ())), tuple(others.get(key, ())),
+                                 tuple(sheets.get(key, {}).values()), tuple([faces[key]] if key in faces else []))
+                for key in {*cells, *others, *faces}}
 
 
 def _stored_cells(out_root: Path) -> Callable[[Cell], bool]:
