@@ -1,4 +1,5 @@
-"""What cardgen does to its own process: a patch at start-up (pydantic's plugin loader) and a fast exit.
+"""What cardgen does to its own process: a patch at start-up (pydantic's plugin loader), a fast exit, and the garbage
+collector of a build (`settled_imports`).
 
 `cli.py` imports this module before any command runs, so the patch is in place before pydantic is imported.
 """
