@@ -61,3 +61,30 @@ def test_a_thread_still_running_is_waited_for() -> None:
     done = _cardgen("--version", thread=True)
     assert done.returncode == 0
     assert "thread finished" in done.stderr
+
+
+def test_the_pipeline_is_imported_without_collector_passes_and_frozen_after(tiny_game: Path) -> None:
+    """The objects importing makes live as long as the process: a build imports its pipeline with the garbage
+    collector off (no pass runs while `cardgen.build.build` is being imported) and freezes them after, so that
+    no later pass walks them; the collector is on again for the build itself, its youngest generation collected
+    every `YOUNG_OBJECTS` objects (a few passes for this game, not ~100)."""
+    code = """
+import gc, sys
+from pathlib import Path
+from cardgen.commands.build_cmd import build_one
+
+importing, after = [], []
+
+def note(phase, info):
+    module = sys.modules.get("cardgen.build.build")
+    if phase == "start":
+        building = getattr(getattr(module, "__spec__", None), "_initializing", False)
+        (importing if building else after if module is not None else []).append(1)
+
+gc.callbacks.append(note)
+build_one(Path(sys.argv[1]), "tiny", Path(sys.argv[1]) / "output", 1)
+print(len(importing), len(after), gc.isenabled(), gc.get_freeze_count() > 20_000)
+"""
+    result = subprocess.run([sys.executable, "-c", code, str(tiny_game)], capture_output=True, text=True, check=True)
+    passes_importing, passes_after, enabled, frozen = result.stdout.splitlines()[-1].split()
+    assert (passes_importing, enabled, frozen) == ("0", "True", "True") and 0 < int(passes_after) < 20, result.stdout

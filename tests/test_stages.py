@@ -370,6 +370,16 @@ def test_each_registered_stage_owns_the_options_model_the_registry_names() -> No
             f"{stage.__name__} is not Stage[{output.options}] as the registry's line for '{name}' says"
 
 
+def test_each_registered_stage_with_card_work_names_its_work_module() -> None:
+    """A stage that does work on card images in the render workers (`card_work`) names the module of that work in
+    its registry line (`work`), which the workers import as they start; a stage without card work names none."""
+    for name, output in OUTPUTS.items():
+        has_work = stage_class(name).card_work is not Stage.card_work
+        assert has_work == (output.work is not None), f"'{name}': card work {has_work}, registry's work {output.work}"
+        if output.work is not None:
+            importlib.import_module(output.work)
+
+
 def _fields(cls: type) -> set[str]:
     """The fields a class holds (a pydantic model, a dataclass, a NamedTuple or annotations), lengths' `_mm`
     suffixes dropped: `gap_mm` copies `gap`."""
