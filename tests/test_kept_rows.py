@@ -93,6 +93,7 @@ def _file(name: str, old: str, new: str) -> Callable[[Path], None]:
 # Each edit, and whether the game then builds.
 EDITS: list[tuple[str, Callable[[Path], None], bool]] = [
     ("a row changed", _rows(lambda lines: [line.replace("Plain", "Plainer") for line in lines]), True),
+    ("spaces around a name", _rows(lambda lines: [line.replace("Beta,", " Beta ,") for line in lines]), True),
     ("a row added", _rows(lambda lines: [*lines, "Delta,1,Added,1"]), True),
     ("the total broken", _rows(lambda lines: [*lines[:-1], "Delta,4,Added,1"]), True),
     ("a row removed", _rows(lambda lines: [lines[0], *lines[2:]]), True),
@@ -109,10 +110,10 @@ TOTAL_BROKEN = ("the total broken", "a row removed", "rows reordered", "a field'
 
 
 def test_edits_in_a_process_building_again_find_and_make_what_a_fresh_process_does(tiny_game: Path) -> None:
-    """After each edit (a row changed, added, removed, rows reordered, a field's type, a template or an image the
-    cards draw changed, a total rule and the ids' uniqueness broken and mended), a build in a process that keeps its
-    rows gives the findings, the record, gallery, TTS save and card images that a fresh process gives; an unchanged
-    row's card is the last build's object, a changed one's a new one."""
+    """After each edit (a row changed, added, removed, rows reordered, spaces around a name, a field's type, a
+    template or an image the cards draw changed, a total rule and the ids' uniqueness broken and mended), a build in
+    a process that keeps its rows gives the findings, the record, gallery, TTS save and card images that a fresh
+    process gives; an unchanged row's card is the last build's object, a changed one's a new one."""
     manifest = tiny_game / "data" / "tiny" / "game.yaml"
     manifest.write_text(manifest.read_text().replace("    back: back.svg\n", "    back: back.svg\n" + STRONG) + RULE)
     _file("templates/tiny/face.svg", "</svg>", "{{ image('mark.png', 10, 10, 50, 50) }}</svg>")(tiny_game)

@@ -237,7 +237,7 @@ def csv_table(text: str, shown_as: str, delimiter: str | None = None) -> Table:
         kept = _kept_rows(shown_as, table.header)
         line, blank = header_line + 1, None
         for cells in reader:
-            if not any(c.strip() for c in cells):
+            if not "".join(cells).strip():  # (every cell blank: one join, not a strip a cell)
                 blank = blank or line
             else:
                 if blank:
