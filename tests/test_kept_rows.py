@@ -41,7 +41,7 @@ def _outputs(folder: Path) -> dict[str, bytes | str]:
     """What a build wrote that does not say when or where: build.json (its times, file stamps, counts of images
     drawn and found and output root left out), the gallery, the Tabletop Simulator save and every card image."""
     texts: dict[str, bytes | str] = {}
-    for name in ("build.json", "index.html", "tts/Tiny.json"):
+    for name in ("build.json", "index.html", *(p.relative_to(folder).as_posix() for p in folder.glob("tts/*.json"))):
         text = (folder / name).read_text(encoding="utf-8").replace(str(folder.parent), "ROOT")
         if name == "build.json":
             text = re.sub(r'\n  "(sources|stats)": \{.*?\n  \}', "", text, flags=re.DOTALL)  # (drawn or found)
@@ -143,3 +143,24 @@ def test_edits_in_a_process_building_again_find_and_make_what_a_fresh_process_do
         if what == "a row changed":  # (after a removal or a reorder, every row after it is on another line)
             again = _kept_cards()
             assert [again[id] is cards[id] for id in ("alpha", "beta", "na")] == [True, True, False]
+
+
+def test_a_game_built_in_one_of_its_languages_again_in_one_process_is_translated_as_in_a_fresh_one(
+        workspace: Path) -> None:
+    """A translation writes its cards (their text, and the original kept for the rules): a game built in one of its
+    languages keeps no cards between builds, so a second French build of a watch translates the English rows again,
+    its findings and record those of a fresh process."""
+    from conftest import SIMPLE_BACK, SIMPLE_FACE, write_game
+    from test_languages import CARDS, MANIFEST
+
+    write_game(workspace, "tiny", MANIFEST, {"cards.csv": CARDS}, {"face.svg": SIMPLE_FACE, "back.svg": SIMPLE_BACK})
+    data.remember_rows()
+    options = BuildOptions(workspace / "kept" / "fr", jobs=1, lang="fr")  # where `build --lang fr` builds
+    build_game(workspace, "tiny", options, stages=stage_names())
+    _file("data/tiny/cards.csv", "Lose 1 Scrap.", "Lose 2 Scrap.")(workspace)
+    mine = build_game(workspace, "tiny", options, stages=stage_names())
+    assert _fresh(workspace, "build", "tiny", "--lang", "fr", "--out", str(workspace / "fresh"), "-j",
+                  "1").returncode == 0
+    assert [f.rule for f in mine.findings] == [f["rule"] for f in json.loads(
+        (workspace / "fresh" / "fr" / "tiny" / "build.json").read_text(encoding="utf-8"))["warnings"]]
+    assert _outputs(workspace / "kept" / "fr" / "tiny") == _outputs(workspace / "fresh" / "fr" / "tiny")
