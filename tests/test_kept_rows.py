@@ -164,3 +164,20 @@ def test_a_game_built_in_one_of_its_languages_again_in_one_process_is_translated
     assert [f.rule for f in mine.findings] == [f["rule"] for f in json.loads(
         (workspace / "fresh" / "fr" / "tiny" / "build.json").read_text(encoding="utf-8"))["warnings"]]
     assert _outputs(workspace / "kept" / "fr" / "tiny") == _outputs(workspace / "fresh" / "fr" / "tiny")
+
+
+def test_a_note_made_once_a_file_is_made_again_on_another_row_after_an_edit(workspace: Path) -> None:
+    """Data under a column with no name is noted once a file, at its first row holding some: when an edit empties
+    that row's cell, a process that builds again notes the next row, as a fresh process does."""
+    from conftest import SIMPLE_BACK, SIMPLE_FACE, SIMPLE_MANIFEST, write_game
+
+    from cardgen.load.manifest import load_game
+
+    write_game(workspace, "tiny", SIMPLE_MANIFEST, {"cards.csv": "name,power,,text\nA,1,x,a\nB,2,y,b\nC,3,,c\n"},
+               {"face.svg": SIMPLE_FACE, "back.svg": SIMPLE_BACK})
+    data.remember_rows()
+    first = data.read_game_data(load_game(workspace, "tiny"))
+    assert [(p.rule, p.row) for p in first.problems] == [("unnamed-column", 2)]
+    _file("data/tiny/cards.csv", "A,1,x,a", "A,1,,a")(workspace)
+    again = data.read_game_data(load_game(workspace, "tiny"))
+    assert [(p.rule, p.row) for p in again.problems] == [("unnamed-column", 3)]
