@@ -41,7 +41,7 @@ def _outputs(folder: Path) -> dict[str, bytes | str]:
     """What a build wrote that does not say when or where: build.json (its times, file stamps, counts of images
     drawn and found and output root left out), the gallery, the Tabletop Simulator save and every card image."""
     texts: dict[str, bytes | str] = {}
-    for name in ("build.json", "index.html", "tts/Tiny.json"):
+    for name in ("build.json", "index.html", *(p.relative_to(folder).as_posix() for p in folder.glob("tts/*.json"))):
         text = (folder / name).read_text(encoding="utf-8").replace(str(folder.parent), "ROOT")
         if name == "build.json":
             text = re.sub(r'\n  "(sources|stats)": \{.*?\n  \}', "", text, flags=re.DOTALL)  # (drawn or found)
@@ -93,6 +93,7 @@ def _file(name: str, old: str, new: str) -> Callable[[Path], None]:
 # Each edit, and whether the game then builds.
 EDITS: list[tuple[str, Callable[[Path], None], bool]] = [
     ("a row changed", _rows(lambda lines: [line.replace("Plain", "Plainer") for line in lines]), True),
+    ("spaces around a name", _rows(lambda lines: [line.replace("Beta,", " Beta ,") for line in lines]), True),
     ("a row added", _rows(lambda lines: [*lines, "Delta,1,Added,1"]), True),
     ("the total broken", _rows(lambda lines: [*lines[:-1], "Delta,4,Added,1"]), True),
     ("a row removed", _rows(lambda lines: [lines[0], *lines[2:]]), True),
@@ -109,10 +110,10 @@ TOTAL_BROKEN = ("the total broken", "a row removed", "rows reordered", "a field'
 
 
 def test_edits_in_a_process_building_again_find_and_make_what_a_fresh_process_does(tiny_game: Path) -> None:
-    """After each edit (a row changed, added, removed, rows reordered, a field's type, a template or an image the
-    cards draw changed, a total rule and the ids' uniqueness broken and mended), a build in a process that keeps its
-    rows gives the findings, the record, gallery, TTS save and card images that a fresh process gives; an unchanged
-    row's card is the last build's object, a changed one's a new one."""
+    """After each edit (a row changed, added, removed, rows reordered, spaces around a name, a field's type, a
+    template or an image the cards draw changed, a total rule and the ids' uniqueness broken and mended), a build in
+    a process that keeps its rows gives the findings, the record, gallery, TTS save and card images that a fresh
+    process gives; an unchanged row's card is the last build's object, a changed one's a new one."""
     manifest = tiny_game / "data" / "tiny" / "game.yaml"
     manifest.write_text(manifest.read_text().replace("    back: back.svg\n", "    back: back.svg\n" + STRONG) + RULE)
     _file("templates/tiny/face.svg", "</svg>", "{{ image('mark.png', 10, 10, 50, 50) }}</svg>")(tiny_game)
@@ -142,3 +143,41 @@ def test_edits_in_a_process_building_again_find_and_make_what_a_fresh_process_do
         if what == "a row changed":  # (after a removal or a reorder, every row after it is on another line)
             again = _kept_cards()
             assert [again[id] is cards[id] for id in ("alpha", "beta", "na")] == [True, True, False]
+
+
+def test_a_game_built_in_one_of_its_languages_again_in_one_process_is_translated_as_in_a_fresh_one(
+        workspace: Path) -> None:
+    """A translation writes its cards (their text, and the original kept for the rules): a game built in one of its
+    languages keeps no cards between builds, so a second French build of a watch translates the English rows again,
+    its findings and record those of a fresh process."""
+    from conftest import SIMPLE_BACK, SIMPLE_FACE, write_game
+    from test_languages import CARDS, MANIFEST
+
+    write_game(workspace, "tiny", MANIFEST, {"cards.csv": CARDS}, {"face.svg": SIMPLE_FACE, "back.svg": SIMPLE_BACK})
+    data.remember_rows()
+    options = BuildOptions(workspace / "kept" / "fr", jobs=1, lang="fr")  # where `build --lang fr` builds
+    build_game(workspace, "tiny", options, stages=stage_names())
+    _file("data/tiny/cards.csv", "Lose 1 Scrap.", "Lose 2 Scrap.")(workspace)
+    mine = build_game(workspace, "tiny", options, stages=stage_names())
+    assert _fresh(workspace, "build", "tiny", "--lang", "fr", "--out", str(workspace / "fresh"), "-j",
+                  "1").returncode == 0
+    assert [f.rule for f in mine.findings] == [f["rule"] for f in json.loads(
+        (workspace / "fresh" / "fr" / "tiny" / "build.json").read_text(encoding="utf-8"))["warnings"]]
+    assert _outputs(workspace / "kept" / "fr" / "tiny") == _outputs(workspace / "fresh" / "fr" / "tiny")
+
+
+def test_a_note_made_once_a_file_is_made_again_on_another_row_after_an_edit(workspace: Path) -> None:
+    """Data under a column with no name is noted once a file, at its first row holding some: when an edit empties
+    that row's cell, a process that builds again notes the next row, as a fresh process does."""
+    from conftest import SIMPLE_BACK, SIMPLE_FACE, SIMPLE_MANIFEST, write_game
+
+    from cardgen.load.manifest import load_game
+
+    write_game(workspace, "tiny", SIMPLE_MANIFEST, {"cards.csv": "name,power,,text\nA,1,x,a\nB,2,y,b\nC,3,,c\n"},
+               {"face.svg": SIMPLE_FACE, "back.svg": SIMPLE_BACK})
+    data.remember_rows()
+    first = data.read_game_data(load_game(workspace, "tiny"))
+    assert [(p.rule, p.row) for p in first.problems] == [("unnamed-column", 2)]
+    _file("data/tiny/cards.csv", "A,1,x,a", "A,1,,a")(workspace)
+    again = data.read_game_data(load_game(workspace, "tiny"))
+    assert [(p.rule, p.row) for p in again.problems] == [("unnamed-column", 3)]

@@ -67,6 +67,7 @@ class BuildPlan:
     back_keys: dict[str, str] = field(default_factory=dict)  # image key -> name in backs: backs shared by content
     # The files cards draw (fonts, images) by content, each digested once a plan: most cards draw the same fonts.
     file_digests: dict[Path, str] = field(default_factory=dict)
+    same_files: dict[tuple, bool] = field(default_factory=dict)  # files with their digests: whether still so
     sizes: dict[str, CardSize] = field(default_factory=dict)  # each deck's card size, resolved once a plan
     # What each card shows (`look_key`), by its SVG and what else it hashes: in a process that builds again, the
     # looks of the last plan of the game are taken from `_LOOKS` (an SVG kept between builds is one string object,
@@ -196,8 +197,7 @@ def _artwork(name: str, rendered: RenderedSVG, plan: BuildPlan, deck: str, conte
     size, kind = plan.size(deck), plan.game.spec.decks[deck].kind  # tokens and boards keep transparency: in the key
     at = (kind, size.full_width_px, size.full_height_px, size.dpi, context.out_root)
     made = card.made.get(("art", name, deck)) if card is not None else None
-    if made is not None and made[0] is rendered and made[1] == at and \
-            all(_digest(plan, path) == digest for path, digest in made[2]):
+    if made is not None and made[0] is rendered and made[1] == at and _same_files(plan, made[2]):
         return Artwork(name, rendered, deck, *made[3])
     font_files = [f for family in rendered.families for f in context.fonts.files_for(family)]
     files = {path: _digest(plan, path) for path in {*rendered.files, *font_files}}
@@ -212,6 +212,15 @@ def _artwork(name: str, rendered: RenderedSVG, plan: BuildPlan, deck: str, conte
     if card is not None:
         card.made["art", name, deck] = (rendered, at, about[-1], (look, key, art.cache_path))
     return art
+
+
+def _same_files(plan: BuildPlan, files: tuple[tuple[Path, str], ...]) -> bool:
+    """Whether the files hold what they held (by their digests), asked once a plan for a set of files (the cards of
+    a deck draw the same few)."""
+    same = plan.same_files.get(files)
+    if same is None:
+        same = plan.same_files[files] = all(_digest(plan, path) == digest for path, digest in files)
+    return same
 
 
 def _digest(plan: BuildPlan, path: Path) -> str:

@@ -237,7 +237,7 @@ def csv_table(text: str, shown_as: str, delimiter: str | None = None) -> Table:
         kept = _kept_rows(shown_as, table.header)
         line, blank = header_line + 1, None
         for cells in reader:
-            if not any(c.strip() for c in cells):
+            if not "".join(cells).strip():  # (every cell blank: one join, not a strip a cell)
                 blank = blank or line
             else:
                 if blank:
@@ -726,7 +726,7 @@ _READ: dict[tuple, KeptRows] = {}
 def _kept_rows(shown_as: str, header: list[str]) -> KeptRows | None:
     """The rows a CSV file's last read in this process made, to read it again; None when this process keeps none
     (see `remember_rows`)."""
-    if not builds_again():
+    if not builds_again() or "" in header:  # (a nameless column's data is noted once a file: on its first row)
         return None
     key = (shown_as, tuple(header))
     last = _READ.pop(key, None)

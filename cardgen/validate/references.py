@@ -388,8 +388,14 @@ class ReferenceChecker:
         findings = self.scanner.findings + findings + self._aliases() + self._game_font() + self._missing_backs()
         if self.scanner.known is not None:
             self.scanner.known.save()
+        text_columns: dict[tuple, set[str]] = {}  # by deck and text columns: the same for most cards
         for card in self.data.cards:
-            findings += self._card(card, self.uses.get(card.deck, TemplateUse()))
+            use = self.uses.get(card.deck, TemplateUse())
+            about = (card.deck, *card.text_fields)
+            if about not in text_columns:
+                # markup matters where a template draws the text: a text helper's column, or a rules-text column it uses
+                text_columns[about] = (set(card.text_fields) & set(use.fields)) | use.text_columns
+            findings += self._card(card, use, text_columns[about])
         return findings + self._unused_columns()
 
     def manifest_file(self) -> str:
@@ -484,12 +490,11 @@ class ReferenceChecker:
             self._image_cache[text] = image_problem(self.game, text, self.draft)
         return self._image_cache[text]
 
-    def _card(self, card: Card, use: TemplateUse) -> list[Problem]:
-        """Icons and images a card's values name: in `:icon:` markup, icon columns and image columns."""
+    def _card(self, card: Card, use: TemplateUse, text_columns: set[str]) -> list[Problem]:
+        """Icons and images a card's values name: in `:icon:` markup of its `text_columns`, icon columns and image
+        columns."""
         findings = []
         at = {"file": card.source_file, "row": card.source_row}
-        # Markup matters where a template draws the text: a text helper's column, or a rules-text column it uses.
-        text_columns = (set(card.text_fields) & set(use.fields)) | use.text_columns
         for column in text_columns:
             value = card.fields.get(column)
             for name in icon_names(value) if isinstance(value, str) else ():

@@ -392,7 +392,14 @@ def text_numbers(term: str | None, pattern: str | None) -> Callable[[str], list[
 def _plain_texts(value: Any) -> list[str]:
     """A text cell (or each item of a list cell) as printed: markup and icons gone, spaces collapsed."""
     items = value if isinstance(value, list) else [value]
-    return [" ".join(plain_text(parse(item), " ").split()) for item in items if isinstance(item, str) and item]
+    return [_plain(item) for item in items if isinstance(item, str) and item]
+
+
+# Of each text, by the text (a watch's every edit reads the rules text of every card again; ~1/3 of the rule layer)
+@functools.lru_cache(maxsize=1 << 14)
+def _plain(text: str) -> str:
+    """A text as printed: markup and icons gone, spaces collapsed."""
+    return " ".join(plain_text(parse(text), " ").split())
 
 
 def _group_key(value: Any) -> Any:
@@ -434,6 +441,12 @@ def unknown_terms(text: Any, known: set[str]) -> list[str]:
     """
     if not isinstance(text, str) or not text:
         return []
+    return [word for word in _term_like(text) if not _is_known(word, known)]
+
+
+@functools.lru_cache(maxsize=1 << 14)  # (see `_plain`)
+def _term_like(text: str) -> tuple[str, ...]:
+    """The words of a rules text that look like game terms: bold, or capitalised but not starting a sentence."""
     spans = parse(text)
     bold = [w for s in spans if s.kind == "text" and s.bold for w in _WORD.findall(s.text)]
     plain = "".join(" " if s.kind == "icon" or s.italic and s.kind == "text" else s.text for s in spans)
@@ -441,7 +454,7 @@ def unknown_terms(text: Any, known: set[str]) -> list[str]:
     for sentence in _SENTENCE_END.split(plain):
         words = _WORD.findall(sentence)
         capitals += [w for w in words[1:] if w[0].isupper()]
-    return list(dict.fromkeys(w for w in bold + capitals if not _is_known(w, known)))
+    return tuple(dict.fromkeys(bold + capitals))
 
 
 def _suggest(word: str, choices: Any) -> str:

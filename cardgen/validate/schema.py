@@ -9,7 +9,8 @@ import re
 import unicodedata
 
 from cardgen.core.errors import Problem
-from cardgen.load.data import GameData, Table
+from cardgen.core.storage import builds_again
+from cardgen.load.data import GameData, Row, Table
 from cardgen.load.manifest import Game
 
 # Control characters cannot be printed and are not allowed in SVG (XML); tab and newlines are fine.
@@ -35,25 +36,50 @@ def _check_table(table: Table, name_columns: set[str]) -> list[Problem]:
     if not table.rows:
         findings.append(Problem("the file has no cards: a header but no data rows", file=table.file,
                                 row=table.header_line, severity="warning", rule="empty-file"))
+    key = (table.file, *sorted(name_columns))
+    last = _CHECKED.pop(key, {}) if builds_again() else None
+    now: dict[str, list[Problem]] = {}
     for row in table.rows:
+        found = last.get(row.key) if last is not None else None
+        if found is None:
+            found = _check_row(row, name_columns)
+        if last is not None:
+            now[row.key] = found
+        findings += found
+    if last is not None:
+        _CHECKED[key] = now
+        while len(_CHECKED) > _CHECKED_TABLES:
+            del _CHECKED[next(iter(_CHECKED))]
+    return findings
+
+
+# In a process that builds again, the findings of each table's rows as last checked, by the table and its name
+# columns, then by `Row.key` (everything the check reads of a row): an unchanged row is not checked again.
+_CHECKED: dict[tuple, dict[str, list[Problem]]] = {}
+_CHECKED_TABLES = 16
+
+
+def _check_row(row: Row, name_columns: set[str]) -> list[Problem]:
+    """The findings of one row's cells: too long, unprintable characters, spaces around a name."""
+    findings = []
+    for column, text in row.values.items():
+        if len(text) > MAX_CELL_CHARS:
+            findings.append(Problem(f"the cell holds {len(text):,} characters; at most {MAX_CELL_CHARS:,} "
+                                    "fit on a card", file=row.file, row=row.line, column=column,
+                                    rule="too-long"))
+    if _CONTROL.search("".join(row.values.values())):
         for column, text in row.values.items():
-            if len(text) > MAX_CELL_CHARS:
-                findings.append(Problem(f"the cell holds {len(text):,} characters; at most {MAX_CELL_CHARS:,} "
-                                        "fit on a card", file=row.file, row=row.line, column=column,
-                                        rule="too-long"))
-        if _CONTROL.search("".join(row.values.values())):
-            for column, text in row.values.items():
-                bad = _CONTROL.search(text)
-                if bad:
-                    char = bad.group()
-                    findings.append(Problem(f"the cell holds the control character U+{ord(char):04X} "
-                                            f"({unicodedata.name(char, 'unnamed')}), which cannot be printed; "
-                                            "remove it", file=row.file, row=row.line, column=column,
-                                            rule="control-character"))
-        for column in name_columns:
-            text = row.values.get(column, "")
-            if text != text.strip():
-                findings.append(Problem(f"'{text}' has spaces at its start or end; they are removed",
-                                        file=row.file, row=row.line, column=column, severity="warning",
-                                        rule="spaces"))
+            bad = _CONTROL.search(text)
+            if bad:
+                char = bad.group()
+                findings.append(Problem(f"the cell holds the control character U+{ord(char):04X} "
+                                        f"({unicodedata.name(char, 'unnamed')}), which cannot be printed; "
+                                        "remove it", file=row.file, row=row.line, column=column,
+                                        rule="control-character"))
+    for column in name_columns:
+        text = row.values.get(column, "")
+        if text != text.strip():
+            findings.append(Problem(f"'{text}' has spaces at its start or end; they are removed",
+                                    file=row.file, row=row.line, column=column, severity="warning",
+                                    rule="spaces"))
     return findings
