@@ -382,3 +382,22 @@ def test_a_card_file_copied_into_staging_is_its_cache_entry_s_bytes_in_a_file_of
     assert len(calls) == 1
     (tmp_path / "kernel.png").write_bytes(b"edited")
     assert len(source.read_bytes()) == 300_000
+
+
+def test_an_entry_written_from_bytes_is_sealed_with_their_digest_without_reading_the_file_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`write_sealed_bytes` (a card's PNG, a TTS cell) seals the bytes it writes: the file is not read for its digest,
+    the entry verifies, and so does the same content written again with its time moved (checked by digest), while
+    other content of the same size does not."""
+    data = os.urandom(50_000)
+    entry = Cache(tmp_path, "cells", ".jpg")
+    reads: list[object] = []
+    real = storage._read_digest
+    monkeypatch.setattr(storage, "_read_digest", lambda path: reads.append(path) or real(path))
+    path = entry.write_bytes("ab" * 16, data)
+    assert reads == [] and path.read_bytes() == data and storage.verify(path)
+    storage._VERIFIED.clear()
+    for content, kept in ((data, True), (os.urandom(50_000), False)):
+        path.write_bytes(content)
+        os.utime(path, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
+        assert storage.verify(path) is kept

@@ -214,14 +214,21 @@ def _read_seal(path: Path) -> dict[str, Any]:
     return {"sha256": digest.hex(), "size": size, "mtime_ns": mtime_ns, "sealed_ns": sealed_ns}
 
 
-def write_sealed(path: Path, write: Callable[[Path], object]) -> None:
+def write_sealed(path: Path, write: Callable[[Path], object], digest: str | None = None) -> None:
     """Write a cache entry atomically, sealed before it appears: other processes checking the cache at the
-    same time (the render workers) never see it unsealed, which `verify` would take for damage."""
+    same time (the render workers) never see it unsealed, which `verify` would take for damage. `digest`: the
+    content's, when the caller knows it (else the written file is read back for it)."""
     def write_and_seal(temp: Path) -> None:
         write(temp)
-        seal(temp, path)
+        seal(temp, path, digest=digest)
 
     write_atomic(path, write_and_seal)
+
+
+def write_sealed_bytes(path: Path, data: bytes) -> None:
+    """`write_sealed` of bytes in memory, sealed with their digest: the file is not read back (a card's PNG and
+    its TTS cell, written by the render workers for every card)."""
+    write_sealed(path, lambda temp: temp.write_bytes(data), hashlib.sha256(data).hexdigest())
 
 
 def verify(path: Path) -> bool:
@@ -354,10 +361,16 @@ class Cache:
         except OSError:
             return None
 
+    def write_bytes(self, key: str, data: bytes) -> Path:
+        """Make an entry of bytes (see `write_sealed_bytes`); return its path."""
+        path = self.path(key)
+        write_sealed_bytes(path, data)
+        return path
+
     def put_bytes(self, key: str, data: bytes, suffix: str | None = None) -> bool:
         """Store bytes under a key; False when the cache cannot be written."""
         try:
-            self.write(key, lambda temp: temp.write_bytes(data), suffix)
+            write_sealed_bytes(self.path(key, suffix), data)
         except OSError:
             return False
         return True

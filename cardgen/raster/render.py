@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from cardgen.core.errors import CardgenError
-from cardgen.core.storage import write_sealed
+from cardgen.core.storage import write_sealed_bytes
 from cardgen.load.svgart import is_svg as _is_svg
 
 # Pillow's PNG options where it encodes a card (see `encode_png`): zlib level 1 with the run-length strategy, which
@@ -414,18 +414,21 @@ def run_job(job: RasterJob) -> tuple[str, str | None]:
         # Saving sets attributes on the image object: the thread saves a copy of its own (~1 ms), not the image
         # the work may save at the same time (a print JPEG).
         png = card.image.copy() if job.encode_beside else card.image
-        # sealed: the build verifies it against this before using it
-        encode = partial(write_sealed, path, lambda temp: temp.write_bytes(encode_png(png)))
         if job.encode_beside:
-            encoded = _beside(encode)
+            encoded = _beside(partial(_store_png, path, png))
         else:
-            encode()
+            _store_png(path, png)
     try:
         for work in job.work:
             work(card)
     finally:
         encoded()
     return job.key, None
+
+
+def _store_png(path: Path, image: Any) -> None:
+    """Encode a card's PNG into its cache entry, sealed (the build verifies it against the seal before using it)."""
+    write_sealed_bytes(path, encode_png(image))
 
 
 def _beside(task: Callable[[], None]) -> Callable[[], None]:
