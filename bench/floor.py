@@ -2,7 +2,7 @@
 
 Run: python bench/floor.py SVGS.json OUT_DIR   (bench/run.py writes SVGS.json from a game's cards)
 SVGS.json lists the very SVG texts a build draws, with their pixel size, DPI, base URL and background;
-the PNGs are encoded with the build's settings (`cardgen.raster.render.PNG_OPTIONS`) and written to OUT_DIR.
+the PNGs are encoded as the build encodes them (`cardgen.raster.render.encode_png`) and written to OUT_DIR.
 Prints one JSON line: {"images": n, "seconds": s}, timing the drawing loop only (imports, fontconfig
 and reading SVGS.json are left out, so the floor is as low as it honestly gets).
 """
@@ -21,7 +21,7 @@ import cairosvg.surface
 from PIL import Image
 
 from cardgen.load.fonts import configure_fontconfig
-from cardgen.raster.render import PNG_OPTIONS
+from cardgen.raster.render import encode_png
 
 
 def fetch(url: str, resource_type: str) -> bytes:
@@ -45,7 +45,7 @@ def draw_and_encode(item: dict, target: Path) -> None:
     mode, raw_mode = ("RGBA", "BGRa") if item["transparent"] else ("RGB", "BGRX")
     image = Image.new(mode, (surface.get_width(), surface.get_height()), None)
     image.frombytes(surface.get_data(), "raw", raw_mode, surface.get_stride(), 1)
-    image.save(target, format="PNG", **PNG_OPTIONS)
+    target.write_bytes(encode_png(image))
 
 
 def main() -> None:

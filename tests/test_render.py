@@ -800,3 +800,49 @@ def test_only_a_build_drawing_fewer_images_than_its_cores_encodes_beside(tiny_ga
         cards.write_text(cards.read_text().replace(",Plain", f",{text}", 1))
         assert build_game(tiny_game, "tiny", BuildOptions(out, jobs=jobs)).rendered == 1
     assert beside == [[False] * 4, [True], [False]]
+
+
+def _filters(png: bytes) -> set[int]:
+    """The filter types of a PNG's rows (8-bit RGB or RGBA, one or more IDAT chunks)."""
+    import struct
+    import zlib
+
+    at, data, width, bpp = 8, b"", 0, 0
+    while at < len(png):
+        length, kind = struct.unpack(">I4s", png[at:at + 8])
+        if kind == b"IHDR":
+            width, bpp = struct.unpack(">I", png[at + 8:at + 12])[0], {2: 3, 6: 4}[png[at + 17]]
+        data += png[at + 8:at + 8 + length] if kind == b"IDAT" else b""
+        at += 12 + length
+    rows = zlib.decompress(data)
+    return set(rows[::width * bpp + 1])
+
+
+def test_a_card_s_png_holds_its_pixels_unfiltered_where_that_packs_it_as_small_as_pillow(tmp_path: Path) -> None:
+    """`encode_png`: flat card art (a Scrapbots card; RGB, and RGBA for tokens) is written with its rows unfiltered,
+    smaller than Pillow's PNG of it; art like a photograph, which packs worse so, is Pillow's PNG byte for byte;
+    either way a PNG reader gets the very pixels back."""
+    import io
+
+    from PIL import ImageFilter
+
+    from cardgen.raster.render import PNG_OPTIONS, encode_png
+
+    with Image.open(REPO / "tests" / "reference" / "scrapbots-scout.png") as scout:  # a card cardgen drew
+        card = scout.convert("RGB")
+    token = card.convert("RGBA")  # with transparent edges
+    alpha = Image.new("L", card.size, 0)
+    alpha.paste(255, (40, 40, card.width - 40, card.height - 40))
+    token.putalpha(alpha)
+    noise = Image.effect_noise((300, 400), 60).filter(ImageFilter.GaussianBlur(3))
+    photo = Image.merge("RGB", [noise, noise.rotate(90), Image.linear_gradient("L").resize((300, 400))])
+    for image, fast in ((card, True), (token, True), (photo, False), (card.resize((7, 5)), None)):
+        png = encode_png(image)
+        pillow = io.BytesIO()
+        image.save(pillow, format="PNG", **PNG_OPTIONS)
+        with Image.open(io.BytesIO(png)) as read:
+            assert (read.mode, read.size, read.tobytes()) == (image.mode, image.size, image.tobytes())
+        if fast:
+            assert _filters(png) == {0} and len(png) < len(pillow.getvalue())
+        elif fast is False:
+            assert png == pillow.getvalue()

@@ -356,3 +356,48 @@ def test_an_entry_verified_once_is_trusted_by_its_state_until_anything_changes_i
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     verify(path)
     assert reads == [path]
+
+
+def test_a_card_file_copied_into_staging_is_its_cache_entry_s_bytes_in_a_file_of_its_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`copy_into_staging` copies in the kernel, and by reading where the kernel cannot (another file system):
+    either way the same bytes in a new file (not a link: writing it leaves the entry as it was), over a file
+    already there."""
+    source = tmp_path / "entry.png"
+    source.write_bytes(os.urandom(300_000))
+    (tmp_path / "stale.png").write_bytes(b"x" * 500_000)
+    calls = []
+
+    def across(*args: object) -> int:
+        calls.append(args)
+        raise OSError(18, "Invalid cross-device link")
+
+    for name, broken in (("kernel.png", False), ("read.png", True), ("stale.png", False)):
+        if broken:
+            monkeypatch.setattr(os, "copy_file_range", across)
+        storage.copy_into_staging(source, tmp_path / name)
+        monkeypatch.undo()
+        assert (tmp_path / name).read_bytes() == source.read_bytes()
+        assert os.stat(tmp_path / name).st_ino != os.stat(source).st_ino
+    assert len(calls) == 1
+    (tmp_path / "kernel.png").write_bytes(b"edited")
+    assert len(source.read_bytes()) == 300_000
+
+
+def test_an_entry_written_from_bytes_is_sealed_with_their_digest_without_reading_the_file_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`write_sealed_bytes` (a card's PNG, a TTS cell) seals the bytes it writes: the file is not read for its digest,
+    the entry verifies, and so does the same content written again with its time moved (checked by digest), while
+    other content of the same size does not."""
+    data = os.urandom(50_000)
+    entry = Cache(tmp_path, "cells", ".jpg")
+    reads: list[object] = []
+    real = storage._read_digest
+    monkeypatch.setattr(storage, "_read_digest", lambda path: reads.append(path) or real(path))
+    path = entry.write_bytes("ab" * 16, data)
+    assert reads == [] and path.read_bytes() == data and storage.verify(path)
+    storage._VERIFIED.clear()
+    for content, kept in ((data, True), (os.urandom(50_000), False)):
+        path.write_bytes(content)
+        os.utime(path, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
+        assert storage.verify(path) is kept

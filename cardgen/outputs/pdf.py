@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
 from cardgen.core.errors import Problem
-from cardgen.core.storage import Cache, KeptByGame, after_rebuild, cache_root, write_atomic
+from cardgen.core.storage import KeptByGame, after_rebuild, cache_root, write_atomic
 from cardgen.core.units import mm_to_pt
 from cardgen.load.freshness import PreviousOutputs
 from cardgen.load.manifest import Game

@@ -22,12 +22,11 @@ import atexit
 import hashlib
 import os
 import re
-import shutil
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any, BinaryIO, get_origin, get_type_hints
+from typing import Any, get_origin, get_type_hints
 
-from cardgen.core.storage import FILE_MODE, write_atomic
+from cardgen.core.storage import FILE_MODE, clone, write_atomic
 
 FILE_KEY = "file"  # its key among the kept pages (theirs are hex digests)
 GROWTH_AT_MOST = 0.3  # the revisions' bytes, as a share of the file last written whole; then it is written whole
@@ -124,7 +123,7 @@ def append_revision(base: Path, target: Path, written: Written, names: list[str]
     def write(temp: Path) -> None:
         if not _take_ahead(base, written, temp):
             with base.open("rb") as source, temp.open("wb") as handle:
-                _clone(source, handle)
+                clone(source, handle)
         if not written.is_file(base) or temp.stat().st_size != written.size or _tail(temp) != written.tail:
             raise _NotTheFile
         with temp.open("ab") as handle:
@@ -161,7 +160,7 @@ def copy_ahead(path: Path, written: Written, folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     ahead = folder / f"{path.name}.ahead"
     with path.open("rb") as source, ahead.open("wb") as handle:
-        _clone(source, handle)
+        clone(source, handle)
     if written.is_file(path):  # not changed meanwhile
         _AHEAD.append((path, _copied(written), ahead, _state(ahead)))
 
@@ -246,16 +245,3 @@ def _tail(path: Path) -> str:
 
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:32]
-
-
-def _clone(source: BinaryIO, target: BinaryIO) -> None:
-    """Copy a file in the kernel (`copy_file_range`: blocks shared where the file system can), else through
-    Python where that cannot be done (another file system, another system)."""
-    try:
-        while os.copy_file_range(source.fileno(), target.fileno(), 1 << 30):
-            pass
-    except (AttributeError, OSError):
-        source.seek(0)
-        target.seek(0)
-        target.truncate()
-        shutil.copyfileobj(source, target)

@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from cardgen.core.errors import CardgenError
 from cardgen.raster import render
-from cardgen.raster.render import PNG_OPTIONS, RasterJob, draw_svg, setup_cairosvg
+from cardgen.raster.render import RasterJob, draw_svg, encode_png, setup_cairosvg
 
 
 def _follow_the_build(parent: int) -> None:
@@ -62,11 +62,10 @@ def warm_up(modules: Sequence[str] = ()) -> None:
     A render worker does it as it starts; `cardgen watch`
     once it watches, for the card of the first edit it draws itself (~0.15 s, then not again)."""
     import importlib
-    import io
 
     setup_cairosvg()
     try:
-        draw_svg(_WARM_UP_SVG, 8, 8, 96, Path(os.sep), "file:///").save(io.BytesIO(), format="PNG", **PNG_OPTIONS)
+        encode_png(draw_svg(_WARM_UP_SVG, 8, 8, 96, Path(os.sep), "file:///"))
         for name in modules:  # else imported while unpickling the first job, on the way to an edit's card
             importlib.import_module(name)
     except Exception:  # noqa: BLE001  a worker that fails to start would break the pool: its first card says why

@@ -97,8 +97,7 @@ class Cell:
         if self.quality is None:
             cache.write(self.key, lambda temp: image.save(temp, format="PNG", compress_level=1))
         else:
-            tile = encode_tile(image, self.quality)
-            cache.write(self.key, lambda temp: temp.write_bytes(tile))
+            cache.write_bytes(self.key, encode_tile(image, self.quality))
 
     def stored(self, out_root: Path, cards: CardImages) -> Path:
         """The stored cell's file (made first when missing)."""
