@@ -168,8 +168,8 @@ def test_a_watch_copies_the_print_file_it_updated_ahead_for_the_next_update_and_
     monkeypatch.setattr(pdf_update, "GROWTH_AT_MOST", 10.0)  # a small file: its revisions are a large part of it
     monkeypatch.setattr(pdf_update, "_AHEAD", [])
     copied: list[str] = []
-    clone = pdf_update._clone
-    monkeypatch.setattr(pdf_update, "_clone", lambda source, target: copied.append(Path(target.name).name) or
+    clone = pdf_update.clone
+    monkeypatch.setattr(pdf_update, "clone", lambda source, target: copied.append(Path(target.name).name) or
                         clone(source, target))
     pdf = tiny_game / "output" / "tiny" / "print" / "tiny-letter.pdf"
     storage.keep_for_next_builds()
