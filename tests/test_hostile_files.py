@@ -146,7 +146,7 @@ def _full_disk(*args: object, **kwargs: object) -> None:
 def test_a_full_disk_while_drawing_is_an_error(example: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     before = (example / "output" / GAME / "build.json").read_bytes()
     _edit_cards(example, "It saw you first", "It saw you second")
-    monkeypatch.setattr("cardgen.raster.render.write_sealed", _full_disk)
+    monkeypatch.setattr("cardgen.raster.render.write_sealed_bytes", _full_disk)
     result = run(example, "build", "-j", "1")
     assert result.exit_code == 1 and "No space left on device" in result.output, result.output
     assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
