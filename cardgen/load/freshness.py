@@ -217,11 +217,12 @@ class PreviousOutputs:
     def __init__(self, final: Path, staging: Path, in_place: bool = True) -> None:
         self.final, self.staging = final, staging
         try:
-            sealed = json.loads((final / STAMPS).read_text(encoding="utf-8"))["outputs"]
-        except (OSError, ValueError, TypeError, KeyError):
-            sealed = None
+            stamps = json.loads((final / STAMPS).read_text(encoding="utf-8"))  # read once: ~150 KB at 1,000 cards
+            sealed, made = stamps["outputs"], stamps.get("made", {})
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            sealed = made = None
         self.sealed: dict = sealed if isinstance(sealed, dict) else {}
-        self.keys = _made(final) if self.sealed else {}
+        self.keys: dict = made if self.sealed and isinstance(made, dict) else {}
         self.made: dict[str, str] = {}  # what this build made or kept: content key by path in the output folder
         self.kept: dict[str, tuple[int, ...]] = {}  # (size, time, mode) of each kept file
         # Without `in_place` (a stage reads card files from the staging folder: see `Stage.while_drawing`) each kept

@@ -173,6 +173,9 @@ def _take_ahead(path: Path, written: Written, temp: Path) -> bool:
     if ahead is None or ahead[:2] != (path, _copied(written)) or _state(ahead[2]) != ahead[3]:
         _drop(ahead[2] if ahead else None)
         return False
+    # Renamed to a free name: a rename over a file (even the empty one `write_atomic` made) has ext4 write the
+    # renamed file's new data out first (auto_da_alloc): 5-8 ms for 87 MB.
+    temp.unlink()
     os.replace(ahead[2], temp)
     os.chmod(temp, FILE_MODE)
     return True

@@ -128,8 +128,15 @@ class Guids:
         """The GUID of the object called `name` (a different one if it is already used)."""
         attempt = 0
         while True:
-            guid = hashlib.sha256(f"{self.seed}/{name}/{attempt}".encode()).hexdigest()[:6]
+            guid = _guid(self.seed, name, attempt)
             if guid not in self.used:
                 self.used.add(guid)
                 return guid
             attempt += 1
+
+
+# Asked for every copy of every card of each export (twice a build): worked out once per process.
+@functools.lru_cache(maxsize=1 << 16)
+def _guid(seed: str, name: str, attempt: int) -> str:
+    """The GUID a name takes at an attempt."""
+    return hashlib.sha256(f"{seed}/{name}/{attempt}".encode()).hexdigest()[:6]
