@@ -846,3 +846,26 @@ def test_a_card_s_png_holds_its_pixels_unfiltered_where_that_packs_it_as_small_a
             assert _filters(png) == {0} and len(png) < len(pillow.getvalue())
         elif fast is False:
             assert png == pillow.getvalue()
+
+
+def test_a_large_image_s_png_is_deflated_a_strip_of_rows_at_a_time() -> None:
+    """`encode_png` copies a board's rows a strip at a time: the bytes it holds at once (Python's, which tracemalloc
+    sees) stay a small share of the image's, where its pixels copied whole would be several times them."""
+    import tracemalloc
+
+    from cardgen.raster.render import encode_png
+
+    with Image.open(REPO / "tests" / "reference" / "scrapbots-scout.png") as scout:
+        card = scout.convert("RGB")
+    board = Image.new("RGB", (card.width * 3, card.height * 2), "white")
+    for x in range(3):
+        for y in range(2):
+            board.paste(card, (x * card.width, y * card.height))
+    tracemalloc.start()
+    try:
+        png = encode_png(board)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert _filters(png) == {0}
+    assert peak < board.width * board.height * 3 / 4, peak

@@ -27,6 +27,7 @@ PNG_OPTIONS = {"compress_level": 1, "compress_type": zlib.Z_RLE}
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _PNG_COLOURS = {"RGB": (3, 2), "RGBA": (4, 6)}  # a mode's bytes per pixel and PNG colour type
 _SAMPLE_BANDS, _SAMPLE_ROWS = 4, 16  # the rows `encode_png` compresses both ways to choose
+_STRIP_ROWS = 64  # the rows `encode_png` deflates at a time
 
 
 # An output stage's work on one card image, done in the render worker that draws it while the image is in memory
@@ -307,47 +308,50 @@ def encode_png(image: Any) -> bytes:
     where that packs a sample of its rows no larger than Pillow's encoder does, else Pillow's (`PNG_OPTIONS`).
 
     Pillow filters every row four ways to pick one, then deflates: most of a card's encoding time (a gen1000
-    card: 17.9 ms, 161 kB). Card art is mostly flat colour, which deflate packs as well unfiltered: 7.6 ms and 130 kB
-    (the pixels the same). Art with photographs packs worse unfiltered (a blurred noise picture: 1.2 MB against
-    566 kB): the sample sends it to Pillow, as before. The choice costs ~1 ms: a sample of 4 bands of 16 rows
-    encoded both ways.
+    card: 17.9 ms, 161 kB). Card art is mostly flat colour, which deflate packs as well unfiltered: 9.0 ms and 129 kB
+    with the choice (the pixels the same). Art with photographs packs worse unfiltered (a blurred noise picture: 1.2
+    MB against 566 kB): the sample sends it to Pillow, as before. The choice costs ~1.4 ms: a sample of 4 bands of 16
+    rows encoded both ways. The rows are deflated a strip at a time: a board's pixels are not copied whole.
     """
     import io
-
-    from PIL import Image
 
     if image.mode not in _PNG_COLOURS:
         return _pillow_png(image)
     bpp, colour = _PNG_COLOURS[image.mode]
     width, height = image.size
-    rows = Image.frombytes("L", (width * bpp, height), image.tobytes())  # a row's bytes as the pixels of a row
-    sample = _sample(rows)
+    sample = _sample(image)
     buffer = io.BytesIO()
-    Image.frombytes(image.mode, (width, sample.height), sample.tobytes()).save(buffer, format="PNG", **PNG_OPTIONS)
-    if len(zlib.compress(_unfiltered(sample), 1)) > len(buffer.getvalue()):
+    sample.save(buffer, format="PNG", **PNG_OPTIONS)
+    if len(zlib.compress(_unfiltered(sample, bpp), 1)) > len(buffer.getvalue()):
         return _pillow_png(image)
+    compressor = zlib.compressobj(1)
+    data = [compressor.compress(_unfiltered(image.crop((0, top, width, min(top + _STRIP_ROWS, height))), bpp))
+            for top in range(0, height, _STRIP_ROWS)]
+    data.append(compressor.flush())
     header = struct.pack(">IIBBBBB", width, height, 8, colour, 0, 0, 0)
-    data = zlib.compress(_unfiltered(rows), 1)
-    return b"".join([_PNG_SIGNATURE, _png_chunk(b"IHDR", header), _png_chunk(b"IDAT", data), _png_chunk(b"IEND", b"")])
+    return b"".join([_PNG_SIGNATURE, _png_chunk(b"IHDR", header), _png_chunk(b"IDAT", b"".join(data)),
+                     _png_chunk(b"IEND", b"")])
 
 
-def _sample(rows: Any) -> Any:
-    """`_SAMPLE_BANDS` bands of `_SAMPLE_ROWS` rows spread over an image's rows (all of them when there are few)."""
+def _sample(image: Any) -> Any:
+    """`_SAMPLE_BANDS` bands of `_SAMPLE_ROWS` rows spread over an image (all of it when it has few rows)."""
     from PIL import Image
 
-    if rows.height <= _SAMPLE_BANDS * _SAMPLE_ROWS:
-        return rows
-    step = rows.height // _SAMPLE_BANDS
-    sample = Image.new("L", (rows.width, _SAMPLE_BANDS * _SAMPLE_ROWS))
+    if image.height <= _SAMPLE_BANDS * _SAMPLE_ROWS:
+        return image
+    step = image.height // _SAMPLE_BANDS
+    sample = Image.new(image.mode, (image.width, _SAMPLE_BANDS * _SAMPLE_ROWS))
     for band in range(_SAMPLE_BANDS):
-        sample.paste(rows.crop((0, band * step, rows.width, band * step + _SAMPLE_ROWS)), (0, band * _SAMPLE_ROWS))
+        sample.paste(image.crop((0, band * step, image.width, band * step + _SAMPLE_ROWS)), (0, band * _SAMPLE_ROWS))
     return sample
 
 
-def _unfiltered(rows: Any) -> bytes:
-    """A PNG's filtered image data for rows (an "L" image of their bytes) with the filter None: a 0 before each."""
+def _unfiltered(image: Any, bpp: int) -> bytes:
+    """A PNG's filtered image data for an image's rows with the filter None: a 0 before the bytes of each row (the
+    rows' bytes made the pixels of an "L" image one byte wider, its first column 0)."""
     from PIL import Image
 
+    rows = Image.frombytes("L", (image.width * bpp, image.height), image.tobytes())
     data = Image.new("L", (rows.width + 1, rows.height), 0)
     data.paste(rows, (1, 0))
     return data.tobytes()
