@@ -15,6 +15,7 @@ kept pages (~0.35 s). Here the file is copied in the kernel (`copy_file_range`: 
 reflink on file systems that share blocks) and the few new objects are written after it. Not appended in place:
 readers take the last `startxref`, so an append cut short would leave a corrupt file; the copy is renamed into
 place whole (`write_atomic`).
+
 The new images' objects are formatted here too (`image_object`), as reportlab formats them, so that an update of
 images cardgen drew does not import reportlab's canvas (~30 ms of a whole-command edit); a picture reportlab reads
 itself (a print of JPEG images) is formatted by it (`pdf._revision_by_reportlab`).
