@@ -269,3 +269,40 @@ def test_where_the_kernel_cannot_copy_the_file_it_is_copied_through_python(tiny_
     assert pdf.read_bytes().startswith(first) and _revisions(pdf) == 2
     _build(tiny_game, "cold")
     assert _pages(pdf) == _pages(tiny_game / "cold" / PDF)
+
+
+@pytest.mark.parametrize("png", [True, False])  # a card's PNG rows; a token's Flate streams, with a soft mask
+def test_a_revision_formats_its_images_byte_for_byte_as_reportlab(png: bool) -> None:
+    import io
+
+    from cardgen.outputs import reportlab_compat as rl
+    from cardgen.outputs.pdf import _canvas
+
+    canvas = _canvas(io.BytesIO())
+    image = (rl.png_image("card", 750, 1050, lambda: b"x\x9c rows") if png
+             else rl.flate_image("chip", "DeviceRGB", 236, 236, b"x\x9c rgb"))
+    image.name = "card" if png else "chip"
+    rl.register_image(canvas, image, rl.xobject_name(canvas, image.name))
+    if not png:
+        rl.attach_soft_mask(canvas, image, rl.flate_image("chip-alpha", "DeviceGray", 236, 236, b"x\x9c alpha"))
+    own = rl.embedded_objects(canvas, image.name)
+    theirs = rl.formatted_objects(canvas, dict(zip(own, [12, 345])))
+    mine = ({12: pdf_update.image_object(12, 750, 1050, "DeviceRGB", b"x\x9c rows", png=True)} if png else
+            {12: pdf_update.image_object(12, 236, 236, "DeviceRGB", b"x\x9c rgb", mask=345),
+             345: pdf_update.image_object(345, 236, 236, "DeviceGray", b"x\x9c alpha")})
+    assert mine == theirs
+
+
+def test_an_update_of_images_cardgen_drew_imports_no_reportlab_drawing(tiny_game: Path) -> None:
+    """reportlab's canvas (~30 ms to import) is not needed to append a revision of cardgen's own images."""
+    import sys
+
+    _build(tiny_game)
+    _edit(tiny_game, "Plain", "Plainer")
+    script = ("import sys; from pathlib import Path; from cardgen.outputs import pdf_update;"
+              "pdf_update.GROWTH_AT_MOST = 1.0; from tests.test_print_update import _build;"
+              f"_build(Path({str(tiny_game)!r})); print(sorted(m for m in sys.modules if m.startswith('reportlab.')))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True,
+                          cwd=Path(__file__).parent.parent)
+    assert _revisions(tiny_game / "output" / PDF) == 2
+    assert done.stdout.strip() == "[]"

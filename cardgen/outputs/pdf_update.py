@@ -15,6 +15,10 @@ kept pages (~0.35 s). Here the file is copied in the kernel (`copy_file_range`: 
 reflink on file systems that share blocks) and the few new objects are written after it. Not appended in place:
 readers take the last `startxref`, so an append cut short would leave a corrupt file; the copy is renamed into
 place whole (`write_atomic`).
+
+The new images' objects are formatted here too (`image_object`), as reportlab formats them, so that an update of
+images cardgen drew does not import reportlab's canvas (~30 ms of a whole-command edit); a picture reportlab reads
+itself (a print of JPEG images) is formatted by it (`pdf._revision_by_reportlab`).
 """
 from __future__ import annotations
 
@@ -204,6 +208,30 @@ def _drop_ahead() -> None:
 def _drop(path: Path | None) -> None:
     if path is not None:
         path.unlink(missing_ok=True)
+
+
+def image_object(number: int, width: int, height: int, colours: str, stream: bytes, png: bool = False,
+                 mask: int = 0) -> bytes:
+    """The indirect object `number` of an 8-bit image XObject of Flate data (`png`: the rows of an RGB PNG, with
+    the /DecodeParms they need), its soft mask the object `mask` (0: none), byte for byte as reportlab formats the
+    images cardgen embeds (`reportlab_compat.png_image` and `flate_image`; tests/test_print_update.py compares)."""
+    entries = {"BitsPerComponent": b"8", "ColorSpace": b"/" + colours.encode(), "Height": b"%d" % height,
+               "Length": b"%d" % len(stream), "Subtype": b"/Image", "Type": b"/XObject", "Width": b"%d" % width,
+               "Filter": b"/FlateDecode" if png else b"[ /FlateDecode ]"}
+    if png:
+        entries["DecodeParms"] = _dictionary({"BitsPerComponent": b"8", "Colors": b"3", "Columns": b"%d" % width,
+                                              "Predictor": b"15"})
+    if mask:
+        entries["SMask"] = b"%d 0 R" % mask
+    return b"%d 0 obj\n%s\nstream\n%sendstream\nendobj\n" % (number, _dictionary(entries), stream)
+
+
+def _dictionary(entries: dict[str, bytes]) -> bytes:
+    """A PDF dictionary as reportlab's `PDFDictionary.format` writes one: keys sorted, a line break every six."""
+    items = [b"/%s %s" % (key.encode(), entries[key]) for key in sorted(entries)]
+    for at in reversed(range(6, len(items), 6)):
+        items.insert(at, b"\n ")
+    return b"<<\n%s\n>>" % b" ".join(items)
 
 
 class _NotTheFile(Exception):
