@@ -12,7 +12,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from cardgen.core.storage import Cache
 
@@ -20,31 +20,55 @@ if TYPE_CHECKING:
     from cardgen.raster.render import DrawnCard
 
 
+class _CachedFromCard:
+    """What the print's card work shares: its own cache folder, an entry keyed by the card image's content hash
+    (and `_keyed_also`) with this module's code, and `make` called in a render worker when the entry is missing."""
+
+    out_root: Path
+    key: str  # the card image's content hash
+    folder: ClassVar[str]  # its cache's folder and file suffix
+    suffix: ClassVar[str]
+
+    @property
+    def cache(self) -> Cache:
+        """The cache of this kind of work."""
+        return Cache(self.out_root, self.folder, self.suffix)
+
+    def _keyed_also(self) -> str:
+        """What the entry is keyed by beyond the image and the code (nothing by default)."""
+        return ""
+
+    @property
+    def entry(self) -> str:
+        """Its key in the cache: the image, what `_keyed_also` adds and the code that makes it."""
+        from cardgen.core.bundled import code_digest
+
+        return hashlib.sha256(f"{code_digest(__name__)}/{self.key}{self._keyed_also()}".encode()).hexdigest()[:32]
+
+    def __call__(self, card: DrawnCard) -> None:
+        """Do the work in a render worker (see `make`), unless the cache has it."""
+        if not self.cache.has(self.entry):
+            self.make(card.image)
+
+    def make(self, picture: Any) -> None:
+        """Make the cache entry from a card image."""
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
-class PrintJPEG:
+class PrintJPEG(_CachedFromCard):
     """A card image as the JPEG a print PDF with `images: jpeg` embeds, kept in the cache by its content hash
     and quality; made in the render workers while the card is in memory (see `PrintStage.card_work`)."""
 
     out_root: Path
     key: str  # the card image's content hash
     quality: int
+    folder: ClassVar[str] = "print-jpeg"
+    suffix: ClassVar[str] = ".jpg"
 
-    @property
-    def cache(self) -> Cache:
-        """The cache of print JPEGs."""
-        return Cache(self.out_root, "print-jpeg", ".jpg")
-
-    @property
-    def entry(self) -> str:
-        """Its key in the cache: the image, the quality and the code that encodes it."""
-        from cardgen.core.bundled import code_digest
-
-        return hashlib.sha256(f"{code_digest(__name__)}/{self.key}/{self.quality}".encode()).hexdigest()[:32]
-
-    def __call__(self, card: DrawnCard) -> None:
-        """Encode the card in a render worker (see `make`)."""
-        if not self.cache.has(self.entry):
-            self.make(card.image)
+    def _keyed_also(self) -> str:
+        """The quality."""
+        return f"/{self.quality}"
 
     def make(self, picture: Any) -> None:
         """Encode a card image missing from the cache (opaque images only: transparency needs PNG)."""
@@ -66,7 +90,7 @@ class PrintJPEG:
 
 
 @dataclass(frozen=True)
-class MaskedImage:
+class MaskedImage(_CachedFromCard):
     """A card image with transparency (a token, a board) as the streams a PDF embeds: its colours and, unless
     every pixel is opaque, its alpha as a soft mask, each Flate-compressed. Made in the render workers while
     the card is in memory (see `PrintStage.card_work`) and kept in the cache by the image's content hash (`entry`),
@@ -74,23 +98,8 @@ class MaskedImage:
 
     out_root: Path
     key: str  # the card image's content hash
-
-    @property
-    def cache(self) -> Cache:
-        """The cache of masked images' streams."""
-        return Cache(self.out_root, "print-masked", ".bin")
-
-    @property
-    def entry(self) -> str:
-        """Its key in the cache: the image and the code that compresses it."""
-        from cardgen.core.bundled import code_digest
-
-        return hashlib.sha256(f"{code_digest(__name__)}/{self.key}".encode()).hexdigest()[:32]
-
-    def __call__(self, card: DrawnCard) -> None:
-        """Compress the streams in a render worker (see `make`)."""
-        if not self.cache.has(self.entry):
-            self.make(card.image)
+    folder: ClassVar[str] = "print-masked"
+    suffix: ClassVar[str] = ".bin"
 
     def make(self, picture: Any) -> None:
         """Compress the streams of a card image missing from the cache, with an alpha channel (others are
