@@ -40,7 +40,7 @@ from cardgen.outputs.stage import Stage, StageContext
 from cardgen.raster.pool import RenderPool, started_workers
 from cardgen.raster.render import CardWork
 from cardgen.record.changes import Changes, diff_records
-from cardgen.record.record import BuildRecord
+from cardgen.record.record import BUILD_RECORD, BuildRecord
 from cardgen.svg.context import BuildContext
 from cardgen.validate.findings import unique
 
@@ -372,5 +372,5 @@ def _finish(plan: BuildPlan, record: BuildRecord, final: Path, staging: Path, pr
     folder, else the folder swapped in whole, the files the previous build made from the same content kept (hard
     links), not made again."""
     record.warnings = plan.findings
-    record.save(staging)
+    record.save(staging, final / BUILD_RECORD)
     previous.put_in_place(functools.partial(seal_outputs, staging, made=previous.made))

@@ -15,7 +15,7 @@ from typing import Iterator
 
 from cardgen.core.bundled import ASSETS
 from cardgen.core.errors import Problem
-from cardgen.core.storage import place_file, write_parts
+from cardgen.core.storage import place_file, write_spliced
 from cardgen.outputs.playtable import STATS_PAGE, stats_page, table_script, table_section
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.record.changes import Changes, diff_records, field_change
@@ -220,7 +220,8 @@ class GalleryStage(Stage):
         _keep_previous_images(ctx.record, old_dir, ctx.out_dir, changes)
         guides = (ctx.out_dir / "guides").is_dir()
         stats = stats_page(ctx.final_dir.parent, ctx.record.game.name).is_file()
-        write_parts(ctx.out_dir / GALLERY_FILE, gallery_parts(ctx.record, changes, guides, stats))
+        write_spliced(ctx.out_dir / GALLERY_FILE, gallery_parts(ctx.record, changes, guides, stats),
+                      old_dir / GALLERY_FILE)
         return []
 
 

@@ -15,7 +15,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from cardgen.core.boxes import GuideBox
 from cardgen.core.errors import CardgenError, Problem
-from cardgen.core.storage import builds_again, file_identity, write_atomic
+from cardgen.core.storage import builds_again, file_identity, write_spliced
 from cardgen.load.freshness import record_intact, seal_record
 
 BUILD_RECORD = "build.json"
@@ -186,14 +186,11 @@ class BuildRecord(Entry):
         """The record as plain JSON data."""
         return self.model_dump(mode="json")
 
-    def save(self, out_dir: Path) -> None:
-        """Write `<out_dir>/build.json` atomically, and its stamps for the no-change check (freshness.py)."""
-        def write(temp: Path) -> None:
-            with open(temp, "wb") as handle:
-                for part in self.json_parts():
-                    handle.write(part)
-
-        write_atomic(out_dir / BUILD_RECORD, write)
+    def save(self, out_dir: Path, previous: Path | None = None) -> None:
+        """Write `<out_dir>/build.json` atomically, and its stamps for the no-change check (freshness.py); in a
+        process that builds again, the unchanged cards' JSON copied from the `previous` build.json where this
+        process wrote it (`storage.write_spliced`)."""
+        write_spliced(out_dir / BUILD_RECORD, self.json_parts(), previous)
         seal_record(out_dir / BUILD_RECORD, self.model_dump(mode="json", include={"settings", "sources", "stats",
                                                                                 "warnings"}))
         _remember(out_dir / BUILD_RECORD, self)
@@ -216,7 +213,8 @@ class BuildRecord(Entry):
         head, _, tail = around.partition(empty)
         yield head + b'\n  "cards": ['
         for number, card in enumerate(self.cards):
-            yield (b",\n    " if number else b"\n    ") + kept_piece(card, "json", card.indented_json)
+            yield b",\n    " if number else b"\n    "
+            yield kept_piece(card, "json", card.indented_json)  # the same object each build: spliced, not written
         yield b"\n  ]" + tail
 
     @classmethod

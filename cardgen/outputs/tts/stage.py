@@ -74,7 +74,7 @@ def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSSpec,
                 file=relative(game.manifest_path, game.root), severity="warning"))
         exporter.put_last()
         stem = file_stem(record.game.title)
-        write_saved_object(staging / f"{stem}.json", saved)
+        write_saved_object(staging / f"{stem}.json", saved, final_dir / f"{stem}.json")
         reuse_or_make(out_dir, staging / f"{stem}.png", ["thumbnail", *cover_hashes(exporter)],
                       lambda temp: thumbnail(exporter).save(temp, format="PNG"), __name__)
         swap_into_place(staging, out_dir / TTS_DIR)

@@ -1,0 +1,157 @@
+"""A process that builds again writes build.json, index.html and the TTS save from the file it wrote last
+(`storage.write_spliced`): the pieces that file holds are copied from it, the new ones written. The file is byte for
+byte what a write of every piece makes, and a file changed since (appended to, rewritten, touched) is written whole."""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import BinaryIO
+
+import pytest
+
+from cardgen.build.build import BuildOptions, build_game
+from cardgen.core import storage
+from cardgen.load import data
+from cardgen.outputs import stage_names
+from cardgen.outputs.tts.objects import write_saved_object
+from tests.test_kept_rows import _fresh, _outputs, _rows
+
+PIECES = [f"piece {number} of the file; ".encode() * 14 for number in range(12)]  # each >= SPLICED_PIECE bytes
+
+
+@pytest.fixture
+def copied(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A process that builds again and splices files of any size; the bytes each `copy_file_range` copied."""
+    storage.keep_for_next_builds()
+    monkeypatch.setattr(storage, "SPLICE_FROM", 0)
+    monkeypatch.setattr(storage, "_SPLICED", {})
+    counts: list[int] = []
+    copy = storage._copy_range
+
+    def counted(source: BinaryIO | None, target: BinaryIO, start: int, end: int) -> None:
+        if source is not None and end > start:
+            counts.append(end - start)
+            SPLICED_INTO.add(Path(target.name).name.split(".")[1])  # its temporary file: .<name>.<random>.tmp
+        copy(source, target, start, end)
+
+    monkeypatch.setattr(storage, "_copy_range", counted)
+    SPLICED_INTO.clear()
+    return counts
+
+
+SPLICED_INTO: set[str] = set()  # the stems of the files spliced
+
+
+def _write(path: Path, parts: list[bytes | str], copied: list[int], previous: Path | None = None) -> int:
+    """Write the parts with `write_spliced`; check the file holds them; the bytes it copied from the last file."""
+    copied.clear()
+    storage.write_spliced(path, iter(parts), previous)
+    assert path.read_bytes() == b"".join(part.encode() if isinstance(part, str) else part for part in parts)
+    return sum(copied)
+
+
+def test_a_file_written_again_copies_the_pieces_it_held_and_writes_the_rest(tmp_path: Path, copied: list[int]
+                                                                            ) -> None:
+    """Pieces changed, added, removed, reordered, growing and shrinking, text and bytes, a file renamed in between:
+    each write holds exactly its pieces, the ones the last write held copied from it."""
+    path = tmp_path / "out.json"
+    parts: list[bytes | str] = [b"[", *(p for piece in PIECES for p in (piece, b",\n")), b"]"]
+    assert _write(path, parts, copied) == 0  # the first write has nothing to copy from
+    length = len(path.read_bytes())
+    parts[5] = b"a changed piece, longer than it was " * 10
+    # all but the changed piece and the short pieces not after a copied one (the opening bracket, its comma)
+    assert _write(path, parts, copied) == length - len(b"[") - len(PIECES[2]) - len(b",\n")
+    edits = [lambda p: p[:7] + p[9:],  # a piece removed
+             lambda p: [*p[:3], "a piece added as text, é " * 12, *p[3:]],  # (not ASCII)
+             lambda p: [p[0], *p[5:-1], *p[1:5], p[-1]],  # reordered
+             lambda p: [*p[:3], p[3] + b"grown", *p[4:]],
+             lambda p: [*p[:3], p[3][:40], *p[4:]]]  # shrunk
+    for edit in edits:
+        parts = edit(parts)
+        assert _write(path, parts, copied) > 0
+    moved = tmp_path / "final.json"
+    os.replace(path, moved)  # as a build puts its staging folder's files in place: the same file
+    assert parts[:2] == [b"[", b",\n"]  # short pieces first: written, all the rest copied
+    assert _write(tmp_path / "staging.json", parts, copied, previous=moved) == len(moved.read_bytes()) - 3
+
+
+@pytest.mark.parametrize("change", ["appended", "rewritten at the same size", "touched",
+                                    "its end rewritten with its time put back"])
+def test_a_file_changed_since_this_process_wrote_it_is_written_whole(tmp_path: Path, copied: list[int],
+                                                                     change: str) -> None:
+    """A file that is no longer what the last write made is never copied from: the new one is written whole."""
+    path = tmp_path / "out.json"
+    parts: list[bytes | str] = [*PIECES]
+    _write(path, parts, copied)
+    time.sleep(0.02)  # a file's time moves by the kernel's tick
+    before = path.stat()
+    if change == "appended":
+        with open(path, "ab") as handle:
+            handle.write(b" ")
+    elif change == "touched":
+        os.utime(path)
+    else:
+        text = path.read_bytes()
+        at = len(text) - 10 if change.startswith("its end") else len(text) // 2
+        path.write_bytes(text[:at] + b"X" * 5 + text[at + 5:])
+        if change.startswith("its end"):
+            os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert _write(path, parts, copied) == 0
+
+
+def test_a_small_file_is_written_whole(tmp_path: Path, copied: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under SPLICE_FROM bytes (a small game's files), nothing is noted and a file is written whole."""
+    monkeypatch.setattr(storage, "SPLICE_FROM", 1 << 20)
+    path = tmp_path / "out.json"
+    _write(path, [*PIECES], copied)
+    assert _write(path, [*PIECES], copied) == 0
+    assert storage._SPLICED == {}
+
+
+def test_edits_in_a_process_building_again_write_the_files_a_cold_build_writes(tiny_game: Path,
+                                                                               copied: list[int]) -> None:
+    """After several edits in one process (cards changed, added, removed, reordered, a card's text growing and
+    shrinking), build.json, index.html and the TTS save are spliced from the last build's, and byte for byte a cold
+    build's of the edited game."""
+    data.remember_rows()
+    # more cards than the TTS save writes an object at a time (`objects._MANY`)
+    _rows(lambda lines: [*lines, *(f"Card {n},1,Text {n},1" for n in range(10))])(tiny_game)
+    edits = [_rows(lambda lines: [line.replace("Plain", "Plain and " + "long " * 30) for line in lines]),
+             _rows(lambda lines: [*lines, "Delta,1,Added,1", "Echo,2,Also added,1"]),
+             _rows(lambda lines: [line.replace("long " * 30, "short") for line in lines]),
+             _rows(lambda lines: lines[:-1]),  # (one before the others would move their rows: all new)
+             _rows(lambda lines: [lines[0], lines[3], lines[1], lines[2], *lines[4:]]),
+             _rows(lambda lines: [line.replace("Added,1", "Changed,1") for line in lines])]
+    build_game(tiny_game, "tiny", BuildOptions(tiny_game / "kept", jobs=1), stages=stage_names())
+    assert _fresh(tiny_game, "build", "tiny", "--out", str(tiny_game / "fresh"), "-j", "1").returncode == 0
+    for number, edit in enumerate(edits):
+        edit(tiny_game)
+        copied.clear()
+        build_game(tiny_game, "tiny", BuildOptions(tiny_game / "kept", jobs=1), stages=stage_names())
+        assert sum(copied) > 0, number
+        # (the TTS save's objects here are all on the edited card's sheet: all new, nothing to splice)
+        assert SPLICED_INTO == {"build", "index"}, number
+        SPLICED_INTO.clear()
+        assert _fresh(tiny_game, "build", "tiny", "--out", str(tiny_game / "fresh"), "-j", "1").returncode == 0
+        kept, made = _outputs(tiny_game / "kept" / "tiny"), _outputs(tiny_game / "fresh" / "tiny")
+        assert kept.keys() == made.keys()
+        for name in kept:
+            assert kept[name] == made[name], f"edit {number}: {name}"
+
+
+def test_a_tts_save_written_again_is_spliced_from_the_objects_the_last_export_wrote(tmp_path: Path,
+                                                                                   copied: list[int]) -> None:
+    """The TTS save of a deck with one object changed copies the others' texts from the last file, and holds what
+    `json.dumps(indent=2, ensure_ascii=False)` writes (README's format)."""
+    objects = [{"Name": "Card", "Nickname": f"Card {n} é", "Description": "text " * 60, "CardID": 100 + n}
+               for n in range(20)]
+    saved = {"SaveName": "Tiny", "ObjectStates": [{"Name": "Deck", "ContainedObjects": objects}]}
+    path = tmp_path / "Tiny.json"
+    for number in range(3):
+        copied.clear()
+        write_saved_object(path, saved)
+        assert path.read_text(encoding="utf-8") == json.dumps(saved, indent=2, ensure_ascii=False)
+        assert (sum(copied) > 0) == (number > 0), number
+        objects[5] = {**objects[5], "Description": "longer " * (80 + number)}
