@@ -462,7 +462,7 @@ def test_a_build_that_stops_while_drawing_draws_no_more_jobs(tmp_path: Path) -> 
     shapes = "".join(f'<circle cx="{n * 7 % 400}" cy="{n * 13 % 400}" r="{n % 50}"/>' for n in range(300))
     svg = f'<svg xmlns="http://www.w3.org/2000/svg" width="400" height="400">{shapes}</svg>'
     drawing = Drawing(svg, 400, 400, 96, str(tmp_path), tmp_path.as_uri() + "/", ())
-    jobs = [RasterJob(f"k{n}", drawing, str(tmp_path / f"{n}.png")) for n in range(60)]
+    jobs = [RasterJob(f"k{n}", drawing, str(tmp_path / f"{n}.png")) for n in range(120)]
 
     def stop(key: str, error: str | None) -> None:
         raise OSError("no space left on device")
@@ -470,7 +470,8 @@ def test_a_build_that_stops_while_drawing_draws_no_more_jobs(tmp_path: Path) -> 
     with pytest.raises(OSError):
         run_jobs(jobs, 2, stop)
     drawn = len(list(tmp_path.glob("*.png")))
-    assert 1 <= drawn < 20, drawn  # the first job, and those the two workers had started meanwhile
+    # the first batch of jobs, and the batches the two workers had started or were sent meanwhile (pool.batches)
+    assert 1 <= drawn < 40, drawn
 
 
 def _note_drawing_process(folder: str, key: str, image: object) -> None:
@@ -869,3 +870,36 @@ def test_a_large_image_s_png_is_deflated_a_strip_of_rows_at_a_time() -> None:
         tracemalloc.stop()
     assert _filters(png) == {0}
     assert peak < board.width * board.height * 3 / 4, peak
+
+
+def test_many_jobs_go_to_the_workers_in_batches_each_job_drawn_and_reported_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build of many images sends them to the workers a few at a time (each submit costs the build's threads and a
+    worker CPU), the batches shrinking to one job for the last ones; every job is still drawn and reported once."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from cardgen.raster.pool import BATCH_AT_MOST, TAIL_BATCHES, batches, run_jobs, started_workers
+    from cardgen.raster.render import Drawing, RasterJob
+
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="5"/></svg>'
+    drawing = Drawing(svg, 8, 8, 96, str(tmp_path), tmp_path.as_uri() + "/", ())
+    jobs = [RasterJob(f"k{n}", drawing, str(tmp_path / f"{n}.png")) for n in range(60)]
+    cut = batches(jobs, 2)
+    assert [job for batch in cut for job in batch] == jobs
+    assert max(map(len, cut)) == BATCH_AT_MOST and all(len(batch) == 1 for batch in cut[-2 * TAIL_BATCHES:])
+    assert [len(batch) for batch in batches(jobs[:7], 2)] == [1] * 7  # few jobs: one at a time
+    submits, submit = [], ProcessPoolExecutor.submit
+
+    def counted(self: ProcessPoolExecutor, fn: object, *args: object, **kwargs: object) -> object:
+        submits.append(fn)
+        return submit(self, fn, *args, **kwargs)  # type: ignore[arg-type]
+
+    done: list[tuple[str, str | None]] = []
+    with started_workers(2) as pool:
+        monkeypatch.setattr(ProcessPoolExecutor, "submit", counted)
+        run_jobs(jobs, 2, lambda key, error: done.append((key, error)), pool=pool)
+    assert len(submits) == len(cut) < 30
+    assert sorted(done) == sorted((f"k{n}", None) for n in range(60))
+    for n in range(60):
+        with Image.open(tmp_path / f"{n}.png") as png:
+            assert png.size == (8, 8) and png.getpixel((0, 7)) == (255, 255, 255)

@@ -430,6 +430,11 @@ def run_job(job: RasterJob) -> tuple[str, str | None]:
     return job.key, None
 
 
+def run_batch(jobs: list[RasterJob]) -> list[tuple[str, str | None]]:
+    """Run jobs one after the other (a batch a render worker is sent at once: see `pool.batches`); their results."""
+    return [run_job(job) for job in jobs]
+
+
 def _store_png(path: Path, image: Any) -> None:
     """Encode a card's PNG into its cache entry, sealed (the build verifies it against the seal before using it)."""
     write_sealed_bytes(path, encode_png(image))
