@@ -680,6 +680,26 @@ def test_the_card_work_is_planned_without_hashing_the_saved_object(mini, tmp_pat
     assert all(obj["Memo"] for obj in saved["ObjectStates"])
 
 
+def test_the_card_work_is_planned_without_the_cards_objects(mini, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The card work plans the decks' sheets only, not each card's objects (its guids, description and JSON: ~half
+    of that planning at 1,000 cards), and finds the same work."""
+    from cardgen.outputs.tts import decks
+    from cardgen.outputs.tts.stage import card_work
+
+    out_dir, record, _ = mini
+    options = TTSStage.for_game(load_game(out_dir.parent.parent, "mini")).config
+    planned = card_work("mini", record, options, tmp_path / "out")
+
+    def refused(*args: object) -> list:
+        raise AssertionError("the card work made a card's objects")
+
+    monkeypatch.setattr(decks, "_card_objects", refused)
+    again = card_work("mini", record, options, tmp_path / "out")
+    assert set(again) == set(planned) >= {c.hash for c in record.cards}
+    shown = [re.sub(r" at 0x[0-9a-f]+", "", repr(item)) for item in again.values()]  # (a cache's address)
+    assert shown == [re.sub(r" at 0x[0-9a-f]+", "", repr(item)) for item in planned.values()]
+
+
 def test_the_thumbnail_is_put_together_from_faces_the_card_work_made(mini, tmp_path) -> None:
     """The first face of up to three decks is shrunk for the saved object's thumbnail by its card's work in the
     render workers, while the card is in memory: the export then puts the thumbnail together without reading one

@@ -116,9 +116,9 @@ class Exporter:
                 image.make(self.out_dir.parent, self.card_image), target), name=f"{TTS_DIR}/{name}")
 
     def description(self, card: CardEntry) -> str:
-        """A card's text as its description in Tabletop Simulator (none while only collecting recipes: the
-        saved object is not kept then, and the markup of 1,000 cards took ~50 ms before the first card's job)."""
-        return tts_text(card.text) if self.recipes is None else ""
+        """A card's text as its description in Tabletop Simulator (asked only for the saved object: an export
+        collecting recipes makes no card's objects, see `card_deck`)."""
+        return tts_text(card.text)
 
     def image_hash(self, path: str | None) -> str:
         """The content hash the build recorded for a face or back image path."""
