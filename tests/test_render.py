@@ -268,14 +268,15 @@ def test_font_metrics_are_kept_between_builds_and_read_again_when_damaged(tmp_pa
 
 
 def test_bundled_font_metrics_are_read_once_per_user_cache(tiny_game, tmp_path, monkeypatch) -> None:
-    """cardgen's bundled fonts are the same for every game: their metrics are kept in the user's cache folder
-    (XDG_CACHE_HOME), so a cold build into an empty output root reads no bundled font with fontTools once any
-    build has; the first reads every face's names and sizes but the advances of the faces it measures text with
-    only; a damaged entry is read from the font again; without a user cache folder that can be written, they are
-    kept in the output root's cache."""
+    """Without the bundled fonts' index (or with one out of date), their metrics are kept in the user's cache
+    folder (XDG_CACHE_HOME), so a cold build into an empty output root reads no bundled font with fontTools once
+    any build has; the first reads every face's names and sizes but the advances of the faces it measures text
+    with only; a damaged entry is read from the font again; without a user cache folder that can be written, they
+    are kept in the output root's cache."""
     from cardgen.core import bundled
     from cardgen.load import fonts
 
+    monkeypatch.setattr(fonts, "bundled_index", dict)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
     parsed = _count_parses(monkeypatch)
 
@@ -306,11 +307,13 @@ def test_bundled_font_metrics_are_read_once_per_user_cache(tiny_game, tmp_path, 
 
 def test_kept_advances_are_read_only_for_the_faces_that_measure_text(tiny_game, tmp_path, monkeypatch) -> None:
     """A build reads the kept advances of the faces its text uses, not of all 26 bundled ones; a face reads the
-    same advances as its font file holds, and advances kept in another form are read from the font."""
+    same advances as its font file holds, and advances kept in another form are read from the font (the kept
+    advances of the user's cache, used without the bundled fonts' index)."""
     from cardgen.core import bundled
     from cardgen.core.storage import Cache
     from cardgen.load import fonts
 
+    monkeypatch.setattr(fonts, "bundled_index", dict)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
     for out in ("a", "b"):  # the first keeps every bundled face's metrics, the second reads them kept
         fonts._scan.cache_clear()
