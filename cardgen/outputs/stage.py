@@ -106,8 +106,8 @@ class Stage(Generic[Config]):
     def card_work(self, game: Game, record: BuildRecord, out_root: Path) -> Mapping[str, CardWork]:
         """This stage's work on card images, by image key (its content hash), for the render workers.
 
-        Each item is called in a worker with the card while it is in memory (a `DrawnCard`: its pixels, and
-        its vectors to draw it again at another size; see `CardWork`), so that per-card output work (a TTS
+        Each item is called in a worker with the card while it is in memory (a `DrawnCard`: its pixels; see
+        `CardWork`), so that per-card output work (a TTS
         sheet cell) is done there and kept in a `Cache` under `out_root` for `run` to read. Most stages have
         none.
         """
