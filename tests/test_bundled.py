@@ -51,8 +51,10 @@ def _index_entry(home: Path) -> Path:
 def test_bundled_icons_are_read_through_a_kept_index_that_never_serves_a_wrong_icon(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from cardgen.core.storage import seal
+    from cardgen.load import icons
     from cardgen.load.icons import BundledIcons, _index_from_bytes, _index_to_bytes
 
+    monkeypatch.setattr(icons, "shipped_index", lambda path: None)  # as with a shipped index out of date
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     source = zipfile.ZipFile(bundled.ICON_BUNDLE)
     BundledIcons(bundled.ICON_BUNDLE).get("gears")  # makes the index
@@ -81,6 +83,31 @@ def test_bundled_icons_are_read_through_a_kept_index_that_never_serves_a_wrong_i
     assert _index_from_bytes(whole) == index
     assert _index_from_bytes(whole[:-40]) is None and _index_from_bytes(whole[:100]) is None
     assert _index_from_bytes(whole.rsplit(b"\n", 1)[0]) is None and _index_from_bytes(b"") is None
+
+
+def test_the_shipped_index_is_the_zip_s_and_a_first_build_reads_no_zip_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index beside the bundled zip (tools/build_icon_bundle.py writes it) is what the zip holds now: a zip
+    updated without it fails here. Icons are read through it with no user cache and without opening the zip; an
+    index of another zip (its size) is not used."""
+    from cardgen.load.icons import BundledIcons, index_bytes, index_file, shipped_index
+
+    assert index_file(bundled.ICON_BUNDLE).read_bytes() == index_bytes(bundled.ICON_BUNDLE)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    source = zipfile.ZipFile(bundled.ICON_BUNDLE)
+    opened: list[str] = []
+    monkeypatch.setattr(BundledIcons, "_open", lambda self: opened.append("zip") or source)
+    icons = BundledIcons(bundled.ICON_BUNDLE)
+    assert {f"{name}.svg" for name in icons.names} == {n for n in source.namelist() if n.endswith(".svg")}
+    assert icons._read("gears") == source.read("gears.svg") and opened == []
+    assert not (tmp_path / "cardgen" / "icon-index").exists()
+    other = tmp_path / "other.zip"
+    shutil.copyfile(bundled.ICON_BUNDLE, other)
+    index_file(other).write_bytes(index_bytes(bundled.ICON_BUNDLE))
+    assert shipped_index(other) is not None
+    with other.open("ab") as grown:
+        grown.write(b"\0")
+    assert shipped_index(other) is None
 
 
 def test_an_icon_changed_in_the_zip_under_the_same_size_and_time_is_never_served(

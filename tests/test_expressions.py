@@ -6,6 +6,7 @@ plain dicts, and pandas' (`engine="python"`, as cardgen called it, helpers turne
 from __future__ import annotations
 
 import ast
+import copy
 import math
 import subprocess
 import sys
@@ -69,7 +70,8 @@ class _PandasHelpers(ast.NodeTransformer):
 
 def pandas_mask(rows: list[dict[str, Any]], expr: str) -> list[bool]:
     frame = pd.DataFrame(rows, dtype=object).infer_objects()
-    text = ast.unparse(_PandasHelpers().visit(check_expression(expr, set(frame.columns))))
+    # (a copy: the checked tree is shared by every check of the expression, and the transformer changes it)
+    text = ast.unparse(_PandasHelpers().visit(copy.deepcopy(check_expression(expr, set(frame.columns)))))
     result = frame.eval(text, engine="python")
     if not isinstance(result, pd.Series):
         result = pd.Series([bool(result)] * len(frame), index=frame.index)
@@ -91,7 +93,7 @@ def _pandas_aggregate_value(frame: pd.DataFrame, name: str, columns: list[str]) 
 
 def pandas_aggregate(rows: list[dict[str, Any]], expr: str) -> tuple[bool, dict[str, Any]]:
     frame = pd.DataFrame(rows, columns=list(ROWS[0]), dtype=object).infer_objects()
-    tree = check_aggregate(expr, set(frame.columns))
+    tree = copy.deepcopy(check_aggregate(expr, set(frame.columns)))  # (shared: the transformer changes it)
     values: dict[str, Any] = {}
     names: dict[str, str] = {}
 

@@ -181,3 +181,41 @@ def test_a_note_made_once_a_file_is_made_again_on_another_row_after_an_edit(work
     _file("data/tiny/cards.csv", "A,1,x,a", "A,1,,a")(workspace)
     again = data.read_game_data(load_game(workspace, "tiny"))
     assert [(p.rule, p.row) for p in again.problems] == [("unnamed-column", 3)]
+
+
+WEIGHT_RULES = """\
+rules:
+  - {id: heavy, message: The cards weigh too much together, severity: warning, total: "sum(weight) <= 6"}
+  - {id: light, message: A card weighs nothing, severity: warning, check: "weight >= 1"}
+"""
+
+# Each edit of a game whose rules read the column `weight` (as rows: name,power,text,count,weight), and the rules
+# that then have a finding.
+WEIGHT_EDITS: list[tuple[str, Callable[[list[str]], list[str]], set[str]]] = [
+    ("the total broken", lambda lines: [*lines[:-1], lines[-1].replace(",3,3", ",3,4")], {"heavy"}),
+    ("the column renamed away", lambda lines: [lines[0].replace("weight", "heft"), *lines[1:]], {"heavy", "light"}),
+    ("the column back", lambda lines: [lines[0].replace("heft", "weight"), *lines[1:]], {"heavy"}),
+    ("a row of no weight added", lambda lines: [*lines, "Delta,1,Added,1,0"], {"heavy", "light"}),
+    ("the total mended", lambda lines: [*lines[:-2], lines[-2].replace(",3,4", ",3,1"), lines[-1]], {"light"}),
+    ("the row removed", lambda lines: lines[:-1], set()),
+]
+
+
+def test_rules_in_a_process_checking_again_find_what_a_fresh_process_does(tiny_game: Path) -> None:
+    """A process that validates again keeps each rule's expression checked and compiled (by its text and the
+    columns it may read): after each edit (a total broken and mended, the column the rules read renamed away and
+    back, a row added and removed) its findings are those a fresh process gives."""
+    game = tiny_game / "data" / "tiny"
+    (game / "game.yaml").write_text((game / "game.yaml").read_text() + WEIGHT_RULES)
+    lines = (game / "cards.csv").read_text().splitlines()
+    weights = ["weight", "1", "2", "3"]  # the last row's weight is edited (",3,3": NA's count and weight)
+    (game / "cards.csv").write_text("\n".join(f"{line},{w}" for line, w in zip(lines, weights)) + "\n")
+    data.remember_rows()
+    validate_game(tiny_game, "tiny", out_root=tiny_game / "kept")
+    for what, edit, rules in WEIGHT_EDITS:
+        _rows(edit)(tiny_game)
+        fresh = json.loads(_fresh(tiny_game, "validate", "tiny", "--format", "json").stdout)
+        mine = validate_game(tiny_game, "tiny", out_root=tiny_game / "kept")
+        assert sorted((_finding(p.__dict__) for p in mine), key=str) == \
+            sorted((_finding(f) for f in fresh["games"]["tiny"]["findings"]), key=str), what
+        assert {p.rule for p in mine if p.rule in ("heavy", "light")} == rules, what

@@ -268,14 +268,15 @@ def test_font_metrics_are_kept_between_builds_and_read_again_when_damaged(tmp_pa
 
 
 def test_bundled_font_metrics_are_read_once_per_user_cache(tiny_game, tmp_path, monkeypatch) -> None:
-    """cardgen's bundled fonts are the same for every game: their metrics are kept in the user's cache folder
-    (XDG_CACHE_HOME), so a cold build into an empty output root reads no bundled font with fontTools once any
-    build has; the first reads every face's names and sizes but the advances of the faces it measures text with
-    only; a damaged entry is read from the font again; without a user cache folder that can be written, they are
-    kept in the output root's cache."""
+    """Without the bundled fonts' index (or with one out of date), their metrics are kept in the user's cache
+    folder (XDG_CACHE_HOME), so a cold build into an empty output root reads no bundled font with fontTools once
+    any build has; the first reads every face's names and sizes but the advances of the faces it measures text
+    with only; a damaged entry is read from the font again; without a user cache folder that can be written, they
+    are kept in the output root's cache."""
     from cardgen.core import bundled
     from cardgen.load import fonts
 
+    monkeypatch.setattr(fonts, "bundled_index", dict)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
     parsed = _count_parses(monkeypatch)
 
@@ -306,11 +307,13 @@ def test_bundled_font_metrics_are_read_once_per_user_cache(tiny_game, tmp_path, 
 
 def test_kept_advances_are_read_only_for_the_faces_that_measure_text(tiny_game, tmp_path, monkeypatch) -> None:
     """A build reads the kept advances of the faces its text uses, not of all 26 bundled ones; a face reads the
-    same advances as its font file holds, and advances kept in another form are read from the font."""
+    same advances as its font file holds, and advances kept in another form are read from the font (the kept
+    advances of the user's cache, used without the bundled fonts' index)."""
     from cardgen.core import bundled
     from cardgen.core.storage import Cache
     from cardgen.load import fonts
 
+    monkeypatch.setattr(fonts, "bundled_index", dict)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
     for out in ("a", "b"):  # the first keeps every bundled face's metrics, the second reads them kept
         fonts._scan.cache_clear()
@@ -416,41 +419,20 @@ _FEATURES = ('<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3
              'transform="rotate(-5)">Fire &amp; Ice</text></svg>')
 
 
-def test_a_card_s_pixels_are_its_recorded_drawing_replayed_the_same_as_drawn_straight(tmp_path: Path) -> None:
-    """The render workers record a card's drawing once and replay it into its pixels (and into TTS cells): the
-    pixels are those cairosvg draws straight into an image, gradients, patterns, masks, clips, images and text
-    included (the cache of drawn images holds cards drawn both ways)."""
-    import cairosvg.parser
-    import cairosvg.surface
-
-    from cardgen.raster.render import setup_cairosvg
+def test_a_card_resampled_to_a_cell_is_the_card_drawn_at_that_size_within_a_tolerance(tmp_path: Path) -> None:
+    """A TTS cell is the card's pixels, the part inside the bleed resampled to the cell's size (`scaled`): its
+    colours where they were, and within a tolerance of drawing the SVG at that size (measured on this picture: 2.3/255
+    on average, at edges; red and blue swapped give 32)."""
+    from cardgen.raster.render import scaled
 
     configure_fontconfig([])
-    for transparent in (False, True):
-        replayed = draw_svg(_FEATURES, 300, 200, 96, tmp_path, tmp_path.as_uri() + "/", transparent)
-        setup_cairosvg()
-        straight = cairosvg.surface.PNGSurface(cairosvg.parser.Tree(bytestring=_FEATURES.encode()), None, 96,
-                                               background_color=None if transparent else "white").cairo
-        straight.flush()
-        mode, raw = ("RGBA", "BGRa") if transparent else ("RGB", "BGRX")
-        expected = Image.frombuffer(mode, (300, 200), bytes(straight.get_data()), "raw", raw, straight.get_stride())
-        assert np.array_equal(np.asarray(replayed), np.asarray(expected)), transparent
-
-
-def test_a_card_drawn_smaller_from_its_vectors_is_the_card_drawn_at_that_size(tmp_path: Path) -> None:
-    """A TTS cell is the card's recorded drawing replayed at the cell's size, the part inside the bleed filling
-    it: the same pixels, give or take antialiasing, as drawing the SVG at that size, where the drawn card's pixels
-    resampled are far from them (measured: 0 and 1/255 at worst, against 148 for BICUBIC)."""
-    from cardgen.raster.render import record_svg
-
-    configure_fontconfig([])
-    vectors = record_svg(_FEATURES, 600, 400, 192, tmp_path, tmp_path.as_uri() + "/")
+    card = draw_svg(_FEATURES, 600, 400, 192, tmp_path, tmp_path.as_uri() + "/")
     small = np.asarray(draw_svg(_FEATURES, 300, 200, 96, tmp_path, tmp_path.as_uri() + "/"), dtype=int)
-    cell = np.asarray(vectors.scaled((300, 200), (0, 0, 600, 400)), dtype=int)
-    resampled = np.asarray(vectors.image().resize((300, 200), Image.Resampling.BICUBIC), dtype=int)
-    assert np.abs(cell - small).max() <= 2 and np.abs(resampled - small).max() > 40
-    middle = np.asarray(vectors.scaled((150, 100), (150, 100, 450, 300)), dtype=int)  # the bleed cut off
-    assert np.abs(middle - small[50:150, 75:225]).max() <= 2
+    cell = np.asarray(scaled(card, (300, 200), (0, 0, 600, 400)), dtype=int)
+    assert cell.shape == small.shape and np.abs(cell - small).mean() <= 4
+    assert np.abs(cell[5, 5] - small[5, 5]).max() <= 2  # the gradient's orange corner stays orange
+    middle = np.asarray(scaled(card, (150, 100), (150, 100, 450, 300)), dtype=int)  # the bleed cut off
+    assert np.abs(middle - small[50:150, 75:225]).mean() <= 4
 
 
 def test_a_build_that_stops_while_drawing_draws_no_more_jobs(tmp_path: Path) -> None:

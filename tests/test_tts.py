@@ -5,7 +5,6 @@ Each game is built once per module (module-scoped fixtures); pixels are compared
 """
 from __future__ import annotations
 
-import functools
 import io
 import json
 import os
@@ -20,7 +19,6 @@ from click.testing import CliRunner
 from PIL import Image, ImageChops, ImageColor, ImageStat
 
 from cardgen.build.build import BuildOptions, build_game
-from cardgen.build.plan import game_drawings
 from cardgen.commands.cli import main
 from cardgen.core.errors import CardgenError
 from cardgen.load.manifest import load_game
@@ -141,11 +139,6 @@ def mini(tmp_path_factory) -> tuple[Path, BuildRecord, dict]:
 def _copy_build(out_dir: Path, tmp_path: Path) -> Path:
     """A private copy of a built game (hard links), for tests that export again."""
     return Path(shutil.copytree(out_dir, tmp_path / out_dir.name, copy_function=os.link))
-
-
-def _drawings(root: Path, game: str, out_root: Path):
-    """How a game draws its cards, for an export that draws cells again (as `cardgen tts` gives it)."""
-    return lambda: game_drawings(root, game, out_root)
 
 
 def _objects(saved: dict) -> dict[str, dict]:
@@ -320,8 +313,7 @@ def test_keys_never_repeat_within_or_across_games_and_are_stable(scrapbots, mini
     _, record, saved = scrapbots
     out_dir = _copy_build(scrapbots[0], tmp_path)
     game = load_game(ROOT, "scrapbots")
-    export_tts(game, record, out_dir, TTSStage.for_game(game).config,
-               drawings=_drawings(ROOT, "scrapbots", tmp_path))
+    export_tts(game, record, out_dir, TTSStage.for_game(game).config)
     again = json.loads((out_dir / "tts" / "Scrapbots.json").read_text(encoding="utf-8"))
     assert _keys(again) == _keys(saved)
     assert [o["GUID"] for o in _walk(again)] == [o["GUID"] for o in _walk(saved)]
@@ -335,8 +327,7 @@ def test_the_export_waits_for_the_backs_last_and_writes_the_same_files(scrapbots
     copy = _copy_build(out_dir, tmp_path)
     waited: list[str] = []
     game = load_game(ROOT, "scrapbots")
-    export_tts(game, record, copy, TTSStage.for_game(game).config,
-               drawings=_drawings(ROOT, "scrapbots", tmp_path), wait=lambda image: waited.append(image))
+    export_tts(game, record, copy, TTSStage.for_game(game).config, wait=lambda image: waited.append(image))
     backs = {b.image for b in record.backs.values()}
     first_back = next(n for n, image in enumerate(waited) if image in backs)
     assert set(waited[:first_back]) >= {c.face for c in record.cards if c.kind == "card"}
@@ -360,8 +351,7 @@ def test_urls_are_absolute_file_urls_to_existing_images(scrapbots, mini) -> None
 
 def test_base_url_replaces_file_urls(scrapbots, tmp_path) -> None:
     out_dir = _copy_build(scrapbots[0], tmp_path)
-    export_tts(load_game(ROOT, "scrapbots"), scrapbots[1], out_dir, TTSSpec(base_url="https://example.org/sb/"),
-               drawings=_drawings(ROOT, "scrapbots", tmp_path))
+    export_tts(load_game(ROOT, "scrapbots"), scrapbots[1], out_dir, TTSSpec(base_url="https://example.org/sb/"))
     text = (out_dir / "tts" / "Scrapbots.json").read_text(encoding="utf-8")
     assert "file://" not in text and "https://example.org/sb/scrapbots-center-1-" in text
 
@@ -611,16 +601,13 @@ def _images(folder: Path) -> dict[str, bytes]:
 
 def test_images_made_by_the_workers_are_the_ones_the_export_makes(mini, tmp_path) -> None:
     """The mini build drew its cards in a pool that made cells and sheets; an export into an empty cache
-    makes every image itself, drawing every cell again from its card's SVG, and must write the very same files.
-    Without a way to draw them (the game no longer draws those cards), it says to build again."""
+    makes every image itself, every cell from its card's file, and must write the very same files."""
     out_dir, record, _ = mini
     root = out_dir.parent.parent
     fresh = Path(shutil.copytree(out_dir, tmp_path / "out" / "mini", copy_function=os.link,
                                  ignore=shutil.ignore_patterns("tts")))
     options = TTSStage.for_game(load_game(root, "mini")).config
-    with pytest.raises(CardgenError, match="build the game again"):
-        export_tts(load_game(root, "mini"), record, fresh, options)
-    export_tts(load_game(root, "mini"), record, fresh, options, drawings=_drawings(root, "mini", fresh.parent))
+    export_tts(load_game(root, "mini"), record, fresh, options)
     made, built = _images(fresh / "tts"), _images(out_dir / "tts")
     assert set(made) == set(built) and len(made) > 10
     assert [name for name in made if made[name] != built[name]] == []
@@ -642,7 +629,6 @@ def test_each_sheet_is_made_by_the_card_work_that_completes_it(mini, tmp_path) -
     assert card_work("mini", record, options, out_dir.parent) == {}  # the build's caches hold it all
     work = card_work("mini", record, options, out_root)
     assert set(work) >= {c.hash for c in record.cards}  # every face (a sheet cell, a token or board image)
-    drawings = game_drawings(root, "mini", tmp_path / "plan")
     files = {**{c.hash: c.face for c in record.cards}, **{b.hash: b.image for b in record.backs.values()}}
     sheets: dict[bytes, tuple] = {}  # each sheet once: (its work, the keys of the cards whose work carries it)
     for key, item in work.items():
@@ -651,7 +637,7 @@ def test_each_sheet_is_made_by_the_card_work_that_completes_it(mini, tmp_path) -
     assert len(sheets) >= 4
     done: set[str] = set()
     for key in reversed(list(work)):
-        card = DrawnCard(out_dir / files[key], functools.partial(drawings.__getitem__, key))
+        card = DrawnCard(out_dir / files[key])
         pickle.loads(pickle.dumps(work[key]))(card)
         done.add(key)
         assert {sheet.recipe: sheet.image().cached(out_root) for sheet, _ in sheets.values()} == \
@@ -680,6 +666,26 @@ def test_the_card_work_is_planned_without_hashing_the_saved_object(mini, tmp_pat
     assert all(obj["Memo"] for obj in saved["ObjectStates"])
 
 
+def test_the_card_work_is_planned_without_the_cards_objects(mini, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The card work plans the decks' sheets only, not each card's objects (its guids, description and JSON: ~half
+    of that planning at 1,000 cards), and finds the same work."""
+    from cardgen.outputs.tts import decks
+    from cardgen.outputs.tts.stage import card_work
+
+    out_dir, record, _ = mini
+    options = TTSStage.for_game(load_game(out_dir.parent.parent, "mini")).config
+    planned = card_work("mini", record, options, tmp_path / "out")
+
+    def refused(*args: object) -> list:
+        raise AssertionError("the card work made a card's objects")
+
+    monkeypatch.setattr(decks, "_card_objects", refused)
+    again = card_work("mini", record, options, tmp_path / "out")
+    assert set(again) == set(planned) >= {c.hash for c in record.cards}
+    shown = [re.sub(r" at 0x[0-9a-f]+", "", repr(item)) for item in again.values()]  # (a cache's address)
+    assert shown == [re.sub(r" at 0x[0-9a-f]+", "", repr(item)) for item in planned.values()]
+
+
 def test_the_thumbnail_is_put_together_from_faces_the_card_work_made(mini, tmp_path) -> None:
     """The first face of up to three decks is shrunk for the saved object's thumbnail by its card's work in the
     render workers, while the card is in memory: the export then puts the thumbnail together without reading one
@@ -693,11 +699,10 @@ def test_the_thumbnail_is_put_together_from_faces_the_card_work_made(mini, tmp_p
     root, out_root = out_dir.parent.parent, tmp_path / "out"
     options = TTSStage.for_game(load_game(root, "mini")).config
     work = card_work("mini", record, options, out_root)
-    drawings = game_drawings(root, "mini", tmp_path / "plan")
     files = {**{c.hash: c.face for c in record.cards}, **{b.hash: b.image for b in record.backs.values()}}
     assert len({face.source.hash for item in work.values() for face in item.faces}) == 3
     for key, item in work.items():
-        pickle.loads(pickle.dumps(item))(DrawnCard(out_dir / files[key], functools.partial(drawings.__getitem__, key)))
+        pickle.loads(pickle.dumps(item))(DrawnCard(out_dir / files[key]))
     fresh = Path(shutil.copytree(out_dir, out_root / "mini", ignore=shutil.ignore_patterns("tts")))
     for path in files.values():
         (fresh / path).unlink()
@@ -708,21 +713,20 @@ def test_the_thumbnail_is_put_together_from_faces_the_card_work_made(mini, tmp_p
 
 
 class _SheetWork(NamedTuple):
-    """The mini game's card work for the TTS export, with what drawing its cards needs."""
+    """The mini game's card work for the TTS export, with its cards' files."""
 
     out_dir: Path
     out_root: Path
     options: TTSSpec
     work: dict
-    drawings: dict
     files: dict[str, str]  # each image's path in the build, by hash
     last: str  # a card with cells and sheets: the last one drawn
 
     def card(self, key: str):  # type: ignore[no-untyped-def]
-        """The drawn card of an image key (its file, and its drawing)."""
+        """The drawn card of an image key (its file)."""
         from cardgen.raster.render import DrawnCard
 
-        return DrawnCard(self.out_dir / self.files[key], functools.partial(self.drawings.__getitem__, key))
+        return DrawnCard(self.out_dir / self.files[key])
 
 
 def _sheet_work(mini, tmp_path: Path) -> _SheetWork:  # type: ignore[no-untyped-def]
@@ -734,7 +738,7 @@ def _sheet_work(mini, tmp_path: Path) -> _SheetWork:  # type: ignore[no-untyped-
     work = card_work("mini", record, options, out_root)
     files = {**{c.hash: c.face for c in record.cards}, **{b.hash: b.image for b in record.backs.values()}}
     last = next(key for key, item in work.items() if item.sheets and item.cells)
-    return _SheetWork(out_dir, out_root, options, work, game_drawings(root, "mini", tmp_path / "plan"), files, last)
+    return _SheetWork(out_dir, out_root, options, work, files, last)
 
 
 def test_the_card_completing_a_sheet_joins_its_cells_tiles_without_decoding_one(mini, tmp_path, monkeypatch) -> None:
@@ -878,22 +882,22 @@ def _pdf_pages(folder: Path) -> list[tuple[bytes, tuple[bytes, ...]]]:
 
 
 
-def test_sheet_cells_are_the_cards_drawn_again_at_the_cell_size(scrapbots, tmp_path) -> None:
-    """Cells are drawn from each card's vectors at the cell's size, not resampled from its pixels: every Scrapbots
-    card's cell is the card, bleed cut off, scaled down (within 6/255 of LANCZOS on average; measured 3.7-5.2,
-    differing at edges only: text drawn at its size, not blurred down), in RGB, and the card's pixels are not
-    decoded for it."""
+def test_sheet_cells_are_the_cards_pixels_resampled(scrapbots, tmp_path) -> None:
+    """Cells are resampled from each card's pixels (drawing them again from the card's vectors cost more CPU): every
+    Scrapbots card's cell is the card, bleed cut off, scaled down (within 6/255 of LANCZOS on average; measured
+    1.5-2.6), in RGB, the same pixels whether the card is in memory (drawn now) or read from its file."""
     from cardgen.outputs.tts.pictures import Source
     from cardgen.raster.render import DrawnCard
 
     out_dir, record, _ = scrapbots
-    drawings = game_drawings(ROOT, "scrapbots", tmp_path)
     cards = [card for card in record.cards if record.decks[card.deck].kind == "card"]
     assert len(cards) > 15
     for card in cards:
-        # its pixels are never read
-        drawn = DrawnCard(tmp_path / "no-such-file.png", functools.partial(drawings.__getitem__, card.hash))
-        cell = Source(card.hash, card.face, record.decks[card.deck].bleed_px).cell(drawn, (409, 573))
+        source = Source(card.hash, card.face, record.decks[card.deck].bleed_px)
+        cell = source.cell(DrawnCard(out_dir / card.face), (409, 573))
+        with Image.open(out_dir / card.face) as stored:
+            in_memory = DrawnCard(tmp_path / "no-such-file.png", stored.convert("RGB"))
+        assert source.cell(in_memory, (409, 573)).tobytes() == cell.tobytes()
         lanczos = _trimmed_card(out_dir, card).resize((409, 573), Image.Resampling.LANCZOS)
         assert cell.mode == "RGB" and cell.size == (409, 573)
         assert sum(ImageStat.Stat(ImageChops.difference(cell, lanczos)).mean) / 3 <= 6.0, card.face
@@ -916,14 +920,14 @@ def test_the_export_runs_while_the_cards_are_drawn_and_waits_for_what_each_image
         return wait(self, path)
 
     monkeypatch.setattr(CardFiles, "wait", wait_and_let_draw)
-    record, build_process, drawn_here = Drawing.record, os.getpid(), []
+    draw, build_process, drawn_here = Drawing.draw, os.getpid(), []
 
-    def record_noting_where(self):  # type: ignore[no-untyped-def]
+    def draw_noting_where(self):  # type: ignore[no-untyped-def]
         if os.getpid() == build_process:  # not in a render worker (a forked process)
             drawn_here.append(self.svg)
-        return record(self)
+        return draw(self)
 
-    monkeypatch.setattr(Drawing, "record", record_noting_where)
+    monkeypatch.setattr(Drawing, "draw", draw_noting_where)
     build_game(tiny_game, "tiny", BuildOptions(out, jobs=2), None, ["tts"])
     assert seen_go.read_text() == "True" and drawn_here == []  # every cell was made by the workers
     build_game(tiny_game, "tiny", BuildOptions(tmp_path / "after", jobs=1), None, ["tts"])

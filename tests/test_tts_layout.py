@@ -15,7 +15,6 @@ import pytest
 from PIL import Image
 
 import cardgen.outputs.tts.layout as tts_layout
-from cardgen.build.plan import game_drawings
 from cardgen.core.errors import CardgenError
 from cardgen.load.manifest import load_game
 from cardgen.options.tts import SnapGrid, TTSSpec
@@ -187,8 +186,7 @@ def test_a_game_larger_than_the_play_area_is_laid_out_with_a_warning(build, tmp_
 
     def export(out: Path) -> list[str]:
         out.mkdir(parents=True)
-        ctx = StageContext(game, record, out, out, drawings=lambda: game_drawings(REPO, "scrapbots", out.parent),
-                           wait_for=lambda path: built / path if path else None)
+        ctx = StageContext(game, record, out, out, wait_for=lambda path: built / path if path else None)
         return [str(p) for p in stage.run(ctx)]
 
     assert export(tmp_path / "fits" / "scrapbots") == []

@@ -3,7 +3,8 @@
 Development helper, never run by cardgen itself (the bundle is committed; nothing is downloaded at run
 time). It writes `icons/game-icons.zip` at the repository's top level (installed as
 `cardgen/assets/icons/game-icons.zip`, pyproject's package-dir): one standalone SVG per icon (aliases included),
-deflated, with fixed timestamps so that the same package version always gives the same bytes.
+deflated, with fixed timestamps so that the same package version always gives the same bytes; and its index,
+`icons/game-icons.index` (where each icon lies in the zip: a first build reads no zip directory).
 
     cd "$(mktemp -d)" && npm pack @iconify-json/game-icons && tar xzf iconify-json-game-icons-*.tgz
     python tools/build_icon_bundle.py "$PWD/package"
@@ -16,6 +17,8 @@ import json
 import sys
 import zipfile
 from pathlib import Path
+
+from cardgen.load.icons import index_bytes, index_file
 
 BUNDLE = Path(__file__).resolve().parent.parent / "icons" / "game-icons.zip"
 FIXED_TIME = (2024, 1, 1, 0, 0, 0)
@@ -44,6 +47,7 @@ def write_bundle(package: Path, target: Path = BUNDLE) -> int:
             info.external_attr = 0o644 << 16
             bundle.writestr(info, icon_svg(icons, name))
     temp.replace(target)
+    index_file(target).write_bytes(index_bytes(target))  # where each icon lies: a first build reads no zip directory
     return len(names)
 
 

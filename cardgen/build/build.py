@@ -262,8 +262,8 @@ class _Build:
             kept = PreviousOutputs(self.final, staging, all(stage.while_drawing for stage in selected))
             self.card_files = CardFiles(plan, staging, options.keep_svg, kept)
             changes = self.changes if self.changes is not None else Changes(first=True)
-            stage_context = StageContext(plan.game, record, staging, self.final, kept, lambda: plan.drawings,
-                                         self.card_files.wait, changes, workers)
+            stage_context = StageContext(plan.game, record, staging, self.final, kept, self.card_files.wait,
+                                         changes, workers)
             # Card files are placed as their images are ready, while the workers draw the others, and the output
             # stages run beside them. With no workers started, the drawing is this process's own (or a pool forked
             # only without threads): the stages run after it.

@@ -80,11 +80,6 @@ class BuildPlan:
             self.sizes[deck] = self.game.deck_size(self.game.spec.decks[deck])
         return self.sizes[deck]
 
-    @functools.cached_property
-    def drawings(self) -> dict[str, Drawing]:
-        """How each card image is drawn, by its content hash (asked once the plan is made)."""
-        return {art.key: self.drawing(art) for art in [*self.faces.values(), *self.backs.values()]}
-
     def drawing(self, art: Artwork) -> Drawing:
         """How a card image is drawn."""
         game, size = self.game, self.size(art.deck)
@@ -227,13 +222,6 @@ def _digest(plan: BuildPlan, path: Path) -> str:
     """The digest of a file cards draw, found once a plan."""
     digests = plan.file_digests
     return digests.get(path) or digests.setdefault(path, file_digest(path))
-
-
-def game_drawings(root: Path, name: str, out_root: Path, lang: str | None = None) -> dict[str, Drawing]:
-    """How a game (in `lang`) draws each of its card images now, by content hash (its SVGs from the SVG cache when
-    rendered before): for an output that draws a card again outside a build (a TTS cell for other export
-    options)."""
-    return plan_build(BuildContext.load(root, name, out_root, lang=lang), force=True).drawings
 
 
 class DrawListener(Protocol):

@@ -5,7 +5,6 @@ from pathlib import Path
 
 import click
 
-from cardgen.build.plan import game_drawings
 from cardgen.commands import complete_games, lang_option
 from cardgen.commands.build_cmd import bring_up_to_date, output_root
 from cardgen.commands.flags import add_flags, folder_option
@@ -86,8 +85,7 @@ def _export_and_install(root: Path, loaded: Game, stage: TTSStage, out_dir: Path
         usual = TTSStage.for_game(loaded).config
         if options != usual or not saved.is_file():
             try:
-                saved = export_tts(loaded, record, out_dir, options,
-                                   drawings=lambda: game_drawings(root, game, out_root, loaded.lang))
+                saved = export_tts(loaded, record, out_dir, options)
                 if options == usual:  # the build's own export: still current
                     seal_outputs(out_dir, saved.parent)
             except OSError as exc:  # a read-only output folder, a full disk

@@ -11,6 +11,7 @@ a condition, equals nothing, makes arithmetic empty and is skipped by the aggreg
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import operator
 import warnings
@@ -122,7 +123,8 @@ def check_expression(expr: str, columns: set[str] | None = None,
     """Parse an expression and refuse anything beyond columns, literals, comparisons, arithmetic and helpers.
 
     `calls` maps the helper names allowed here to their number of column arguments
-    (default: the row helpers `filled(column)` and `empty(column)`).
+    (default: the row helpers `filled(column)` and `empty(column)`). The tree is shared by every check of the same
+    expression (see KEPT_CHARS): read it, never change it.
     """
     calls = {**{name: 1 for name in ROW_HELPERS}, **{name: 2 for name in PATTERN_HELPERS}} if calls is None \
         else calls
@@ -131,6 +133,15 @@ def check_expression(expr: str, columns: set[str] | None = None,
     if len(expr) > MAX_EXPRESSION_CHARS:
         raise ExpressionError(f"the expression is {len(expr):,} characters long; the limit is "
                               f"{MAX_EXPRESSION_CHARS:,}")
+    known = None if columns is None else frozenset(columns)
+    if len(expr) > KEPT_CHARS:
+        return _checked(expr, known, tuple(calls.items()))
+    return _kept_check(expr, known, tuple(calls.items()))
+
+
+def _checked(expr: str, columns: frozenset[str] | None, calls: tuple[tuple[str, int], ...]) -> ast.Expression:
+    """`check_expression`'s work, once its bounds are checked (the tree it returns is not changed after)."""
+    allowed = dict(calls)
     source = expr.strip()
     try:
         tree = parse_expression(source)
@@ -143,12 +154,12 @@ def check_expression(expr: str, columns: set[str] | None = None,
                                   "operations); split it")
         if isinstance(node, ast.Call):
             _keep_pattern_as_written(node, source)
-            _check_call(node, _part(source, node), calls)
+            _check_call(node, _part(source, node), allowed)
             helper_names.add(id(node.func))
             continue
         if not isinstance(node, _ALLOWED_NODES):
             raise ExpressionError(f"'{_part(source, node)}' is not allowed; use column names, literals, comparisons, "
-                                  f"and/or/not, arithmetic, `in [...]`{_helper_hint(calls)}")
+                                  f"and/or/not, arithmetic, `in [...]`{_helper_hint(allowed)}")
         if isinstance(node, ast.BinOp):
             _check_size(node, source)
         if isinstance(node, ast.Name) and node.id.startswith("_"):
@@ -157,6 +168,14 @@ def check_expression(expr: str, columns: set[str] | None = None,
                 and node.id not in columns | {"True", "False"}):
             raise ExpressionError(f"unknown column '{node.id}'")
     return tree
+
+
+# The rules and deck filters are checked (and compiled) again at every rebuild of a watch, with the same expressions
+# and columns: parsing and walking them was ~60% of the rule layer's time (deebz's 26 rules: ~7 of its ~11 ms). Each
+# is done once a process, by its text, columns and helpers; an expression refused is not kept (checked again, it
+# is refused again), nor one longer than KEPT_CHARS (no rule is; a 500,000-character list would hold megabytes).
+KEPT_CHARS = 2_000
+_kept_check = functools.lru_cache(maxsize=256)(_checked)
 
 
 def _walk(tree: ast.AST) -> Iterator[tuple[ast.AST, int]]:
@@ -512,9 +531,20 @@ def _columns_of(rows: Sequence[Row], columns: Iterable[str] | None) -> set[str]:
 
 
 def compile_mask(expr: str, columns: set[str] | None = None) -> Evaluate:
-    """A checked row expression as a function of a row giving True or False."""
-    evaluate = _compile(check_expression(expr, columns), _row_helper, lambda node: _column(node.id))
+    """A checked row expression as a function of a row giving True or False (made once a process for an
+    expression `check_expression` keeps: the function keeps nothing of the rows it is given)."""
+    tree = check_expression(expr, columns)
+    if len(expr) > KEPT_CHARS:
+        return _mask_of(tree)
+    return _kept_mask(tree)
+
+
+def _mask_of(tree: ast.Expression) -> Evaluate:
+    evaluate = _compile(tree, _row_helper, lambda node: _column(node.id))
     return lambda row: _truth(evaluate(row))
+
+
+_kept_mask = functools.lru_cache(maxsize=256)(_mask_of)  # by the kept tree's identity: made of the same text
 
 
 def evaluate_mask(rows: Sequence[Row], expr: str, columns: Iterable[str] | None = None) -> list[bool]:
@@ -536,10 +566,27 @@ def evaluate_mask(rows: Sequence[Row], expr: str, columns: Iterable[str] | None 
 
 def columns_in(expr: str) -> list[str]:
     """The column names an (already checked) expression reads, in order of appearance."""
+    return list(_columns_in(expr) if len(expr) > KEPT_CHARS else _kept_columns(expr))
+
+
+def _columns_in(expr: str) -> tuple[str, ...]:
     tree = parse_expression(expr)
     funcs = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     names = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in funcs]
-    return list(dict.fromkeys(n.id for n in sorted(names, key=lambda n: n.col_offset)))
+    return tuple(dict.fromkeys(n.id for n in sorted(names, key=lambda n: n.col_offset)))
+
+
+_kept_columns = functools.lru_cache(maxsize=256)(_columns_in)  # (see KEPT_CHARS)
+
+
+def _aggregates_of(tree: ast.Expression) -> list[tuple[str, str, tuple[str, ...]]]:
+    """The aggregates a checked total computes, in the order written: their text, name and columns."""
+    calls = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
+    return [(ast.unparse(node), node.func.id, tuple(a.id for a in node.args))  # type: ignore[attr-defined]
+            for node in calls]
+
+
+_kept_aggregates = functools.lru_cache(maxsize=256)(_aggregates_of)  # by the kept tree (see KEPT_CHARS)
 
 
 def check_aggregate(expr: str, columns: set[str] | None = None) -> ast.Expression:
@@ -553,13 +600,10 @@ def evaluate_aggregate(rows: Sequence[Row], expr: str, columns: Iterable[str] | 
     (by its text, in the order written: {'sum(count)': 20}). `constants` are names that are no column (a game's
     values), each the same on every row."""
     tree = check_aggregate(expr, _columns_of(rows, columns))
-    calls = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
     values: dict[str, Any] = {}
-    for node in calls:
-        label = ast.unparse(node)
+    for label, name, arguments in _aggregates_of(tree) if len(expr) > KEPT_CHARS else _kept_aggregates(tree):
         if label not in values:
-            _, compute = AGGREGATES[node.func.id]  # type: ignore[attr-defined]
-            values[label] = compute(rows, [a.id for a in node.args])  # type: ignore[attr-defined]
+            values[label] = AGGREGATES[name][1](rows, list(arguments))
     known = constants or {}
     holds = _compile(tree, _aggregate_value, lambda node: _constant(known[node.id]) if node.id in known
                      else _column_in_total(node))(values)

@@ -81,6 +81,32 @@ def _index_from_bytes(data: bytes | None) -> dict[str, Member] | None:
     return dict(zip(names, _INDEX_ROW.iter_unpack(memoryview(data)[4:end])))
 
 
+def index_file(path: Path) -> Path:
+    """Where the index of a bundled zip of icons ships beside it (`tools/build_icon_bundle.py` writes it)."""
+    return path.with_suffix(".index")
+
+
+def shipped_index(path: Path) -> dict[str, Member] | None:
+    """The index shipped beside a zip of icons when it is the index of that zip as it is (the zip's size, kept in
+    its first 8 bytes, is the file's); else None. An icon read through it is still checked (CRC and size)."""
+    try:
+        data = index_file(path).read_bytes()
+        size = path.stat().st_size
+    except OSError:
+        return None
+    if len(data) < 8 or struct.unpack_from("<Q", data)[0] != size:
+        return None
+    return _index_from_bytes(data[8:])
+
+
+def index_bytes(path: Path) -> bytes:
+    """The index of a zip of icons as it ships beside it (see `shipped_index`), read from the zip now."""
+    with zipfile.ZipFile(path) as bundle:
+        index = {info.filename[:-4]: (info.header_offset, info.compress_size, info.file_size, info.compress_type,
+                                      info.CRC) for info in bundle.infolist() if info.filename.endswith(".svg")}
+    return struct.pack("<Q", path.stat().st_size) + _index_to_bytes(index)
+
+
 class BundledIcons:
     """The game-icons.net set shipped inside cardgen: one zip, read one icon at a time.
 
@@ -88,6 +114,7 @@ class BundledIcons:
     so where each icon lies in the file is kept in a sealed index in the user's cache folder, keyed by the
     zip's path, size and modification time: an icon is then read from its own bytes, checked against the
     zip's CRC and size. A missing or damaged index, or a member that does not check, falls back to the zip.
+    The bundled set's index ships beside it (`shipped_index`): a first build needs neither.
     """
 
     def __init__(self, path: Path) -> None:
@@ -105,6 +132,8 @@ class BundledIcons:
 
     def _members(self) -> dict[str, Member]:
         """Where each icon lies in the zip: (header offset, compressed size, size, method, CRC), by icon name."""
+        if self._index is None:
+            self._index = shipped_index(self.path)
         if self._index is None:
             stat = self.path.stat()
             parts = (bundled.code_digest(__name__), self.path.resolve(), stat.st_size, stat.st_mtime_ns)

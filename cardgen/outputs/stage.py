@@ -24,7 +24,7 @@ from cardgen.load.freshness import PreviousOutputs
 from cardgen.load.manifest import Game
 from cardgen.options import Strict
 from cardgen.outputs import requested
-from cardgen.raster.render import CardWork, Drawing
+from cardgen.raster.render import CardWork
 from cardgen.record.changes import Changes
 from cardgen.record.record import BuildRecord
 
@@ -45,8 +45,6 @@ class StageContext:
     out_dir: Path  # the game's output folder being written (a staging folder during `cardgen build`)
     final_dir: Path  # where that folder ends up (for URLs that name files at their final place)
     previous: PreviousOutputs | None = None  # the previous build's files a build may keep (not made again)
-    # How the game draws each card image, by hash: for a stage that draws a card again (a TTS cell not cached)
-    drawings: Callable[[], Mapping[str, Drawing]] = dict
     # Waits until the card image at a path of the build record (every image: None) is drawn and the workers'
     # `card_work` on it is done, and returns the file to read it from (its cache entry, there before the card file
     # is in `out_dir`; None: the card file). A build runs a stage that says it can (`Stage.while_drawing`) while its
@@ -108,8 +106,8 @@ class Stage(Generic[Config]):
     def card_work(self, game: Game, record: BuildRecord, out_root: Path) -> Mapping[str, CardWork]:
         """This stage's work on card images, by image key (its content hash), for the render workers.
 
-        Each item is called in a worker with the card while it is in memory (a `DrawnCard`: its pixels, and
-        its vectors to draw it again at another size; see `CardWork`), so that per-card output work (a TTS
+        Each item is called in a worker with the card while it is in memory (a `DrawnCard`: its pixels; see
+        `CardWork`), so that per-card output work (a TTS
         sheet cell) is done there and kept in a `Cache` under `out_root` for `run` to read. Most stages have
         none.
         """

@@ -18,7 +18,9 @@ DECK_TYPES = {"rounded": 0, "rectangle": 1, "square": 1, "hex": 3, "circle": 4}
 
 
 def card_deck(export: Exporter, deck_name: str, deck: DeckEntry, cards: list[CardEntry], transform: dict) -> dict:
-    """A DeckCustom of a deck's cards (copies repeated), or a lone Card when it has one card."""
+    """A DeckCustom of a deck's cards (copies repeated), or a lone Card when it has one card; only its sheets
+    (`CustomDeck`) when the export collects the recipes of its images (`card_work`: a card's objects, its guids
+    and description, were ~half of that planning at 1,000 cards)."""
     by_id = {c.id: c for c in cards}
     bleed = 2 * deck.bleed_px
     card_size = (deck.pixels.width - bleed, deck.pixels.height - bleed)  # as `trimmed` cuts
@@ -52,6 +54,8 @@ def card_deck(export: Exporter, deck_name: str, deck: DeckEntry, cards: list[Car
         custom[str(sheet.key)] = {"FaceURL": face_url, "BackURL": back_url, "NumWidth": sheet.columns,
                                   "NumHeight": sheet.rows, "BackIsHidden": True, "UniqueBack": unique_back,
                                   "Type": DECK_TYPES[deck.shape]}
+    if export.recipes is not None:  # collecting the images only (see `card_work`): no card's objects are read
+        return {"CustomDeck": custom}
     sideways = deck.size_mm.width > deck.size_mm.height
     contained = []
     placed = repr(tuple(transform.items()))  # (as text, which keeps its hash: each card's piece is looked up by it)
@@ -63,10 +67,9 @@ def card_deck(export: Exporter, deck_name: str, deck: DeckEntry, cards: list[Car
             guids = tuple(export.guid(f"card/{card_id}/{copy}") for copy in range(card.copies))
             # in a process that builds again, an unchanged card's objects are the last build's (their JSON texts
             # are then kept too: see `objects.kept_text`), by everything else they hold
-            contained += kept_piece(card, ("tts", guids, shown, sheet.tts_id(slot), sideways, placed,
-                                           export.recipes is None), functools.partial(
-                _card_objects, export, card, guids, dict(transform), sheet.tts_id(slot), sideways,
-                {images[0]: custom[images[0]]}))
+            made = functools.partial(_card_objects, export, card, guids, dict(transform), sheet.tts_id(slot),
+                                     sideways, {images[0]: custom[images[0]]})
+            contained += kept_piece(card, ("tts", guids, shown, sheet.tts_id(slot), sideways, placed), made)
     if len(contained) == 1:  # (a copy: the export marks the deck's own object, not the card's kept one)
         return dict(contained[0])
     return base_object("DeckCustom", export.guid(f"deck/{deck_name}"), deck.title,

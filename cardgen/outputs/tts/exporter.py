@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable
 
-from cardgen.core.errors import CardgenError
 from cardgen.core.storage import place_file
 from cardgen.load.freshness import PreviousOutputs
 from cardgen.options.tts import TTSSpec
@@ -21,7 +20,7 @@ from cardgen.outputs.tts.sheets import Guids
 from cardgen.outputs.tts.sizes import card_scale, table_units
 from cardgen.outputs.tts.tokens import token_objects
 from cardgen.outputs.tts.work import Recipes
-from cardgen.raster.render import Drawing, DrawnCard
+from cardgen.raster.render import DrawnCard
 from cardgen.record.record import BuildRecord, CardEntry, DeckEntry
 
 TTS_DIR = "tts"
@@ -38,7 +37,7 @@ class Exporter:
 
     def __init__(self, game: str, record: BuildRecord, out_dir: Path, staging: Path, options: TTSSpec,
                  url: Callable[[str], str], recipes: Recipes | None = None,
-                 previous: PreviousOutputs | None = None, drawings: Callable[[], Mapping[str, Drawing]] = dict,
+                 previous: PreviousOutputs | None = None,
                  wait: Callable[[str], Path | None] = lambda image: None) -> None:
         self.game, self.record, self.out_dir, self.staging = game, record, out_dir, staging
         self.options, self.url = options, url
@@ -48,8 +47,6 @@ class Exporter:
         self.cover: list[tuple[str, DeckEntry]] = []  # (face image path, deck) of each deck's first card
         self.hashes = record.image_hashes()  # looked up for every card: once, not a scan of the record each time
         self.previous = previous  # the previous build's images to keep (during a build)
-        self.drawings = drawings  # how the game draws each card image, by hash: asked once, when a cell is missing
-        self.known_drawings: Mapping[str, Drawing] | None = None
         self.wait = wait  # returns once the image of a path is drawn, with its file (see `export_tts`)
         self.path_of = {digest: path for path, digest in self.hashes.items()}  # a path of each image, by hash
         self.last: list[Callable[[], None]] = []  # images to put in once every other is (see `save_cached`)
@@ -58,20 +55,8 @@ class Exporter:
     # ------------------------------------------------------------ images
 
     def card_image(self, source: Source) -> DrawnCard:
-        """A card of the build: its pixels read from its file, its vectors drawn again from its SVG when asked
-        (how the game draws it is looked up only then: outside the render workers, a cell cache deleted or other
-        export options)."""
-        return DrawnCard(self.wait(source.path) or self.out_dir / source.path, lambda: self.drawing(source))
-
-    def drawing(self, source: Source) -> Drawing:
-        """How the game draws a card image of the build (a CardgenError when it no longer draws it)."""
-        if self.known_drawings is None:
-            self.known_drawings = self.drawings()
-        drawing = self.known_drawings.get(source.hash)
-        if drawing is None:
-            raise CardgenError(f"the Tabletop Simulator export must draw {source.path} again, but the game no longer "
-                               "draws that image; build the game again (cardgen build)", file=str(source.path))
-        return drawing
+        """A card of the build: its pixels read from its file."""
+        return DrawnCard(self.wait(source.path) or self.out_dir / source.path)
 
     def source(self, path: str, deck: DeckEntry) -> Source:
         """A face or back image of the build, with what to cut off."""
@@ -116,9 +101,9 @@ class Exporter:
                 image.make(self.out_dir.parent, self.card_image), target), name=f"{TTS_DIR}/{name}")
 
     def description(self, card: CardEntry) -> str:
-        """A card's text as its description in Tabletop Simulator (none while only collecting recipes: the
-        saved object is not kept then, and the markup of 1,000 cards took ~50 ms before the first card's job)."""
-        return tts_text(card.text) if self.recipes is None else ""
+        """A card's text as its description in Tabletop Simulator (asked only for the saved object: an export
+        collecting recipes makes no card's objects, see `card_deck`)."""
+        return tts_text(card.text)
 
     def image_hash(self, path: str | None) -> str:
         """The content hash the build recorded for a face or back image path."""

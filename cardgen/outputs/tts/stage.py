@@ -3,7 +3,7 @@ against the game, and where the saved object lands."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable
 
 from cardgen.core.errors import CardgenError, Problem, relative
 from cardgen.core.filenames import slugify
@@ -21,7 +21,6 @@ from cardgen.outputs.tts.sizes import MM_PER_UNIT
 from cardgen.outputs.tts.thumbnail import cover_faces, cover_hashes, thumbnail
 from cardgen.outputs.tts.urls import url_maker
 from cardgen.outputs.tts.work import Recipes, TTSCardWork
-from cardgen.raster.render import Drawing
 from cardgen.record.record import BuildRecord
 
 
@@ -35,8 +34,7 @@ class TTSStage(Stage[TTSSpec]):
     def run(self, ctx: StageContext) -> list[Problem]:
         """Write the export."""
         problems: list[Problem] = []
-        export_tts(ctx.game, ctx.record, ctx.out_dir, self.config, ctx.previous, ctx.drawings,
-                   ctx.wait_for, problems)
+        export_tts(ctx.game, ctx.record, ctx.out_dir, self.config, ctx.previous, ctx.wait_for, problems)
         return problems
 
     def card_work(self, game: Game, record: BuildRecord, out_root: Path) -> dict[str, TTSCardWork]:
@@ -45,16 +43,15 @@ class TTSStage(Stage[TTSSpec]):
 
 
 def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSSpec,
-               previous: PreviousOutputs | None = None, drawings: Callable[[], Mapping[str, Drawing]] = dict,
+               previous: PreviousOutputs | None = None,
                wait: Callable[[str], Path | None] = lambda image: None, problems: list[Problem] | None = None) -> Path:
     """Write `<out_dir>/tts/` from a build record; return the saved-object JSON path (at its final place). Warnings
     for the designer go into `problems`: a game too large for the table's play area.
 
     Images the `previous` build wrote with the same content are kept, not copied again from the cache. A sheet
-    cell missing from the cache is drawn from the card's vectors: `drawings()` says how the game draws each card
-    image (asked only then). `wait(image)` returns once the image of a path of the record is drawn (during a build,
-    as the workers draw it and make its cells), with the file to read it from (None: its path in `out_dir`): each
-    image of the export waits for the cards it shows.
+    cell missing from the cache is made from its card's file. `wait(image)` returns once the image of a path of the
+    record is drawn (during a build, as the workers draw it and make its cells), with the file to read it from
+    (None: its path in `out_dir`): each image of the export waits for the cards it shows.
     """
     _check_cutout(game, record, options)
     _check_snap_points(game, record, options)
@@ -64,7 +61,7 @@ def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSSpec,
     staging = make_staging(out_dir, TTS_DIR)
     try:
         exporter = Exporter(game.name, record, out_dir, staging, options, url_maker(options.base_url, final_dir),
-                             previous=previous, drawings=drawings, wait=wait)
+                             previous=previous, wait=wait)
         saved = exporter.saved_object()
         if exporter.outside and problems is not None:
             problems.append(Problem(
