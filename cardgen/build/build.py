@@ -223,7 +223,9 @@ class _Build:
         used = {f.relative_to(root.resolve()).as_posix() for a in [*plan.faces.values(), *plan.backs.values()]
                 for f in a.rendered.files} | set(plan.game.files_elsewhere())
         record.settings = self.settings
-        record.sources = {**source_stamp(root, name, sorted(used), recording=True), **read_from}
+        # the files read outside the folders stamped before reading (images a card names elsewhere); a file that
+        # appeared in them since is not stamped: the next build sees it new and builds
+        record.sources = {**source_stamp(root, name, sorted(used), recording=True, scan=False), **read_from}
         record.warnings = plan.findings
         self.changes = diff_records(self.previous, record) if self.previous else None
 
