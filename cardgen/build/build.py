@@ -102,10 +102,12 @@ def build_fingerprint(record: BuildRecord, game: Game, options: BuildOptions, st
     """A hash of everything a build's outputs depend on: cards, images, manifest, options, stages and the code that
     makes them (`bundled.code_digest` of this module and of the stages' modules)."""
     from cardgen.core.bundled import code_digest
-    # The record's JSON as build.json holds it (pydantic's own JSON writer, in pieces: the cards a long-running
-    # process built before are not written again, see `record.kept_piece`) less what says nothing of the outputs
+    # The record's JSON as build.json holds it (pydantic's own JSON writer, in pieces: each card's by its digest,
+    # which a long-running process made once for a card it built before, see `record.kept_piece`) less what says
+    # nothing of the outputs
     digest = hashlib.sha256()
-    for part in record.json_parts(exclude={"built_at", "stats", "fingerprint", "settings", "sources", "warnings"}):
+    for part in record.json_parts(exclude={"built_at", "stats", "fingerprint", "settings", "sources", "warnings"},
+                                  digests=True):
         digest.update(part)
     for manifest in game.manifest_files:
         digest.update(manifest.read_bytes())
