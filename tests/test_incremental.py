@@ -40,6 +40,26 @@ def test_no_change_rebuild_draws_nothing(tiny_game: Path) -> None:
     again = _build(tiny_game)
     assert again.up_to_date and again.rendered == 0
 
+def test_a_file_added_to_the_game_while_it_builds_makes_the_next_build_run(tiny_game: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file saved into the game's folder after the build stamped its sources (here: while it validates) is not in
+    the record's stamps (the build never read it): the next build sees it new and loads the game again (its outputs
+    are the same: it keeps them and says so), and stamps it."""
+    from cardgen import validate
+
+    validate_context = validate.validate_context
+
+    def saving(*args, **kwargs):  # (validation runs after the sources are stamped and the game is loaded)
+        (tiny_game / "data" / "tiny" / "extra.csv").write_text("name\nLate\n")
+        return validate_context(*args, **kwargs)
+
+    monkeypatch.setattr(validate, "validate_context", saving)
+    _build(tiny_game)
+    assert "data/tiny/extra.csv" not in _record(tiny_game)["sources"]
+    monkeypatch.setattr(validate, "validate_context", validate_context)
+    assert _build(tiny_game).up_to_date
+    assert "data/tiny/extra.csv" in _record(tiny_game)["sources"]
+
 
 def test_csv_edit_redraws_exactly_that_card(tiny_game: Path) -> None:
     _build(tiny_game)

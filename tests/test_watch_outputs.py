@@ -149,7 +149,7 @@ def test_a_watch_looks_at_a_kept_card_file_once_and_makes_one_changed_behind_its
     (tmp_path / "beta.png").hardlink_to(beta)
     looked: list[str] = []
     file_state = freshness._file_state
-    monkeypatch.setattr(freshness, "_file_state", lambda path: looked.append(path.name) or file_state(path))
+    monkeypatch.setattr(freshness, "_file_state", lambda path: looked.append(Path(path).name) or file_state(path))
     _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Plainer")])
     _build(tiny_game)
     assert sorted(name for name in looked if name.endswith(".png")) == ["alpha.png", "back.png", "beta.png"]  # once

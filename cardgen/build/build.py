@@ -102,10 +102,12 @@ def build_fingerprint(record: BuildRecord, game: Game, options: BuildOptions, st
     """A hash of everything a build's outputs depend on: cards, images, manifest, options, stages and the code that
     makes them (`bundled.code_digest` of this module and of the stages' modules)."""
     from cardgen.core.bundled import code_digest
-    # The record's JSON as build.json holds it (pydantic's own JSON writer, in pieces: the cards a long-running
-    # process built before are not written again, see `record.kept_piece`) less what says nothing of the outputs
+    # The record's JSON as build.json holds it (pydantic's own JSON writer, in pieces: each card's by its digest,
+    # which a long-running process made once for a card it built before, see `record.kept_piece`) less what says
+    # nothing of the outputs
     digest = hashlib.sha256()
-    for part in record.json_parts(exclude={"built_at", "stats", "fingerprint", "settings", "sources", "warnings"}):
+    for part in record.json_parts(exclude={"built_at", "stats", "fingerprint", "settings", "sources", "warnings"},
+                                  digests=True):
         digest.update(part)
     for manifest in game.manifest_files:
         digest.update(manifest.read_bytes())
@@ -223,7 +225,9 @@ class _Build:
         used = {f.relative_to(root.resolve()).as_posix() for a in [*plan.faces.values(), *plan.backs.values()]
                 for f in a.rendered.files} | set(plan.game.files_elsewhere())
         record.settings = self.settings
-        record.sources = {**source_stamp(root, name, sorted(used), recording=True), **read_from}
+        # the files read outside the folders stamped before reading (images a card names elsewhere); a file that
+        # appeared in them since is not stamped: the next build sees it new and builds
+        record.sources = {**source_stamp(root, name, sorted(used), recording=True, scan=False), **read_from}
         record.warnings = plan.findings
         self.changes = diff_records(self.previous, record) if self.previous else None
 

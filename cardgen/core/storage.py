@@ -146,45 +146,41 @@ def _spliced(old: BinaryIO, state: os.stat_result) -> _Spliced | None:
 
 def _splice(parts: Iterable[bytes | str], handle: BinaryIO, old: BinaryIO | None, written: _Spliced | None
             ) -> _Spliced:
-    """Write the parts into `handle`, copying from `old` those `written` says it holds; where each part went."""
+    """Write the parts into `handle`, copying from `old` those `written` says it holds; where each part went.
+    (One loop with no call for a part: it runs for each of 20,000-30,000 parts at 10,000 cards.)"""
     pieces: dict[int, tuple[bytes | str, int, int]] = {}
     short: dict[int, tuple[bytes | str, int]] = {}
+    known_pieces = written.pieces if written is not None else {}
+    known_short = written.short if written is not None else {}
     offset = 0
     start = end = -1  # the range of `old` to copy next, consecutive parts gathered
     for part in parts:
-        if written is not None:
-            known = written.pieces.get(id(part))
-            if known is not None and known[0] is part:
-                at, length = known[1], known[2]
-            else:
-                near = written.short.get(end)
-                at, length = (end, near[1]) if near is not None and near[0] == part else (-1, 0)
-            if at >= 0:
-                if at != end:
-                    _copy_range(old, handle, start, end)
-                    start = at
-                end = at + length
-                _note(part, offset, length, pieces, short)
-                offset += length
-                continue
+        known = known_pieces.get(id(part))
+        if known is not None and known[0] is part:
+            at, length = known[1], known[2]
+        else:
+            near = known_short.get(end)
+            at, length = (end, near[1]) if near is not None and near[0] == part else (-1, 0)
+        if at < 0:
+            if end > start:
+                _copy_range(old, handle, start, end)
+                start = end = -1
+            data = part.encode() if isinstance(part, str) else part
+            handle.write(data)
+            length = len(data)
+        elif at != end:
             _copy_range(old, handle, start, end)
-            start = end = -1
-        data = part.encode() if isinstance(part, str) else part
-        handle.write(data)
-        _note(part, offset, len(data), pieces, short)
-        offset += len(data)
+            start, end = at, at + length
+        else:
+            end += length
+        if length >= SPLICED_PIECE:  # a long part by its identity (the first place, when it is written twice)
+            pieces.setdefault(id(part), (part, offset, length))
+        else:
+            short[offset] = (part, length)
+        offset += length
     _copy_range(old, handle, start, end)
     handle.flush()
     return _Spliced(offset, 0, b"", pieces, short)
-
-
-def _note(part: bytes | str, offset: int, length: int, pieces: dict[int, tuple[bytes | str, int, int]],
-          short: dict[int, tuple[bytes | str, int]]) -> None:
-    """Note where a part went: a long one by its identity (the first place, when it is written twice)."""
-    if length >= SPLICED_PIECE:
-        pieces.setdefault(id(part), (part, offset, length))
-    else:
-        short[offset] = (part, length)
 
 
 def _copy_range(source: BinaryIO | None, target: BinaryIO, start: int, end: int) -> None:

@@ -66,7 +66,8 @@ def table_section(record: BuildRecord) -> Iterator[str]:
            '<script type="application/json" id="table-data">'
            f'{{"decks": {_script_json({n: d.title for n, d in record.decks.items()})}, "cards": [')
     for number, card in enumerate(record.cards):  # (each unchanged card's made once in a long-running process)
-        yield (", " if number else "") + kept_piece(card, "table", functools.partial(_table_data, card))
+        yield ", " if number else ""
+        yield kept_piece(card, "table", functools.partial(_table_data, card))  # the same object: spliced (storage)
     yield "]}</script></section>"
 
 

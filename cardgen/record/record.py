@@ -7,6 +7,7 @@ served: a build starts afresh, and commands run after a build say to build again
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Annotated, Any, Callable, Hashable, Iterator, Literal, TypeVar
@@ -129,6 +130,10 @@ class CardEntry(Entry):
         """The card's JSON as build.json holds it, indented to its place in the record's list of cards."""
         return self.__pydantic_serializer__.to_json(self, indent=2).replace(b"\n", b"\n    ")
 
+    def json_digest(self) -> bytes:
+        """The SHA-256 digest of the card's JSON in build.json (`indented_json`)."""
+        return hashlib.sha256(kept_piece(self, "json", self.indented_json)).digest()
+
 
 class Stats(Entry):
     """Counts of a build: distinct cards, cards with copies, images drawn and taken from the cache."""
@@ -195,7 +200,7 @@ class BuildRecord(Entry):
                                                                                 "warnings"}))
         _remember(out_dir / BUILD_RECORD, self)
 
-    def json_parts(self, exclude: set[str] | None = None) -> Iterator[bytes]:
+    def json_parts(self, exclude: set[str] | None = None, digests: bool = False) -> Iterator[bytes]:
         """build.json's bytes in pieces of a card each: a 10,000-card record is ~35 MB, written as it is made at
         the end of the build, when its memory is at its peak, never held whole (~4 KB a card held at once);
         with `exclude`, without those keys of the record (`build_fingerprint`'s).
@@ -203,7 +208,9 @@ class BuildRecord(Entry):
         pydantic's own JSON writer: the same text as json.dumps(indent=2), which is pure Python with an indent
         (0.3-0.9 s for a record of 1,000 cards, on every edit). The record without its cards, then each card's
         JSON indented to its place (a JSON text holds no line break but those of its indent): in a long-running
-        process, each unchanged card's as the last build made it (`kept_piece`)."""
+        process, each unchanged card's as the last build made it (`kept_piece`). With `digests`, each card's JSON as
+        its SHA-256 digest, made once too: what `build_fingerprint` hashes (not the 39 MB of 10,000 cards at each
+        edit)."""
         to_json = self.__pydantic_serializer__.to_json
         around = to_json(self.model_copy(update={"cards": []}), indent=2, exclude=exclude)
         empty = b'\n  "cards": []'  # at the record's top level: any other key is indented further
@@ -214,7 +221,10 @@ class BuildRecord(Entry):
         yield head + b'\n  "cards": ['
         for number, card in enumerate(self.cards):
             yield b",\n    " if number else b"\n    "
-            yield kept_piece(card, "json", card.indented_json)  # the same object each build: spliced, not written
+            if digests:
+                yield kept_piece(card, "digest", card.json_digest)
+            else:
+                yield kept_piece(card, "json", card.indented_json)  # the same object each build: spliced (storage)
         yield b"\n  ]" + tail
 
     @classmethod
