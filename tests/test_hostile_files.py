@@ -157,7 +157,7 @@ def test_a_full_disk_when_only_build_json_is_written_is_an_error(example: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     cards = example / "data" / GAME / "cards.csv"
     os.utime(cards)  # a new time, the same content: only build.json's stamps are written again
-    monkeypatch.setattr("cardgen.record.record.write_atomic", _full_disk)
+    monkeypatch.setattr("cardgen.record.record.write_spliced", _full_disk)
     result = run(example, "build", "-j", "1")
     assert result.exit_code == 1 and "No space left on device" in result.output, result.output
     assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
