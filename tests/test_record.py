@@ -60,7 +60,7 @@ def test_build_json_is_written_a_card_at_a_time(built: Path, tmp_path: Path) -> 
     assert BuildRecord.read(tmp_path / "build.json") == many
     small = list(many.model_copy(update={"cards": many.cards[-3:]}).json_parts())
     large = list(many.json_parts())
-    # the record around the cards, then a separator and a piece for each card
+    # (each card its separator and its JSON: the JSON the same object each build, spliced by storage.write_spliced)
     assert len(large) == 2 * len(many.cards) + 2 and max(map(len, large)) == max(map(len, small))
 
 
