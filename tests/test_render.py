@@ -886,3 +886,14 @@ def test_many_jobs_go_to_the_workers_in_batches_each_job_drawn_and_reported_once
     for n in range(60):
         with Image.open(tmp_path / f"{n}.png") as png:
             assert png.size == (8, 8) and png.getpixel((0, 7)) == (255, 255, 255)
+
+
+def test_a_mask_hides_by_its_luminance_drawn_into_the_card_s_surface(tmp_path: Path) -> None:
+    """A black shape in a mask hides and a white one shows (SVG's luminance masks, as Inkscape draws them), with
+    the mask drawn at the size of the card's image surface."""
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><mask id="m"><rect width="40" height="20" '
+           'fill="#fff"/><rect width="20" height="20" fill="#000"/></mask><rect width="40" height="20" fill="#f00" '
+           'mask="url(#m)"/></svg>')
+    configure_fontconfig([])
+    card = draw_svg(svg, 80, 40, 192, tmp_path, tmp_path.as_uri() + "/")
+    assert card.getpixel((10, 20)) == (255, 255, 255) and card.getpixel((70, 20)) == (255, 0, 0)

@@ -200,10 +200,7 @@ class _LuminanceMasking:
         import cairocffi
         from PIL import Image
 
-        target = self._context.get_target()
-        extents = target.get_extents() if isinstance(target, cairocffi.RecordingSurface) else \
-            (0, 0, target.get_width(), target.get_height())
-        width, height = int(extents[2]), int(extents[3])
+        width, height = surface_size(self._context.get_target())  # the card's image surface
         drawn = cairocffi.ImageSurface(cairocffi.FORMAT_ARGB32, width, height)
         painter = cairocffi.Context(drawn)
         painter.set_matrix(self._context.get_matrix())
