@@ -421,16 +421,20 @@ _FEATURES = ('<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3
 
 def test_a_card_resampled_to_a_cell_is_the_card_drawn_at_that_size_within_a_tolerance(tmp_path: Path) -> None:
     """A TTS cell is the card's pixels, the part inside the bleed resampled to the cell's size (`scaled`): its
-    colours where they were, and within a tolerance of drawing the SVG at that size (measured on this picture: 2.3/255
-    on average, at edges; red and blue swapped give 32)."""
-    from cardgen.raster.render import scaled
+    colours where they were, within a tolerance of drawing the SVG at that size (measured on this picture: 2.3/255
+    on average, at edges; red and blue swapped give 32), and the same pixels from the surface the card was just drawn
+    into as from its PNG file."""
+    from cardgen.raster.render import Drawing, DrawnCard, encode_png, scaled
 
     configure_fontconfig([])
-    card = draw_svg(_FEATURES, 600, 400, 192, tmp_path, tmp_path.as_uri() + "/")
+    card = Drawing(_FEATURES, 600, 400, 192, str(tmp_path), tmp_path.as_uri() + "/", ()).draw(tmp_path / "card.png")
+    (tmp_path / "card.png").write_bytes(encode_png(card.image))
     small = np.asarray(draw_svg(_FEATURES, 300, 200, 96, tmp_path, tmp_path.as_uri() + "/"), dtype=int)
-    cell = np.asarray(scaled(card, (300, 200), (0, 0, 600, 400)), dtype=int)
-    assert cell.shape == small.shape and np.abs(cell - small).mean() <= 4
-    assert np.abs(cell[5, 5] - small[5, 5]).max() <= 2  # the gradient's orange corner stays orange
+    cell = scaled(card, (300, 200), (0, 0, 600, 400))
+    assert cell.tobytes() == scaled(DrawnCard(tmp_path / "card.png"), (300, 200), (0, 0, 600, 400)).tobytes()
+    pixels = np.asarray(cell, dtype=int)
+    assert pixels.shape == small.shape and np.abs(pixels - small).mean() <= 4
+    assert np.abs(pixels[5, 5] - small[5, 5]).max() <= 2  # the gradient's orange corner stays orange
     middle = np.asarray(scaled(card, (150, 100), (150, 100, 450, 300)), dtype=int)  # the bleed cut off
     assert np.abs(middle - small[50:150, 75:225]).mean() <= 4
 
@@ -885,3 +889,14 @@ def test_many_jobs_go_to_the_workers_in_batches_each_job_drawn_and_reported_once
     for n in range(60):
         with Image.open(tmp_path / f"{n}.png") as png:
             assert png.size == (8, 8) and png.getpixel((0, 7)) == (255, 255, 255)
+
+
+def test_a_mask_hides_by_its_luminance_drawn_into_the_card_s_surface(tmp_path: Path) -> None:
+    """A black shape in a mask hides and a white one shows (SVG's luminance masks, as Inkscape draws them), with
+    the mask drawn at the size of the card's image surface."""
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><mask id="m"><rect width="40" height="20" '
+           'fill="#fff"/><rect width="20" height="20" fill="#000"/></mask><rect width="40" height="20" fill="#f00" '
+           'mask="url(#m)"/></svg>')
+    configure_fontconfig([])
+    card = draw_svg(svg, 80, 40, 192, tmp_path, tmp_path.as_uri() + "/")
+    assert card.getpixel((10, 20)) == (255, 255, 255) and card.getpixel((70, 20)) == (255, 0, 0)

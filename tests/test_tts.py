@@ -922,10 +922,10 @@ def test_the_export_runs_while_the_cards_are_drawn_and_waits_for_what_each_image
     monkeypatch.setattr(CardFiles, "wait", wait_and_let_draw)
     draw, build_process, drawn_here = Drawing.draw, os.getpid(), []
 
-    def draw_noting_where(self):  # type: ignore[no-untyped-def]
+    def draw_noting_where(self, path):  # type: ignore[no-untyped-def]
         if os.getpid() == build_process:  # not in a render worker (a forked process)
             drawn_here.append(self.svg)
-        return draw(self)
+        return draw(self, path)
 
     monkeypatch.setattr(Drawing, "draw", draw_noting_where)
     build_game(tiny_game, "tiny", BuildOptions(out, jobs=2), None, ["tts"])

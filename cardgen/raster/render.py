@@ -49,13 +49,16 @@ class Drawing:
     font_dirs: tuple[str, ...]
     transparent: bool = False
 
-    def draw(self) -> Any:
-        """Draw the SVG into a Pillow image (RenderFailure when cairosvg cannot)."""
+    def draw(self, path: Path) -> DrawnCard:
+        """Draw the SVG: the card whose file will be `path` (RenderFailure when cairosvg cannot)."""
         from cardgen.load.fonts import configure_fontconfig
 
         configure_fontconfig([Path(d) for d in self.font_dirs])
-        return draw_svg(self.svg, self.width, self.height, self.dpi, Path(self.root), self.base_url,
-                        self.transparent)
+        surface = draw_surface(self.svg, self.width, self.height, self.dpi, Path(self.root), self.base_url,
+                               self.transparent)
+        image = _image(surface, (self.width, self.height), self.transparent)
+        # On white, the drawn pixels are the card's opaque pixels as cairo holds them (see `DrawnCard.opaque`).
+        return DrawnCard(path, image, None if self.transparent or image.size != surface_size(surface) else surface)
 
 
 @dataclass(frozen=True)
@@ -197,10 +200,7 @@ class _LuminanceMasking:
         import cairocffi
         from PIL import Image
 
-        target = self._context.get_target()
-        extents = target.get_extents() if isinstance(target, cairocffi.RecordingSurface) else \
-            (0, 0, target.get_width(), target.get_height())
-        width, height = int(extents[2]), int(extents[3])
+        width, height = surface_size(self._context.get_target())  # the card's image surface
         drawn = cairocffi.ImageSurface(cairocffi.FORMAT_ARGB32, width, height)
         painter = cairocffi.Context(drawn)
         painter.set_matrix(self._context.get_matrix())
@@ -223,6 +223,13 @@ class _LuminanceMasking:
 
 def draw_svg(svg: str, width: int, height: int, dpi: int, root: Path, base_url: str, transparent: bool = False):
     """Draw SVG text to a Pillow image of exactly width x height pixels (RGB on white, or RGBA)."""
+    return _image(draw_surface(svg, width, height, dpi, root, base_url, transparent), (width, height), transparent)
+
+
+def draw_surface(svg: str, width: int, height: int, dpi: int, root: Path, base_url: str,
+                 transparent: bool = False) -> Any:
+    """Draw SVG text into a cairo image surface of about width x height pixels (as cairosvg rounds them), on white
+    or transparent."""
     setup_cairosvg()  # first: it sets cairo's bindings up before cairosvg is imported
     import cairosvg.parser
     import cairosvg.surface
@@ -236,34 +243,41 @@ def draw_svg(svg: str, width: int, height: int, dpi: int, root: Path, base_url: 
     except Exception as exc:  # cairosvg and its XML parser raise many types for bad SVG
         raise RenderFailure(f"cairosvg could not draw the SVG: {type(exc).__name__}: {exc}") from None
     surface.flush()
+    return surface
+
+
+def surface_size(surface: Any) -> tuple[int, int]:
+    """A cairo image surface's size in pixels."""
+    return surface.get_width(), surface.get_height()
+
+
+def _image(surface: Any, size: tuple[int, int], transparent: bool) -> Any:
+    """A drawn surface's pixels as a Pillow image of `size`."""
     # On a white background every pixel is opaque, so cairo's premultiplied BGRA reads as plain BGRX.
     image = _pixels(surface, ("RGBA", "BGRa") if transparent else ("RGB", "BGRX"))
-    return image if image.size == (width, height) else image.resize((width, height))
+    return image if image.size == size else image.resize(size)
 
 
-def scaled(image: Any, size: tuple[int, int], box: tuple[float, float, float, float]) -> Any:
-    """The part `box` (left, top, right, bottom) of an RGB image resampled to `size` by cairo (bilinear), in RGB.
+def scaled(card: DrawnCard, size: tuple[int, int], box: tuple[float, float, float, float]) -> Any:
+    """The part `box` (left, top, right, bottom) of a card's opaque pixels resampled to `size` by cairo (bilinear),
+    in RGB.
 
-    A TTS sheet cell (a card ~1.85 times larger than its cell, its bleed cut off): ~1.2 ms, where drawing it again
-    from the card's recorded vectors took ~2 ms and recording the card ~1.5 ms more than drawing it straight, and
-    Pillow's resampling 3.6 (BOX) to 11 ms (LANCZOS) for the same difference from the drawn cell (~3/255 on average,
-    at edges). cairo is given Pillow's RGBX bytes as they are (read by cairo as BGRX): each channel is resampled
-    alone, so they come back in their order without being swapped twice.
+    A TTS sheet cell (a card ~1.85 times larger than its cell, its bleed cut off): ~1 ms, where drawing it again
+    from the card's recorded vectors took ~2 ms, and Pillow's resampling 3.6 (BOX) to 11 ms (LANCZOS) for the same
+    difference from the drawn cell (~3/255 on average, at edges).
     """
     import cairocffi
 
     left, top, right, bottom = box
-    source = cairocffi.ImageSurface.create_for_data(bytearray(image.tobytes("raw", "RGBX")), cairocffi.FORMAT_RGB24,
-                                                    image.width, image.height, image.width * 4)
     surface = cairocffi.ImageSurface(cairocffi.FORMAT_RGB24, *size)
     context = cairocffi.Context(surface)
     context.scale(size[0] / (right - left), size[1] / (bottom - top))
     context.translate(-left, -top)
-    context.set_source_surface(source)
+    context.set_source_surface(card.opaque)
     context.get_source().set_filter(cairocffi.FILTER_BILINEAR)
     context.paint()
     surface.flush()
-    return _pixels(surface, ("RGB", "RGBX"))
+    return _pixels(surface, ("RGB", "BGRX"))
 
 
 def _pixels(surface: Any, modes: tuple[str, str]) -> Any:
@@ -344,10 +358,12 @@ def _pillow_png(image: Any) -> bytes:
 
 class DrawnCard:
     """A card image as the output stages' work gets it in a render worker: its pixels, read from its file when first
-    asked (a card found in the cache is decoded only for work that needs its pixels)."""
+    asked (a card found in the cache is decoded only for work that needs its pixels), and, drawn now on white, the
+    cairo surface it was drawn into."""
 
-    def __init__(self, path: Path, image: Any = None) -> None:
-        self.path, self._image = path, image
+    def __init__(self, path: Path, image: Any = None, drawn: Any = None) -> None:
+        self.path, self._image, self._drawn = path, image, drawn
+        self._opaque: Any = None
 
     @property
     def image(self) -> Any:
@@ -360,6 +376,23 @@ class DrawnCard:
                 self._image = stored
         return self._image
 
+    @property
+    def opaque(self) -> Any:
+        """The card's pixels in RGB as a cairo RGB24 surface: a view of the surface it was drawn into (on white: the
+        same bytes, its alpha unread), else its image's bytes (copying the drawn pixels out cost ~3x the resampling
+        under load: a cell's largest cost)."""
+        if self._opaque is None:
+            import cairocffi
+
+            if self._drawn is not None:
+                data, stride = self._drawn.get_data(), self._drawn.get_stride()
+            else:
+                image = self.image if self.image.mode == "RGB" else self.image.convert("RGB")
+                data, stride = bytearray(image.tobytes("raw", "BGRX")), image.width * 4
+            width, height = self.image.size
+            self._opaque = cairocffi.ImageSurface.create_for_data(data, cairocffi.FORMAT_RGB24, width, height, stride)
+        return self._opaque
+
 
 def run_job(job: RasterJob) -> tuple[str, str | None]:
     """Render one job into its cache file (or take it from the cache), then do its work on the card; return
@@ -370,7 +403,7 @@ def run_job(job: RasterJob) -> tuple[str, str | None]:
         card = DrawnCard(path)
     else:
         try:
-            card = DrawnCard(path, job.drawing.draw())
+            card = job.drawing.draw(path)
         except RenderFailure as exc:
             return job.key, str(exc)
         # Saving sets attributes on the image object: the thread saves a copy of its own (~1 ms), not the image

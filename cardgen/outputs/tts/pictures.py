@@ -49,15 +49,14 @@ class Source:
 
     def cell(self, card: DrawnCard, size: tuple[int, int]) -> Image.Image:
         """The card with its bleed cut off, resampled from its pixels to a sheet cell, in RGB (see `render.scaled`:
-        ~1.2 ms a gen1000 card, where drawing it again from its vectors took ~2 ms and recording them ~1.5 more).
+        ~1 ms a gen1000 card, where drawing it again from its vectors took ~2 ms and recording them more).
 
         Every cell is made from the card's pixels, whether the card was drawn now or found in the cache, so a sheet
         is the same file whatever the cache held.
         """
         b = self.bleed
-        image = card.image
-        return scaled(image if image.mode == "RGB" else image.convert("RGB"), size,
-                      (b, b, image.width - b, image.height - b))
+        width, height = card.image.size
+        return scaled(card, size, (b, b, width - b, height - b))
 
 
 CardImages = Callable[[Source], DrawnCard]  # the card of a source: its pixels
