@@ -60,16 +60,6 @@ def write_text(path: Path, text: str) -> None:
     write_atomic(path, lambda temp: temp.write_text(text, encoding="utf-8"))
 
 
-def write_parts(path: Path, parts: Iterable[str]) -> None:
-    """Write UTF-8 text given in parts atomically, each part as it comes (the whole text is never held)."""
-    def write(temp: Path) -> None:
-        with open(temp, "w", encoding="utf-8") as handle:
-            for part in parts:
-                handle.write(part)
-
-    write_atomic(path, write)
-
-
 # A process that builds again (`builds_again`) writes build.json, index.html and the TTS save at every edit from
 # mostly the same pieces (one card's JSON, figure, objects: `record.kept_piece`), 16-39 MB each at 10,000 cards. It
 # notes where each piece of at least SPLICED_PIECE bytes went in the file it wrote (`_Spliced`, by the file's
