@@ -1,5 +1,7 @@
-"""cairo's C declarations kept in the user's cache: parsed once per machine, drawing the same pixels, never
-served damaged, never run as code. Each case runs in a fresh process (cairocffi is imported once per process)."""
+"""cairo's C declarations shipped with cardgen, or kept in the user's cache: parsed once, drawing the same pixels,
+never served damaged, never run as code. Each case runs in a fresh process (cairocffi is imported once per process).
+The cases of the user's cache run with shipped declarations that are not those of the cairocffi installed (as after
+an upgrade of cairocffi)."""
 from __future__ import annotations
 
 import json
@@ -12,6 +14,7 @@ import numpy as np
 from PIL import Image
 
 from cardgen.core.storage import seal
+from cardgen.raster import cairo_bindings
 
 # A card-like picture: text in a bundled font, a gradient, strokes and a transform.
 _SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="120" height="80"><linearGradient id="g"><stop offset="0" '
@@ -27,6 +30,9 @@ import cffi.api  # not its C parser: "parsed" below tells whether anything impor
 cdefs = []  # each declaration text parsed (cffi's FFI.cdef), counted
 _cdef = cffi.api.FFI.cdef
 cffi.api.FFI.cdef = lambda ffi, *args, **kwargs: (cdefs.append(1), _cdef(ffi, *args, **kwargs))[1]
+if sys.argv[3]:
+    from cardgen.raster import cairo_bindings
+    cairo_bindings.SHIPPED = Path(sys.argv[3])
 from cardgen.load.fonts import configure_fontconfig
 from cardgen.raster.render import draw_svg
 configure_fontconfig([])
@@ -37,12 +43,20 @@ print(json.dumps({"parsed": "pycparser" in sys.modules, "cdefs": len(cdefs),
 """
 
 
-def _drawing(home: Path, target: Path) -> subprocess.Popen:
+def _drawing(home: Path, target: Path, shipped: bool = False) -> subprocess.Popen:
+    """A fresh process drawing `_SVG` into `target` with `home` as its user cache folder: with the declarations
+    cardgen ships when `shipped`, else with shipped ones of another cairocffi (their first line changed)."""
     env = {**os.environ, "XDG_CACHE_HOME": str(home)}
     for name in ("CARDGEN_FONTCONFIG_SET", "FONTCONFIG_FILE"):
         env.pop(name, None)
-    return subprocess.Popen([sys.executable, "-c", _DRAW, _SVG, str(target)], env=env, stdout=subprocess.PIPE,
-                            text=True)
+    other = ""
+    if not shipped:
+        other = str(home / "other-declarations.txt")
+        if not Path(other).exists():
+            home.mkdir(parents=True, exist_ok=True)
+            Path(other).write_bytes(b"0" * 32 + cairo_bindings.SHIPPED.read_bytes()[32:])
+    return subprocess.Popen([sys.executable, "-c", _DRAW, _SVG, str(target), other], env=env,
+                            stdout=subprocess.PIPE, text=True)
 
 
 def _result(drawing: subprocess.Popen) -> dict:
@@ -51,8 +65,8 @@ def _result(drawing: subprocess.Popen) -> dict:
     return json.loads(out)
 
 
-def _draw(home: Path, target: Path) -> dict:
-    return _result(_drawing(home, target))
+def _draw(home: Path, target: Path, shipped: bool = False) -> dict:
+    return _result(_drawing(home, target, shipped))
 
 
 def _entries(home: Path) -> list[Path]:
@@ -62,6 +76,26 @@ def _entries(home: Path) -> list[Path]:
 def _pixels(path: Path) -> np.ndarray:
     with Image.open(path) as image:
         return np.asarray(image.convert("RGB"), dtype=np.int16)
+
+
+def test_the_shipped_declarations_are_those_cairocffi_parses_now() -> None:
+    """cardgen ships cairocffi's declarations as cffi parses them for the cairocffi and cffi installed: updating
+    either without running tools/cairo_declarations.py fails here."""
+    parse = "import sys; from cardgen.raster import cairo_bindings; sys.stdout.write(cairo_bindings.shipped_text())"
+    parsed = subprocess.run([sys.executable, "-c", parse], capture_output=True, text=True, check=True).stdout
+    assert parsed.count("\n") == 2 and len(parsed) > 50_000
+    assert cairo_bindings.SHIPPED.read_text(encoding="utf-8") == parsed
+
+
+def test_a_first_run_draws_with_the_shipped_declarations(tmp_path: Path) -> None:
+    """With an empty user cache folder nothing is parsed and nothing is kept there, and the pixels are those drawn
+    with declarations cairocffi parsed itself."""
+    assert _draw(tmp_path / "shipped", tmp_path / "shipped.png", shipped=True) == {
+        "parsed": False, "cdefs": 0, "kept": True}
+    assert not (tmp_path / "shipped" / "cardgen" / "cairo-declarations").exists()
+    assert _draw(tmp_path / "parsed", tmp_path / "parsed.png") == {"parsed": True, "cdefs": 2, "kept": False}
+    assert np.array_equal(_pixels(tmp_path / "shipped.png"), _pixels(tmp_path / "parsed.png"))
+    assert _pixels(tmp_path / "shipped.png").std() > 10
 
 
 def test_declarations_are_parsed_once_then_kept_and_draw_the_same_pixels(tmp_path: Path) -> None:

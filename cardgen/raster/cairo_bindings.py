@@ -1,14 +1,16 @@
-"""cairo's C declarations for cairocffi, parsed once per machine instead of once per drawing process.
+"""cairo's C declarations for cairocffi, parsed once, not once per drawing process.
 
 cairocffi parses cairo's C headers with pycparser each time it is imported: ~0.1-0.25 s of CPU in every
 process that draws (each render worker of every build, before its first card). cffi can write parsed
 declarations as an "out-of-line ABI" module (its `set_source(name, None)` and `emit_python_code`). cardgen
-keeps the arguments of the two FFI objects that `cairocffi/ffi.py` makes in the user's cache folder (a sealed
-entry, keyed by the text of cairocffi's declarations and the versions of cffi's backend and Python), and
-puts them in place of `cairocffi.ffi` before cairocffi is imported. The entry is read as Python literals,
-never run as code. Anything unexpected (xcffib installed, another cairocffi layout, a damaged entry) means
-cairocffi is imported as it is, and a missing entry is made from cairocffi's own declarations, by one process at
-a time: the render workers of a first build set up together, and one parses while the others wait for its entry.
+keeps the arguments of the two FFI objects that `cairocffi/ffi.py` makes, and puts them in place of
+`cairocffi.ffi` before cairocffi is imported. They ship with cardgen (`assets/cairo/declarations.txt`, written by
+tools/cairo_declarations.py for the cairocffi and cffi it is tested with), used while the declarations of the
+cairocffi and cffi installed are those; otherwise they are kept in the user's cache folder (a sealed entry, keyed
+by the text of cairocffi's declarations and the versions of cffi's backend and Python). Either is read as Python
+literals, never run as code. Anything unexpected (xcffib installed, another cairocffi layout, a damaged entry)
+means cairocffi is imported as it is, and a missing entry is made from cairocffi's own declarations, by one process
+at a time: the render workers of a first build set up together, and one parses while the others wait for its entry.
 """
 from __future__ import annotations
 
@@ -25,20 +27,30 @@ if TYPE_CHECKING:
     from cardgen.core.storage import Cache
 
 _MAIN, _PIXBUF = "cardgen_cairo_ffi", "cardgen_cairo_pixbuf_ffi"  # the names cffi gives the two FFI objects
+SHIPPED = Path(__file__).resolve().parent.parent / "assets" / "cairo" / "declarations.txt"
 
 
 def import_cairocffi() -> None:
-    """Import cairocffi, with its declarations from the user's cache when they are kept there (and kept
-    there when they are not). Does nothing once cairocffi is imported."""
+    """Import cairocffi, with its declarations from those cardgen ships or keeps in the user's cache when they
+    are there (and kept there when they are not). Does nothing once cairocffi is imported."""
     if "cairocffi" in sys.modules:
         return
+    declared = _declared()
+    kept = None if declared is None else _read(_shipped(declared))
+    if kept is None or not _imported_with(kept):
+        _import_from_user_cache(declared)
+
+
+def _import_from_user_cache(declared: str | None) -> None:
+    """Import cairocffi with its declarations kept in the user's cache folder, parsed and kept there when none
+    are (or as it is, when they cannot be kept)."""
     from cardgen.core.storage import user_store
 
-    key = _key()
     cache = user_store("cairo-declarations", ".txt")
-    if key is None or cache is None:
+    if declared is None or cache is None:
         import cairocffi  # noqa: F401  as it is
         return
+    key = _key(declared)
     kept = _read(cache.read_bytes(key))
     if kept is None:
         # None kept (a first run): one process parses and keeps them, and the others (a build's render workers
@@ -48,13 +60,21 @@ def import_cairocffi() -> None:
             if kept is None:
                 _import_and_keep(cache, key)
                 return
+    if not _imported_with(kept):
+        _import_and_keep(cache, key)
+
+
+def _imported_with(kept: types.ModuleType) -> bool:
+    """Import cairocffi with `kept` as its declarations; False (and nothing of it imported) when it cannot use
+    them."""
     sys.modules["cairocffi.ffi"] = kept
     try:
         import cairocffi  # noqa: F401
-    except Exception:  # noqa: BLE001  kept declarations cairocffi could not use: import it as it is
+    except Exception:  # noqa: BLE001  kept declarations cairocffi could not use: the caller imports it otherwise
         for name in [n for n in sys.modules if n == "cairocffi" or n.startswith("cairocffi.")]:
             del sys.modules[name]
-        _import_and_keep(cache, key)
+        return False
+    return True
 
 
 def _import_and_keep(cache: Cache, key: str) -> None:
@@ -85,9 +105,9 @@ def _one_at_a_time(lock: Path) -> Iterator[None]:
         held.release()
 
 
-def _key() -> str | None:
-    """What the kept declarations depend on: cardgen's code, cairocffi's declaring files, cffi's backend, Python;
-    None when cairocffi adds declarations of another package (xcffib) or is laid out otherwise."""
+def _declared() -> str | None:
+    """What the parsed declarations follow from: cairocffi's declaring files and cffi's backend; None when
+    cairocffi adds declarations of another package (xcffib) or is laid out otherwise."""
     if importlib.util.find_spec("xcffib") is not None:
         return None
     spec = importlib.util.find_spec("cairocffi")
@@ -98,15 +118,40 @@ def _key() -> str | None:
         import _cffi_backend
 
         texts = [(folder / name).read_bytes() for name in ("ffi.py", "constants.py")]
-        from cardgen.core.bundled import code_digest
-
-        versions = (code_digest(__name__), _cffi_backend.__version__, sys.version)
     except (OSError, ImportError, AttributeError):
         return None
-    digest = hashlib.sha256(repr(versions).encode())
+    digest = hashlib.sha256(_cffi_backend.__version__.encode())
     for text in texts:
         digest.update(hashlib.sha256(text).digest())
     return digest.hexdigest()[:32]
+
+
+def _key(declared: str) -> str:
+    """The user cache's key of the declarations: what they follow from, cardgen's code, and Python."""
+    from cardgen.core.bundled import code_digest
+
+    return hashlib.sha256(repr((declared, code_digest(__name__), sys.version)).encode()).hexdigest()[:32]
+
+
+def _shipped(declared: str) -> bytes | None:
+    """The declarations shipped with cardgen (the literal after their file's first line) when they are those
+    `declared` names (that first line)."""
+    try:
+        with SHIPPED.open("rb") as handle:
+            first = handle.readline()
+            return handle.read() if first.decode("ascii", "replace").strip() == declared else None
+    except OSError:
+        return None
+
+
+def shipped_text() -> str | None:
+    """The text of the shipped declarations' file for the cairocffi and cffi installed (parsed now, in this
+    process: cairocffi must not be imported yet); None when they cannot be kept (tools/cairo_declarations.py)."""
+    declared = _declared()
+    import cairocffi  # noqa: F401  as it is: parsing its headers
+
+    made = _made()
+    return None if declared is None or made is None else f"{declared}\n{made}\n"
 
 
 def _made() -> str | None:
