@@ -48,7 +48,7 @@ def _import_from_user_cache(declared: str | None) -> None:
 
     cache = user_store("cairo-declarations", ".txt")
     if declared is None or cache is None:
-        import cairocffi  # noqa: F401  as it is
+        _import()  # as it is
         return
     key = _key(declared)
     kept = _read(cache.read_bytes(key))
@@ -69,17 +69,46 @@ def _imported_with(kept: types.ModuleType) -> bool:
     them."""
     sys.modules["cairocffi.ffi"] = kept
     try:
-        import cairocffi  # noqa: F401
+        _import()
     except Exception:  # noqa: BLE001  kept declarations cairocffi could not use: the caller imports it otherwise
-        for name in [n for n in sys.modules if n == "cairocffi" or n.startswith("cairocffi.")]:
-            del sys.modules[name]
+        _forget()
         return False
     return True
 
 
+def _import() -> None:
+    """`import cairocffi`, its cairo library opened by the file names cairocffi tries after ctypes' library search
+    (`libcairo.so.2`, `libcairo.2.dylib`, `libcairo-2.dll`), that search skipped; searched for when none opens.
+
+    ctypes' `find_library` runs `ldconfig`, then gcc and ld, for each of the three names cairocffi asks for: ~30 ms
+    of CPU in every process that draws (each render worker), to find on Linux `libcairo.so.2`, the very name the
+    system's loader opens.
+    """
+    import ctypes.util
+
+    declarations = sys.modules.get("cairocffi.ffi")
+    search = ctypes.util.find_library
+    ctypes.util.find_library = lambda name: None  # cairocffi takes it as it is imported
+    try:
+        import cairocffi  # noqa: F401
+    except OSError:  # no library of those names: the loader does not look where ctypes does (macOS' Homebrew)
+        _forget()
+        if declarations is not None:
+            sys.modules["cairocffi.ffi"] = declarations
+    finally:
+        ctypes.util.find_library = search
+    import cairocffi  # noqa: F401, F811  searched for, when the names did not open
+
+
+def _forget() -> None:
+    """Forget every cairocffi module imported, so that it can be imported again."""
+    for name in [n for n in sys.modules if n == "cairocffi" or n.startswith("cairocffi.")]:
+        del sys.modules[name]
+
+
 def _import_and_keep(cache: Cache, key: str) -> None:
     """Import cairocffi as it is (parsing its declarations), and keep what it parsed under `key`."""
-    import cairocffi  # noqa: F401
+    _import()
 
     made = _made()
     if made is not None:
@@ -148,7 +177,7 @@ def shipped_text() -> str | None:
     """The text of the shipped declarations' file for the cairocffi and cffi installed (parsed now, in this
     process: cairocffi must not be imported yet); None when they cannot be kept (tools/cairo_declarations.py)."""
     declared = _declared()
-    import cairocffi  # noqa: F401  as it is: parsing its headers
+    _import()  # as it is: parsing its headers
 
     made = _made()
     return None if declared is None or made is None else f"{declared}\n{made}\n"
