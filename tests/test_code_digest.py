@@ -199,8 +199,9 @@ def test_the_code_stamp_covers_code_and_files_but_not_bytecode_nor_the_render_in
 
 
 def test_the_map_reads_the_imports_the_whole_syntax_tree_holds() -> None:
-    """The map reads only the statements that import cardgen modules (`import_statements`): for every module of the
-    package, and for imports written across lines, it finds what the module's whole syntax tree holds."""
+    """The map reads only the statements that import cardgen modules (`import_statements`, looked for from the
+    lines that name cardgen): for every module of the package, and for imports written across lines or after
+    another statement, it finds what the module's whole syntax tree holds."""
     package = Path(cardgen.__file__).parent
     for path in sorted(package.rglob("*.py")):
         data = path.read_bytes()
@@ -212,6 +213,9 @@ def test_the_map_reads_the_imports_the_whole_syntax_tree_holds() -> None:
             CardgenError,
             Problem)
         import os; from cardgen.core import units
+        from \\
+            cardgen.core import storage
+        x = 1; import cardgen.core.keypaths
         def f():
             if True:
                 from cardgen.raster \\
@@ -222,7 +226,7 @@ def test_the_map_reads_the_imports_the_whole_syntax_tree_holds() -> None:
     statements = codemap.import_statements(source)
     assert {type(node) for node in statements.body} == {ast.Import, ast.ImportFrom}  # those alone were parsed
     found = codemap.imports_of(statements, package)
-    assert found == codemap.imports_of(ast.parse(source), package) == {"core.errors", "core.units", "raster.render",
-                                                                       "svg.text"}
+    assert found == codemap.imports_of(ast.parse(source), package) == {
+        "core.errors", "core.units", "core.storage", "core.keypaths", "raster.render", "svg.text"}
     tricky = b'x = {"a": 1}; y = "b: import cardgen.svg"\nfrom cardgen.core.units import parse_length\n'
     assert codemap.imports_of(codemap.import_statements(tricky), package) == {"core.units"}  # read whole

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 import re
 import threading
 import time
@@ -52,8 +53,8 @@ def imports_of(tree: ast.AST, package: Path) -> set[str]:
             base = node.module.removeprefix("cardgen").lstrip(".")
             for alias in node.names:
                 candidate = f"{base}.{alias.name}" if base else alias.name
-                is_module = (package / (candidate.replace(".", "/") + ".py")).is_file() or \
-                    (package / candidate.replace(".", "/")).is_dir()
+                path = os.path.join(package, *candidate.split("."))  # not pathlib's: ~4x the time, ~1,000 a build
+                is_module = os.path.isfile(path + ".py") or os.path.isdir(path)
                 found.add(candidate if is_module else base or INIT)
         elif isinstance(node, ast.Import):
             found |= {a.name.removeprefix("cardgen").lstrip(".") or INIT for a in node.names
@@ -89,6 +90,26 @@ class FileFacts:
 # `tests/test_code_digest.py` checks that this reading finds what the whole syntax tree holds, module by module.
 _IMPORT = re.compile(rb"(?:^[ \t]*|[;:][ \t]*)(?:from[\s\\]+cardgen[\w.]*[\s\\]+import\b|import[\s\\]+cardgen\b)",
                      re.MULTILINE)
+_START = re.compile(rb"(?:^[ \t]*|[;:][ \t]*)(?:from|import)\b", re.MULTILINE)  # where an `_IMPORT` may begin
+
+
+def _imports_in(data: bytes) -> Iterator[re.Match[bytes]]:
+    """Each `_IMPORT` in a module's source, looked for only from the start of the lines that name cardgen (with the
+    lines a backslash joins to them): searching the whole text took ~0.3 ms a module, most of its reading."""
+    at, searched, ended = data.find(b"cardgen"), -1, 0
+    while at >= 0:
+        line = data.rfind(b"\n", 0, at) + 1
+        while line > 1 and data[line - 2:line] == b"\\\n":  # `from \` on the line before: the statement starts there
+            line = data.rfind(b"\n", 0, line - 2) + 1
+        line_end = data.find(b"\n", at)
+        line_end = len(data) if line_end < 0 else line_end
+        for start in _START.finditer(data, max(line, searched + 1), line_end):  # each line once
+            match = _IMPORT.match(data, start.start())  # which may end on a later line
+            if match and match.start() >= ended:
+                ended = match.end()
+                yield match
+        searched = line_end
+        at = data.find(b"cardgen", line_end)
 
 
 def import_statements(data: bytes) -> ast.Module:
@@ -97,7 +118,7 @@ def import_statements(data: bytes) -> ast.Module:
     modules took ~0.3 s of a process whose user cache was empty, each render worker's included). What does not
     parse so (`import` in a string after a colon) is read from the whole module."""
     statements = []
-    for match in _IMPORT.finditer(data):
+    for match in _imports_in(data):
         end = match.start()
         depth, more = 0, True
         while more and end < len(data):
