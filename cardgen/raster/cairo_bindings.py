@@ -23,11 +23,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
+from cardgen.core.bundled import ASSETS
+
 if TYPE_CHECKING:
     from cardgen.core.storage import Cache
 
 _MAIN, _PIXBUF = "cardgen_cairo_ffi", "cardgen_cairo_pixbuf_ffi"  # the names cffi gives the two FFI objects
-SHIPPED = Path(__file__).resolve().parent.parent / "assets" / "cairo" / "declarations.txt"
+SHIPPED = ASSETS / "cairo" / "declarations.txt"  # named so, the code map keys the drawing's caches on it
 
 
 def import_cairocffi() -> None:
