@@ -440,6 +440,11 @@ class _BoundedCodeGenerator(CodeGenerator):
         self.write(")))")
 
 
+# Trees `TemplateSandbox.parse` made, each taken by the first compiling of the same text (`TemplateSandbox._parse`).
+_PARSED: dict[tuple[object, ...], nodes.Template] = {}
+_PARSED_AT_MOST = 64
+
+
 class TemplateSandbox(ImmutableSandboxedEnvironment):
     """Jinja's immutable sandbox with a budget per render (call `start_render` before each render)."""
 
@@ -452,9 +457,23 @@ class TemplateSandbox(ImmutableSandboxedEnvironment):
         self.filters = {name: _bounded_filter(name, f) for name, f in self.filters.items()}
         self.filters[STEP_FILTER] = self._steps
 
+    def parse(self, source: str, name: str | None = None, filename: str | None = None) -> nodes.Template:
+        """Jinja's parse, its tree kept for the compiling of the same text (`_parse`): validation scans a game's
+        templates, then compiles them to render its cards (each parse ~1-3 ms of a cold build's serial path)."""
+        tree = super().parse(source, name, filename)
+        if len(_PARSED) >= _PARSED_AT_MOST:
+            _PARSED.pop(next(iter(_PARSED)))  # the oldest: a scanned template whose compiling was never asked
+        _PARSED[self._parsing(source, name, filename)] = tree
+        return tree
+
     def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
         """Jinja's parse (for compiling and for `parse` alike), with its nesting bounded (`_check_nesting`); Jinja's
-        parser recurses into brackets, so 70 nested parentheses are a syntax error at their line too."""
+        parser recurses into brackets, so 70 nested parentheses are a syntax error at their line too. A tree `parse`
+        kept for the same text, in an environment that parses alike, is taken (once) instead."""
+        kept = _PARSED.pop(self._parsing(source, name, filename), None)
+        if kept is not None:
+            kept.set_environment(self)
+            return kept
         parser = Parser(self, source, name, filename)
         try:
             tree = parser.parse()
@@ -462,6 +481,14 @@ class TemplateSandbox(ImmutableSandboxedEnvironment):
             raise _too_deep("too many brackets or blocks", parser.stream.current.lineno, name, filename) from None
         _check_nesting(tree, name, filename)
         return tree
+
+    def _parsing(self, source: str, name: str | None, filename: str | None) -> tuple[object, ...]:
+        """What a parse of `source` follows from: the text, its names, and this environment's syntax (its class,
+        delimiters, whitespace options and extensions)."""
+        return (type(self), self.block_start_string, self.block_end_string, self.variable_start_string,
+                self.variable_end_string, self.comment_start_string, self.comment_end_string,
+                self.line_statement_prefix, self.line_comment_prefix, self.trim_blocks, self.lstrip_blocks,
+                self.newline_sequence, self.keep_trailing_newline, tuple(self.extensions), source, name, filename)
 
     def start_render(self) -> None:
         """A fresh budget for the next render."""
