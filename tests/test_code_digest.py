@@ -230,3 +230,34 @@ def test_the_map_reads_the_imports_the_whole_syntax_tree_holds() -> None:
         "core.errors", "core.units", "core.storage", "core.keypaths", "raster.render", "svg.text"}
     tricky = b'x = {"a": 1}; y = "b: import cardgen.svg"\nfrom cardgen.core.units import parse_length\n'
     assert codemap.imports_of(codemap.import_statements(tricky), package) == {"core.units"}  # read whole
+
+
+def _assets_in_whole_tree(tree: ast.AST) -> set[str]:
+    """Every `ASSETS / "name"` of a syntax tree, every expression walked."""
+    return {node.right.value for node in ast.walk(tree)
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and codemap._is_assets(node.left)
+            and isinstance(node.right, ast.Constant) and isinstance(node.right.value, str)}
+
+
+def test_the_map_reads_the_asset_folders_the_whole_syntax_tree_names() -> None:
+    """The map walks only the statements spanning a line that names ASSETS: for every module of the package, and for
+    a name written across lines, in a default argument or a nested expression, it finds what walking the whole
+    tree finds (and not a name in a string)."""
+    package = Path(cardgen.__file__).parent
+    for path in sorted(package.rglob("*.py")):
+        data = path.read_bytes()
+        tree = ast.parse(data)
+        assert codemap.assets_named(tree, data) == _assets_in_whole_tree(tree), path
+    source = textwrap.dedent('''\
+        STYLE = (
+            bundled.ASSETS
+            / "gallery")
+        class A:
+            def f(self, x=ASSETS / "icc"):
+                try:
+                    return [p for p in (ASSETS / "layouts").iterdir()]
+                except OSError:
+                    return "ASSETS / 'nothing'"
+        ''').encode()
+    tree = ast.parse(source)
+    assert codemap.assets_named(tree, source) == _assets_in_whole_tree(tree) == {"gallery", "icc", "layouts"}

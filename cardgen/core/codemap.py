@@ -62,12 +62,23 @@ def imports_of(tree: ast.AST, package: Path) -> set[str]:
     return found
 
 
-def assets_named(tree: ast.AST) -> set[str]:
+def assets_named(tree: ast.AST, data: bytes) -> set[str]:
     """The folders of cardgen's `assets/` a module reads, as it names them: `ASSETS / "gallery"` (or
-    `bundled.ASSETS / ...`)."""
-    return {node.right.value for node in ast.walk(tree)
-            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and _is_assets(node.left)
-            and isinstance(node.right, ast.Constant) and isinstance(node.right.value, str)}
+    `bundled.ASSETS / ...`), in its syntax tree; `data` is its source. Only the expressions of statements that span
+    a line naming ASSETS are walked: walking all of a module's took most of reading it."""
+    lines = [number for number, line in enumerate(data.split(b"\n"), 1) if b"ASSETS" in line]
+    found = set()
+    for statement in _statements(tree):
+        start, end = getattr(statement, "lineno", None), getattr(statement, "end_lineno", None)
+        if start is None or end is None or not any(start <= line <= end for line in lines):
+            continue
+        for child in ast.iter_child_nodes(statement):
+            if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                continue  # walked as a statement of its own
+            found |= {node.right.value for node in ast.walk(child)
+                      if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and _is_assets(node.left)
+                      and isinstance(node.right, ast.Constant) and isinstance(node.right.value, str)}
+    return found
 
 
 def _is_assets(node: ast.AST) -> bool:
@@ -143,7 +154,7 @@ def read_facts(path: Path) -> FileFacts:
         return FileFacts(digest)
     # walking every expression is slow: few name the assets, and only their whole tree is read
     tree = ast.parse(data, str(path)) if b"ASSETS" in data else import_statements(data)
-    assets = assets_named(tree) if b"ASSETS" in data else set()
+    assets = assets_named(tree, data) if b"ASSETS" in data else set()
     return FileFacts(digest, tuple(sorted(imports_of(tree, bundled.PACKAGE))), tuple(sorted(assets)))
 
 
