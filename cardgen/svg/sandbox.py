@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+import threading
 import time
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
@@ -443,6 +444,7 @@ class _BoundedCodeGenerator(CodeGenerator):
 # Trees `TemplateSandbox.parse` made, each taken by the first compiling of the same text (`TemplateSandbox._parse`).
 _PARSED: dict[tuple[object, ...], nodes.Template] = {}
 _PARSED_AT_MOST = 64
+_PARSED_LOCK = threading.Lock()
 
 
 class TemplateSandbox(ImmutableSandboxedEnvironment):
@@ -461,16 +463,18 @@ class TemplateSandbox(ImmutableSandboxedEnvironment):
         """Jinja's parse, its tree kept for the compiling of the same text (`_parse`): validation scans a game's
         templates, then compiles them to render its cards (each parse ~1-3 ms of a cold build's serial path)."""
         tree = super().parse(source, name, filename)
-        if len(_PARSED) >= _PARSED_AT_MOST:
-            _PARSED.pop(next(iter(_PARSED)))  # the oldest: a scanned template whose compiling was never asked
-        _PARSED[self._parsing(source, name, filename)] = tree
+        with _PARSED_LOCK:  # the output stages' threads compile templates too
+            if len(_PARSED) >= _PARSED_AT_MOST:
+                _PARSED.pop(next(iter(_PARSED)))  # the oldest: a scanned template whose compiling was never asked
+            _PARSED[self._parsing(source, name, filename)] = tree
         return tree
 
     def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
         """Jinja's parse (for compiling and for `parse` alike), with its nesting bounded (`_check_nesting`); Jinja's
         parser recurses into brackets, so 70 nested parentheses are a syntax error at their line too. A tree `parse`
         kept for the same text, in an environment that parses alike, is taken (once) instead."""
-        kept = _PARSED.pop(self._parsing(source, name, filename), None)
+        with _PARSED_LOCK:
+            kept = _PARSED.pop(self._parsing(source, name, filename), None)
         if kept is not None:
             kept.set_environment(self)
             return kept
