@@ -10,7 +10,7 @@ import pytest
 from cardgen.build.build import BuildOptions, build_game
 from cardgen.core import storage
 from cardgen.outputs import stage_names
-from tests.test_edit import _pages, _same_as_cold
+from tests.test_edit import _same_as_cold
 
 
 def _build(root: Path, out: str = "output") -> None:
@@ -193,27 +193,3 @@ def test_a_watch_copies_the_print_file_it_updated_ahead_for_the_next_update_and_
     assert list((tiny_game / "output" / ".cache" / pdf_update.AHEAD_FOLDER).iterdir()) == []
     _cold(tiny_game)
     _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")
-
-
-def test_a_watch_updates_a_print_in_several_files_written_by_its_render_workers(
-        tiny_game: Path, laid: list[list[str]], monkeypatch: pytest.MonkeyPatch) -> None:
-    """A print of several files is written whole by the build's render workers (processes that end with it); an
-    edit's revision is appended by the build's own process, which keeps what it made for the next edit: each edit
-    of a watch updates the edited file (a revision more), not writes it whole, and the files are a cold build's."""
-    from cardgen.outputs import pdf_update
-
-    monkeypatch.setattr(pdf_update, "GROWTH_AT_MOST", 10.0)  # a small file: its revisions are a large part of it
-    pdf = tiny_game / "output" / "tiny" / "print" / "tiny-letter-part3of3.pdf"  # the sheet of the NA cards
-    _rows(tiny_game, [ALPHA, BETA, NA])
-    build_game(tiny_game, "tiny", BuildOptions(tiny_game / "output", jobs=2), stages=["print"])
-    for revisions, text in enumerate(["Plainer", "Plainest", "Plain again"], 2):
-        _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", text)])
-        assert build_game(tiny_game, "tiny", BuildOptions(tiny_game / "output", jobs=2), stages=["print"]).rendered
-        assert pdf.read_bytes().count(b"%%EOF") == revisions  # written whole, then a revision an edit
-        storage.run_after_rebuild()
-    shutil.rmtree(tiny_game / "cold", ignore_errors=True)
-    storage.BUILDS_AGAIN.clear()
-    build_game(tiny_game, "tiny", BuildOptions(tiny_game / "cold", jobs=1), stages=["print"])
-    for name in ("tiny-letter-part1of3.pdf", "tiny-letter-part2of3.pdf", "tiny-letter-part3of3.pdf"):
-        assert _pages(pdf.with_name(name)) == _pages(tiny_game / "cold" / "tiny" / "print" / name)
-

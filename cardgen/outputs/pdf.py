@@ -128,20 +128,14 @@ class Volume:
         """The name of the image drawn in each slot, page after page."""
         return [images.name(slot.image) for page in self.pages for slot in page.slots]
 
-    def kept(self, out_root: Path, path: Path, in_memory: bool = True) -> KeptByGame:
+    def kept(self, out_root: Path, path: Path) -> KeptByGame:
         """The pages the last build drew into the file of this name (see `_draw_pages`), and what that write made
         (`pdf_update.Written`). In a process that builds again, an edit's are kept in memory (`KeptByGame.deferred`):
         a process that reads the entry's file then finds there an earlier write's state, which its file no longer
-        is (`Written.is_file`), and writes the file whole once. Not `in_memory` (a helper process's write: its memory
-        ends with the build), they go to the entry's file."""
+        is (`Written.is_file`), and writes the file whole once."""
         kept = KeptByGame(out_root, "print-pages", f"{self.game}\0{path.name}")
-        kept.deferred = in_memory
+        kept.deferred = True
         return kept
-
-
-# How many images a revision may replace for the build's own process to append it while helpers write the other files
-# (`_VolumeWriter.write`): an edit's card or two, not a change of many cards, whose revision a helper appends.
-UPDATED_HERE = 8
 
 
 class _VolumeWriter:
@@ -156,17 +150,11 @@ class _VolumeWriter:
 
     def write(self, volume: Volume, path: Path, base: Path | None = None) -> None:
         """Write (or have a helper write) the file of a volume at `path` (a copy of `base` with a revision, when it
-        can be: see `write_volume`). A revision is appended here, whatever the helpers: it is an edit's few images,
-        and what it made stays in this process's memory for the next edit (a helper's ends with the build: each
-        edit of a print in several files wrote the edited file whole, ~0.2 s of a 1,000-card edit in a watch)."""
+        can be: see `write_volume`)."""
         if self.helpers is not None:
-            if base is not None and _update(path, base, volume, self.images, volume.kept(self.images.out_root, path),
-                                             most=UPDATED_HERE):
-                return
             job = self.images.drawn([slot.image for page in volume.pages for slot in page.slots])  # waits
             with contextlib.suppress(BrokenExecutor, RuntimeError):  # a pool broken or shut down: written here
-                self.writing.append(self.helpers.submit(write_volume, path, volume, self.document, job, base,
-                                                        in_memory=False))
+                self.writing.append(self.helpers.submit(write_volume, path, volume, self.document, job, base))
                 return
         write_volume(path, volume, self.document, self.images, base)
 
@@ -177,15 +165,14 @@ class _VolumeWriter:
 
 
 def write_volume(path: Path, volume: Volume, document: Document, images: ImageFiles,
-                 base: Path | None = None, in_memory: bool = True) -> None:
+                 base: Path | None = None) -> None:
     """Write the file of a volume at `path`, atomically (in a helper process, or in the build's).
 
     When `base` is the file the last write of this name made and the volume differs from it only in card images,
     `path` is a copy of it with a revision holding the new images (`_update`); otherwise it is drawn whole. Either
-    way, what the write made is kept beside the pages (`pdf_update.Written`) for the next (see `Volume.kept` for
-    `in_memory`).
+    way, what the write made is kept beside the pages (`pdf_update.Written`) for the next.
     """
-    kept = volume.kept(images.out_root, path, in_memory)
+    kept = volume.kept(images.out_root, path)
     if base is not None and _update(path, base, volume, images, kept):
         return
     objects: dict[str, list[int]] = {}
@@ -197,17 +184,16 @@ def write_volume(path: Path, volume: Volume, document: Document, images: ImageFi
     kept.save()  # once the file is whole: its pages are what the next build may reuse
 
 
-def _update(path: Path, base: Path, volume: Volume, images: ImageFiles, kept: KeptByGame,
-            most: int | None = None) -> bool:
+def _update(path: Path, base: Path, volume: Volume, images: ImageFiles, kept: KeptByGame) -> bool:
     """Write at `path` the file `base` with a revision replacing the images that changed, each new image under
     the object numbers of the one it replaces; False, with nothing written, where that cannot be done: `base` is
     not the file the last write made, the pages differ in more than images (see `Written.replacements`), a new
     image needs more objects than the old (a soft mask) or has another pixel size, or the file would grow past
-    its bounds (`Written.may_grow`), or more than `most` images would be replaced."""
+    its bounds (`Written.may_grow`)."""
     written = Written.of(kept.kept.get(FILE_KEY))
     names = volume.names(images)
     swaps = written.replacements(volume.layout, names) if written is not None else None
-    if written is None or swaps is None or not written.is_file(base) or len(swaps) > (most or len(swaps)):
+    if written is None or swaps is None or not written.is_file(base):
         return False
     slots = {images.name(slot.image): slot.image for page in volume.pages for slot in page.slots}
     objects = {name: numbers for name, numbers in written.objects.items() if name not in swaps}
