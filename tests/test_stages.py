@@ -225,17 +225,13 @@ class ProbeStage(Stage):
         return []
 
 
-@pytest.mark.parametrize("jobs", [2, 1], ids=["in-workers", "in-its-own-process"])
-def test_a_stage_that_can_runs_while_the_cards_are_drawn(tiny_game: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         jobs: int) -> None:
-    """In render workers, or in the build's own process (one job, or a watch's edit: a card or two drawn there
-    while its observer's thread runs)."""
+def test_a_stage_that_can_runs_while_the_cards_are_drawn(tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tiny_game / "output"
     seen_go = hold_drawing(monkeypatch, out)
     beside, after = {}, {}
     stages = [ProbeStage(True, beside, "cards/main/beta.png"), ProbeStage(False, after)]
-    build_game(tiny_game, "tiny", BuildOptions(out, jobs=jobs), None, stages)
-    # It began before any card was drawn (the drawing waited for it), and waiting for a card image returned its file
+    build_game(tiny_game, "tiny", BuildOptions(out, jobs=2), None, stages)
+    # It began before any card was drawn (the workers waited for it), and waiting for a card image returned its file
     # once it was drawn.
     assert seen_go.read_text() == "True" and beside["placed at start"] == 0
     assert beside["there after waiting"] is True

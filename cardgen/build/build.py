@@ -269,12 +269,10 @@ class _Build:
             stage_context = StageContext(plan.game, record, staging, self.final, kept, self.card_files.wait,
                                          changes, workers)
             # Card files are placed as their images are ready, while the workers draw the others, and the output
-            # stages run beside them; in a drawing of this process's own too (one job, or a watch's edit: a card
-            # drawn while its observer's thread runs), whose cairo, zlib and JPEG work leaves them the GIL (run
-            # after it, the stages took ~70 ms of a 1,000-card edit). A pool the drawing starts forks before the
-            # stages' threads begin (`run_jobs` calls `handed` once its workers exist).
+            # stages run beside them. With no workers started, the drawing is this process's own (or a pool forked
+            # only without threads): the stages run after it.
             self.outputs = _OutputStages(selected, stage_context)
-            with self.outputs.beside(self.card_files):
+            with self.outputs.beside(self.card_files) if workers else contextlib.nullcontext():
                 rendered, cached = draw_plan(plan, options.jobs, self.reporter, self, work, workers)
                 record.stats.rendered, record.stats.cached = rendered, cached
                 self.card_files.place_rest()
