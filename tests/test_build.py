@@ -107,3 +107,21 @@ def test_out_option(tiny_game: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["--root", str(tiny_game), "build", "-j", "1", "--out", str(tmp_path / "o")])
     assert result.exit_code == 0 and (tmp_path / "o" / "tiny" / "build.json").is_file()
     shutil.rmtree(tmp_path / "o")
+
+
+@pytest.mark.parametrize("card_id", ["../escaped", f"deep{os.sep}..{os.sep}..{os.sep}..{os.sep}escaped"])
+def test_card_files_refuse_a_path_that_leads_out_of_the_output_folder(tmp_path: Path, card_id: str) -> None:
+    """A card whose id would place its file outside the build's folder (ids are checked on loading: this is the
+    last guard) is refused before any file is placed."""
+    from types import SimpleNamespace
+
+    from cardgen.build.plan import CardFiles
+    from cardgen.core.errors import CardgenError
+
+    art = SimpleNamespace(key="k", cache_path=tmp_path / "k.png")
+    plan = SimpleNamespace(backs={"back": art}, faces={card_id: art, "fine": art},
+                           cards=[SimpleNamespace(deck="main", id="fine"), SimpleNamespace(deck="main", id=card_id)])
+    with pytest.raises(CardgenError, match="outside the output folder"):
+        CardFiles(plan, tmp_path / "staging", keep_svg=False)  # type: ignore[arg-type]
+    assert CardFiles(SimpleNamespace(backs={"back": art}, faces={"fine": art}, cards=plan.cards[:1]),  # type: ignore
+                     tmp_path / "staging", keep_svg=False).pending == {"backs/back.png", "cards/main/fine.png"}

@@ -12,6 +12,7 @@ A Tabletop Simulator deck sheet is made so from its cells (~10 ms where decoding
 from __future__ import annotations
 
 import io
+import itertools
 import re
 import struct
 from dataclasses import dataclass
@@ -95,13 +96,10 @@ def join_tiles(tiles: Sequence[Tile], columns: int) -> bytes:
     if len(tiles) % columns or any(t.size != first.size or t.header != first.header for t in tiles):
         raise ValueError("tiles of other sizes or tables do not make one JPEG")
     (width, height), grid_rows = first.size, len(tiles) // columns
-    stream = [first.header[0], struct.pack(">HH", height * grid_rows, width * columns), first.header[1]]
-    number = 0
-    for start in range(0, len(tiles), columns):
-        for row in range(height // BLOCK_PX):
-            for tile in tiles[start:start + columns]:
-                if number:
-                    stream.append(_RESTARTS[(number - 1) % 8])  # restart markers count 0 to 7, over and over
-                stream.append(tile.rows[row])
-                number += 1
-    return b"".join(stream) + _EOI
+    # Each grid row's rows of blocks, row by row across its tiles, a restart marker between any two (counting 0 to 7,
+    # over and over); put together by iterators, not a Python step a piece (~6,000 pieces a sheet of 70 cells).
+    pieces = [row for start in range(0, len(tiles), columns)
+              for rows in zip(*(tile.rows for tile in tiles[start:start + columns])) for row in rows]
+    markers = itertools.islice(itertools.cycle(_RESTARTS), len(pieces) - 1)
+    return b"".join([first.header[0], struct.pack(">HH", height * grid_rows, width * columns), first.header[1],
+                     pieces[0], *itertools.chain.from_iterable(zip(markers, pieces[1:])), _EOI])
