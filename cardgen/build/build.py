@@ -293,9 +293,9 @@ class _Build:
         """The stages may read these images, found in the cache."""
         self.card_files.available(keys)
 
-    def ready(self, key: str) -> None:
-        """This image is drawn (or found): its card files are placed."""
-        self.card_files.place(key)
+    def ready(self, keys: list[str]) -> None:
+        """These images are drawn (or found): their card files are placed."""
+        self.card_files.place(keys)
 
 
 class _OutputStages:

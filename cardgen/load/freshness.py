@@ -232,10 +232,10 @@ class PreviousOutputs:
         # file is linked into it as it is kept, and the folder is swapped in whole.
         self.linked = not in_place
         self._aside: list[Path] = []  # the previous folder's files an edit replaced or deleted (`_set_aside`)
-        self.trusted: dict[str, tuple[Path, Callable[[Path], object]]] = {}  # kept unread: see `place`
+        self.trusted: dict[str, tuple[Path | str, Callable[[Path], object]]] = {}  # kept unread: see `place`
         self.checked: set[str] = set()  # those looked at once the build was done (`_check_trusted`)
 
-    def place(self, target: Path, key: str, make: Callable[[Path], object], name: str | None = None,
+    def place(self, target: Path | str, key: str, make: Callable[[Path], object], name: str | None = None,
               trust: bool = False) -> bool:
         """Put the file of content `key` at `target` in the staging folder: the previous build's, when it made
         the same (kept where it is: see `put_in_place`), else `make(target)`. `name` is its path in the output
@@ -244,9 +244,10 @@ class PreviousOutputs:
 
         With `trust` (a card file: `make` can make it at any time) in a process that builds again, the previous
         file is taken for what the stamps say it is, unread: `put_in_place` looks at it once, at the end (as it
-        looks at every kept file), and makes it then if it is not (~1,000 `stat`s less in a 1,000-card edit)."""
-        name = name or target.relative_to(self.staging).as_posix()
-        if self.made.get(name) == key and (name in self.kept or target.is_file()):  # placed already (a back on
+        looks at every kept file), and makes it then if it is not (~1,000 `stat`s less in a 1,000-card edit).
+        `target` may be text (a card file's: a Path is made only of a file made or looked at)."""
+        name = name or Path(target).relative_to(self.staging).as_posix()
+        if self.made.get(name) == key and (name in self.kept or os.path.isfile(target)):  # placed already (a back on
             return False  # several TTS sheets)
         self.made[name] = key
         self.kept.pop(name, None)
@@ -256,9 +257,9 @@ class PreviousOutputs:
                 self.kept[name] = (*sealed, FILE_MODE)
                 self.trusted[name] = (target, make)
                 return False
-            if self._keep(name, target):
+            if self._keep(name, Path(target)):
                 return False
-        make(target)
+        make(Path(target))
         return True
 
     def _check_trusted(self) -> None:
@@ -272,7 +273,7 @@ class PreviousOutputs:
                 state = None
             if state is None or list(state) != [*self.kept[name], 1]:
                 del self.kept[name]
-                make(target)
+                make(Path(target))
         self.checked, self.trusted = set(self.trusted), {}
 
     def _keep(self, name: str, target: Path) -> bool:
