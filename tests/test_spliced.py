@@ -13,7 +13,7 @@ import pytest
 
 from cardgen.build.build import BuildOptions, build_game
 from cardgen.core import storage
-from cardgen.load import data
+from cardgen.load import data, freshness
 from cardgen.outputs import stage_names
 from cardgen.outputs.tts.objects import write_saved_object
 from tests.test_kept_rows import _fresh, _outputs, _rows
@@ -139,6 +139,43 @@ def test_edits_in_a_process_building_again_write_the_files_a_cold_build_writes(t
         assert kept.keys() == made.keys()
         for name in kept:
             assert kept[name] == made[name], f"edit {number}: {name}"
+        _same_stamps(tiny_game / "kept" / "tiny", tiny_game / "fresh" / "tiny", number)
+    assert build_game(tiny_game, "tiny", BuildOptions(tiny_game / "kept", jobs=1), stages=stage_names()).up_to_date
+
+
+def _same_stamps(kept: Path, fresh: Path, number: int) -> None:
+    """The stamps of a build in a process building again: those it holds are the file's, they stamp the same files
+    with the same content keys as a cold build's, and every output as it lies there (the times aside)."""
+    stamps = json.loads((kept / freshness.STAMPS).read_text(encoding="utf-8"))
+    cold = json.loads((fresh / freshness.STAMPS).read_text(encoding="utf-8"))
+    assert freshness._read_stamps(kept / freshness.STAMPS) == stamps, number
+    assert stamps["made"] == cold["made"] and stamps["outputs"].keys() == cold["outputs"].keys(), number
+    for name, stamp in stamps["outputs"].items():
+        state = (kept / name).stat()
+        assert stamp == [state.st_size, state.st_mtime_ns], f"edit {number}: {name}"
+
+
+def test_stamps_changed_behind_a_process_building_again_are_read_again(tiny_game: Path) -> None:
+    """The stamps a process holds are those of the file it wrote: the file rewritten in place by anyone else (the
+    same inode) is read again: the build is not current (here: other settings) until a build renews them."""
+    data.remember_rows()
+    out = tiny_game / "kept"
+    for source in [*tiny_game.glob("data/**/*"), *tiny_game.glob("templates/**/*")]:  # older than the racy window
+        os.utime(source, (time.time() - 5, time.time() - 5))
+    build_game(tiny_game, "tiny", BuildOptions(out, jobs=1), stages=stage_names())
+    path = out / "tiny" / freshness.STAMPS
+    settings = json.loads(path.read_text(encoding="utf-8"))["settings"]
+    assert freshness.current_build(out / "tiny", tiny_game, "tiny", settings) is not None
+    with open(path, "r+", encoding="utf-8") as handle:  # in place: another size or time, the same file
+        stamps = json.load(handle)
+        stamps["settings"] = "another"
+        handle.seek(0)
+        handle.truncate()
+        json.dump(stamps, handle)
+    assert freshness.current_build(out / "tiny", tiny_game, "tiny", settings) is None
+    build_game(tiny_game, "tiny", BuildOptions(out, jobs=1), stages=stage_names())  # the same cards: stamps renewed
+    assert json.loads(path.read_text(encoding="utf-8"))["settings"] == settings
+    assert freshness.current_build(out / "tiny", tiny_game, "tiny", settings) is not None
 
 
 def test_a_tts_save_written_again_is_spliced_from_the_objects_the_last_export_wrote(tmp_path: Path,

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from cardgen.core.errors import CardgenError, Problem
-from cardgen.core.storage import FILE_MODE, builds_again, write_atomic, write_text
+from cardgen.core.storage import FILE_MODE, builds_again, file_identity, write_atomic, write_text
 
 SHARED_FOLDERS = ("templates", "icons", "fonts")
 RACY_NS = 2_000_000_000
@@ -101,12 +101,45 @@ def _write_stamps(path: Path, stamps: dict) -> None:
     """Write a build's stamps: JSON without an indent, which json.dumps writes in C (with one, in Python: ~2 ms a
     write at 1,000 cards, twice an edit); a file for cardgen, not for reading."""
     write_text(path, json.dumps(stamps, ensure_ascii=False))
+    _remember_stamps(file_identity(path), stamps)
+
+
+# In a process that builds again (watch, serve), the stamps it last wrote or read, by the identity of their file
+# (`storage.file_identity`: device, inode, size, modification time; the rename into place keeps it, any write
+# changes it): an edit reads them three times (is the build current, are its outputs intact, which files to keep),
+# ~1.4 MB of JSON at 10,000 cards, ~9 ms a read. A file written by anyone else has another identity and is read.
+# Never changed once kept: a reader that changes them changes a copy.
+_KNOWN_STAMPS: dict[tuple[int, ...], dict] = {}
+KNOWN_STAMPS = 8  # the stamps of a few games' output folders and their staging folders
+
+
+def _read_stamps(path: Path) -> dict:
+    """The stamps a file holds, as this process last wrote or read that very file (not to be changed: a copy for
+    that); OSError or ValueError when it cannot be read."""
+    identity = file_identity(path)
+    known = _KNOWN_STAMPS.get(identity) if identity is not None else None
+    if known is not None:
+        return known
+    stamps = json.loads(path.read_text(encoding="utf-8"))
+    _remember_stamps(identity, stamps)
+    return stamps
+
+
+def _remember_stamps(identity: tuple[int, ...] | None, stamps: object) -> None:
+    """Keep the stamps of a file (its identity taken before it was read, or after it was written), in a process that
+    builds again; the oldest forgotten beyond KNOWN_STAMPS."""
+    if identity is None or not isinstance(stamps, dict) or not builds_again():
+        return
+    _KNOWN_STAMPS.pop(identity, None)
+    _KNOWN_STAMPS[identity] = stamps
+    while len(_KNOWN_STAMPS) > KNOWN_STAMPS:
+        del _KNOWN_STAMPS[next(iter(_KNOWN_STAMPS))]
 
 
 def _made(out_dir: Path) -> dict[str, str]:
     """The content keys of a build's output files noted in its stamps (none when unreadable)."""
     try:
-        made = json.loads((out_dir / STAMPS).read_text(encoding="utf-8")).get("made", {})
+        made = _read_stamps(out_dir / STAMPS).get("made", {})
     except (OSError, ValueError, AttributeError):
         return {}
     return made if isinstance(made, dict) else {}
@@ -133,7 +166,7 @@ def seal_outputs(out_dir: Path, rewritten: Path | None = None, made: dict[str, s
     """
     if rewritten is not None and not outputs_intact(out_dir, but=rewritten.relative_to(out_dir).as_posix()):
         return  # not current before (or no stamps): the next build does its work anyway
-    stamps = json.loads((out_dir / STAMPS).read_text(encoding="utf-8"))
+    stamps = dict(_read_stamps(out_dir / STAMPS))  # a copy: its keys are set anew
     if made is not None:
         stamps["made"] = dict(sorted(made.items()))  # files are placed as cards finish: in no fixed order
     if rewritten is None:
@@ -153,7 +186,7 @@ def seal_outputs(out_dir: Path, rewritten: Path | None = None, made: dict[str, s
 def outputs_intact(out_dir: Path, but: str | None = None) -> bool:
     """Whether every output file a build sealed (but those under `but`) is still there as it was written."""
     try:
-        outputs = json.loads((out_dir / STAMPS).read_text(encoding="utf-8"))["outputs"]
+        outputs = _read_stamps(out_dir / STAMPS)["outputs"]
         for name, (size, mtime_ns) in outputs.items():
             if but is not None and (name == but or name.startswith(but + "/")):
                 continue
@@ -169,7 +202,7 @@ def record_intact(out_dir: Path, stamps: dict | None = None) -> bool:
     """Whether build.json is exactly as the build that sealed it wrote it (not edited by hand since); `stamps`: its
     stamps when read already (~150 KB of JSON at 1,000 cards)."""
     try:
-        recorded = (stamps or json.loads((out_dir / STAMPS).read_text(encoding="utf-8")))["record"]
+        recorded = (stamps or _read_stamps(out_dir / STAMPS))["record"]
         stat = (out_dir / "build.json").stat()
     except (OSError, ValueError, TypeError, KeyError):
         return False
@@ -184,7 +217,7 @@ def current_build(out_dir: Path, root: Path, game: str, settings: str) -> tuple[
     unreadable is simply not current.
     """
     try:
-        stamps = json.loads((out_dir / STAMPS).read_text(encoding="utf-8"))
+        stamps = _read_stamps(out_dir / STAMPS)
         if not record_intact(out_dir, stamps) or stamps["settings"] != settings:
             return None
         sources = stamps["sources"]
@@ -220,7 +253,7 @@ class PreviousOutputs:
     def __init__(self, final: Path, staging: Path, in_place: bool = True) -> None:
         self.final, self.staging = final, staging
         try:
-            stamps = json.loads((final / STAMPS).read_text(encoding="utf-8"))  # read once: ~150 KB at 1,000 cards
+            stamps = _read_stamps(final / STAMPS)  # read once: ~150 KB at 1,000 cards
             sealed, made = stamps["outputs"], stamps.get("made", {})
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             sealed = made = None
@@ -383,7 +416,7 @@ class PreviousOutputs:
         from cardgen.core.ownership import STAMP
 
         names = {path.relative_to(self.staging).as_posix(): path for path in made}
-        stamps = json.loads((self.staging / STAMPS).read_text(encoding="utf-8"))
+        stamps = dict(_read_stamps(self.staging / STAMPS))  # a copy: its keys are set anew
         outputs = {name: self.sealed[name] for name in self.kept}
         for name, path in [*names.items(), (STAMP, self.final / STAMP)]:  # the folder's own stamp stays
             if name not in (STAMPS, "build.json"):
