@@ -365,6 +365,26 @@ def test_icon_with_absurd_viewbox_is_refused(ws: Path, viewbox: str) -> None:
     assert finding.row == 2 and "icons/odd.svg" in finding.message and "viewBox is" in finding.message
 
 
+def test_a_workspace_icon_named_as_a_bundled_one_is_checked_and_a_bundled_one_is_not_read(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cardgen.load.icons import BundledIcons
+
+    def unread(self: BundledIcons, name: str) -> None:
+        raise AssertionError(f"validation read the bundled icon {name}")
+
+    from cardgen.svg.context import BuildContext
+    from cardgen.validate.references import ReferenceChecker
+
+    write_game(ws, files={"cards.csv": "name,text\nA,Gears :gears:\n"})
+    with monkeypatch.context() as patched:  # every bundled icon is checked by tests/test_bundled.py
+        patched.setattr(BundledIcons, "get", unread)
+        assert ReferenceChecker(BuildContext.load(ws, "mini")).check() == []
+    (ws / "icons").mkdir(exist_ok=True)
+    (ws / "icons" / "gears.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1e12 10"/>')
+    [finding] = validate_game(ws, "mini")
+    assert finding.row == 2 and "icons/gears.svg" in finding.message and "viewBox is" in finding.message
+
+
 def test_yaml_nested_too_deeply(ws: Path) -> None:
     write_game(ws, manifest=with_manifest("deep: " + "[" * 5_000 + "]" * 5_000 + "\n"))
     [finding] = validate_game(ws, "mini")

@@ -244,6 +244,12 @@ class IconLibrary:
         raise CardgenError(f"unknown icon '{name}'{self.suggest(name)} (`cardgen icons search WORD` searches "
                            f"the {len(self.bundled.names):,} bundled game-icons.net icons and icons/)")
 
+    def is_bundled(self, name: str) -> bool:
+        """Whether a name or alias is an icon of the bundled set that no workspace file takes the place of: cardgen's
+        own, each a 512 x 512 drawing (tests/test_bundled.py checks every one), so validation need not read it."""
+        target = self._named(self.aliases.get(name, name))
+        return target not in self.files and target in self.bundled.names
+
     def search(self, words: list[str]) -> list[str]:
         """Names (workspace and bundled, not aliases) holding every one of the words."""
         wanted = [w.lower() for w in words]
