@@ -182,3 +182,61 @@ def test_the_architecture_page_and_readme_name_every_registered_source() -> None
         assert row is not None, f"source {key} is not in the sources table of docs/architecture.md"
         assert module in row, f"the row of {key} does not name {module}"
         assert f"`{key}`" in readme, f"README does not name the source {key}"
+
+
+# ---------------------------------------------------------------- kept tables
+
+YAML_ROWS = "- name: Alpha\n  power: 1\n  text: Fire\n- name: Beta\n  power: 2\n  text: Ice\n"
+
+
+@pytest.fixture
+def yaml_parses(workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The YAML tables parsed (by the name they are shown as), in a user cache of this test's own."""
+    from cardgen.load import data
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    parsed: list[str] = []
+    parse = data.yaml_table
+
+    def counted(text: str, shown_as: str) -> data.Table:
+        parsed.append(shown_as)
+        return parse(text, shown_as)
+
+    monkeypatch.setattr(data, "yaml_table", counted)
+    return parsed
+
+
+def _cards(root: Path) -> list[tuple[str, str, int]]:
+    return [(c.id, c.fields["text"], c.source_row) for c in load_cards(load_game(root, "g"))]
+
+
+def test_a_yaml_table_is_parsed_once_and_again_only_when_its_file_changes(workspace: Path,
+                                                                           yaml_parses: list[str]) -> None:
+    _game(workspace, "cards.yaml", {"cards.yaml": YAML_ROWS})
+    first = _cards(workspace)
+    assert _cards(workspace) == first == [("alpha", "Fire", 1), ("beta", "Ice", 4)]
+    assert yaml_parses == ["data/g/cards.yaml"]  # the second load read the kept table
+    (workspace / "data" / "g" / "cards.yaml").write_text(YAML_ROWS.replace("Ice", "Frost"))
+    assert _cards(workspace)[1] == ("beta", "Frost", 4) and len(yaml_parses) == 2
+
+
+def test_a_damaged_kept_table_is_never_served(workspace: Path, tmp_path: Path, yaml_parses: list[str]) -> None:
+    from cardgen.core.storage import Cache
+    from cardgen.load.sources import KEPT_TABLES
+
+    _game(workspace, "cards.yaml", {"cards.yaml": YAML_ROWS})
+    first = _cards(workspace)
+    folder = tmp_path / "user-cache" / "cardgen" / KEPT_TABLES
+    (entry,) = sorted(folder.rglob("*.pickle"))
+    entry.write_bytes(entry.read_bytes()[:-3] + b"xyz")  # changed behind the seal
+    assert _cards(workspace) == first and len(yaml_parses) == 2
+    for garbage in (entry.read_bytes()[:40], b"\x80\x05K\x01."):  # sealed anew, but not a table
+        Cache.in_folder(folder, ".pickle").put_bytes(entry.stem, garbage)
+        assert _cards(workspace) == first
+    assert len(yaml_parses) == 4
+
+
+def test_a_broken_yaml_table_says_the_same_each_time(workspace: Path, yaml_parses: list[str]) -> None:
+    _game(workspace, "cards.yaml", {"cards.yaml": "name: not a list\n"})
+    assert _refused(workspace) == _refused(workspace) and len(yaml_parses) == 2
+    assert "expected a YAML list of mappings" in _refused(workspace)[0]

@@ -34,6 +34,7 @@ class Reader(NamedTuple):
 
     read: str
     stamp: str | None = None
+    kept: bool = False  # parsing costs more than reading it back: its table is kept in the user's cache (`_kept`)
 
 
 # Suffix (lower case, with its dot) or URL scheme (with "://") -> its reader.
@@ -41,11 +42,11 @@ READERS: dict[str, Reader] = {
     ".csv": Reader("cardgen.load.sources.files:read_csv"),
     ".tsv": Reader("cardgen.load.sources.files:read_csv"),
     ".txt": Reader("cardgen.load.sources.files:read_csv"),
-    ".yaml": Reader("cardgen.load.sources.files:read_yaml"),
-    ".yml": Reader("cardgen.load.sources.files:read_yaml"),
-    ".xlsx": Reader("cardgen.load.sources.files:read_xlsx"),
+    ".yaml": Reader("cardgen.load.sources.files:read_yaml", kept=True),
+    ".yml": Reader("cardgen.load.sources.files:read_yaml", kept=True),
+    ".xlsx": Reader("cardgen.load.sources.files:read_xlsx", kept=True),
     ".json": Reader("cardgen.load.sources.json_rows:read_json"),
-    ".ods": Reader("cardgen.load.sources.ods:read_ods"),
+    ".ods": Reader("cardgen.load.sources.ods:read_ods", kept=True),
     "https://": Reader("cardgen.load.sources.url:read_url", "cardgen.load.sources.url:url_stamp"),
     "http://": Reader("cardgen.load.sources.url:read_url", "cardgen.load.sources.url:url_stamp"),
 }
@@ -83,11 +84,43 @@ def read_source(game: Game, source: DataSource) -> Table:
     if source.url is not None:
         return imported(reader_for(key_of(source.url), source.url).read)(game, source)
     path, shown_as = local_file(game, source)
-    read = imported(reader_for(path.suffix.lower(), shown_as).read)
+    reader = reader_for(path.suffix.lower(), shown_as)
     try:
-        return read(path, shown_as, source)
+        return _kept(reader, path, shown_as, source) if reader.kept else imported(reader.read)(path, shown_as, source)
     except OSError as exc:
         raise CardgenError(f"cannot read the file: {exc.strerror or exc}", file=shown_as) from None
+
+
+KEPT_TABLES = "tables"  # the user cache's folder of kept tables
+
+
+def _kept(reader: Reader, path: Path, shown_as: str, source: DataSource) -> Table:
+    """A file's table as its reader made it from the same bytes before, kept in the user's cache (a sealed entry
+    keyed by the file's digest, how it is read and the reading code), else read now and kept. A one-card edit of
+    another file then neither imports PyYAML (~13 ms) or openpyxl nor parses this one. An entry that does not
+    verify or unpickle is read again, never served; a file changed while it was read is not kept."""
+    import hashlib
+    import pickle
+
+    from cardgen.core.bundled import code_digest
+    from cardgen.core.storage import file_digest, user_store
+    from cardgen.load.data import Table
+
+    store, digest = user_store(KEPT_TABLES, ".pickle"), file_digest(path)
+    about = (code_digest(__name__, reader.read.split(":")[0]), digest, shown_as, repr(source))
+    key = hashlib.sha256(repr(about).encode()).hexdigest()[:32]
+    data = store.read_bytes(key) if store is not None else None
+    if data is not None:
+        try:
+            table = pickle.loads(data)  # noqa: S301  a sealed entry of the user's own cache, written by cardgen
+        except Exception:  # noqa: BLE001  an entry another cardgen wrote: read again, never served
+            table = None
+        if isinstance(table, Table):
+            return table
+    table = imported(reader.read)(path, shown_as, source)
+    if store is not None and file_digest(path) == digest:
+        store.put_bytes(key, pickle.dumps(table, protocol=pickle.HIGHEST_PROTOCOL))
+    return table
 
 
 def stamp(root: Path, location: str) -> list[int]:
