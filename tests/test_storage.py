@@ -401,3 +401,18 @@ def test_an_entry_written_from_bytes_is_sealed_with_their_digest_without_reading
         path.write_bytes(content)
         os.utime(path, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
         assert storage.verify(path) is kept
+
+
+def test_exchange_swaps_two_files_in_one_step_or_says_it_cannot(tmp_path: Path) -> None:
+    from cardgen.core.storage import exchange
+
+    new, old = tmp_path / "new", tmp_path / "old"
+    new.write_bytes(b"made now")
+    old.write_bytes(b"made before")
+    inodes = new.stat().st_ino, old.stat().st_ino
+    if not exchange(new, old):  # not Linux, or a file system without renameat2's exchange: nothing done
+        assert (new.read_bytes(), old.read_bytes()) == (b"made now", b"made before")
+        pytest.skip("this system cannot swap files")
+    assert (old.read_bytes(), new.read_bytes()) == (b"made now", b"made before")
+    assert (old.stat().st_ino, new.stat().st_ino) == inodes  # the files themselves moved, nothing was copied
+    assert not exchange(new, tmp_path / "missing") and new.read_bytes() == b"made before"

@@ -78,11 +78,19 @@ def test_a_watchs_print_lays_out_only_the_sheets_whose_cards_changed_and_writes_
     _same_as_cold(tiny_game, out, cold)
 
 
-def test_a_watchs_edit_frees_the_files_it_replaced_once_it_has_reported(tiny_game: Path) -> None:
+@pytest.mark.parametrize("swapped", [False, True])
+def test_a_watchs_edit_frees_the_files_it_replaced_once_it_has_reported(tiny_game: Path, swapped: bool,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """The print file an edit replaces and the TTS sheet it no longer makes are moved into the build's staging
     folder, deleted after the rebuild (`storage.run_after_rebuild`, which a watch calls once the rebuild has
-    reported), or by the next command as a leftover; a build of its own leaves nothing behind."""
-
+    reported), or by the next command as a leftover; a build of its own leaves nothing behind. `swapped`: every
+    file put in place of another by swapping the two (`storage.exchange`, as a large one is), not a rename."""
+    swaps: list[Path] = []
+    if swapped:
+        exchange = storage.exchange
+        monkeypatch.setattr(storage, "EXCHANGE_FROM", 0)
+        monkeypatch.setattr(storage, "exchange", lambda source, target: exchange(source, target) and
+                            not swaps.append(target))
     out = tiny_game / "output"
     _build(tiny_game)
     storage.keep_for_next_builds()
@@ -94,11 +102,12 @@ def test_a_watchs_edit_frees_the_files_it_replaced_once_it_has_reported(tiny_gam
         [staging] = out.glob(".tiny.building-*")  # the last one's removed by this build, as a leftover
         gone = sheets - set((out / "tiny" / "tts").glob("*.jpg"))
         assert len(gone) == 1 and pdf.stat().st_ino not in replaced
-        assert {path.stat().st_ino for path in staging.iterdir()} >= replaced - {sheet.stat().st_ino for sheet in
+        assert {path.stat().st_ino for path in staging.rglob("*")} >= replaced - {sheet.stat().st_ino for sheet in
                                                                                 sheets - gone}
         if number:
             storage.run_after_rebuild()
             assert not staging.exists()
+    assert (out / "tiny" / "print" / "tiny-letter.pdf" in swaps) == swapped
     storage.BUILDS_AGAIN.clear()
     _rows(tiny_game, [ALPHA, BETA, NA])
     _build(tiny_game)

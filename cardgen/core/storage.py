@@ -50,6 +50,44 @@ def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
         raise
 
 
+# From this size a file is put in place of another by swapping the two (`exchange`), not renamed over it: a smaller
+# one costs the rename little, and the swap imports ctypes (~3 ms) once.
+EXCHANGE_FROM = 1 << 20
+_RENAME_EXCHANGE = 2  # renameat2's flag (linux/fs.h)
+_AT_FDCWD = -100
+
+
+def exchange(source: Path, target: Path) -> bool:
+    """Swap two files in one atomic step (Linux's `renameat2` with RENAME_EXCHANGE): `target` then holds the file
+    `source` held, and `source` the file `target` was; readers of `target` see one or the other, never nothing.
+    False, and nothing done, where the system cannot (not Linux, a C library or kernel without it, a file system
+    that refuses it): the caller renames instead.
+
+    Why not a rename over `target`: ext4 (its default `auto_da_alloc`) writes out the data of a file renamed over
+    another before the rename returns, ~55 ms for a 70 MB print file just copied, in every edit; it does not for
+    a swap."""
+    swap = _renameat2()
+    if swap is None:
+        return False
+    return swap(_AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(target), _RENAME_EXCHANGE) == 0
+
+
+@lru_cache(maxsize=1)
+def _renameat2() -> Callable[..., int] | None:
+    """The C library's `renameat2`, or None where there is none."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        function: Callable[..., int] = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):  # glibc before 2.28, another C library without it
+        return None
+    return function
+
+
 def write_bytes(path: Path, data: bytes) -> None:
     """Write bytes atomically."""
     write_atomic(path, lambda temp: temp.write_bytes(data))

@@ -407,6 +407,22 @@ class PreviousOutputs:
             return
         self._aside.append(aside)
 
+    def _replace(self, path: Path, target: Path) -> None:
+        """Put the build's file `path` at `target` in the previous folder, the file there set aside (see `_set_aside`):
+        a large one by swapping the two (`storage.exchange`: the previous file then lies at `path`, freed with the
+        staging folder), as a rename over it made ext4 write the new file out first (~15-55 ms an edit at 1,000
+        cards, for the print file)."""
+        from cardgen.core.storage import EXCHANGE_FROM, exchange
+
+        try:
+            swappable = path.stat().st_size >= EXCHANGE_FROM and stat_module.S_ISREG(os.lstat(target).st_mode)
+        except OSError:  # nothing there yet
+            swappable = False
+        if swappable and exchange(path, target):
+            return
+        self._set_aside(target, link=True)
+        os.replace(path, target)
+
     def _move_in(self, made: list[Path]) -> None:
         """Move the files the build made into the previous folder and delete those it no longer makes, sealing
         the result with only the made files' stamps taken anew (the kept files' are the ones just checked).
@@ -429,8 +445,7 @@ class PreviousOutputs:
             if name != STAMPS:
                 target = self.final / name
                 target.parent.mkdir(parents=True, exist_ok=True)
-                self._set_aside(target, link=True)
-                os.replace(path, target)
+                self._replace(path, target)
         for name in self.sealed.keys() - outputs.keys():
             gone = self.final / name
             self._set_aside(gone)
