@@ -50,8 +50,8 @@ def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
         raise
 
 
-# From this size a file is put in place of another by swapping the two (`exchange`), not renamed over it: a smaller
-# one costs the rename little, and the swap imports ctypes (~3 ms) once.
+# From this size a file is put in place of another by swapping the two (`exchange`), not renamed over it: writing out
+# a smaller one costs the rename little.
 EXCHANGE_FROM = 1 << 20
 _RENAME_EXCHANGE = 2  # renameat2's flag (linux/fs.h)
 _AT_FDCWD = -100

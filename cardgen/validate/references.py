@@ -471,22 +471,23 @@ class ReferenceChecker:
         return []
 
     def _icon(self, name: str) -> Problem | None:
-        """The problem with an icon name (unknown, or an unsafe file), or None."""
-        if name not in self._icon_cache and self.icons.is_bundled(name):
-            # (reading and parsing the 69 bundled icons battle-builder names was ~10 ms of a one-card edit)
-            self._icon_cache[name] = None
+        """The problem with an icon name (unknown, or an unsafe file), or None; a bundled icon is not read (every one
+        is a 512 x 512 drawing: reading the 69 that battle-builder names was ~10 ms of a one-card edit)."""
         if name not in self._icon_cache:
-            try:
-                icon = self.icons.get(name)
-                width, height = icon.viewbox[2:]
-                self._icon_cache[name] = None
-                if not MIN_ICON_SIDE <= min(width, height) <= max(width, height) <= MAX_SVG_SIDE:
-                    self._icon_cache[name] = Problem(f"the icon's viewBox is {width:g} x {height:g}; expected "
-                                                     f"sides between {MIN_ICON_SIDE:g} and {MAX_SVG_SIDE}",
-                                                     file=relative(icon.path, self.game.root))
-            except CardgenError as exc:
-                self._icon_cache[name] = exc.problems[0]
+            self._icon_cache[name] = None if self.icons.is_bundled(name) else self._icon_problem(name)
         return self._icon_cache[name]
+
+    def _icon_problem(self, name: str) -> Problem | None:
+        """The problem with an icon of the workspace (or an unknown name), read now."""
+        try:
+            icon = self.icons.get(name)
+        except CardgenError as exc:
+            return exc.problems[0]
+        width, height = icon.viewbox[2:]
+        if MIN_ICON_SIDE <= min(width, height) <= max(width, height) <= MAX_SVG_SIDE:
+            return None
+        return Problem(f"the icon's viewBox is {width:g} x {height:g}; expected sides between {MIN_ICON_SIDE:g} and "
+                       f"{MAX_SVG_SIDE}", file=relative(icon.path, self.game.root))
 
     def _image(self, text: str) -> Problem | None:
         if text not in self._image_cache:
