@@ -205,6 +205,17 @@ def test_a_cell_holding_a_list_can_be_searched_with_in() -> None:
         evaluate_mask([{"name": "Fireball"}], "'Fire' in name")
 
 
+def test_len_counts_a_lists_items_a_texts_characters_and_nothing_in_an_empty_cell() -> None:
+    rows = [{"names": ["Left", "Center", "Right"], "lanes": 3}, {"names": ["Left", "Right"], "lanes": 3},
+            {"names": None, "lanes": 0}, {"names": "abc", "lanes": 3}, {"names": [], "lanes": 1}]
+    assert evaluate_mask(rows, "len(names) == lanes") == [True, False, True, True, False]
+    with pytest.raises(EvaluationError, match=r"len\(\) counts the items of a list .* got 3 \(a number\)") as raised:
+        evaluate_mask([*rows, {"names": 3, "lanes": 1}], "len(names) > 0")
+    assert raised.value.row == 5
+    with pytest.raises(ExpressionError, match=r"len\(\) takes one column name"):
+        check_expression("len('abc') == 3", {"names"})
+
+
 def test_every_aggregate_is_in_the_differential_table() -> None:
     used = {n.func.id for e in AGGREGATE_EXPRESSIONS for n in ast.walk(ast.parse(e)) if isinstance(n, ast.Call)}
     assert used == set(AGGREGATES)

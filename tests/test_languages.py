@@ -354,3 +354,24 @@ def test_a_translation_sheet_prints_the_games_values(workspace: Path) -> None:
     record = json.loads((workspace / "output" / "fr" / "tiny" / "build.json").read_text(encoding="utf-8"))
     alpha = next(card for card in record["cards"] if card["id"] == "alpha")
     assert "Gagnez 1 Ferraille." in json.dumps(alpha, ensure_ascii=False)  # the value, not {scrap_gain}
+
+
+def test_a_list_column_is_translated_as_the_text_it_was_written_as_then_split(workspace: Path) -> None:
+    # Scrapbots' lane_names: 'Left Lane;Right Lane' in the sheet's en column, its French in the fr column
+    manifest = SHEET_MANIFEST.replace("        text: [text]", "        text: [text]\n        fields: {lanes: list}") \
+        .replace("      glossary:", "      columns: [lanes]\n      glossary:")
+    lanes = "{% for lane in card.lanes or [] %}<text>[{{ lane }}]</text>{% endfor %}"
+    face = SIMPLE_FACE.replace("    </svg>", f"      {lanes}\n    </svg>")
+    cards = "\n".join(line + (",lanes" if "name" in line else ",Left;Right" if "Alpha" in line else ",")
+                      for line in CARDS.splitlines())
+    sheet = SHEET.format(long="Smash.") + "    alpha,lanes,Left;Right,Gauche ; Droite\n"
+    write_game(workspace, "tiny", manifest, {"cards.csv": cards, "translations.csv": sheet},
+               {"face.svg": face, "back.svg": SIMPLE_BACK})
+    run_cli(workspace, "build", "tiny", "--lang", "fr", "--svg", "-j", "1")
+    svg = (workspace / "output" / "fr" / "tiny" / "cards" / "main" / "alpha.svg").read_text(encoding="utf-8")
+    assert re.findall(r"<text>\[([^]]*)\]</text>", svg) == ["Gauche", "Droite"]
+    cards_file = workspace / "data" / "tiny" / "cards.csv"
+    cards_file.write_text(cards_file.read_text(encoding="utf-8").replace("Left;Right", "Left;Centre;Right"),
+                          encoding="utf-8")
+    stale = _at(_findings(workspace, "--lang", "fr"), "stale-translation")
+    assert ("data/tiny/translations.csv", 9, "en", "warning") in stale  # the list's text, as the sheet has it

@@ -195,7 +195,10 @@ def test_the_scrapbots_mat_draws_a_named_space_for_each_of_the_lanes_its_text_an
     assert built.exit_code == 0, built.output
     mat = (root / "output" / "scrapbots" / "cards" / "mat" / "play-mat.svg").read_text()
     assert (mat.count(">LEFT<"), mat.count(">RIGHT<"), mat.count(">SIDE<"), mat.count(">CENTER<")) == (2, 2, 2, 0)
-    edit(root, "scrapbots", "game.yaml", "  lanes: 2 ", "  lanes: 3 ")  # a lane without a name: an error, not a blank
-    broken = CliRunner().invoke(main, ["--root", str(root), "build", "scrapbots", "-j", "1"])
-    assert broken.exit_code == 1 and "templates/scrapbots/mat.svg:" in broken.output
-    assert "while rendering card 'play-mat' (data/scrapbots/components.csv:7)" in broken.output
+    # two names for 3 Lanes, then four: an error at the mat's cell, before anything is drawn
+    edit(root, "scrapbots", "game.yaml", "  lanes: 2 ", "  lanes: 3 ")
+    for more in ("", ";Far Lane;Back Lane"):
+        edit(root, "scrapbots", "components.csv", "Right Side", "Right Side" + more)
+        broken = CliRunner().invoke(main, ["--root", str(root), "build", "scrapbots", "-j", "1"])
+        assert broken.exit_code == 1 and "components.csv:7:lane_names: error:" in broken.output, broken.output
+        assert "lanes = 3 (a-name-a-lane)" in broken.output and "mat.svg" not in broken.output

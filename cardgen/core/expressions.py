@@ -32,8 +32,9 @@ _ALLOWED_NODES = (
     ast.Name, ast.Load, ast.Constant, ast.List, ast.Tuple,
 )
 
-# Row helpers taking a column: filled(damage) is true where the cell has a value, empty(damage) where not.
-ROW_HELPERS = {"filled", "empty"}
+# Row helpers taking a column: filled(damage) is true where the cell has a value, empty(damage) where not;
+# len(lane_names) is how many items a list cell holds (how many characters a text holds; 0 for an empty cell).
+ROW_HELPERS = {"filled", "empty", "len"}
 PATTERN_HELPERS = {"matches"}
 MAX_PATTERN_CHARS = 200
 # Bounds a designer never reaches, so that no expression can hang or exhaust memory.
@@ -473,13 +474,24 @@ def _is_literal(node: ast.expr) -> bool:
                    for n in ast.walk(node))
 
 
+def _length(value: Any) -> int:
+    """len() of a cell: a list's items, a text's characters, 0 for an empty cell."""
+    if is_missing(value):
+        return 0
+    if not isinstance(value, (str, list)):
+        raise EvaluationError(f"len() counts the items of a list or the characters of a text; got {_shown(value)}")
+    return len(value)
+
+
 def _row_helper(node: ast.Call) -> Evaluate:
-    """filled(x), empty(x) and matches(x, 'pattern') (the whole text; an empty cell never matches)."""
+    """filled(x), empty(x), len(x) and matches(x, 'pattern') (the whole text; an empty cell never matches)."""
     column = _column(node.args[0].id)  # type: ignore[attr-defined]
     if node.func.id == "filled":  # type: ignore[attr-defined]
         return lambda row: not is_missing(column(row))
     if node.func.id == "empty":  # type: ignore[attr-defined]
         return lambda row: is_missing(column(row))
+    if node.func.id == "len":  # type: ignore[attr-defined]
+        return lambda row: _length(column(row))
     fullmatch = _compile_pattern(node.args[1].value).fullmatch  # type: ignore[attr-defined]
     return lambda row: not is_missing(value := column(row)) and fullmatch(str(value)) is not None
 

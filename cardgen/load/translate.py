@@ -92,8 +92,8 @@ def _sheet(game: Game, lang: str) -> tuple[dict[tuple[str, str], Translation], l
 def _translate(game: Game, card: Card, column: str, sheet: dict[tuple[str, str], Translation]) -> list[Problem]:
     """Translate one column of a card in place; a finding when its translation is missing or strays from the
     glossary."""
-    original = card.fields.get(column)
-    if not isinstance(original, str) or not original.strip():
+    original, separator = _printed(game, card, column)
+    if not original.strip():
         return []  # nothing printed, nothing to translate
     lang = str(game.lang)
     found = sheet.get((card.id, column)) or _own_column(card, column, lang)
@@ -104,13 +104,25 @@ def _translate(game: Game, card: Card, column: str, sheet: dict[tuple[str, str],
                         f"{game.spec.languages.default} text is printed: add {where}", file=card.source_file,
                         row=card.source_row, column=column, severity="warning", rule="missing-translation")]
     text, unknown = fill(found.text, game.spec.values)  # the rulebook's numbers, in every language
-    card.fields[column] = text
+    card.fields[column] = text if separator is None else [i.strip() for i in text.split(separator) if i.strip()]
     if column == game.spec.decks[card.deck].name:
         card.name = text
     card.translated_at[column] = (found.file, found.row, found.column)
     missing = [Problem(unknown_message(placeholder, game.spec.values), file=found.file, row=found.row,
                        column=found.column, rule="unknown-value") for placeholder in unknown]
     return missing + _stale(game, original, found) + _glossary(game, original, found)
+
+
+def _printed(game: Game, card: Card, column: str) -> tuple[str, str | None]:
+    """A translatable column's text, and its separator for a list column of texts: a list is translated as the
+    text it was written as (`Left Lane;Center Lane;Right Lane`), then split again; anything else has no text."""
+    value = card.fields.get(column)
+    if isinstance(value, str):
+        return value, None
+    spec = game.fields_of(game.spec.decks[card.deck]).get(column)
+    if isinstance(value, list) and spec is not None and spec.item == "str":
+        return spec.separator.join(value), spec.separator
+    return "", None
 
 
 def _stale(game: Game, original: str, found: Translation) -> list[Problem]:
