@@ -900,3 +900,60 @@ def test_a_mask_hides_by_its_luminance_drawn_into_the_card_s_surface(tmp_path: P
     configure_fontconfig([])
     card = draw_svg(svg, 80, 40, 192, tmp_path, tmp_path.as_uri() + "/")
     assert card.getpixel((10, 20)) == (255, 255, 255) and card.getpixel((70, 20)) == (255, 0, 0)
+
+
+_TEXTS = {  # text nodes cairosvg draws, each inside `<svg ...>` and the defs below
+    "plain, its tspans on lines and in a colour": '<text x="10" y="40" font-family="Roboto" font-size="24" '
+    'text-rendering="geometricPrecision"><tspan x="10" dy="0">Fire &amp; Ice</tspan><tspan x="10" dy="30" '
+    'font-weight="bold" fill="#c00">Deal 3</tspan> damage</text>',
+    "stroked": '<text x="10" y="60" font-family="Roboto" font-size="40" fill="#ff0" stroke="#00f" stroke-width="2">'
+    'Outline</text>',
+    "stroked by its group": '<g stroke="#0a0" stroke-width="3"><text x="10" y="60" font-family="Roboto" '
+    'font-size="40" fill="none">Hollow</text></g>',
+    "filled by a gradient sized by its box": '<text x="10" y="60" font-family="Roboto" font-size="40" '
+    'fill="url(#g)">Gradient</text>',
+    "a hidden tspan before a shown one": '<text x="10" y="60" font-family="Roboto" font-size="30"><tspan '
+    'visibility="hidden">Hidden </tspan><tspan>shown</tspan></text>',
+    "clipping": '<clipPath id="t"><text x="10" y="70" font-family="Roboto" font-size="60">CLIP</text></clipPath>'
+    '<rect width="200" height="100" fill="#808" clip-path="url(#t)"/>',
+    "on a path": '<path id="p" d="M10 80 Q100 0 190 80" fill="none"/><text font-family="Roboto" font-size="20">'
+    '<textPath xlink:href="#p">Along <tspan fill="#c00">the</tspan> curve</textPath></text>',
+}
+
+
+@pytest.mark.parametrize("case", list(_TEXTS))
+def test_text_is_drawn_as_cairosvg_draws_it_its_outlines_made_only_where_they_show(case: str, tmp_path: Path,
+                                                                                    monkeypatch) -> None:
+    """cardgen's cairosvg makes a text node's glyph outlines only where they can show or count (see
+    `render._outline_text_for_strokes`): the same pixels as cairosvg's own drawing of text, stroked or not, in a
+    clip path, on a path, hidden, filled by a gradient sized by its box; a plain unstroked text is drawn without
+    making its outlines at all."""
+    import cairocffi
+    import cairosvg.surface
+    import cairosvg.text
+
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="200" '
+           'height="100"><defs><linearGradient id="g"><stop offset="0" stop-color="#f80"/><stop offset="1" '
+           f'stop-color="#08f"/></linearGradient></defs>{_TEXTS[case]}</svg>')
+    configure_fontconfig([])
+    outlined: list[str] = []
+    text_path = cairocffi.Context.text_path
+    monkeypatch.setattr(cairocffi.Context, "text_path",
+                        lambda self, text: outlined.append(text) or text_path(self, text))
+
+    def drawn() -> np.ndarray:
+        outlined.clear()
+        return np.asarray(draw_svg(svg, 200, 100, 96, tmp_path, tmp_path.as_uri() + "/"))
+
+    ours = drawn()
+    ours_outlined = list(outlined)
+    own = cairosvg.text.text  # cairosvg's own drawer of text, as every tag that draws text names it
+    monkeypatch.setattr(cairosvg.surface, "text", own)
+    for tag, drawer in list(cairosvg.surface.TAGS.items()):
+        if getattr(drawer, "outlined_for_strokes", False):
+            monkeypatch.setitem(cairosvg.surface.TAGS, tag, own)
+    theirs = drawn()
+    assert (ours != 255).any()  # something is drawn
+    assert np.array_equal(ours, theirs)
+    assert outlined  # cairosvg's own drawing outlines every letter
+    assert (ours_outlined == []) == case.startswith("plain")

@@ -403,6 +403,42 @@ def test_an_entry_written_from_bytes_is_sealed_with_their_digest_without_reading
         assert storage.verify(path) is kept
 
 
+def test_an_entry_written_from_bytes_is_whole_of_the_mode_of_any_file_or_not_there_at_all(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`write_sealed_bytes` writes through one temporary file of its own: the entry comes in whole, with the mode
+    of any file cardgen writes, in a folder made for it, and sealed (in a seal file where there are no attributes);
+    a temporary name an earlier process left is not taken; a write that fails leaves the previous entry as it was
+    and no temporary file."""
+    entry = tmp_path / "ab" / "entry.jpg"
+    storage.write_sealed_bytes(entry, b"first")
+    assert entry.read_bytes() == b"first" and storage.verify(entry)
+    assert entry.stat().st_mode & 0o777 == storage.FILE_MODE and os.listdir(entry.parent) == ["entry.jpg"]
+    left = entry.parent / f".entry.jpg.{os.getpid()}-{next(storage._TEMP_NUMBERS) + 1}.tmp"
+    left.write_bytes(b"left by a killed build")
+    storage.write_sealed_bytes(entry, b"second")
+    assert entry.read_bytes() == b"second" and storage.verify(entry) and left.read_bytes() == b"left by a killed build"
+    left.unlink()
+    storage.write_sealed_bytes(entry, b"again")
+    assert entry.read_bytes() == b"again" and entry.stat().st_mode & 0o777 == storage.FILE_MODE
+
+    def refused(*args: object) -> None:
+        raise OSError(95, "Operation not supported")
+
+    monkeypatch.setattr(os, "setxattr", refused)
+    storage.write_sealed_bytes(entry, b"third")
+    assert entry.read_bytes() == b"third" and storage.verify(entry)
+    assert sorted(os.listdir(entry.parent)) == ["entry.jpg", "entry.jpg.seal"]
+
+    def full(handle: int, data: object) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full)
+    with pytest.raises(OSError):
+        storage.write_sealed_bytes(entry, b"fourth")
+    assert entry.read_bytes() == b"third" and storage.verify(entry)
+    assert sorted(os.listdir(entry.parent)) == ["entry.jpg", "entry.jpg.seal"]
+
+
 def test_exchange_swaps_two_files_in_one_step_or_says_it_cannot(tmp_path: Path) -> None:
     from cardgen.core.storage import exchange
 
