@@ -1,0 +1,140 @@
+"""A rebuild's edited card drawn by the render worker while the game is still validated (`cardgen/build/early.py`)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from PIL import Image
+
+from cardgen.build.build import BuildOptions, build_game
+from cardgen.core.errors import CardgenError
+from cardgen.core.storage import verify
+from cardgen.outputs import stage_names
+from cardgen.raster import render
+from cardgen.raster.pool import RenderPool, started_workers
+from cardgen.raster.render import Drawing, RasterJob, run_job
+
+_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="120" height="80"><rect width="120" height="80" fill="#f80"/>'
+        '<circle cx="60" cy="40" r="30" fill="#08f"/></svg>')
+
+
+def test_a_card_drawn_early_is_kept_for_the_job_that_brings_its_work(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker keeps the card it drew for a `keep` job (its PNG sealed in the cache at once); the job of that key
+    that brings the stages' work does the work on that card without drawing it again, and lets it go."""
+    drawing = Drawing(_SVG, 120, 80, 96, str(tmp_path), tmp_path.as_uri() + "/", ())
+    target = tmp_path / "card.png"
+    assert run_job(RasterJob("k", drawing, str(target), keep=True)) == ("k", None)
+    assert verify(target)
+    drawn_again: list[Path] = []
+    monkeypatch.setattr(Drawing, "draw", lambda self, path: drawn_again.append(path))
+    seen: list[bytes] = []
+    job = RasterJob("k", drawing, str(target), work=(lambda card: seen.append(card.image.tobytes()),))
+    assert run_job(job) == ("k", None)
+    assert drawn_again == []
+    with Image.open(target) as stored:
+        assert seen == [stored.convert("RGB").tobytes()]
+    assert "k" not in render._KEPT
+
+
+def _edit(root: Path, old: str, new: str) -> None:
+    cards = root / "data" / "tiny" / "cards.csv"
+    cards.write_text(cards.read_text().replace(old, new))
+
+
+class _Spy:
+    """Notes, in order, the jobs a build sends its render workers and when it plans; `settle` makes the plan wait
+    until every job sent before it is done (an early drawing done before the plan looks its card up)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, settle: bool) -> None:
+        import cardgen.build.build
+
+        self.events: list[tuple[str, str]] = []
+        self.futures: list[Future[Any]] = []
+        submit, plan = RenderPool.submit, cardgen.build.build.plan_build
+
+        def noted_submit(pool: RenderPool, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+            if args and isinstance(args[0], RasterJob):
+                self.events.append(("keep" if args[0].keep else "job", args[0].key))
+            self.futures.append(submit(pool, fn, *args, **kwargs))
+            return self.futures[-1]
+
+        def noted_plan(*args: Any, **kwargs: Any) -> Any:
+            if settle:
+                for future in list(self.futures):
+                    future.result()
+            self.events.append(("plan", ""))
+            return plan(*args, **kwargs)
+
+        monkeypatch.setattr(RenderPool, "submit", noted_submit)
+        monkeypatch.setattr(cardgen.build.build, "plan_build", noted_plan)
+
+
+def _count_drawings(monkeypatch: pytest.MonkeyPatch, folder: Path) -> Callable[[], int]:
+    """Make every card drawing (in this process or a worker forked from it) leave a file in `folder`; return what
+    counts them."""
+    folder.mkdir()
+    draw = Drawing.draw
+
+    def counted(self: Drawing, path: Path) -> Any:
+        (folder / f"{os.getpid()}-{threading.get_ident()}-{len(os.listdir(folder))}").touch()
+        return draw(self, path)
+
+    monkeypatch.setattr(Drawing, "draw", counted)
+    return lambda: len(os.listdir(folder))
+
+
+@pytest.mark.parametrize("settle", [False, True])
+def test_a_rebuild_draws_its_edited_card_while_validating(tiny_game: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch, settle: bool) -> None:
+    """An edit's card goes to the rebuild's render worker as soon as validation renders it, before the plan; it is
+    drawn once (the plan's job brings the stages' work on the card the worker kept), counted as drawn whether or not
+    its drawing was done before the plan looked it up, and the outputs are a cold build's of the edited game."""
+    out = tiny_game / "output"
+    options = BuildOptions(out, jobs=2)
+    build_game(tiny_game, "tiny", options, stages=stage_names())
+    _edit(tiny_game, "Plain", "Plainer")
+    drawings = _count_drawings(monkeypatch, tmp_path / "drawings")
+    spy = _Spy(monkeypatch, settle)
+    with started_workers(2, 1) as workers:
+        result = build_game(tiny_game, "tiny", options, stages=stage_names(), workers=workers)
+    record = json.loads((out / "tiny" / "build.json").read_text())
+    edited = next(card["hash"] for card in record["cards"] if card["id"] == "na")
+    assert spy.events == [("keep", edited), ("plan", ""), ("job", edited)]
+    assert (result.rendered, drawings()) == (1, 1)
+
+    cold = tmp_path / "cold"
+    build_game(tiny_game, "tiny", BuildOptions(cold, jobs=1), stages=stage_names())
+    for relative in ("cards/main/na.png", "cards/main/alpha.png"):
+        assert (out / "tiny" / relative).read_bytes() == (cold / "tiny" / relative).read_bytes(), relative
+    sheets = sorted((out / "tiny" / "tts").glob("*.jpg"))
+    assert sheets
+    assert [hashlib.sha256(p.read_bytes()).hexdigest() for p in sheets] == \
+        [hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((cold / "tiny" / "tts").glob("*.jpg"))]
+
+
+def test_an_edit_that_fails_validation_leaves_its_early_drawing_in_the_cache_only(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A card drawn while validating goes into the PNG cache, never into the output: a rebuild whose validation then
+    fails leaves the previous build as it was, the new card's image sealed in the cache for the next build."""
+    out = tiny_game / "output"
+    options = BuildOptions(out, jobs=2)
+    build_game(tiny_game, "tiny", options, stages=stage_names())
+    before = {p: p.read_bytes() for p in (out / "tiny").rglob("*") if p.is_file()}
+    _edit(tiny_game, "Plain", "Plainer")
+    _edit(tiny_game, "Alpha,1,", "Alpha,one,")  # power is an int: a data error
+    spy = _Spy(monkeypatch, settle=False)
+    with started_workers(2, 1) as workers:
+        with pytest.raises(CardgenError, match="power"):
+            build_game(tiny_game, "tiny", options, stages=stage_names(), workers=workers)
+    assert [kind for kind, _ in spy.events] == ["keep", "plan"]
+    assert {p: p.read_bytes() for p in (out / "tiny").rglob("*") if p.is_file()} == before
+    assert [p.name for p in out.iterdir() if p.name.startswith(".tiny")] == []  # no staging folder left
+    drawn = spy.events[0][1]
+    assert verify(out / ".cache" / "png" / drawn[:2] / f"{drawn}.png")
