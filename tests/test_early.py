@@ -103,6 +103,7 @@ def test_a_rebuild_draws_its_edited_card_while_validating(tiny_game: Path, tmp_p
     drawings = _count_drawings(monkeypatch, tmp_path / "drawings")
     spy = _Spy(monkeypatch, settle)
     with started_workers(2, 1) as workers:
+        assert workers is not None  # (none while another thread runs: the builds before leave none)
         result = build_game(tiny_game, "tiny", options, stages=stage_names(), workers=workers)
     record = json.loads((out / "tiny" / "build.json").read_text())
     edited = next(card["hash"] for card in record["cards"] if card["id"] == "na")
@@ -131,6 +132,7 @@ def test_an_edit_that_fails_validation_leaves_its_early_drawing_in_the_cache_onl
     _edit(tiny_game, "Alpha,1,", "Alpha,one,")  # power is an int: a data error
     spy = _Spy(monkeypatch, settle=False)
     with started_workers(2, 1) as workers:
+        assert workers is not None
         with pytest.raises(CardgenError, match="power"):
             build_game(tiny_game, "tiny", options, stages=stage_names(), workers=workers)
     assert [kind for kind, _ in spy.events] == ["keep", "plan"]
