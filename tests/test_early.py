@@ -49,15 +49,21 @@ def _edit(root: Path, old: str, new: str) -> None:
 
 
 class _Spy:
-    """Notes, in order, the jobs a build sends its render workers and when it plans; `settle` makes the plan wait
-    until every job sent before it is done (an early drawing done before the plan looks its card up)."""
+    """Notes, in order, the jobs a build sends its render workers and when it validates and plans; `settle` makes
+    the plan wait until every job sent before it is done (an early drawing done before the plan looks its card up)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, settle: bool) -> None:
         import cardgen.build.build
+        import cardgen.validate
 
         self.events: list[tuple[str, str]] = []
         self.futures: list[Future[Any]] = []
         submit, plan = RenderPool.submit, cardgen.build.build.plan_build
+        validate = cardgen.validate.validate_context
+
+        def noted_validate(*args: Any, **kwargs: Any) -> Any:
+            self.events.append(("validate", ""))
+            return validate(*args, **kwargs)
 
         def noted_submit(pool: RenderPool, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
             if args and isinstance(args[0], RasterJob):
@@ -74,6 +80,7 @@ class _Spy:
 
         monkeypatch.setattr(RenderPool, "submit", noted_submit)
         monkeypatch.setattr(cardgen.build.build, "plan_build", noted_plan)
+        monkeypatch.setattr(cardgen.validate, "validate_context", noted_validate)
 
 
 def _count_drawings(monkeypatch: pytest.MonkeyPatch, folder: Path) -> Callable[[], int]:
@@ -93,7 +100,8 @@ def _count_drawings(monkeypatch: pytest.MonkeyPatch, folder: Path) -> Callable[[
 @pytest.mark.parametrize("settle", [False, True])
 def test_a_rebuild_draws_its_edited_card_while_validating(tiny_game: Path, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch, settle: bool) -> None:
-    """An edit's card goes to the rebuild's render worker as soon as validation renders it, before the plan; it is
+    """An edit's card goes to the rebuild's render worker before the game is validated (rendered first, the layout
+    check then takes its render); it is
     drawn once (the plan's job brings the stages' work on the card the worker kept), counted as drawn whether or not
     its drawing was done before the plan looked it up, and the outputs are a cold build's of the edited game."""
     out = tiny_game / "output"
@@ -107,7 +115,7 @@ def test_a_rebuild_draws_its_edited_card_while_validating(tiny_game: Path, tmp_p
         result = build_game(tiny_game, "tiny", options, stages=stage_names(), workers=workers)
     record = json.loads((out / "tiny" / "build.json").read_text())
     edited = next(card["hash"] for card in record["cards"] if card["id"] == "na")
-    assert spy.events == [("keep", edited), ("plan", ""), ("job", edited)]
+    assert spy.events == [("keep", edited), ("validate", ""), ("plan", ""), ("job", edited)]
     assert (result.rendered, drawings()) == (1, 1)
 
     cold = tmp_path / "cold"
@@ -135,8 +143,36 @@ def test_an_edit_that_fails_validation_leaves_its_early_drawing_in_the_cache_onl
         assert workers is not None
         with pytest.raises(CardgenError, match="power"):
             build_game(tiny_game, "tiny", options, stages=stage_names(), workers=workers)
-    assert [kind for kind, _ in spy.events] == ["keep", "plan"]
+    assert [kind for kind, _ in spy.events] == ["keep", "validate", "plan"]
     assert {p: p.read_bytes() for p in (out / "tiny").rglob("*") if p.is_file()} == before
     assert [p.name for p in out.iterdir() if p.name.startswith(".tiny")] == []  # no staging folder left
     drawn = spy.events[0][1]
     assert verify(out / ".cache" / "png" / drawn[:2] / f"{drawn}.png")
+
+
+def test_an_edit_that_breaks_the_template_says_what_validation_says(tiny_game: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rendering an edit's faces first tries at most EARLY_AT_MOST renders (a template broken for every card costs
+    no render a card more), and the build says what it says without a render worker."""
+    from cardgen.build.early import EARLY_AT_MOST
+    from cardgen.svg.templates import SVGRenderer
+
+    with (tiny_game / "data" / "tiny" / "cards.csv").open("a") as cards:
+        cards.writelines(f"Extra {n},{n},Text {n},1\n" for n in range(3 * EARLY_AT_MOST))
+    out = tiny_game / "output"
+    build_game(tiny_game, "tiny", BuildOptions(out, jobs=2), stages=stage_names())
+    face = tiny_game / "templates" / "tiny" / "face.svg"
+    face.write_text(face.read_text().replace("{{ geo.width }}", "{{ geo.width + 'x' }}"))
+    made: list[str] = []  # the templates rendered
+    make = SVGRenderer.make
+    monkeypatch.setattr(SVGRenderer, "make", lambda self, *args: made.append(args[0]) or make(self, *args))
+    with started_workers(2, 1) as workers:
+        assert workers is not None
+        with pytest.raises(CardgenError) as early:
+            build_game(tiny_game, "tiny", BuildOptions(out, jobs=2), stages=stage_names(), workers=workers)
+    faces_early = made.count("face.svg")  # (faces only: the back, made again by this build, is kept for the next)
+    made.clear()
+    with pytest.raises(CardgenError) as alone:  # one job: no render worker, nothing drawn early
+        build_game(tiny_game, "tiny", BuildOptions(out, jobs=1), stages=stage_names())
+    assert str(early.value) == str(alone.value) and "face.svg" in str(alone.value)
+    assert made.count("face.svg") < faces_early <= made.count("face.svg") + EARLY_AT_MOST

@@ -1,16 +1,17 @@
 """A rebuild's edited cards drawn while the game is still validated.
 
 A whole-command rebuild (an edit) forks its render worker first, which is set up long before the build has loaded,
-validated and planned the game; the one or two cards the edit changed are rendered to SVG by validation's layout
-check, well before the plan hands their jobs out. Each render made then (not found in the caches) is keyed as the
-plan keys it and sent to the worker at once, to be drawn into the PNG cache and kept in the worker's memory
-(`RasterJob.keep`); the plan's job for it then brings the output stages' work on the kept card (see `draw_plan`'s
-`early`). The drawing overlaps the rest of validation, the plan, the record and the stages' imports.
+validated and planned the game. The faces the SVG cache lacks (the one or two cards an edit changed) are rendered
+first, before validation, which then takes them from the renderer; each render made while validating (those, and
+any the layout check makes) is keyed as the plan keys it and sent to the worker at once, to be drawn into the PNG
+cache and kept in the worker's memory (`RasterJob.keep`); the plan's job for it then brings the output stages' work
+on the kept card (see `draw_plan`'s `early`). The drawing overlaps validation, the plan, the record and the stages'
+imports.
 
 Drawn ahead of knowing whether the build goes on: a drawing goes only into the content-addressed PNG cache (sealed,
 written atomically), never into the output, so a build that then fails validation places nothing, and the cache
 holds one more entry that the same card, fixed, takes. A drawing that fails is drawn again by the plan's job, which
-says why.
+says why; a render that fails is made again by validation, which says why.
 """
 from __future__ import annotations
 
@@ -56,6 +57,22 @@ class EarlyDrawing:
             return
         self.sent.add(art.key)
 
+    def render_new(self) -> None:
+        """Render now the first faces the caches lack (an edit's), at most EARLY_AT_MOST of them tried, so that they
+        are drawn from the start of validation rather than from its layout check, which takes them from the
+        renderer (a render that fails is not kept: the layout check renders it again and says why)."""
+        renderer, tried = self.context.renderer, 0
+        for card in self.context.data.cards:
+            if tried >= EARLY_AT_MOST:
+                return
+            if card.copies == 0 or renderer.kept(card.face_template, card.deck, card):
+                continue
+            tried += 1
+            try:
+                renderer.render(card.face_template, card.id, card.deck, card)
+            except Exception:  # noqa: BLE001,S112  (a template or data error) validation says it
+                continue
+
 
 @contextmanager
 def drawn_early(context: BuildContext, workers: RenderPool | None) -> Iterator[set[str]]:
@@ -67,6 +84,7 @@ def drawn_early(context: BuildContext, workers: RenderPool | None) -> Iterator[s
     early = EarlyDrawing(context, workers)
     context.renderer.on_made = early.made
     try:
+        early.render_new()
         yield early.sent
     finally:
         context.renderer.on_made = None
