@@ -66,8 +66,9 @@ class _Spy:
             return validate(*args, **kwargs)
 
         def noted_submit(pool: RenderPool, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-            if args and isinstance(args[0], RasterJob):
-                self.events.append(("keep" if args[0].keep else "job", args[0].key))
+            for job in (args[0] if args and isinstance(args[0], list) else args[:1]):  # a job, or a batch
+                if isinstance(job, RasterJob):
+                    self.events.append(("keep" if job.keep else "job", job.key))
             self.futures.append(submit(pool, fn, *args, **kwargs))
             return self.futures[-1]
 
@@ -176,3 +177,23 @@ def test_an_edit_that_breaks_the_template_says_what_validation_says(tiny_game: P
         build_game(tiny_game, "tiny", BuildOptions(out, jobs=1), stages=stage_names())
     assert str(early.value) == str(alone.value) and "face.svg" in str(alone.value)
     assert made.count("face.svg") < faces_early <= made.count("face.svg") + EARLY_AT_MOST
+
+
+def test_the_cards_drawn_early_are_handed_out_first(tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A template edit draws every card: those drawn early go first, to the one worker started, which kept them (a
+    worker let go for the many jobs would draw them again), though a deck of larger cards comes after them."""
+    manifest = tiny_game / "data" / "tiny" / "game.yaml"
+    manifest.write_text(manifest.read_text().replace("icons:", "  big:\n    source: big.csv\n    face: face.svg\n"
+                                                     "    size: tarot\nicons:", 1))  # the last deck
+    (tiny_game / "data" / "tiny" / "big.csv").write_text("name,power,text,count\nGiant,9,Large,1\nTitan,8,Huge,1\n")
+    out = tiny_game / "output"
+    build_game(tiny_game, "tiny", BuildOptions(out, jobs=2), stages=stage_names())
+    face = tiny_game / "templates" / "tiny" / "face.svg"
+    face.write_text(face.read_text().replace("#ffffff", "#fffffe"))
+    spy = _Spy(monkeypatch, settle=False)
+    with started_workers(2, 1) as workers:
+        assert workers is not None
+        build_game(tiny_game, "tiny", BuildOptions(out, jobs=2), stages=stage_names(), workers=workers)
+    early = [key for kind, key in spy.events if kind == "keep"]
+    jobs = [key for kind, key in spy.events if kind == "job"]
+    assert len(early) == 4 and len(jobs) == 5 and set(jobs[:4]) == set(early)

@@ -261,8 +261,10 @@ def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter, listener: DrawList
             continue
         raster_jobs.append(RasterJob(art.key, plan.drawing(art), str(art.cache_path), cached,
                                      tuple(work.get(art.key, ()))))
-    # Largest images first: a board drawn last would keep one worker busy while the other has nothing left.
-    raster_jobs.sort(key=lambda job: job.drawing.width * job.drawing.height, reverse=True)
+    # Those drawn early first, to the one worker started, which keeps their cards (a worker let go once the jobs are
+    # many would draw them again); then the largest images: a board drawn last would keep one worker busy while the
+    # other has nothing left.
+    raster_jobs.sort(key=lambda job: (job.key not in early, -job.drawing.width * job.drawing.height))
     drawn = sum(not job.cached for job in raster_jobs)
     if drawn < jobs:  # cores left idle (an edit's card): each PNG is encoded beside the stages' work on its card
         raster_jobs = [job if job.cached else replace(job, encode_beside=True) for job in raster_jobs]
