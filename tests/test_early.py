@@ -197,3 +197,19 @@ def test_the_cards_drawn_early_are_handed_out_first(tiny_game: Path, monkeypatch
     early = [key for kind, key in spy.events if kind == "keep"]
     jobs = [key for kind, key in spy.events if kind == "job"]
     assert len(early) == 4 and len(jobs) == 5 and set(jobs[:4]) == set(early)
+
+
+def test_a_rebuild_lets_its_workers_end_while_it_is_put_in_place(tiny_game: Path) -> None:
+    """Once every stage is done, the rebuild's render workers end while build.json is written and the files are
+    moved into place: when the build returns, none is running and no thread waits for them (a thread left running
+    would make the command's exit Python's slower one)."""
+    import multiprocessing
+
+    out = tiny_game / "output"
+    build_game(tiny_game, "tiny", BuildOptions(out, jobs=2), stages=stage_names())
+    _edit(tiny_game, "Plain", "Plainer")
+    with started_workers(2, 1) as workers:
+        assert workers is not None and len(multiprocessing.active_children()) == 2
+        assert build_game(tiny_game, "tiny", BuildOptions(out, jobs=2), stages=stage_names(),
+                          workers=workers).rendered == 1
+        assert (multiprocessing.active_children(), threading.active_count()) == ([], 1)

@@ -266,6 +266,7 @@ class _Build:
             for key, item in stage.card_work(plan.game, record, options.out_root).items():
                 work.setdefault(key, []).append(item)
         staging = make_staging(options.out_root, self.final.name)
+        ending: threading.Thread | None = None
         try:
             # The previous build's files this one makes again, kept; left where they are (an edit then moves the
             # few files it makes in) when every stage reads card images through `StageContext.image_file`.
@@ -283,9 +284,14 @@ class _Build:
                 record.stats.rendered, record.stats.cached = rendered, cached
                 self.card_files.place_rest()
             plan.findings += self.outputs.findings()
+            if workers is not None:  # done with: they end (~4 ms) while the build is put in place
+                ending = threading.Thread(target=workers.shutdown, name="cardgen-workers-end", daemon=True)
+                ending.start()
             _finish(plan, record, self.final, staging, kept)
         finally:  # an error (a full disk: see `build_game`) leaves the previous output as it was
             discard(staging)
+            if ending is not None:  # (before the exit: a thread running makes it Python's slower one)
+                ending.join()
         return BuildResult(self.name, self.final, len(plan.cards), record.stats.copies, rendered, cached,
                            time.perf_counter() - self.started, plan.findings, self.changes)
 
