@@ -205,7 +205,8 @@ def test_a_first_build_makes_its_fingerprint_while_the_workers_draw(tiny_game: P
     events.clear()
     csv.write_text(csv.read_text().replace("Plain", "Plainer"))
     assert build_game(tiny_game, "tiny", options, stages=stages).rendered == 1
-    assert events == ["fingerprint", "job"] and _record(tiny_game)["fingerprint"] not in (None, first)
+    # the edited card drawn while validating (build/early.py), then the fingerprint, then its job with its work
+    assert events == ["job", "fingerprint", "job"] and _record(tiny_game)["fingerprint"] not in (None, first)
 
 
 def test_a_build_interrupted_while_drawing_leaves_the_previous_output(tiny_game: Path) -> None:

@@ -271,6 +271,24 @@ def test_where_the_kernel_cannot_copy_the_file_it_is_copied_through_python(tiny_
     assert _pages(pdf) == _pages(tiny_game / "cold" / PDF)
 
 
+def test_the_file_is_copied_before_the_new_images_are_waited_for(tiny_game: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The copy of the file to update is made first, then the new images are waited for and read: in a command that
+    builds once (no copy made ahead), the copy is made while the edited card is drawn, not after it."""
+    import cardgen.outputs.pdf as pdf_module
+
+    monkeypatch.setattr(pdf_update, "GROWTH_AT_MOST", 1.0)
+    pdf = tiny_game / "output" / PDF
+    _build(tiny_game)
+    events: list[str] = []
+    clone, pixels = pdf_update.clone, pdf_module._pixels
+    monkeypatch.setattr(pdf_update, "clone", lambda *args: events.append("copy") or clone(*args))
+    monkeypatch.setattr(pdf_module, "_pixels", lambda *args: events.append("image") or pixels(*args))
+    _edit(tiny_game, "Plain", "Plainer")
+    _build(tiny_game)
+    assert events == ["copy", "image"] and _revisions(pdf) == 2
+
+
 @pytest.mark.parametrize("png", [True, False])  # a card's PNG rows; a token's Flate streams, with a soft mask
 def test_a_revision_formats_its_images_byte_for_byte_as_reportlab(png: bool) -> None:
     import io

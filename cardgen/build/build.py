@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from cardgen.build.early import drawn_early
 from cardgen.build.plan import BuildPlan, CardFiles, draw_plan, plan_build, record_of
 from cardgen.core.errors import CardgenError, Problem
 from cardgen.core.ownership import (
@@ -189,6 +190,7 @@ class _Build:
     plan: BuildPlan = field(init=False)
     record: BuildRecord = field(init=False)
     changes: Changes | None = field(init=False)
+    early: set[str] = field(init=False)  # the image keys drawn while validating (see `build.early`)
     card_files: CardFiles = field(init=False)
     outputs: _OutputStages = field(init=False)
 
@@ -214,7 +216,11 @@ class _Build:
         # the next build sees the edit (stamped after, the build would record what it never read).
         read_from = source_stamp(root, name, recording=True)
         context = BuildContext.load(root, name, options.out_root, draft=options.draft, lang=options.lang)
-        findings = validate_context(context, helpers=self.workers)  # the workers are idle until the cards are planned
+        # The workers are idle until the cards are planned: a rebuild's (an edit's) draw the cards validation
+        # renders meanwhile; a first build's share out a large game's renders.
+        with drawn_early(context, self.workers if self.previous is not None and not options.force else None) as early:
+            findings = validate_context(context, helpers=self.workers)
+        self.early = early
         plan = self.plan = plan_build(context, findings, options.force)
         if context.renderer.cache is not None:
             context.renderer.cache.save()  # with the renders planning added to validation's
@@ -260,6 +266,7 @@ class _Build:
             for key, item in stage.card_work(plan.game, record, options.out_root).items():
                 work.setdefault(key, []).append(item)
         staging = make_staging(options.out_root, self.final.name)
+        ending: threading.Thread | None = None
         try:
             # The previous build's files this one makes again, kept; left where they are (an edit then moves the
             # few files it makes in) when every stage reads card images through `StageContext.image_file`.
@@ -273,13 +280,18 @@ class _Build:
             # only without threads): the stages run after it.
             self.outputs = _OutputStages(selected, stage_context)
             with self.outputs.beside(self.card_files) if workers else contextlib.nullcontext():
-                rendered, cached = draw_plan(plan, options.jobs, self.reporter, self, work, workers)
+                rendered, cached = draw_plan(plan, options.jobs, self.reporter, self, work, workers, self.early)
                 record.stats.rendered, record.stats.cached = rendered, cached
                 self.card_files.place_rest()
             plan.findings += self.outputs.findings()
+            if workers is not None:  # done with: they end (~4 ms) while the build is put in place
+                ending = threading.Thread(target=workers.shutdown, name="cardgen-workers-end", daemon=True)
+                ending.start()
             _finish(plan, record, self.final, staging, kept)
         finally:  # an error (a full disk: see `build_game`) leaves the previous output as it was
             discard(staging)
+            if ending is not None:  # (before the exit: a thread running makes it Python's slower one)
+                ending.join()
         return BuildResult(self.name, self.final, len(plan.cards), record.stats.copies, rendered, cached,
                            time.perf_counter() - self.started, plan.findings, self.changes)
 

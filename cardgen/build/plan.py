@@ -9,7 +9,7 @@ import os
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Hashable, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Collection, Hashable, Iterable, Mapping, Protocol, Sequence
 
 from cardgen import __version__
 from cardgen.core.errors import LEFT_OUT, CardgenError, Problem
@@ -152,7 +152,7 @@ def _plan_card(plan: BuildPlan, context: BuildContext, card: Card, force: bool) 
             raise
         plan.findings += [*exc.problems, _left_out(card, "it cannot be rendered")]
         return
-    plan.faces[card.id] = _artwork(card.id, face, plan, card.deck, context, card)
+    plan.faces[card.id] = artwork_of(card.id, face, plan, card.deck, context, card)
     plan.card_back[card.id] = back
     plan.cards.append(card)
 
@@ -167,7 +167,7 @@ def _plan_back(plan: BuildPlan, context: BuildContext, card: Card) -> str | None
         return known
     stem = Path(card.back_template).stem
     rendered = context.renderer.render(card.back_template, card.back_template, card.deck, card if per_card else None)
-    art = _artwork(stem, rendered, plan, card.deck, context)
+    art = artwork_of(stem, rendered, plan, card.deck, context)
     name = plan.back_keys.get(art.key)
     if name is None:  # a new back: named by its template (and deck, when taken), or by its card as its face is
         wanted = [f"{card.deck}/{card.id}"] if per_card else [stem, f"{stem}-{card.deck}"]
@@ -186,8 +186,8 @@ def _free_name(wanted: list[str], taken: Mapping[str, object]) -> str:
     return next(name for name in itertools.chain(wanted, numbered) if name not in taken)
 
 
-def _artwork(name: str, rendered: RenderedSVG, plan: BuildPlan, deck: str, context: BuildContext,
-             card: Card | None = None) -> Artwork:
+def artwork_of(name: str, rendered: RenderedSVG, plan: BuildPlan, deck: str, context: BuildContext,
+               card: Card | None = None) -> Artwork:
     """The image to produce of a render: its look and cache key (kept with the `card` it shows, while its render,
     deck size, output root and the content of the files it draws are the same: see `Card.made`)."""
     size, kind = plan.size(deck), plan.game.spec.decks[deck].kind  # tokens and boards keep transparency: in the key
@@ -240,26 +240,31 @@ class DrawListener(Protocol):
 
 
 def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter, listener: DrawListener,
-              work: Mapping[str, Sequence[CardWork]] | None = None, workers: RenderPool | None = None
-              ) -> tuple[int, int]:
+              work: Mapping[str, Sequence[CardWork]] | None = None, workers: RenderPool | None = None,
+              early: Collection[str] = ()) -> tuple[int, int]:
     """Draw every artwork missing from the cache, in `workers` when started already, telling `listener` as it goes;
     return (rendered, cached).
 
     `work` is the output stages' work on card images, by image key: done in the workers while each image
-    is in memory (a cached image is read for it).
+    is in memory (a cached image is read for it). `early` are the keys `workers` were sent to draw while the game
+    was validated (`build.early`): drawn by this build, each has its job as any card drawn now (the worker that
+    drew it takes the card it kept instead of drawing it again).
     """
     game, work = plan.game, work or {}
     arts = {a.key: a for a in [*plan.faces.values(), *plan.backs.values()]}
     raster_jobs, found = [], []
     for art in arts.values():
-        cached = verify(art.cache_path)  # (one stat for an entry this process verified before)
+        # (one stat for an entry this process verified before)
+        cached = art.key not in early and verify(art.cache_path)
         if cached and not work.get(art.key):
             found.append(art.key)
             continue
         raster_jobs.append(RasterJob(art.key, plan.drawing(art), str(art.cache_path), cached,
                                      tuple(work.get(art.key, ()))))
-    # Largest images first: a board drawn last would keep one worker busy while the other has nothing left.
-    raster_jobs.sort(key=lambda job: job.drawing.width * job.drawing.height, reverse=True)
+    # Those drawn early first, to the one worker started, which keeps their cards (a worker let go once the jobs are
+    # many would draw them again); then the largest images: a board drawn last would keep one worker busy while the
+    # other has nothing left.
+    raster_jobs.sort(key=lambda job: (job.key not in early, -job.drawing.width * job.drawing.height))
     drawn = sum(not job.cached for job in raster_jobs)
     if drawn < jobs:  # cores left idle (an edit's card): each PNG is encoded beside the stages' work on its card
         raster_jobs = [job if job.cached else replace(job, encode_beside=True) for job in raster_jobs]

@@ -197,15 +197,16 @@ def _update(path: Path, base: Path, volume: Volume, images: ImageFiles, kept: Ke
         return False
     slots = {images.name(slot.image): slot.image for page in volume.pages for slot in page.slots}
     objects = {name: numbers for name, numbers in written.objects.items() if name not in swaps}
-    new = {name: _pixels(*images(slots[name]), images) for name in swaps.values()}
-    pixels = {name: each for name, each in new.items() if each is not None}
-    formatted = (_revision_objects(swaps, pixels, written, objects) if len(pixels) == len(new)
-                 else _revision_by_reportlab(swaps, slots, images, written, objects))
-    if formatted is None:
-        return False
-    if not written.may_grow(sum(map(len, formatted.values()))):
-        return False
-    now = append_revision(base, path, written, names, objects, formatted)
+
+    def revision() -> dict[int, bytes] | None:
+        """The new images' objects, once they are drawn (waited for here)."""
+        new = {name: _pixels(*images(slots[name]), images) for name in swaps.values()}
+        pixels = {name: each for name, each in new.items() if each is not None}
+        formatted = (_revision_objects(swaps, pixels, written, objects) if len(pixels) == len(new)
+                     else _revision_by_reportlab(swaps, slots, images, written, objects))
+        return formatted if formatted is not None and written.may_grow(sum(map(len, formatted.values()))) else None
+
+    now = append_revision(base, path, written, names, objects, revision)  # the file copied while the cards draw
     if now is None:
         return False
     kept.used = {**kept.kept, FILE_KEY: now.as_kept()}  # the pages as they were: a whole write may reuse them

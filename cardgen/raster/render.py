@@ -67,7 +67,8 @@ class RasterJob:
 
     When the PNG is cached already (`cached`), the work gets the cached image. With
     `encode_beside`, the PNG is encoded in a thread of its own while the work is done (a build drawing fewer
-    images than it has cores: an edit's card).
+    images than it has cores: an edit's card). With `keep`, the card is drawn before its work is known (`build.early`:
+    while the build still validates) and kept in the worker for the job that brings the work (see `_KEPT`).
     """
 
     key: str
@@ -76,6 +77,7 @@ class RasterJob:
     cached: bool = False
     work: tuple[CardWork, ...] = ()
     encode_beside: bool = False
+    keep: bool = False
 
 
 class RenderFailure(Exception):
@@ -457,12 +459,22 @@ class DrawnCard:
         return self._opaque
 
 
+# The cards a render worker drew for a `RasterJob.keep`, by key, until the job of that key that brings their work
+# takes one: its PNG is in the cache then, and the card is not drawn again (nor read back). That job goes to the
+# same worker unless the build let its held workers go (see `pool.RenderPool`); the oldest are let go first.
+_KEPT: dict[str, DrawnCard] = {}
+KEPT_AT_MOST = 4
+
+
 def run_job(job: RasterJob) -> tuple[str, str | None]:
-    """Render one job into its cache file (or take it from the cache), then do its work on the card; return
-    (key, error message or None)."""
+    """Render one job into its cache file (or take it from the cache, or from the cards this worker keeps), then do
+    its work on the card; return (key, error message or None)."""
     path = Path(job.target)
     encoded: Callable[[], None] = lambda: None  # noqa: E731  returns once the PNG is written
-    if job.cached:
+    kept = _KEPT.pop(job.key, None)
+    if kept is not None:
+        card = kept
+    elif job.cached:
         card = DrawnCard(path)
     else:
         try:
@@ -476,6 +488,10 @@ def run_job(job: RasterJob) -> tuple[str, str | None]:
             encoded = _beside(partial(_store_png, path, png))
         else:
             _store_png(path, png)
+        if job.keep:
+            _KEPT[job.key] = card
+            while len(_KEPT) > KEPT_AT_MOST:
+                del _KEPT[next(iter(_KEPT))]
     try:
         for work in job.work:
             work(card)

@@ -9,7 +9,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import jinja2
 import jinja2.bccache
@@ -326,6 +326,9 @@ class SVGRenderer:
         self.game, self.fonts, self.icons, self.draft = game, fonts, icons, draft
         self.done: dict[tuple[str, str, str | None], RenderedSVG] = {}  # renders made by this renderer
         self.cache = cache
+        # Told of each render made now, not found in the caches (template, deck, card, render): a rebuild has the
+        # cards its validation renders drawn while it validates on (see `build.early`).
+        self.on_made: Callable[[str, str, Card | None, RenderedSVG], None] | None = None
         self.env = make_environment(game)
         self._shown: dict[str, str] = {}
         self._reads_card: dict[str, bool] = {}
@@ -367,7 +370,10 @@ class SVGRenderer:
         cache_key = self.cache.key(template_name, deck, card)
         cached = self.cache.get(cache_key, key, card)
         if cached is None:
-            return self.keep(template_name, deck, card, self.make(template_name, key, deck, card), cache_key)
+            made = self.keep(template_name, deck, card, self.make(template_name, key, deck, card), cache_key)
+            if self.on_made is not None:
+                self.on_made(template_name, deck, card, made)
+            return made
         self.done[_memo(template_name, deck, card)] = cached
         return cached
 
