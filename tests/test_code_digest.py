@@ -221,7 +221,7 @@ print(json.dumps({"forked": len(forked), "reaped": reaped, "read": len(read), "s
 def test_a_first_run_reads_the_code_map_aside_in_a_process_of_its_own(tmp_path: Path) -> None:
     """With no map kept in the user's cache, `read_aside` forks a process that reads and keeps every file's facts and
     the bundled files' digest, and waits for it as the block ends: this process then reads no module, and finds
-    the facts it would read. A map kept forks nothing."""
+    the facts it would read. A map kept forks nothing; a fork refused leaves it to the build."""
     copy = tmp_path / "copy"
     shutil.copytree(Path(cardgen.__file__).parent, copy / "cardgen", ignore=shutil.ignore_patterns("__pycache__"))
     _age(copy)
@@ -229,6 +229,15 @@ def test_a_first_run_reads_the_code_map_aside_in_a_process_of_its_own(tmp_path: 
     done = subprocess.run([sys.executable, "-c", _READ_ASIDE], capture_output=True, text=True, env=env, check=True,
                           cwd=tmp_path)
     assert json.loads(done.stdout) == {"forked": 1, "reaped": True, "read": 0, "same": True, "bundle": True}
+    # no process to be had: the block runs all the same, nothing read aside
+    shutil.rmtree(tmp_path / "home")
+    code = ("import os; from cardgen.core import codemap\n"
+            "def refused(): raise OSError(11, 'Resource temporarily unavailable')\n"
+            "os.fork = refused\nran = []\n"
+            "with codemap.read_aside():\n    ran.append(True)\n"
+            "print(ran, codemap._kept_maps()[0].has(codemap._kept_maps()[1]))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.stdout.split() == ["[True]", "False"], done.stderr
 
 
 def test_a_first_build_reads_the_code_map_aside_before_importing_the_pipeline(tiny_game: Path,

@@ -284,10 +284,13 @@ def read_aside() -> Iterator[None]:
     Nothing is forked when the map is kept, with no user cache folder, another thread running (forking then is not
     safe), or no `fork`. A reader that fails keeps nothing: the build reads what it needs itself, as without one."""
     store, key = _kept_maps()
-    if store is None or store.has(key) or threading.active_count() > 1 or not hasattr(os, "fork"):
+    try:
+        reader = None if store is None or store.has(key) or threading.active_count() > 1 else os.fork()
+    except (AttributeError, OSError):  # no fork here, or no process to be had: the build reads the map itself
+        reader = None
+    if reader is None:
         yield
         return
-    reader = os.fork()
     if reader == 0:  # the reader: it exits here, whatever happens
         try:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's to handle
