@@ -238,6 +238,13 @@ def test_a_first_run_reads_the_code_map_aside_in_a_process_of_its_own(tmp_path: 
             "print(ran, codemap._kept_maps()[0].has(codemap._kept_maps()[1]))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert done.stdout.split() == ["[True]", "False"], done.stderr
+    # a reader waited for by someone else first (a handler of the process's children): the block ends all the same
+    code = ("import os; from cardgen.core import codemap\nfork = os.fork\n"
+            "def reaped():\n    pid = fork()\n    if pid:\n        os.waitpid(pid, 0)\n    return pid\n"
+            "os.fork = reaped\nwith codemap.read_aside():\n    pass\n"
+            "print(codemap._kept_maps()[0].has(codemap._kept_maps()[1]))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.stdout.split() == ["True"], done.stderr
 
 
 def test_a_first_build_reads_the_code_map_aside_before_importing_the_pipeline(tiny_game: Path,

@@ -20,7 +20,7 @@ import re
 import signal
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -301,4 +301,5 @@ def read_aside() -> Iterator[None]:
     try:
         yield
     finally:
-        os.waitpid(reader, 0)
+        with suppress(ChildProcessError):  # waited for already (by a handler of this process's children)
+            os.waitpid(reader, 0)
