@@ -94,18 +94,28 @@ class _HeldBack:
         self.held = workers - early
         self.released = False  # in the build's process only
         self.spare = context.Semaphore(max(1, (os.cpu_count() or 1) - 1))  # the cores the build leaves (`setting_up`)
+        self.workers, self.turns_open = workers, False  # (in the build's process)
 
     @contextmanager
     def setting_up(self) -> Iterator[None]:
         """In a worker: the block (its set-up) once no more workers are in it than there are cores the build leaves,
-        or after SETUP_WAIT_SECONDS. The workers set up while the build loads and validates the game: on 2 cores,
-        two at once made three busy processes, and took a third of the build's core on its way to the first card;
-        one after the other, both are ready before the first job all the same."""
+        once the jobs are handed out (`open_turns`), or after SETUP_WAIT_SECONDS. The workers set up while the build
+        loads and validates the game: on 2 cores, two at once made three busy processes, and took a third of the
+        build's core on its way to the first card; one after the other, both are ready before the first job all the
+        same."""
         entered = self.spare.acquire(timeout=SETUP_WAIT_SECONDS)
         try:
             yield
         finally:
             if entered:
+                self.spare.release()
+
+    def open_turns(self) -> None:
+        """Let every worker still waiting for its turn to set up go at once: the jobs are handed out, and the build
+        needs no core of its own for its way to them any more."""
+        if not self.turns_open:
+            self.turns_open = True
+            for _ in range(self.workers):
                 self.spare.release()
 
     def wait_turn(self) -> bool:
@@ -141,6 +151,10 @@ class RenderPool(ProcessPoolExecutor):
     def grow(self) -> None:
         """Let every held worker set up and take jobs."""
         self._held.release(wanted=True)
+
+    def handing_out(self) -> None:
+        """The build hands its jobs out: the workers set up from now on go at once (see `_HeldBack.setting_up`)."""
+        self._held.open_turns()
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """End the pool; held workers that were never wanted end without setting anything up."""
@@ -267,8 +281,10 @@ def _run_in(pool: ProcessPoolExecutor, jobs: list[RasterJob], workers: int,
     from concurrent.futures.process import BrokenProcessPool
 
     futures: list[Future[Any]] = []  # a job's result, or a batch's list of them
-    if isinstance(pool, RenderPool) and len(jobs) >= _MANY_JOBS:
-        pool.grow()
+    if isinstance(pool, RenderPool):
+        pool.handing_out()
+        if len(jobs) >= _MANY_JOBS:
+            pool.grow()
     try:
         futures = [pool.submit(render.run_job, batch[0]) if len(batch) == 1 else
                    pool.submit(render.run_batch, batch) for batch in batches(jobs, workers)]
