@@ -189,6 +189,87 @@ def test_the_code_map_is_kept_and_a_file_edited_since_is_read_again(tmp_path: Pa
     assert again != first and read == 1
 
 
+_READ_ASIDE = """\
+import json, os, pathlib
+from cardgen.core import codemap
+from cardgen.core.storage import user_store
+forked, fork = [], os.fork
+def noting():
+    pid = fork()
+    if pid:
+        forked.append(pid)
+    return pid
+os.fork = noting
+read, facts = [], codemap.read_facts
+codemap.read_facts = lambda path: read.append(path.name) or facts(path)  # this process's reads (not the reader's)
+with codemap.read_aside():
+    pass
+try:
+    os.waitpid(forked[0], os.WNOHANG)
+    reaped = False
+except ChildProcessError:
+    reaped = True
+with codemap.read_aside():  # kept now: nothing to read aside
+    pass
+kept = codemap.code_map().files
+now = {name: facts(pathlib.Path(path)) for name, (path, *_) in codemap.code_map().stamps.items()}
+print(json.dumps({"forked": len(forked), "reaped": reaped, "read": len(read), "same": kept == now,
+                  "bundle": bool(list(user_store("bundle-digest").folder.rglob("*")))}))
+"""
+
+
+def test_a_first_run_reads_the_code_map_aside_in_a_process_of_its_own(tmp_path: Path) -> None:
+    """With no map kept in the user's cache, `read_aside` forks a process that reads and keeps every file's facts and
+    the bundled files' digest, and waits for it as the block ends: this process then reads no module, and finds
+    the facts it would read. A map kept forks nothing; a fork refused leaves it to the build."""
+    copy = tmp_path / "copy"
+    shutil.copytree(Path(cardgen.__file__).parent, copy / "cardgen", ignore=shutil.ignore_patterns("__pycache__"))
+    _age(copy)
+    env = {**os.environ, "PYTHONPATH": str(copy), "XDG_CACHE_HOME": str(tmp_path / "home")}
+    done = subprocess.run([sys.executable, "-c", _READ_ASIDE], capture_output=True, text=True, env=env, check=True,
+                          cwd=tmp_path)
+    assert json.loads(done.stdout) == {"forked": 1, "reaped": True, "read": 0, "same": True, "bundle": True}
+    # no process to be had: the block runs all the same, nothing read aside
+    shutil.rmtree(tmp_path / "home")
+    code = ("import os; from cardgen.core import codemap\n"
+            "def refused(): raise OSError(11, 'Resource temporarily unavailable')\n"
+            "os.fork = refused\nran = []\n"
+            "with codemap.read_aside():\n    ran.append(True)\n"
+            "print(ran, codemap._kept_maps()[0].has(codemap._kept_maps()[1]))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.stdout.split() == ["[True]", "False"], done.stderr
+    # a reader waited for by someone else first (a handler of the process's children): the block ends all the same
+    code = ("import os; from cardgen.core import codemap\nfork = os.fork\n"
+            "def reaped():\n    pid = fork()\n    if pid:\n        os.waitpid(pid, 0)\n    return pid\n"
+            "os.fork = reaped\nwith codemap.read_aside():\n    pass\n"
+            "print(codemap._kept_maps()[0].has(codemap._kept_maps()[1]))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.stdout.split() == ["True"], done.stderr
+
+
+def test_a_first_build_reads_the_code_map_aside_before_importing_the_pipeline(tiny_game: Path,
+                                                                               tmp_path: Path) -> None:
+    """A first build (no map kept) forks the map's reader before it imports the pipeline (~0.15 s, which the reader
+    has to itself on the other core), then builds as ever; a build with the map kept forks none."""
+    code = ("import sys, cardgen.core.codemap as codemap; aside = codemap.read_aside\n"
+            "def noting():\n"
+            "    print('read aside, pipeline imported:', codemap._kept_maps()[0].has(codemap._kept_maps()[1]),\n"
+            "          'cardgen.build.build' in sys.modules, flush=True)\n"
+            "    return aside()\n"
+            "codemap.read_aside = noting\n"
+            "from cardgen.commands.cli import main\n"
+            "main(['--root', sys.argv[1], 'build', 'tiny', '-j', '2', *sys.argv[2:]])")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "home")}
+    seen = []
+    for out in ("first", "again"):
+        result = subprocess.run([sys.executable, "-c", code, str(tiny_game), "--out", str(tmp_path / out)],
+                                capture_output=True, text=True, env=env)
+        assert result.returncode == 0, result.stderr
+        seen.append(result.stdout.splitlines()[0])
+        assert (tmp_path / out / "tiny" / "tts").is_dir()
+    assert seen == ["read aside, pipeline imported: False False", "read aside, pipeline imported: True False"]
+
+
 def test_the_code_stamp_covers_code_and_files_but_not_bytecode_nor_the_render_inputs() -> None:
     names = set(bundled.code_files())  # as in an installed package
     code = {Path(module.__file__).relative_to(bundled.PACKAGE).as_posix() for module in (bundled, text)}

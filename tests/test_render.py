@@ -611,6 +611,54 @@ def test_workers_held_back_take_no_job_until_the_pool_grows() -> None:
     assert multiprocessing.active_children() == []
 
 
+@pytest.mark.parametrize(("cores", "handed_out"), [(2, False), (3, False), (2, True)])
+def test_render_workers_set_up_one_at_a_time_on_the_cores_the_build_leaves(tmp_path: Path, cores: int,
+                                                                           handed_out: bool,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers set up as many at once as there are cores besides the build's (which loads and validates the game
+    meanwhile): on 2 cores one after the other, on 3 both at once; once the build hands its jobs out, those waiting
+    go at once."""
+    import time
+
+    import cardgen.raster.pool
+    from cardgen.raster.pool import run_jobs, started_workers
+
+    def noted(modules: Sequence[str] = ()) -> None:  # forked workers run it as they set up
+        began = time.monotonic()
+        time.sleep(0.3)
+        (tmp_path / f"{os.getpid()}.set-up").write_text(f"{began} {time.monotonic()}")
+
+    monkeypatch.setattr(cardgen.raster.pool, "warm_up", noted)
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    with started_workers(2) as pool:
+        assert pool is not None
+        if handed_out:
+            time.sleep(0.1)  # the first is setting up
+            run_jobs([], 2, lambda key, error: None, pool=pool)  # a build handing its (here no) jobs out
+        assert len(set(pool.map(_worker_state, [0.05] * 12))) == 2  # both take jobs
+    (first, first_end), (second, _) = sorted(tuple(map(float, p.read_text().split())) for p in
+                                             tmp_path.glob("*.set-up"))
+    assert (second >= first_end) == (cores == 2 and not handed_out), (first, first_end, second)
+
+
+def test_a_render_worker_sets_up_after_a_while_when_the_one_before_never_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker killed while it set up never lets the next one in: that one waits SETUP_WAIT_SECONDS, then sets up,
+    and gives back no turn it did not take."""
+    import multiprocessing
+    import time
+
+    import cardgen.raster.pool
+
+    monkeypatch.setattr(cardgen.raster.pool, "SETUP_WAIT_SECONDS", 0.2)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    held = cardgen.raster.pool._HeldBack(multiprocessing.get_context("fork"), 2, 2)
+    assert held.spare.acquire(block=False)  # the turn of the worker that was killed
+    began = time.monotonic()
+    with held.setting_up():
+        waited = time.monotonic() - began
+    assert 0.15 < waited < 2 and not held.spare.acquire(block=False)
+
+
 def _imported(name: str) -> bool:
     return name in sys.modules
 

@@ -115,16 +115,20 @@ def build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool =
     core while this process imports (~0.2 s), loads and validates the game (forked after the imports, it was
     still setting up when a one-card edit's job came, on a busy machine). A first build forks its workers after
     the imports (see `build_game`): they inherit the modules they would otherwise each import, on the cores this
-    process needs meanwhile (measured: cold 20 cards no faster, ~0.1 s more CPU).
+    process needs meanwhile (measured: cold 20 cards no faster, ~0.1 s more CPU). A first run reads cardgen's code
+    map beside the imports (`codemap.read_aside`), for the build's cache keys.
     """
     from cardgen.commands.startup import settled_imports
+    from cardgen.core.codemap import read_aside
     from cardgen.load.fonts import configure_fontconfig
     from cardgen.outputs import stage_names, work_modules
     from cardgen.raster.pool import started_workers
 
     rebuild = not force and (out_root / name / "build.json").is_file()
     configure_fontconfig([root / "fonts"])  # before the workers fork: they inherit it
-    with started_workers(jobs, 1, work_modules(stage_names())) if rebuild else contextlib.nullcontext() as workers:
+    aside = read_aside() if jobs > 1 else contextlib.nullcontext()  # on another core: not with --jobs 1
+    early = started_workers(jobs, 1, work_modules(stage_names())) if rebuild else contextlib.nullcontext()
+    with aside, early as workers:
         with settled_imports() if "cardgen.build.build" not in sys.modules else contextlib.nullcontext():
             from cardgen.build.build import BuildOptions, build_game
             from cardgen.core.progress import make_reporter

@@ -17,8 +17,10 @@ import ast
 import hashlib
 import os
 import re
+import signal
 import threading
 import time
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -253,12 +255,51 @@ def code_map() -> CodeMap:
     """The map of cardgen's package as it is on disk now, its facts kept in the user's cache by each file's path,
     size and time (`bundled.code_stamp`). Once per process: one small file read, 2-6 ms with the stats. Reading
     a module costs ~2-3 ms (parsing it): each is read once after an install or upgrade, when a closure first
-    reaches it, or in every process when there is no user cache folder that can be written."""
-    from cardgen.core.storage import user_store
-
-    store = user_store("code-map", ".json")
-    here = Path(__file__).stat()  # a new way of reading is a new map
-    store_key = hashlib.sha256(repr((str(bundled.PACKAGE), here.st_size, here.st_mtime_ns)).encode()).hexdigest()[:32]
+    reaches it (or all at once beside a first build: `read_aside`), or in every process when there is no user cache
+    folder that can be written."""
+    store, store_key = _kept_maps()
     kept = store.read_json(store_key) if store is not None else None
     stamps = {name: [path, size, mtime_ns] for name, path, size, mtime_ns in bundled.code_stamp()}
     return CodeMap(stamps, kept if isinstance(kept, dict) else {}, store, store_key)
+
+
+def _kept_maps() -> tuple[Cache | None, str]:
+    """The user's cache of code maps (None when there is none that can be written) and the key of this package's."""
+    from cardgen.core.storage import user_store
+
+    here = Path(__file__).stat()  # a new way of reading is a new map
+    key = hashlib.sha256(repr((str(bundled.PACKAGE), here.st_size, here.st_mtime_ns)).encode()).hexdigest()[:32]
+    return user_store("code-map", ".json"), key
+
+
+@contextmanager
+def read_aside() -> Iterator[None]:
+    """Within the block, when no map of this package is kept in the user's cache (a first run, or the first after an
+    upgrade), read the whole map and the bundled files' digest (`bundled.bundle_digest`) in a process forked for it,
+    and keep them there, while this one goes on: a build imports its pipeline meanwhile (~0.15 s), and its cache
+    keys, from the first (the validated manifest's, on loading the game), then find every module's facts kept
+    instead of reading ~110 modules (~40 ms of CPU) on its way to the first card. Leaving the block waits for that
+    process (done long before).
+
+    Nothing is forked when the map is kept, with no user cache folder, another thread running (forking then is not
+    safe), or no `fork`. A reader that fails keeps nothing: the build reads what it needs itself, as without one."""
+    store, key = _kept_maps()
+    try:
+        reader = None if store is None or store.has(key) or threading.active_count() > 1 else os.fork()
+    except (AttributeError, OSError):  # no fork here, or no process to be had: the build reads the map itself
+        reader = None
+    if reader is None:
+        yield
+        return
+    if reader == 0:  # the reader: it exits here, whatever happens
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's to handle
+            _ = code_map().files  # every file's facts, read and kept
+            bundled.bundle_digest()
+        finally:
+            os._exit(0)
+    try:
+        yield
+    finally:
+        with suppress(ChildProcessError):  # waited for already (by a handler of this process's children)
+            os.waitpid(reader, 0)

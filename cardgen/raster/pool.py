@@ -48,11 +48,14 @@ def _start_worker(parent: int, held: Any = None, modules: Sequence[str] = ()) ->
     cairo's C declarations is most of it), draw a first small picture and encode it, and import `modules` (those
     of the output stages' card work, which comes with the jobs: `outputs.work_modules`, which import nothing of the
     pipeline), so that its first card costs a card. A worker
-    `held` back (see `RenderPool`) first waits until the build wants it."""
+    `held` back (see `RenderPool`) first waits until the build wants it, and each sets up in its turn (see
+    `_HeldBack.setting_up`)."""
     _follow_the_build(parent)
-    if held is not None and not held.wait_turn():
-        return  # the build ended without needing it: it takes no job, and ends at the pool's shutdown
-    warm_up(modules)
+    if held is None:
+        warm_up(modules)
+    elif held.wait_turn():  # else the build ended without needing it: it takes no job, and ends at the shutdown
+        with held.setting_up():
+            warm_up(modules)
 
 
 def warm_up(modules: Sequence[str] = ()) -> None:
@@ -72,6 +75,10 @@ def warm_up(modules: Sequence[str] = ()) -> None:
         pass
 
 
+# How long a worker waits at most for its turn to set up (one killed while setting up never leaves it).
+SETUP_WAIT_SECONDS = 2.0
+
+
 class _HeldBack:
     """Which workers of a `RenderPool` start at once: the first `early` to ask, the others when `release`d.
 
@@ -86,6 +93,30 @@ class _HeldBack:
         self.stop = context.Semaphore(0)  # given before `go` when the held workers are let go to end
         self.held = workers - early
         self.released = False  # in the build's process only
+        self.spare = context.Semaphore(max(1, (os.cpu_count() or 1) - 1))  # the cores the build leaves (`setting_up`)
+        self.workers, self.turns_open = workers, False  # (in the build's process)
+
+    @contextmanager
+    def setting_up(self) -> Iterator[None]:
+        """In a worker: the block (its set-up) once no more workers are in it than there are cores the build leaves,
+        once the jobs are handed out (`open_turns`), or after SETUP_WAIT_SECONDS. The workers set up while the build
+        loads and validates the game: on 2 cores, two at once made three busy processes, and took a third of the
+        build's core on its way to the first card; one after the other, both are ready before the first job all the
+        same."""
+        entered = self.spare.acquire(timeout=SETUP_WAIT_SECONDS)
+        try:
+            yield
+        finally:
+            if entered:
+                self.spare.release()
+
+    def open_turns(self) -> None:
+        """Let every worker still waiting for its turn to set up go at once: the jobs are handed out, and the build
+        needs no core of its own for its way to them any more."""
+        if not self.turns_open:
+            self.turns_open = True
+            for _ in range(self.workers):
+                self.spare.release()
 
     def wait_turn(self) -> bool:
         """In a worker: True at once for the early ones, else once released; False when the build ended first."""
@@ -120,6 +151,10 @@ class RenderPool(ProcessPoolExecutor):
     def grow(self) -> None:
         """Let every held worker set up and take jobs."""
         self._held.release(wanted=True)
+
+    def handing_out(self) -> None:
+        """The build hands its jobs out: the workers set up from now on go at once (see `_HeldBack.setting_up`)."""
+        self._held.open_turns()
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """End the pool; held workers that were never wanted end without setting anything up."""
@@ -246,8 +281,10 @@ def _run_in(pool: ProcessPoolExecutor, jobs: list[RasterJob], workers: int,
     from concurrent.futures.process import BrokenProcessPool
 
     futures: list[Future[Any]] = []  # a job's result, or a batch's list of them
-    if isinstance(pool, RenderPool) and len(jobs) >= _MANY_JOBS:
-        pool.grow()
+    if isinstance(pool, RenderPool):
+        pool.handing_out()
+        if len(jobs) >= _MANY_JOBS:
+            pool.grow()
     try:
         futures = [pool.submit(render.run_job, batch[0]) if len(batch) == 1 else
                    pool.submit(render.run_batch, batch) for batch in batches(jobs, workers)]
