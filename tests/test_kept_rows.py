@@ -101,17 +101,23 @@ EDITS: list[tuple[str, Callable[[Path], None], bool]] = [
     ("a field's type changed", _file("data/tiny/game.yaml", "power: int", "power: int\n  count: int"), True),
     ("the face template changed", _file("templates/tiny/face.svg", "#ffffff", "#ffeedd"), True),
     ("an image the cards draw changed", _mark("blue"), True),
+    ("the image the cards draw removed", lambda root: (root / "data" / "tiny" / "mark.png").unlink(), False),
+    ("the image back", _mark("green"), True),
     ("an id made twice", _rows(lambda lines: [line.replace("Delta,", "Beta,") for line in lines]), False),
     ("the id and the total mended", _rows(lambda lines: [line.replace("Beta,4,Added", "Delta,0,Added")
                                                          for line in lines]), True),
 ]
 TOTAL_BROKEN = ("the total broken", "a row removed", "rows reordered", "a field's type changed",
-                "the face template changed", "an image the cards draw changed", "an id made twice")
+                "the face template changed", "an image the cards draw changed", "the image the cards draw removed",
+                "the image back", "an id made twice")
+# The error of each edit after which the game does not build
+ERRORS = {"the image the cards draw removed": "mark.png", "an id made twice": "duplicate card id 'beta'"}
 
 
 def test_edits_in_a_process_building_again_find_and_make_what_a_fresh_process_does(tiny_game: Path) -> None:
     """After each edit (a row changed, added, removed, rows reordered, spaces around a name, a field's type, a
-    template or an image the cards draw changed, a total rule and the ids' uniqueness broken and mended), a build in
+    template or an image the cards draw changed, removed and back, a total rule and the ids' uniqueness broken and
+    mended), a build in
     a process that keeps its rows gives the findings, the record, gallery, TTS save and card images that a fresh
     process gives; an unchanged row's card is the last build's object, a changed one's a new one."""
     manifest = tiny_game / "data" / "tiny" / "game.yaml"
@@ -130,7 +136,7 @@ def test_edits_in_a_process_building_again_find_and_make_what_a_fresh_process_do
             sorted((_finding(f) for f in fresh["games"]["tiny"]["findings"]), key=str), what
         assert any(p.rule == "strength" for p in mine) == (what in TOTAL_BROKEN), what
         if not builds:
-            with pytest.raises(CardgenError, match="duplicate card id 'beta'"):
+            with pytest.raises(CardgenError, match=ERRORS[what]):
                 build_game(tiny_game, "tiny", BuildOptions(tiny_game / "kept", jobs=1), stages=stage_names())
             assert _fresh(tiny_game, "build", "tiny", "--out", str(tiny_game / "fresh"), "-j", "1").returncode != 0
             continue
