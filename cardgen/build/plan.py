@@ -349,20 +349,26 @@ def record_of(plan: BuildPlan) -> BuildRecord:
     for card in plan.cards:
         deck, face = decks[card.deck], plan.faces[card.id]  # a deck's sizes are shared by its cards: one object each
         back = plan.card_back[card.id]
-        text, fields = _record_texts(card)
-        # everything the entry holds (the boxes by identity: the render's own, kept with it; an entry kept holds
-        # them, so no other object has their ids meanwhile)
-        key = (card.id, card.deck, card.name, card.copies, back and backs[back].image, card.source_file,
-               card.source_row, deck_keys[card.deck], face.key, face.look, text, fields,
-               tuple(map(id, face.rendered.boxes)))
-        entry = kept_entry(game.name, key) or CardEntry(
-            id=card.id, deck=card.deck, kind=deck.kind, name=card.name, copies=card.copies,
-            face=f"cards/{card.deck}/{card.id}.png", back=backs[back].image if back else None,
-            source=SourceRef(file=card.source_file, row=card.source_row),
-            size_mm=deck.size_mm, bleed_mm=deck.bleed_mm, dpi=deck.dpi, pixels=deck.pixels,
-            hash=face.key, look=face.look, text=text,
-            fields={k: _jsonable(v) for k, v in card.fields.items()},
-            boxes=face.rendered.boxes)  # the render's own boxes, not copies
+        # what the entry holds besides the card's own (the boxes by identity: the render's own, kept with it; an
+        # entry kept holds them, so no other object has their ids meanwhile)
+        about = (back and backs[back].image, deck_keys[card.deck], face.key, face.look,
+                 tuple(map(id, face.rendered.boxes)))
+        made = card.made.get(("entry",))
+        if made is not None and made[0] == about:  # the card's last entry (no key made and looked up: ~3 us a card)
+            key, entry = made[1:]
+        else:
+            text, fields = _record_texts(card)
+            key = (card.id, card.deck, card.name, card.copies, about[0], card.source_file, card.source_row, *about[1:4],
+                   text, fields, about[4])  # everything the entry holds
+            entry = kept_entry(game.name, key) or CardEntry(
+                id=card.id, deck=card.deck, kind=deck.kind, name=card.name, copies=card.copies,
+                face=f"cards/{card.deck}/{card.id}.png", back=backs[back].image if back else None,
+                source=SourceRef(file=card.source_file, row=card.source_row),
+                size_mm=deck.size_mm, bleed_mm=deck.bleed_mm, dpi=deck.dpi, pixels=deck.pixels,
+                hash=face.key, look=face.look, text=text,
+                fields={k: _jsonable(v) for k, v in card.fields.items()},
+                boxes=face.rendered.boxes)  # the render's own boxes, not copies
+            card.made["entry",] = (about, key, entry)
         cards.append(entries.setdefault(key, entry))
     keep_entries(game.name, entries)
     return BuildRecord(
