@@ -417,8 +417,8 @@ class CardFiles:
         for relative_path, art in arts:
             # ids and deck names are checked on loading; the folder is new (no link in it leads out), so a path
             # without `..` stays inside (resolving each path cost a quarter of a second at 1,000 cards; making a
-            # Path of each to split it, ~2.4 ms of every edit at 1,000 cards)
-            if ".." in relative_path.replace(os.sep, "/").split("/"):
+            # Path of each to split it, ~2.4 ms of every edit at 1,000 cards; splitting each, ~8 ms at 10,000)
+            if ".." in relative_path and ".." in relative_path.replace(os.sep, "/").split("/"):
                 raise CardgenError(f"refused to write {relative_path} outside the output folder")
             self.waiting.setdefault(art.key, []).append((relative_path, art))
         self.pending = {path for path, _ in arts}  # by path in the output folder, until available
