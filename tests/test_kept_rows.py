@@ -101,17 +101,23 @@ EDITS: list[tuple[str, Callable[[Path], None], bool]] = [
     ("a field's type changed", _file("data/tiny/game.yaml", "power: int", "power: int\n  count: int"), True),
     ("the face template changed", _file("templates/tiny/face.svg", "#ffffff", "#ffeedd"), True),
     ("an image the cards draw changed", _mark("blue"), True),
+    ("the image the cards draw removed", lambda root: (root / "data" / "tiny" / "mark.png").unlink(), False),
+    ("the image back", _mark("green"), True),
     ("an id made twice", _rows(lambda lines: [line.replace("Delta,", "Beta,") for line in lines]), False),
     ("the id and the total mended", _rows(lambda lines: [line.replace("Beta,4,Added", "Delta,0,Added")
                                                          for line in lines]), True),
 ]
 TOTAL_BROKEN = ("the total broken", "a row removed", "rows reordered", "a field's type changed",
-                "the face template changed", "an image the cards draw changed", "an id made twice")
+                "the face template changed", "an image the cards draw changed", "the image the cards draw removed",
+                "the image back", "an id made twice")
+# The error of each edit after which the game does not build
+ERRORS = {"the image the cards draw removed": "mark.png", "an id made twice": "duplicate card id 'beta'"}
 
 
 def test_edits_in_a_process_building_again_find_and_make_what_a_fresh_process_does(tiny_game: Path) -> None:
     """After each edit (a row changed, added, removed, rows reordered, spaces around a name, a field's type, a
-    template or an image the cards draw changed, a total rule and the ids' uniqueness broken and mended), a build in
+    template or an image the cards draw changed, removed and back, a total rule and the ids' uniqueness broken and
+    mended), a build in
     a process that keeps its rows gives the findings, the record, gallery, TTS save and card images that a fresh
     process gives; an unchanged row's card is the last build's object, a changed one's a new one."""
     manifest = tiny_game / "data" / "tiny" / "game.yaml"
@@ -130,7 +136,7 @@ def test_edits_in_a_process_building_again_find_and_make_what_a_fresh_process_do
             sorted((_finding(f) for f in fresh["games"]["tiny"]["findings"]), key=str), what
         assert any(p.rule == "strength" for p in mine) == (what in TOTAL_BROKEN), what
         if not builds:
-            with pytest.raises(CardgenError, match="duplicate card id 'beta'"):
+            with pytest.raises(CardgenError, match=ERRORS[what]):
                 build_game(tiny_game, "tiny", BuildOptions(tiny_game / "kept", jobs=1), stages=stage_names())
             assert _fresh(tiny_game, "build", "tiny", "--out", str(tiny_game / "fresh"), "-j", "1").returncode != 0
             continue
@@ -219,3 +225,55 @@ def test_rules_in_a_process_checking_again_find_what_a_fresh_process_does(tiny_g
         assert sorted((_finding(p.__dict__) for p in mine), key=str) == \
             sorted((_finding(f) for f in fresh["games"]["tiny"]["findings"]), key=str), what
         assert {p.rule for p in mine if p.rule in ("heavy", "light")} == rules, what
+
+
+CSV = ("# a note above the header\nname,power,text\nAlpha,1,One\nBeta,2,\"Two, quoted\"\nGamma,3,\"Three\nlines\"\n"
+       "Delta,4,Four\n")
+
+# Each edit of CSV's lines (line 0 the note, 1 the header), and whether it is read from the lines it changes only
+# (after CSV itself).
+CSV_EDITS: list[tuple[str, Callable[[list[str]], list[str]], bool]] = [
+    ("a cell changed", lambda lines: [*lines[:2], "Alpha,5,One", *lines[3:]], True),
+    ("two rows swapped", lambda lines: [*lines[:2], lines[3], lines[2], *lines[4:]], True),
+    ("a quote left open", lambda lines: [*lines[:2], 'Alpha,1,"One', *lines[3:]], False),
+    ("a row spread over two lines", lambda lines: [*lines[:2], 'Alpha,1,"One', 'Beta",2,Two', *lines[4:]], False),
+    ("a row of a quoted line break changed", lambda lines: [*lines[:4], 'Gamma,6,"Three', *lines[5:]], False),
+    ("a row made blank", lambda lines: [*lines[:3], ",,", *lines[4:]], False),
+    ("a row made ragged", lambda lines: [*lines[:3], "Beta,2,Two,extra", *lines[4:]], False),
+    ("the header changed", lambda lines: [lines[0], "name,power,text,", *lines[2:]], False),
+    ("the note made a row", lambda lines: ["Zero,0,Nought", *lines[1:]], False),
+    ("the last row changed", lambda lines: [*lines[:-2], "Delta,7,Four", lines[-1]], True),
+    ("a line added", lambda lines: [*lines[:-1], "Epsilon,5,Five", lines[-1]], False),
+]
+
+
+def _read(text: str) -> tuple:
+    """Everything a CSV table holds."""
+    table = data.csv_table(text, "data/tiny/cards.csv")
+    return (table.header, table.header_line, table.by_header, [p.__dict__ for p in table.problems],
+            [(row.values, row.file, row.line, row.items, row.key_lines) for row in table.rows])
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_csv_file_read_again_from_the_lines_it_changes_reads_what_a_whole_read_does(
+        newline: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process that builds again reads a CSV file whose changed lines each held a row on a line of its own, and
+    still do (a whole row, no quote left open), from those lines only; after every other edit (a quote left open, a
+    row spread over two lines or holding a line break, a row made blank or ragged, the header or the note above it
+    changed, a line added) it reads the whole file: either way what a whole read gives, with LF and CRLF lines."""
+    from cardgen.core import storage
+
+    parsed: list[str] = []
+    whole = data._parsed_table
+    monkeypatch.setattr(data, "_parsed_table", lambda *args: parsed.append(args[1]) or whole(*args))
+    data.remember_rows()
+    lines = CSV.replace("\n", newline).split("\n")
+    for what, edit, from_lines in CSV_EDITS:
+        _read("\n".join(lines))
+        parsed.clear()
+        text = "\n".join(edit(lines))
+        mine = _read(text)
+        assert (not parsed) == from_lines, what
+        storage.BUILDS_AGAIN.clear()  # a whole read, as a process that builds once reads
+        assert mine == _read(text), what
+        storage.BUILDS_AGAIN.set()

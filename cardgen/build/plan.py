@@ -68,7 +68,9 @@ class BuildPlan:
     back_keys: dict[str, str] = field(default_factory=dict)  # image key -> name in backs: backs shared by content
     # The files cards draw (fonts, images) by content, each digested once a plan: most cards draw the same fonts.
     file_digests: dict[Path, str] = field(default_factory=dict)
-    same_files: dict[tuple, bool] = field(default_factory=dict)  # files with their digests: whether still so
+    # sets of files with their digests, by identity (see `_FILE_SETS`): whether still so
+    same_files: dict[int, tuple[tuple, bool]] = field(default_factory=dict)
+    places: dict[str, tuple] = field(default_factory=dict)  # what each deck's images are drawn at (see `artwork_of`)
     sizes: dict[str, CardSize] = field(default_factory=dict)  # each deck's card size, resolved once a plan
     # What each card shows (`look_key`), by its SVG and what else it hashes: in a process that builds again, the
     # looks of the last plan of the game are taken from `_LOOKS` (an SVG kept between builds is one string object,
@@ -188,16 +190,20 @@ def _free_name(wanted: list[str], taken: Mapping[str, object]) -> str:
 
 def artwork_of(name: str, rendered: RenderedSVG, plan: BuildPlan, deck: str, context: BuildContext,
                card: Card | None = None) -> Artwork:
-    """The image to produce of a render: its look and cache key (kept with the `card` it shows, while its render,
-    deck size, output root and the content of the files it draws are the same: see `Card.made`)."""
-    size, kind = plan.size(deck), plan.game.spec.decks[deck].kind  # tokens and boards keep transparency: in the key
-    at = (kind, size.full_width_px, size.full_height_px, size.dpi, context.out_root)
+    """The image to produce of a render: its look and cache key (kept with the `card` it shows, the artwork itself,
+    while its render, deck size, output root and the content of the files it draws are the same: see `Card.made`)."""
+    at = plan.places.get(deck)
+    if at is None:
+        size, kind = plan.size(deck), plan.game.spec.decks[deck].kind  # tokens and boards keep transparency: keyed
+        at = plan.places[deck] = (kind, size.full_width_px, size.full_height_px, size.dpi, context.out_root)
     made = card.made.get(("art", name, deck)) if card is not None else None
     if made is not None and made[0] is rendered and made[1] == at and _same_files(plan, made[2]):
-        return Artwork(name, rendered, deck, *made[3])
+        return made[3]  # (a face's artwork is not changed once made)
+    size, kind = plan.size(deck), at[0]
     font_files = [f for family in rendered.families for f in context.fonts.files_for(family)]
     files = {path: _digest(plan, path) for path in {*rendered.files, *font_files}}
-    about = (rendered.svg, *at[:4], tuple(sorted(files.items())))
+    drawn = tuple(sorted(files.items()))
+    about = (rendered.svg, *at[:4], _FILE_SETS.setdefault(drawn, drawn))
     look = plan.looks.get(about) or (_LOOKS.get(plan.game.name, {}).get(about) if builds_again() else None)
     if look is None:
         look = look_key(rendered.svg + kind, size.full_width_px, size.full_height_px, size.dpi, files)
@@ -206,17 +212,25 @@ def artwork_of(name: str, rendered: RenderedSVG, plan: BuildPlan, deck: str, con
     assert context.out_root is not None, "a build context has an output root"
     art = Artwork(name, rendered, deck, look, key, png_cache(context.out_root).path(key))
     if card is not None:
-        card.made["art", name, deck] = (rendered, at, about[-1], (look, key, art.cache_path))
+        card.made["art", name, deck] = (rendered, at, about[-1], art)
+        while len(_FILE_SETS) > FILE_SETS_AT_MOST:
+            del _FILE_SETS[next(iter(_FILE_SETS))]
     return art
+
+
+# The sets of files (with their digests) cards draw, one object each: the cards of a deck draw the same few, each set
+# checked once a plan by its identity (see `_same_files`), not hashed again for every card (~2 us a card).
+_FILE_SETS: dict[tuple, tuple] = {}
+FILE_SETS_AT_MOST = 256
 
 
 def _same_files(plan: BuildPlan, files: tuple[tuple[Path, str], ...]) -> bool:
     """Whether the files hold what they held (by their digests), asked once a plan for a set of files (the cards of
-    a deck draw the same few)."""
-    same = plan.same_files.get(files)
-    if same is None:
-        same = plan.same_files[files] = all(_digest(plan, path) == digest for path, digest in files)
-    return same
+    a deck draw the same few: one object, see `_FILE_SETS`)."""
+    known = plan.same_files.get(id(files))
+    if known is None or known[0] is not files:
+        known = plan.same_files[id(files)] = (files, all(_digest(plan, path) == digest for path, digest in files))
+    return known[1]
 
 
 def _digest(plan: BuildPlan, path: Path) -> str:
@@ -354,20 +368,26 @@ def record_of(plan: BuildPlan) -> BuildRecord:
     for card in plan.cards:
         deck, face = decks[card.deck], plan.faces[card.id]  # a deck's sizes are shared by its cards: one object each
         back = plan.card_back[card.id]
-        text, fields = _record_texts(card)
-        # everything the entry holds (the boxes by identity: the render's own, kept with it; an entry kept holds
-        # them, so no other object has their ids meanwhile)
-        key = (card.id, card.deck, card.name, card.copies, back and backs[back].image, card.source_file,
-               card.source_row, deck_keys[card.deck], face.key, face.look, text, fields,
-               tuple(map(id, face.rendered.boxes)))
-        entry = kept_entry(game.name, key) or CardEntry(
-            id=card.id, deck=card.deck, kind=deck.kind, name=card.name, copies=card.copies,
-            face=f"cards/{card.deck}/{card.id}.png", back=backs[back].image if back else None,
-            source=SourceRef(file=card.source_file, row=card.source_row),
-            size_mm=deck.size_mm, bleed_mm=deck.bleed_mm, dpi=deck.dpi, pixels=deck.pixels,
-            hash=face.key, look=face.look, text=text,
-            fields={k: _jsonable(v) for k, v in card.fields.items()},
-            boxes=face.rendered.boxes)  # the render's own boxes, not copies
+        # what the entry holds besides the card's own (the boxes by identity: the render's own, kept with it; an
+        # entry kept holds them, so no other object has their ids meanwhile)
+        about = (back and backs[back].image, deck_keys[card.deck], face.key, face.look,
+                 tuple(map(id, face.rendered.boxes)))
+        made = card.made.get(("entry",))
+        if made is not None and made[0] == about:  # the card's last entry (no key made and looked up: ~3 us a card)
+            key, entry = made[1:]
+        else:
+            text, fields = _record_texts(card)
+            key = (card.id, card.deck, card.name, card.copies, about[0], card.source_file, card.source_row, *about[1:4],
+                   text, fields, about[4])  # everything the entry holds
+            entry = kept_entry(game.name, key) or CardEntry(
+                id=card.id, deck=card.deck, kind=deck.kind, name=card.name, copies=card.copies,
+                face=f"cards/{card.deck}/{card.id}.png", back=backs[back].image if back else None,
+                source=SourceRef(file=card.source_file, row=card.source_row),
+                size_mm=deck.size_mm, bleed_mm=deck.bleed_mm, dpi=deck.dpi, pixels=deck.pixels,
+                hash=face.key, look=face.look, text=text,
+                fields={k: _jsonable(v) for k, v in card.fields.items()},
+                boxes=face.rendered.boxes)  # the render's own boxes, not copies
+            card.made["entry",] = (about, key, entry)
         cards.append(entries.setdefault(key, entry))
     keep_entries(game.name, entries)
     return BuildRecord(
@@ -402,8 +422,8 @@ class CardFiles:
         for relative_path, art in arts:
             # ids and deck names are checked on loading; the folder is new (no link in it leads out), so a path
             # without `..` stays inside (resolving each path cost a quarter of a second at 1,000 cards; making a
-            # Path of each to split it, ~2.4 ms of every edit at 1,000 cards)
-            if ".." in relative_path.replace(os.sep, "/").split("/"):
+            # Path of each to split it, ~2.4 ms of every edit at 1,000 cards; splitting each, ~8 ms at 10,000)
+            if ".." in relative_path and ".." in relative_path.replace(os.sep, "/").split("/"):
                 raise CardgenError(f"refused to write {relative_path} outside the output folder")
             self.waiting.setdefault(art.key, []).append((relative_path, art))
         self.pending = {path for path, _ in arts}  # by path in the output folder, until available

@@ -8,6 +8,7 @@ served: a build starts afresh, and commands run after a build say to build again
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from pathlib import Path
 from typing import Annotated, Any, Callable, Hashable, Iterator, Literal, TypeVar
@@ -364,12 +365,12 @@ def keep_entries(game: str, entries: dict[Hashable, CardEntry]) -> None:
     _KEPT_ENTRIES[game] = entries
     while len(_KEPT_ENTRIES) > KNOWN_RECORDS:
         before = {**before, **_KEPT_ENTRIES.pop(next(iter(_KEPT_ENTRIES)))}
-    for entry in entries.values():
-        _PIECES.setdefault(id(entry), (entry, {}))
-    kept = {id(entry) for entries in _KEPT_ENTRIES.values() for entry in entries.values()}
-    for entry in before.values():
-        if id(entry) not in kept:
-            _PIECES.pop(id(entry), None)
+    # by C loops over the entries' ids (map, set operations): a Python loop an entry was ~10 ms at 10,000 cards
+    ids = dict(zip(map(id, entries.values()), entries.values()))
+    _PIECES.update((new, (ids[new], {})) for new in ids.keys() - _PIECES.keys())
+    kept = set(map(id, itertools.chain.from_iterable(map(dict.values, _KEPT_ENTRIES.values()))))
+    for gone in set(map(id, before.values())) - kept:
+        _PIECES.pop(gone, None)
 
 
 def kept_piece(entry: CardEntry, kind: Hashable, make: Callable[[], T]) -> T:

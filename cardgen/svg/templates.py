@@ -278,6 +278,15 @@ class SVGCache(KeptByGame):
                 self._files.add(file)
         return True
 
+    def served(self, key: str, value: Any) -> bool:
+        """Whether the render of `key` is still kept as `value` (this object, which the build that took it held), the
+        image files it draws there: then noted as used, as `get` notes it."""
+        kept = self.kept.get(key)
+        if kept is not value or not isinstance(kept, dict) or not self._present(kept["files"]):
+            return False
+        self.used[key] = value
+        return True
+
     def put(self, key: str, rendered: RenderedSVG) -> None:
         """Note a render, to keep for the next build (see `save`)."""
         self.used[key] = {"svg": rendered.svg, "files": [str(f) for f in rendered.files],
@@ -384,6 +393,11 @@ class SVGRenderer:
             return True
         return self.cache is not None and bool(self.cache.kept) and \
             self.cache.key(template_name, deck, card) in self.cache.kept
+
+    def took(self, template_name: str, deck: str, card: Card | None, rendered: RenderedSVG) -> None:
+        """Note a render served from the cache by another way than `render` (see `SVGCache.served`) as this
+        renderer's."""
+        self.done[_memo(template_name, deck, card)] = rendered
 
     def keep(self, template_name: str, deck: str, card: Card | None, rendered: RenderedSVG,
              cache_key: str | None = None) -> RenderedSVG:
