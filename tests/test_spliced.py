@@ -27,6 +27,7 @@ def copied(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     storage.keep_for_next_builds()
     monkeypatch.setattr(storage, "SPLICE_FROM", 0)
     monkeypatch.setattr(storage, "_SPLICED", {})
+    monkeypatch.setattr(storage, "RUN_ITEMS", 3)  # a tiny game's cards in several runs
     counts: list[int] = []
     copy = storage._copy_range
 

@@ -11,11 +11,11 @@ import functools
 import html
 import json
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from cardgen.core.bundled import ASSETS
 from cardgen.core.errors import Problem
-from cardgen.core.storage import place_file, write_spliced
+from cardgen.core.storage import KeptRuns, Run, blocks, place_file, write_spliced
 from cardgen.outputs.playtable import STATS_PAGE, stats_page, table_script, table_section
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.record.changes import Changes, diff_records, field_change
@@ -122,7 +122,7 @@ def _back_figure(back: BackEntry, deck: DeckEntry) -> str:
 
 
 def gallery_parts(record: BuildRecord, changes: Changes | None = None, guides: bool = False,
-                  stats: bool = False) -> Iterator[str]:
+                  stats: bool = False) -> Iterator[str | Run]:
     """The gallery page of a build record (with the changes since the previous build, when known), its playtest
     table, and a link to the Stats page when there is one (`stats`), in pieces of a card or so each: written as
     they come, the page of a 10,000-card game (~35 MB) is never held whole, nor its copies while it is put together
@@ -165,12 +165,16 @@ def gallery_parts(record: BuildRecord, changes: Changes | None = None, guides: b
     yield f"</main><script>{script}</script></body></html>\n"
 
 
-def _deck_sections(record: BuildRecord, per_card: dict[str, list[Problem]], changes: Changes) -> Iterator[str]:
+def _deck_sections(record: BuildRecord, per_card: dict[str, list[Problem]], changes: Changes) -> Iterator[str | Run]:
     """Each deck's section of the gallery: its backs, then a figure per card."""
     by_image = {back.image: back for back in record.backs.values()}
     touched = {change.id for change in changes.changed} | {card.id for card in changes.added}
+    by_deck: dict[str, list[CardEntry]] = {}
+    for card in record.cards:
+        by_deck.setdefault(card.deck, []).append(card)
+    runs = KeptRuns(("gallery", record.game.name))
     for deck_name, deck in record.decks.items():
-        cards = [c for c in record.cards if c.deck == deck_name]
+        cards = by_deck.get(deck_name)
         if not cards:
             continue
         own = {c.id: by_image[c.back] for c in cards if c.back and by_image[c.back].per_card}  # shown with the card
@@ -179,14 +183,27 @@ def _deck_sections(record: BuildRecord, per_card: dict[str, list[Problem]], chan
         yield (f'<section class="deck" data-deck="{_e(deck_name)}"><h2>{_e(deck.title)} <small>{_cards(len(cards))}'
                f', {sum(c.copies for c in cards)} with copies</small></h2><div class="grid">{backs}')
         # A card with no finding, no back of its own and no change shows only itself on its deck's guides: in a
-        # long-running process its figure is made once (`kept_piece`), not again at every edit of another card.
+        # long-running process its figure is made once (`kept_piece`), not again at every edit of another card, and
+        # a block of such cards is one part, the last build's (`storage.KeptRuns`).
         plain = ("figure", deck.pixels.width, deck.pixels.height, deck.bleed_mm, deck.safe_mm, deck.dpi)
-        for card in cards:
-            if card.id in per_card or card.id in own or card.id in touched:
-                yield _figure(card, deck, per_card.get(card.id, []), changes, own.get(card.id))
-            else:
-                yield kept_piece(card, plain, functools.partial(_figure, card, deck, [], Changes()))
+        special = per_card.keys() | own.keys() | touched
+        for _, block in blocks(cards):
+            if special.isdisjoint(card.id for card in block):
+                yield runs.run(plain, block, functools.partial(_plain_figures, block, deck, plain))
+                continue
+            for card in block:
+                if card.id in special:
+                    yield _figure(card, deck, per_card.get(card.id, []), changes, own.get(card.id))
+                else:
+                    yield kept_piece(card, plain, functools.partial(_figure, card, deck, [], Changes()))
         yield "</div></section>"
+    runs.keep()
+
+
+def _plain_figures(cards: Sequence[CardEntry], deck: DeckEntry, plain: tuple) -> Iterator[str]:
+    """The figures of cards with no finding, no back of their own and no change (see `_deck_sections`)."""
+    for card in cards:
+        yield kept_piece(card, plain, functools.partial(_figure, card, deck, [], Changes()))
 
 
 def build_id(record: BuildRecord) -> str:
