@@ -193,3 +193,28 @@ def test_a_tts_save_written_again_is_spliced_from_the_objects_the_last_export_wr
         assert path.read_text(encoding="utf-8") == json.dumps(saved, indent=2, ensure_ascii=False)
         assert (sum(copied) > 0) == (number > 0), number
         objects[5] = {**objects[5], "Description": "longer " * (80 + number)}
+
+
+def test_a_run_of_cards_moved_to_the_front_is_written_as_the_first(tiny_game: Path, copied: list[int]) -> None:
+    """The cards of a run (RUN_ITEMS of them, kept by a process that builds again) that become the first of the
+    record (the cards before them gone, the same entries) are written after the list's opening, not a comma: in
+    build.json, the gallery's table data, and the digests the build fingerprint hashes."""
+    from cardgen.outputs.gallery import gallery_parts
+    from cardgen.record.record import BuildRecord
+
+    _rows(lambda lines: [*lines, *(f"Card {n},1,Text {n},1" for n in range(10))])(tiny_game)
+    build_game(tiny_game, "tiny", BuildOptions(tiny_game / "kept", jobs=1), stages=stage_names())
+    record = BuildRecord.read(tiny_game / "kept" / "tiny" / "build.json")
+    out = tiny_game / "again"
+    out.mkdir()
+    digests = []
+    for cards in (record.cards, record.cards[storage.RUN_ITEMS:]):
+        each = record.model_copy(update={"cards": cards})
+        each.save(out)
+        assert (out / "build.json").read_text(encoding="utf-8") == each.model_dump_json(indent=2)
+        storage.write_spliced(out / "index.html", gallery_parts(each))
+        table = (out / "index.html").read_text(encoding="utf-8").split('id="table-data">')[1].split("</script>")[0]
+        assert [card["id"] for card in json.loads(table)["cards"]] == [card.id for card in cards]
+        digests.append(b"".join(each.digest_parts()))
+    storage._RUNS.clear()  # (the runs made anew)
+    assert b"".join(record.model_copy(update={"cards": record.cards[storage.RUN_ITEMS:]}).digest_parts()) == digests[1]
