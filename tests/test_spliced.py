@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
+import zlib
 from pathlib import Path
 from typing import BinaryIO
 
@@ -218,3 +220,46 @@ def test_a_run_of_cards_moved_to_the_front_is_written_as_the_first(tiny_game: Pa
         digests.append(b"".join(each.digest_parts()))
     storage._RUNS.clear()  # (the runs made anew)
     assert b"".join(record.model_copy(update={"cards": record.cards[storage.RUN_ITEMS:]}).digest_parts()) == digests[1]
+
+
+def test_tts_sheets_kept_by_a_process_building_again_hold_what_a_cold_export_writes(
+        tiny_game: Path, copied: list[int], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A sheet whose cards are unchanged keeps its objects from the last build (`decks.card_deck`), GUIDs included,
+    only while each GUID is what a cold export hands out in order (a card changed on each of three sheets in turn,
+    then a copy added on the first whose GUID is the first choice of a card on the third, and taken away again)."""
+    import shutil
+
+    from cardgen.load.manifest import load_game
+    from cardgen.outputs.tts import objects, sheets
+    from cardgen.outputs.tts.stage import TTSStage, export_tts
+    from cardgen.record.record import BuildRecord
+
+    def guid(seed: str, name: str, attempt: int) -> str:  # Card 7's second copy takes Card 140's first choice
+        return f"{(zlib.crc32(name.replace('card-7/1', 'card-140/0').encode()) + attempt) % 16 ** 6:06x}"
+
+    monkeypatch.setattr(sheets, "_guid", guid)
+    data.remember_rows()
+    _rows(lambda lines: [*lines, *(f"Card {n},1,Text {n},1" for n in range(150))])(tiny_game)  # three sheets
+    edits = [_rows(lambda lines: [line.replace("Text 100,", "Text one hundred,") for line in lines]),
+             _rows(lambda lines: [line.replace("Text 20,", "Text twenty,") for line in lines]),
+             _rows(lambda lines: [line.replace("Text 145,", "Text 145 again,") for line in lines]),
+             _rows(lambda lines: [line.replace("Text 7,1", "Text 7,2") for line in lines]),  # a copy more
+             _rows(lambda lines: [line.replace("Text 7,2", "Text 7,1") for line in lines])]  # and gone again
+    out = tiny_game / "kept"
+    build_game(tiny_game, "tiny", BuildOptions(out, jobs=1), stages=stage_names())
+    for number, edit in enumerate(edits):
+        edit(tiny_game)
+        build_game(tiny_game, "tiny", BuildOptions(out, jobs=1), stages=stage_names())
+        fresh = tmp_path / str(number) / "tiny"
+        shutil.copytree(out / "tiny", fresh, copy_function=os.link, ignore=shutil.ignore_patterns("tts"))
+        game = load_game(tiny_game, "tiny")
+        with monkeypatch.context() as cold:
+            cold.setattr(storage, "BUILDS_AGAIN", threading.Event())  # (an export of its own: nothing kept)
+            cold.setattr(storage, "_RUNS", {})
+            cold.setattr(objects, "_TEXTS", {})
+            export_tts(game, BuildRecord.read(fresh / "build.json"), fresh, TTSStage.for_game(game).config)
+        [kept] = (out / "tiny" / "tts").glob("*.json")
+        made = (fresh / "tts" / kept.name).read_text(encoding="utf-8").replace(str(fresh.parent), str(out))
+        assert kept.read_text(encoding="utf-8") == made, number
+        guids = [card["GUID"] for deck in json.loads(made)["ObjectStates"] for card in deck["ContainedObjects"]]
+        assert len(guids) == len(set(guids)) > 150

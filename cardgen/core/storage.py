@@ -146,24 +146,38 @@ class KeptRuns:
         self.kept = _RUNS.get(writer, {}) if self.keeping else {}
         self.used: dict[tuple, tuple[tuple, Any]] = {}
 
-    def run(self, kind: Hashable, items: Sequence[object], make: Callable[[], Iterable[bytes | str | Run]]) -> Run:
+    def run(self, kind: Hashable, items: Sequence[object], make: Callable[[], Iterable[bytes | str | Run]],
+            keep: Callable[[Run], bool] = lambda run: True) -> Run:
         """The parts `make` makes of the items (`kind` is all else they depend on) as one `Run`: in a process that
-        builds again, the same one as the last write's for the same items."""
-        return self._kept(kind, items, lambda: Run(tuple(make())))
+        builds again, the same one as the last write's for the same items (when `keep` says so of the run made)."""
+        return self.made(kind, items, lambda: Run(tuple(make())), keep)
 
     def joined(self, kind: Hashable, items: Sequence[object], make: Callable[[], Iterable[bytes]]) -> bytes:
         """The parts `make` makes of the items, joined (as `run`, for short parts: a hash's)."""
-        return self._kept(kind, items, lambda: b"".join(make()))
+        return self.made(kind, items, lambda: b"".join(make()))
 
-    def _kept(self, kind: Hashable, items: Sequence[object], make: Callable[[], T]) -> T:
-        """What `make` makes of the items, the last write's for the same items and kind."""
-        key = (kind, *map(id, items))
-        kept = self.kept.get(key)
-        if kept is None:
-            kept = (tuple(items), make())
+    def made(self, kind: Hashable, items: Sequence[object], make: Callable[[], T],
+             keep: Callable[[T], bool] = lambda made: True) -> T:
+        """What `make` makes of the items, the last write's for the same items and kind (made now when `keep` says
+        no to what it made)."""
+        last = self.last(kind, items)
+        if last is not None:
+            self.put(kind, items, last)
+            return last
+        made = make()
+        if keep(made):
+            self.put(kind, items, made)
+        return made
+
+    def last(self, kind: Hashable, items: Sequence[object]) -> Any:
+        """What the last write made of the items and kind (None if nothing)."""
+        kept = self.kept.get((kind, *map(id, items)))
+        return kept[1] if kept is not None else None
+
+    def put(self, kind: Hashable, items: Sequence[object], made: object) -> None:
+        """Keep what this write made of the items and kind for the next one."""
         if self.keeping:
-            self.used[key] = kept
-        return kept[1]
+            self.used[(kind, *map(id, items))] = (tuple(items), made)
 
     def keep(self) -> None:
         """Keep the runs of this write (only) for the next one."""
@@ -235,39 +249,63 @@ def _spliced(old: BinaryIO, state: os.stat_result) -> _Spliced | None:
 
 def _splice(parts: Iterable[bytes | str | Run], handle: BinaryIO, old: BinaryIO | None, written: _Spliced | None
             ) -> _Spliced:
-    """Write the parts into `handle`, copying from `old` those `written` says it holds; where each part went.
-    (One loop with no call for a part: it runs for each of 20,000-30,000 parts at 10,000 cards.)"""
-    pieces: dict[int, tuple[bytes | str | Run, int, int]] = {}
-    short: dict[int, tuple[bytes | str | Run, int]] = {}
-    known_pieces = written.pieces if written is not None else {}
-    known_short = written.short if written is not None else {}
-    offset = 0
-    start = end = -1  # the range of `old` to copy next, consecutive parts gathered
-    for part in parts:
-        known = known_pieces.get(id(part))
-        if known is not None and known[0] is part:
-            at, length = known[1], known[2]
-        else:
-            near = known_short.get(end)
-            at, length = (end, near[1]) if near is not None and near[0] == part else (-1, 0)
-        if at < 0:
-            if end > start:
-                _copy_range(old, handle, start, end)
-                start = end = -1
-            length = _write_part(handle, part)
-        elif at != end:
-            _copy_range(old, handle, start, end)
-            start, end = at, at + length
-        else:
-            end += length
-        if length >= SPLICED_PIECE:  # a long part by its identity (the first place, when it is written twice)
-            pieces.setdefault(id(part), (part, offset, length))
-        else:
-            short[offset] = (part, length)
-        offset += length
-    _copy_range(old, handle, start, end)
+    """Write the parts into `handle`, copying from `old` those `written` says it holds; where each part went."""
+    splicer = _Splicer(handle, old, written)
+    splicer.add(parts)
+    _copy_range(old, handle, splicer.start, splicer.end)
     handle.flush()
-    return _Spliced(offset, 0, b"", pieces, short)
+    return _Spliced(splicer.offset, 0, b"", splicer.pieces, splicer.short)
+
+
+class _Splicer:
+    """A file being spliced (`_splice`): where its parts went, and the range of the old file to copy next."""
+
+    def __init__(self, handle: BinaryIO, old: BinaryIO | None, written: _Spliced | None) -> None:
+        self.handle, self.old = handle, old
+        self.pieces: dict[int, tuple[bytes | str | Run, int, int]] = {}
+        self.short: dict[int, tuple[bytes | str | Run, int]] = {}
+        self.known_pieces = written.pieces if written is not None else {}
+        self.known_short = written.short if written is not None else {}
+        self.offset = 0
+        self.start = self.end = -1  # the range of `old` to copy next, consecutive parts gathered
+
+    def add(self, parts: Iterable[bytes | str | Run]) -> None:
+        """Write or copy the parts; a run the old file does not hold, its parts (some of which it may hold).
+        (One loop with no call for a part: it ran for each of 20,000-30,000 parts at 10,000 cards.)"""
+        handle, old, pieces, short = self.handle, self.old, self.pieces, self.short
+        known_pieces, known_short = self.known_pieces, self.known_short
+        offset, start, end = self.offset, self.start, self.end
+        for part in parts:
+            known = known_pieces.get(id(part))
+            if known is not None and known[0] is part:
+                at, length = known[1], known[2]
+            elif isinstance(part, Run):
+                self.offset, self.start, self.end = offset, start, end
+                self.add(part.parts)
+                length = self.offset - offset
+                if length >= SPLICED_PIECE:
+                    pieces.setdefault(id(part), (part, offset, length))
+                offset, start, end = self.offset, self.start, self.end
+                continue
+            else:
+                near = known_short.get(end)
+                at, length = (end, near[1]) if near is not None and near[0] == part else (-1, 0)
+            if at < 0:
+                if end > start:
+                    _copy_range(old, handle, start, end)
+                    start = end = -1
+                length = _write_part(handle, part)  # (never a run: one not held is taken apart above)
+            elif at != end:
+                _copy_range(old, handle, start, end)
+                start, end = at, at + length
+            else:
+                end += length
+            if length >= SPLICED_PIECE:  # a long part by its identity (the first place, when it is written twice)
+                pieces.setdefault(id(part), (part, offset, length))
+            else:
+                short[offset] = (part, length)
+            offset += length
+        self.offset, self.start, self.end = offset, start, end
 
 
 def _write_part(handle: BinaryIO, part: bytes | str | Run) -> int:

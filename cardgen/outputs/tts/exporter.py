@@ -7,7 +7,7 @@ import functools
 from pathlib import Path
 from typing import Callable
 
-from cardgen.core.storage import place_file
+from cardgen.core.storage import KeptRuns, place_file
 from cardgen.load.freshness import PreviousOutputs
 from cardgen.options.tts import TTSSpec
 from cardgen.outputs.reuse import inputs_key
@@ -51,6 +51,7 @@ class Exporter:
         self.path_of = {digest: path for path, digest in self.hashes.items()}  # a path of each image, by hash
         self.last: list[Callable[[], None]] = []  # images to put in once every other is (see `save_cached`)
         self.outside = 0  # objects the layout could not keep inside the play area
+        self.objects = KeptRuns(("tts-objects", game))  # each sheet's objects (`decks.card_deck`), for the next
 
     # ------------------------------------------------------------ images
 
@@ -148,6 +149,8 @@ class Exporter:
         objects += board_objects
         if marked:  # a hash of every object's JSON: ~40% of the export's planning at 1,000 cards
             mark_for_push(objects, self.game)
+        if self.recipes is None:
+            self.objects.keep()
         game = self.record.game
         return {"SaveName": game.title, "Date": self.record.built_at, "VersionNumber": "",
                 "GameMode": game.title, "GameType": "", "GameComplexity": "", "Tags": [], "Gravity": 0.5,
