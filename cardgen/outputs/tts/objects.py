@@ -182,31 +182,52 @@ def mark_for_push(objects: list[dict], game: str) -> None:
     """
     tag = game_tag(game)
     used: dict[tuple[int, tuple], tuple[dict, Any]] = {}
+    runs = KeptRuns(("memo", game))
     for obj in objects:
         for inner in obj.get("ContainedObjects", []):
             inner["Tags"] = [tag]
         obj["Tags"] = [tag, f"{tag}:{obj['GUID']}"]
-        obj["Memo"] = hashlib.sha256(_memo_text(obj, used).encode()).hexdigest()[:16]
+        digest = hashlib.sha256()
+        for piece in _memo_pieces(obj, used, runs):  # (the text of a deck of 10,000 cards, ~12 MB, never joined)
+            digest.update(piece)
+        obj["Memo"] = digest.hexdigest()[:16]
     keep_texts("memo", used)
+    runs.keep()
 
 
 def _memo_text(obj: dict, used: dict[tuple[int, tuple], tuple[dict, Any]]) -> str:
     """What an object's Memo hashes: the JSON of the object without its places (`_placeless`), keys sorted, the
-    `file:///` folders taken out. The text of each object it contains is `kept_text`'s, put in the place of the
-    list in the object's own text (json.dumps writes a list as its items' texts joined by ", ")."""
-    contained = obj.get("ContainedObjects")
+    `file:///` folders taken out (see `_memo_pieces`)."""
+    return b"".join(_memo_pieces(obj, used)).decode()
+
+
+def _memo_pieces(obj: dict, used: dict[tuple[int, tuple], tuple[dict, Any]], runs: KeptRuns | None = None
+                 ) -> Iterator[bytes]:
+    """`_memo_text` as UTF-8, in pieces. The text of each object it contains is `kept_text`'s, put in the place of
+    the list in the object's own text (json.dumps writes a list as its items' texts joined by ", "); with `runs`,
+    those of a block of RUN_ITEMS objects joined once, the last write's for the same objects (`storage.KeptRuns`)."""
+    contained: list[dict] = obj.get("ContainedObjects") or []
     outer = {k: v for k, v in obj.items() if k not in ("Transform", "Memo")} if contained else _placeless(obj)
     if contained:
         outer["ContainedObjects"] = _CONTAINED
     text = _FOLDER_OF_FILE.sub('"', json.dumps(outer, sort_keys=True))
-    if not contained:
-        return text
-    head, mark, tail = text.partition(json.dumps(_CONTAINED))
-    if mark and mark not in tail:
-        items = ", ".join(kept_text(inner, ("memo",), functools.partial(_memo_text, inner, used), used)
-                          for inner in contained)
-        return f"{head}[{items}]{tail}"
-    return _FOLDER_OF_FILE.sub('"', json.dumps(_placeless(obj), sort_keys=True))  # the mark in a text of its own
+    head, mark, tail = text.partition(json.dumps(_CONTAINED)) if contained else (text, "", "")
+    if not mark or mark in tail:  # (no contained objects, or the mark in a text of its own)
+        yield text.encode() if not contained else _FOLDER_OF_FILE.sub('"', json.dumps(_placeless(obj),
+                                                                                       sort_keys=True)).encode()
+        return
+    yield head.encode() + b"["
+    for start, block in blocks(contained):
+        make = functools.partial(_contained_texts, block, used)
+        yield b", " if start else b""
+        yield runs.made("memo", block, make) if runs is not None else make()
+    yield b"]" + tail.encode()
+
+
+def _contained_texts(objects: Sequence[dict], used: dict[tuple[int, tuple], tuple[dict, Any]]) -> bytes:
+    """The Memo texts of contained objects, joined as json.dumps joins a list's items."""
+    return ", ".join(kept_text(inner, ("memo",), functools.partial(_memo_text, inner, used), used)
+                     for inner in objects).encode()
 
 
 _CONTAINED = "\u2063cardgen: the contained objects\u2063"  # (an invisible separator: no name or text holds it)
