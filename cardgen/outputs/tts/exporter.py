@@ -91,15 +91,18 @@ class Exporter:
         self.last.clear()
 
     def _put(self, image: ExportImage, key: str, name: str) -> None:
-        """Put an image into the export's folder once the cards it shows are drawn."""
-        picture = image.picture
-        for digest in picture.sources if not isinstance(picture, Plain) else ():
-            self.wait(self.path_of.get(digest, digest))
+        """Put an image into the export's folder, made once the cards it shows are drawn (one the previous build
+        made of the same is kept without waiting for them: ~1 look-up a card)."""
+        def make(target: Path) -> None:
+            picture = image.picture
+            for digest in picture.sources if not isinstance(picture, Plain) else ():
+                self.wait(self.path_of.get(digest, digest))
+            place_file(image.make(self.out_dir.parent, self.card_image), target)
+
         if self.previous is None:
-            place_file(image.make(self.out_dir.parent, self.card_image), self.staging / name)
+            make(self.staging / name)
         else:
-            self.previous.place(self.staging / name, key, lambda target: place_file(
-                image.make(self.out_dir.parent, self.card_image), target), name=f"{TTS_DIR}/{name}")
+            self.previous.place(self.staging / name, key, make, name=f"{TTS_DIR}/{name}")
 
     def description(self, card: CardEntry) -> str:
         """A card's text as its description in Tabletop Simulator (asked only for the saved object: an export
