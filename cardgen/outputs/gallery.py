@@ -138,8 +138,9 @@ def gallery_parts(record: BuildRecord, changes: Changes | None = None, guides: b
     errors = sum(p.severity == "error" for p in record.warnings)
     findings = (f'<section id="findings"><h2>{errors} error(s), {len(record.warnings) - errors} warning(s) in this '
                 f'build</h2><ul>{"".join(top)}</ul></section>') if top else ""
+    shown = {card.deck for card in record.cards}  # (one pass over the cards, not one a deck)
     options = "".join(f'<option value="{_e(n)}">{_e(d.title)}</option>' for n, d in record.decks.items()
-                      if any(c.deck == n for c in record.cards))
+                      if n in shown)
     moved = ("the first build of this output folder" if changes.first else
              f"{len(changes.added)} new, {len(changes.changed)} changed, {len(changes.removed)} removed since the "
              "previous build" if not changes.empty else "no change since the previous build")
@@ -213,7 +214,7 @@ def build_id(record: BuildRecord) -> str:
 
 def _keep_previous_images(record: BuildRecord, old_dir: Path, out_dir: Path, changes: Changes) -> None:
     """Copy the previous images of changed cards into previous/ of the new build."""
-    faces = {c.id: c.face for c in record.cards}
+    faces = {c.id: c.face for c in record.cards} if changes.changed else {}
     for change in changes.changed:
         source = old_dir / faces[change.id]
         if change.image_changed and source.is_file():

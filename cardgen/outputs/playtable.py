@@ -50,9 +50,9 @@ def _script_json(value: object) -> str:
 def table_section(record: BuildRecord) -> Iterator[str | Run]:
     """The table's HTML: its controls, piles and zones, and the card data as JSON for table.js (one entry per unique
     card, in the record's order), in pieces of a card each (see `gallery.gallery_parts`)."""
+    shown = {card.deck for card in record.cards}  # (one pass over the cards, not one a deck)
     decks = "".join(f'<label><input type="checkbox" name="table-deck" value="{html.escape(name)}"> '
-                    f"{html.escape(deck.title)}</label>" for name, deck in record.decks.items()
-                    if any(c.deck == name for c in record.cards))
+                    f"{html.escape(deck.title)}</label>" for name, deck in record.decks.items() if name in shown)
     yield (f'<section id="table" hidden><div class="table-controls"><fieldset id="table-decks"><legend>Decks'
            f"</legend>{decks}</fieldset><label>Seed <input id=\"seed\" type=\"number\" min=\"0\" max=\"4294967295\">"
            '</label><button id="shuffle">Shuffle</button><button id="new-seed">New seed</button>'

@@ -130,8 +130,11 @@ class Exporter:
         `marked`, the objects lack their tags and memos (`mark_for_push`): for the images the export draws only.
         """
         rows: dict[str, list[tuple[str, DeckEntry, list[CardEntry]]]] = {"card": [], "token": [], "board": []}
+        by_deck: dict[str, list[CardEntry]] = {}  # (`record.cards_of`: one pass over the cards, not one a deck)
+        for card in self.record.cards:
+            by_deck.setdefault(card.deck, []).append(card)
         for deck_name, deck in self.record.decks.items():
-            cards = self.record.cards_of(deck_name)
+            cards = by_deck.get(deck_name)
             if cards:
                 rows[deck.kind].append((deck_name, deck, cards))
         tokens = [(deck_name, deck, card) for deck_name, deck, cards in rows["token"] for card in cards]
