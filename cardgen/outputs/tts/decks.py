@@ -125,7 +125,8 @@ def _sheet_picture(export: Exporter, sheet: Sheet, images: list[str | None], dec
     last exports' recipe of a sheet showing the same (an edit makes anew those of the sheets whose cards changed)."""
     quality = None if export.options.image_format == "png" else export.options.jpeg_quality
     size, bleed = (sheet.cell_width, sheet.cell_height), deck.bleed_px
-    shows = tuple((path, export.image_hash(path)) if path else None for path in images)
+    hashes = export.hashes  # (`export.image_hash` of each, without a call a card)
+    shows = tuple((path, hashes.get(path) or path) if path else None for path in images)
     key = (sheet.width, sheet.height, sheet.columns, size, bleed, quality, shows)
     picture = _PICTURES.get(key)
     if picture is None:
