@@ -9,7 +9,7 @@ import threading
 import time
 import zlib
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Iterable
 
 import pytest
 
@@ -47,12 +47,19 @@ def copied(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 SPLICED_INTO: set[str] = set()  # the stems of the files spliced
 
 
-def _write(path: Path, parts: list[bytes | str], copied: list[int], previous: Path | None = None) -> int:
+def _write(path: Path, parts: list[bytes | str | storage.Run], copied: list[int], previous: Path | None = None
+           ) -> int:
     """Write the parts with `write_spliced`; check the file holds them; the bytes it copied from the last file."""
     copied.clear()
     storage.write_spliced(path, iter(parts), previous)
-    assert path.read_bytes() == b"".join(part.encode() if isinstance(part, str) else part for part in parts)
+    assert path.read_bytes() == _bytes(parts)
     return sum(copied)
+
+
+def _bytes(parts: Iterable[bytes | str | storage.Run]) -> bytes:
+    """The bytes of the parts, a run's its parts'."""
+    return b"".join(_bytes(part.parts) if isinstance(part, storage.Run) else part.encode() if isinstance(part, str)
+                    else part for part in parts)
 
 
 def test_a_file_written_again_copies_the_pieces_it_held_and_writes_the_rest(tmp_path: Path, copied: list[int]
@@ -80,13 +87,30 @@ def test_a_file_written_again_copies_the_pieces_it_held_and_writes_the_rest(tmp_
     assert _write(tmp_path / "staging.json", parts, copied, previous=moved) == len(moved.read_bytes()) - 3
 
 
+def test_runs_are_copied_whole_or_taken_apart_into_the_pieces_the_file_holds(tmp_path: Path, copied: list[int]
+                                                                             ) -> None:
+    """A run the last write wrote is copied as one range; a new run holding pieces the file holds (a run of them
+    among them) is taken apart, those pieces copied and only the others written."""
+    path = tmp_path / "out.json"
+    inner = storage.Run(tuple(PIECES[2:5]))
+    parts: list[bytes | str | storage.Run] = [storage.Run((PIECES[0], PIECES[1], inner)), *PIECES[5:]]
+    _write(path, parts, copied)
+    length = len(path.read_bytes())
+    changed = b"a changed piece, " * 20
+    parts[0] = storage.Run((PIECES[0], changed, inner))  # a new run: its first and inner pieces copied
+    assert _write(path, parts, copied) == length - len(PIECES[1])
+    assert copied == [len(PIECES[0]), sum(map(len, PIECES[2:]))]
+    assert _write(path, parts, copied) == len(path.read_bytes())  # all copied, the run in one range
+    assert copied == [len(path.read_bytes())]
+
+
 @pytest.mark.parametrize("change", ["appended", "rewritten at the same size", "touched",
                                     "its end rewritten with its time put back"])
 def test_a_file_changed_since_this_process_wrote_it_is_written_whole(tmp_path: Path, copied: list[int],
                                                                      change: str) -> None:
     """A file that is no longer what the last write made is never copied from: the new one is written whole."""
     path = tmp_path / "out.json"
-    parts: list[bytes | str] = [*PIECES]
+    parts: list[bytes | str | storage.Run] = [storage.Run(tuple(PIECES[:6])), *PIECES[6:]]  # (a run too)
     _write(path, parts, copied)
     time.sleep(0.02)  # a file's time moves by the kernel's tick
     before = path.stat()
