@@ -134,7 +134,6 @@ class Guids:
                 return guid
             attempt += 1
 
-
     def take(self, guids: tuple[str, ...]) -> bool:
         """Take GUIDs a rebuild handed out before, each its name's first choice (`first_choices`), when none is
         used now: each name then gets the same GUID again. False (nothing taken) otherwise."""
