@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any, Iterable
 
 from click.testing import CliRunner
 
 from cardgen.commands.cli import main
+from cardgen.core import storage
 
 
 class _Images(HTMLParser):
@@ -96,10 +98,17 @@ def test_the_gallery_page_is_written_in_pieces_that_do_not_grow_with_the_game(ti
     many = record.model_copy(update={"cards": [card.model_copy(update={"id": f"{card.id}-{n}"})
                                                for n in range(200) for card in record.cards]})
     small, large = list(gallery_parts(record)), list(gallery_parts(many))
-    assert max(map(len, large)) == max(map(len, small))  # the page's head and script, the same for any game
-    assert len(large) > 2 * len(many.cards)  # a figure and a table entry per card, at least
-    page = "".join(large)
+    # (a block of RUN_ITEMS cards' figures or table entries is one run: spliced as one part, see storage.KeptRuns)
+    assert all(len(part.parts) <= 2 * storage.RUN_ITEMS for part in large if isinstance(part, storage.Run))
+    assert max(map(len, _flat(large))) == max(map(len, _flat(small)))  # the page's head and script, any game's
+    assert len(_flat(large)) > 2 * len(many.cards)  # a figure and a table entry per card, at least
+    page = "".join(_flat(large))
     assert page.count('<figure class="card') == len(many.cards) and '"id": "alpha-199"' in page
     parser = _Images()
     parser.feed((out / "index.html").read_text())
-    assert "".join(gallery_parts(record)).count("<img") == len(parser.sources)
+    assert "".join(_flat(gallery_parts(record))).count("<img") == len(parser.sources)
+
+
+def _flat(parts: Iterable[Any]) -> list[str]:
+    """The page's pieces, each run's in its place."""
+    return [piece for part in parts for piece in (_flat(part.parts) if isinstance(part, storage.Run) else [part])]

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from cardgen.build.build import BuildOptions, build_game
 from cardgen.commands.cli import main
 from cardgen.core.errors import CardgenError
+from cardgen.core.storage import RUN_ITEMS, Run
 from cardgen.options.pdf import PrintSpec
 from cardgen.outputs.pdf import write_print_pdf
 from cardgen.record.record import BuildRecord
@@ -60,8 +61,12 @@ def test_build_json_is_written_a_card_at_a_time(built: Path, tmp_path: Path) -> 
     assert BuildRecord.read(tmp_path / "build.json") == many
     small = list(many.model_copy(update={"cards": many.cards[-3:]}).json_parts())
     large = list(many.json_parts())
-    # (each card its separator and its JSON: the JSON the same object each build, spliced by storage.write_spliced)
-    assert len(large) == 2 * len(many.cards) + 2 and max(map(len, large)) == max(map(len, small))
+    # (a run of RUN_ITEMS cards each, a card its separator and its JSON: the same objects each build, spliced by
+    # storage.write_spliced)
+    assert len(large) == -(-len(many.cards) // RUN_ITEMS) + 2
+    assert all(isinstance(run, Run) and len(run.parts) <= 2 * RUN_ITEMS for run in large[1:-1])
+    pieces = [piece for run in [*small[1:-1], *large[1:-1]] for piece in run.parts]  # type: ignore[union-attr]
+    assert max(map(len, pieces)) < 10_000 and max(map(len, large[::len(large) - 1])) == max(map(len, small[::2]))
 
 
 def test_a_record_missing_a_key_names_it(built: Path) -> None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
+import zlib
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Iterable
 
 import pytest
 
@@ -27,6 +29,7 @@ def copied(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     storage.keep_for_next_builds()
     monkeypatch.setattr(storage, "SPLICE_FROM", 0)
     monkeypatch.setattr(storage, "_SPLICED", {})
+    monkeypatch.setattr(storage, "RUN_ITEMS", 3)  # a tiny game's cards in several runs
     counts: list[int] = []
     copy = storage._copy_range
 
@@ -44,12 +47,19 @@ def copied(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 SPLICED_INTO: set[str] = set()  # the stems of the files spliced
 
 
-def _write(path: Path, parts: list[bytes | str], copied: list[int], previous: Path | None = None) -> int:
+def _write(path: Path, parts: list[bytes | str | storage.Run], copied: list[int], previous: Path | None = None
+           ) -> int:
     """Write the parts with `write_spliced`; check the file holds them; the bytes it copied from the last file."""
     copied.clear()
     storage.write_spliced(path, iter(parts), previous)
-    assert path.read_bytes() == b"".join(part.encode() if isinstance(part, str) else part for part in parts)
+    assert path.read_bytes() == _bytes(parts)
     return sum(copied)
+
+
+def _bytes(parts: Iterable[bytes | str | storage.Run]) -> bytes:
+    """The bytes of the parts, a run's its parts'."""
+    return b"".join(_bytes(part.parts) if isinstance(part, storage.Run) else part.encode() if isinstance(part, str)
+                    else part for part in parts)
 
 
 def test_a_file_written_again_copies_the_pieces_it_held_and_writes_the_rest(tmp_path: Path, copied: list[int]
@@ -77,13 +87,30 @@ def test_a_file_written_again_copies_the_pieces_it_held_and_writes_the_rest(tmp_
     assert _write(tmp_path / "staging.json", parts, copied, previous=moved) == len(moved.read_bytes()) - 3
 
 
+def test_runs_are_copied_whole_or_taken_apart_into_the_pieces_the_file_holds(tmp_path: Path, copied: list[int]
+                                                                             ) -> None:
+    """A run the last write wrote is copied as one range; a new run holding pieces the file holds (a run of them
+    among them) is taken apart, those pieces copied and only the others written."""
+    path = tmp_path / "out.json"
+    inner = storage.Run(tuple(PIECES[2:5]))
+    parts: list[bytes | str | storage.Run] = [storage.Run((PIECES[0], PIECES[1], inner)), *PIECES[5:]]
+    _write(path, parts, copied)
+    length = len(path.read_bytes())
+    changed = b"a changed piece, " * 20
+    parts[0] = storage.Run((PIECES[0], changed, inner))  # a new run: its first and inner pieces copied
+    assert _write(path, parts, copied) == length - len(PIECES[1])
+    assert copied == [len(PIECES[0]), sum(map(len, PIECES[2:]))]
+    assert _write(path, parts, copied) == len(path.read_bytes())  # all copied, the run in one range
+    assert copied == [len(path.read_bytes())]
+
+
 @pytest.mark.parametrize("change", ["appended", "rewritten at the same size", "touched",
                                     "its end rewritten with its time put back"])
 def test_a_file_changed_since_this_process_wrote_it_is_written_whole(tmp_path: Path, copied: list[int],
                                                                      change: str) -> None:
     """A file that is no longer what the last write made is never copied from: the new one is written whole."""
     path = tmp_path / "out.json"
-    parts: list[bytes | str] = [*PIECES]
+    parts: list[bytes | str | storage.Run] = [storage.Run(tuple(PIECES[:6])), *PIECES[6:]]  # (a run too)
     _write(path, parts, copied)
     time.sleep(0.02)  # a file's time moves by the kernel's tick
     before = path.stat()
@@ -192,3 +219,71 @@ def test_a_tts_save_written_again_is_spliced_from_the_objects_the_last_export_wr
         assert path.read_text(encoding="utf-8") == json.dumps(saved, indent=2, ensure_ascii=False)
         assert (sum(copied) > 0) == (number > 0), number
         objects[5] = {**objects[5], "Description": "longer " * (80 + number)}
+
+
+def test_a_run_of_cards_moved_to_the_front_is_written_as_the_first(tiny_game: Path, copied: list[int]) -> None:
+    """The cards of a run (RUN_ITEMS of them, kept by a process that builds again) that become the first of the
+    record (the cards before them gone, the same entries) are written after the list's opening, not a comma: in
+    build.json, the gallery's table data, and the digests the build fingerprint hashes."""
+    from cardgen.outputs.gallery import gallery_parts
+    from cardgen.record.record import BuildRecord
+
+    _rows(lambda lines: [*lines, *(f"Card {n},1,Text {n},1" for n in range(10))])(tiny_game)
+    build_game(tiny_game, "tiny", BuildOptions(tiny_game / "kept", jobs=1), stages=stage_names())
+    record = BuildRecord.read(tiny_game / "kept" / "tiny" / "build.json")
+    out = tiny_game / "again"
+    out.mkdir()
+    digests = []
+    for cards in (record.cards, record.cards[storage.RUN_ITEMS:]):
+        each = record.model_copy(update={"cards": cards})
+        each.save(out)
+        assert (out / "build.json").read_text(encoding="utf-8") == each.model_dump_json(indent=2)
+        storage.write_spliced(out / "index.html", gallery_parts(each))
+        table = (out / "index.html").read_text(encoding="utf-8").split('id="table-data">')[1].split("</script>")[0]
+        assert [card["id"] for card in json.loads(table)["cards"]] == [card.id for card in cards]
+        digests.append(b"".join(each.digest_parts()))
+    storage._RUNS.clear()  # (the runs made anew)
+    assert b"".join(record.model_copy(update={"cards": record.cards[storage.RUN_ITEMS:]}).digest_parts()) == digests[1]
+
+
+def test_tts_sheets_kept_by_a_process_building_again_hold_what_a_cold_export_writes(
+        tiny_game: Path, copied: list[int], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A sheet whose cards are unchanged keeps its objects from the last build (`decks.card_deck`), GUIDs included,
+    only while each GUID is what a cold export hands out in order (a card changed on each of three sheets in turn,
+    then a copy added on the first whose GUID is the first choice of a card on the third, and taken away again)."""
+    import shutil
+
+    from cardgen.load.manifest import load_game
+    from cardgen.outputs.tts import objects, sheets
+    from cardgen.outputs.tts.stage import TTSStage, export_tts
+    from cardgen.record.record import BuildRecord
+
+    def guid(seed: str, name: str, attempt: int) -> str:  # Card 7's second copy takes Card 140's first choice
+        return f"{(zlib.crc32(name.replace('card-7/1', 'card-140/0').encode()) + attempt) % 16 ** 6:06x}"
+
+    monkeypatch.setattr(sheets, "_guid", guid)
+    data.remember_rows()
+    _rows(lambda lines: [*lines, *(f"Card {n},1,Text {n},1" for n in range(150))])(tiny_game)  # three sheets
+    edits = [_rows(lambda lines: [line.replace("Text 100,", "Text one hundred,") for line in lines]),
+             _rows(lambda lines: [line.replace("Text 20,", "Text twenty,") for line in lines]),
+             _rows(lambda lines: [line.replace("Text 145,", "Text 145 again,") for line in lines]),
+             _rows(lambda lines: [line.replace("Text 7,1", "Text 7,2") for line in lines]),  # a copy more
+             _rows(lambda lines: [line.replace("Text 7,2", "Text 7,1") for line in lines])]  # and gone again
+    out = tiny_game / "kept"
+    build_game(tiny_game, "tiny", BuildOptions(out, jobs=1), stages=stage_names())
+    for number, edit in enumerate(edits):
+        edit(tiny_game)
+        build_game(tiny_game, "tiny", BuildOptions(out, jobs=1), stages=stage_names())
+        fresh = tmp_path / str(number) / "tiny"
+        shutil.copytree(out / "tiny", fresh, copy_function=os.link, ignore=shutil.ignore_patterns("tts"))
+        game = load_game(tiny_game, "tiny")
+        with monkeypatch.context() as cold:
+            cold.setattr(storage, "BUILDS_AGAIN", threading.Event())  # (an export of its own: nothing kept)
+            cold.setattr(storage, "_RUNS", {})
+            cold.setattr(objects, "_TEXTS", {})
+            export_tts(game, BuildRecord.read(fresh / "build.json"), fresh, TTSStage.for_game(game).config)
+        [kept] = (out / "tiny" / "tts").glob("*.json")
+        made = (fresh / "tts" / kept.name).read_text(encoding="utf-8").replace(str(fresh.parent), str(out))
+        assert kept.read_text(encoding="utf-8") == made, number
+        guids = [card["GUID"] for deck in json.loads(made)["ObjectStates"] for card in deck["ContainedObjects"]]
+        assert len(guids) == len(set(guids)) > 150

@@ -966,11 +966,14 @@ def test_an_objects_memo_leaves_out_where_it_lies_and_where_its_images_were_writ
     assert memo(nested) != first
 
 
-def test_an_objects_memo_hashes_its_whole_text_though_its_cards_texts_are_kept() -> None:
+def test_an_objects_memo_hashes_its_whole_text_though_its_cards_texts_are_kept(monkeypatch) -> None:
     """The Memo's text is put together from each contained object's own text (kept between builds by a watch:
-    `objects.kept_text`), placed where json.dumps puts the list: the same text as the whole object's, file:///
-    folders taken out, in a process that builds again or not, and for a deck whose text holds the list's mark."""
+    `objects.kept_text`, and those of a block of objects joined: `storage.KeptRuns`), placed where json.dumps puts
+    the list: the same text as the whole object's, file:/// folders taken out, in a process that builds again or
+    not, and for a deck whose text holds the list's mark; its hash, the Memo, that of the whole text, the objects
+    changed or not."""
     import copy
+    import hashlib
     import json
 
     from cardgen.core import storage
@@ -990,3 +993,9 @@ def test_an_objects_memo_hashes_its_whole_text_though_its_cards_texts_are_kept()
     assert objects._memo_text(deck, used) == whole(deck) and len(used) == 3
     marked = {**deck, "Nickname": objects._CONTAINED}
     assert objects._memo_text(marked, {}) == whole(marked)
+    monkeypatch.setattr(storage, "RUN_ITEMS", 2)
+    for change in ("", "Frost", "", "Snow"):
+        if change:
+            deck["ContainedObjects"][1] = {**card, "Description": change}  # (the second of a block)
+        objects.mark_for_push([deck], "tiny")
+        assert deck["Memo"] == hashlib.sha256(whole(deck).encode()).hexdigest()[:16], change

@@ -107,8 +107,7 @@ def build_fingerprint(record: BuildRecord, game: Game, options: BuildOptions, st
     # which a long-running process made once for a card it built before, see `record.kept_piece`) less what says
     # nothing of the outputs
     digest = hashlib.sha256()
-    for part in record.json_parts(exclude={"built_at", "stats", "fingerprint", "settings", "sources", "warnings"},
-                                  digests=True):
+    for part in record.digest_parts(exclude={"built_at", "stats", "fingerprint", "settings", "sources", "warnings"}):
         digest.update(part)
     for manifest in game.manifest_files:
         digest.update(manifest.read_bytes())

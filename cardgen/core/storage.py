@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from stat import S_ISREG
-from typing import Any, BinaryIO, Callable, Iterable
+from typing import Any, BinaryIO, Callable, Hashable, Iterable, Iterator, Sequence, TypeVar
 
 CACHE_DIR = ".cache"
 
+T = TypeVar("T")
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 FILE_MODE = 0o666 & ~_UMASK  # the mode of every file cardgen writes, as of any file made by the user's tools
@@ -113,6 +114,80 @@ SPLICE_TAIL = 4096
 SPLICED_FILES = 32  # the files remembered, latest first kept: 3 a game
 
 
+class Run:
+    """Consecutive parts of a file that `write_spliced` takes as one part: a run the process wrote before (the same
+    object) is copied from the previous file in one range, its parts not looked at one by one (see `KeptRuns`)."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: tuple[bytes | str | Run, ...]) -> None:
+        self.parts = parts
+
+
+# A process that builds again writes most of those files' parts from the same items (the cards' entries, a sheet's
+# objects) at every edit: `KeptRuns` keeps the parts made of a block of consecutive items as one `Run`, by the items'
+# identities (held, so no other object takes their ids), so an edit makes, and the splice looks up, a run a block of
+# cards (RUN_ITEMS) but in the blocks holding a changed card. A writer's runs of the last write only.
+RUN_ITEMS = 64
+_RUNS: dict[Hashable, dict[tuple, tuple[tuple, Any]]] = {}
+
+
+def blocks(items: Sequence[T]) -> Iterator[tuple[int, Sequence[T]]]:
+    """The items in blocks of RUN_ITEMS (the last one shorter), each with its first item's place."""
+    for start in range(0, len(items), RUN_ITEMS):
+        yield start, items[start:start + RUN_ITEMS]
+
+
+class KeptRuns:
+    """The runs of one file's writing (`runs`), kept for its next write by `keep` (in a process that builds again)."""
+
+    def __init__(self, writer: Hashable) -> None:
+        self.writer = writer
+        self.keeping = builds_again()
+        self.kept = _RUNS.get(writer, {}) if self.keeping else {}
+        self.used: dict[tuple, tuple[tuple, Any]] = {}
+
+    def run(self, kind: Hashable, items: Sequence[object], make: Callable[[], Iterable[bytes | str | Run]],
+            keep: Callable[[Run], bool] = lambda run: True) -> Run:
+        """The parts `make` makes of the items (`kind` is all else they depend on) as one `Run`: in a process that
+        builds again, the same one as the last write's for the same items (when `keep` says so of the run made)."""
+        return self.made(kind, items, lambda: Run(tuple(make())), keep)
+
+    def joined(self, kind: Hashable, items: Sequence[object], make: Callable[[], Iterable[bytes]]) -> bytes:
+        """The parts `make` makes of the items, joined (as `run`, for short parts: a hash's)."""
+        return self.made(kind, items, lambda: b"".join(make()))
+
+    def made(self, kind: Hashable, items: Sequence[object], make: Callable[[], T],
+             keep: Callable[[T], bool] = lambda made: True) -> T:
+        """What `make` makes of the items, the last write's for the same items and kind (made now when `keep` says
+        no to what it made)."""
+        last = self.last(kind, items)
+        if last is not None:
+            self.put(kind, items, last)
+            return last
+        made = make()
+        if keep(made):
+            self.put(kind, items, made)
+        return made
+
+    def last(self, kind: Hashable, items: Sequence[object]) -> Any:
+        """What the last write made of the items and kind (None if nothing)."""
+        kept = self.kept.get((kind, *map(id, items)))
+        return kept[1] if kept is not None else None
+
+    def put(self, kind: Hashable, items: Sequence[object], made: object) -> None:
+        """Keep what this write made of the items and kind for the next one."""
+        if self.keeping:
+            self.used[(kind, *map(id, items))] = (tuple(items), made)
+
+    def keep(self) -> None:
+        """Keep the runs of this write (only) for the next one."""
+        if self.keeping:
+            _RUNS[self.writer] = self.used
+        else:
+            _RUNS.pop(self.writer, None)
+
+
 @dataclass
 class _Spliced:
     """Where the pieces of a file written by `write_spliced` lie: the file's size, time and digest of its end, and
@@ -121,15 +196,15 @@ class _Spliced:
     size: int
     mtime_ns: int
     tail: bytes
-    pieces: dict[int, tuple[bytes | str, int, int]]  # id(piece) -> the piece, its offset, its length
-    short: dict[int, tuple[bytes | str, int]]  # offset -> the piece, its length
+    pieces: dict[int, tuple[bytes | str | Run, int, int]]  # id(piece) -> the piece, its offset, its length
+    short: dict[int, tuple[bytes | str | Run, int]]  # offset -> the piece, its length
 
 
 _SPLICED: dict[tuple[int, int], _Spliced] = {}
 _SPLICED_LOCK = threading.Lock()
 
 
-def write_spliced(path: Path, parts: Iterable[bytes | str], previous: Path | None = None) -> None:
+def write_spliced(path: Path, parts: Iterable[bytes | str | Run], previous: Path | None = None) -> None:
     """Write a file of the parts (text as UTF-8) atomically; in a process that builds again, from the file
     `previous` (default `path`) where this process wrote it last: the parts it holds are copied from it, not
     written again (see `_Spliced`)."""
@@ -139,7 +214,7 @@ def write_spliced(path: Path, parts: Iterable[bytes | str], previous: Path | Non
         with open(temp, "wb") as handle:
             if not builds_again():
                 for part in parts:
-                    handle.write(part.encode() if isinstance(part, str) else part)
+                    _write_part(handle, part)
                 return
             try:
                 old = open(source, "rb")  # noqa: SIM115 (closed below; the rename keeps it readable)
@@ -173,43 +248,74 @@ def _spliced(old: BinaryIO, state: os.stat_result) -> _Spliced | None:
     return written if hashlib.sha256(os.pread(handle, SPLICE_TAIL, start)).digest() == written.tail else None
 
 
-def _splice(parts: Iterable[bytes | str], handle: BinaryIO, old: BinaryIO | None, written: _Spliced | None
+def _splice(parts: Iterable[bytes | str | Run], handle: BinaryIO, old: BinaryIO | None, written: _Spliced | None
             ) -> _Spliced:
-    """Write the parts into `handle`, copying from `old` those `written` says it holds; where each part went.
-    (One loop with no call for a part: it runs for each of 20,000-30,000 parts at 10,000 cards.)"""
-    pieces: dict[int, tuple[bytes | str, int, int]] = {}
-    short: dict[int, tuple[bytes | str, int]] = {}
-    known_pieces = written.pieces if written is not None else {}
-    known_short = written.short if written is not None else {}
-    offset = 0
-    start = end = -1  # the range of `old` to copy next, consecutive parts gathered
-    for part in parts:
-        known = known_pieces.get(id(part))
-        if known is not None and known[0] is part:
-            at, length = known[1], known[2]
-        else:
-            near = known_short.get(end)
-            at, length = (end, near[1]) if near is not None and near[0] == part else (-1, 0)
-        if at < 0:
-            if end > start:
-                _copy_range(old, handle, start, end)
-                start = end = -1
-            data = part.encode() if isinstance(part, str) else part
-            handle.write(data)
-            length = len(data)
-        elif at != end:
-            _copy_range(old, handle, start, end)
-            start, end = at, at + length
-        else:
-            end += length
-        if length >= SPLICED_PIECE:  # a long part by its identity (the first place, when it is written twice)
-            pieces.setdefault(id(part), (part, offset, length))
-        else:
-            short[offset] = (part, length)
-        offset += length
-    _copy_range(old, handle, start, end)
+    """Write the parts into `handle`, copying from `old` those `written` says it holds; where each part went."""
+    splicer = _Splicer(handle, old, written)
+    splicer.add(parts)
+    _copy_range(old, handle, splicer.start, splicer.end)
     handle.flush()
-    return _Spliced(offset, 0, b"", pieces, short)
+    return _Spliced(splicer.offset, 0, b"", splicer.pieces, splicer.short)
+
+
+class _Splicer:
+    """A file being spliced (`_splice`): where its parts went, and the range of the old file to copy next."""
+
+    def __init__(self, handle: BinaryIO, old: BinaryIO | None, written: _Spliced | None) -> None:
+        self.handle, self.old = handle, old
+        self.pieces: dict[int, tuple[bytes | str | Run, int, int]] = {}
+        self.short: dict[int, tuple[bytes | str | Run, int]] = {}
+        self.known_pieces = written.pieces if written is not None else {}
+        self.known_short = written.short if written is not None else {}
+        self.offset = 0
+        self.start = self.end = -1  # the range of `old` to copy next, consecutive parts gathered
+
+    def add(self, parts: Iterable[bytes | str | Run]) -> None:
+        """Write or copy the parts; a run the old file does not hold, its parts (some of which it may hold).
+        (One loop with no call for a part: it ran for each of 20,000-30,000 parts at 10,000 cards.)"""
+        handle, old, pieces, short = self.handle, self.old, self.pieces, self.short
+        known_pieces, known_short = self.known_pieces, self.known_short
+        offset, start, end = self.offset, self.start, self.end
+        for part in parts:
+            known = known_pieces.get(id(part))
+            if known is not None and known[0] is part:
+                at, length = known[1], known[2]
+            elif isinstance(part, Run):
+                self.offset, self.start, self.end = offset, start, end
+                self.add(part.parts)
+                length = self.offset - offset
+                if length >= SPLICED_PIECE:
+                    pieces.setdefault(id(part), (part, offset, length))
+                offset, start, end = self.offset, self.start, self.end
+                continue
+            else:
+                near = known_short.get(end)
+                at, length = (end, near[1]) if near is not None and near[0] == part else (-1, 0)
+            if at < 0:
+                if end > start:
+                    _copy_range(old, handle, start, end)
+                    start = end = -1
+                length = _write_part(handle, part)  # (never a run: one not held is taken apart above)
+            elif at != end:
+                _copy_range(old, handle, start, end)
+                start, end = at, at + length
+            else:
+                end += length
+            if length >= SPLICED_PIECE:  # a long part by its identity (the first place, when it is written twice)
+                pieces.setdefault(id(part), (part, offset, length))
+            else:
+                short[offset] = (part, length)
+            offset += length
+        self.offset, self.start, self.end = offset, start, end
+
+
+def _write_part(handle: BinaryIO, part: bytes | str | Run) -> int:
+    """Write one part (a run, each of its parts); its length in bytes."""
+    if isinstance(part, Run):
+        return sum([_write_part(handle, inner) for inner in part.parts])
+    data = part.encode() if isinstance(part, str) else part
+    handle.write(data)
+    return len(data)
 
 
 def _copy_range(source: BinaryIO | None, target: BinaryIO, start: int, end: int) -> None:

@@ -343,8 +343,9 @@ class PreviousOutputs:
         """Raise when a kept file changed since it was kept (written to during the build): the previous build
         stays in place and the next build makes it again."""
         folder = self.staging if self.linked else self.final
+        checked = self.checked if folder == self.final else set()  # (once, not a Path compared a kept file)
         for name, state in self.kept.items():
-            if name in self.checked and folder == self.final:  # kept on trust, looked at just now (`_check_trusted`)
+            if name in checked:  # kept on trust, looked at just now (`_check_trusted`)
                 continue
             try:
                 unchanged = _file_state(folder / name)[:3] == state

@@ -11,11 +11,11 @@ import functools
 import html
 import json
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from cardgen.core.bundled import ASSETS
 from cardgen.core.errors import Problem
-from cardgen.core.storage import place_file, write_spliced
+from cardgen.core.storage import KeptRuns, Run, blocks, place_file, write_spliced
 from cardgen.outputs.playtable import STATS_PAGE, stats_page, table_script, table_section
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.record.changes import Changes, diff_records, field_change
@@ -122,7 +122,7 @@ def _back_figure(back: BackEntry, deck: DeckEntry) -> str:
 
 
 def gallery_parts(record: BuildRecord, changes: Changes | None = None, guides: bool = False,
-                  stats: bool = False) -> Iterator[str]:
+                  stats: bool = False) -> Iterator[str | Run]:
     """The gallery page of a build record (with the changes since the previous build, when known), its playtest
     table, and a link to the Stats page when there is one (`stats`), in pieces of a card or so each: written as
     they come, the page of a 10,000-card game (~35 MB) is never held whole, nor its copies while it is put together
@@ -138,8 +138,9 @@ def gallery_parts(record: BuildRecord, changes: Changes | None = None, guides: b
     errors = sum(p.severity == "error" for p in record.warnings)
     findings = (f'<section id="findings"><h2>{errors} error(s), {len(record.warnings) - errors} warning(s) in this '
                 f'build</h2><ul>{"".join(top)}</ul></section>') if top else ""
+    shown = {card.deck for card in record.cards}  # (one pass over the cards, not one a deck)
     options = "".join(f'<option value="{_e(n)}">{_e(d.title)}</option>' for n, d in record.decks.items()
-                      if any(c.deck == n for c in record.cards))
+                      if n in shown)
     moved = ("the first build of this output folder" if changes.first else
              f"{len(changes.added)} new, {len(changes.changed)} changed, {len(changes.removed)} removed since the "
              "previous build" if not changes.empty else "no change since the previous build")
@@ -165,12 +166,16 @@ def gallery_parts(record: BuildRecord, changes: Changes | None = None, guides: b
     yield f"</main><script>{script}</script></body></html>\n"
 
 
-def _deck_sections(record: BuildRecord, per_card: dict[str, list[Problem]], changes: Changes) -> Iterator[str]:
+def _deck_sections(record: BuildRecord, per_card: dict[str, list[Problem]], changes: Changes) -> Iterator[str | Run]:
     """Each deck's section of the gallery: its backs, then a figure per card."""
     by_image = {back.image: back for back in record.backs.values()}
     touched = {change.id for change in changes.changed} | {card.id for card in changes.added}
+    by_deck: dict[str, list[CardEntry]] = {}
+    for card in record.cards:
+        by_deck.setdefault(card.deck, []).append(card)
+    runs = KeptRuns(("gallery", record.game.name))
     for deck_name, deck in record.decks.items():
-        cards = [c for c in record.cards if c.deck == deck_name]
+        cards = by_deck.get(deck_name)
         if not cards:
             continue
         own = {c.id: by_image[c.back] for c in cards if c.back and by_image[c.back].per_card}  # shown with the card
@@ -179,14 +184,27 @@ def _deck_sections(record: BuildRecord, per_card: dict[str, list[Problem]], chan
         yield (f'<section class="deck" data-deck="{_e(deck_name)}"><h2>{_e(deck.title)} <small>{_cards(len(cards))}'
                f', {sum(c.copies for c in cards)} with copies</small></h2><div class="grid">{backs}')
         # A card with no finding, no back of its own and no change shows only itself on its deck's guides: in a
-        # long-running process its figure is made once (`kept_piece`), not again at every edit of another card.
+        # long-running process its figure is made once (`kept_piece`), not again at every edit of another card, and
+        # a block of such cards is one part, the last build's (`storage.KeptRuns`).
         plain = ("figure", deck.pixels.width, deck.pixels.height, deck.bleed_mm, deck.safe_mm, deck.dpi)
-        for card in cards:
-            if card.id in per_card or card.id in own or card.id in touched:
-                yield _figure(card, deck, per_card.get(card.id, []), changes, own.get(card.id))
-            else:
-                yield kept_piece(card, plain, functools.partial(_figure, card, deck, [], Changes()))
+        special = per_card.keys() | own.keys() | touched
+        for _, block in blocks(cards):
+            if special.isdisjoint(card.id for card in block):
+                yield runs.run(plain, block, functools.partial(_plain_figures, block, deck, plain))
+                continue
+            for card in block:
+                if card.id in special:
+                    yield _figure(card, deck, per_card.get(card.id, []), changes, own.get(card.id))
+                else:
+                    yield kept_piece(card, plain, functools.partial(_figure, card, deck, [], Changes()))
         yield "</div></section>"
+    runs.keep()
+
+
+def _plain_figures(cards: Sequence[CardEntry], deck: DeckEntry, plain: tuple) -> Iterator[str]:
+    """The figures of cards with no finding, no back of their own and no change (see `_deck_sections`)."""
+    for card in cards:
+        yield kept_piece(card, plain, functools.partial(_figure, card, deck, [], Changes()))
 
 
 def build_id(record: BuildRecord) -> str:
@@ -196,7 +214,7 @@ def build_id(record: BuildRecord) -> str:
 
 def _keep_previous_images(record: BuildRecord, old_dir: Path, out_dir: Path, changes: Changes) -> None:
     """Copy the previous images of changed cards into previous/ of the new build."""
-    faces = {c.id: c.face for c in record.cards}
+    faces = {c.id: c.face for c in record.cards} if changes.changed else {}
     for change in changes.changed:
         source = old_dir / faces[change.id]
         if change.image_changed and source.is_file():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import weakref
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Iterable, Literal
@@ -16,7 +17,7 @@ from cardgen.core.storage import builds_again
 from cardgen.core.units import parse_paper
 from cardgen.options.layouts import SheetLayout
 from cardgen.options.pdf import PrintSpec
-from cardgen.record.record import CardEntry
+from cardgen.record.record import CardEntry, kept_piece
 
 EDGE_MM = 3.0            # marks and the footer stay this far from the paper edge
 MARK_CLEARANCE_MM = 1.0  # crop marks stop this short of the cards
@@ -108,9 +109,21 @@ class Item:
 
 
 def items_from_cards(cards: list[CardEntry]) -> list[Item]:
-    """Every copy of every card of a build record, in data order."""
-    return [Item(c.id, c.deck, n, c.face, c.back, c.size_mm.width, c.size_mm.height, c.bleed_mm, c.kind)
-            for c in cards for n in range(1, c.copies + 1)]
+    """Every copy of every card of a build record, in data order (in a process that builds again, an unchanged
+    card's as the last build made them: `kept_piece`, so that the sheets of the last imposition are found by their
+    items' identities, see `_KeptLeaves`)."""
+    return [item for card in cards for item in kept_piece(card, "items", functools.partial(_items_of, card))]
+
+
+def _items_of(card: CardEntry) -> tuple[Item, ...]:
+    """Every copy of a card: an item equal to one still held the same object (a card edited but not moved has the
+    same items, and its sheet is found by them: see `_KeptLeaves`)."""
+    made = (Item(card.id, card.deck, n, card.face, card.back, card.size_mm.width, card.size_mm.height,
+                 card.bleed_mm, card.kind) for n in range(1, card.copies + 1))
+    return tuple(_ITEMS.setdefault(item, item) for item in made)
+
+
+_ITEMS: weakref.WeakValueDictionary[Item, Item] = weakref.WeakValueDictionary()  # the items held, by value
 
 
 @dataclass(frozen=True)
@@ -505,7 +518,7 @@ def _mark_reach(mark: Line, page: Page) -> tuple[float, float]:
 # In a process that builds again (a watch), the sheets of its last impositions (by their options' text, the last
 # KEPT_IMPOSITIONS), by everything `_leaf` reads: an edit lays out again only the sheets whose cards changed, and
 # the pages of the others keep their digests (`Page.digest`, which the print's file keys hash) and reach.
-_KEPT_LEAVES: dict[str, dict[tuple, Leaf]] = {}
+_KEPT_LEAVES: dict[str, dict[tuple, tuple[tuple[Item, ...], Leaf]]] = {}
 KEPT_IMPOSITIONS = 8
 
 
@@ -517,16 +530,20 @@ class _KeptLeaves:
         self.options = options
         self.named = repr(options)
         self.last = _KEPT_LEAVES.pop(self.named, {})
-        self.now: dict[tuple, Leaf] = {}
+        self.now: dict[tuple, tuple[tuple[Item, ...], Leaf]] = {}
         _KEPT_LEAVES[self.named] = self.now  # the newest last
         while len(_KEPT_LEAVES) > KEPT_IMPOSITIONS:
             del _KEPT_LEAVES[next(iter(_KEPT_LEAVES))]
 
     def __call__(self, chunk: list[Item], layout: Layout, deck: str, options: PrintSpec) -> Leaf:
         """The sheet of these items (see `_leaf`)."""
-        key = (tuple(chunk), layout, deck)  # the options are the same for every sheet of the imposition
-        leaf = self.now[key] = self.last.get(key) or _leaf(chunk, layout, deck, options)
-        return leaf
+        # by the items' identities (held with the sheet): an unchanged card's items are the last build's objects
+        # (`items_from_cards`), and an item is not hashed and compared field by field; the options are the same for
+        # every sheet of the imposition
+        key = (*map(id, chunk), layout, deck)
+        kept = self.last.get(key)
+        self.now[key] = kept = kept or (tuple(chunk), _leaf(chunk, layout, deck, options))
+        return kept[1]
 
 
 def _bind(leaves: list[Leaf], options: PrintSpec, warnings: list[str]) -> Imposition:

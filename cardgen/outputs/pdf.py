@@ -282,8 +282,7 @@ def _layout_key(pages: list[Page], document: Document, options: PrintSpec, first
 def _volume_key(volume: Volume, images: ImageFiles) -> str:
     """A hash of everything `_draw` writes into a volume's file: its layout and the content of every image drawn."""
     digest = hashlib.sha256(volume.layout.encode())
-    for name in volume.names(images):
-        digest.update(name.encode())
+    digest.update("".join(volume.names(images)).encode())  # (the names one after the other: hashed at once)
     return digest.hexdigest()[:32]
 
 

@@ -11,9 +11,10 @@ import functools
 import html
 import json
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from cardgen.core.bundled import ASSETS
+from cardgen.core.storage import KeptRuns, Run, blocks
 from cardgen.record.record import BuildRecord, CardEntry, kept_piece
 
 STATS_PAGE = "stats/{game}.html"  # under the output root: written by `cardgen stats GAME --page`
@@ -46,12 +47,12 @@ def _script_json(value: object) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def table_section(record: BuildRecord) -> Iterator[str]:
+def table_section(record: BuildRecord) -> Iterator[str | Run]:
     """The table's HTML: its controls, piles and zones, and the card data as JSON for table.js (one entry per unique
     card, in the record's order), in pieces of a card each (see `gallery.gallery_parts`)."""
+    shown = {card.deck for card in record.cards}  # (one pass over the cards, not one a deck)
     decks = "".join(f'<label><input type="checkbox" name="table-deck" value="{html.escape(name)}"> '
-                    f"{html.escape(deck.title)}</label>" for name, deck in record.decks.items()
-                    if any(c.deck == name for c in record.cards))
+                    f"{html.escape(deck.title)}</label>" for name, deck in record.decks.items() if name in shown)
     yield (f'<section id="table" hidden><div class="table-controls"><fieldset id="table-decks"><legend>Decks'
            f"</legend>{decks}</fieldset><label>Seed <input id=\"seed\" type=\"number\" min=\"0\" max=\"4294967295\">"
            '</label><button id="shuffle">Shuffle</button><button id="new-seed">New seed</button>'
@@ -65,10 +66,19 @@ def table_section(record: BuildRecord) -> Iterator[str]:
            '<h3>In play</h3><div class="zone" id="in-play"></div><div id="hands-zone"></div>'
            '<script type="application/json" id="table-data">'
            f'{{"decks": {_script_json({n: d.title for n, d in record.decks.items()})}, "cards": [')
-    for number, card in enumerate(record.cards):  # (each unchanged card's made once in a long-running process)
+    runs = KeptRuns(("table", record.game.name))  # (a block of unchanged cards: the last build's run, see storage)
+    for start, block in blocks(record.cards):
+        yield runs.run(start == 0, block, functools.partial(_table_parts, block, start))
+    runs.keep()
+    yield "]}</script></section>"
+
+
+def _table_parts(cards: Sequence[CardEntry], start: int) -> Iterator[str]:
+    """The table data of the cards from the card at `start` of the record on, each after its separator (each
+    unchanged card's made once in a long-running process)."""
+    for number, card in enumerate(cards, start):
         yield ", " if number else ""
         yield kept_piece(card, "table", functools.partial(_table_data, card))  # the same object: spliced (storage)
-    yield "]}</script></section>"
 
 
 def table_script() -> str:

@@ -14,9 +14,9 @@ def inputs_key(inputs: Iterable[str | Path], maker: str) -> str:
     from cardgen.core.bundled import code_digest
 
     digest = hashlib.sha256(code_digest(maker).encode())
-    for item in inputs:
-        digest.update(b"\0")
-        digest.update(file_digest(item).encode() if isinstance(item, Path) else str(item).encode())
+    texts = [file_digest(item) if isinstance(item, Path) else str(item) for item in inputs]
+    if texts:  # each after a NUL, hashed at once (a TTS sheet's ~70 card hashes: not two updates each)
+        digest.update(("\0" + "\0".join(texts)).encode())
     return digest.hexdigest()[:32]
 
 

@@ -7,17 +7,18 @@ served: a build starts afresh, and commands run after a build say to build again
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
 from pathlib import Path
-from typing import Annotated, Any, Callable, Hashable, Iterator, Literal, TypeVar
+from typing import Annotated, Any, Callable, Hashable, Iterator, Literal, Sequence, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from cardgen.core.boxes import GuideBox
 from cardgen.core.errors import CardgenError, Problem
-from cardgen.core.storage import builds_again, file_identity, write_spliced
+from cardgen.core.storage import KeptRuns, Run, blocks, builds_again, file_identity, write_spliced
 from cardgen.load.freshness import record_intact, seal_record
 
 BUILD_RECORD = "build.json"
@@ -201,17 +202,27 @@ class BuildRecord(Entry):
                                                                                 "warnings"}))
         _remember(out_dir / BUILD_RECORD, self)
 
-    def json_parts(self, exclude: set[str] | None = None, digests: bool = False) -> Iterator[bytes]:
+    def json_parts(self, exclude: set[str] | None = None) -> Iterator[bytes | Run]:
         """build.json's bytes in pieces of a card each: a 10,000-card record is ~35 MB, written as it is made at
         the end of the build, when its memory is at its peak, never held whole (~4 KB a card held at once);
-        with `exclude`, without those keys of the record (`build_fingerprint`'s).
+        with `exclude`, without those keys of the record.
 
         pydantic's own JSON writer: the same text as json.dumps(indent=2), which is pure Python with an indent
         (0.3-0.9 s for a record of 1,000 cards, on every edit). The record without its cards, then each card's
         JSON indented to its place (a JSON text holds no line break but those of its indent): in a long-running
-        process, each unchanged card's as the last build made it (`kept_piece`). With `digests`, each card's JSON as
-        its SHA-256 digest, made once too: what `build_fingerprint` hashes (not the 39 MB of 10,000 cards at each
-        edit)."""
+        process, each unchanged card's as the last build made it (`kept_piece`), and each block of RUN_ITEMS
+        unchanged cards one `Run`, the last build's (`storage.KeptRuns`: spliced as one part)."""
+        yield from self._parts(exclude, False)
+
+    def digest_parts(self, exclude: set[str] | None = None) -> Iterator[bytes]:
+        """`json_parts` with each card's JSON as its SHA-256 digest, made once too: what `build_fingerprint`
+        hashes (not the 39 MB of 10,000 cards at each edit), in pieces of a block of cards each."""
+        for part in self._parts(exclude, True):
+            assert isinstance(part, bytes)  # (a block's digests joined)
+            yield part
+
+    def _parts(self, exclude: set[str] | None, digests: bool) -> Iterator[bytes | Run]:
+        """The pieces of `json_parts` (`digest_parts` with `digests`)."""
         to_json = self.__pydantic_serializer__.to_json
         around = to_json(self.model_copy(update={"cards": []}), indent=2, exclude=exclude)
         empty = b'\n  "cards": []'  # at the record's top level: any other key is indented further
@@ -220,12 +231,11 @@ class BuildRecord(Entry):
             return
         head, _, tail = around.partition(empty)
         yield head + b'\n  "cards": ['
-        for number, card in enumerate(self.cards):
-            yield b",\n    " if number else b"\n    "
-            if digests:
-                yield kept_piece(card, "digest", card.json_digest)
-            else:
-                yield kept_piece(card, "json", card.indented_json)  # the same object each build: spliced (storage)
+        runs, cards = KeptRuns(("record", self.game.name, digests)), self.cards
+        for start, block in blocks(cards):
+            make = functools.partial(_card_parts, block, start, digests)
+            yield runs.joined(start == 0, block, make) if digests else runs.run(start == 0, block, make)
+        runs.keep()
         yield b"\n  ]" + tail
 
     @classmethod
@@ -306,6 +316,14 @@ class BuildRecord(Entry):
             raise CardgenError(f"the file changed since the build wrote it (edited by hand?); run `cardgen build "
                                f"{out_dir.name}` again to rewrite it", file=str(path))
         return record
+
+
+def _card_parts(cards: Sequence[CardEntry], start: int, digests: bool) -> Iterator[bytes]:
+    """The parts of build.json's cards from the card at `start` of the record on: each card's JSON (or, with
+    `digests`, its digest) after its separator; an unchanged card's as the last build made it (`kept_piece`)."""
+    for number, card in enumerate(cards, start):
+        yield b",\n    " if number else b"\n    "
+        yield kept_piece(card, "digest", card.json_digest) if digests else kept_piece(card, "json", card.indented_json)
 
 
 # The records this process last wrote or read, by the identity of their file (device, inode, size, time: a rename

@@ -3,6 +3,7 @@ Card per copy."""
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cardgen.core.storage import builds_again
@@ -57,25 +58,58 @@ def card_deck(export: Exporter, deck_name: str, deck: DeckEntry, cards: list[Car
     if export.recipes is not None:  # collecting the images only (see `card_work`): no card's objects are read
         return {"CustomDeck": custom}
     sideways = deck.size_mm.width > deck.size_mm.height
-    contained = []
+    contained: list[dict] = []
+    ids: list[int] = []
     placed = repr(tuple(transform.items()))  # (as text, which keeps its hash: each card's piece is looked up by it)
     for sheet in sheets:
-        images = (str(sheet.key), tuple(custom[str(sheet.key)].items()))
-        shown = repr(images)
-        for slot, card_id in enumerate(sheet.card_ids):
-            card = by_id[card_id]
-            guids = tuple(export.guid(f"card/{card_id}/{copy}") for copy in range(card.copies))
-            # in a process that builds again, an unchanged card's objects are the last build's (their JSON texts
-            # are then kept too: see `objects.kept_text`), by everything else they hold
-            made = functools.partial(_card_objects, export, card, guids, dict(transform), sheet.tts_id(slot),
-                                     sideways, {images[0]: custom[images[0]]})
-            contained += kept_piece(card, ("tts", guids, shown, sheet.tts_id(slot), sideways, placed), made)
+        shown = repr((str(sheet.key), tuple(custom[str(sheet.key)].items())))
+        cards_shown = [by_id[card_id] for card_id in sheet.card_ids]
+        make = functools.partial(_sheet_objects, export, sheet, cards_shown, custom, transform, sideways, placed)
+        # in a process that builds again, a sheet of the same cards showing the same is the last build's, unless
+        # a GUID its cards took is taken already (the GUIDs are handed out in order: see `Guids`)
+        objects = export.objects.last((shown, sideways, placed), cards_shown)
+        if objects is None or not (objects.first_choices and export.guid.take(objects.guids)):
+            objects = make()
+        export.objects.put((shown, sideways, placed), cards_shown, objects)
+        contained += objects.objects
+        ids += objects.ids
     if len(contained) == 1:  # (a copy: the export marks the deck's own object, not the card's kept one)
         return dict(contained[0])
     return base_object("DeckCustom", export.guid(f"deck/{deck_name}"), deck.title,
                        f"{export.record.game.title} v{export.record.game.version}: {len(contained)} cards",
                        transform, SidewaysCard=sideways, HideWhenFaceDown=True,
-                       DeckIDs=[c["CardID"] for c in contained], CustomDeck=custom, ContainedObjects=contained)
+                       DeckIDs=ids, CustomDeck=custom, ContainedObjects=contained)
+
+
+@dataclass(frozen=True)
+class SheetObjects:
+    """The objects of the cards a sheet shows, one a copy; their CardIDs and GUIDs, and whether each GUID was its
+    name's first choice (`Guids.take`)."""
+
+    objects: list[dict]
+    ids: list[int]
+    guids: tuple[str, ...]
+    first_choices: bool
+
+
+def _sheet_objects(export: Exporter, sheet: Sheet, cards: list[CardEntry], custom: dict, transform: dict,
+                   sideways: bool, placed: str) -> SheetObjects:
+    """The objects of a sheet's cards, their GUIDs taken now."""
+    images = (str(sheet.key), tuple(custom[str(sheet.key)].items()))
+    shown = repr(images)
+    objects: list[dict] = []
+    names = []
+    for slot, card in enumerate(cards):
+        own = [f"card/{card.id}/{copy}" for copy in range(card.copies)]
+        names += own
+        guids = tuple(export.guid(name) for name in own)
+        # in a process that builds again, an unchanged card's objects are the last build's (their JSON texts
+        # are then kept too: see `objects.kept_text`), by everything else they hold
+        made = functools.partial(_card_objects, export, card, guids, dict(transform), sheet.tts_id(slot),
+                                 sideways, {images[0]: custom[images[0]]})
+        objects += kept_piece(card, ("tts", guids, shown, sheet.tts_id(slot), sideways, placed), made)
+    guids = tuple(obj["GUID"] for obj in objects)
+    return SheetObjects(objects, [obj["CardID"] for obj in objects], guids, export.guid.first_choices(names, guids))
 
 
 def _card_objects(export: Exporter, card: CardEntry, guids: tuple[str, ...], where: dict, card_id: int,
@@ -91,7 +125,8 @@ def _sheet_picture(export: Exporter, sheet: Sheet, images: list[str | None], dec
     last exports' recipe of a sheet showing the same (an edit makes anew those of the sheets whose cards changed)."""
     quality = None if export.options.image_format == "png" else export.options.jpeg_quality
     size, bleed = (sheet.cell_width, sheet.cell_height), deck.bleed_px
-    shows = tuple((path, export.image_hash(path)) if path else None for path in images)
+    hashes = export.hashes  # (`export.image_hash` of each, without a call a card)
+    shows = tuple((path, hashes.get(path) or path) if path else None for path in images)
     key = (sheet.width, sheet.height, sheet.columns, size, bleed, quality, shows)
     picture = _PICTURES.get(key)
     if picture is None:

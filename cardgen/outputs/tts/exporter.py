@@ -7,7 +7,7 @@ import functools
 from pathlib import Path
 from typing import Callable
 
-from cardgen.core.storage import place_file
+from cardgen.core.storage import KeptRuns, place_file
 from cardgen.load.freshness import PreviousOutputs
 from cardgen.options.tts import TTSSpec
 from cardgen.outputs.reuse import inputs_key
@@ -51,6 +51,7 @@ class Exporter:
         self.path_of = {digest: path for path, digest in self.hashes.items()}  # a path of each image, by hash
         self.last: list[Callable[[], None]] = []  # images to put in once every other is (see `save_cached`)
         self.outside = 0  # objects the layout could not keep inside the play area
+        self.objects = KeptRuns(("tts-objects", game))  # each sheet's objects (`decks.card_deck`), for the next
 
     # ------------------------------------------------------------ images
 
@@ -90,15 +91,18 @@ class Exporter:
         self.last.clear()
 
     def _put(self, image: ExportImage, key: str, name: str) -> None:
-        """Put an image into the export's folder once the cards it shows are drawn."""
-        picture = image.picture
-        for digest in picture.sources if not isinstance(picture, Plain) else ():
-            self.wait(self.path_of.get(digest, digest))
+        """Put an image into the export's folder, made once the cards it shows are drawn (one the previous build
+        made of the same is kept without waiting for them: ~1 look-up a card)."""
+        def make(target: Path) -> None:
+            picture = image.picture
+            for digest in picture.sources if not isinstance(picture, Plain) else ():
+                self.wait(self.path_of.get(digest, digest))
+            place_file(image.make(self.out_dir.parent, self.card_image), target)
+
         if self.previous is None:
-            place_file(image.make(self.out_dir.parent, self.card_image), self.staging / name)
+            make(self.staging / name)
         else:
-            self.previous.place(self.staging / name, key, lambda target: place_file(
-                image.make(self.out_dir.parent, self.card_image), target), name=f"{TTS_DIR}/{name}")
+            self.previous.place(self.staging / name, key, make, name=f"{TTS_DIR}/{name}")
 
     def description(self, card: CardEntry) -> str:
         """A card's text as its description in Tabletop Simulator (asked only for the saved object: an export
@@ -126,8 +130,11 @@ class Exporter:
         `marked`, the objects lack their tags and memos (`mark_for_push`): for the images the export draws only.
         """
         rows: dict[str, list[tuple[str, DeckEntry, list[CardEntry]]]] = {"card": [], "token": [], "board": []}
+        by_deck: dict[str, list[CardEntry]] = {}  # (`record.cards_of`: one pass over the cards, not one a deck)
+        for card in self.record.cards:
+            by_deck.setdefault(card.deck, []).append(card)
         for deck_name, deck in self.record.decks.items():
-            cards = self.record.cards_of(deck_name)
+            cards = by_deck.get(deck_name)
             if cards:
                 rows[deck.kind].append((deck_name, deck, cards))
         tokens = [(deck_name, deck, card) for deck_name, deck, cards in rows["token"] for card in cards]
@@ -148,6 +155,8 @@ class Exporter:
         objects += board_objects
         if marked:  # a hash of every object's JSON: ~40% of the export's planning at 1,000 cards
             mark_for_push(objects, self.game)
+        if self.recipes is None:
+            self.objects.keep()
         game = self.record.game
         return {"SaveName": game.title, "Date": self.record.built_at, "VersionNumber": "",
                 "GameMode": game.title, "GameType": "", "GameComplexity": "", "Tags": [], "Gravity": 0.5,

@@ -134,6 +134,18 @@ class Guids:
                 return guid
             attempt += 1
 
+    def take(self, guids: tuple[str, ...]) -> bool:
+        """Take GUIDs a rebuild handed out before, each its name's first choice (`first_choices`), when none is
+        used now: each name then gets the same GUID again. False (nothing taken) otherwise."""
+        if not self.used.isdisjoint(guids):
+            return False
+        self.used.update(guids)
+        return True
+
+    def first_choices(self, names: list[str], guids: tuple[str, ...]) -> bool:
+        """Whether each name got its first choice of GUID (none was taken already when it was asked for)."""
+        return all(guid == _guid(self.seed, name, 0) for name, guid in zip(names, guids))
+
 
 # Asked for every copy of every card of each export (twice a build): worked out once per process.
 @functools.lru_cache(maxsize=1 << 16)
