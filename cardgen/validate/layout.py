@@ -180,10 +180,11 @@ class LayoutChecker:
             if context.out_root is not None and cache is not None else None
 
     def check(self, skip_rows: set[tuple[str, int]], skip_templates: set[str],
-              place: Place | None = None) -> list[Problem]:
+              place: Place | None = None, keep_renders: bool = True) -> list[Problem]:
         """Findings of every card face and every deck's back (cards and templates with errors are skipped); the
         cards whose text crosses the safe zone at the same place of a template are one finding (see `_grouped`),
-        at the template line `place(deck, column)` gives."""
+        at the template line `place(deck, column)` gives. The renders are saved in the renderer's cache unless
+        not `keep_renders` (the caller saves them)."""
         renders = self._renders(skip_rows, skip_templates)
         shared = self._share_out(renders)
         found: list[tuple[Render, Problem]] = []
@@ -193,7 +194,7 @@ class LayoutChecker:
                 found += [(render, finding) for finding in made]
         if self.known is not None:
             self.known.save()
-        if self.renderer.cache is not None:
+        if keep_renders and self.renderer.cache is not None:
             self.renderer.cache.save()
         return list(dict.fromkeys(self._grouped(found, place or (lambda deck, column: None))))
 
