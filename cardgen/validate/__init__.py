@@ -35,10 +35,13 @@ def validate_game(root: Path, name: str, layout: bool = True, out_root: Path | N
     return validate_context(context, layout)
 
 
-def validate_context(context: BuildContext, layout: bool = True, helpers: Helpers | None = None) -> list[Problem]:
+def validate_context(context: BuildContext, layout: bool = True, helpers: Helpers | None = None,
+                     keep_renders: bool = True) -> list[Problem]:
     """Every finding of a loaded game (layers 2 to 5); the SVGs the layout layer renders stay in its renderer.
 
-    `helpers` (a build's render workers, idle meanwhile) share the renders of a large game (see `LayoutChecker`)."""
+    `helpers` (a build's render workers, idle meanwhile) share the renders of a large game (see `LayoutChecker`).
+    Without `keep_renders` the renderer's cache is left for the caller to save (a build saves it once the drawing
+    has begun)."""
     findings = check_data(context.game, context.data)
     references = ReferenceChecker(context)
     findings += references.check()
@@ -49,7 +52,8 @@ def validate_context(context: BuildContext, layout: bool = True, helpers: Helper
         findings += RuleChecker(context.game, context.data, _bad_rows(findings, context.data)).check()
     if layout:
         layouts = LayoutChecker(context, helpers)
-        findings += layouts.check(_bad_rows(findings, context.data), references.failed_templates, references.place)
+        findings += layouts.check(_bad_rows(findings, context.data), references.failed_templates, references.place,
+                                  keep_renders)
     return unique(findings)
 
 

@@ -26,7 +26,7 @@ from cardgen.load.fonts import FontFace
 from cardgen.load.markup import parse, plain_text
 from cardgen.load.svgart import ART_TEXT
 from cardgen.svg.context import BuildContext
-from cardgen.svg.helpers import Geometry
+from cardgen.svg.helpers import Box, Geometry
 from cardgen.svg.templates import RenderedSVG, SVGCache, SVGRenderer, subject
 from cardgen.validate.findings import as_error
 
@@ -39,16 +39,12 @@ _CROSSES = re.compile(r"text '(.*)' crosses the ([a-z ]+) edge of the safe zone"
 
 
 def _attrs(text: str) -> dict[str, str]:
-    """The double-quoted attributes of a tag, first one of a name wins (one scan, not one per name asked)."""
+    """The double-quoted attributes of a tag, their entities unescaped, first one of a name wins (one scan, not
+    one per name asked; each value unescaped once, and only when it holds an entity)."""
     found: dict[str, str] = {}
     for name, value in _ATTR.findall(text):
-        found.setdefault(name, value)
+        found.setdefault(name, html.unescape(value) if "&" in value else value)
     return found
-
-
-def _attr(attrs: dict[str, str], name: str) -> str | None:
-    value = attrs.get(name)
-    return html.unescape(value) if value is not None else None
 
 
 def _float(text: str | None, default: float) -> float:
@@ -79,18 +75,18 @@ def text_runs(svg: str, default_family: str | None) -> list[TextRun]:
         attrs = _attrs(text_attrs)
         if ART_TEXT in attrs:
             continue  # an icon's lettering, placed by its own transforms: part of the art
-        family = (_attr(attrs, "font-family") or default_family or "").split(",")[0].strip().strip("'\"")
-        size = _float(_attr(attrs, "font-size"), 16.0)
-        baseline = _float(_attr(attrs, "y"), 0.0)
+        family = (attrs.get("font-family") or default_family or "").split(",")[0].strip().strip("'\"")
+        size = _float(attrs.get("font-size"), 16.0)
+        baseline = _float(attrs.get("y"), 0.0)
         spans = _TSPAN.findall(body) or [("", body)]
         for span_text, inner in spans:
             text = html.unescape(_TAG.sub("", inner))
             if text.strip():
                 span_attrs = _attrs(span_text)
-                x = _float(_attr(span_attrs, "x") or _attr(attrs, "x"), 0.0)
-                bold = (_attr(span_attrs, "font-weight") or _attr(attrs, "font-weight")) == "bold"
-                italic = (_attr(span_attrs, "font-style") or _attr(attrs, "font-style")) == "italic"
-                anchor = _attr(span_attrs, "text-anchor") or _attr(attrs, "text-anchor") or "start"
+                x = _float(span_attrs.get("x") or attrs.get("x"), 0.0)
+                bold = (span_attrs.get("font-weight") or attrs.get("font-weight")) == "bold"
+                italic = (span_attrs.get("font-style") or attrs.get("font-style")) == "italic"
+                anchor = span_attrs.get("text-anchor") or attrs.get("text-anchor") or "start"
                 runs.append(TextRun(text, x, baseline, size, family, bold, italic, anchor))
     return runs
 
@@ -184,10 +180,11 @@ class LayoutChecker:
             if context.out_root is not None and cache is not None else None
 
     def check(self, skip_rows: set[tuple[str, int]], skip_templates: set[str],
-              place: Place | None = None) -> list[Problem]:
+              place: Place | None = None, keep_renders: bool = True) -> list[Problem]:
         """Findings of every card face and every deck's back (cards and templates with errors are skipped); the
         cards whose text crosses the safe zone at the same place of a template are one finding (see `_grouped`),
-        at the template line `place(deck, column)` gives."""
+        at the template line `place(deck, column)` gives. The renders are saved in the renderer's cache unless
+        not `keep_renders` (the caller saves them)."""
         renders = self._renders(skip_rows, skip_templates)
         shared = self._share_out(renders)
         found: list[tuple[Render, Problem]] = []
@@ -197,7 +194,7 @@ class LayoutChecker:
                 found += [(render, finding) for finding in made]
         if self.known is not None:
             self.known.save()
-        if self.renderer.cache is not None:
+        if keep_renders and self.renderer.cache is not None:
             self.renderer.cache.save()
         return list(dict.fromkeys(self._grouped(found, place or (lambda deck, column: None))))
 
@@ -226,7 +223,7 @@ class LayoutChecker:
         what = f"text of column '{column}'" if column else f"text '{text}'"
         file, row = place(deck, column) or (self.renderer.shown(template), None)
         geo = Geometry(self.game.deck_size(self.game.spec.decks[deck]))
-        return Problem(f"{what} {_crossing(sides, geo)} on {len(cards):,} cards of deck '{deck}' drawn by "
+        return Problem(f"{what} {_crossing(sides, geo.safe)} on {len(cards):,} cards of deck '{deck}' drawn by "
                        f"{self.renderer.shown(template)} ({listed}); it may be cut off: move or shrink its box in "
                        "the template", file=file, row=row, column=column, severity="warning", rule="safe-zone")
 
@@ -333,34 +330,34 @@ class LayoutChecker:
         """The findings of one rendered face or back: overflowing text, missing glyphs, text outside the safe
         zone."""
         findings = [as_error(w) if w.rule == "text-overflow" else w for w in rendered.warnings]
-        geo = Geometry(self.game.deck_size(self.game.spec.decks[deck]))
+        safe = Geometry(self.game.deck_size(self.game.spec.decks[deck])).safe  # once a card, not once a run
         shown = self.renderer.shown(template)
         label = subject(template, deck, card)
         at = {"file": card.source_file, "row": card.source_row} if card else {"file": shown}
         overflowing = {w.column for w in findings}
         missing: dict[tuple[str, str | None], tuple[FontFace, set[str]]] = {}
         outside: dict[str | None, tuple[str, set[str]]] = {}
+        fields = _plain_fields(card)
         for run in text_runs(rendered.svg, self.game.spec.font):
             try:
                 face = self.fonts.face(run.family, run.bold, run.italic)
             except CardgenError:
                 continue  # an unknown family is a reference finding already
-            column = _column_of(card, run.text)
+            column = _column_of(fields, run.text)
             missing.setdefault((face.family, column), (face, set()))[1].update(face.missing_glyphs(run.text))
-            sides = _outside_safe_zone(face, run, geo)
+            sides = _outside_safe_zone(face, run, safe)
             if sides and column not in overflowing:  # overflowing text spills out anyway; said once
                 outside.setdefault(column, (run.text, set()))[1].update(sides)
         for (_, column), (face, chars) in missing.items():
             if chars:
                 findings.append(_glyph_finding(face, sorted(chars), label, column, at))
         for column, (text, sides) in outside.items():
-            findings.append(Problem(f"{label}: text '{text[:30]}' {_crossing(' and '.join(sorted(sides)), geo)}; "
+            findings.append(Problem(f"{label}: text '{text[:30]}' {_crossing(' and '.join(sorted(sides)), safe)}; "
                                     "it may be cut off", column=column, severity="warning", rule="safe-zone", **at))
         return findings
 
 
-def _crossing(sides: str, geo: Geometry) -> str:
-    safe = geo.safe
+def _crossing(sides: str, safe: Box) -> str:
     return (f"crosses the {sides} edge of the safe zone (x {safe.x:.0f}-{safe.x + safe.width:.0f}, y {safe.y:.0f}-"
             f"{safe.y + safe.height:.0f} px)")
 
@@ -381,9 +378,8 @@ def _glyph_finding(face: FontFace, chars: list[str], label: str, column: str | N
                    "as an empty box or nothing", column=column, severity="warning", rule="missing-glyph", **at)
 
 
-def _outside_safe_zone(face: FontFace, run: TextRun, geo: Geometry) -> set[str]:
-    """The edges of the safe zone a run of text crosses."""
-    safe = geo.safe
+def _outside_safe_zone(face: FontFace, run: TextRun, safe: Box) -> set[str]:
+    """The edges of the safe zone `safe` a run of text crosses."""
     width = face.width(run.text, run.size)
     left = run.x - {"middle": width / 2, "end": width}.get(run.anchor, 0.0)
     right = left + width
@@ -394,12 +390,16 @@ def _outside_safe_zone(face: FontFace, run: TextRun, geo: Geometry) -> set[str]:
                                    ("bottom", bottom > safe.y + safe.height + TOLERANCE_PX)) if out}
 
 
-def _column_of(card: Card | None, text: str) -> str | None:
-    """The field a piece of rendered text most likely comes from."""
-    if card is None:
-        return None
+def _plain_fields(card: Card | None) -> list[tuple[str, str]]:
+    """A card's text fields without their markup, by column (none for a deck's back): once a card, for `_column_of`
+    to look through for each of its runs of text."""
+    return [(k, _plain(v)) for k, v in card.fields.items() if isinstance(v, str)] if card is not None else []
+
+
+def _column_of(fields: list[tuple[str, str]], text: str) -> str | None:
+    """The field (of a card's `_plain_fields`) a piece of rendered text most likely comes from."""
     wanted = text.strip()
-    return next((k for k, v in card.fields.items() if isinstance(v, str) and wanted in _plain(v)), None)
+    return next((column for column, plain in fields if wanted in plain), None)
 
 
 @lru_cache(maxsize=4096)
