@@ -999,3 +999,25 @@ def test_an_objects_memo_hashes_its_whole_text_though_its_cards_texts_are_kept(m
             deck["ContainedObjects"][1] = {**card, "Description": change}  # (the second of a block)
         objects.mark_for_push([deck], "tiny")
         assert deck["Memo"] == hashlib.sha256(whole(deck).encode()).hexdigest()[:16], change
+
+
+def test_a_boards_jpeg_is_flattened_from_the_card_as_from_its_trimmed_copy(tmp_path) -> None:
+    """A transparent token's or board's JPEG is pasted on white straight from the card's pixels (`Component.on_white`,
+    no trimmed copy made first): the same file as flattening the trimmed image (`Component.make`), the bleed cut off,
+    transparent parts white."""
+    from cardgen.outputs.tts.pictures import Component, ExportImage, Source, encode
+    from cardgen.raster.render import DrawnCard
+
+    card = Image.linear_gradient("L").resize((300, 200)).convert("RGBA")
+    card.putalpha(Image.linear_gradient("L").rotate(90).resize((300, 200)))  # every alpha from 0 to 255
+    card.paste((200, 30, 60, 0), (0, 0, 40, 40))  # fully transparent, coloured: white in the JPEG
+    component = Component(Source("h", "board.png", 7))
+
+    def drawn(source: Source) -> DrawnCard:
+        return DrawnCard(tmp_path / "board.png", card)
+
+    made = ExportImage(component, False, 92, ("k",)).encoded(tmp_path, drawn)
+    assert made == encode(component.make(tmp_path, drawn), False, 92)
+    with Image.open(io.BytesIO(made)) as jpeg:
+        assert jpeg.size == (286, 186) and jpeg.mode == "RGB"
+        assert min(jpeg.getpixel((5, 5))) >= 250
