@@ -1021,3 +1021,24 @@ def test_a_boards_jpeg_is_flattened_from_the_card_as_from_its_trimmed_copy(tmp_p
     with Image.open(io.BytesIO(made)) as jpeg:
         assert jpeg.size == (286, 186) and jpeg.mode == "RGB"
         assert min(jpeg.getpixel((5, 5))) >= 250
+
+
+@pytest.mark.parametrize("mode", ["RGB", "RGBA"])
+def test_a_cover_face_is_the_trimmed_card_shrunk_in_rgba(tmp_path, mode) -> None:
+    """The thumbnail's face of a card (opaque, or a token's with transparency) is the card trimmed, made RGBA and
+    shrunk into the cover box: shrinking an opaque card first (cheaper) gives the same pixels."""
+    from cardgen.outputs.tts.pictures import COVER_FACE_PX, CoverFace, Source
+    from cardgen.raster.render import DrawnCard
+
+    size = (400, 560)
+    card = Image.merge("RGB", [Image.linear_gradient("L").resize(size), Image.radial_gradient("L").resize(size),
+                               Image.linear_gradient("L").rotate(90).resize(size)])
+    if mode == "RGBA":
+        card.putalpha(Image.radial_gradient("L").rotate(45).resize(size))
+    cover = CoverFace(Source("h", "card.png", 12))
+    cover.store(tmp_path, DrawnCard(tmp_path / "card.png", card))
+    expected = card.crop((12, 12, 388, 548)).convert("RGBA")
+    expected.thumbnail(COVER_FACE_PX, Image.Resampling.LANCZOS)
+    with Image.open(cover.cache(tmp_path).path(cover.key)) as stored:
+        assert stored.mode == "RGBA" and stored.size == expected.size
+        assert stored.tobytes() == expected.tobytes()
