@@ -1042,3 +1042,27 @@ def test_a_cover_face_is_the_trimmed_card_shrunk_in_rgba(tmp_path, mode) -> None
     with Image.open(cover.cache(tmp_path).path(cover.key)) as stored:
         assert stored.mode == "RGBA" and stored.size == expected.size
         assert stored.tobytes() == expected.tobytes()
+
+
+def test_the_thumbnail_is_made_before_the_export_waits_for_the_backs(mini, tmp_path, monkeypatch) -> None:
+    """The backs are drawn last: the thumbnail (faces only) is made before the export waits for them, while they are
+    drawn, not after the last card (the tail of a cold build)."""
+    from cardgen.outputs.tts import stage
+
+    out_dir, record, _ = mini
+    root = out_dir.parent.parent
+    fresh = Path(shutil.copytree(out_dir, tmp_path / "out" / "mini", ignore=shutil.ignore_patterns("tts")))
+    backs = {back.image for back in record.backs.values()}
+    waited: list[str] = []
+    made_after: list[int] = []
+
+    def thumbnail(export: object) -> Image.Image:
+        made_after.append(len(waited))
+        return real(export)
+
+    real = stage.thumbnail
+    monkeypatch.setattr(stage, "thumbnail", thumbnail)
+    stage.export_tts(load_game(root, "mini"), record, fresh, TTSStage.for_game(load_game(root, "mini")).config,
+                     wait=lambda image: waited.append(image))
+    assert backs and made_after and set(waited) & backs
+    assert not set(waited[:made_after[0]]) & backs  # no back waited for before the thumbnail
