@@ -57,3 +57,64 @@ def test_a_watchs_edit_makes_the_changed_cards_entries_only_and_a_cold_builds_re
     _cold(tiny_game)
     assert _record(out) == _record(cold)
     _same_as_cold(tiny_game, out, cold)
+
+
+@pytest.mark.parametrize("damage", ["written", "deleted", "replaced"])
+def test_a_watch_takes_the_card_images_it_verified_unlooked_at_and_notices_one_changed_behind_its_back(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
+    """A process that builds again verifies a card image in the cache once; an edit of another card takes it unlooked
+    at while the kernel says nothing touched it (`entrywatch`), and verifies it again, and draws it again, once it
+    was written in place, deleted or replaced behind the process's back: the outputs are a cold build's."""
+    out, cold = tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny"
+    storage.keep_for_next_builds()
+    _rows(tiny_game, [ALPHA, BETA, NA])
+    _build(tiny_game)
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Plainer")])
+    _build(tiny_game)  # (the first build of a game in a process watches and verifies its entries)
+    record = json.loads((out / "build.json").read_text(encoding="utf-8"))
+    beta = plan_module.png_cache(tiny_game / "output").path(next(c["hash"] for c in record["cards"]
+                                                               if c["id"] == "beta"))
+    good = beta.read_bytes()
+    verified: list[str] = []
+    verify = plan_module.verify
+    monkeypatch.setattr(plan_module, "verify", lambda path: verified.append(path.name) or verify(path))
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Plainest")])
+    _build(tiny_game)
+    assert len(verified) == 1  # the edited card's new image only
+    verified.clear()
+    if damage == "written":
+        with beta.open("r+b") as handle:  # in place: the same size
+            handle.seek(200)
+            handle.write(b"edited")
+    elif damage == "deleted":
+        beta.unlink()
+    else:  # another file renamed over it
+        other = beta.with_name("other.tmp")
+        other.write_bytes(good[:-6] + b"edited")
+        other.replace(beta)
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Plain at last")])
+    _build(tiny_game)
+    assert sorted(verified) == sorted([beta.name, verified[-1]]) and len(verified) == 2
+    assert beta.read_bytes() == good
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, out, cold)
+
+
+def test_without_inotify_every_entry_is_verified_and_nothing_trusted(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from cardgen.core import entrywatch
+
+    entry = tmp_path / "ab" / "abc.png"
+    entry.parent.mkdir()
+    entry.write_bytes(b"x")
+    watched = entrywatch.EntryWatch(tmp_path)
+    assert watched.watch(str(entry))
+    watched.trust([str(entry)])
+    assert watched.untouched([str(entry), str(tmp_path / "ab" / "other.png")]) == [True, False]
+    entry.write_bytes(b"y")
+    assert watched.untouched([str(entry)]) == [False]
+    watched.close()
+    monkeypatch.setattr(entrywatch, "_libc", lambda: None)
+    blind = entrywatch.EntryWatch(tmp_path)
+    assert not blind.watch(str(entry))
+    assert blind.untouched([str(entry)]) == [False]

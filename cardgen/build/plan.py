@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Collection, Hashable, Iterable, Mapping, Protocol, Sequence, cast
 
 from cardgen import __version__
+from cardgen.core.entrywatch import entry_watch
 from cardgen.core.errors import LEFT_OUT, CardgenError, Problem
 from cardgen.core.progress import Reporter
 from cardgen.core.storage import Cache, builds_again, copy_into_staging, file_digest, verify, write_text
@@ -53,6 +54,10 @@ class Artwork:
     cache_path: Path
     template: str = ""  # a back's template
     per_card: bool = False  # a back whose template reads the card (drawn for each card, shared by content)
+    cache_file: str = field(init=False, repr=False)  # the cache file as text, made once (see `_found_in_cache`)
+
+    def __post_init__(self) -> None:
+        self.cache_file = str(self.cache_path)
 
 
 @dataclass
@@ -266,16 +271,11 @@ def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter, listener: DrawList
     drew it takes the card it kept instead of drawing it again).
     """
     game, work = plan.game, work or {}
-    arts = {a.key: a for a in [*plan.faces.values(), *plan.backs.values()]}
-    raster_jobs, found = [], []
-    for art in arts.values():
-        # (one stat for an entry this process verified before)
-        cached = art.key not in early and verify(art.cache_path)
-        if cached and not work.get(art.key):
-            found.append(art.key)
-            continue
-        raster_jobs.append(RasterJob(art.key, plan.drawing(art), str(art.cache_path), cached,
-                                     tuple(work.get(art.key, ()))))
+    every = [*plan.faces.values(), *plan.backs.values()]
+    arts = dict(zip(map(_KEY, every), every))  # (by C loops: a Python step an image is ~5 ms at 10,000 cards)
+    found, todo = _found_in_cache(arts, early, work)
+    raster_jobs = [RasterJob(art.key, plan.drawing(art), str(art.cache_path), cached, tuple(work.get(art.key, ())))
+                   for art, cached in todo]
     # Those drawn early first, to the one worker started, which keeps their cards (a worker let go once the jobs are
     # many would draw them again); then the largest images: a board drawn last would keep one worker busy while the
     # other has nothing left.
@@ -309,6 +309,39 @@ def draw_plan(plan: BuildPlan, jobs: int, reporter: Reporter, listener: DrawList
     if problems:
         raise CardgenError(problems)
     return drawn, len(arts) - drawn
+
+
+def _found_in_cache(arts: dict[str, Artwork], early: Collection[str], work: Mapping[str, Sequence[CardWork]]
+                    ) -> tuple[list[str], list[tuple[Artwork, bool]]]:
+    """The keys of the images the cache holds (verified) that no stage works on, and the other artworks, each with
+    whether the cache holds its image.
+
+    In a process that builds again, an entry it verified that nothing has touched since (`entrywatch`: the kernel
+    says what was) is taken by C loops, not looked at (`storage.verify`: one `stat` each, ~45-65 ms an edit at
+    10,000 cards); the others are verified, and trusted from then on when their folder is watched."""
+    values = list(arts.values())
+    watch = entry_watch(values[0].cache_path.parent.parent) if values and builds_again() else None
+    untouched = watch.untouched(map(_CACHE_FILE, values)) if watch is not None else [False] * len(values)
+    special = {*early, *(key for key, items in work.items() if items)}
+    if special:  # drawn early, or worked on: each looked at below
+        untouched = list(map(operator.and_, untouched, map(operator.not_, map(special.__contains__, arts))))
+    found, todo, trusted = list(itertools.compress(arts, untouched)), [], []
+    for art in itertools.compress(values, map(operator.not_, untouched)):
+        watched = watch is not None and watch.watch(art.cache_file)  # before it is verified: a change after is told
+        # (one stat for an entry this process verified before)
+        cached = art.key not in early and verify(art.cache_path)
+        if cached and watched:
+            trusted.append(art.cache_file)
+        if cached and not work.get(art.key):
+            found.append(art.key)
+        else:
+            todo.append((art, cached))
+    if watch is not None:
+        watch.trust(trusted)
+    return found, todo
+
+
+_CACHE_FILE, _KEY = operator.attrgetter("cache_file"), operator.attrgetter("key")
 
 
 def _jsonable(value: Any) -> Any:
@@ -397,7 +430,8 @@ def record_of(plan: BuildPlan) -> BuildRecord:
         stats=Stats(cards=len(kept_cards), copies=sum(map(_COPIES, kept_cards))), cards=kept_cards)
 
 
-_CARD_ID, _COPIES = operator.attrgetter("id"), operator.attrgetter("copies")
+_CARD_ID, _COPIES, _DECK = operator.attrgetter("id"), operator.attrgetter("copies"), operator.attrgetter("deck")
+_CACHE_PATH, _FIRST, _SECOND = operator.attrgetter("cache_path"), operator.itemgetter(0), operator.itemgetter(1)
 
 
 def _card_entry(game: str, card: Card, deck: DeckEntry, face: Artwork, back: str | None,
@@ -473,36 +507,54 @@ class CardFiles:
     def __init__(self, plan: BuildPlan, staging: Path, keep_svg: bool, previous: PreviousOutputs | None = None) -> None:
         self.out_dir, self.keep_svg, self.previous = staging, keep_svg, previous
         self.folders: set[Path] = set()  # the folders made in it so far
-        arts = [(f"backs/{name}.png", art) for name, art in plan.backs.items()]
-        arts += [(f"cards/{card.deck}/{card.id}.png", plan.faces[card.id]) for card in plan.cards]
-        self.waiting: dict[str, list[tuple[str, Artwork]]] = {}  # (path in the output folder, art) by image key
-        for relative_path, art in arts:
-            # ids and deck names are checked on loading; the folder is new (no link in it leads out), so a path
-            # without `..` stays inside (resolving each path cost a quarter of a second at 1,000 cards; making a
-            # Path of each to split it, ~2.4 ms of every edit at 1,000 cards; splitting each, ~8 ms at 10,000)
-            if ".." in relative_path and ".." in relative_path.replace(os.sep, "/").split("/"):
-                raise CardgenError(f"refused to write {relative_path} outside the output folder")
-            self.waiting.setdefault(art.key, []).append((relative_path, art))
-        self.pending = {path for path, _ in arts}  # by path in the output folder, until available
-        self.unplaced = set(self.pending)  # until placed
-        self.cache_path = {path: art.cache_path for path, art in arts}  # the cache entry of each
+        # (by C loops, `map` and `zip`: a Python step a card cost ~20-30 ms of an edit at 10,000 cards)
+        paths = [*(f"backs/{name}.png" for name in plan.backs),
+                 *map("cards/{}/{}.png".format, map(_DECK, plan.cards), map(_CARD_ID, plan.cards))]
+        arts = [*plan.backs.values(), *map(plan.faces.__getitem__, map(_CARD_ID, plan.cards))]
+        # ids and deck names are checked on loading; the folder is new (no link in it leads out), so a path without
+        # `..` stays inside (resolving each path cost a quarter of a second at 1,000 cards)
+        if ".." in "\0".join(paths):
+            for relative_path in paths:
+                if ".." in relative_path.replace(os.sep, "/").split("/"):
+                    raise CardgenError(f"refused to write {relative_path} outside the output folder")
+        keys = list(map(_KEY, arts))
+        # (path in the output folder, art) by image key
+        self.waiting: dict[str, list[tuple[str, Artwork]]] = dict(zip(keys, map(list, zip(zip(paths, arts)))))
+        if len(self.waiting) < len(keys):  # images shared by content (equal cards): each key's files together
+            self.waiting = {}
+            for key, entry in zip(keys, zip(paths, arts)):
+                self.waiting.setdefault(key, []).append(entry)
+        self.pending = set(paths)  # by path in the output folder, until available
+        self.unplaced = set(paths)  # until placed
+        self.cache_path = dict(zip(paths, map(_CACHE_PATH, arts)))  # the cache entry of each
         self.stopped = False  # the drawing stopped: what is pending will never be placed
         self.changed = threading.Condition()
 
+    def _paths(self, keys: Iterable[str]) -> Iterable[tuple[str, Artwork]]:
+        """The files of image keys still waiting to be placed: (path in the output folder, art)."""
+        return itertools.chain.from_iterable(map(self.waiting.get, keys, itertools.repeat(())))
+
     def available(self, keys: Iterable[str]) -> None:
         """Let the stages read the images of keys whose cache entries are there and verified (see `wait`)."""
-        paths = [relative_path for key in keys for relative_path, _ in self.waiting.get(key, ())]
+        paths = list(map(_FIRST, self._paths(keys)))
         with self.changed:
             self.pending.difference_update(paths)
             self.changed.notify_all()
 
     def place(self, keys: list[str]) -> None:
         """Place the files of image keys whose cache entries are there and verified (once each): all of those found
-        in the cache at once, one lock and one notice for them all (~8 ms of a 1,000-card edit one at a time)."""
+        in the cache at once, one lock and one notice for them all (~8 ms of a 1,000-card edit one at a time); the
+        files `previous` keeps on trust by C loops (`PreviousOutputs.keep_trusted`), the others one by one."""
         self.available(keys)
-        placed = [entry for key in keys for entry in self.waiting.pop(key, ())]
+        placed = list(itertools.chain.from_iterable(map(self.waiting.pop, keys, itertools.repeat(()))))
+        names = list(map(_FIRST, placed))
         out_dir = str(self.out_dir)
-        for relative_path, art in placed:
+        rest = placed
+        if self.previous is not None and not self.keep_svg:
+            kept = self.previous.keep_trusted(names, list(map(_KEY, map(_SECOND, placed))),
+                                              list(map(f"{out_dir}/".__add__, names)), self._copy_into)
+            rest = list(itertools.compress(placed, map(operator.not_, kept)))
+        for relative_path, art in rest:
             # the target as text: a Path made for each of 1,000 cards kept was ~4 ms of an edit; `previous` keeps
             # most of them, and makes a Path only of those it writes
             target = f"{out_dir}/{relative_path}"
@@ -514,7 +566,7 @@ class CardFiles:
             if self.keep_svg:
                 write_text(Path(target).with_suffix(".svg"), art.rendered.svg)
         with self.changed:
-            self.unplaced.difference_update(relative_path for relative_path, _ in placed)
+            self.unplaced.difference_update(names)
             self.changed.notify_all()
 
     def stop(self) -> None:
@@ -543,6 +595,10 @@ class CardFiles:
             target.parent.mkdir(parents=True, exist_ok=True)
             self.folders.add(target.parent)
         copy_into_staging(source, target)
+
+    def _copy_into(self, target: Path) -> None:
+        """Copy the cached image of a card file to `target`, its place in the staging folder."""
+        self._copy(self.cache_path[target.relative_to(self.out_dir).as_posix()], target)
 
     def place_rest(self) -> None:
         """Place every file not placed yet."""
