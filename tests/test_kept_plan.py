@@ -59,6 +59,22 @@ def test_a_watchs_edit_makes_the_changed_cards_entries_only_and_a_cold_builds_re
     _same_as_cold(tiny_game, out, cold)
 
 
+def test_a_watchs_edits_one_after_another_write_a_cold_builds_record_and_outputs(tiny_game: Path,
+                                                                                  entries_made: list[str]) -> None:
+    """Each edit starts from the last one's kept record and hand-out (`_LastRecord`, `_HandOut.patched`)."""
+    out, cold = tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny"
+    edits = [[ALPHA, BETA, NA], [ALPHA, BETA.replace("Bold", "Bolder"), NA], [ALPHA, BETA, NA],
+             [ALPHA, BETA, NA, GAMMA], [GAMMA, BETA, NA, ALPHA], [GAMMA, NA, ALPHA],
+             [GAMMA, NA.replace("Plain", "Plainer"), ALPHA.replace("Fire", "Water")]]
+    for rows in edits:
+        _rows(tiny_game, rows)
+        _build(tiny_game)
+        _cold(tiny_game)
+        assert _record(out) == _record(cold)
+        _same_as_cold(tiny_game, out, cold)
+    assert entries_made[-2:] == ["na", "alpha"]
+
+
 @pytest.mark.parametrize("damage", ["written", "deleted", "replaced"])
 def test_a_watch_takes_the_card_images_it_verified_unlooked_at_and_notices_one_changed_behind_its_back(
         tiny_game: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:

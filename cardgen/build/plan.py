@@ -2,6 +2,7 @@
 PNG where the cache lacks it, then placed as card files with the build record beside them."""
 from __future__ import annotations
 
+import copy
 import datetime
 import functools
 import itertools
@@ -398,18 +399,18 @@ def record_of(plan: BuildPlan) -> BuildRecord:
              for name, art in plan.backs.items()}
     decks = {name: _deck_entry(game, name) for name in game.spec.decks}
     deck_keys = {name: deck.model_dump_json() for name, deck in decks.items()}
-    ids = list(map(_CARD_ID, plan.cards))
-    faces, card_backs = list(map(plan.faces.__getitem__, ids)), list(map(plan.card_back.__getitem__, ids))
+    if len(plan.faces) == len(plan.cards):  # a face and a back a card, in its order (its id is its own)
+        faces, card_backs = list(plan.faces.values()), list(plan.card_back.values())
+    else:
+        ids = list(map(_CARD_ID, plan.cards))
+        faces, card_backs = list(map(plan.faces.__getitem__, ids)), list(map(plan.card_back.__getitem__, ids))
     last = _LAST_RECORDS.get(game.name) if builds_again() else None
     if last is not None and last.deck_keys == deck_keys:
-        keys, cards = last.aligned(plan.cards, faces, card_backs)
+        keys, cards, entries = last.aligned(plan.cards, faces, card_backs)
     else:
-        keys, cards = [None] * len(ids), [None] * len(ids)
-    # the cards kept whole first, then the others (an equal card's entry is one object: the first one's)
-    found = list(map(operator.is_not, cards, itertools.repeat(None)))
-    entries = cast(dict[Hashable, CardEntry],
-                   dict(zip(itertools.compress(keys, found), itertools.compress(cards, found))))
-    for place in itertools.compress(range(len(cards)), map(operator.not_, found)):
+        keys, cards, entries = [None] * len(faces), [None] * len(faces), {}
+    # the other cards one by one (an equal card's entry is one object: the first one's)
+    for place in itertools.compress(range(len(cards)), map(operator.is_, cards, itertools.repeat(None))):
         card = plan.cards[place]
         key, entry = _card_entry(game.name, card, decks[card.deck], faces[place], card_backs[place], backs,
                                  deck_keys[card.deck])
@@ -418,7 +419,7 @@ def record_of(plan: BuildPlan) -> BuildRecord:
     keep_entries(game.name, entries)
     if builds_again():
         _LAST_RECORDS.pop(game.name, None)
-        _LAST_RECORDS[game.name] = _LastRecord(plan.cards, faces, card_backs, deck_keys, keys, kept_cards)
+        _LAST_RECORDS[game.name] = _LastRecord(plan.cards, faces, card_backs, deck_keys, keys, kept_cards, entries)
         while len(_LAST_RECORDS) > KNOWN_RECORDS:
             del _LAST_RECORDS[next(iter(_LAST_RECORDS))]
     return BuildRecord(
@@ -430,7 +431,7 @@ def record_of(plan: BuildPlan) -> BuildRecord:
         stats=Stats(cards=len(kept_cards), copies=sum(map(_COPIES, kept_cards))), cards=kept_cards)
 
 
-_CARD_ID, _COPIES, _DECK = operator.attrgetter("id"), operator.attrgetter("copies"), operator.attrgetter("deck")
+_CARD_ID, _COPIES = operator.attrgetter("id"), operator.attrgetter("copies")
 _CACHE_PATH, _FIRST, _SECOND = operator.attrgetter("cache_path"), operator.itemgetter(0), operator.itemgetter(1)
 
 
@@ -462,32 +463,122 @@ def _card_entry(game: str, card: Card, deck: DeckEntry, face: Artwork, back: str
 class _LastRecord:
     """What the last record of a game was made of, card by card, in a process that builds again: a card of the next
     plan that is the same object, with the same face artwork (one object while its render, look and key are the
-    same: see `artwork_of`) and back, gets the same entry. Found by C loops (`map`), not a Python step a card: ~5 us
-    a card at 10,000 cards, most of `record_of`. Holding the cards keeps their ids theirs."""
+    same: see `artwork_of`) and back, gets the same entry. Found by C loops over the lists' items (`map`), by place
+    when the game has as many cards as before, not a Python step a card (~5 us a card at 10,000 cards, most of
+    `record_of`). Holding the cards keeps their ids theirs."""
 
     def __init__(self, cards: list[Card], faces: list[Artwork], backs: list[str | None], deck_keys: dict[str, str],
-                 keys: list[Hashable], entries: list[CardEntry]) -> None:
-        self.cards, self.deck_keys = cards, deck_keys
-        self.places = dict(zip(map(id, cards), itertools.count()))
-        # one place more, past the last card: where a card not in the last record is looked for (holding nothing)
-        self.faces, self.backs = [*faces, None], [*backs, _NO_BACK]
-        self.keys, self.entries = [*keys, None], [*entries, None]
+                 keys: list[Hashable], entries: list[CardEntry], by_key: dict[Hashable, CardEntry]) -> None:
+        self.cards, self.faces, self.backs, self.deck_keys = cards, faces, backs, deck_keys
+        self.keys, self.entries, self.by_key = keys, entries, by_key
 
     def aligned(self, cards: list[Card], faces: list[Artwork], backs: list[str | None]
-                ) -> tuple[list[Hashable | None], list[CardEntry | None]]:
+                ) -> tuple[list[Hashable | None], list[CardEntry | None], dict[Hashable, CardEntry]]:
         """The key and entry of each of `cards` (with its face artwork and back) that the last record holds made of
-        the same; None for the others."""
+        the same (None for the others), and the entries by key of those."""
+        count = len(cards)
+        if count != len(self.cards) or len(self.by_key) != count:  # cards added or removed, or equal cards
+            return self._found(cards, faces, backs)
+        same = list(map(operator.and_, map(operator.and_, map(operator.is_, cards, self.cards),
+                                           map(operator.is_, faces, self.faces)), map(operator.eq, backs, self.backs)))
+        # copies of the lists (their items not looked at)
+        keys: list[Hashable | None] = list(self.keys)
+        entries: list[CardEntry | None] = list(self.entries)
+        by_key = dict(self.by_key)
+        for place in itertools.compress(range(count), map(operator.not_, same)):
+            del by_key[keys[place]]
+            keys[place] = entries[place] = None
+        return keys, entries, by_key
+
+    def _found(self, cards: list[Card], faces: list[Artwork], backs: list[str | None]
+               ) -> tuple[list[Hashable | None], list[CardEntry | None], dict[Hashable, CardEntry]]:
+        """`aligned`, each card looked for by its identity (cards added or removed: the others' places moved)."""
         last = len(self.cards)  # the place past the last card, which holds nothing
-        places = list(map(self.places.get, map(id, cards), itertools.repeat(last)))
-        same = map(operator.and_, map(operator.is_, faces, map(self.faces.__getitem__, places)),
-                   map(operator.eq, backs, map(self.backs.__getitem__, places)))
+        places = list(map(dict(zip(map(id, self.cards), itertools.count())).get, map(id, cards),
+                          itertools.repeat(last)))
+        same = map(operator.and_, map(operator.is_, faces, map([*self.faces, None].__getitem__, places)),
+                   map(operator.eq, backs, map([*self.backs, _NO_BACK].__getitem__, places)))
         places = [place if kept else last for place, kept in zip(places, same)]
-        return list(map(self.keys.__getitem__, places)), list(map(self.entries.__getitem__, places))
+        keys = list(map([*self.keys, None].__getitem__, places))
+        entries = list(map([*self.entries, None].__getitem__, places))
+        found = list(map(operator.is_not, entries, itertools.repeat(None)))
+        return keys, entries, cast(dict[Hashable, CardEntry], dict(zip(itertools.compress(keys, found),
+                                                                       itertools.compress(entries, found))))
 
 
 _NO_BACK = object()  # the back of no card (a card has a back name or None)
 # The last record of each game made in this process (see `_LastRecord`), the latest KNOWN_RECORDS.
 _LAST_RECORDS: dict[str, _LastRecord] = {}
+
+
+class _HandOut:
+    """The card files of a build (see `CardFiles`) before any is placed: the artworks (backs, then each card's face),
+    the path of each in the output folder, their image keys' files and the cache entry of each. In a process that
+    builds again, the next build of the game takes its game's last one and makes anew only the places whose artwork
+    is another object (`patched`): making them all, by C loops, cost ~15-20 ms an edit at 10,000 cards (reading
+    10,000 cards' objects scattered in memory), comparing the two lists of artworks by identity ~0.2 ms."""
+
+    def __init__(self, arts: list[Artwork], backs: int) -> None:
+        self.arts, self.backs = arts, backs
+        self.files = [*map("backs/{}.png".format, map(_NAME, arts[:backs])),
+                      *[f"cards/{art.deck}/{art.name}.png" for art in arts[backs:]]]  # (a face: its card's id)
+        _check_inside(self.files)
+        keys = list(map(_KEY, arts))
+        self.waiting: dict[str, list[tuple[str, Artwork]]] = dict(zip(keys, map(list, zip(zip(self.files, arts)))))
+        if len(self.waiting) < len(keys):  # images shared by content (equal cards): each key's files together
+            self.waiting = {}
+            for key, entry in zip(keys, zip(self.files, arts)):
+                self.waiting.setdefault(key, []).append(entry)
+        self.paths = set(self.files)
+        self.cache_path = dict(zip(self.files, map(_CACHE_PATH, arts)))
+
+    def patched(self, arts: list[Artwork], backs: int) -> _HandOut | None:
+        """The hand-out of `arts` made from this one, its places holding another artwork made anew (the lists and
+        dicts copied, never changed in place: the last build's stay as they were); None when many places differ."""
+        if len(arts) != len(self.arts) or backs != self.backs or len(self.paths) != len(self.files):
+            return None
+        changed = list(itertools.compress(range(len(arts)), map(operator.is_not, arts, self.arts)))
+        if len(changed) > CHANGED_AT_MOST:
+            return None
+        patched = copy.copy(self)
+        patched.arts, patched.files, patched.paths = arts, list(self.files), set(self.paths)
+        patched.waiting, patched.cache_path = dict(self.waiting), dict(self.cache_path)
+        for place in changed:  # the last build's files of those places out...
+            gone, file = self.arts[place], self.files[place]
+            others = [entry for entry in patched.waiting[gone.key] if entry[1] is not gone]
+            if others:
+                patched.waiting[gone.key] = others
+            else:
+                del patched.waiting[gone.key]
+            patched.paths.discard(file)
+            del patched.cache_path[file]
+        for place in changed:  # ... and this build's in
+            art = arts[place]
+            file = patched.files[place] = f"backs/{art.name}.png" if place < backs else \
+                f"cards/{art.deck}/{art.name}.png"
+            patched.waiting[art.key] = [*patched.waiting.get(art.key, ()), (file, art)]
+            patched.paths.add(file)
+            patched.cache_path[file] = art.cache_path
+        _check_inside([patched.files[place] for place in changed])
+        return patched if len(patched.paths) == len(patched.files) else None
+
+
+def _check_inside(paths: list[str]) -> None:
+    """Refuse a card file's path that leads out of the output folder.
+
+    Ids and deck names are checked on loading; the folder is new (no link in it leads out), so a path without `..`
+    stays inside (resolving each path cost a quarter of a second at 1,000 cards; splitting each, ~8 ms at 10,000)."""
+    if ".." in "\0".join(paths):
+        for relative_path in paths:
+            if ".." in relative_path.replace(os.sep, "/").split("/"):
+                raise CardgenError(f"refused to write {relative_path} outside the output folder")
+
+
+# The last hand-out of each game in this process (see `_HandOut`), the latest KNOWN_RECORDS; one that differs from
+# the next build's in more places than this is made anew.
+_LAST_HANDOUTS: dict[str, _HandOut] = {}
+CHANGED_AT_MOST = 256
+_NAME = operator.attrgetter("name")
 
 
 class DrawingStopped(Exception):
@@ -507,26 +598,23 @@ class CardFiles:
     def __init__(self, plan: BuildPlan, staging: Path, keep_svg: bool, previous: PreviousOutputs | None = None) -> None:
         self.out_dir, self.keep_svg, self.previous = staging, keep_svg, previous
         self.folders: set[Path] = set()  # the folders made in it so far
-        # (by C loops, `map` and `zip`: a Python step a card cost ~20-30 ms of an edit at 10,000 cards)
-        paths = [*(f"backs/{name}.png" for name in plan.backs),
-                 *map("cards/{}/{}.png".format, map(_DECK, plan.cards), map(_CARD_ID, plan.cards))]
-        arts = [*plan.backs.values(), *map(plan.faces.__getitem__, map(_CARD_ID, plan.cards))]
-        # ids and deck names are checked on loading; the folder is new (no link in it leads out), so a path without
-        # `..` stays inside (resolving each path cost a quarter of a second at 1,000 cards)
-        if ".." in "\0".join(paths):
-            for relative_path in paths:
-                if ".." in relative_path.replace(os.sep, "/").split("/"):
-                    raise CardgenError(f"refused to write {relative_path} outside the output folder")
-        keys = list(map(_KEY, arts))
-        # (path in the output folder, art) by image key
-        self.waiting: dict[str, list[tuple[str, Artwork]]] = dict(zip(keys, map(list, zip(zip(paths, arts)))))
-        if len(self.waiting) < len(keys):  # images shared by content (equal cards): each key's files together
-            self.waiting = {}
-            for key, entry in zip(keys, zip(paths, arts)):
-                self.waiting.setdefault(key, []).append(entry)
-        self.pending = set(paths)  # by path in the output folder, until available
-        self.unplaced = set(paths)  # until placed
-        self.cache_path = dict(zip(paths, map(_CACHE_PATH, arts)))  # the cache entry of each
+        faces = list(plan.faces.values()) if len(plan.faces) == len(plan.cards) else \
+            list(map(plan.faces.__getitem__, map(_CARD_ID, plan.cards)))  # (a face a card, in its order)
+        arts = [*plan.backs.values(), *faces]
+        last = _LAST_HANDOUTS.get(plan.game.name) if builds_again() else None
+        handout = last.patched(arts, len(plan.backs)) if last is not None else None
+        if handout is None:
+            handout = _HandOut(arts, len(plan.backs))
+        if builds_again():
+            _LAST_HANDOUTS.pop(plan.game.name, None)
+            _LAST_HANDOUTS[plan.game.name] = handout
+            while len(_LAST_HANDOUTS) > KNOWN_RECORDS:
+                del _LAST_HANDOUTS[next(iter(_LAST_HANDOUTS))]
+        # (path in the output folder, art) by image key: a copy, which `place` takes from
+        self.waiting: dict[str, list[tuple[str, Artwork]]] = dict(handout.waiting)
+        self.pending = set(handout.paths)  # by path in the output folder, until available
+        self.unplaced = set(handout.paths)  # until placed
+        self.cache_path = handout.cache_path  # the cache entry of each (not changed)
         self.stopped = False  # the drawing stopped: what is pending will never be placed
         self.changed = threading.Condition()
 
