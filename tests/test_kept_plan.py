@@ -59,16 +59,31 @@ def test_a_watchs_edit_makes_the_changed_cards_entries_only_and_a_cold_builds_re
     _same_as_cold(tiny_game, out, cold)
 
 
-def test_a_watchs_edits_one_after_another_write_a_cold_builds_record_and_outputs(tiny_game: Path,
-                                                                                  entries_made: list[str]) -> None:
-    """Each edit starts from the last one's kept record and hand-out (`_LastRecord`, `_HandOut.patched`)."""
+def test_a_watchs_edits_one_after_another_write_a_cold_builds_record_and_outputs(
+        tiny_game: Path, entries_made: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each edit starts from the last one's kept plan, record and hand-out (`_LastPlan`, `_LastRecord`,
+    `_HandOut.patched`); a card's text edited in its place plans that card's face only."""
+    planned: list[str] = []
+    artwork_of = plan_module.artwork_of
+    monkeypatch.setattr(plan_module, "artwork_of", lambda name, rendered, plan, deck, context, card=None:
+                        planned.append(card.id if card else "back") or
+                        artwork_of(name, rendered, plan, deck, context, card))
     out, cold = tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny"
-    edits = [[ALPHA, BETA, NA], [ALPHA, BETA.replace("Bold", "Bolder"), NA], [ALPHA, BETA, NA],
+    back = tiny_game / "templates" / "tiny" / "back.svg"
+    edits = [[ALPHA, BETA, NA], [ALPHA, BETA.replace("Bold", "Bolder"), NA], [ALPHA, BETA, NA], "back",
              [ALPHA, BETA, NA, GAMMA], [GAMMA, BETA, NA, ALPHA], [GAMMA, NA, ALPHA],
              [GAMMA, NA.replace("Plain", "Plainer"), ALPHA.replace("Fire", "Water")]]
-    for rows in edits:
-        _rows(tiny_game, rows)
+    for number, rows in enumerate(edits):
+        planned.clear()
+        if rows == "back":
+            back.write_text(back.read_text().replace("#334455", "#334466"))
+        else:
+            _rows(tiny_game, list(rows))
         _build(tiny_game)
+        if number in (1, 2):
+            assert planned == ["back", "beta"]
+        elif number == len(edits) - 1:
+            assert planned == ["back", "na", "alpha"]
         _cold(tiny_game)
         assert _record(out) == _record(cold)
         _same_as_cold(tiny_game, out, cold)
