@@ -302,16 +302,17 @@ class PreviousOutputs:
         """`place` with `trust` of many files at once (the card files an edit finds in the cache), by C loops, not a
         Python step a file (~45-60 ms an edit at 10,000 cards): for each, whether it was kept on trust (made by
         `make(target)` if `put_in_place` finds it changed); the others are left to `place`."""
-        if not builds_again() or self.linked or any(map(self.made.__contains__, names)):
+        if not builds_again() or self.linked or self.made and any(map(self.made.__contains__, names)):
             return [False] * len(names)
         sealed: list = list(map(self.sealed.get, names))  # (a file's [size, time], else anything)
         kept = list(map(operator.and_, map(operator.eq, map(self.keys.get, names), keys),
                         map(isinstance, sealed, itertools.repeat(list))))
-        names = list(itertools.compress(names, kept))
-        self.made.update(zip(names, itertools.compress(keys, kept)))
-        self.kept.update(zip(names, map(operator.add, map(tuple, itertools.compress(sealed, kept)),
-                                        itertools.repeat((FILE_MODE,)))))
-        self.trusted.update(zip(names, zip(itertools.compress(targets, kept), itertools.repeat(make))))
+        if not all(kept):  # (an edit keeps all it found: no list taken apart then)
+            names, keys, sealed, targets = (list(itertools.compress(items, kept))
+                                            for items in (names, keys, sealed, targets))
+        self.made.update(zip(names, keys))
+        self.kept.update(zip(names, map(operator.add, map(tuple, sealed), itertools.repeat((FILE_MODE,)))))
+        self.trusted.update(zip(names, zip(targets, itertools.repeat(make))))
         return kept
 
     def _check_trusted(self) -> None:
