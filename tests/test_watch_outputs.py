@@ -192,7 +192,8 @@ def test_a_watch_looks_only_at_the_kept_card_files_the_kernel_says_changed_and_m
     """From a watch's second edit on, it learns from the kernel (inotify: `core/folderwatch.py`) which files of the
     output folder changed: it looks at no kept card file no one touched, and one written in place, made older or
     read-only, deleted or replaced behind its back is made again. A folder moved in the output folder makes it look
-    at every file; a build stopped after looking leaves the change noted for the next one."""
+    at every file, as do stamps it did not write; a build stopped after looking leaves the change noted for the next
+    one."""
     from cardgen.core.errors import CardgenError
     from cardgen.load import freshness
 
@@ -238,6 +239,10 @@ def test_a_watch_looks_only_at_the_kept_card_files_the_kernel_says_changed_and_m
             edit()
     edit()
     assert alpha.read_bytes() == made
+    stamps = out / freshness.STAMPS
+    stamps.write_bytes(stamps.read_bytes())  # written by another: not the watch's own, every file looked at
+    edit()
+    assert {"alpha.png", "beta.png"} <= set(looked)
     _cold(tiny_game)
     _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")
 

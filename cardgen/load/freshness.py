@@ -101,7 +101,11 @@ def _write_stamps(path: Path, stamps: dict) -> None:
     """Write a build's stamps: JSON without an indent, which json.dumps writes in C (with one, in Python: ~2 ms a
     write at 1,000 cards, twice an edit); a file for cardgen, not for reading."""
     write_text(path, json.dumps(stamps, ensure_ascii=False))
-    _remember_stamps(file_identity(path), stamps)
+    identity = file_identity(path)
+    _remember_stamps(identity, stamps)
+    if identity in _KNOWN_STAMPS:
+        _WRITTEN.add(identity)
+        _WRITTEN.intersection_update(_KNOWN_STAMPS)
 
 
 # In a process that builds again (watch, serve), the stamps it last wrote or read, by the identity of their file
@@ -111,6 +115,7 @@ def _write_stamps(path: Path, stamps: dict) -> None:
 # Never changed once kept: a reader that changes them changes a copy.
 _KNOWN_STAMPS: dict[tuple[int, ...], dict] = {}
 KNOWN_STAMPS = 8  # the stamps of a few games' output folders and their staging folders
+_WRITTEN: set[tuple[int, ...]] = set()  # those of them this process wrote (`PreviousOutputs.own_stamps`)
 
 
 def _read_stamps(path: Path) -> dict:
@@ -252,6 +257,9 @@ class PreviousOutputs:
 
     def __init__(self, final: Path, staging: Path, in_place: bool = True) -> None:
         self.final, self.staging = final, staging
+        # Stamps this process wrote (not another's, or a copy put back): the folder's files were looked at against
+        # them, so that the kernel's events since then tell which changed (`_check_trusted`).
+        self.own_stamps = file_identity(final / STAMPS) in _WRITTEN
         try:
             stamps = _read_stamps(final / STAMPS)  # read once: ~150 KB at 1,000 cards
             sealed, made = stamps["outputs"], stamps.get("made", {})
@@ -303,9 +311,11 @@ class PreviousOutputs:
         from cardgen.core.folderwatch import changed_since
 
         final = str(self.final)  # (a path as text: a Path made for each file took ~3.5 of these ~6 ms at 1,000 cards)
-        # Only the files the kernel says changed since the last build looked, when it can say (`folderwatch`): a
-        # `stat` of each of 10,000 kept files took ~30 ms of an edit. The others are as that build left them.
-        self.changed = changed = changed_since(self.final)
+        # Only the files the kernel says changed since the last build looked, when it can say (`folderwatch`) and the
+        # stamps are this process's own: a `stat` of each of 10,000 kept files took ~30 ms of an edit. The others are
+        # as that build left them.
+        self.changed = changed_since(self.final)
+        changed = self.changed if self.own_stamps else None
         looked = self.trusted if changed is None else {n: self.trusted[n] for n in changed if n in self.trusted}
         for name, (target, make) in looked.items():
             try:
