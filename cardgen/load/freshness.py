@@ -459,7 +459,9 @@ class PreviousOutputs:
             if name not in (STAMPS, "build.json"):
                 stat = path.stat()  # a rename keeps it
                 outputs[name] = [stat.st_size, stat.st_mtime_ns]
-        stamps["outputs"], stamps["made"] = outputs, dict(sorted(self.made.items()))
+        # (in the order the files were placed, not sorted as a whole build's: ~6 ms of an edit at 10,000 cards; the
+        # stamps are read as mappings)
+        stamps["outputs"], stamps["made"] = outputs, dict(self.made)
         _write_stamps(self.staging / STAMPS, stamps)
         (self.final / STAMPS).unlink(missing_ok=True)
         for name, path in names.items():
