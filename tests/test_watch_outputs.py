@@ -193,7 +193,8 @@ def test_a_watch_looks_only_at_the_kept_card_files_the_kernel_says_changed_and_m
     output folder changed: it looks at no kept card file no one touched, and one written in place, made older or
     read-only, deleted or replaced behind its back is made again. A folder moved in the output folder makes it look
     at every file, as do stamps it did not write; a build stopped after looking leaves the change noted for the next
-    one."""
+    one. After all this the next build says up to date; a record or stamps corrupted behind its back are built
+    again."""
     from cardgen.core.errors import CardgenError
     from cardgen.load import freshness
 
@@ -243,6 +244,12 @@ def test_a_watch_looks_only_at_the_kept_card_files_the_kernel_says_changed_and_m
     stamps.write_bytes(stamps.read_bytes())  # written by another: not the watch's own, every file looked at
     edit()
     assert {"alpha.png", "beta.png"} <= set(looked)
+    again = BuildOptions(tiny_game / "output", jobs=1)
+    assert build_game(tiny_game, "tiny", again, stages=stage_names()).up_to_date  # after several edits
+    for broken, text in (("build.json", "{"), (freshness.STAMPS, stamps.read_text()[:100])):
+        (out / broken).write_text(text)  # corrupted or cut short behind the watch's back: built again, not served
+        assert not build_game(tiny_game, "tiny", again, stages=stage_names()).up_to_date, broken
+        assert build_game(tiny_game, "tiny", again, stages=stage_names()).up_to_date, broken
     _cold(tiny_game)
     _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")
 
