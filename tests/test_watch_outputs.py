@@ -193,8 +193,10 @@ def test_a_watch_looks_only_at_the_kept_card_files_the_kernel_says_changed_and_m
     output folder changed: it looks at no kept card file no one touched, and one written in place, made older or
     read-only, deleted or replaced behind its back is made again. A folder moved in the output folder makes it look
     at every file, as do stamps it did not write; a build stopped after looking leaves the change noted for the next
-    one. After all this the next build says up to date; a record or stamps corrupted behind its back are built
-    again."""
+    one; one killed while moving its files in is built again whole. After all this the next build says up to
+    date; a record or stamps corrupted behind its back are built again."""
+    import os
+
     from cardgen.core.errors import CardgenError
     from cardgen.load import freshness
 
@@ -244,6 +246,19 @@ def test_a_watch_looks_only_at_the_kept_card_files_the_kernel_says_changed_and_m
     stamps.write_bytes(stamps.read_bytes())  # written by another: not the watch's own, every file looked at
     edit()
     assert {"alpha.png", "beta.png"} <= set(looked)
+    replace = os.replace
+
+    def killed_moving_na_in(source: str, target: str) -> None:
+        if str(target) == str(out / "cards" / "main" / "na.png"):
+            raise KeyboardInterrupt
+        replace(source, target)
+
+    with monkeypatch.context() as stopping:
+        stopping.setattr(os, "replace", killed_moving_na_in)
+        with pytest.raises(KeyboardInterrupt):
+            edit()
+    assert not stamps.exists()  # a folder half moved in is never taken as current: built again whole
+    edit()
     again = BuildOptions(tiny_game / "output", jobs=1)
     assert build_game(tiny_game, "tiny", again, stages=stage_names()).up_to_date  # after several edits
     for broken, text in (("build.json", "{"), (freshness.STAMPS, stamps.read_text()[:100])):
