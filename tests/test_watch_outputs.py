@@ -167,6 +167,108 @@ def test_a_watch_looks_at_a_kept_card_file_once_and_makes_one_changed_behind_its
     _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")
 
 
+def _edited_behind(alpha: Path, how: str) -> None:
+    """Change a card file of the output folder as a designer or a tool might, behind a watch's back."""
+    import os
+
+    if how == "written in place":  # the same size
+        with alpha.open("r+b") as handle:
+            handle.seek(100)
+            handle.write(b"edited")
+    elif how == "made older":
+        os.utime(alpha, ns=(10**18, 10**18))
+    elif how == "made read-only":
+        alpha.chmod(0o444)
+    elif how == "deleted":
+        alpha.unlink()
+    else:  # replaced: another file renamed over it, as an image editor saves
+        (alpha.parent / "edited.tmp").write_bytes(alpha.read_bytes()[:-1] + b"x")
+        os.replace(alpha.parent / "edited.tmp", alpha)
+
+
+@pytest.mark.skipif(not Path("/proc/sys/fs/inotify").is_dir(), reason="inotify: Linux only")
+def test_a_watch_looks_only_at_the_kept_card_files_the_kernel_says_changed_and_makes_each_one_again(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From a watch's second edit on, it learns from the kernel (inotify: `core/folderwatch.py`) which files of the
+    output folder changed: it looks at no kept card file no one touched, and one written in place, made older or
+    read-only, deleted or replaced behind its back is made again. A folder moved in the output folder makes it look
+    at every file, as do stamps it did not write; a build stopped after looking leaves the change noted for the next
+    one; one killed while moving its files in is built again whole. After all this the next build says up to
+    date; a record or stamps corrupted behind its back are built again."""
+    import os
+
+    from cardgen.core.errors import CardgenError
+    from cardgen.load import freshness
+
+    out = tiny_game / "output" / "tiny"
+    alpha = out / "cards" / "main" / "alpha.png"
+    storage.keep_for_next_builds()
+    texts = iter(f"Plain {number}" for number in range(100))
+    _rows(tiny_game, [ALPHA, BETA, NA])
+    _build(tiny_game)
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", next(texts))])
+    _build(tiny_game)  # looks at every kept file: the folder is watched from here on
+    made = alpha.read_bytes()
+    looked: list[str] = []
+    file_state = freshness._file_state
+    monkeypatch.setattr(freshness, "_file_state", lambda path: looked.append(Path(path).name) or file_state(path))
+
+    def edit() -> None:
+        looked.clear()
+        _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", next(texts))])
+        _build(tiny_game)
+
+    edit()
+    assert not {"alpha.png", "beta.png"} & set(looked)  # nobody touched them
+    for how in ("written in place", "made older", "made read-only", "deleted", "replaced"):
+        _edited_behind(alpha, how)
+        edit()
+        assert "alpha.png" in looked and "beta.png" not in looked, how
+        assert alpha.read_bytes() == made and alpha.stat().st_mode & 0o777 == storage.FILE_MODE, how
+    (out / "cards" / "main").rename(out / "cards" / "moved")  # away and back: its watch named it wrongly meanwhile
+    (out / "cards" / "moved").rename(out / "cards" / "main")
+    edit()
+    assert {"alpha.png", "beta.png"} <= set(looked)  # the kernel's events cannot tell: every file looked at
+    edit()
+    assert not {"alpha.png", "beta.png"} & set(looked)  # watched anew
+    _edited_behind(alpha, "written in place")
+
+    def stopped(self: freshness.PreviousOutputs) -> None:
+        raise CardgenError("stopped after looking")
+
+    with monkeypatch.context() as stopping:
+        stopping.setattr(freshness.PreviousOutputs, "check_kept", stopped)
+        with pytest.raises(CardgenError):
+            edit()
+    edit()
+    assert alpha.read_bytes() == made
+    stamps = out / freshness.STAMPS
+    stamps.write_bytes(stamps.read_bytes())  # written by another: not the watch's own, every file looked at
+    edit()
+    assert {"alpha.png", "beta.png"} <= set(looked)
+    replace = os.replace
+
+    def killed_moving_na_in(source: str, target: str) -> None:
+        if str(target) == str(out / "cards" / "main" / "na.png"):
+            raise KeyboardInterrupt
+        replace(source, target)
+
+    with monkeypatch.context() as stopping:
+        stopping.setattr(os, "replace", killed_moving_na_in)
+        with pytest.raises(KeyboardInterrupt):
+            edit()
+    assert not stamps.exists()  # a folder half moved in is never taken as current: built again whole
+    edit()
+    again = BuildOptions(tiny_game / "output", jobs=1)
+    assert build_game(tiny_game, "tiny", again, stages=stage_names()).up_to_date  # after several edits
+    for broken, text in (("build.json", "{"), (freshness.STAMPS, stamps.read_text()[:100])):
+        (out / broken).write_text(text)  # corrupted or cut short behind the watch's back: built again, not served
+        assert not build_game(tiny_game, "tiny", again, stages=stage_names()).up_to_date, broken
+        assert build_game(tiny_game, "tiny", again, stages=stage_names()).up_to_date, broken
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")
+
+
 def test_a_watch_copies_the_print_file_it_updated_ahead_for_the_next_update_and_takes_only_that_copy(
         tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Once a watch's rebuild has reported, the print file it updated is copied (`pdf_update.copy_ahead`); the next
