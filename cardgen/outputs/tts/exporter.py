@@ -52,6 +52,7 @@ class Exporter:
         self.last: list[Callable[[], None]] = []  # images to put in once every other is (see `save_cached`)
         self.outside = 0  # objects the layout could not keep inside the play area
         self.objects = KeptRuns(("tts-objects", game))  # each sheet's objects (`decks.card_deck`), for the next
+        self.sheets = KeptRuns(("tts-sheets", game))  # each sheet's plan (`decks._sheet_plans`), for the next
 
     # ------------------------------------------------------------ images
 
@@ -103,6 +104,13 @@ class Exporter:
             make(self.staging / name)
         else:
             self.previous.place(self.staging / name, key, make, name=f"{TTS_DIR}/{name}")
+
+    def take_key(self, key: int) -> bool:
+        """Take a sheet's key a rebuild planned before, when no sheet took it yet (False: nothing taken)."""
+        if key in self.keys:
+            return False
+        self.keys.add(key)
+        return True
 
     def description(self, card: CardEntry) -> str:
         """A card's text as its description in Tabletop Simulator (asked only for the saved object: an export
@@ -157,6 +165,7 @@ class Exporter:
             mark_for_push(objects, self.game)
         if self.recipes is None:
             self.objects.keep()
+        self.sheets.keep()  # (`card_work`'s plans are the export's, made once a build)
         game = self.record.game
         return {"SaveName": game.title, "Date": self.record.built_at, "VersionNumber": "",
                 "GameMode": game.title, "GameType": "", "GameComplexity": "", "Tags": [], "Gravity": 0.5,
