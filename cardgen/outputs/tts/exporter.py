@@ -21,7 +21,7 @@ from cardgen.outputs.tts.sizes import card_scale, table_units
 from cardgen.outputs.tts.tokens import token_objects
 from cardgen.outputs.tts.work import Recipes
 from cardgen.raster.render import DrawnCard
-from cardgen.record.record import BuildRecord, CardEntry, DeckEntry
+from cardgen.record.record import BuildRecord, CardEntry, DeckEntry, cards_by_deck
 
 TTS_DIR = "tts"
 
@@ -138,9 +138,7 @@ class Exporter:
         `marked`, the objects lack their tags and memos (`mark_for_push`): for the images the export draws only.
         """
         rows: dict[str, list[tuple[str, DeckEntry, list[CardEntry]]]] = {"card": [], "token": [], "board": []}
-        by_deck: dict[str, list[CardEntry]] = {}  # (`record.cards_of`: one pass over the cards, not one a deck)
-        for card in self.record.cards:
-            by_deck.setdefault(card.deck, []).append(card)
+        by_deck = cards_by_deck(self.record.cards)  # (one C loop over the cards, not one a deck)
         for deck_name, deck in self.record.decks.items():
             cards = by_deck.get(deck_name)
             if cards:
