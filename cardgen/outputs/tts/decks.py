@@ -5,8 +5,9 @@ from __future__ import annotations
 import functools
 import operator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
+from cardgen.core.storage import blocks
 from cardgen.outputs.tts.objects import base_object
 from cardgen.outputs.tts.pictures import Cell, Plain, Scaled, SheetPicture, Source
 from cardgen.outputs.tts.sheets import SLOTS_PER_SHEET, Sheet, first_key, plan_sheet
@@ -23,6 +24,7 @@ def card_deck(export: Exporter, deck_name: str, deck: DeckEntry, cards: list[Car
     (`CustomDeck`) when the export collects the recipes of its images (`card_work`: a card's objects, its guids
     and description, were ~half of that planning at 1,000 cards)."""
     export.cover.append((cards[0].face, deck))
+    export.shown(cards[0])
     plans = _sheet_plans(export, deck_name, deck, cards)
     unique_back = plans[0].backs is not None  # different backs: a back sheet per face sheet
     if not unique_back:  # one back image for the deck (and one file for decks sharing a back)
@@ -129,8 +131,14 @@ def _sheet_plans(export: Exporter, deck_name: str, deck: DeckEntry, cards: list[
     first choice and still free (keys are handed out in order, like the GUIDs: see `Guids.take`): an edit plans
     again, and looks at the cards of, only the sheets holding a changed card (at 10,000 cards each export's planning
     of every sheet was ~40 ms of an edit, twice: `card_work`'s and the export's)."""
-    distinct = list(dict(zip(map(_ID, cards), cards)).values())  # (C loops: ~1 ms at 10,000 cards)
-    backs = {back: export.image_hash(back) for back in set(map(_BACK, cards))}
+    ids: set[str] = set()
+    shown: set[str | None] = set()
+    for _, block in blocks(cards):  # (the ids and backs of a block the last export's: no card looked at)
+        block_ids, block_backs = export.sheets.made("facts", block, functools.partial(_block_facts, block))
+        ids.update(block_ids)
+        shown |= block_backs
+    distinct = cards if len(ids) == len(cards) else list(dict(zip(map(_ID, cards), cards)).values())
+    backs = {back: export.image_hash(back) for back in shown}
     bleed = 2 * deck.bleed_px
     card_size = (deck.pixels.width - bleed, deck.pixels.height - bleed)  # as `trimmed` cuts
     # A key names the sheet's images: it changes whenever they do, or a table holding an older export
@@ -166,7 +174,12 @@ def _sheet_plan(export: Exporter, deck_name: str, deck: DeckEntry, index: int, c
                      face_inputs, back_pictures, [layout, *(backs[card.back] for card in cards)])
 
 
-_ID, _BACK = operator.attrgetter("id"), operator.attrgetter("back")
+def _block_facts(cards: Sequence[CardEntry]) -> tuple[tuple[str, ...], frozenset[str | None]]:
+    """The ids of a block of cards, and the backs they show."""
+    return tuple(card.id for card in cards), frozenset(card.back for card in cards)
+
+
+_ID = operator.attrgetter("id")
 
 
 def _sheet_picture(export: Exporter, sheet: Sheet, shows: list[tuple[str, str] | None], deck: DeckEntry
