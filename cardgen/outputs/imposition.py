@@ -12,9 +12,9 @@ import operator
 import weakref
 from dataclasses import dataclass, field
 from itertools import groupby
-from typing import Iterable, Literal
+from typing import Iterable, Literal, Sequence
 
-from cardgen.core.storage import builds_again
+from cardgen.core.storage import KeptRuns, blocks, builds_again
 from cardgen.core.units import parse_paper
 from cardgen.options.layouts import SheetLayout
 from cardgen.options.pdf import PrintSpec
@@ -112,7 +112,18 @@ class Item:
 def items_from_cards(cards: list[CardEntry]) -> list[Item]:
     """Every copy of every card of a build record, in data order (in a process that builds again, an unchanged
     card's as the last build made them: `kept_piece`, so that the sheets of the last imposition are found by their
-    items' identities, see `_KeptLeaves`)."""
+    items' identities, see `_KeptLeaves`; and those of a block of RUN_ITEMS unchanged cards the last build's list,
+    `storage.KeptRuns`: a look-up a card was ~6 ms of an edit at 10,000 cards)."""
+    runs = KeptRuns("print-items")
+    items: list[Item] = []
+    for _, block in blocks(cards):
+        items += runs.made("items", block, functools.partial(_block_items, block))
+    runs.keep()
+    return items
+
+
+def _block_items(cards: Sequence[CardEntry]) -> list[Item]:
+    """`items_from_cards` of a block of cards."""
     return [item for card in cards for item in kept_piece(card, "items", functools.partial(_items_of, card))]
 
 
