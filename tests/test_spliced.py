@@ -9,7 +9,7 @@ import threading
 import time
 import zlib
 from pathlib import Path
-from typing import BinaryIO, Iterable
+from typing import BinaryIO, Callable, Iterable
 
 import pytest
 
@@ -251,12 +251,7 @@ def test_tts_sheets_kept_by_a_process_building_again_hold_what_a_cold_export_wri
     """A sheet whose cards are unchanged keeps its objects from the last build (`decks.card_deck`), GUIDs included,
     only while each GUID is what a cold export hands out in order (a card changed on each of three sheets in turn,
     then a copy added on the first whose GUID is the first choice of a card on the third, and taken away again)."""
-    import shutil
-
-    from cardgen.load.manifest import load_game
-    from cardgen.outputs.tts import objects, sheets
-    from cardgen.outputs.tts.stage import TTSStage, export_tts
-    from cardgen.record.record import BuildRecord
+    from cardgen.outputs.tts import sheets
 
     def guid(seed: str, name: str, attempt: int) -> str:  # Card 7's second copy takes Card 140's first choice
         return f"{(zlib.crc32(name.replace('card-7/1', 'card-140/0').encode()) + attempt) % 16 ** 6:06x}"
@@ -274,16 +269,81 @@ def test_tts_sheets_kept_by_a_process_building_again_hold_what_a_cold_export_wri
     for number, edit in enumerate(edits):
         edit(tiny_game)
         build_game(tiny_game, "tiny", BuildOptions(out, jobs=1), stages=stage_names())
-        fresh = tmp_path / str(number) / "tiny"
-        shutil.copytree(out / "tiny", fresh, copy_function=os.link, ignore=shutil.ignore_patterns("tts"))
-        game = load_game(tiny_game, "tiny")
-        with monkeypatch.context() as cold:
-            cold.setattr(storage, "BUILDS_AGAIN", threading.Event())  # (an export of its own: nothing kept)
-            cold.setattr(storage, "_RUNS", {})
-            cold.setattr(objects, "_TEXTS", {})
-            export_tts(game, BuildRecord.read(fresh / "build.json"), fresh, TTSStage.for_game(game).config)
-        [kept] = (out / "tiny" / "tts").glob("*.json")
-        made = (fresh / "tts" / kept.name).read_text(encoding="utf-8").replace(str(fresh.parent), str(out))
-        assert kept.read_text(encoding="utf-8") == made, number
+        made = _same_as_a_cold_export(tiny_game, tmp_path / str(number), monkeypatch)
         guids = [card["GUID"] for deck in json.loads(made)["ObjectStates"] for card in deck["ContainedObjects"]]
         assert len(guids) == len(set(guids)) > 150
+
+
+def test_tts_sheet_plans_kept_by_a_process_building_again_hold_what_a_cold_export_writes(
+        tiny_game: Path, copied: list[int], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A sheet whose cards are unchanged keeps its plan from the last build (`decks._sheet_plans`: its key, its
+    images' recipes and names) only while its key is what a cold export hands out in order: the first sheet's new
+    content made to take the third sheet's key, then given back; a card removed (the cards after it move to the sheet
+    before); a card of the last sheet changed. The saved object and every file of tts/ are a cold export's."""
+    from cardgen.outputs.tts import decks, sheets
+
+    planned: dict[tuple[str, int], str] = {}  # each sheet's content as first planned
+    first_key = sheets.first_key
+
+    def key(game: str, deck: str, index: int, content: str = "") -> int:
+        if planned.setdefault((deck, index), content) != content and index == 0:
+            return first_key(game, deck, 2, planned[(deck, 2)])  # the third sheet's first key
+        return first_key(game, deck, index, content)
+
+    monkeypatch.setattr(sheets, "first_key", key)
+    monkeypatch.setattr(decks, "first_key", key)
+    data.remember_rows()
+    _rows(lambda lines: [*lines, *(f"Card {n},1,Text {n},1" for n in range(150))])(tiny_game)  # three sheets
+    edits = [_rows(lambda lines: [line.replace("Text 20,", "Text twenty,") for line in lines]),
+             _rows(lambda lines: [line.replace("Text twenty,", "Text 20,") for line in lines]),
+             _rows(lambda lines: [line for line in lines if "Text 20," not in line]),
+             _rows(lambda lines: [line.replace("Text 145,", "Text 145 again,") for line in lines]),
+             _back("#556677")]  # the same cards, another back: every sheet's key changes
+    out = tiny_game / "kept"
+    build_game(tiny_game, "tiny", BuildOptions(out, jobs=1), stages=stage_names())
+    keys = []
+    for number, edit in enumerate(edits):
+        edit(tiny_game)
+        build_game(tiny_game, "tiny", BuildOptions(out, jobs=1), stages=stage_names())
+        made = _same_as_a_cold_export(tiny_game, tmp_path / str(number), monkeypatch)
+        keys.append([key for deck in json.loads(made)["ObjectStates"] for key in deck["CustomDeck"]])
+    assert keys[0][0] == keys[1][2] and keys[0][2] != keys[1][2]  # the third sheet's key taken, and given back
+    assert not set(keys[-1][1:]) & set(keys[-2][1:])  # (the first sheet's key is the one `key` gives it)
+
+
+def _back(color: str) -> Callable[[Path], None]:
+    """The back every card shows, in one colour."""
+    def painted(root: Path) -> None:
+        path = root / "templates" / "tiny" / "back.svg"
+        path.write_text(path.read_text().replace("#334455", color))
+    return painted
+
+
+def _same_as_a_cold_export(root: Path, folder: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The kept build's saved object and tts/ files are those an export of its own (nothing kept) writes from its
+    build record into a copy of the build; the saved object's text."""
+    import shutil
+
+    from cardgen.load.manifest import load_game
+    from cardgen.outputs.tts import objects
+    from cardgen.outputs.tts.stage import TTSStage, export_tts
+    from cardgen.record.record import BuildRecord
+
+    out = root / "kept"
+    fresh = folder / "tiny"
+    shutil.copytree(out / "tiny", fresh, copy_function=os.link, ignore=shutil.ignore_patterns("tts"))
+    game = load_game(root, "tiny")
+    with monkeypatch.context() as cold:
+        cold.setattr(storage, "BUILDS_AGAIN", threading.Event())  # (an export of its own: nothing kept)
+        cold.setattr(storage, "_RUNS", {})
+        cold.setattr(objects, "_TEXTS", {})
+        export_tts(game, BuildRecord.read(fresh / "build.json"), fresh, TTSStage.for_game(game).config)
+    [kept] = (out / "tiny" / "tts").glob("*.json")
+    made = (fresh / "tts" / kept.name).read_text(encoding="utf-8").replace(str(fresh.parent), str(out))
+    assert kept.read_text(encoding="utf-8") == made
+    names = sorted(path.name for path in (out / "tiny" / "tts").iterdir())
+    assert names == sorted(path.name for path in (fresh / "tts").iterdir())
+    for name in names:
+        if name != kept.name:
+            assert (out / "tiny" / "tts" / name).read_bytes() == (fresh / "tts" / name).read_bytes(), name
+    return made

@@ -304,3 +304,24 @@ def test_a_watch_copies_the_print_file_it_updated_ahead_for_the_next_update_and_
     assert list((tiny_game / "output" / ".cache" / pdf_update.AHEAD_FOLDER).iterdir()) == []
     _cold(tiny_game)
     _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")
+
+
+def test_a_watchs_print_after_edits_of_kept_rows_is_a_cold_builds(tiny_game: Path) -> None:
+    """In a process that keeps its rows (a watch: unchanged cards are the last build's entries, and a block of them
+    the last build's items, `imposition.items_from_cards`), the print after a card's copies change, a card is added
+    and the order changes is a cold build's."""
+    from cardgen.load import data
+    from tests.test_kept_rows import _fresh
+
+    storage.keep_for_next_builds()
+    data.remember_rows()
+    out, cold = tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny"
+    _rows(tiny_game, [ALPHA, BETA, NA])
+    _build(tiny_game)
+    for rows in ([ALPHA, BETA, NA.replace(",3", ",4")], [ALPHA, BETA, NA, "Delta,4,Added,2"],
+                 [BETA, ALPHA, NA, "Delta,4,Added,2"]):
+        _rows(tiny_game, rows)
+        _build(tiny_game)
+        shutil.rmtree(cold.parent, ignore_errors=True)  # (a cold build of its own process: this one's state kept)
+        assert _fresh(tiny_game, "build", "tiny", "--out", str(cold.parent), "-j", "1").returncode == 0
+        _same_as_cold(tiny_game, out, cold)

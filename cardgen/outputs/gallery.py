@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import html
 import json
+import operator
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -19,7 +20,16 @@ from cardgen.core.storage import KeptRuns, Run, blocks, place_file, write_splice
 from cardgen.outputs.playtable import STATS_PAGE, stats_page, table_script, table_section
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.record.changes import Changes, diff_records, field_change
-from cardgen.record.record import BUILD_RECORD, BackEntry, BuildRecord, CardEntry, DeckEntry, GuideBox, kept_piece
+from cardgen.record.record import (
+    BUILD_RECORD,
+    BackEntry,
+    BuildRecord,
+    CardEntry,
+    DeckEntry,
+    GuideBox,
+    cards_by_deck,
+    kept_piece,
+)
 from cardgen.svg.helper_table import GUIDE_COLORS
 
 GALLERY_FILE = "index.html"
@@ -138,9 +148,9 @@ def gallery_parts(record: BuildRecord, changes: Changes | None = None, guides: b
     errors = sum(p.severity == "error" for p in record.warnings)
     findings = (f'<section id="findings"><h2>{errors} error(s), {len(record.warnings) - errors} warning(s) in this '
                 f'build</h2><ul>{"".join(top)}</ul></section>') if top else ""
-    shown = {card.deck for card in record.cards}  # (one pass over the cards, not one a deck)
+    by_deck = cards_by_deck(record.cards)
     options = "".join(f'<option value="{_e(n)}">{_e(d.title)}</option>' for n, d in record.decks.items()
-                      if n in shown)
+                      if n in by_deck)
     moved = ("the first build of this output folder" if changes.first else
              f"{len(changes.added)} new, {len(changes.changed)} changed, {len(changes.removed)} removed since the "
              "previous build" if not changes.empty else "no change since the previous build")
@@ -160,36 +170,35 @@ def gallery_parts(record: BuildRecord, changes: Changes | None = None, guides: b
            f'<label><input type="checkbox" id="changed-only"> Changed only</label><span id="count"></span>'
            f'<span class="views">{views}</span></div></header><div id="banner" hidden></div>'
            f"<main>{findings}")
-    yield from _deck_sections(record, per_card, changes)
-    yield from table_section(record)
+    yield from _deck_sections(record, by_deck, per_card, changes)
+    yield from table_section(record, by_deck.keys())
     script = (ASSETS / "gallery" / "gallery.js").read_text(encoding="utf-8") + table_script()
     yield f"</main><script>{script}</script></body></html>\n"
 
 
-def _deck_sections(record: BuildRecord, per_card: dict[str, list[Problem]], changes: Changes) -> Iterator[str | Run]:
+def _deck_sections(record: BuildRecord, by_deck: dict[str, list[CardEntry]], per_card: dict[str, list[Problem]],
+                   changes: Changes) -> Iterator[str | Run]:
     """Each deck's section of the gallery: its backs, then a figure per card."""
     by_image = {back.image: back for back in record.backs.values()}
     touched = {change.id for change in changes.changed} | {card.id for card in changes.added}
-    by_deck: dict[str, list[CardEntry]] = {}
-    for card in record.cards:
-        by_deck.setdefault(card.deck, []).append(card)
     runs = KeptRuns(("gallery", record.game.name))
+    per_card_backs = frozenset(image for image, back in by_image.items() if back.per_card)
     for deck_name, deck in record.decks.items():
         cards = by_deck.get(deck_name)
         if not cards:
             continue
-        own = {c.id: by_image[c.back] for c in cards if c.back and by_image[c.back].per_card}  # shown with the card
-        backs = "".join(_back_figure(by_image[image], deck)
-                        for image in sorted({c.back for c in cards if c.back and c.id not in own}))
+        own_images, shared, copies = _deck_facts(runs, cards, per_card_backs)
+        own = {card_id: by_image[image] for card_id, image in own_images.items()}  # shown with the card
+        backs = "".join(_back_figure(by_image[image], deck) for image in sorted(shared))
         yield (f'<section class="deck" data-deck="{_e(deck_name)}"><h2>{_e(deck.title)} <small>{_cards(len(cards))}'
-               f', {sum(c.copies for c in cards)} with copies</small></h2><div class="grid">{backs}')
+               f', {copies} with copies</small></h2><div class="grid">{backs}')
         # A card with no finding, no back of its own and no change shows only itself on its deck's guides: in a
         # long-running process its figure is made once (`kept_piece`), not again at every edit of another card, and
         # a block of such cards is one part, the last build's (`storage.KeptRuns`).
         plain = ("figure", deck.pixels.width, deck.pixels.height, deck.bleed_mm, deck.safe_mm, deck.dpi)
         special = per_card.keys() | own.keys() | touched
         for _, block in blocks(cards):
-            if special.isdisjoint(card.id for card in block):
+            if special.isdisjoint(map(_ID, block)):
                 yield runs.run(plain, block, functools.partial(_plain_figures, block, deck, plain))
                 continue
             for card in block:
@@ -199,6 +208,33 @@ def _deck_sections(record: BuildRecord, per_card: dict[str, list[Problem]], chan
                     yield kept_piece(card, plain, functools.partial(_figure, card, deck, [], Changes()))
         yield "</div></section>"
     runs.keep()
+
+
+def _deck_facts(runs: KeptRuns, cards: list[CardEntry], per_card: frozenset[str]
+                ) -> tuple[dict[str, str], set[str], int]:
+    """Of a deck's cards: the back image of each card that shows its own (one of `per_card`), by card id, the other
+    backs they show, and their copies; each block of RUN_ITEMS cards looked at only when it is not the last build's
+    (`storage.KeptRuns`: three passes over 10,000 cards were ~15 ms of an edit)."""
+    own: dict[str, str] = {}
+    shared: set[str] = set()
+    copies = 0
+    for _, block in blocks(cards):
+        block_own, block_shared, block_copies = runs.made(("facts", per_card), block,
+                                                          functools.partial(_block_facts, block, per_card))
+        own.update(block_own)
+        shared |= block_shared
+        copies += block_copies
+    return own, shared, copies
+
+
+def _block_facts(cards: Sequence[CardEntry], per_card: frozenset[str]) -> tuple[dict[str, str], set[str], int]:
+    """`_deck_facts` of a block of cards."""
+    return ({card.id: card.back for card in cards if card.back in per_card},
+            {card.back for card in cards if card.back and card.back not in per_card},
+            sum(card.copies for card in cards))
+
+
+_ID = operator.attrgetter("id")
 
 
 def _plain_figures(cards: Sequence[CardEntry], deck: DeckEntry, plain: tuple) -> Iterator[str]:
@@ -214,11 +250,12 @@ def build_id(record: BuildRecord) -> str:
 
 def _keep_previous_images(record: BuildRecord, old_dir: Path, out_dir: Path, changes: Changes) -> None:
     """Copy the previous images of changed cards into previous/ of the new build."""
-    faces = {c.id: c.face for c in record.cards} if changes.changed else {}
-    for change in changes.changed:
-        source = old_dir / faces[change.id]
-        if change.image_changed and source.is_file():
-            place_file(source, out_dir / PREVIOUS / faces[change.id])
+    redrawn = {change.id for change in changes.changed if change.image_changed}
+    ids = list(map(_ID, record.cards)) if redrawn else []  # (a C loop: an edit's one card looked up, not a dict made)
+    for card_id in redrawn:
+        face = record.cards[ids.index(card_id)].face
+        if (old_dir / face).is_file():
+            place_file(old_dir / face, out_dir / PREVIOUS / face)
 
 
 class GalleryStage(Stage):

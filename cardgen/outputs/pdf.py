@@ -126,7 +126,8 @@ class Volume:
 
     def names(self, images: ImageFiles) -> list[str]:
         """The name of the image drawn in each slot, page after page."""
-        return [images.name(slot.image) for page in self.pages for slot in page.slots]
+        name = images.hashes.__getitem__  # (`ImageFiles.name`, without a Python call for each of ~20,000 slots)
+        return list(map(name, [slot.image for page in self.pages for slot in page.slots]))
 
     def kept(self, out_root: Path, path: Path) -> KeptByGame:
         """The pages the last build drew into the file of this name (see `_draw_pages`), and what that write made

@@ -10,8 +10,9 @@ from __future__ import annotations
 import functools
 import html
 import json
+import operator
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Collection, Iterator, Sequence
 
 from cardgen.core.bundled import ASSETS
 from cardgen.core.storage import KeptRuns, Run, blocks
@@ -47,10 +48,15 @@ def _script_json(value: object) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def table_section(record: BuildRecord) -> Iterator[str | Run]:
+_DECK = operator.attrgetter("deck")
+
+
+def table_section(record: BuildRecord, shown: Collection[str] | None = None) -> Iterator[str | Run]:
     """The table's HTML: its controls, piles and zones, and the card data as JSON for table.js (one entry per unique
-    card, in the record's order), in pieces of a card each (see `gallery.gallery_parts`)."""
-    shown = {card.deck for card in record.cards}  # (one pass over the cards, not one a deck)
+    card, in the record's order), in pieces of a card each (see `gallery.gallery_parts`); `shown`: the decks that
+    have cards, when known."""
+    if shown is None:
+        shown = set(map(_DECK, record.cards))  # (one C loop over the cards, not one a deck)
     decks = "".join(f'<label><input type="checkbox" name="table-deck" value="{html.escape(name)}"> '
                     f"{html.escape(deck.title)}</label>" for name, deck in record.decks.items() if name in shown)
     yield (f'<section id="table" hidden><div class="table-controls"><fieldset id="table-decks"><legend>Decks'

@@ -3,13 +3,14 @@ Card per copy."""
 from __future__ import annotations
 
 import functools
+import operator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
-from cardgen.core.storage import builds_again
+from cardgen.core.storage import blocks
 from cardgen.outputs.tts.objects import base_object
 from cardgen.outputs.tts.pictures import Cell, Plain, Scaled, SheetPicture, Source
-from cardgen.outputs.tts.sheets import Sheet, plan_sheets
+from cardgen.outputs.tts.sheets import SLOTS_PER_SHEET, Sheet, first_key, plan_sheet
 from cardgen.record.record import CardEntry, DeckEntry, kept_piece
 
 if TYPE_CHECKING:
@@ -22,34 +23,23 @@ def card_deck(export: Exporter, deck_name: str, deck: DeckEntry, cards: list[Car
     """A DeckCustom of a deck's cards (copies repeated), or a lone Card when it has one card; only its sheets
     (`CustomDeck`) when the export collects the recipes of its images (`card_work`: a card's objects, its guids
     and description, were ~half of that planning at 1,000 cards)."""
-    by_id = {c.id: c for c in cards}
-    bleed = 2 * deck.bleed_px
-    card_size = (deck.pixels.width - bleed, deck.pixels.height - bleed)  # as `trimmed` cuts
     export.cover.append((cards[0].face, deck))
-    # A key names the sheet's images: it changes whenever they do, or a table holding an older export
-    # of the deck would show the first images loaded under that key for both.
-    picture = f"{card_size}/{deck.bleed_mm}/{export.options.image_format}/{export.options.jpeg_quality}"
-    sheets = plan_sheets(export.game, deck_name, list(by_id), *card_size, export.keys, lambda ids: "|".join(
-        [picture, *(f"{by_id[i].hash}/{export.image_hash(by_id[i].back)}" for i in ids)]))
-    unique_back = len({c.back for c in cards}) > 1  # different backs: a back sheet per face sheet
+    export.shown(cards[0])
+    plans = _sheet_plans(export, deck_name, deck, cards)
+    unique_back = plans[0].backs is not None  # different backs: a back sheet per face sheet
     if not unique_back:  # one back image for the deck (and one file for decks sharing a back)
-        sharpest = max(sheets, key=lambda s: s.cell_width * s.cell_height)
+        sharpest = max((plan.sheet for plan in plans), key=lambda s: s.cell_width * s.cell_height)
         size = (sharpest.cell_width, sharpest.cell_height)
         back_inputs = [export.image_hash(cards[0].back), f"{size}", f"{deck.bleed_mm}"]
         back = cards[0].back
         shared_back = export.save_cached(Scaled(export.source(back, deck), size) if back else Plain(size), "back",
                                          back_inputs, last=True)
     custom = {}
-    for index, sheet in enumerate(sheets):
-        layout = f"{sheet.width}x{sheet.height}/{sheet.cell_width}x{sheet.cell_height}/{deck.bleed_mm}"
-        faces = _sheet_picture(export, sheet, [by_id[i].face for i in sheet.card_ids], deck)
-        face_url = export.save_cached(faces, f"{deck_name}-{index + 1}",
-                                      [layout, *(by_id[i].hash for i in sheet.card_ids)])
-        if unique_back:
-            backs = _sheet_picture(export, sheet, [by_id[i].back for i in sheet.card_ids], deck)
-            back_url = export.save_cached(backs, f"{deck_name}-{index + 1}-backs",
-                                          [layout, *(export.image_hash(by_id[i].back) for i in sheet.card_ids)],
-                                          last=True)
+    for index, plan in enumerate(plans):
+        sheet = plan.sheet
+        face_url = export.save_cached(plan.faces, f"{deck_name}-{index + 1}", plan.face_inputs)
+        if plan.backs is not None:
+            back_url = export.save_cached(plan.backs, f"{deck_name}-{index + 1}-backs", plan.back_inputs, last=True)
         else:
             back_url = shared_back
         custom[str(sheet.key)] = {"FaceURL": face_url, "BackURL": back_url, "NumWidth": sheet.columns,
@@ -61,9 +51,9 @@ def card_deck(export: Exporter, deck_name: str, deck: DeckEntry, cards: list[Car
     contained: list[dict] = []
     ids: list[int] = []
     placed = repr(tuple(transform.items()))  # (as text, which keeps its hash: each card's piece is looked up by it)
-    for sheet in sheets:
+    for plan in plans:
+        sheet, cards_shown = plan.sheet, list(plan.cards)
         shown = repr((str(sheet.key), tuple(custom[str(sheet.key)].items())))
-        cards_shown = [by_id[card_id] for card_id in sheet.card_ids]
         make = functools.partial(_sheet_objects, export, sheet, cards_shown, custom, transform, sideways, placed)
         # in a process that builds again, a sheet of the same cards showing the same is the last build's, unless
         # a GUID its cards took is taken already (the GUIDs are handed out in order: see `Guids`)
@@ -120,26 +110,82 @@ def _card_objects(export: Exporter, card: CardEntry, guids: tuple[str, ...], whe
             for guid in guids]
 
 
-def _sheet_picture(export: Exporter, sheet: Sheet, images: list[str | None], deck: DeckEntry) -> SheetPicture:
-    """A sheet's recipe from the image of each of its slots (None: a plain back); in a process that builds again, the
-    last exports' recipe of a sheet showing the same (an edit makes anew those of the sheets whose cards changed)."""
+@dataclass(frozen=True)
+class SheetPlan:
+    """A sheet of a deck as the export plans it: its cards, their places (`Sheet`), whether its key was the first
+    choice of what it shows (`sheets.first_key`), and the recipe and inputs of its faces' image and, when the deck's
+    cards have different backs, of its backs' (else None)."""
+
+    cards: tuple[CardEntry, ...]
+    sheet: Sheet
+    first_choice: bool
+    faces: SheetPicture
+    face_inputs: list[str]
+    backs: SheetPicture | None
+    back_inputs: list[str]
+
+
+def _sheet_plans(export: Exporter, deck_name: str, deck: DeckEntry, cards: list[CardEntry]) -> list[SheetPlan]:
+    """The sheets of a deck's distinct cards (by id), SLOTS_PER_SHEET at a time in order. In a process that builds
+    again, a sheet of the same cards (by identity) showing the same is the last export's plan, while its key is its
+    first choice and still free (keys are handed out in order, like the GUIDs: see `Guids.take`): an edit plans
+    again, and looks at the cards of, only the sheets holding a changed card (at 10,000 cards each export's planning
+    of every sheet was ~40 ms of an edit, twice: `card_work`'s and the export's)."""
+    ids: set[str] = set()
+    shown: set[str | None] = set()
+    for _, block in blocks(cards):  # (the ids and backs of a block the last export's: no card looked at)
+        block_ids, block_backs = export.sheets.made("facts", block, functools.partial(_block_facts, block))
+        ids.update(block_ids)
+        shown |= block_backs
+    distinct = cards if len(ids) == len(cards) else list(dict(zip(map(_ID, cards), cards)).values())
+    backs = {back: export.image_hash(back) for back in shown}
+    bleed = 2 * deck.bleed_px
+    card_size = (deck.pixels.width - bleed, deck.pixels.height - bleed)  # as `trimmed` cuts
+    # A key names the sheet's images: it changes whenever they do, or a table holding an older export
+    # of the deck would show the first images loaded under that key for both.
+    picture = f"{card_size}/{deck.bleed_mm}/{export.options.image_format}/{export.options.jpeg_quality}"
+    kind = (deck_name, picture, deck.bleed_px, tuple(sorted(backs.items(), key=str)))
+    plans = []
+    for index, start in enumerate(range(0, len(distinct), SLOTS_PER_SHEET)):
+        block = distinct[start:start + SLOTS_PER_SHEET]
+        plan = export.sheets.last((kind, index), block)
+        if plan is None or not (plan.first_choice and export.take_key(plan.sheet.key)):
+            plan = _sheet_plan(export, deck_name, deck, index, block, card_size, picture, backs)
+        export.sheets.put((kind, index), block, plan)
+        plans.append(plan)
+    return plans
+
+
+def _sheet_plan(export: Exporter, deck_name: str, deck: DeckEntry, index: int, cards: list[CardEntry],
+                card_size: tuple[int, int], picture: str, backs: dict[str | None, str]) -> SheetPlan:
+    """A sheet's plan made now (see `_sheet_plans`); `backs` holds the hash of each back its deck's cards show."""
+    content = "|".join([picture, *(f"{card.hash}/{backs[card.back]}" for card in cards)])
+    sheet = plan_sheet(export.game, deck_name, index, tuple(card.id for card in cards), *card_size, export.keys,
+                       content)
+    layout = f"{sheet.width}x{sheet.height}/{sheet.cell_width}x{sheet.cell_height}/{deck.bleed_mm}"
+    faces = _sheet_picture(export, sheet, [(card.face, card.hash or card.face) for card in cards], deck)
+    face_inputs = [layout, *(card.hash for card in cards)]
+    if len(backs) == 1:  # one back for the deck (see `card_deck`)
+        return SheetPlan(tuple(cards), sheet, sheet.key == first_key(export.game, deck_name, index, content), faces,
+                         face_inputs, None, [])
+    back_pictures = _sheet_picture(export, sheet, [(card.back, backs[card.back]) if card.back else None
+                                                   for card in cards], deck)
+    return SheetPlan(tuple(cards), sheet, sheet.key == first_key(export.game, deck_name, index, content), faces,
+                     face_inputs, back_pictures, [layout, *(backs[card.back] for card in cards)])
+
+
+def _block_facts(cards: Sequence[CardEntry]) -> tuple[tuple[str, ...], frozenset[str | None]]:
+    """The ids of a block of cards, and the backs they show."""
+    return tuple(card.id for card in cards), frozenset(card.back for card in cards)
+
+
+_ID = operator.attrgetter("id")
+
+
+def _sheet_picture(export: Exporter, sheet: Sheet, shows: list[tuple[str, str] | None], deck: DeckEntry
+                   ) -> SheetPicture:
+    """A sheet's recipe from the image of each of its slots, its path and content hash (None: a plain back)."""
     quality = None if export.options.image_format == "png" else export.options.jpeg_quality
     size, bleed = (sheet.cell_width, sheet.cell_height), deck.bleed_px
-    hashes = export.hashes  # (`export.image_hash` of each, without a call a card)
-    shows = tuple((path, hashes.get(path) or path) if path else None for path in images)
-    key = (sheet.width, sheet.height, sheet.columns, size, bleed, quality, shows)
-    picture = _PICTURES.get(key)
-    if picture is None:
-        picture = SheetPicture(sheet.width, sheet.height, sheet.columns, tuple(
-            Cell(Source(shown[1], shown[0], bleed), size, quality) if shown else Plain(size) for shown in shows))
-        if builds_again():
-            if len(_PICTURES) >= PICTURES_AT_MOST:
-                _PICTURES.clear()
-            _PICTURES[key] = picture
-    return picture
-
-
-# In a process that builds again, the sheets' recipes the exports made (`_sheet_picture`), by all they hold; at most
-# PICTURES_AT_MOST (then begun afresh): a 1,000-card edit's two planning runs made 2,000 cells again (~9 ms).
-_PICTURES: dict[tuple, SheetPicture] = {}
-PICTURES_AT_MOST = 2048
+    return SheetPicture(sheet.width, sheet.height, sheet.columns, tuple(
+        Cell(Source(shown[1], shown[0], bleed), size, quality) if shown else Plain(size) for shown in shows))

@@ -21,7 +21,7 @@ from cardgen.outputs.tts.sizes import card_scale, table_units
 from cardgen.outputs.tts.tokens import token_objects
 from cardgen.outputs.tts.work import Recipes
 from cardgen.raster.render import DrawnCard
-from cardgen.record.record import BuildRecord, CardEntry, DeckEntry
+from cardgen.record.record import BuildRecord, CardEntry, DeckEntry, cards_by_deck
 
 TTS_DIR = "tts"
 
@@ -45,13 +45,17 @@ class Exporter:
         self.guid = Guids(game)
         self.keys: set[int] = set()
         self.cover: list[tuple[str, DeckEntry]] = []  # (face image path, deck) of each deck's first card
-        self.hashes = record.image_hashes()  # looked up for every card: once, not a scan of the record each time
+        # The content hashes of the images the export asks for without a card at hand: the backs', and the faces of
+        # the cards it has shown (`shown`); every face's (`hashes`) only when another path is asked for, not a dict
+        # of 10,000 faces made twice an edit.
+        self.back_hashes = {back.image: back.hash for back in record.backs.values()}
+        self.face_hashes: dict[str, str] = {}
         self.previous = previous  # the previous build's images to keep (during a build)
         self.wait = wait  # returns once the image of a path is drawn, with its file (see `export_tts`)
-        self.path_of = {digest: path for path, digest in self.hashes.items()}  # a path of each image, by hash
         self.last: list[Callable[[], None]] = []  # images to put in once every other is (see `save_cached`)
         self.outside = 0  # objects the layout could not keep inside the play area
         self.objects = KeptRuns(("tts-objects", game))  # each sheet's objects (`decks.card_deck`), for the next
+        self.sheets = KeptRuns(("tts-sheets", game))  # each sheet's plan (`decks._sheet_plans`), for the next
 
     # ------------------------------------------------------------ images
 
@@ -104,6 +108,13 @@ class Exporter:
         else:
             self.previous.place(self.staging / name, key, make, name=f"{TTS_DIR}/{name}")
 
+    def take_key(self, key: int) -> bool:
+        """Take a sheet's key a rebuild planned before, when no sheet took it yet (False: nothing taken)."""
+        if key in self.keys:
+            return False
+        self.keys.add(key)
+        return True
+
     def description(self, card: CardEntry) -> str:
         """A card's text as its description in Tabletop Simulator (asked only for the saved object: an export
         collecting recipes makes no card's objects, see `card_deck`)."""
@@ -111,11 +122,32 @@ class Exporter:
 
     def image_hash(self, path: str | None) -> str:
         """The content hash the build recorded for a face or back image path."""
-        return (self.hashes.get(path) if path is not None else None) or str(path)
+        if path is None:
+            return "None"
+        digest = self.back_hashes.get(path)  # (backs/ and cards/ hold no path in common)
+        if digest is None:
+            digest = self.face_hashes.get(path)
+        return (digest if digest is not None else self.hashes.get(path)) or path
+
+    def shown(self, card: CardEntry) -> None:
+        """Note the hash of a card's face (`image_hash` finds it without `hashes`)."""
+        self.face_hashes[card.face] = card.hash
+
+    @functools.cached_property
+    def hashes(self) -> dict[str, str]:
+        """The content hash of every face and back image, by path."""
+        return self.record.image_hashes()
+
+    @functools.cached_property
+    def path_of(self) -> dict[str, str]:
+        """A path of each image, by its hash (asked for by the images made only)."""
+        return {digest: path for path, digest in self.hashes.items()}
 
     def component_image(self, card: CardEntry, deck: DeckEntry, keep_alpha: bool) -> str:
         """A token's or board's image, trimmed and kept within the size limit; its URL."""
         self.cover.append((card.face, deck))
+        if card.face not in self.back_hashes:  # (a token's back is given as a card whose face is the back)
+            self.shown(card)
         return self.save_cached(Component(self.source(card.face, deck)), card.id, [card.hash, f"{deck.bleed_mm}"],
                                 keep_alpha)
 
@@ -130,9 +162,7 @@ class Exporter:
         `marked`, the objects lack their tags and memos (`mark_for_push`): for the images the export draws only.
         """
         rows: dict[str, list[tuple[str, DeckEntry, list[CardEntry]]]] = {"card": [], "token": [], "board": []}
-        by_deck: dict[str, list[CardEntry]] = {}  # (`record.cards_of`: one pass over the cards, not one a deck)
-        for card in self.record.cards:
-            by_deck.setdefault(card.deck, []).append(card)
+        by_deck = cards_by_deck(self.record.cards)  # (one C loop over the cards, not one a deck)
         for deck_name, deck in self.record.decks.items():
             cards = by_deck.get(deck_name)
             if cards:
@@ -157,6 +187,7 @@ class Exporter:
             mark_for_push(objects, self.game)
         if self.recipes is None:
             self.objects.keep()
+        self.sheets.keep()  # (`card_work`'s plans are the export's, made once a build)
         game = self.record.game
         return {"SaveName": game.title, "Date": self.record.built_at, "VersionNumber": "",
                 "GameMode": game.title, "GameType": "", "GameComplexity": "", "Tags": [], "Gravity": 0.5,

@@ -92,14 +92,19 @@ def choose_grid(count: int, width: int, height: int) -> tuple[int, int]:
 
 
 def derive_key(game: str, deck: str, index: int, taken: set[int], content: str = "") -> int:
-    """A CustomDeck key from the game, deck, sheet number and what the sheet shows; the next free one if
+    """A CustomDeck key from the game, deck, sheet number and what the sheet shows (`first_key`); the next free one if
     that is taken."""
-    digest = hashlib.sha256(f"cardgen/{game}/{deck}/{index}/{content}".encode()).digest()
-    key = KEY_FIRST + int.from_bytes(digest[:8], "big") % KEY_COUNT
+    key = first_key(game, deck, index, content)
     while key in taken:
         key = KEY_FIRST + (key - KEY_FIRST + 1) % KEY_COUNT
     taken.add(key)
     return key
+
+
+def first_key(game: str, deck: str, index: int, content: str = "") -> int:
+    """The key a sheet takes unless another sheet of the export took it first (see `derive_key`)."""
+    digest = hashlib.sha256(f"cardgen/{game}/{deck}/{index}/{content}".encode()).digest()
+    return KEY_FIRST + int.from_bytes(digest[:8], "big") % KEY_COUNT
 
 
 def plan_sheets(game: str, deck: str, card_ids: list[str], width: int, height: int, taken: set[int],
@@ -108,13 +113,18 @@ def plan_sheets(game: str, deck: str, card_ids: list[str], width: int, height: i
 
     `content(card_ids)` describes what a sheet of those cards shows (their images), for its key.
     """
-    sheets = []
-    for index, start in enumerate(range(0, len(card_ids), SLOTS_PER_SHEET)):
-        ids = tuple(card_ids[start:start + SLOTS_PER_SHEET])
-        columns, rows = choose_grid(len(ids), width, height)
-        sheets.append(Sheet(derive_key(game, deck, index, taken, content(ids)), ids, columns, rows,
-                            *cell_size(width, height, columns, rows)))
-    return sheets
+    return [plan_sheet(game, deck, index, ids, width, height, taken, content(ids))
+            for index, ids in enumerate(tuple(card_ids[start:start + SLOTS_PER_SHEET])
+                                        for start in range(0, len(card_ids), SLOTS_PER_SHEET))]
+
+
+def plan_sheet(game: str, deck: str, index: int, card_ids: tuple[str, ...], width: int, height: int,
+               taken: set[int], content: str) -> Sheet:
+    """Sheet `index` of a deck: its cards (1 to 70, each width x height px) on their grid, its key taken from those
+    in `taken` by what it shows (`content`, see `derive_key`)."""
+    columns, rows = choose_grid(len(card_ids), width, height)
+    return Sheet(derive_key(game, deck, index, taken, content), card_ids, columns, rows,
+                 *cell_size(width, height, columns, rows))
 
 
 class Guids:
