@@ -277,3 +277,44 @@ def test_a_csv_file_read_again_from_the_lines_it_changes_reads_what_a_whole_read
         storage.BUILDS_AGAIN.clear()  # a whole read, as a process that builds once reads
         assert mine == _read(text), what
         storage.BUILDS_AGAIN.set()
+
+
+ICON = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><path d="M0 0h10v10z"/></svg>'
+
+
+def _icon(name: str, present: bool) -> Callable[[Path], None]:
+    """A workspace icon file of that name made or removed."""
+    def placed(root: Path) -> None:
+        path = root / "icons" / f"{name}.svg"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(ICON) if present else path.unlink()
+    return placed
+
+
+# Each edit of the tiny game, and whether a card's text then names an icon that cannot be found.
+REFERENCE_EDITS: list[tuple[str, Callable[[Path], None], bool]] = [
+    ("an unknown icon written", _rows(lambda lines: [line.replace("Plain", "Plain :gear2:") for line in lines]), True),
+    ("its icon file added", _icon("gear2", True), False),
+    ("its icon file removed", _icon("gear2", False), True),
+    ("the text drawn plain", _file("templates/tiny/face.svg", "text_box(card.text,", "text_box(card.name,"), False),
+    ("the text drawn as text again", _file("templates/tiny/face.svg", "text_box(card.name,", "text_box(card.text,"),
+     True),
+    ("the reference mended", _rows(lambda lines: [line.replace(" :gear2:", "") for line in lines]), False),
+    ("an alias made unknown", _file("data/tiny/game.yaml", "hexagonal-nut", "hexagonal-nutt"), True),
+]
+
+
+def test_references_in_a_process_checking_again_find_what_a_fresh_process_does(tiny_game: Path) -> None:
+    """A process that validates again keeps each card's reference findings (by the card, the same object for an
+    unchanged row) while its templates use the columns alike and the icons and images it named are as they were:
+    after each edit (an unknown icon written in a card's text and mended, its file added and removed, the template
+    drawing the text plain and as text again, the manifest's alias made unknown) its findings are a fresh process's."""
+    data.remember_rows()
+    validate_game(tiny_game, "tiny", out_root=tiny_game / "kept")
+    for what, edit, broken in REFERENCE_EDITS:
+        edit(tiny_game)
+        fresh = json.loads(_fresh(tiny_game, "validate", "tiny", "--format", "json").stdout)
+        mine = validate_game(tiny_game, "tiny", out_root=tiny_game / "kept")
+        assert sorted((_finding(p.__dict__) for p in mine), key=str) == \
+            sorted((_finding(f) for f in fresh["games"]["tiny"]["findings"]), key=str), what
+        assert any(p.rule == "unknown-icon" and p.column == "text" for p in mine) == broken, what
