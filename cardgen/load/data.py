@@ -781,12 +781,7 @@ def convert_table(table: Table, specs: dict[str, FieldSpec], game_values: Mappin
         known.clear()
         known.update(zip(keys, found))  # type: ignore[arg-type]  # none is None now
         converted = found  # type: ignore[assignment]
-    typed = list(map(operator.itemgetter(0), converted))
-    if known is not None:  # the card's own copy: a translation writes its fields
-        typed = list(map(dict, typed))
-        lists = [column for column, spec in specs.items() if spec.type == "list"]  # the values not immutable
-        for values in typed if lists else ():
-            values.update((column, list(values[column])) for column in lists if isinstance(values.get(column), list))
+    typed = list(map(operator.itemgetter(0), converted))  # (those of `known`: a card made of them copies them)
     found_problems = itertools.chain.from_iterable(map(operator.itemgetter(1), converted))
     return typed, problems + [p for p in found_problems if p.column not in absent]
 
@@ -943,7 +938,7 @@ def _card_of(deck_name: str, deck: DeckSpec, row: Row, values: dict[str, Any]) -
         if not card_id:
             raise CardgenError("the card has no id: its name is empty", file=row.file, row=row.line,
                                column=deck.id or deck.name)
-        card = Card(card_id, deck_name, name, _copies(values, deck, row), values,
+        card = Card(card_id, deck_name, name, _copies(values, deck, row), _own(values) if builds_again() else values,
                     _template_for(deck.face, values, row), _template_for(deck.back, values, row),  # type: ignore[arg-type]
                     row.file, row.line, list(deck.text))
     except CardgenError as exc:
@@ -952,6 +947,12 @@ def _card_of(deck_name: str, deck: DeckSpec, row: Row, values: dict[str, Any]) -
     # the id names the card's image file, cards/<deck>/<id>.png; the card kept so the rules see it
     return [card], [Problem(f"card id '{card_id}' cannot be a file name: {unsafe}", file=row.file, row=row.line,
                             column=deck.id or deck.name, rule="unsafe-id")] if unsafe else []
+
+
+def _own(values: dict[str, Any]) -> dict[str, Any]:
+    """A card's own copy of its row's typed values, which a process that builds again keeps (`_CONVERTED`) for the
+    next build: a translation writes the card's fields (its lists' items too)."""
+    return {column: list(value) if isinstance(value, list) else value for column, value in values.items()}
 
 
 def _errors_only(problems: list[Problem]) -> list[Problem]:
