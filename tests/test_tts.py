@@ -999,3 +999,70 @@ def test_an_objects_memo_hashes_its_whole_text_though_its_cards_texts_are_kept(m
             deck["ContainedObjects"][1] = {**card, "Description": change}  # (the second of a block)
         objects.mark_for_push([deck], "tiny")
         assert deck["Memo"] == hashlib.sha256(whole(deck).encode()).hexdigest()[:16], change
+
+
+def test_a_boards_jpeg_is_flattened_from_the_card_as_from_its_trimmed_copy(tmp_path) -> None:
+    """A transparent token's or board's JPEG is pasted on white straight from the card's pixels (`Component.on_white`,
+    no trimmed copy made first): the same file as flattening the trimmed image (`Component.make`), the bleed cut off,
+    transparent parts white."""
+    from cardgen.outputs.tts.pictures import Component, ExportImage, Source, encode
+    from cardgen.raster.render import DrawnCard
+
+    card = Image.linear_gradient("L").resize((300, 200)).convert("RGBA")
+    card.putalpha(Image.linear_gradient("L").rotate(90).resize((300, 200)))  # every alpha from 0 to 255
+    card.paste((200, 30, 60, 0), (0, 0, 40, 40))  # fully transparent, coloured: white in the JPEG
+    component = Component(Source("h", "board.png", 7))
+
+    def drawn(source: Source) -> DrawnCard:
+        return DrawnCard(tmp_path / "board.png", card)
+
+    made = ExportImage(component, False, 92, ("k",)).encoded(tmp_path, drawn)
+    assert made == encode(component.make(tmp_path, drawn), False, 92)
+    with Image.open(io.BytesIO(made)) as jpeg:
+        assert jpeg.size == (286, 186) and jpeg.mode == "RGB"
+        assert min(jpeg.getpixel((5, 5))) >= 250
+
+
+@pytest.mark.parametrize("mode", ["RGB", "RGBA"])
+def test_a_cover_face_is_the_trimmed_card_shrunk_in_rgba(tmp_path, mode) -> None:
+    """The thumbnail's face of a card (opaque, or a token's with transparency) is the card trimmed, made RGBA and
+    shrunk into the cover box: shrinking an opaque card first (cheaper) gives the same pixels."""
+    from cardgen.outputs.tts.pictures import COVER_FACE_PX, CoverFace, Source
+    from cardgen.raster.render import DrawnCard
+
+    size = (400, 560)
+    card = Image.merge("RGB", [Image.linear_gradient("L").resize(size), Image.radial_gradient("L").resize(size),
+                               Image.linear_gradient("L").rotate(90).resize(size)])
+    if mode == "RGBA":
+        card.putalpha(Image.radial_gradient("L").rotate(45).resize(size))
+    cover = CoverFace(Source("h", "card.png", 12))
+    cover.store(tmp_path, DrawnCard(tmp_path / "card.png", card))
+    expected = card.crop((12, 12, 388, 548)).convert("RGBA")
+    expected.thumbnail(COVER_FACE_PX, Image.Resampling.LANCZOS)
+    with Image.open(cover.cache(tmp_path).path(cover.key)) as stored:
+        assert stored.mode == "RGBA" and stored.size == expected.size
+        assert stored.tobytes() == expected.tobytes()
+
+
+def test_the_thumbnail_is_made_before_the_export_waits_for_the_backs(mini, tmp_path, monkeypatch) -> None:
+    """The backs are drawn last: the thumbnail (faces only) is made before the export waits for them, while they are
+    drawn, not after the last card (the tail of a cold build)."""
+    from cardgen.outputs.tts import stage
+
+    out_dir, record, _ = mini
+    root = out_dir.parent.parent
+    fresh = Path(shutil.copytree(out_dir, tmp_path / "out" / "mini", ignore=shutil.ignore_patterns("tts")))
+    backs = {back.image for back in record.backs.values()}
+    waited: list[str] = []
+    made_after: list[int] = []
+
+    def thumbnail(export: object) -> Image.Image:
+        made_after.append(len(waited))
+        return real(export)
+
+    real = stage.thumbnail
+    monkeypatch.setattr(stage, "thumbnail", thumbnail)
+    stage.export_tts(load_game(root, "mini"), record, fresh, TTSStage.for_game(load_game(root, "mini")).config,
+                     wait=lambda image: waited.append(image))
+    assert backs and made_after and set(waited) & backs
+    assert not set(waited[:made_after[0]]) & backs  # no back waited for before the thumbnail

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 from click.testing import CliRunner
@@ -343,6 +344,22 @@ class _Refusing(_Pool):
         return future
 
 
+class _FirstDone(_Pool):
+    """Helpers that make the first chunk at once (in this process) and begin no other: the check takes those back."""
+
+    def __init__(self) -> None:
+        self.futures = []
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+        from concurrent.futures import Future
+
+        future: Future = Future()
+        if not self.futures:
+            future.set_result(fn(*args, **kwargs))
+        self.futures.append(future)
+        return future
+
+
 def _checked(ws: Path, helpers: object = None) -> tuple[list, dict]:
     """The findings of validating `mini` (with `helpers`), and the SVG of every render by (template, deck, card)."""
     from cardgen.svg.context import BuildContext
@@ -369,6 +386,32 @@ def test_a_large_layout_check_shares_its_renders_with_helpers_and_finds_what_it_
         helpers.pool.shutdown()
     assert len(helpers.futures) == 8 and any(not future.cancelled() for future in helpers.futures)
     assert shared == alone and shared_svgs == alone_svgs and len(alone_svgs) == 13  # 15 cards, 3 fail, 1 back
+
+
+def test_a_helpers_chunk_is_kept_as_soon_as_it_is_done_between_the_checks_own_renders(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import cardgen.validate.layout as layout
+
+    write_game(ws, files={"cards.csv": MANY_CARDS}, templates={"face.svg": DIVIDING_FACE, "back.svg": "<svg/>"})
+    alone = _checked(ws)
+    monkeypatch.setattr(layout, "SHARE_FROM", 4)
+    monkeypatch.setattr(layout, "SHARE_CHUNK", 2)
+    events: list[str] = []
+    made, kept = layout.LayoutChecker._made, layout.LayoutChecker._kept
+
+    def noted(event: str, step: Callable[..., Any]) -> Callable[..., Any]:
+        def run(self: Any, *args: Any) -> Any:
+            if self.helpers is not None:  # the check's, not the helper's own (made here at submit)
+                events.append(event)
+            return step(self, *args)
+        return run
+
+    monkeypatch.setattr(layout.LayoutChecker, "_made", noted("made", made))
+    monkeypatch.setattr(layout.LayoutChecker, "_kept", noted("kept", kept))
+    helpers = _FirstDone()
+    assert _checked(ws, helpers)[0] == alone[0] and len(helpers.futures) == 8
+    # the helper's chunk (2 renders) kept before this process made its first render; then each of its own kept
+    assert events[:2] == ["kept", "kept"] and events[2] == "made" and events.count("made") == 14
 
 
 @pytest.mark.parametrize("outcome", [None, OSError("killed")])

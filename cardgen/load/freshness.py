@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
+import operator
 import os
 import shutil
 import stat as stat_module
@@ -294,6 +296,24 @@ class PreviousOutputs:
                 return False
         make(Path(target))
         return True
+
+    def keep_trusted(self, names: list[str], keys: list[str], targets: list[str],
+                     make: Callable[[Path], object]) -> list[bool]:
+        """`place` with `trust` of many files at once (the card files an edit finds in the cache), by C loops, not a
+        Python step a file (~45-60 ms an edit at 10,000 cards): for each, whether it was kept on trust (made by
+        `make(target)` if `put_in_place` finds it changed); the others are left to `place`."""
+        if not builds_again() or self.linked or self.made and any(map(self.made.__contains__, names)):
+            return [False] * len(names)
+        sealed: list = list(map(self.sealed.get, names))  # (a file's [size, time], else anything)
+        kept = list(map(operator.and_, map(operator.eq, map(self.keys.get, names), keys),
+                        map(isinstance, sealed, itertools.repeat(list))))
+        if not all(kept):  # (an edit keeps all it found: no list taken apart then)
+            names, keys, sealed, targets = (list(itertools.compress(items, kept))
+                                            for items in (names, keys, sealed, targets))
+        self.made.update(zip(names, keys))
+        self.kept.update(zip(names, map(operator.add, map(tuple, sealed), itertools.repeat((FILE_MODE,)))))
+        self.trusted.update(zip(names, zip(targets, itertools.repeat(make))))
+        return kept
 
     def _check_trusted(self) -> None:
         """Look at each file kept on trust (see `place`): one that is not as the stamps say (edited, or linked

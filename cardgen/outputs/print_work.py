@@ -106,8 +106,9 @@ class MaskedImage(_CachedFromCard):
         embedded otherwise)."""
         if picture.mode == "RGBA":
             # zlib's level 1: a 400 x 300 mm board's 12.6 MB of colour in 18 ms, not 42 (level 6), for a stream of
-            # 0.23 MB, not 0.15 (Scrapbots' mat): most of a cold 20-card build's print work above the floor's
-            colour = zlib.compress(picture.convert("RGB").tobytes(), 1)
+            # 0.23 MB, not 0.15 (Scrapbots' mat): most of a cold 20-card build's print work above the floor's. Its
+            # colour packed straight from the RGBA pixels (~3 ms), not converted to an RGB image first (~30 ms).
+            colour = zlib.compress(picture.tobytes("raw", "RGB"), 1)
             alpha = picture.getchannel("A")
             mask = b"" if alpha.getextrema() == (255, 255) else zlib.compress(alpha.tobytes(), 1)
             header = struct.pack(">III", picture.width, picture.height, len(colour))

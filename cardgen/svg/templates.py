@@ -9,7 +9,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import jinja2
 import jinja2.bccache
@@ -385,6 +385,11 @@ class SVGRenderer:
             return made
         self.done[_memo(template_name, deck, card)] = cached
         return cached
+
+    def faces_done(self, cards: Iterable[tuple[str, str, str]]) -> list[RenderedSVG | None]:
+        """The render this renderer made or took of each (face template, deck, card id), None where it has none yet
+        (looked up by C loops: see `plan.plan_build`)."""
+        return list(map(self.done.get, cards))
 
     def kept(self, template_name: str, deck: str, card: Card | None) -> bool:
         """Whether a render is at hand without rendering: made by this renderer, or kept by the last build (a kept

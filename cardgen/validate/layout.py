@@ -220,7 +220,7 @@ class LayoutChecker:
         shared = self._share_out(renders)
         made_of: list[list[tuple[Render, Problem]]] = []  # each render's findings, in `renders`' order
         for number, render in enumerate(renders):
-            made = self._kept(render, shared[number]) if number in shared else self._render(*render)
+            made = shared[number] if number in shared else self._render(*render)
             made_of.append([(render, finding) for finding in made] if made else [])
         found = self._found(about, reused, todo, faces, made_of, backs)
         if self.known is not None:
@@ -343,13 +343,15 @@ class LayoutChecker:
             entry.append(((template, deck, card.id), *made[1:6]))
         return tuple(entry)
 
-    def _share_out(self, renders: list[Render]) -> dict[int, Made]:
-        """The renders made in the helpers (and those of their share this process took back), by place in `renders`.
+    def _share_out(self, renders: list[Render]) -> dict[int, list[Problem]]:
+        """The findings of the renders made in the helpers (and of those of their share this process took back), by
+        place in `renders`; each render kept as made (see `_kept`).
 
         The missing renders go out in chunks, first ones first, while this process makes the last ones itself, each
-        chunk no helper has begun: the two meet where the work is done. A helper that sees other templates, icons,
-        fonts or manifest than this process loaded (a file saved meanwhile) makes nothing, and this process renders
-        its share (see `render_share`).
+        chunk no helper has begun: the two meet where the work is done. A helper's chunk is kept as soon as this
+        process sees it done, between its own: kept after the meeting (~45 ms of a cold 1,000 cards), the helpers
+        idled. A helper that sees other templates, icons, fonts or manifest than this process loaded (a file saved
+        meanwhile) makes nothing, and this process renders its share (see `render_share`).
         """
         if self.helpers is None:  # (a watch's rebuild: looking for the missing renders was ~15 ms at 10,000 cards)
             return {}
@@ -361,14 +363,29 @@ class LayoutChecker:
         chunks = [missing[at:at + SHARE_CHUNK] for at in range(0, len(missing), SHARE_CHUNK)]
         futures = [self.helpers.submit(render_share, self.game.root, self.game.name, inputs,
                                        [renders[number] for number in chunk], self.game.lang) for chunk in chunks]
-        made: dict[int, Made] = {}
-        for chunk, future in reversed(list(zip(chunks, futures))):
+        shared: dict[int, list[Problem]] = {}
+        helped = list(zip(chunks, futures))
+        for chunk, future in reversed(helped):
+            helped = self._keep_done(renders, helped, shared, lambda future: future.done() and not future.cancelled())
             if future.cancel():  # no helper began it: made here
-                made.update((number, self._made(*renders[number])) for number in chunk)
-        for chunk, future in zip(chunks, futures):
-            if not future.cancelled():
-                made.update(zip(chunk, _result(future) or []))  # none: `check` renders them
-        return made
+                shared.update((number, self._kept(renders[number], self._made(*renders[number])))
+                              for number in chunk)
+        self._keep_done(renders, helped, shared, lambda future: not future.cancelled())
+        return shared
+
+    def _keep_done(self, renders: list[Render], helped: list[tuple[list[int], Future[list[Made] | None]]],
+                   shared: dict[int, list[Problem]], ready: Callable[[Future[Any]], bool]
+                   ) -> list[tuple[list[int], Future[list[Made] | None]]]:
+        """Keep the renders of the helpers' chunks `ready` says to take (waiting for each), their findings put in
+        `shared`; the chunks left."""
+        left = []
+        for chunk, future in helped:
+            if not ready(future):
+                left.append((chunk, future))
+                continue
+            made = _result(future) or []  # none: `check` renders them
+            shared.update((number, self._kept(renders[number], one)) for number, one in zip(chunk, made))
+        return left
 
     def _kept(self, render: Render, made: Made) -> list[Problem]:
         """The findings of a render made elsewhere, its SVG kept by the renderer (and the findings by `known`)."""

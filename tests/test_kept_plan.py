@@ -1,0 +1,151 @@
+"""A running watch's edit takes the last build's record entries and hand-out whole and makes only the changed
+cards' (`plan._LastRecord`): after cards changed, added, removed and reordered, and a template edited, the record and
+every output are those of a cold build of the edited game."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cardgen.build import plan as plan_module
+from cardgen.core import storage
+from tests.test_edit import _same_as_cold
+from tests.test_watch_outputs import ALPHA, BETA, NA, _build, _cold, _rows
+
+GAMMA = "Gamma,4,A new card,2"
+
+
+def _record(folder: Path) -> dict:
+    """build.json but what an edit's own record says (the time, the sources' stamps, how many images it drew)."""
+    record = json.loads((folder / "build.json").read_text(encoding="utf-8"))
+    del record["stats"]["rendered"], record["stats"]["cached"]
+    return {key: value for key, value in record.items() if key not in ("built_at", "sources")}
+
+
+@pytest.fixture
+def entries_made(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """In a process that builds again: the cards whose record entry `record_of` looks at one by one."""
+    storage.keep_for_next_builds()
+    seen: list[str] = []
+    card_entry = plan_module._card_entry
+    monkeypatch.setattr(plan_module, "_card_entry", lambda game, card, *rest: seen.append(card.id) or
+                        card_entry(game, card, *rest))
+    return seen
+
+
+@pytest.mark.parametrize("rows, template, changed", [
+    ([ALPHA, BETA, NA.replace("Plain", "Plainer")], None, ["na"]),  # a card's text
+    ([ALPHA, BETA, NA, GAMMA], None, ["gamma"]),  # a card added
+    ([ALPHA, NA], None, ["na"]),  # a card removed: the next one's row, in its entry, changes
+    ([NA, ALPHA, BETA], None, ["na", "alpha", "beta"]),  # reordered: each card's row, in its entry, changes
+    ([ALPHA, BETA, NA], ('fill="#ffffff"', 'fill="#fffff0"'), ["alpha", "beta", "na"]),  # every face
+])
+def test_a_watchs_edit_makes_the_changed_cards_entries_only_and_a_cold_builds_record_and_outputs(
+        tiny_game: Path, entries_made: list[str], rows: list[str], template: tuple[str, str] | None,
+        changed: list[str]) -> None:
+    out, cold = tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny"
+    _rows(tiny_game, [ALPHA, BETA, NA])
+    _build(tiny_game)
+    entries_made.clear()
+    _rows(tiny_game, rows)
+    if template is not None:
+        face = tiny_game / "templates" / "tiny" / "face.svg"
+        face.write_text(face.read_text().replace(*template))
+    _build(tiny_game)
+    assert entries_made == changed
+    _cold(tiny_game)
+    assert _record(out) == _record(cold)
+    _same_as_cold(tiny_game, out, cold)
+
+
+def test_a_watchs_edits_one_after_another_write_a_cold_builds_record_and_outputs(
+        tiny_game: Path, entries_made: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each edit starts from the last one's kept plan, record and hand-out (`_LastPlan`, `_LastRecord`,
+    `_HandOut.patched`); a card's text edited in its place plans that card's face only."""
+    planned: list[str] = []
+    artwork_of = plan_module.artwork_of
+    monkeypatch.setattr(plan_module, "artwork_of", lambda name, rendered, plan, deck, context, card=None:
+                        planned.append(card.id if card else "back") or
+                        artwork_of(name, rendered, plan, deck, context, card))
+    out, cold = tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny"
+    back = tiny_game / "templates" / "tiny" / "back.svg"
+    edits = [[ALPHA, BETA, NA], [ALPHA, BETA.replace("Bold", "Bolder"), NA], [ALPHA, BETA, NA], "back",
+             [ALPHA, BETA, NA, GAMMA], [GAMMA, BETA, NA, ALPHA], [GAMMA, NA, ALPHA],
+             [GAMMA, NA.replace("Plain", "Plainer"), ALPHA.replace("Fire", "Water")]]
+    for number, rows in enumerate(edits):
+        planned.clear()
+        if rows == "back":
+            back.write_text(back.read_text().replace("#334455", "#334466"))
+        else:
+            _rows(tiny_game, list(rows))
+        _build(tiny_game)
+        if number in (1, 2):
+            assert planned == ["back", "beta"]
+        elif number == len(edits) - 1:
+            assert planned == ["back", "na", "alpha"]
+        _cold(tiny_game)
+        assert _record(out) == _record(cold)
+        _same_as_cold(tiny_game, out, cold)
+    assert entries_made[-2:] == ["na", "alpha"]
+
+
+@pytest.mark.parametrize("damage", ["written", "deleted", "replaced"])
+def test_a_watch_takes_the_card_images_it_verified_unlooked_at_and_notices_one_changed_behind_its_back(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
+    """A process that builds again verifies a card image in the cache once; an edit of another card takes it unlooked
+    at while the kernel says nothing touched it (`entrywatch`), and verifies it again, and draws it again, once it
+    was written in place, deleted or replaced behind the process's back: the outputs are a cold build's."""
+    out, cold = tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny"
+    storage.keep_for_next_builds()
+    _rows(tiny_game, [ALPHA, BETA, NA])
+    _build(tiny_game)
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Plainer")])
+    _build(tiny_game)  # (the first build of a game in a process watches and verifies its entries)
+    record = json.loads((out / "build.json").read_text(encoding="utf-8"))
+    beta = plan_module.png_cache(tiny_game / "output").path(next(c["hash"] for c in record["cards"]
+                                                               if c["id"] == "beta"))
+    good = beta.read_bytes()
+    verified: list[str] = []
+    verify = plan_module.verify
+    monkeypatch.setattr(plan_module, "verify", lambda path: verified.append(path.name) or verify(path))
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Plainest")])
+    _build(tiny_game)
+    assert len(verified) == 1  # the edited card's new image only
+    verified.clear()
+    if damage == "written":
+        with beta.open("r+b") as handle:  # in place: the same size
+            handle.seek(200)
+            handle.write(b"edited")
+    elif damage == "deleted":
+        beta.unlink()
+    else:  # another file renamed over it
+        other = beta.with_name("other.tmp")
+        other.write_bytes(good[:-6] + b"edited")
+        other.replace(beta)
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Plain at last")])
+    _build(tiny_game)
+    assert sorted(verified) == sorted([beta.name, verified[-1]]) and len(verified) == 2
+    assert beta.read_bytes() == good
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, out, cold)
+
+
+def test_without_inotify_every_entry_is_verified_and_nothing_trusted(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from cardgen.core import entrywatch
+
+    entry = tmp_path / "ab" / "abc.png"
+    entry.parent.mkdir()
+    entry.write_bytes(b"x")
+    watched = entrywatch.EntryWatch(tmp_path)
+    assert watched.watch(str(entry))
+    watched.trust([str(entry)])
+    assert watched.untouched([str(entry), str(tmp_path / "ab" / "other.png")]) == [True, False]
+    entry.write_bytes(b"y")
+    assert watched.untouched([str(entry)]) == [False]
+    watched.close()
+    monkeypatch.setattr(entrywatch, "_libc", lambda: None)
+    blind = entrywatch.EntryWatch(tmp_path)
+    assert not blind.watch(str(entry))
+    assert blind.untouched([str(entry)]) == [False]
