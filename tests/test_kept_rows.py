@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Callable
 
@@ -277,3 +278,89 @@ def test_a_csv_file_read_again_from_the_lines_it_changes_reads_what_a_whole_read
         storage.BUILDS_AGAIN.clear()  # a whole read, as a process that builds once reads
         assert mine == _read(text), what
         storage.BUILDS_AGAIN.set()
+
+
+ICON = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><path d="M0 0h10v10z"/></svg>'
+
+
+def _icon(name: str, present: bool) -> Callable[[Path], None]:
+    """A workspace icon file of that name made or removed."""
+    def placed(root: Path) -> None:
+        path = root / "icons" / f"{name}.svg"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(ICON) if present else path.unlink()
+    return placed
+
+
+# Each edit of the tiny game, and whether a card's text then names an icon that cannot be found.
+REFERENCE_EDITS: list[tuple[str, Callable[[Path], None], bool]] = [
+    ("an unknown icon written", _rows(lambda lines: [line.replace("Plain", "Plain :gear2:") for line in lines]), True),
+    ("its icon file added", _icon("gear2", True), False),
+    ("its icon file removed", _icon("gear2", False), True),
+    ("the text drawn plain", _file("templates/tiny/face.svg", "text_box(card.text,", "text_box(card.name,"), False),
+    ("the text drawn as text again", _file("templates/tiny/face.svg", "text_box(card.name,", "text_box(card.text,"),
+     True),
+    ("the reference mended", _rows(lambda lines: [line.replace(" :gear2:", "") for line in lines]), False),
+    ("an alias made unknown", _file("data/tiny/game.yaml", "hexagonal-nut", "hexagonal-nutt"), True),
+]
+
+
+def test_references_in_a_process_checking_again_find_what_a_fresh_process_does(tiny_game: Path) -> None:
+    """A process that validates again keeps each card's reference findings (by the card, the same object for an
+    unchanged row) while its templates use the columns alike and the icons and images it named are as they were:
+    after each edit (an unknown icon written in a card's text and mended, its file added and removed, the template
+    drawing the text plain and as text again, the manifest's alias made unknown) its findings are a fresh process's."""
+    data.remember_rows()
+    validate_game(tiny_game, "tiny", out_root=tiny_game / "kept")
+    for what, edit, broken in REFERENCE_EDITS:
+        edit(tiny_game)
+        fresh = json.loads(_fresh(tiny_game, "validate", "tiny", "--format", "json").stdout)
+        mine = validate_game(tiny_game, "tiny", out_root=tiny_game / "kept")
+        assert sorted((_finding(p.__dict__) for p in mine), key=str) == \
+            sorted((_finding(f) for f in fresh["games"]["tiny"]["findings"]), key=str), what
+        assert any(p.rule == "unknown-icon" and p.column == "text" for p in mine) == broken, what
+
+
+SAFE_FACE = """\
+    <svg {{ geo.svg_attrs }}>
+      {{ text_line(card.name, 80, 80, 600, 60) }}
+      {{ text_box(card.text, 80, 300, 600, 400, 50, min_size=20) }}
+      {% if card.power > 5 %}<text x="2" y="40" font-size="30">{{ card.name }}</text>{% endif %}
+    </svg>
+"""
+
+# Each edit of the tiny game (its face drawing a card's name outside the safe zone when its power is over 5), and the
+# layout findings' rules it then has.
+LAYOUT_EDITS: list[tuple[str, Callable[[Path], None], set[str]]] = [
+    ("a text made too long", _rows(lambda lines: [line.replace("Plain", "Plain" + " words" * 400)
+                                                  for line in lines]), {"text-overflow"}),
+    ("another card's text changed", _rows(lambda lines: [line.replace("**Bold**", "**Bolder**") for line in lines]),
+     {"text-overflow"}),
+    ("the text made short", _rows(lambda lines: [line.replace(" words", "") for line in lines]), set()),
+    ("a name drawn outside the safe zone", _rows(lambda lines: [line.replace("Beta,2,", "Beta,6,")
+                                                                for line in lines]), {"safe-zone"}),
+    ("two names drawn outside", _rows(lambda lines: [line.replace("Alpha,1,", "Alpha,7,") for line in lines]),
+     {"safe-zone"}),
+    ("a card added outside", _rows(lambda lines: [*lines, "Delta,8,Added,1"]), {"safe-zone"}),
+    ("rows reordered", _rows(lambda lines: [lines[0], lines[2], lines[1], *lines[3:]]), {"safe-zone"}),
+    ("cards removed", _rows(lambda lines: lines[:2]), {"safe-zone"}),
+    ("the name drawn inside", _rows(lambda lines: [line.replace(",6,", ",1,").replace(",7,", ",1,")
+                                                   for line in lines]), set()),
+]
+
+
+def test_layout_in_a_process_checking_again_finds_what_a_fresh_process_does(tiny_game: Path) -> None:
+    """A process that validates again takes the last check's renders and findings of the cards it saw (the same
+    objects, at the same places) whole while the caches keep them: after each edit (a text made to overflow its box
+    and short again, another card changed meanwhile, names drawn outside the safe zone on one, two and three cards,
+    a card added, rows reordered and removed) its findings are a fresh process's."""
+    (tiny_game / "templates" / "tiny" / "face.svg").write_text(textwrap.dedent(SAFE_FACE))
+    data.remember_rows()
+    validate_game(tiny_game, "tiny", out_root=tiny_game / "kept")
+    for what, edit, rules in LAYOUT_EDITS:
+        edit(tiny_game)
+        fresh = json.loads(_fresh(tiny_game, "validate", "tiny", "--format", "json").stdout)
+        mine = validate_game(tiny_game, "tiny", out_root=tiny_game / "kept")
+        assert sorted((_finding(p.__dict__) for p in mine), key=str) == \
+            sorted((_finding(f) for f in fresh["games"]["tiny"]["findings"]), key=str), what
+        assert {p.rule for p in mine if p.rule in ("text-overflow", "safe-zone")} == rules, what

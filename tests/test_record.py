@@ -232,3 +232,24 @@ def test_pieces_of_kept_entries_are_made_once_a_few_kinds_each_and_forgotten_wit
     made.clear()
     piece(alpha, "json")
     assert made == ["alpha/json"] and id(alpha) not in record._PIECES
+
+
+def test_the_change_report_finds_cards_added_removed_renamed_and_moved(built: Path) -> None:
+    """Two records of the same length compare card by card at each place while the entries that differ keep their
+    ids; a card renamed in place (its id new), cards swapped, added or removed are found by id all the same."""
+    from cardgen.record.changes import diff_records
+
+    record = BuildRecord.read(built / "build.json")
+    alpha, beta, na = record.cards
+
+    def report(cards: list) -> tuple:
+        changes = diff_records(record, record.model_copy(update={"cards": cards}))
+        return ([c.id for c in changes.added], [c.id for c in changes.removed],
+                [(c.id, sorted(c.fields)) for c in changes.changed])
+
+    edited = beta.model_copy(update={"fields": {**beta.fields, "power": 9}})
+    assert report([alpha, edited, na]) == ([], [], [("beta", ["power"])])
+    assert report([alpha, beta.model_copy(update={"id": "gamma"}), na]) == (["gamma"], ["beta"], [])
+    assert report([alpha, na, edited]) == ([], [], [("beta", ["power"])])
+    assert report([alpha, na]) == ([], ["beta"], [])
+    assert report([alpha, beta, na, beta.model_copy(update={"id": "delta"})]) == (["delta"], [], [])

@@ -781,12 +781,7 @@ def convert_table(table: Table, specs: dict[str, FieldSpec], game_values: Mappin
         known.clear()
         known.update(zip(keys, found))  # type: ignore[arg-type]  # none is None now
         converted = found  # type: ignore[assignment]
-    typed = list(map(operator.itemgetter(0), converted))
-    if known is not None:  # the card's own copy: a translation writes its fields
-        typed = list(map(dict, typed))
-        lists = [column for column, spec in specs.items() if spec.type == "list"]  # the values not immutable
-        for values in typed if lists else ():
-            values.update((column, list(values[column])) for column in lists if isinstance(values.get(column), list))
+    typed = list(map(operator.itemgetter(0), converted))  # (those of `known`: a card made of them copies them)
     found_problems = itertools.chain.from_iterable(map(operator.itemgetter(1), converted))
     return typed, problems + [p for p in found_problems if p.column not in absent]
 
@@ -943,7 +938,7 @@ def _card_of(deck_name: str, deck: DeckSpec, row: Row, values: dict[str, Any]) -
         if not card_id:
             raise CardgenError("the card has no id: its name is empty", file=row.file, row=row.line,
                                column=deck.id or deck.name)
-        card = Card(card_id, deck_name, name, _copies(values, deck, row), values,
+        card = Card(card_id, deck_name, name, _copies(values, deck, row), _own(values) if builds_again() else values,
                     _template_for(deck.face, values, row), _template_for(deck.back, values, row),  # type: ignore[arg-type]
                     row.file, row.line, list(deck.text))
     except CardgenError as exc:
@@ -952,6 +947,12 @@ def _card_of(deck_name: str, deck: DeckSpec, row: Row, values: dict[str, Any]) -
     # the id names the card's image file, cards/<deck>/<id>.png; the card kept so the rules see it
     return [card], [Problem(f"card id '{card_id}' cannot be a file name: {unsafe}", file=row.file, row=row.line,
                             column=deck.id or deck.name, rule="unsafe-id")] if unsafe else []
+
+
+def _own(values: dict[str, Any]) -> dict[str, Any]:
+    """A card's own copy of its row's typed values, which a process that builds again keeps (`_CONVERTED`) for the
+    next build: a translation writes the card's fields (its lists' items too)."""
+    return {column: list(value) if isinstance(value, list) else value for column, value in values.items()}
 
 
 def _errors_only(problems: list[Problem]) -> list[Problem]:
@@ -1015,7 +1016,7 @@ def read_game_data(game: Game) -> GameData:
         data.problems += found
     seen: dict[str, Card] = {}
     folded: dict[str, Card] = {}
-    for card in data.cards:
+    for card in data.cards if _ids_alike(data.cards) else ():  # (most games: none; a loop a card was ~3 ms at 10,000)
         if card.id in seen:
             first = seen[card.id]
             data.problems.append(Problem(f"duplicate card id '{card.id}' (also at {first.source_file}:"
@@ -1033,6 +1034,14 @@ def read_game_data(game: Game) -> GameData:
     data.cards, too_many = _within_copy_bound(game, data.cards)
     data.problems = list(dict.fromkeys(data.problems + too_many))
     return data
+
+
+def _ids_alike(cards: list[Card]) -> bool:
+    """Whether two cards' ids are the same or differ only in case or accents (`collision_key`), found by C loops: the
+    ids joined by a character no id holds are folded at once (folding does not reach across it)."""
+    ids = list(map(operator.attrgetter("id"), cards))
+    joined = "\0".join(ids)
+    return joined.count("\0") != len(ids) - 1 or len(set(collision_key(joined).split("\0"))) != len(ids)
 
 
 def typed_columns(table: Table, specs: dict[str, FieldSpec]) -> set[str] | None:

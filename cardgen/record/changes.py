@@ -61,19 +61,29 @@ def diff_records(old: BuildRecord, new: BuildRecord) -> Changes:
     """Compare two build records card by card (by id)."""
     # By C loops (map, zip, compress): after an edit most entries are the same objects (`record.kept_entry`), and a
     # Python loop an entry was ~8 ms at 10,000 cards
+    if len(old.cards) == len(new.cards):  # (most edits: the same cards in the same places, a few entries new)
+        places = list(itertools.compress(itertools.count(), map(operator.is_not, old.cards, new.cards)))
+        if all(old.cards[place].id == new.cards[place].id for place in places):
+            return Changes(changed=_changed([(old.cards[place], new.cards[place]) for place in places]))
     by_id = operator.attrgetter("id")
     before = dict(zip(map(by_id, old.cards), old.cards))
     after = dict(zip(map(by_id, new.cards), new.cards))
-    changes = Changes(added=[] if after.keys() <= before.keys() else [after[i] for i in after if i not in before],
-                      removed=[] if before.keys() <= after.keys() else [before[i] for i in before if i not in after])
     differ = itertools.compress(after, map(operator.is_not, after.values(), map(before.get, after)))
-    for card_id in (i for i in differ if i in before):  # (the same entry: the same card)
-        was, now = _card_fields(before[card_id]), _card_fields(after[card_id])
+    return Changes(added=[] if after.keys() <= before.keys() else [after[i] for i in after if i not in before],
+                   removed=[] if before.keys() <= after.keys() else [before[i] for i in before if i not in after],
+                   changed=_changed([(before[i], after[i]) for i in differ if i in before]))
+
+
+def _changed(pairs: list[tuple[CardEntry, CardEntry]]) -> list[CardChange]:
+    """How each card's entry changed, of the (before, after) entries of one card given: its fields and image."""
+    changed = []
+    for was_entry, now_entry in pairs:
+        was, now = _card_fields(was_entry), _card_fields(now_entry)
         fields = {k: (was.get(k), now.get(k)) for k in sorted(set(was) | set(now)) if was.get(k) != now.get(k)}
-        image = _image_changed(before[card_id], after[card_id])
+        image = _image_changed(was_entry, now_entry)
         if fields or image:
-            changes.changed.append(CardChange(card_id, after[card_id].name, fields, image))
-    return changes
+            changed.append(CardChange(now_entry.id, now_entry.name, fields, image))
+    return changed
 
 
 def describe(changes: Changes) -> list[str]:

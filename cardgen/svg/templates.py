@@ -252,7 +252,7 @@ class SVGCache(KeptByGame):
             return None
         made = card.made.get(("rendered", name)) if card is not None else None
         try:
-            if not self._present(data["files"]):
+            if not self.present(data["files"]):
                 return None  # render again: that reports a missing image properly
             if made is not None and made[0] == key and made[1] is data:  # the entry's value it was made of
                 rendered = made[2]
@@ -268,7 +268,7 @@ class SVGCache(KeptByGame):
         self.used[key] = data
         return rendered
 
-    def _present(self, files: list[str]) -> bool:
+    def present(self, files: list[str]) -> bool:
         """Whether the image files a render draws all exist, each looked at once a build (a game's cards draw
         the same few files)."""
         for file in files:
@@ -282,7 +282,7 @@ class SVGCache(KeptByGame):
         """Whether the render of `key` is still kept as `value` (this object, which the build that took it held), the
         image files it draws there: then noted as used, as `get` notes it."""
         kept = self.kept.get(key)
-        if kept is not value or not isinstance(kept, dict) or not self._present(kept["files"]):
+        if kept is not value or not isinstance(kept, dict) or not self.present(kept["files"]):
             return False
         self.used[key] = value
         return True

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import hashlib
+import itertools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from jinja2 import meta, nodes
 
 from cardgen.core.errors import CardgenError, Problem, relative
 from cardgen.core.expressions import ExpressionError, columns_in
-from cardgen.core.storage import KeptByGame
+from cardgen.core.storage import KeptByGame, builds_again
 from cardgen.load.data import Card
 from cardgen.load.fonts import families_in_svg
 from cardgen.load.manifest import Choice, DeckSpec, Game
@@ -388,16 +389,36 @@ class ReferenceChecker:
         findings = self.scanner.findings + findings + self._aliases() + self._game_font() + self._missing_backs()
         if self.scanner.known is not None:
             self.scanner.known.save()
+        return findings + self._cards() + self._unused_columns()
+
+    def _cards(self) -> list[Problem]:
+        """The findings of every card's values (see `_card`); in a process that builds again, those of a card the
+        last check saw (the same object: an unchanged row's) are taken from it while what else they read is the
+        same (`_LastCards`): only the changed rows are looked at."""
+        cards = self.data.cards
+        last = _last_cards(self) if builds_again() else None
+        found: list[list[Problem] | None] = list(map(last.found.get, map(id, cards))) if last else [None] * len(cards)
         text_columns: dict[tuple, set[str]] = {}  # by deck and text columns: the same for most cards
         unused = TemplateUse()  # (one, not one a card: ~1.5 us each)
-        for card in self.data.cards:
+        for place in [place for place, kept in enumerate(found) if kept is None]:
+            card = cards[place]
             use = self.uses.get(card.deck) or unused
             about = (card.deck, *card.text_fields)
             if about not in text_columns:
                 # markup matters where a template draws the text: a text helper's column, or a rules-text column it uses
                 text_columns[about] = (set(card.text_fields) & set(use.fields)) | use.text_columns
-            findings += self._card(card, use, text_columns[about])
-        return findings + self._unused_columns()
+            found[place] = self._card(card, use, text_columns[about])
+        if builds_again():
+            _keep_cards(self, found)  # type: ignore[arg-type]  # none is None now
+        return list(itertools.chain.from_iterable(found))  # type: ignore[arg-type]
+
+    def cards_about(self) -> tuple:
+        """What each card's findings read besides the card (see `_card`): its deck's templates' use of its columns
+        and whether this is a draft (the icons' and images' problems are compared by `_last_cards`)."""
+        return (self.game.root, self.game.name, self.game.lang, self.draft,
+                tuple((deck, tuple(use.fields), tuple(use.icon_columns), tuple(use.image_columns),
+                       frozenset(use.text_columns), frozenset(use.optional | use.guarded))
+                      for deck, use in self.uses.items()))
 
     def manifest_file(self) -> str:
         """The manifest as shown in findings."""
@@ -572,6 +593,49 @@ class ReferenceChecker:
             if rule.text:
                 used |= {*rule.text.columns, *_expression_columns(rule.text.check)}
         return used
+
+
+@dataclass
+class _LastCards:
+    """A game's last reference check of its cards in this process: each card's findings by the card's identity (the
+    cards held, so no other object takes their ids), what they read besides the card (`cards_about`), and the
+    problem of each icon and image they asked about."""
+
+    about: tuple
+    cards: list[Card]
+    found: dict[int, list[Problem]]
+    icons: dict[str, Problem | None]
+    images: dict[str, Problem | None]
+
+
+# In a process that builds again, the last reference check of each game's cards (see `ReferenceChecker._cards`), by the
+# game's folder, name and language; a few games at most.
+_LAST_CARDS: dict[tuple, _LastCards] = {}
+_LAST_CARDS_AT_MOST = 8
+
+
+def _last_cards(checker: ReferenceChecker) -> _LastCards | None:
+    """The game's last check of its cards, when its findings still hold for the cards it saw: the same templates' use
+    of the columns, and every icon and image it asked about the same problem now (asked again: a file may have
+    changed); else None."""
+    about = checker.cards_about()
+    last = _LAST_CARDS.get(about[:3])
+    if last is None or last.about != about:
+        return None
+    if any(checker._icon(name) != problem for name, problem in last.icons.items()) or \
+            any(checker._image(text) != problem for text, problem in last.images.items()):
+        return None
+    return last
+
+
+def _keep_cards(checker: ReferenceChecker, found: list[list[Problem]]) -> None:
+    """Keep this check's findings of the game's cards for its next check in this process."""
+    about, cards = checker.cards_about(), checker.data.cards
+    _LAST_CARDS.pop(about[:3], None)
+    _LAST_CARDS[about[:3]] = _LastCards(about, list(cards), dict(zip(map(id, cards), found)),
+                                        dict(checker._icon_cache), dict(checker._image_cache))
+    while len(_LAST_CARDS) > _LAST_CARDS_AT_MOST:
+        del _LAST_CARDS[next(iter(_LAST_CARDS))]
 
 
 def _expression_columns(expr: str | None) -> list[str]:
