@@ -131,21 +131,60 @@ def test_a_watch_takes_the_card_images_it_verified_unlooked_at_and_notices_one_c
     _same_as_cold(tiny_game, out, cold)
 
 
-def test_without_inotify_every_entry_is_verified_and_nothing_trusted(tmp_path: Path,
+def test_an_entry_is_trusted_until_the_kernel_names_it_or_cannot_tell_and_never_without_inotify(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    from cardgen.core import entrywatch
+    """An entry trusted is taken until the kernel names it, or until the watch cannot tell (its queue overflowed:
+    nothing trusted); without inotify, or in a process that builds once, there is no watch: every entry looked at."""
+    import sys
 
-    entry = tmp_path / "ab" / "abc.png"
+    from cardgen.core import folderwatch
+
+    entry, other = tmp_path / "ab" / "abc.png", str(tmp_path / "ab" / "other.png")
     entry.parent.mkdir()
     entry.write_bytes(b"x")
-    watched = entrywatch.EntryWatch(tmp_path)
-    assert watched.watch(str(entry))
+    monkeypatch.setattr(folderwatch, "_WATCHES", {})
+    assert folderwatch.entry_trust(tmp_path) is None  # builds once: never watches
+    storage.keep_for_next_builds()
+    watched = folderwatch.entry_trust(tmp_path)
+    assert watched is not None
     watched.trust([str(entry)])
-    assert watched.untouched([str(entry), str(tmp_path / "ab" / "other.png")]) == [True, False]
+    assert folderwatch.entry_trust(tmp_path) is watched
+    assert watched.untouched([str(entry), other]) == [True, False]
     entry.write_bytes(b"y")
-    assert watched.untouched([str(entry)]) == [False]
-    watched.close()
-    monkeypatch.setattr(entrywatch, "_libc", lambda: None)
-    blind = entrywatch.EntryWatch(tmp_path)
-    assert not blind.watch(str(entry))
-    assert blind.untouched([str(entry)]) == [False]
+    assert folderwatch.entry_trust(tmp_path) is watched and watched.untouched([str(entry)]) == [False]
+    watched.trust([str(entry)])
+    queue = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    for _ in range(queue // 2 + 1):  # the kernel's queue overflows (two files: like events are merged)
+        entry.write_bytes(b"z")
+        Path(other).write_bytes(b"z")
+    again = folderwatch.entry_trust(tmp_path)
+    assert again is not None and again is not watched and again.untouched([str(entry)]) == [False]
+    monkeypatch.setitem(sys.modules, "inotify_simple", None)  # (an import of it fails)
+    again.close()
+    assert folderwatch.entry_trust(tmp_path) is None
+
+
+def test_a_process_watches_at_most_so_many_folders_and_notes_at_most_so_many_names(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beyond WATCHED_AT_MOST folders (output and cache folders alike) the oldest watch is closed and trusts nothing;
+    beyond NAMES_AT_MOST files changed and not looked at, the watch says it cannot tell and is begun anew."""
+    from cardgen.core import folderwatch
+
+    monkeypatch.setattr(folderwatch, "_WATCHES", {})
+    monkeypatch.setattr(folderwatch, "WATCHED_AT_MOST", 2)
+    storage.keep_for_next_builds()
+    first, second, third = (tmp_path / name for name in ("first", "second", "third"))
+    for folder in (first, second, third):
+        folder.mkdir()
+    watch = folderwatch.entry_trust(first)
+    assert watch is not None
+    watch.trust([str(first / "a")])
+    assert folderwatch.changed_since(second) is None  # (the first question: not known)
+    assert folderwatch.entry_trust(third) is not None
+    assert list(folderwatch._WATCHES) == [second, third] and not watch.whole \
+        and watch.untouched([str(first / "a")]) == [False]
+    assert folderwatch.changed_since(second) == set()
+    monkeypatch.setattr(folderwatch, "NAMES_AT_MOST", 2)
+    for name in "abc":
+        (second / name).write_bytes(b"x")
+    assert folderwatch.changed_since(second) is None

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, Collection, Hashable, Iterable, Mapping, Protocol, Sequence, cast
 
 from cardgen import __version__
-from cardgen.core.entrywatch import entry_watch
 from cardgen.core.errors import LEFT_OUT, CardgenError, Problem
+from cardgen.core.folderwatch import entry_trust
 from cardgen.core.progress import Reporter
 from cardgen.core.storage import Cache, builds_again, copy_into_staging, file_digest, verify, write_text
 from cardgen.load.data import Card
@@ -420,21 +420,20 @@ def _found_in_cache(arts: dict[str, Artwork], early: Collection[str], work: Mapp
     """The keys of the images the cache holds (verified) that no stage works on, and the other artworks, each with
     whether the cache holds its image.
 
-    In a process that builds again, an entry it verified that nothing has touched since (`entrywatch`: the kernel
+    In a process that builds again, an entry it verified that nothing has touched since (`folderwatch`: the kernel
     says what was) is taken by C loops, not looked at (`storage.verify`: one `stat` each, ~45-65 ms an edit at
-    10,000 cards); the others are verified, and trusted from then on when their folder is watched."""
+    10,000 cards); the others are verified, and trusted from then on (the cache folder is watched)."""
     values = list(arts.values())
-    watch = entry_watch(values[0].cache_path.parent.parent) if values and builds_again() else None
+    watch = entry_trust(values[0].cache_path.parent.parent) if values else None
     untouched = watch.untouched(map(_CACHE_FILE, values)) if watch is not None else [False] * len(values)
     special = {*early, *(key for key, items in work.items() if items)}
     if special:  # drawn early, or worked on: each looked at below
         untouched = list(map(operator.and_, untouched, map(operator.not_, map(special.__contains__, arts))))
     found, todo, trusted = list(itertools.compress(arts, untouched)), [], []
     for art in itertools.compress(values, map(operator.not_, untouched)):
-        watched = watch is not None and watch.watch(art.cache_file)  # before it is verified: a change after is told
         # (one stat for an entry this process verified before)
         cached = art.key not in early and verify(art.cache_path)
-        if cached and watched:
+        if cached:
             trusted.append(art.cache_file)
         if cached and not work.get(art.key):
             found.append(art.key)
