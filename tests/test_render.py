@@ -1005,3 +1005,16 @@ def test_text_is_drawn_as_cairosvg_draws_it_its_outlines_made_only_where_they_sh
     assert np.array_equal(ours, theirs)
     assert outlined  # cairosvg's own drawing outlines every letter
     assert (ours_outlined == []) == case.startswith("plain")
+
+
+def test_the_kept_sets_of_drawn_files_stay_bounded_after_a_backs_artwork(tiny_game, monkeypatch) -> None:
+    """The sets of files cards draw are kept between plans (`plan._FILE_SETS`) up to FILE_SETS_AT_MOST: a back's
+    artwork, planned without a card, trims them too."""
+    from cardgen.build import plan as planning
+
+    context = BuildContext.load(tiny_game, "tiny", tiny_game / "output")
+    plan = plan_build(context)
+    back = next(iter(plan.backs.values()))
+    monkeypatch.setattr(planning, "FILE_SETS_AT_MOST", 0)
+    planning.artwork_of("back", back.rendered, plan, back.deck, context)
+    assert not planning._FILE_SETS

@@ -314,8 +314,8 @@ def artwork_of(name: str, rendered: RenderedSVG, plan: BuildPlan, deck: str, con
     art = Artwork(name, rendered, deck, look, key, png_cache(context.out_root).path(key))
     if card is not None:
         card.made["art", name, deck] = (rendered, at, about[-1], art)
-        while len(_FILE_SETS) > FILE_SETS_AT_MOST:
-            del _FILE_SETS[next(iter(_FILE_SETS))]
+    while len(_FILE_SETS) > FILE_SETS_AT_MOST:  # (a back's artwork adds to it too)
+        del _FILE_SETS[next(iter(_FILE_SETS))]
     return art
 
 
