@@ -324,3 +324,18 @@ def test_an_update_of_images_cardgen_drew_imports_no_reportlab_drawing(tiny_game
                           cwd=Path(__file__).parent.parent)
     assert _revisions(tiny_game / "output" / PDF) == 2
     assert done.stdout.strip() == "[]"
+
+
+def test_a_state_this_process_kept_is_taken_as_it_is_and_one_read_back_is_checked() -> None:
+    """`Written.of`: the state `as_kept` made in this process is its `Written` (not checked again each edit); the
+    same state read back from the cache's JSON is checked: the same `Written`, and None once damaged."""
+    import json
+
+    written = pdf_update.Written("layout", ["a", "b"], {"a": [10, 20, 5, 0], "b": [10, 20, 6, 7]}, "/Size 9", 120,
+                                 900, 1, "tail", 800)
+    kept = written.as_kept()
+    assert pdf_update.Written.of(kept) is written
+    read = json.loads(json.dumps(kept))
+    assert read == {**vars(written)} and pdf_update.Written.of(read) == written
+    for damage in ({"names": ["a", 2]}, {"objects": {"a": [10, 20, 5]}}, {"size": "900"}):
+        assert pdf_update.Written.of({**read, **damage}) is None, damage

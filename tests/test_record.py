@@ -253,3 +253,25 @@ def test_the_change_report_finds_cards_added_removed_renamed_and_moved(built: Pa
     assert report([alpha, na, edited]) == ([], [], [("beta", ["power"])])
     assert report([alpha, na]) == ([], ["beta"], [])
     assert report([alpha, beta, na, beta.model_copy(update={"id": "delta"})]) == (["delta"], [], [])
+
+
+def test_image_hashes_after_edits_in_a_process_building_again_are_made_anew(built: Path) -> None:
+    """`image_hashes` in a process that builds again (a block of unchanged cards the last call's): every face and
+    back by its path, as the record says, after cards changed (a face, a hash), added and removed."""
+    from cardgen.core import storage
+
+    storage.keep_for_next_builds()  # (for this test only: see conftest's `builds_once`)
+    record = BuildRecord.read(built / "build.json")
+    cards = [record.cards[n % 3].model_copy(update={"face": f"cards/{n}.png", "hash": f"h{n}"})
+             for n in range(3 * RUN_ITEMS)]
+
+    def expected(cards: list) -> dict[str, str]:
+        return {**{back.image: back.hash for back in record.backs.values()}, **{c.face: c.hash for c in cards}}
+
+    edits = [lambda: None, lambda: cards.__setitem__(5, cards[5].model_copy(update={"hash": "new"})),
+             lambda: cards.__setitem__(RUN_ITEMS, cards[RUN_ITEMS].model_copy(update={"face": "cards/moved.png"})),
+             lambda: cards.insert(0, cards[7].model_copy(update={"face": "cards/added.png"})),
+             lambda: cards.pop(2 * RUN_ITEMS)]
+    for number, edit in enumerate(edits):
+        edit()
+        assert record.model_copy(update={"cards": list(cards)}).image_hashes() == expected(cards), number

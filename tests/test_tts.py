@@ -966,12 +966,13 @@ def test_an_objects_memo_leaves_out_where_it_lies_and_where_its_images_were_writ
     assert memo(nested) != first
 
 
-def test_an_objects_memo_hashes_its_whole_text_though_its_cards_texts_are_kept(monkeypatch) -> None:
+def test_an_objects_memo_hashes_its_whole_text_by_blocks_though_its_cards_texts_are_kept(monkeypatch) -> None:
     """The Memo's text is put together from each contained object's own text (kept between builds by a watch:
-    `objects.kept_text`, and those of a block of objects joined: `storage.KeptRuns`), placed where json.dumps puts
-    the list: the same text as the whole object's, file:/// folders taken out, in a process that builds again or
-    not, and for a deck whose text holds the list's mark; its hash, the Memo, that of the whole text, the objects
-    changed or not."""
+    `objects.kept_text`), placed where json.dumps puts the list: the same text as the whole object's, file:///
+    folders taken out, in a process that builds again or not, and for a deck whose text holds the list's mark; the
+    Memo, the hash of that text with each block of MEMO_BLOCK objects' texts replaced by their own digest (the last
+    build's for the same objects: `storage.KeptRuns`), as made anew, the objects changed or not, another for each
+    change and the first again when the change is undone."""
     import copy
     import hashlib
     import json
@@ -993,12 +994,22 @@ def test_an_objects_memo_hashes_its_whole_text_though_its_cards_texts_are_kept(m
     assert objects._memo_text(deck, used) == whole(deck) and len(used) == 3
     marked = {**deck, "Nickname": objects._CONTAINED}
     assert objects._memo_text(marked, {}) == whole(marked)
-    monkeypatch.setattr(storage, "RUN_ITEMS", 2)
-    for change in ("", "Frost", "", "Snow"):
+    monkeypatch.setattr(objects, "MEMO_BLOCK", 2)
+
+    def by_blocks(obj: dict) -> str:
+        texts = [whole(inner) for inner in obj["ContainedObjects"]]
+        head, tail = whole(obj).split("[" + ", ".join(texts) + "]")
+        digests = [hashlib.sha256(", ".join(texts[i:i + 2]).encode()).digest() for i in range(0, len(texts), 2)]
+        return hashlib.sha256(head.encode() + b"[" + b", ".join(digests) + b"]" + tail.encode()).hexdigest()[:16]
+
+    memos = []
+    for change in ("", "Frost", "", "Snow", "Fire «é»"):
         if change:
             deck["ContainedObjects"][1] = {**card, "Description": change}  # (the second of a block)
         objects.mark_for_push([deck], "tiny")
-        assert deck["Memo"] == hashlib.sha256(whole(deck).encode()).hexdigest()[:16], change
+        assert deck["Memo"] == by_blocks(deck), change
+        memos.append(deck["Memo"])
+    assert memos[0] == memos[-1] and memos[1] == memos[2] and len(set(memos)) == 3
 
 
 def test_a_boards_jpeg_is_flattened_from_the_card_as_from_its_trimmed_copy(tmp_path) -> None:
