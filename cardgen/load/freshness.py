@@ -416,7 +416,7 @@ class PreviousOutputs:
         `target` when the kept files are linked as they are kept)."""
         sealed = self.sealed.get(name)
         try:
-            state = _file_state(self.final / name)
+            state = _file_state(f"{self.final}/{name}")  # (text: see `_check_trusted`)
         except OSError:
             return False
         if not isinstance(sealed, list) or list(state) != [*sealed, FILE_MODE, 1]:
@@ -445,14 +445,14 @@ class PreviousOutputs:
     def check_kept(self) -> None:
         """Raise when a kept file changed since it was kept (written to during the build): the previous build
         stays in place and the next build makes it again."""
-        folder = self.staging if self.linked else self.final
+        folder = str(self.staging if self.linked else self.final)  # (a path as text: see `_check_trusted`)
         # Kept where they are: those kept on trust were looked at just now (`_check_trusted`), the others as kept (not
         # 10,000 names gone through to skip them: ~3 ms). Linked into the staging folder: all of them.
         names = self.kept if self.linked else [name for name in self.looked if name in self.kept]
         for name in names:
             state = self.kept[name]
             try:
-                unchanged = _file_state(folder / name)[:3] == state
+                unchanged = _file_state(f"{folder}/{name}")[:3] == state
             except OSError:
                 unchanged = False
             if not unchanged:
