@@ -153,6 +153,7 @@ def test_edits_in_a_process_building_again_write_the_files_a_cold_build_writes(t
              _rows(lambda lines: [line.replace("Added,1", "Changed,1") for line in lines])]
     build_game(tiny_game, "tiny", BuildOptions(tiny_game / "kept", jobs=1), stages=stage_names())
     assert _fresh(tiny_game, "build", "tiny", "--out", str(tiny_game / "fresh"), "-j", "1").returncode == 0
+    appended: list[int] = []  # the lines of changes in the stamps after each edit
     for number, edit in enumerate(edits):
         edit(tiny_game)
         copied.clear()
@@ -166,20 +167,51 @@ def test_edits_in_a_process_building_again_write_the_files_a_cold_build_writes(t
         assert kept.keys() == made.keys()
         for name in kept:
             assert kept[name] == made[name], f"edit {number}: {name}"
-        _same_stamps(tiny_game / "kept" / "tiny", tiny_game / "fresh" / "tiny", number)
+        appended.append(_same_stamps(tiny_game / "kept" / "tiny", tiny_game / "fresh" / "tiny", number))
+    assert appended == list(range(1, len(edits) + 1))  # each edit appends its changes to the stamps
     assert build_game(tiny_game, "tiny", BuildOptions(tiny_game / "kept", jobs=1), stages=stage_names()).up_to_date
 
 
-def _same_stamps(kept: Path, fresh: Path, number: int) -> None:
-    """The stamps of a build in a process building again: those it holds are the file's, they stamp the same files
-    with the same content keys as a cold build's, and every output as it lies there (the times aside)."""
-    stamps = json.loads((kept / freshness.STAMPS).read_text(encoding="utf-8"))
+def _same_stamps(kept: Path, fresh: Path, number: int) -> int:
+    """The stamps of a build in a process building again: those it holds are the file's (the last build's and the
+    changes of the edits since, `freshness.parse_stamps`), they stamp the same files with the same content keys as a
+    cold build's, and every output as it lies there (the times aside)."""
+    stamps, appended = freshness.parse_stamps((kept / freshness.STAMPS).read_text(encoding="utf-8"))
     cold = json.loads((fresh / freshness.STAMPS).read_text(encoding="utf-8"))
     assert freshness._read_stamps(kept / freshness.STAMPS) == stamps, number
     assert stamps["made"] == cold["made"] and stamps["outputs"].keys() == cold["outputs"].keys(), number
     for name, stamp in stamps["outputs"].items():
         state = (kept / name).stat()
         assert stamp == [state.st_size, state.st_mtime_ns], f"edit {number}: {name}"
+    return appended
+
+
+def test_stamps_whose_changes_are_cut_short_or_broken_are_not_read_and_the_game_is_built_again(
+        tiny_game: Path) -> None:
+    """A process building again appends each edit's changes to the stamps as a line (`freshness.parse_stamps`); the
+    file cut short in an append, or with a line that is not a build's changes, is never read as stamps: the next
+    build is not up to date and writes them whole, the one after it is, and the outputs are a cold build's."""
+    data.remember_rows()
+    options = BuildOptions(tiny_game / "kept", jobs=1)
+    build_game(tiny_game, "tiny", options, stages=stage_names())
+    path = tiny_game / "kept" / "tiny" / freshness.STAMPS
+    for number in range(2):
+        _rows(lambda lines, number=number: [line.replace("Plain", f"Plain {number}") for line in lines])(tiny_game)
+        build_game(tiny_game, "tiny", options, stages=stage_names())
+    text = path.read_text(encoding="utf-8")
+    assert freshness.parse_stamps(text)[1] == 2
+    for broken in (text[:-3], text + "\n", text + '\n{"outputs": ["a.png"]}', text + '\n["not", "changes"]'):
+        with pytest.raises(ValueError):
+            freshness.parse_stamps(broken)
+        path.write_text(broken, encoding="utf-8")
+        assert not build_game(tiny_game, "tiny", options, stages=stage_names()).up_to_date, broken[-20:]
+        assert freshness.parse_stamps(path.read_text(encoding="utf-8"))[1] == 0  # written whole
+        assert build_game(tiny_game, "tiny", options, stages=stage_names()).up_to_date, broken[-20:]
+    assert _fresh(tiny_game, "build", "tiny", "--out", str(tiny_game / "fresh"), "-j", "1").returncode == 0
+    kept, cold = _outputs(tiny_game / "kept" / "tiny"), _outputs(tiny_game / "fresh" / "tiny")
+    del kept["index.html"], cold["index.html"]  # (the gallery says what changed since the previous build)
+    assert kept == cold
+    _same_stamps(tiny_game / "kept" / "tiny", tiny_game / "fresh" / "tiny", 0)
 
 
 def test_stamps_changed_behind_a_process_building_again_are_read_again(tiny_game: Path) -> None:

@@ -118,6 +118,7 @@ def _write_stamps(path: Path, stamps: dict) -> None:
 _KNOWN_STAMPS: dict[tuple[int, ...], dict] = {}
 KNOWN_STAMPS = 8  # the stamps of a few games' output folders and their staging folders
 _WRITTEN: set[tuple[int, ...]] = set()  # those of them this process wrote (`PreviousOutputs.own_stamps`)
+_APPENDED: dict[tuple[int, ...], int] = {}  # their lines of changes (`parse_stamps`)
 
 
 def _read_stamps(path: Path) -> dict:
@@ -127,20 +128,77 @@ def _read_stamps(path: Path) -> dict:
     known = _KNOWN_STAMPS.get(identity) if identity is not None else None
     if known is not None:
         return known
-    stamps = json.loads(path.read_text(encoding="utf-8"))
-    _remember_stamps(identity, stamps)
+    stamps, appended = parse_stamps(path.read_text(encoding="utf-8"))
+    _remember_stamps(identity, stamps, appended)
     return stamps
 
 
-def _remember_stamps(identity: tuple[int, ...] | None, stamps: object) -> None:
-    """Keep the stamps of a file (its identity taken before it was read, or after it was written), in a process that
-    builds again; the oldest forgotten beyond KNOWN_STAMPS."""
+# An edit's stamps differ from the last build's in a few entries of their `outputs` and `made` (and in their small
+# other keys): a process that builds again appends those changes to the file as one line of JSON (`_append_stamps`),
+# not the 20,000 entries written again (~17-20 ms an edit at 10,000 cards), up to APPENDED_AT_MOST lines, then
+# writes them whole. The file is then the whole stamps on its first line and a line of changes after it for each
+# edit: the other keys as they are now, the entries of `outputs` and `made` set anew (null: gone).
+APPENDED_AT_MOST = 32
+_CHANGED_BY_ENTRY = ("outputs", "made")
+
+
+def parse_stamps(text: str) -> tuple[dict, int]:
+    """The stamps a stamps file's text holds and how many lines of changes it has; ValueError when it is not what
+    cardgen writes (cut short in an append, or edited by hand): never a part of it taken for the whole."""
+    first, *appended = text.split("\n")
+    stamps = json.loads(first)
+    for line in appended:
+        changes = json.loads(line)
+        if not isinstance(stamps, dict) or not isinstance(changes, dict):
+            raise ValueError("not a build's stamps")
+        for key in _CHANGED_BY_ENTRY:
+            entries, changed = stamps.get(key), changes.pop(key, {})
+            if not isinstance(entries, dict) or not isinstance(changed, dict):
+                raise ValueError("not a build's stamps")
+            entries.update(changed)
+            for name in [name for name, value in changed.items() if value is None]:
+                del entries[name]
+        stamps.update(changes)
+    return stamps, len(appended)
+
+
+def _remember_stamps(identity: tuple[int, ...] | None, stamps: object, appended: int = 0) -> None:
+    """Keep the stamps of a file (its identity taken before it was read, or after it was written) and its number of
+    lines of changes, in a process that builds again; the oldest forgotten beyond KNOWN_STAMPS."""
     if identity is None or not isinstance(stamps, dict) or not builds_again():
         return
     _KNOWN_STAMPS.pop(identity, None)
     _KNOWN_STAMPS[identity] = stamps
+    _APPENDED[identity] = appended
     while len(_KNOWN_STAMPS) > KNOWN_STAMPS:
         del _KNOWN_STAMPS[next(iter(_KNOWN_STAMPS))]
+    for gone in _APPENDED.keys() - _KNOWN_STAMPS.keys():
+        del _APPENDED[gone]
+
+
+def _append_stamps(previous: Path, path: Path, read_as: tuple[int, ...] | None, stamps: dict,
+                   changes: dict) -> bool:
+    """Put the stamps file `previous` (as read: `read_as`) at `path` with the line of `changes` that makes it hold
+    `stamps` appended (see APPENDED_AT_MOST); False when it is not this process's own as read, has other links or
+    has enough lines (the caller then writes the stamps whole at `path`, `previous` gone or not)."""
+    appended = _APPENDED.get(read_as) if read_as is not None else None
+    if appended is None or appended >= APPENDED_AT_MOST or read_as not in _WRITTEN:
+        return False
+    try:
+        os.replace(previous, path)  # (the previous stamps leave the output folder first, as when written whole)
+        with open(path, "a", encoding="utf-8") as handle:
+            state = os.fstat(handle.fileno())
+            if (state.st_dev, state.st_ino, state.st_size, state.st_mtime_ns) != read_as or state.st_nlink != 1:
+                return False  # (changed since it was read, or linked elsewhere: written whole over it)
+            handle.write("\n" + json.dumps(changes, ensure_ascii=False))
+    except OSError:
+        return False
+    identity = file_identity(path)
+    _remember_stamps(identity, stamps, appended + 1)
+    if identity in _KNOWN_STAMPS:
+        _WRITTEN.add(identity)
+        _WRITTEN.intersection_update(_KNOWN_STAMPS)
+    return True
 
 
 def _made(out_dir: Path) -> dict[str, str]:
@@ -243,6 +301,11 @@ def _file_state(path: Path | str) -> tuple[int, int, int, int]:
     return stat.st_size, stat.st_mtime_ns, stat_module.S_IMODE(stat.st_mode), stat.st_nlink
 
 
+def _state(kept: tuple[int, ...] | list[int]) -> tuple[int, ...]:
+    """(size, time, mode) of a kept file: as looked at, or for one kept on trust as its stamps say."""
+    return kept if isinstance(kept, tuple) else (*kept, FILE_MODE)
+
+
 def _let_go(*held: object) -> None:
     """Nothing: what `storage.after_rebuild` held for it is freed as it returns."""
 
@@ -265,7 +328,8 @@ class PreviousOutputs:
         self.final, self.staging = final, staging
         # Stamps this process wrote (not another's, or a copy put back): the folder's files were looked at against
         # them, so that the kernel's events since then tell which changed (`_check_trusted`).
-        self.own_stamps = file_identity(final / STAMPS) in _WRITTEN
+        self.read_as = file_identity(final / STAMPS)
+        self.own_stamps = self.read_as in _WRITTEN
         try:
             stamps = _read_stamps(final / STAMPS)  # read once: ~150 KB at 1,000 cards
             sealed, made = stamps["outputs"], stamps.get("made", {})
@@ -274,12 +338,15 @@ class PreviousOutputs:
         self.sealed: dict = sealed if isinstance(sealed, dict) else {}
         self.keys: dict = made if self.sealed and isinstance(made, dict) else {}
         self.made: dict[str, str] = {}  # what this build made or kept: content key by path in the output folder
-        self.kept: dict[str, tuple[int, ...]] = {}  # (size, time, mode) of each kept file
+        self.placed: list[str] = []  # those of them not kept on trust (`keep_trusted`: the same keys as the last)
+        # (size, time, mode) of each kept file, or for one kept on trust the stamps' [size, time] itself (`_state`)
+        self.kept: dict[str, tuple[int, ...] | list[int]] = {}
         # Without `in_place` (a stage reads card files from the staging folder: see `Stage.while_drawing`) each kept
         # file is linked into it as it is kept, and the folder is swapped in whole.
         self.linked = not in_place
         self._aside: list[Path] = []  # the previous folder's files an edit replaced or deleted (`_set_aside`)
-        self.trusted: dict[str, tuple[Path | str, Callable[[Path], object]]] = {}  # kept unread: see `place`
+        self.trusted: dict[str, Path | str] = {}  # kept unread (see `place`): its target in the staging folder,
+        self.makers: dict[str, Callable[[Path], object]] = {}  # and what makes it there if it changed
         self.looked: list[str] = []  # the files kept as they were looked at (`_keep`), not on trust
         self.changed: set[str] | None = None  # the files the kernel named as changed then (`folderwatch`)
 
@@ -298,12 +365,13 @@ class PreviousOutputs:
         if self.made.get(name) == key and (name in self.kept or os.path.isfile(target)):  # placed already (a back on
             return False  # several TTS sheets)
         self.made[name] = key
+        self.placed.append(name)
         self.kept.pop(name, None)
         if self.keys.get(name) == key:
             sealed = self.sealed.get(name)
             if trust and builds_again() and not self.linked and isinstance(sealed, list):
-                self.kept[name] = (*sealed, FILE_MODE)
-                self.trusted[name] = (target, make)
+                self.kept[name] = sealed
+                self.trusted[name], self.makers[name] = target, make
                 return False
             if self._keep(name, Path(target)):
                 return False
@@ -324,8 +392,11 @@ class PreviousOutputs:
             names, keys, sealed, targets = (list(itertools.compress(items, kept))
                                             for items in (names, keys, sealed, targets))
         self.made.update(zip(names, keys))
-        self.kept.update(zip(names, map(operator.add, map(tuple, sealed), itertools.repeat((FILE_MODE,)))))
-        self.trusted.update(zip(names, zip(targets, itertools.repeat(make))))
+        # No new object for each of 10,000 files (a (size, time, mode) and a (target, make) each: ~30,000 objects the
+        # garbage collector walked, ~3-4 ms of an edit's passes; `_state`, `makers`)
+        self.kept.update(zip(names, sealed))
+        self.trusted.update(zip(names, targets))
+        self.makers.update(zip(names, itertools.repeat(make)))
         return kept
 
     def _check_trusted(self) -> None:
@@ -341,21 +412,21 @@ class PreviousOutputs:
         self.changed = changed_since(self.final)
         changed = self.changed if self.own_stamps else None
         looked = self.trusted if changed is None else {n: self.trusted[n] for n in changed if n in self.trusted}
-        for name, (target, make) in looked.items():
+        for name, target in looked.items():
             try:
                 state = _file_state(f"{final}/{name}")
             except OSError:
                 state = None
-            if state is None or list(state) != [*self.kept[name], 1]:
+            if state is None or state != (*_state(self.kept[name]), 1):
                 del self.kept[name]
-                make(Path(target))
+                self.makers[name](Path(target))
 
     def _keep(self, name: str, target: Path) -> bool:
         """Whether the previous build's file `name` is as it sealed it, and so kept (noted in `kept`; linked to
         `target` when the kept files are linked as they are kept)."""
         sealed = self.sealed.get(name)
         try:
-            state = _file_state(self.final / name)
+            state = _file_state(f"{self.final}/{name}")  # (text: see `_check_trusted`)
         except OSError:
             return False
         if not isinstance(sealed, list) or list(state) != [*sealed, FILE_MODE, 1]:
@@ -384,14 +455,14 @@ class PreviousOutputs:
     def check_kept(self) -> None:
         """Raise when a kept file changed since it was kept (written to during the build): the previous build
         stays in place and the next build makes it again."""
-        folder = self.staging if self.linked else self.final
+        folder = str(self.staging if self.linked else self.final)  # (a path as text: see `_check_trusted`)
         # Kept where they are: those kept on trust were looked at just now (`_check_trusted`), the others as kept (not
         # 10,000 names gone through to skip them: ~3 ms). Linked into the staging folder: all of them.
         names = self.kept if self.linked else [name for name in self.looked if name in self.kept]
         for name in names:
-            state = self.kept[name]
+            state = _state(self.kept[name])
             try:
-                unchanged = _file_state(folder / name)[:3] == state
+                unchanged = _file_state(f"{folder}/{name}")[:3] == state
             except OSError:
                 unchanged = False
             if not unchanged:
@@ -423,7 +494,8 @@ class PreviousOutputs:
             looked_at(self.final, self.changed)
             return
         if not self.linked:
-            self.kept = {name: self._link(name, state) or state for name, state in self.kept.items()}
+            self.kept = {name: self._link(name, state) or state
+                         for name, state in zip(self.kept, map(_state, self.kept.values()))}
             self.linked = True  # (a file written to meanwhile is told by `check_kept`, as it left nothing)
         seal()
         self.check_kept()
@@ -491,9 +563,15 @@ class PreviousOutputs:
                 outputs[name] = [stat.st_size, stat.st_mtime_ns]
         # (in the order the files were placed, not sorted as a whole build's: ~6 ms of an edit at 10,000 cards; the
         # stamps are read as mappings)
+        changes = {key: value for key, value in stamps.items() if key not in _CHANGED_BY_ENTRY}
+        changes["outputs"] = {**{name: outputs[name] for name in [*names, STAMP] if name in outputs},
+                              **dict.fromkeys(replaced - outputs.keys())}
+        changes["made"] = {**{name: self.made[name] for name in self.placed if self.keys.get(name) != self.made[name]},
+                           **dict.fromkeys(self.keys.keys() - self.made.keys())}
         stamps["outputs"], stamps["made"] = outputs, dict(self.made)
-        _write_stamps(self.staging / STAMPS, stamps)
-        (self.final / STAMPS).unlink(missing_ok=True)
+        if not _append_stamps(self.final / STAMPS, self.staging / STAMPS, self.read_as, stamps, changes):
+            _write_stamps(self.staging / STAMPS, stamps)
+            (self.final / STAMPS).unlink(missing_ok=True)
         for name, path in names.items():
             if name != STAMPS:
                 target = self.final / name
