@@ -10,7 +10,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator, TypeVar
 
 import pytest
 from PIL import Image
@@ -36,6 +36,23 @@ def _fresh(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def _finding(about: dict) -> tuple:
     return tuple(about.get(key) for key in ("file", "row", "column", "severity", "rule", "message"))
+
+
+T = TypeVar("T")  # what an edit of the tiny game expects of its findings
+
+
+def _checked_as_fresh(root: Path, edits: list[tuple[str, Callable[[Path], None], T]]) -> Iterator[tuple[str, list, T]]:
+    """Validate the tiny game in this process keeping its rows, then make each edit and check again: yield each
+    edit's name, this process's findings (asserted equal to a fresh process's validate) and what the edit expects."""
+    data.remember_rows()
+    validate_game(root, "tiny", out_root=root / "kept")
+    for what, edit, expected in edits:
+        edit(root)
+        fresh = json.loads(_fresh(root, "validate", "tiny", "--format", "json").stdout)
+        mine = validate_game(root, "tiny", out_root=root / "kept")
+        assert sorted((_finding(p.__dict__) for p in mine), key=str) == \
+            sorted((_finding(f) for f in fresh["games"]["tiny"]["findings"]), key=str), what
+        yield what, mine, expected
 
 
 def _outputs(folder: Path) -> dict[str, bytes | str]:
@@ -217,14 +234,7 @@ def test_rules_in_a_process_checking_again_find_what_a_fresh_process_does(tiny_g
     lines = (game / "cards.csv").read_text().splitlines()
     weights = ["weight", "1", "2", "3"]  # the last row's weight is edited (",3,3": NA's count and weight)
     (game / "cards.csv").write_text("\n".join(f"{line},{w}" for line, w in zip(lines, weights)) + "\n")
-    data.remember_rows()
-    validate_game(tiny_game, "tiny", out_root=tiny_game / "kept")
-    for what, edit, rules in WEIGHT_EDITS:
-        _rows(edit)(tiny_game)
-        fresh = json.loads(_fresh(tiny_game, "validate", "tiny", "--format", "json").stdout)
-        mine = validate_game(tiny_game, "tiny", out_root=tiny_game / "kept")
-        assert sorted((_finding(p.__dict__) for p in mine), key=str) == \
-            sorted((_finding(f) for f in fresh["games"]["tiny"]["findings"]), key=str), what
+    for what, mine, rules in _checked_as_fresh(tiny_game, [(w, _rows(e), r) for w, e, r in WEIGHT_EDITS]):
         assert {p.rule for p in mine if p.rule in ("heavy", "light")} == rules, what
 
 
@@ -310,14 +320,7 @@ def test_references_in_a_process_checking_again_find_what_a_fresh_process_does(t
     unchanged row) while its templates use the columns alike and the icons and images it named are as they were:
     after each edit (an unknown icon written in a card's text and mended, its file added and removed, the template
     drawing the text plain and as text again, the manifest's alias made unknown) its findings are a fresh process's."""
-    data.remember_rows()
-    validate_game(tiny_game, "tiny", out_root=tiny_game / "kept")
-    for what, edit, broken in REFERENCE_EDITS:
-        edit(tiny_game)
-        fresh = json.loads(_fresh(tiny_game, "validate", "tiny", "--format", "json").stdout)
-        mine = validate_game(tiny_game, "tiny", out_root=tiny_game / "kept")
-        assert sorted((_finding(p.__dict__) for p in mine), key=str) == \
-            sorted((_finding(f) for f in fresh["games"]["tiny"]["findings"]), key=str), what
+    for what, mine, broken in _checked_as_fresh(tiny_game, REFERENCE_EDITS):
         assert any(p.rule == "unknown-icon" and p.column == "text" for p in mine) == broken, what
 
 
@@ -355,12 +358,5 @@ def test_layout_in_a_process_checking_again_finds_what_a_fresh_process_does(tiny
     and short again, another card changed meanwhile, names drawn outside the safe zone on one, two and three cards,
     a card added, rows reordered and removed) its findings are a fresh process's."""
     (tiny_game / "templates" / "tiny" / "face.svg").write_text(textwrap.dedent(SAFE_FACE))
-    data.remember_rows()
-    validate_game(tiny_game, "tiny", out_root=tiny_game / "kept")
-    for what, edit, rules in LAYOUT_EDITS:
-        edit(tiny_game)
-        fresh = json.loads(_fresh(tiny_game, "validate", "tiny", "--format", "json").stdout)
-        mine = validate_game(tiny_game, "tiny", out_root=tiny_game / "kept")
-        assert sorted((_finding(p.__dict__) for p in mine), key=str) == \
-            sorted((_finding(f) for f in fresh["games"]["tiny"]["findings"]), key=str), what
+    for what, mine, rules in _checked_as_fresh(tiny_game, LAYOUT_EDITS):
         assert {p.rule for p in mine if p.rule in ("text-overflow", "safe-zone")} == rules, what
