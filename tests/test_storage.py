@@ -452,3 +452,13 @@ def test_exchange_swaps_two_files_in_one_step_or_says_it_cannot(tmp_path: Path) 
     assert (old.read_bytes(), new.read_bytes()) == (b"made now", b"made before")
     assert (old.stat().st_ino, new.stat().st_ino) == inodes  # the files themselves moved, nothing was copied
     assert not exchange(new, tmp_path / "missing") and new.read_bytes() == b"made before"
+
+
+def test_keep_latest_keeps_a_value_as_the_latest_and_drops_the_oldest_beyond_its_bound() -> None:
+    """What a process that builds again keeps of its builds: a key kept again becomes the latest, the oldest goes."""
+    from cardgen.core.storage import keep_latest
+
+    kept: dict[str, int] = {}
+    for key, value in (("a", 1), ("b", 2), ("a", 3), ("c", 4)):
+        keep_latest(kept, key, value, 2)
+    assert list(kept.items()) == [("a", 3), ("c", 4)]

@@ -17,7 +17,7 @@ from cardgen import __version__
 from cardgen.core.errors import LEFT_OUT, CardgenError, Problem
 from cardgen.core.folderwatch import entry_trust
 from cardgen.core.progress import Reporter
-from cardgen.core.storage import Cache, builds_again, copy_into_staging, file_digest, verify, write_text
+from cardgen.core.storage import Cache, builds_again, copy_into_staging, file_digest, keep_latest, verify, write_text
 from cardgen.load.data import Card
 from cardgen.load.freshness import PreviousOutputs
 from cardgen.load.manifest import CardSize, Game
@@ -134,14 +134,11 @@ def plan_build(context: BuildContext, findings: list[Problem] | None = None, for
         last = _LastPlan.of(plan, context)
     plan.findings = unique(plan.findings)  # a missing font once, not once per card
     if builds_again():
-        _LOOKS.pop(plan.game.name, None)
-        _LOOKS[plan.game.name] = plan.looks
-        _LAST_PLANS.pop(plan.game.name, None)
+        keep_latest(_LOOKS, plan.game.name, plan.looks, KNOWN_RECORDS)
         if last is not None:
-            _LAST_PLANS[plan.game.name] = last
-        for kept in (_LOOKS, _LAST_PLANS):
-            while len(kept) > KNOWN_RECORDS:
-                del kept[next(iter(kept))]
+            keep_latest(_LAST_PLANS, plan.game.name, last, KNOWN_RECORDS)
+        else:
+            _LAST_PLANS.pop(plan.game.name, None)
     return plan
 
 
@@ -520,10 +517,8 @@ def record_of(plan: BuildPlan) -> BuildRecord:
     kept_cards = cast(list[CardEntry], cards)
     keep_entries(game.name, entries)
     if builds_again():
-        _LAST_RECORDS.pop(game.name, None)
-        _LAST_RECORDS[game.name] = _LastRecord(plan.cards, faces, card_backs, deck_keys, keys, kept_cards, entries)
-        while len(_LAST_RECORDS) > KNOWN_RECORDS:
-            del _LAST_RECORDS[next(iter(_LAST_RECORDS))]
+        keep_latest(_LAST_RECORDS, game.name,
+                    _LastRecord(plan.cards, faces, card_backs, deck_keys, keys, kept_cards, entries), KNOWN_RECORDS)
     return BuildRecord(
         cardgen=__version__,
         built_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -708,10 +703,7 @@ class CardFiles:
         if handout is None:
             handout = _HandOut(arts, len(plan.backs))
         if builds_again():
-            _LAST_HANDOUTS.pop(plan.game.name, None)
-            _LAST_HANDOUTS[plan.game.name] = handout
-            while len(_LAST_HANDOUTS) > KNOWN_RECORDS:
-                del _LAST_HANDOUTS[next(iter(_LAST_HANDOUTS))]
+            keep_latest(_LAST_HANDOUTS, plan.game.name, handout, KNOWN_RECORDS)
         # (path in the output folder, art) by image key: a copy, which `place` takes from
         self.waiting: dict[str, list[tuple[str, Artwork]]] = dict(handout.waiting)
         self.pending = set(handout.paths)  # by path in the output folder, until available

@@ -26,6 +26,7 @@ from typing import Any, BinaryIO, Callable, Hashable, Iterable, Iterator, Sequen
 CACHE_DIR = ".cache"
 
 T = TypeVar("T")
+K = TypeVar("K")
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 FILE_MODE = 0o666 & ~_UMASK  # the mode of every file cardgen writes, as of any file made by the user's tools
@@ -849,6 +850,15 @@ def keep_for_next_builds() -> None:
 def builds_again() -> bool:
     """Whether this process builds again (see `keep_for_next_builds`)."""
     return BUILDS_AGAIN.is_set()
+
+
+def keep_latest(kept: dict[K, T], key: K, value: T, at_most: int) -> None:
+    """Keep `value` under `key` as the latest of what a process that builds again keeps of its builds (a game's
+    last plan, record, check...), the oldest dropped beyond `at_most`."""
+    kept.pop(key, None)
+    kept[key] = value
+    while len(kept) > at_most:
+        del kept[next(iter(kept))]
 
 
 # In a process that builds again, work a build leaves for when it has said what it did (`after_rebuild`), done by

@@ -21,7 +21,7 @@ from typing import Any, Iterator, Mapping
 from cardgen.core.errors import CardgenError, Problem
 from cardgen.core.expressions import EvaluationError, ExpressionError, columns_in, evaluate_mask
 from cardgen.core.filenames import collision_key, slugify, unsafe_reason
-from cardgen.core.storage import builds_again, keep_for_next_builds
+from cardgen.core.storage import builds_again, keep_for_next_builds, keep_latest
 from cardgen.load.manifest import Choice, DataSource, DeckSpec, FieldSpec, Game
 from cardgen.load.values import Value, fill, unknown_message
 
@@ -812,10 +812,9 @@ def _kept_rows(shown_as: str, header: list[str]) -> KeptRows | None:
     if not builds_again() or "" in header:  # (a nameless column's data is noted once a file: on its first row)
         return None
     key = (shown_as, tuple(header))
-    last = _READ.pop(key, None)
-    kept = _READ[key] = KeptRows(last.now if last is not None else {})
-    while len(_READ) > _CONVERTED_TABLES:
-        del _READ[next(iter(_READ))]
+    last = _READ.get(key)
+    kept = KeptRows(last.now if last is not None else {})
+    keep_latest(_READ, key, kept, _CONVERTED_TABLES)
     return kept
 
 
@@ -1055,10 +1054,8 @@ def _known_rows(key: tuple) -> dict[str, Converted] | None:
     this process keeps none (see `remember_rows`)."""
     if not builds_again():
         return None
-    known = _CONVERTED.pop(key, {})
-    _CONVERTED[key] = known  # the last one used
-    while len(_CONVERTED) > _CONVERTED_TABLES:
-        del _CONVERTED[next(iter(_CONVERTED))]
+    known = _CONVERTED.get(key, {})
+    keep_latest(_CONVERTED, key, known, _CONVERTED_TABLES)  # the last one used
     return known
 
 
@@ -1081,10 +1078,9 @@ def _kept_cards(game: Game, key: tuple) -> KeptCards | None:
     this process keeps none (see `remember_rows`) or the game is built in one of its languages."""
     if not builds_again() or game.lang is not None:
         return None
-    last = _CARDS.pop(key, None)
-    kept = _CARDS[key] = KeptCards(last.now if last is not None else {})
-    while len(_CARDS) > _CONVERTED_TABLES:
-        del _CARDS[next(iter(_CARDS))]
+    last = _CARDS.get(key)
+    kept = KeptCards(last.now if last is not None else {})
+    keep_latest(_CARDS, key, kept, _CONVERTED_TABLES)
     return kept
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from cardgen.core.errors import CardgenError, Problem
-from cardgen.core.storage import FILE_MODE, builds_again, file_identity, write_atomic, write_text
+from cardgen.core.storage import FILE_MODE, builds_again, file_identity, keep_latest, write_atomic, write_text
 
 SHARED_FOLDERS = ("templates", "icons", "fonts")
 RACY_NS = 2_000_000_000
@@ -167,11 +167,8 @@ def _remember_stamps(identity: tuple[int, ...] | None, stamps: object, appended:
     lines of changes, in a process that builds again; the oldest forgotten beyond KNOWN_STAMPS."""
     if identity is None or not isinstance(stamps, dict) or not builds_again():
         return
-    _KNOWN_STAMPS.pop(identity, None)
-    _KNOWN_STAMPS[identity] = stamps
+    keep_latest(_KNOWN_STAMPS, identity, stamps, KNOWN_STAMPS)
     _APPENDED[identity] = appended
-    while len(_KNOWN_STAMPS) > KNOWN_STAMPS:
-        del _KNOWN_STAMPS[next(iter(_KNOWN_STAMPS))]
     for gone in _APPENDED.keys() - _KNOWN_STAMPS.keys():
         del _APPENDED[gone]
 

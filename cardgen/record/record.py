@@ -19,7 +19,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from cardgen.core.boxes import GuideBox
 from cardgen.core.errors import CardgenError, Problem
-from cardgen.core.storage import KeptRuns, Run, blocks, builds_again, file_identity, write_spliced
+from cardgen.core.storage import KeptRuns, Run, blocks, builds_again, file_identity, keep_latest, write_spliced
 from cardgen.load.freshness import record_intact, seal_record
 
 BUILD_RECORD = "build.json"
@@ -348,10 +348,7 @@ def _remember(path: Path, record: BuildRecord) -> None:
     """Note the record a file holds (just written or read), forgetting the oldest beyond KNOWN_RECORDS."""
     identity = file_identity(path)
     if identity is not None:
-        _KNOWN.pop(identity, None)
-        _KNOWN[identity] = record
-        while len(_KNOWN) > KNOWN_RECORDS:
-            del _KNOWN[next(iter(_KNOWN))]
+        keep_latest(_KNOWN, identity, record, KNOWN_RECORDS)
 
 
 def _remembered(path: Path) -> BuildRecord | None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from cardgen.core.errors import CardgenError, Problem
-from cardgen.core.storage import KeptByGame, builds_again
+from cardgen.core.storage import KeptByGame, builds_again, keep_latest
 from cardgen.load.data import Card
 from cardgen.load.fonts import FontFace
 from cardgen.load.markup import parse, plain_text
@@ -323,10 +323,9 @@ class LayoutChecker:
         if builds_again() and self.known is not None and self.renderer.cache is not None:
             cache = self.renderer.cache
             files = set(itertools.chain.from_iterable(value["files"] for value in cache.used.values()))
-            _LAST_CHECKS.pop(about[0], None)
-            _LAST_CHECKS[about[0]] = _LastCheck(about, list(self.cards), entries, found, backs_of, sorted(files))
-            while len(_LAST_CHECKS) > _LAST_CHECKS_AT_MOST:
-                del _LAST_CHECKS[next(iter(_LAST_CHECKS))]
+            keep_latest(_LAST_CHECKS, about[0],
+                        _LastCheck(about, list(self.cards), entries, found, backs_of, sorted(files)),
+                        _LAST_CHECKS_AT_MOST)
         return [*itertools.chain.from_iterable(found), *back_found]
 
     def _entry(self, card: Card, renders: list[Render]) -> tuple | None:

@@ -19,7 +19,7 @@ from jinja2 import meta, nodes
 
 from cardgen.core.errors import CardgenError, Problem, relative
 from cardgen.core.expressions import ExpressionError, columns_in
-from cardgen.core.storage import KeptByGame, builds_again
+from cardgen.core.storage import KeptByGame, builds_again, keep_latest
 from cardgen.load.data import Card
 from cardgen.load.fonts import families_in_svg
 from cardgen.load.manifest import Choice, DeckSpec, Game
@@ -631,11 +631,9 @@ def _last_cards(checker: ReferenceChecker) -> _LastCards | None:
 def _keep_cards(checker: ReferenceChecker, found: list[list[Problem]]) -> None:
     """Keep this check's findings of the game's cards for its next check in this process."""
     about, cards = checker.cards_about(), checker.data.cards
-    _LAST_CARDS.pop(about[:3], None)
-    _LAST_CARDS[about[:3]] = _LastCards(about, list(cards), dict(zip(map(id, cards), found)),
-                                        dict(checker._icon_cache), dict(checker._image_cache))
-    while len(_LAST_CARDS) > _LAST_CARDS_AT_MOST:
-        del _LAST_CARDS[next(iter(_LAST_CARDS))]
+    keep_latest(_LAST_CARDS, about[:3], _LastCards(about, list(cards), dict(zip(map(id, cards), found)),
+                                                   dict(checker._icon_cache), dict(checker._image_cache)),
+                _LAST_CARDS_AT_MOST)
 
 
 def _expression_columns(expr: str | None) -> list[str]:
