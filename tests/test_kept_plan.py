@@ -94,8 +94,9 @@ def test_a_watchs_edits_one_after_another_write_a_cold_builds_record_and_outputs
 def test_a_watch_takes_the_card_images_it_verified_unlooked_at_and_notices_one_changed_behind_its_back(
         tiny_game: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
     """A process that builds again verifies a card image in the cache once; an edit of another card takes it unlooked
-    at while the kernel says nothing touched it (`entrywatch`), and verifies it again, and draws it again, once it
-    was written in place, deleted or replaced behind the process's back: the outputs are a cold build's."""
+    at while the kernel says nothing touched it (`folderwatch.entry_trust`), and verifies it again, and draws it
+    again, once it was written in place, deleted or replaced behind the process's back: the outputs are a cold
+    build's."""
     out, cold = tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny"
     storage.keep_for_next_builds()
     _rows(tiny_game, [ALPHA, BETA, NA])
