@@ -205,6 +205,27 @@ def test_url_fetcher_refuses_outside_and_network(tmp_path: Path) -> None:
             fetch(url, "image/*")
 
 
+def test_setting_cairosvg_up_imports_no_network_code_and_cairosvg_s_own_reader_still_reads(tmp_path: Path) -> None:
+    """A render worker's set-up leaves urllib.request (http.client, ssl, email: ~11 ms) unimported, though cairosvg
+    names its `urlopen` as it is imported; that reader still works (a data: URL read through it), and then
+    urllib.request is the real module, as any import of it after the set-up gets."""
+    import subprocess
+
+    code = ("import sys; from pathlib import Path; from cardgen.raster.render import draw_svg, setup_cairosvg\n"
+            "setup_cairosvg()\n"
+            "svg = '<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"4\"><rect width=\"4\" "
+            "height=\"2\" fill=\"red\"/></svg>'\n"
+            "image = draw_svg(svg, 4, 4, 96, Path(sys.argv[1]), 'file:///')\n"
+            "print(image.getpixel((0, 0)), image.getpixel((0, 3)))\n"
+            "print(sorted({'urllib.request', 'http.client', 'ssl', 'email'} & set(sys.modules)))\n"
+            "import cairosvg.url\n"
+            "print(cairosvg.url.fetch('data:text/plain;base64,aGk=', 'text/css'))\n"
+            "import urllib.request\n"
+            "print(hasattr(urllib.request, 'build_opener'), sys.modules['urllib.request'] is urllib.request)\n")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == ["(255, 0, 0) (255, 255, 255)", "[]", "b'hi'", "True True"], done.stderr
+
+
 def test_image_helper_refuses_escaping_paths(workspace) -> None:
     with pytest.raises(CardgenError, match="outside the project"):
         _plan_with_face(workspace, '<svg {{ geo.svg_attrs }}>{{ image(card.art, 0, 0, 100, 100) }}</svg>',
