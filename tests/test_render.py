@@ -224,6 +224,17 @@ def test_setting_cairosvg_up_imports_no_network_code_and_cairosvg_s_own_reader_s
             "print(hasattr(urllib.request, 'build_opener'), sys.modules['urllib.request'] is urllib.request)\n")
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines() == ["(255, 0, 0) (255, 255, 255)", "[]", "b'hi'", "True True"], done.stderr
+    # Another thread importing urllib.request while cairosvg is imported gets the stand-in: its other names are the
+    # real module's, and its own two read through the real module too
+    code = ("import sys; from cardgen.raster.render import _urllib_request_deferred\n"
+            "with _urllib_request_deferred():\n"
+            "    import urllib.request as meanwhile\n"
+            "    print(meanwhile.urlopen(meanwhile.Request('data:text/plain;base64,aGk=')).read(), "
+            "meanwhile.HTTPRedirectHandler.__module__)\n"
+            "import urllib.request\n"
+            "print(sys.modules['urllib.request'] is urllib.request, hasattr(urllib.request, 'build_opener'))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == ["b'hi' urllib.request", "True True"], done.stderr
 
 
 def test_image_helper_refuses_escaping_paths(workspace) -> None:

@@ -7,6 +7,7 @@ interrupted build never leaves a half-written PNG behind. The processes that dra
 from __future__ import annotations
 
 import hashlib
+import importlib
 import struct
 import sys
 import threading
@@ -188,24 +189,28 @@ def _urllib_request_deferred() -> Iterator[None]:
     """Within the block, `from urllib.request import Request, urlopen` (cairosvg.url's, as cairosvg is imported)
     gets stand-ins that import urllib.request when called: importing it pulls in http.client, ssl and email, ~11 ms
     of CPU in each render worker's set-up, for cairosvg's own URL reader, which cardgen's `make_url_fetcher`
-    replaces in every drawing. Once urllib.request is imported, or after the block, the module is the real one."""
+    replaces in every drawing. After the block, an import of urllib.request gets the real module; a thread that
+    imports it meanwhile gets the stand-in, whose every other name is the real module's (imported then)."""
     name = "urllib.request"
     if name in sys.modules:
         yield
         return
-
-    def urlopen(*args: Any, **kwargs: Any) -> Any:
-        from urllib.request import urlopen as real
-
-        return real(*args, **kwargs)
-
-    def request(*args: Any, **kwargs: Any) -> Any:
-        from urllib.request import Request
-
-        return Request(*args, **kwargs)
-
     stand_in = types.ModuleType(name, "cardgen's stand-in while cairosvg is imported (see `setup_cairosvg`)")
-    stand_in.urlopen, stand_in.Request = urlopen, request  # type: ignore[attr-defined]
+
+    def real() -> Any:
+        if sys.modules.get(name) is stand_in:  # (not imported through the stand-in itself)
+            del sys.modules[name]
+        return importlib.import_module(name)
+
+    stand_in.urlopen = lambda *args, **kwargs: real().urlopen(*args, **kwargs)  # type: ignore[attr-defined]
+    stand_in.Request = lambda *args, **kwargs: real().Request(*args, **kwargs)  # type: ignore[attr-defined]
+
+    def other(attribute: str) -> Any:
+        if attribute.startswith("__"):  # what the import system asks of any module (`__path__`...)
+            raise AttributeError(attribute)
+        return getattr(real(), attribute)
+
+    stand_in.__getattr__ = other  # type: ignore[method-assign]
     sys.modules[name] = stand_in
     try:
         yield
