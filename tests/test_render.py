@@ -756,12 +756,15 @@ def test_a_rebuild_starts_one_early_worker_and_a_first_or_forced_build_all(tiny_
 def test_a_rebuild_forks_its_render_worker_before_importing_the_pipeline(tiny_game: Path) -> None:
     """A rebuild forks its worker first, so that it sets cairosvg up on the other core while the build imports
     the pipeline (cardgen.build.build: pydantic, jinja2, ~0.2 s) and loads the game; a first build forks its workers
-    after the imports, which they inherit. Both builds are whole."""
+    after the imports, which they inherit, the output stages' card work too (each worker imported it as it set up).
+    Both builds are whole."""
     import subprocess
 
     code = ("import sys, cardgen.raster.pool as pool; fork = pool.started_workers\n"
+            "from cardgen.outputs import stage_names, work_modules\n"
             "def noting(*args, **kwargs):\n"
-            "    print('pipeline imported at fork:', 'cardgen.build.build' in sys.modules, flush=True)\n"
+            "    print('pipeline imported at fork:', 'cardgen.build.build' in sys.modules,\n"
+            "          all(m in sys.modules for m in work_modules(stage_names())), flush=True)\n"
             "    return fork(*args, **kwargs)\n"
             "pool.started_workers = noting\n"
             "from cardgen.commands.cli import main; main(['--root', sys.argv[1], 'build', 'tiny', '-j', '2'])")
@@ -773,7 +776,7 @@ def test_a_rebuild_forks_its_render_worker_before_importing_the_pipeline(tiny_ga
         assert result.returncode == 0, result.stderr
         forks.append(result.stdout.splitlines()[0])
         assert (tiny_game / "output" / "tiny" / "tts").is_dir()
-    assert forks == ["pipeline imported at fork: True", "pipeline imported at fork: False"]
+    assert forks == ["pipeline imported at fork: True True", "pipeline imported at fork: False False"]
     assert (tiny_game / "output" / "tiny" / "cards" / "main" / "gamma.png").is_file()
 
 

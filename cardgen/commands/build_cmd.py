@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import re
 import sys
@@ -132,6 +133,10 @@ def build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool =
         with settled_imports() if "cardgen.build.build" not in sys.modules else contextlib.nullcontext():
             from cardgen.build.build import BuildOptions, build_game
             from cardgen.core.progress import make_reporter
+
+            if workers is None:  # the output stages' card work, which their stages import before the first job
+                for module in work_modules(stage_names()):  # anyway: the workers forked next inherit it (~10 ms each)
+                    importlib.import_module(module)
 
         options = BuildOptions(out_root, jobs, keep_svg, force, always, draft, lang)
         result = build_game(root, name, options, make_reporter(sys.stderr.isatty()), stage_names(), workers)
