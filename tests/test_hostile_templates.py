@@ -130,6 +130,29 @@ def test_templates_compiled_by_an_earlier_run_keep_autoescape(fresh_example: Pat
     assert compiled == ["said.svg"]
 
 
+def test_templates_compiled_ahead_are_those_a_build_takes(fresh_example: Path, compiled: list[str]) -> None:
+    """A first build's worker compiles the game's own templates ahead into the user's cache (`compile_ahead`): the
+    build then takes every one from there, compiled with the same environment (autoescape here); one that does not
+    compile is left to the build, which says why."""
+    from cardgen.load.manifest import load_game
+    from cardgen.svg.templates import compile_ahead, make_environment
+
+    folder = fresh_example / "templates" / GAME
+    (folder / "said.svg").write_text("<text>{{ said }}</text>")
+    (folder / "broken.svg").write_text("{% if %}")
+    compile_ahead(fresh_example, folder)
+    names = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.svg"))
+    assert sorted(compiled) == names and len(names) > 3  # each once (the broken one tried)
+    environment = make_environment(load_game(fresh_example, GAME))
+    for name in names:
+        if name != "broken.svg":
+            environment.get_template(name)
+    assert environment.get_template("said.svg").render(said="A & B") == "<text>A &amp; B</text>"
+    assert sorted(compiled) == names  # nothing compiled again
+    result = run(fresh_example, "validate", GAME)
+    assert result.exit_code == 0, result.output  # (broken.svg is no card's)
+
+
 def test_damaged_compiled_templates_are_compiled_again(fresh_example: Path, tmp_path: Path,
                                                        compiled: list[str]) -> None:
     from cardgen.load.manifest import load_game

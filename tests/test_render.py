@@ -5,7 +5,7 @@ import functools
 import os
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 from xml.etree import ElementTree
 
 import numpy as np
@@ -673,6 +673,32 @@ def test_render_workers_set_up_one_at_a_time_on_the_cores_the_build_leaves(tmp_p
     assert (second >= first_end) == (cores == 2 and not handed_out), (first, first_end, second)
 
 
+def test_the_first_render_worker_to_set_up_does_the_work_ahead_in_its_turn(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The work a build gives its workers ahead (a first build's templates compiled) is done once, by the first worker
+    to set up, before its own set-up and within its turn: on 2 cores the other sets up after both."""
+    import functools
+    import time
+
+    import cardgen.raster.pool
+    from cardgen.raster.pool import started_workers
+
+    def noted(kind: str, modules: Sequence[str] = ()) -> None:  # forked workers run it
+        began = time.monotonic()
+        time.sleep(0.2)
+        (tmp_path / f"{os.getpid()}.{kind}").write_text(f"{began} {time.monotonic()}")
+
+    monkeypatch.setattr(cardgen.raster.pool, "warm_up", functools.partial(noted, "set-up"))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    with started_workers(2, ahead=functools.partial(noted, "ahead")) as pool:
+        assert pool is not None and len(set(pool.map(_worker_state, [0.05] * 12))) == 2  # both take jobs
+    [ahead] = tmp_path.glob("*.ahead")
+    spans = {p.name: tuple(map(float, p.read_text().split())) for p in tmp_path.iterdir()}
+    (_, first_end), (second, _) = sorted(spans[p] for p in spans if p.endswith(".set-up"))
+    assert spans[ahead.stem + ".set-up"][0] >= spans[ahead.name][1]  # ahead, then its own set-up
+    assert second >= first_end  # the other's set-up after both
+
+
 def test_a_render_worker_sets_up_after_a_while_when_the_one_before_never_ends(monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker killed while it set up never lets the next one in: that one waits SETUP_WAIT_SECONDS, then sets up,
     and gives back no turn it did not take."""
@@ -734,14 +760,16 @@ def test_a_rebuild_lets_its_held_workers_draw_only_when_it_has_many_jobs(tmp_pat
 def test_a_rebuild_starts_one_early_worker_and_a_first_or_forced_build_all(tiny_game: Path,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """The early workers a build asks for: all on a first build and with --force (every card is drawn), one on a
-    rebuild (a card or two, mostly), so that this process keeps a core while it loads and validates."""
+    rebuild (a card or two, mostly), so that this process keeps a core while it loads and validates; only a first
+    build has them compile its templates ahead."""
     import cardgen.build.build
 
     started, asked = cardgen.build.build.started_workers, []
 
-    def watched(workers: int, early: int | None = None, modules: Sequence[str] = ()) -> object:
-        asked.append(early)
-        return started(workers, early, modules)
+    def watched(workers: int, early: int | None = None, modules: Sequence[str] = (),
+                ahead: Callable[[], None] | None = None) -> object:
+        asked.append((early, ahead is not None))
+        return started(workers, early, modules, ahead)
 
     monkeypatch.setattr(cardgen.build.build, "started_workers", watched)
     out = tiny_game / "output"
@@ -750,7 +778,7 @@ def test_a_rebuild_starts_one_early_worker_and_a_first_or_forced_build_all(tiny_
     cards.write_text(cards.read_text().replace("Plain", "Plainer"))
     assert build_game(tiny_game, "tiny", BuildOptions(out, jobs=2)).rendered == 1
     build_game(tiny_game, "tiny", BuildOptions(out, jobs=2, force=True))
-    assert asked == [2, 1, 2]
+    assert asked == [(2, True), (1, False), (2, False)]
 
 
 def test_a_rebuild_forks_its_render_worker_before_importing_the_pipeline(tiny_game: Path) -> None:

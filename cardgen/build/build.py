@@ -43,7 +43,7 @@ from cardgen.raster.render import CardWork
 from cardgen.record.changes import Changes, diff_records
 from cardgen.record.record import BUILD_RECORD, BuildRecord
 from cardgen.svg.context import BuildContext
-from cardgen.svg.templates import SVGCache
+from cardgen.svg.templates import SVGCache, compile_ahead
 from cardgen.validate.findings import unique
 
 
@@ -165,7 +165,10 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
     # The render workers start now and set cairosvg up on the other core while this process loads the game; on a
     # rebuild (mostly a card or two to draw) one of them, the others only if many jobs come (see RenderPool).
     early = 1 if build.previous is not None and not options.force else options.jobs
-    with started_workers(options.jobs, early, work_modules(stages)) as started_now:
+    # A first build's templates compiled by a worker while this process loads the game and scans them (none kept
+    # yet in the user's cache, most likely: see `compile_ahead`)
+    ahead = functools.partial(compile_ahead, root, root / "templates" / name) if build.previous is None else None
+    with started_workers(options.jobs, early, work_modules(stages), ahead) as started_now:
         return build.run(started_now)
 
 

@@ -43,18 +43,24 @@ _WARM_UP_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><l
                 '<path d="M0 0L4 4Z" transform="rotate(9)"/><text y="6" font-size="6">Ag</text></svg>')
 
 
-def _start_worker(parent: int, held: Any = None, modules: Sequence[str] = ()) -> None:
+def _start_worker(parent: int, held: Any = None, modules: Sequence[str] = (),
+                  ahead: Callable[[], None] | None = None) -> None:
     """Set a render worker up while the build is still loading the game: import and configure cairosvg (parsing
     cairo's C declarations is most of it), draw a first small picture and encode it, and import `modules` (those
     of the output stages' card work, which comes with the jobs: `outputs.work_modules`, which import nothing of the
     pipeline), so that its first card costs a card. A worker
     `held` back (see `RenderPool`) first waits until the build wants it, and each sets up in its turn (see
-    `_HeldBack.setting_up`)."""
+    `_HeldBack.setting_up`). The first to set up does `ahead` first (see `RenderPool`)."""
     _follow_the_build(parent)
     if held is None:
         warm_up(modules)
     elif held.wait_turn():  # else the build ended without needing it: it takes no job, and ends at the shutdown
         with held.setting_up():
+            if ahead is not None and held.ahead.acquire(block=False):
+                try:
+                    ahead()
+                except Exception:  # noqa: BLE001,S110  work ahead of the build's own: the build does it if need be
+                    pass
             warm_up(modules)
 
 
@@ -94,6 +100,7 @@ class _HeldBack:
         self.held = workers - early
         self.released = False  # in the build's process only
         self.spare = context.Semaphore(max(1, (os.cpu_count() or 1) - 1))  # the cores the build leaves (`setting_up`)
+        self.ahead = context.Semaphore(1)  # taken by the worker that does the pool's work ahead (`_start_worker`)
         self.workers, self.turns_open = workers, False  # (in the build's process)
 
     @contextmanager
@@ -143,10 +150,11 @@ class RenderPool(ProcessPoolExecutor):
     later, once the pool's own thread runs, can deadlock.
     """
 
-    def __init__(self, workers: int, early: int, context: Any, modules: Sequence[str] = ()) -> None:
+    def __init__(self, workers: int, early: int, context: Any, modules: Sequence[str] = (),
+                 ahead: Callable[[], None] | None = None) -> None:
         self._held = _HeldBack(context, workers, early)
         super().__init__(max_workers=workers, mp_context=context, initializer=_start_worker,
-                         initargs=(os.getpid(), self._held, tuple(modules)))
+                         initargs=(os.getpid(), self._held, tuple(modules), ahead))
 
     def grow(self) -> None:
         """Let every held worker set up and take jobs."""
@@ -163,12 +171,13 @@ class RenderPool(ProcessPoolExecutor):
 
 
 @contextmanager
-def started_workers(workers: int, early: int | None = None, modules: Sequence[str] = ()
-                    ) -> Iterator[RenderPool | None]:
+def started_workers(workers: int, early: int | None = None, modules: Sequence[str] = (),
+                    ahead: Callable[[], None] | None = None) -> Iterator[RenderPool | None]:
     """Render workers forked now, before the game is loaded, validated and planned: the first `early` (default:
     all) set cairosvg up (and import `modules`) on the other core meanwhile, and `run_jobs` gives them the jobs,
     letting the others start too when there are many (None with one worker, or when forking is not safe: another
-    thread runs, as in `cardgen watch`; `run_jobs` then starts its own).
+    thread runs, as in `cardgen watch`; `run_jobs` then starts its own). The first worker to set up does `ahead`
+    before (work for the build's way to its first job, in its set-up's turn: see `_HeldBack.setting_up`).
 
     Leaving the block drops the jobs not started and waits for the workers to end.
     """
@@ -179,7 +188,7 @@ def started_workers(workers: int, early: int | None = None, modules: Sequence[st
         yield None
         return
     context = multiprocessing.get_context("fork")
-    pool = _started(lambda: RenderPool(workers, min(early or workers, workers), context, modules))
+    pool = _started(lambda: RenderPool(workers, min(early or workers, workers), context, modules, ahead))
     try:
         yield pool
     finally:
