@@ -260,6 +260,24 @@ def test_an_edit_of_data_parses_no_template_and_an_edited_template_is_parsed_aga
     assert fresh and "card.powr" in str(failed.value.problems)  # type: ignore[attr-defined]
 
 
+def test_templates_scanned_ahead_are_those_the_build_takes(tiny_game: Path, parsed: list[str]) -> None:
+    """A first build's worker scans the game's own templates ahead into its kept scans (`scan_ahead`): the build's
+    reference check then parses none of them, and finds what a fresh check finds; a template that does not parse
+    is left to the build."""
+    from cardgen.core.ownership import mark
+    from cardgen.core.storage import cache_root
+    from cardgen.validate.references import scan_ahead
+
+    (tiny_game / "templates" / "tiny" / "broken.svg").write_text("{% if %}")
+    mark(cache_root(tiny_game / "output"))  # as a build does before its workers start
+    scan_ahead(tiny_game, "tiny", tiny_game / "output")
+    assert sorted(parsed) == ["templates/tiny/back.svg", "templates/tiny/face.svg"]
+    parsed.clear()
+    result = _build(tiny_game)
+    assert parsed == []
+    assert _beside_print(result.findings) == [f for f in validate_game(tiny_game, "tiny") if f.severity == "warning"]
+
+
 def test_kept_template_scans_that_are_damaged_are_made_again(tiny_game: Path, parsed: list[str]) -> None:
     _build(tiny_game)
     [entry] = [p for p in (tiny_game / "output" / ".cache" / "template-scans").rglob("*.jsonl")]

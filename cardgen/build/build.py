@@ -165,11 +165,20 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
     # The render workers start now and set cairosvg up on the other core while this process loads the game; on a
     # rebuild (mostly a card or two to draw) one of them, the others only if many jobs come (see RenderPool).
     early = 1 if build.previous is not None and not options.force else options.jobs
-    # A first build's templates compiled by a worker while this process loads the game and scans them (none kept
-    # yet in the user's cache, most likely: see `compile_ahead`)
-    ahead = functools.partial(compile_ahead, root, root / "templates" / name) if build.previous is None else None
+    # A first build's templates scanned and compiled by a worker while this process loads the game (none kept yet
+    # most likely: see `_templates_ahead`)
+    ahead = functools.partial(_templates_ahead, root, name, options.out_root) if build.previous is None else None
     with started_workers(options.jobs, early, work_modules(stages), ahead) as started_now:
         return build.run(started_now)
+
+
+def _templates_ahead(root: Path, name: str, out_root: Path) -> None:
+    """Scan a game's templates into its kept scans, then compile them into the user's cache, as a first build's
+    render worker starts (`references.scan_ahead`, `templates.compile_ahead`)."""
+    from cardgen.validate.references import scan_ahead
+
+    scan_ahead(root, name, out_root)
+    compile_ahead(root, root / "templates" / name)
 
 
 @dataclass

@@ -134,37 +134,45 @@ def _kept_bytecode() -> KeptBytecode | None:
 def make_environment(game: Game) -> SVGEnvironment:
     """Sandboxed Jinja for SVG: XML autoescaping, undefined names are errors; game, shared and bundled templates;
     templates compiled once and kept (`KeptBytecode`)."""
-    return _environment(game.root, game.template_dir, _kept_bytecode())
+    return project_environment(game.root, game.template_dir)
 
 
-def _environment(root: Path, template_dir: Path, kept: KeptBytecode | None) -> SVGEnvironment:
+def project_environment(root: Path, template_dir: Path) -> SVGEnvironment:
+    """`make_environment` of a game whose templates are in `template_dir`, in the workspace `root`."""
     from cardgen.core.bundled import TEMPLATES_DIR
 
     folders = [str(template_dir), str(root / "templates"), str(TEMPLATES_DIR)]
     return SVGEnvironment(loader=ProjectLoader(folders, root, TEMPLATES_DIR), autoescape=True,
                           undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                          bytecode_cache=kept)
+                          bytecode_cache=_kept_bytecode())
 
 
-# The most templates `compile_ahead` compiles: a game's own folder holds its few (a generated game: 9).
-COMPILED_AHEAD_AT_MOST = 64
+# The most templates a first build's worker reads ahead (`templates_ahead`): a game's own folder holds its few (a
+# generated game: 9).
+AHEAD_AT_MOST = 64
+
+
+def templates_ahead(template_dir: Path) -> list[str]:
+    """The names of the templates of a game's own folder (`templates/<game>/`, its SVG files) that a first build's
+    render worker scans and compiles ahead (`references.scan_ahead`, `compile_ahead`): at most AHEAD_AT_MOST."""
+    if not template_dir.is_dir():
+        return []
+    return sorted(path.relative_to(template_dir).as_posix() for path in template_dir.rglob("*.svg"))[:AHEAD_AT_MOST]
 
 
 def compile_ahead(root: Path, template_dir: Path) -> None:
-    """Compile the templates of a game's own folder (`templates/<game>/`, its SVG files) into the user's cache of
-    compiled templates (`KeptBytecode`), where none is kept yet, so that the build that renders them takes them from
-    there. A first build's render worker does it as it starts, while the build loads the game and scans its
-    templates: with an empty cache, compiling them was ~40 ms of the build's way to its first card (9 templates of a
-    generated game), on a core it leaves idle meanwhile. Nothing is done without a user cache; a template that
-    fails to compile is left to the build, which says why; at most COMPILED_AHEAD_AT_MOST are compiled."""
-    kept = _kept_bytecode()
-    if kept is None or not template_dir.is_dir():
+    """Compile the templates of a game's own folder (`templates_ahead`) into the user's cache of compiled templates
+    (`KeptBytecode`), where none is kept yet, so that the build that renders them takes them from there. A first
+    build's render worker does it as it starts, while the build loads the game and scans its templates: with an
+    empty cache, compiling them was ~40 ms of the build's way to its first card (9 templates of a generated game),
+    on a core it leaves idle meanwhile. Nothing is done without a user cache; a template that fails to compile is
+    left to the build, which says why."""
+    environment = project_environment(root, template_dir)
+    if environment.bytecode_cache is None:
         return
-    environment = _environment(root, template_dir, kept)
-    names = sorted(path.relative_to(template_dir).as_posix() for path in template_dir.rglob("*.svg"))
-    for name in names[:COMPILED_AHEAD_AT_MOST]:
+    for name in templates_ahead(template_dir):
         try:
-            environment.get_template(name)
+            environment.get_template(name)  # (from the tree `scan_ahead` parsed, when it did)
         except Exception:  # noqa: BLE001,S112  (a syntax error, a file gone) the build meets it and says why
             continue
 
