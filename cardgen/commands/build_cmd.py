@@ -134,9 +134,9 @@ def build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool =
             from cardgen.build.build import BuildOptions, build_game
             from cardgen.core.progress import make_reporter
 
-            if workers is None:  # the output stages' card work, which their stages import before the first job
-                for module in work_modules(stage_names()):  # anyway: the workers forked next inherit it (~10 ms each)
-                    importlib.import_module(module)
+            if not rebuild and jobs > 1:  # the output stages' card work, which its stages import before the first
+                for module in work_modules(stage_names()):  # job anyway: the workers forked next inherit it (~10 ms
+                    importlib.import_module(module)  # each); not on a rebuild, which may have nothing to do
 
         options = BuildOptions(out_root, jobs, keep_svg, force, always, draft, lang)
         result = build_game(root, name, options, make_reporter(sys.stderr.isatty()), stage_names(), workers)
