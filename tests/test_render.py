@@ -147,6 +147,21 @@ def test_a_text_with_an_icon_draws_the_icon_as_its_file_is_now(workspace: Path) 
     assert helpers.text_box("Hit now", 80, 80, 600, 300, 50) == helpers.text_box("Hit now", 80, 80, 600, 300, 50)
 
 
+def test_an_icon_in_a_text_is_drawn_in_the_colour_the_manifest_names(workspace: Path) -> None:
+    """`icon_colors:` may name the palette (`colors:`): an icon inside a text box is drawn in that colour, the
+    others in the text's."""
+    from cardgen.svg.helpers import CardHelpers
+
+    manifest = SIMPLE_MANIFEST + '    colors: {rust: "#c98a2b"}\n    icon_colors: {gears: rust}\n'
+    write_game(workspace, "g", manifest, {"cards.csv": "name\nA\n"}, {"face.svg": SIMPLE_FACE, "back.svg": SIMPLE_BACK})
+    context = BuildContext.load(workspace, "g", None)
+    size = context.game.deck_size(context.game.spec.decks["main"])
+    helpers = CardHelpers(context.game, context.fonts, context.icons, size, None, "test")
+    for _ in range(2):
+        svg = helpers.text_box("Spin :gears: or :hexagonal-nut:", 80, 80, 600, 300, 50, fill="#123456")
+        assert svg.count('fill="#c98a2b"') == 1 and svg.count('fill="#123456"') == 2  # the text's and the nut's
+
+
 def test_measured_width_matches_cairo_ink(tmp_path: Path) -> None:
     """The wrap widths are only right if cairosvg draws text exactly as wide as the font metrics say."""
     configure_fontconfig([REPO / "fonts"])
