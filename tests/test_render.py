@@ -459,6 +459,41 @@ def test_forked_render_workers_leave_the_build_s_objects_to_the_main_process(tmp
     assert gc.get_freeze_count() == 0  # and unfrozen again once drawing is over
 
 
+class _PNGSeen:
+    """Card work that notes whether the card's PNG was written when it ran, then fails if asked to."""
+
+    def __init__(self, png: Path, seen: list[bool], fail: bool = False) -> None:
+        self.png, self.seen, self.fail = png, seen, fail
+
+    def __call__(self, card: object) -> None:
+        self.seen.append(self.png.exists())
+        if self.fail:
+            raise RuntimeError("the work failed")
+
+
+def test_a_drawn_card_s_work_is_done_before_its_png_is_encoded(tmp_path: Path) -> None:
+    """A card drawn now has its work done first, on the pixels just drawn (still in the processor's cache), then its
+    PNG encoded into its cache entry: written and sealed also when the work fails, and in a thread beside the work
+    with `encode_beside`."""
+    from cardgen.core.storage import verify
+    from cardgen.raster.render import Drawing, RasterJob, run_job
+
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="4" fill="red"/></svg>'
+    drawing = Drawing(svg, 8, 8, 96, str(tmp_path), tmp_path.as_uri() + "/", ())
+    seen: list[bool] = []
+    first, second, third = (tmp_path / f"{n}.png" for n in range(3))
+    assert run_job(RasterJob("k", drawing, str(first), work=(_PNGSeen(first, seen),))) == ("k", None)
+    with pytest.raises(RuntimeError):
+        run_job(RasterJob("k", drawing, str(second), work=(_PNGSeen(second, seen, fail=True),)))
+    assert run_job(RasterJob("k", drawing, str(third), work=(_PNGSeen(third, [], fail=False),), encode_beside=True)) \
+        == ("k", None)
+    assert seen == [False, False]
+    for png in (first, second, third):
+        assert verify(png)
+        with Image.open(png) as image:
+            assert image.size == (8, 8) and image.convert("RGB").getpixel((1, 1)) == (255, 0, 0)
+
+
 def test_drawn_pixels_keep_their_colours_and_transparency(tmp_path: Path) -> None:
     """cairo's premultiplied BGRA pixels come out as the SVG's colours: on white for cards, with their alpha for
     tokens and boards (transparent), where uncovered pixels are fully transparent and a half-transparent red
