@@ -22,7 +22,7 @@ from cardgen.raster.render import RenderFailure, draw_svg, make_url_fetcher
 from cardgen.record.record import BuildRecord
 from cardgen.svg.context import BuildContext
 from cardgen.svg.text import TextMeasurer, fit_text
-from tests.conftest import REPO, SIMPLE_BACK, SIMPLE_MANIFEST, write_game
+from tests.conftest import REPO, SIMPLE_BACK, SIMPLE_FACE, SIMPLE_MANIFEST, write_game
 
 FONTS = FontBook(REPO / "fonts")
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -87,6 +87,79 @@ def test_a_face_measures_every_text_as_its_glyph_advances_add_up(monkeypatch) ->
         assert [(f.bold, f.italic) for f in (book.face("Roboto"), book.face("Roboto", bold=True),
                                               book.face("Roboto", italic=True), book.face("'roboto'", True, True))] \
             == [(False, False), (True, False), (False, True), (True, True)]
+
+
+LAID_OUT_FACE = """\
+    <svg {{ geo.svg_attrs }}>
+      {{ text_box(card.text, 80, card.top, card.wide, 300, 50, min_size=20, fill=card.ink) }}
+      {{ text_line(card.text, 80, 600, 600, 40, min_size=10, align="center") }}
+    </svg>
+"""
+LAID_OUT_CARDS = """\
+    name,text,top,wide,ink
+    A,Deal **3** damage to *the* opposing lane,80px,600px,black
+    B,Deal **3** damage to *the* opposing lane,80px,200px,black
+    C,Deal **3** damage to *the* opposing lane,80px,200px,red
+    D,Deal **3** damage to *the* opposing lane,90px,200px,red
+    E,Deal **3** damage to *the* opposing lane,80px,600px,black
+    F,Deal :hexagonal-nut: damage,80px,600px,black
+"""
+
+
+def test_a_text_laid_out_again_is_the_one_laid_out_anew(workspace: Path, monkeypatch) -> None:
+    """A text box whose text a process laid out before (`text.laid_out`) is taken as it was only when made from the
+    same inputs: the same text in another width, place or colour is laid out for its own box. Each card's SVG is
+    the one laid out with nothing kept."""
+    import cardgen.svg.text
+
+    write_game(workspace, "g", SIMPLE_MANIFEST, {"cards.csv": LAID_OUT_CARDS},
+               {"face.svg": LAID_OUT_FACE, "back.svg": SIMPLE_BACK})
+
+    def faces(out: str) -> dict[str, str]:
+        plan = plan_build(BuildContext.load(workspace, "g", workspace / out))
+        return {card.name: plan.faces[card.id].rendered.svg for card in plan.cards}
+
+    kept = faces("one")
+    monkeypatch.setattr(cardgen.svg.text, "LAID_OUT_AT_MOST", 0)  # emptied at each text: all laid out anew
+    assert kept == faces("two")
+    assert kept["A"] == kept["E"] and len({kept[name] for name in "ABCDF"}) == 5
+    assert '<g transform=' in kept["F"]  # the icon drawn inline
+
+
+def test_a_text_with_an_icon_draws_the_icon_as_its_file_is_now(workspace: Path) -> None:
+    """A text showing an icon is not taken from what was laid out before: the icon's file may have changed."""
+    from cardgen.svg.helpers import CardHelpers
+
+    (workspace / "icons").mkdir()
+    icon = workspace / "icons" / "dot.svg"
+    icon.write_text('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><circle cx="5" cy="5" r="4"/></svg>')
+    write_game(workspace, "g", SIMPLE_MANIFEST, {"cards.csv": "name\nA\n"},
+               {"face.svg": SIMPLE_FACE, "back.svg": SIMPLE_BACK})
+    context = BuildContext.load(workspace, "g", None)
+    size = context.game.deck_size(context.game.spec.decks["main"])
+    helpers = CardHelpers(context.game, context.fonts, context.icons, size, None, "test")
+    first = helpers.text_box("Hit :dot: now", 80, 80, 600, 300, 50)
+    icon.write_text('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><rect width="8" height="8"/></svg>')
+    os.utime(icon, ns=(icon.stat().st_atime_ns, icon.stat().st_mtime_ns + 10**9))
+    second = helpers.text_box("Hit :dot: now", 80, 80, 600, 300, 50)
+    assert "circle" in first and "rect" not in first
+    assert "rect" in second and "circle" not in second
+    assert helpers.text_box("Hit now", 80, 80, 600, 300, 50) == helpers.text_box("Hit now", 80, 80, 600, 300, 50)
+
+
+def test_an_icon_in_a_text_is_drawn_in_the_colour_the_manifest_names(workspace: Path) -> None:
+    """`icon_colors:` may name the palette (`colors:`): an icon inside a text box is drawn in that colour, the
+    others in the text's."""
+    from cardgen.svg.helpers import CardHelpers
+
+    manifest = SIMPLE_MANIFEST + '    colors: {rust: "#c98a2b"}\n    icon_colors: {gears: rust}\n'
+    write_game(workspace, "g", manifest, {"cards.csv": "name\nA\n"}, {"face.svg": SIMPLE_FACE, "back.svg": SIMPLE_BACK})
+    context = BuildContext.load(workspace, "g", None)
+    size = context.game.deck_size(context.game.spec.decks["main"])
+    helpers = CardHelpers(context.game, context.fonts, context.icons, size, None, "test")
+    for _ in range(2):
+        svg = helpers.text_box("Spin :gears: or :hexagonal-nut:", 80, 80, 600, 300, 50, fill="#123456")
+        assert svg.count('fill="#c98a2b"') == 1 and svg.count('fill="#123456"') == 2  # the text's and the nut's
 
 
 def test_measured_width_matches_cairo_ink(tmp_path: Path) -> None:
@@ -416,6 +489,41 @@ def test_forked_render_workers_leave_the_build_s_objects_to_the_main_process(tmp
     import gc
 
     assert gc.get_freeze_count() == 0  # and unfrozen again once drawing is over
+
+
+class _PNGSeen:
+    """Card work that notes whether the card's PNG was written when it ran, then fails if asked to."""
+
+    def __init__(self, png: Path, seen: list[bool], fail: bool = False) -> None:
+        self.png, self.seen, self.fail = png, seen, fail
+
+    def __call__(self, card: object) -> None:
+        self.seen.append(self.png.exists())
+        if self.fail:
+            raise RuntimeError("the work failed")
+
+
+def test_a_drawn_card_s_work_is_done_before_its_png_is_encoded(tmp_path: Path) -> None:
+    """A card drawn now has its work done first, on the pixels just drawn (still in the processor's cache), then its
+    PNG encoded into its cache entry: written and sealed also when the work fails, and in a thread beside the work
+    with `encode_beside`."""
+    from cardgen.core.storage import verify
+    from cardgen.raster.render import Drawing, RasterJob, run_job
+
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="4" fill="red"/></svg>'
+    drawing = Drawing(svg, 8, 8, 96, str(tmp_path), tmp_path.as_uri() + "/", ())
+    seen: list[bool] = []
+    first, second, third = (tmp_path / f"{n}.png" for n in range(3))
+    assert run_job(RasterJob("k", drawing, str(first), work=(_PNGSeen(first, seen),))) == ("k", None)
+    with pytest.raises(RuntimeError):
+        run_job(RasterJob("k", drawing, str(second), work=(_PNGSeen(second, seen, fail=True),)))
+    assert run_job(RasterJob("k", drawing, str(third), work=(_PNGSeen(third, [], fail=False),), encode_beside=True)) \
+        == ("k", None)
+    assert seen == [False, False]
+    for png in (first, second, third):
+        assert verify(png)
+        with Image.open(png) as image:
+            assert image.size == (8, 8) and image.convert("RGB").getpixel((1, 1)) == (255, 0, 0)
 
 
 def test_drawn_pixels_keep_their_colours_and_transparency(tmp_path: Path) -> None:

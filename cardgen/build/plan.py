@@ -299,7 +299,7 @@ def artwork_of(name: str, rendered: RenderedSVG, plan: BuildPlan, deck: str, con
     size, kind = plan.size(deck), at[0]
     font_files = [f for family in rendered.families for f in context.fonts.files_for(family)]
     files = {path: _digest(plan, path) for path in {*rendered.files, *font_files}}
-    drawn = tuple(sorted(files.items()))
+    drawn = tuple(sorted(files.items(), key=_path_text))  # (by text: Path objects compare part by part, slower)
     about = (rendered.svg, *at[:4], _FILE_SETS.setdefault(drawn, drawn))
     plan.drawn[id(about[-1])] = about[-1]
     look = plan.looks.get(about) or (_LOOKS.get(plan.game.name, {}).get(about) if builds_again() else None)
@@ -314,6 +314,11 @@ def artwork_of(name: str, rendered: RenderedSVG, plan: BuildPlan, deck: str, con
     while len(_FILE_SETS) > FILE_SETS_AT_MOST:  # (a back's artwork adds to it too)
         del _FILE_SETS[next(iter(_FILE_SETS))]
     return art
+
+
+def _path_text(item: tuple[Path, str]) -> str:
+    """A drawn file's path as text, to order a card's files by (a plan's own order: only compared within a process)."""
+    return str(item[0])
 
 
 def _place_of(plan: BuildPlan, deck: str, context: BuildContext) -> tuple:

@@ -507,10 +507,14 @@ KEPT_AT_MOST = 4
 
 
 def run_job(job: RasterJob) -> tuple[str, str | None]:
-    """Render one job into its cache file (or take it from the cache, or from the cards this worker keeps), then do
-    its work on the card; return (key, error message or None)."""
+    """Render one job into its cache file (or take it from the cache, or from the cards this worker keeps) and do its
+    work on the card; return (key, error message or None).
+
+    A card drawn now has its work done before its PNG is encoded (or beside it, in a thread): the work reads the
+    drawn pixels while the processor's cache still holds them. After the PNG's encoding (which walks ~8 MB of a
+    gen1000 card's pixels and rows) a TTS cell's resampling took ~1.0 ms, not ~0.67 (one process, 40 cards)."""
     path = Path(job.target)
-    encoded: Callable[[], None] = lambda: None  # noqa: E731  returns once the PNG is written
+    encoded: Callable[[], None] = lambda: None  # noqa: E731  writes the PNG, or returns once it is written
     kept = _KEPT.pop(job.key, None)
     if kept is not None:
         card = kept
@@ -524,10 +528,7 @@ def run_job(job: RasterJob) -> tuple[str, str | None]:
         # Saving sets attributes on the image object: the thread saves a copy of its own (~1 ms), not the image
         # the work may save at the same time (a print JPEG).
         png = card.image.copy() if job.encode_beside else card.image
-        if job.encode_beside:
-            encoded = _beside(partial(_store_png, path, png))
-        else:
-            _store_png(path, png)
+        encoded = _beside(partial(_store_png, path, png)) if job.encode_beside else partial(_store_png, path, png)
         if job.keep:
             _KEPT[job.key] = card
             while len(_KEPT) > KEPT_AT_MOST:

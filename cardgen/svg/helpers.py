@@ -2,6 +2,7 @@
 boxes, icons, images, lengths, colours). `helper_table.py` lists which of them a template sees."""
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from cardgen.load.data import Card
 from cardgen.load.fonts import FontBook
 from cardgen.load.icons import IconLibrary
 from cardgen.load.manifest import CardSize, Game
-from cardgen.svg.text import Layout, TextMeasurer, TextStyle, fit_text, icon_svg, layout_to_svg
+from cardgen.svg.text import Layout, TextMeasurer, TextStyle, icon_svg, laid_out
 
 FIT_ASPECT = {"contain": "xMidYMid meet", "cover": "xMidYMid slice", "stretch": "none"}  # image(fit=...)
 
@@ -147,6 +148,11 @@ class CardHelpers:
                self.length(width, "x", False, f"{helper}: width"), self.length(height, "y", False, f"{helper}: height"))
         return box
 
+    @functools.cached_property
+    def _icon_colors(self) -> dict[str, str]:
+        """The colour of each icon the manifest colours (`icon_colors:`), made once a card, not once a text box."""
+        return {k: self.color(v) for k, v in self.game.spec.icon_colors.items()}
+
     def text_box(self, text: Any, x: Any, y: Any, width: Any, height: Any, size: Any,
                  min_size: Any = None, font: str | None = None, fill: str = "#000000",
                  align: str = "left", valign: str = "top", line_height: float = 1.2,
@@ -159,14 +165,13 @@ class CardHelpers:
         bx, by, bw, bh = self.place(_helper, x, y, width, height)
         px = self.length(size, "y", False, f"{_helper}: size")
         least = self.length(min_size, "y", False, f"{_helper}: min_size") if min_size is not None else px
-        measurer = TextMeasurer(self.fonts, family)
-        layout = fit_text(text, measurer, bw, bh, px, least, line_height, max_lines)
+        style = TextStyle(family, self.color(fill), align, valign, line_height, self._icon_colors)
+        layout, svg = laid_out(text, TextMeasurer(self.fonts, family), (bx, by, bw, bh), px, least, max_lines, style,
+                               self.icons.get)
         if not layout.fits:
             self._overflow(text, layout)
         self.boxes.append(GuideBox(_helper, bx, by, bw, bh, text[:40], not layout.fits, layout.size))
-        colors = {k: self.color(v) for k, v in self.game.spec.icon_colors.items()}
-        style = TextStyle(family, self.color(fill), align, valign, line_height, colors)
-        return layout_to_svg(layout, bx, by, bw, bh, style, measurer, self.icons.get)
+        return svg
 
     def text_line(self, text: Any, x: Any, y: Any, width: Any, size: Any,
                   min_size: Any = None, **style: Any) -> Markup:

@@ -7,8 +7,9 @@ explicit x. Widths come from the bundled font's advance widths, which is what ca
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from markupsafe import Markup, escape
 
@@ -172,6 +173,39 @@ class TextStyle:
     valign: str = "top"
     line_height: float = 1.2
     icon_colors: dict[str, str] = field(default_factory=dict)
+
+
+# The texts laid out in this process, for each FontBook (the faces a layout's widths come from; a game's is loaded
+# again with its context): a game's cards repeat most of their texts (type lines, rules, costs: ~3 of gen1000's ~8.5
+# text boxes a card had one before), so each is fitted once, and its SVG made once where it shows no icon (an icon's
+# drawing is read from its file, which may change). ~0.15 ms of a gen1000 card's ~1 ms render; emptied when full.
+_LAID_OUT: weakref.WeakKeyDictionary[FontBook, tuple[dict[tuple[Any, ...], Layout], dict[tuple[Any, ...], Markup]]] \
+    = weakref.WeakKeyDictionary()
+LAID_OUT_AT_MOST = 4096
+
+
+def laid_out(text: str, measurer: TextMeasurer, box: tuple[float, float, float, float], size: float,
+             min_size: float, max_lines: int | None, style: TextStyle,
+             icon_lookup: Callable[[str], Icon]) -> tuple[Layout, Markup]:
+    """`fit_text` of a text into a box (x, y, width, height) and its `layout_to_svg`, each as this process made
+    it before from the same inputs (see `_LAID_OUT`). The layout is shared: read it, never change it."""
+    x, y, width, height = box
+    layouts, drawings = _LAID_OUT.setdefault(measurer.fonts, ({}, {}))
+    if len(layouts) + len(drawings) >= LAID_OUT_AT_MOST:
+        layouts.clear()
+        drawings.clear()
+    fitting = (text, measurer.family, width, height, size, min_size, style.line_height, max_lines)
+    layout = layouts.get(fitting)
+    if layout is None:
+        layout = layouts[fitting] = fit_text(text, measurer, width, height, size, min_size, style.line_height,
+                                             max_lines)
+    drawing = (fitting, x, y, style.family, style.fill, style.align, style.valign)
+    svg = drawings.get(drawing)
+    if svg is None:
+        svg = layout_to_svg(layout, x, y, width, height, style, measurer, icon_lookup)
+        if not any(piece.icon for line in layout.lines for word in line.words for piece in word.pieces):
+            drawings[drawing] = svg
+    return layout, svg
 
 
 def layout_to_svg(layout: Layout, x: float, y: float, width: float, height: float, style: TextStyle,
