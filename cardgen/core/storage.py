@@ -355,6 +355,96 @@ def _remember_spliced(path: Path, made: _Spliced) -> None:
             del _SPLICED[next(iter(_SPLICED))]
 
 
+# In a process that builds again, copies of files the next build will likely write again, made once a build has
+# reported (`copy_ahead`, left by `after_rebuild`: a watch does it while it waits for the next save), which that
+# write takes (`take_ahead`) in place of copying the file then: the print file an update appends a revision to
+# (`pdf_update`), the spliced files an edit patches in place (`write_spliced`). At most one copy a file, known by the
+# file's path and the state it copies (`key`: what tells that file's states apart), and by its own state (device,
+# inode, size, modification and change times, the digest of its end: any write to it changes them); kept in this
+# process's memory only, and deleted at its exit.
+AHEAD_FOLDER = "ahead"  # in the output root's cache folder
+AHEAD_AT_MOST = 8  # copies kept, the oldest deleted first
+_AHEAD: dict[Path, tuple[Hashable, Path, tuple]] = {}
+_AHEAD_LOCK = threading.Lock()
+_AHEAD_DROPPED_AT_EXIT: list[bool] = []
+
+
+def copy_ahead(path: Path, key: Hashable, folder: Path, unchanged: Callable[[], bool]) -> None:
+    """Copy the file at `path` into `folder` for its next write, which takes it by `key` (`take_ahead`), when
+    `unchanged()` says the file is still the one `key` names, before the copy and after it; the copy made before of
+    that file deleted."""
+    _drop(_pop_ahead(path))
+    if not unchanged():
+        return
+    if not _AHEAD_DROPPED_AT_EXIT:  # a watch stopped leaves no copy behind
+        import atexit
+
+        atexit.register(drop_ahead)
+        _AHEAD_DROPPED_AT_EXIT.append(True)
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(dir=folder, prefix=f"{path.name}.", suffix=".ahead")
+    ahead = Path(name)
+    try:
+        with path.open("rb") as source, open(handle, "wb") as target:
+            clone(source, target)
+        if not unchanged():  # written to meanwhile
+            raise OSError(errno.ESTALE, "changed while it was copied", str(path))
+    except BaseException:
+        ahead.unlink(missing_ok=True)
+        raise
+    with _AHEAD_LOCK:
+        _AHEAD[path] = (key, ahead, _ahead_state(ahead))
+        while len(_AHEAD) > AHEAD_AT_MOST:
+            _drop(_AHEAD.pop(next(iter(_AHEAD))))
+
+
+def take_ahead(path: Path, key: Hashable, temp: Path) -> bool:
+    """Put at `temp` the copy made ahead of the file at `path` in the state `key` names, when there is one and it is
+    as it was made; whether it did (the copy is dropped either way). `temp` is the temporary file of a write of
+    that file (`write_atomic`): the copy takes its name."""
+    ahead = _pop_ahead(path)
+    if ahead is None or ahead[0] != key or _ahead_state(ahead[1]) != ahead[2]:
+        _drop(ahead)
+        return False
+    # Renamed to a free name: a rename over a file (even the empty one `write_atomic` made) has ext4 write the
+    # renamed file's new data out first (auto_da_alloc): 5-8 ms for 87 MB.
+    temp.unlink()
+    os.replace(ahead[1], temp)
+    os.chmod(temp, FILE_MODE)
+    return True
+
+
+def drop_ahead() -> None:
+    """Delete every copy made ahead (at the process's exit)."""
+    with _AHEAD_LOCK:
+        dropped = list(_AHEAD.values())
+        _AHEAD.clear()
+    for ahead in dropped:
+        _drop(ahead)
+
+
+def _pop_ahead(path: Path) -> tuple[Hashable, Path, tuple] | None:
+    with _AHEAD_LOCK:
+        return _AHEAD.pop(path, None)
+
+
+def _drop(ahead: tuple[Hashable, Path, tuple] | None) -> None:
+    if ahead is not None:
+        ahead[1].unlink(missing_ok=True)
+
+
+def _ahead_state(path: Path) -> tuple:
+    """A copy's device, inode, size, modification and change times and the digest of its end (empty when it is
+    not there)."""
+    try:
+        with path.open("rb") as handle:
+            stat = os.fstat(handle.fileno())
+            tail = hashlib.sha256(os.pread(handle.fileno(), SPLICE_TAIL, max(0, stat.st_size - SPLICE_TAIL)))
+    except OSError:
+        return ()
+    return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, tail.digest()
+
+
 def write_json(path: Path, data: Any) -> None:
     """Write a JSON file atomically: indented, UTF-8, non-ASCII kept as it is."""
     write_text(path, json.dumps(data, indent=2, ensure_ascii=False))
