@@ -60,9 +60,9 @@ def _write(path: Path, parts: list[bytes | str | storage.Run], copied: list[int]
 
 
 def unpadded(text: str) -> str:
-    """A JSON text cardgen wrote with its runs' pads (spaces after a bracket or brace, before a comma or line break:
-    `storage.padding`) taken out: what `json.dumps(indent=2)` writes."""
-    return re.sub(r"([\[\]{}]) +(?=,|\n)", r"\1", text)
+    """A JSON text cardgen wrote with its runs' pads (spaces at the end of a line, before its comma if any:
+    `storage.padding`; a string holds no line break) taken out: what `json.dumps(indent=2)` writes."""
+    return re.sub(r" +(?=,?\n)", "", text)
 
 
 def _bytes(parts: Iterable[bytes | str | storage.Run]) -> bytes:
