@@ -268,6 +268,34 @@ def test_a_copy_made_ahead_changed_since_is_not_patched(tiny_game: Path, patched
     _as_cold(tiny_game, 0)
 
 
+def test_a_save_before_the_copies_are_made_splices_the_files(tiny_game: Path, patched: list[tuple[str, bool]],
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two saves in quick succession: the first's build takes the copies made ahead; the second's, before the first's
+    has reported and its files were copied ahead, splices them from the last files, as a cold build writes them; the
+    work both left then makes one copy of each, which the next save patches."""
+    monkeypatch.setattr(storage, "_AHEAD", {})
+    copies: list[str] = []  # the files copied ahead
+    monkeypatch.setattr(storage, "clone", lambda source, target, clone=storage.clone: (
+        copies.append(Path(source.name).name), clone(source, target)))
+    data.remember_rows()
+    _edited_and_built(tiny_game, lambda root: None)
+    _once(tiny_game)
+    for number, (text, new) in enumerate([("Plain", "Plainer"), ("Plainer", "Plainest")]):
+        patched.clear()
+        _rows(lambda lines, text=text, new=new: [line.replace(f"{text},", f"{new},") for line in lines])(tiny_game)
+        build_game(tiny_game, "tiny", BuildOptions(tiny_game / "kept", jobs=1), stages=stage_names())
+        assert all(done for _, done in patched) and len(patched) == (3 if number == 0 else 0), number
+        _as_cold(tiny_game, number)
+    copies.clear()
+    storage.run_after_rebuild()
+    # each once (and the print file, when the second build updated it)
+    assert sorted(name for name in copies if not name.endswith(".pdf")) == ["Tiny.json", "build.json", "index.html"]
+    patched.clear()
+    _edited_and_built(tiny_game, _rows(lambda lines: [line.replace("Plainest,", "Plain,") for line in lines]))
+    assert {stem for stem, done in patched if done} == SPLICED
+    _as_cold(tiny_game, 2)
+
+
 def test_a_build_stopped_after_patching_leaves_the_previous_files_whole(
         tiny_game: Path, patched: list[tuple[str, bool]], monkeypatch: pytest.MonkeyPatch) -> None:
     """A build stopped between patching the copy of build.json and renaming it into place leaves the previous

@@ -485,7 +485,11 @@ _AHEAD_DROPPED_AT_EXIT: list[bool] = []
 def copy_ahead(path: Path, key: Hashable, folder: Path, unchanged: Callable[[], bool]) -> None:
     """Copy the file at `path` into `folder` for its next write, which takes it by `key` (`take_ahead`), when
     `unchanged()` says the file is still the one `key` names, before the copy and after it; the copy made before of
-    that file deleted."""
+    that file deleted, unless it is that very copy (two rebuilds' work done in one wait: saves in quick succession)."""
+    with _AHEAD_LOCK:
+        made = _AHEAD.get(path)
+    if made is not None and made[0] == key and _ahead_state(made[1]) == made[2] and unchanged():
+        return
     _drop(_pop_ahead(path))
     if not unchanged():
         return
