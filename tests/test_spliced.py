@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import subprocess
+import sys
 import threading
 import time
 import zlib
@@ -54,6 +57,12 @@ def _write(path: Path, parts: list[bytes | str | storage.Run], copied: list[int]
     storage.write_spliced(path, iter(parts), previous)
     assert path.read_bytes() == _bytes(parts)
     return sum(copied)
+
+
+def unpadded(text: str) -> str:
+    """A JSON text cardgen wrote with its runs' pads (spaces at the end of a line, before its comma if any:
+    `storage.padding`; a string holds no line break) taken out: what `json.dumps(indent=2)` writes."""
+    return re.sub(r" +(?=,?\n)", "", text)
 
 
 def _bytes(parts: Iterable[bytes | str | storage.Run]) -> bytes:
@@ -152,7 +161,7 @@ def test_edits_in_a_process_building_again_write_the_files_a_cold_build_writes(t
              _rows(lambda lines: [lines[0], lines[3], lines[1], lines[2], *lines[4:]]),
              _rows(lambda lines: [line.replace("Added,1", "Changed,1") for line in lines])]
     build_game(tiny_game, "tiny", BuildOptions(tiny_game / "kept", jobs=1), stages=stage_names())
-    assert _fresh(tiny_game, "build", "tiny", "--out", str(tiny_game / "fresh"), "-j", "1").returncode == 0
+    _once(tiny_game)
     appended: list[int] = []  # the lines of changes in the stamps after each edit
     for number, edit in enumerate(edits):
         edit(tiny_game)
@@ -162,14 +171,187 @@ def test_edits_in_a_process_building_again_write_the_files_a_cold_build_writes(t
         # (the TTS save's objects here are all on the edited card's sheet: all new, nothing to splice)
         assert SPLICED_INTO == {"build", "index"}, number
         SPLICED_INTO.clear()
-        assert _fresh(tiny_game, "build", "tiny", "--out", str(tiny_game / "fresh"), "-j", "1").returncode == 0
-        kept, made = _outputs(tiny_game / "kept" / "tiny"), _outputs(tiny_game / "fresh" / "tiny")
+        _once(tiny_game)
+        kept, made = _outputs(tiny_game / "kept" / "tiny"), _outputs(tiny_game / "cold" / "tiny")
         assert kept.keys() == made.keys()
         for name in kept:
             assert kept[name] == made[name], f"edit {number}: {name}"
-        appended.append(_same_stamps(tiny_game / "kept" / "tiny", tiny_game / "fresh" / "tiny", number))
+        appended.append(_same_stamps(tiny_game / "kept" / "tiny", tiny_game / "cold" / "tiny", number))
     assert appended == list(range(1, len(edits) + 1))  # each edit appends its changes to the stamps
     assert build_game(tiny_game, "tiny", BuildOptions(tiny_game / "kept", jobs=1), stages=stage_names()).up_to_date
+
+
+@pytest.fixture
+def patched(copied: list[int], monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
+    """(A process that splices files of any size, `copied`.) Each patch of a copy made ahead (`storage._patch`):
+    the stem of the file written, and whether it was patched (False: it moved too much, the file was spliced)."""
+    patches: list[tuple[str, bool]] = []
+    patch = storage._patch
+
+    def noted(parts: list, temp: Path, old: BinaryIO, written: storage._Spliced) -> storage._Spliced | None:
+        made = patch(parts, temp, old, written)
+        patches.append((temp.name.split(".")[1], made is not None))  # its temporary file: .<name>.<random>.tmp
+        return made
+
+    monkeypatch.setattr(storage, "_patch", noted)
+    return patches
+
+
+def _edited_and_built(root: Path, edit: Callable[[Path], None]) -> None:
+    """Edit the game, build it in this process (kept/), and do the work the build left (its files copied ahead)."""
+    edit(root)
+    build_game(root, "tiny", BuildOptions(root / "kept", jobs=1), stages=stage_names())
+    storage.run_after_rebuild()
+
+
+def _as_cold(root: Path, number: int) -> None:
+    """The files in kept/ are byte for byte those a process that builds once writes into cold/."""
+    _once(root)
+    kept, made = _outputs(root / "kept" / "tiny"), _outputs(root / "cold" / "tiny")
+    assert kept.keys() == made.keys()
+    for name in kept:
+        assert kept[name] == made[name], f"edit {number}: {name}"
+
+
+SPLICED = {"build", "index", "Tiny"}  # the stems of the files spliced: build.json, index.html, the TTS save
+
+
+def test_edits_patch_the_copies_made_ahead_into_the_files_a_cold_build_writes(
+        tiny_game: Path, patched: list[tuple[str, bool]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once a build has reported, the files it spliced are copied ahead (`storage.copy_ahead`, in .cache/ahead/); the
+    next build patches each copy in place (only the pieces not where they were, written or moved there), or splices
+    the file where that would move more than MOVED_AT_MOST bytes. After a card's text made a little longer (within
+    its run's pad), longer still (nothing let move: spliced), a card added, removed, the order changed and a
+    card's text changed, build.json, index.html and the TTS save are a cold build's, byte for byte; no copy is left
+    after the process's (`drop_ahead`)."""
+    monkeypatch.setattr(storage, "PAD_SHARE", 1)  # the tiny runs (RUN_ITEMS 3) padded as a large game's are
+    monkeypatch.setattr(storage, "_AHEAD", {})
+    data.remember_rows()
+    ahead = tiny_game / "kept" / ".cache" / storage.AHEAD_FOLDER
+    _rows(lambda lines: [*lines, *(f"Card {n},1,Text {n},1" for n in range(10))])(tiny_game)
+    _edited_and_built(tiny_game, lambda root: None)
+    _once(tiny_game)
+    edits = [_rows(lambda lines: [line.replace("Text 4,", "Text four,") for line in lines]),
+             _rows(lambda lines: [line.replace("Text four,", "Text " + "long " * 30 + ",") for line in lines]),
+             _rows(lambda lines: [*lines, "Delta,1,Added,1"]),
+             _rows(lambda lines: [line for line in lines if not line.startswith("Card 2,")]),
+             _rows(lambda lines: [lines[0], lines[3], lines[1], lines[2], *lines[4:]]),
+             _rows(lambda lines: [line.replace("Text 7,", "Text 8,") for line in lines])]
+    for number, edit in enumerate(edits):
+        assert SPLICED <= {path.name.split(".")[0] for path in ahead.iterdir()}, number  # (and the print's)
+        patched.clear()
+        monkeypatch.setattr(storage, "MOVED_AT_MOST", 0 if number == 1 else 1 << 22)
+        _edited_and_built(tiny_game, edit)
+        assert {stem for stem, _ in patched} == SPLICED, number  # each copy taken
+        if number == 1:  # (nothing may move: spliced)
+            assert ("build", False) in patched
+        else:  # (here: all that moves is a few kB)
+            assert all(done for _, done in patched), (number, patched)
+        _as_cold(tiny_game, number)
+    storage.drop_ahead()  # (as the process's exit does: atexit)
+    assert list(ahead.iterdir()) == []
+
+
+def test_a_copy_made_ahead_changed_since_is_not_patched(tiny_game: Path, patched: list[tuple[str, bool]],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A copy made ahead that was written to (in place, its size kept) is not taken: the file is spliced from the
+    last one, as a cold build writes it."""
+    monkeypatch.setattr(storage, "_AHEAD", {})
+    data.remember_rows()
+    _edited_and_built(tiny_game, lambda root: None)
+    _once(tiny_game)
+    for copy in (tiny_game / "kept" / ".cache" / storage.AHEAD_FOLDER).iterdir():
+        with copy.open("r+b") as handle:
+            handle.write(b" ")
+    _edited_and_built(tiny_game, _rows(lambda lines: [line.replace("Plain", "Plainer") for line in lines]))
+    assert patched == []
+    _as_cold(tiny_game, 0)
+
+
+def test_a_save_before_the_copies_are_made_splices_the_files(tiny_game: Path, patched: list[tuple[str, bool]],
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two saves in quick succession: the first's build takes the copies made ahead; the second's, before the first's
+    has reported and its files were copied ahead, splices them from the last files, as a cold build writes them; the
+    work both left then makes one copy of each, which the next save patches."""
+    monkeypatch.setattr(storage, "_AHEAD", {})
+    copies: list[str] = []  # the files copied ahead
+    monkeypatch.setattr(storage, "clone", lambda source, target, clone=storage.clone: (
+        copies.append(Path(source.name).name), clone(source, target)))
+    data.remember_rows()
+    _edited_and_built(tiny_game, lambda root: None)
+    _once(tiny_game)
+    for number, (text, new) in enumerate([("Plain", "Plainer"), ("Plainer", "Plainest")]):
+        patched.clear()
+        _rows(lambda lines, text=text, new=new: [line.replace(f"{text},", f"{new},") for line in lines])(tiny_game)
+        build_game(tiny_game, "tiny", BuildOptions(tiny_game / "kept", jobs=1), stages=stage_names())
+        assert all(done for _, done in patched) and len(patched) == (3 if number == 0 else 0), number
+        _as_cold(tiny_game, number)
+    copies.clear()
+    storage.run_after_rebuild()
+    # each once (and the print file, when the second build updated it)
+    assert sorted(name for name in copies if not name.endswith(".pdf")) == ["Tiny.json", "build.json", "index.html"]
+    patched.clear()
+    _edited_and_built(tiny_game, _rows(lambda lines: [line.replace("Plainest,", "Plain,") for line in lines]))
+    assert {stem for stem, done in patched if done} == SPLICED
+    _as_cold(tiny_game, 2)
+
+
+def test_a_build_stopped_after_patching_leaves_the_previous_files_whole(
+        tiny_game: Path, patched: list[tuple[str, bool]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build stopped between patching the copy of build.json and renaming it into place leaves the previous
+    build.json as it was (the copy is a file of its own, deleted); the next build is a cold build's."""
+    monkeypatch.setattr(storage, "_AHEAD", {})
+    data.remember_rows()
+    _edited_and_built(tiny_game, lambda root: None)
+    _once(tiny_game)
+    before = (tiny_game / "kept" / "tiny" / "build.json").read_bytes()
+    replace = os.replace
+
+    def stopped(source: str, target: str) -> None:
+        if Path(target).name == "build.json" and Path(source).name.startswith(".build.json."):
+            raise KeyboardInterrupt
+        replace(source, target)
+
+    edit = _rows(lambda lines: [line.replace("Plain", "Plainer") for line in lines])
+    with monkeypatch.context() as stopping:
+        stopping.setattr(os, "replace", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            _edited_and_built(tiny_game, edit)
+    assert ("build", True) in patched
+    assert (tiny_game / "kept" / "tiny" / "build.json").read_bytes() == before
+    assert not [path for path in tiny_game.rglob(".build.json.*")]  # the patched copy deleted
+    _edited_and_built(tiny_game, lambda root: None)
+    _as_cold(tiny_game, 0)
+
+
+def test_a_process_leaves_no_copy_made_ahead_behind(tiny_game: Path) -> None:
+    """The copies a process made ahead are deleted at its exit."""
+    script = (
+        "import sys; from pathlib import Path\n"
+        "from cardgen.build.build import BuildOptions, build_game\n"
+        "from cardgen.core import storage\n"
+        "from cardgen.outputs import stage_names\n"
+        "storage.keep_for_next_builds(); storage.SPLICE_FROM = 0\n"
+        "root = Path(sys.argv[1])\n"
+        "build_game(root, 'tiny', BuildOptions(root / 'kept', jobs=1), stages=stage_names())\n"
+        "storage.run_after_rebuild()\n"
+        "print(len(list((root / 'kept' / '.cache' / storage.AHEAD_FOLDER).iterdir())))\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tiny_game)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["3"]  # build.json, index.html, the TTS save
+    assert list((tiny_game / "kept" / ".cache" / storage.AHEAD_FOLDER).iterdir()) == []
+
+
+def _once(root: Path) -> None:
+    """Build the game into cold/ as a process that builds once (its runs as this test makes them: its RUN_ITEMS,
+    on which their pads depend), writing its files whole. (cold/: a name as long as kept/, which the TTS save's
+    URLs name: a run's pad depends on its length.)"""
+    storage.BUILDS_AGAIN.clear()
+    try:
+        build_game(root, "tiny", BuildOptions(root / "cold", jobs=1), stages=stage_names())
+    finally:
+        storage.keep_for_next_builds()
 
 
 def _same_stamps(kept: Path, fresh: Path, number: int) -> int:
@@ -248,7 +430,7 @@ def test_a_tts_save_written_again_is_spliced_from_the_objects_the_last_export_wr
     for number in range(3):
         copied.clear()
         write_saved_object(path, saved)
-        assert path.read_text(encoding="utf-8") == json.dumps(saved, indent=2, ensure_ascii=False)
+        assert unpadded(path.read_text(encoding="utf-8")) == json.dumps(saved, indent=2, ensure_ascii=False)
         assert (sum(copied) > 0) == (number > 0), number
         objects[5] = {**objects[5], "Description": "longer " * (80 + number)}
 
@@ -269,7 +451,7 @@ def test_a_run_of_cards_moved_to_the_front_is_written_as_the_first(tiny_game: Pa
     for cards in (record.cards, record.cards[storage.RUN_ITEMS:]):
         each = record.model_copy(update={"cards": cards})
         each.save(out)
-        assert (out / "build.json").read_text(encoding="utf-8") == each.model_dump_json(indent=2)
+        assert unpadded((out / "build.json").read_text(encoding="utf-8")) == each.model_dump_json(indent=2)
         storage.write_spliced(out / "index.html", gallery_parts(each))
         table = (out / "index.html").read_text(encoding="utf-8").split('id="table-data">')[1].split("</script>")[0]
         assert [card["id"] for card in json.loads(table)["cards"]] == [card.id for card in cards]
@@ -371,8 +553,9 @@ def _same_as_a_cold_export(root: Path, folder: Path, monkeypatch: pytest.MonkeyP
         cold.setattr(objects, "_TEXTS", {})
         export_tts(game, BuildRecord.read(fresh / "build.json"), fresh, TTSStage.for_game(game).config)
     [kept] = (out / "tiny" / "tts").glob("*.json")
-    made = (fresh / "tts" / kept.name).read_text(encoding="utf-8").replace(str(fresh.parent), str(out))
-    assert kept.read_text(encoding="utf-8") == made
+    # (the runs' pads unlike: the saved object names the folder, of another length here: `storage.padding`)
+    made = unpadded((fresh / "tts" / kept.name).read_text(encoding="utf-8")).replace(str(fresh.parent), str(out))
+    assert unpadded(kept.read_text(encoding="utf-8")) == made
     names = sorted(path.name for path in (out / "tiny" / "tts").iterdir())
     assert names == sorted(path.name for path in (fresh / "tts").iterdir())
     for name in names:

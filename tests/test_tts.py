@@ -26,6 +26,7 @@ from cardgen.options.tts import TTSSpec
 from cardgen.outputs.tts.objects import tts_text
 from cardgen.outputs.tts.stage import TTSStage, export_tts
 from cardgen.record.record import BuildRecord, CardEntry
+from tests.test_spliced import unpadded
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADER = ["SaveName", "Date", "VersionNumber", "GameMode", "GameType", "GameComplexity", "Tags", "Gravity",
@@ -189,10 +190,11 @@ def test_saved_object_has_the_header_and_objects(scrapbots) -> None:
 
 def test_saved_object_is_written_as_json_dumps_writes_it(scrapbots, mini) -> None:
     """The saved object's file is the text of `json.dumps(indent=2, ensure_ascii=False)`, as every JSON file cardgen
-    writes (it is written by pydantic's faster writer): indented two spaces, non-ASCII text as it is."""
+    writes (it is written by pydantic's faster writer): indented two spaces, non-ASCII text as it is; with spaces after
+    each run of cards (`storage.padding`)."""
     for out_dir, _, saved in (scrapbots, mini):
         [path] = (out_dir / "tts").glob("*.json")
-        assert path.read_text(encoding="utf-8") == json.dumps(saved, indent=2, ensure_ascii=False)
+        assert unpadded(path.read_text(encoding="utf-8")) == json.dumps(saved, indent=2, ensure_ascii=False)
     assert "Strip « Épée » ✂" in (mini[0] / "tts" / "Mini-Test.json").read_text(encoding="utf-8")
 
 
@@ -208,7 +210,8 @@ def test_the_saved_object_is_written_an_object_at_a_time(scrapbots, tmp_path: Pa
         deck["DeckIDs"] = deck["DeckIDs"] * 40
     for each in (saved, big):
         write_saved_object(tmp_path / "saved.json", each)
-        assert (tmp_path / "saved.json").read_text(encoding="utf-8") == json.dumps(each, indent=2, ensure_ascii=False)
+        text = unpadded((tmp_path / "saved.json").read_text(encoding="utf-8"))
+        assert text == json.dumps(each, indent=2, ensure_ascii=False)
     assert max(map(len, json_parts(big))) == max(map(len, json_parts(saved)))
     assert len(list(json_parts(big))) > sum(len(deck["ContainedObjects"]) for deck in _decks(big))
 

@@ -271,17 +271,18 @@ def test_a_watch_looks_only_at_the_kept_card_files_the_kernel_says_changed_and_m
 
 def test_a_watch_copies_the_print_file_it_updated_ahead_for_the_next_update_and_takes_only_that_copy(
         tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Once a watch's rebuild has reported, the print file it updated is copied (`pdf_update.copy_ahead`); the next
+    """Once a watch's rebuild has reported, the print file it updated is copied (`storage.copy_ahead`); the next
     update of that file takes the copy instead of copying the file then, unless the copy or the file changed since;
     the files are a cold build's either way."""
     from cardgen.outputs import pdf_update
 
     monkeypatch.setattr(pdf_update, "GROWTH_AT_MOST", 10.0)  # a small file: its revisions are a large part of it
-    monkeypatch.setattr(pdf_update, "_AHEAD", [])
+    monkeypatch.setattr(storage, "_AHEAD", {})
     copied: list[str] = []
-    clone = pdf_update.clone
-    monkeypatch.setattr(pdf_update, "clone", lambda source, target: copied.append(Path(target.name).name) or
-                        clone(source, target))
+    clone = storage.clone
+    for module in (pdf_update, storage):  # the print file's copies (storage's copies card files too)
+        monkeypatch.setattr(module, "clone", lambda source, target: ".pdf" in source.name and
+                            copied.append(Path(source.name).name) or clone(source, target))
     pdf = tiny_game / "output" / "tiny" / "print" / "tiny-letter.pdf"
     storage.keep_for_next_builds()
     _rows(tiny_game, [ALPHA, BETA, NA])
@@ -294,14 +295,15 @@ def test_a_watch_copies_the_print_file_it_updated_ahead_for_the_next_update_and_
         assert len(copied) == (0 if number in (1, 3) else 1)  # the first edit's, and one whose copy was written to
         copied.clear()
         storage.run_after_rebuild()
-        assert copied == ["tiny-letter.pdf.ahead"]
+        assert copied == ["tiny-letter.pdf"]
+        [ahead] = (tiny_game / "output" / ".cache" / storage.AHEAD_FOLDER).iterdir()
+        assert ahead.name.startswith("tiny-letter.pdf.") and ahead.name.endswith(".ahead")
         if number == 1:
-            [ahead] = (tiny_game / "output" / ".cache" / pdf_update.AHEAD_FOLDER).iterdir()
             with ahead.open("r+b") as handle:  # in place: the same size
                 handle.seek(100)
                 handle.write(b"edited")
-    pdf_update._drop_ahead()  # as the process's exit does (atexit)
-    assert list((tiny_game / "output" / ".cache" / pdf_update.AHEAD_FOLDER).iterdir()) == []
+    storage.drop_ahead()  # as the process's exit does (atexit)
+    assert list((tiny_game / "output" / ".cache" / storage.AHEAD_FOLDER).iterdir()) == []
     _cold(tiny_game)
     _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")
 

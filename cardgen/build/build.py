@@ -410,5 +410,5 @@ def _finish(plan: BuildPlan, record: BuildRecord, final: Path, staging: Path, pr
     folder, else the folder swapped in whole, the files the previous build made from the same content kept (hard
     links), not made again."""
     record.warnings = plan.findings
-    record.save(staging, final / BUILD_RECORD)
+    record.save(staging, final / BUILD_RECORD, final.parent)
     previous.put_in_place(functools.partial(seal_outputs, staging, made=previous.made))

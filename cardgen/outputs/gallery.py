@@ -16,7 +16,7 @@ from typing import Iterator, Sequence
 
 from cardgen.core.bundled import ASSETS
 from cardgen.core.errors import Problem
-from cardgen.core.storage import KeptRuns, Run, blocks, place_file, write_spliced
+from cardgen.core.storage import HTML_PAD, KeptRuns, Run, blocks, place_file, write_spliced
 from cardgen.outputs.playtable import STATS_PAGE, stats_page, table_script, table_section
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.record.changes import Changes, diff_records, field_change
@@ -159,7 +159,8 @@ def gallery_parts(record: BuildRecord, changes: Changes | None = None, guides: b
     views = '<button id="view-table" aria-pressed="false">Table</button>' + (
         f'<a href="../{_e(STATS_PAGE.format(game=record.game.name))}">Stats</a>' if stats else "")
     legend = "".join(f'<b style="border-bottom:2px solid {c}">{k}</b>' for k, c in GUIDE_COLORS.items())
-    yield (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+    # (one run, padded: its counts and findings change as the cards do, its length the pad takes up: `storage.padding`)
+    yield Run((f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
            f'<meta name="viewport" content="width=device-width"><style>{style}</style></head>'
            f'<body data-game="{_e(record.game.name)}" data-built="{_e(build_id(record))}"><header>'
            f"<h1>{title} <small>built {_e(record.built_at)}, {_cards(len(record.cards))}, {record.stats.copies} with "
@@ -169,7 +170,7 @@ def gallery_parts(record: BuildRecord, changes: Changes | None = None, guides: b
            f'Guides</label><span class="legend">trim (red line), bleed (red), safe zone (cyan) {legend}</span>'
            f'<label><input type="checkbox" id="changed-only"> Changed only</label><span id="count"></span>'
            f'<span class="views">{views}</span></div></header><div id="banner" hidden></div>'
-           f"<main>{findings}")
+           f"<main>{findings}",), HTML_PAD)
     yield from _deck_sections(record, by_deck, per_card, changes)
     yield from table_section(record, by_deck.keys())
     script = (ASSETS / "gallery" / "gallery.js").read_text(encoding="utf-8") + table_script()
@@ -181,7 +182,7 @@ def _deck_sections(record: BuildRecord, by_deck: dict[str, list[CardEntry]], per
     """Each deck's section of the gallery: its backs, then a figure per card."""
     by_image = {back.image: back for back in record.backs.values()}
     touched = {change.id for change in changes.changed} | {card.id for card in changes.added}
-    runs = KeptRuns(("gallery", record.game.name))
+    runs = KeptRuns(("gallery", record.game.name), HTML_PAD)
     per_card_backs = frozenset(image for image, back in by_image.items() if back.per_card)
     for deck_name, deck in record.decks.items():
         cards = by_deck.get(deck_name)
@@ -201,11 +202,10 @@ def _deck_sections(record: BuildRecord, by_deck: dict[str, list[CardEntry]], per
             if special.isdisjoint(map(_ID, block)):
                 yield runs.run(plain, block, functools.partial(_plain_figures, block, deck, plain))
                 continue
-            for card in block:
-                if card.id in special:
-                    yield _figure(card, deck, per_card.get(card.id, []), changes, own.get(card.id))
-                else:
-                    yield kept_piece(card, plain, functools.partial(_figure, card, deck, [], Changes()))
+            yield Run(tuple(_figure(card, deck, per_card.get(card.id, []), changes, own.get(card.id))
+                            if card.id in special else
+                            kept_piece(card, plain, functools.partial(_figure, card, deck, [], Changes()))
+                            for card in block), HTML_PAD)  # padded as the others (`storage.padding`)
         yield "</div></section>"
     runs.keep()
 
@@ -276,7 +276,7 @@ class GalleryStage(Stage):
         guides = (ctx.out_dir / "guides").is_dir()
         stats = stats_page(ctx.final_dir.parent, ctx.record.game.name).is_file()
         write_spliced(ctx.out_dir / GALLERY_FILE, gallery_parts(ctx.record, changes, guides, stats),
-                      old_dir / GALLERY_FILE)
+                      old_dir / GALLERY_FILE, ctx.final_dir.parent)
         return []
 
 

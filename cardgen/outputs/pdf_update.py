@@ -22,7 +22,6 @@ itself (a print of JPEG images) is formatted by it (`pdf._revision_by_reportlab`
 """
 from __future__ import annotations
 
-import atexit
 import hashlib
 import os
 import re
@@ -30,7 +29,9 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Callable, get_origin, get_type_hints
 
-from cardgen.core.storage import FILE_MODE, clone, write_atomic
+from cardgen.core.storage import AHEAD_FOLDER as AHEAD_FOLDER  # (the print's copy made ahead: pdf.py)
+from cardgen.core.storage import clone, take_ahead, write_atomic
+from cardgen.core.storage import copy_ahead as storage_copy_ahead
 
 FILE_KEY = "file"  # its key among the kept pages (theirs are hex digests)
 GROWTH_AT_MOST = 0.3  # the revisions' bytes, as a share of the file last written whole; then it is written whole
@@ -165,72 +166,21 @@ def append_revision(base: Path, target: Path, written: Written, names: list[str]
                    size=state.st_size, mtime_ns=state.st_mtime_ns, tail=_tail(target), revisions=written.revisions + 1)
 
 
-# In a process that builds again, a copy of the print file its last update wrote, made once that build had reported
-# (`copy_ahead`: a watch does it while it waits for the next save), which the next update of that file takes in
-# place of copying it then (~28 ms for 87 MB, at 1,000 cards and any size above). Known in this process's memory
-# only, by the file's path and the state it copies, and by its own state (device, inode, size, modification and
-# change times: any write to it changes them); at most one.
-_AHEAD: list[tuple[Path, tuple, Path, tuple[int, ...]]] = []
-AHEAD_FOLDER = "print-ahead"  # in the output root's cache folder
-_AHEAD_DROPPED_AT_EXIT: list[bool] = []
-
-
 def copy_ahead(path: Path, written: Written, folder: Path) -> None:
-    """Copy the file `written` describes, at `path`, into `folder` for its next update (see `_AHEAD`), the copy made
-    before dropped."""
-    _drop_ahead()
-    if not written.is_file(path):
-        return
-    if not _AHEAD_DROPPED_AT_EXIT:  # a watch stopped leaves no copy behind
-        atexit.register(_drop_ahead)
-        _AHEAD_DROPPED_AT_EXIT.append(True)
-    folder.mkdir(parents=True, exist_ok=True)
-    ahead = folder / f"{path.name}.ahead"
-    with path.open("rb") as source, ahead.open("wb") as handle:
-        clone(source, handle)
-    if written.is_file(path):  # not changed meanwhile
-        _AHEAD.append((path, _copied(written), ahead, _state(ahead)))
+    """Copy the file `written` describes, at `path`, into `folder` for its next update (`storage.copy_ahead`: a
+    watch does it while it waits for the next save; the update then takes the copy in place of copying the file,
+    ~28 ms for 87 MB, at 1,000 cards and any size above)."""
+    storage_copy_ahead(path, _copied(written), folder, lambda: written.is_file(path))
 
 
 def _take_ahead(path: Path, written: Written, temp: Path) -> bool:
-    """Put at `temp` the copy made ahead of the file `written` describes at `path`, when there is one and it is as it
-    was made; whether it did (the copy is dropped either way)."""
-    ahead = _AHEAD[0] if _AHEAD else None
-    _AHEAD.clear()
-    if ahead is None or ahead[:2] != (path, _copied(written)) or _state(ahead[2]) != ahead[3]:
-        _drop(ahead[2] if ahead else None)
-        return False
-    # Renamed to a free name: a rename over a file (even the empty one `write_atomic` made) has ext4 write the
-    # renamed file's new data out first (auto_da_alloc): 5-8 ms for 87 MB.
-    temp.unlink()
-    os.replace(ahead[2], temp)
-    os.chmod(temp, FILE_MODE)
-    return True
+    """Put at `temp` the copy made ahead of the file `written` describes at `path` (`storage.take_ahead`)."""
+    return take_ahead(path, _copied(written), temp)
 
 
 def _copied(written: Written) -> tuple:
     """What tells one state of a print file from another (see `Written.is_file`)."""
     return written.size, written.mtime_ns, written.tail
-
-
-def _state(path: Path) -> tuple[int, ...]:
-    """A file's device, inode, size, modification and change times (empty when it is not there)."""
-    try:
-        stat = path.stat()
-    except OSError:
-        return ()
-    return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns
-
-
-def _drop_ahead() -> None:
-    """Delete the copy made ahead, if any."""
-    if _AHEAD:
-        _drop(_AHEAD.pop()[2])
-
-
-def _drop(path: Path | None) -> None:
-    if path is not None:
-        path.unlink(missing_ok=True)
 
 
 def image_object(number: int, width: int, height: int, colours: str, stream: bytes, png: bool = False,

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Collection, Iterator, Sequence
 
 from cardgen.core.bundled import ASSETS
-from cardgen.core.storage import KeptRuns, Run, blocks
+from cardgen.core.storage import JSON_PAD, KeptRuns, Run, blocks
 from cardgen.record.record import BuildRecord, CardEntry, kept_piece
 
 STATS_PAGE = "stats/{game}.html"  # under the output root: written by `cardgen stats GAME --page`
@@ -72,7 +72,8 @@ def table_section(record: BuildRecord, shown: Collection[str] | None = None) -> 
            '<h3>In play</h3><div class="zone" id="in-play"></div><div id="hands-zone"></div>'
            '<script type="application/json" id="table-data">'
            f'{{"decks": {_script_json({n: d.title for n, d in record.decks.items()})}, "cards": [')
-    runs = KeptRuns(("table", record.game.name))  # (a block of unchanged cards: the last build's run, see storage)
+    # (a block of unchanged cards: the last build's run, padded with spaces, which JSON.parse skips: see storage)
+    runs = KeptRuns(("table", record.game.name), JSON_PAD)
     for start, block in blocks(record.cards):
         yield runs.run(start == 0, block, functools.partial(_table_parts, block, start))
     runs.keep()

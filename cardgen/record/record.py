@@ -19,7 +19,16 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from cardgen.core.boxes import GuideBox
 from cardgen.core.errors import CardgenError, Problem
-from cardgen.core.storage import KeptRuns, Run, blocks, builds_again, file_identity, keep_latest, write_spliced
+from cardgen.core.storage import (
+    JSON_PAD,
+    KeptRuns,
+    Run,
+    blocks,
+    builds_again,
+    file_identity,
+    keep_latest,
+    write_spliced,
+)
 from cardgen.load.freshness import record_intact, seal_record
 
 BUILD_RECORD = "build.json"
@@ -199,11 +208,11 @@ class BuildRecord(Entry):
         """The record as plain JSON data."""
         return self.model_dump(mode="json")
 
-    def save(self, out_dir: Path, previous: Path | None = None) -> None:
+    def save(self, out_dir: Path, previous: Path | None = None, out_root: Path | None = None) -> None:
         """Write `<out_dir>/build.json` atomically, and its stamps for the no-change check (freshness.py); in a
         process that builds again, the unchanged cards' JSON copied from the `previous` build.json where this
-        process wrote it (`storage.write_spliced`)."""
-        write_spliced(out_dir / BUILD_RECORD, self.json_parts(), previous)
+        process wrote it, or patched into a copy of it made ahead in `out_root` (`storage.write_spliced`)."""
+        write_spliced(out_dir / BUILD_RECORD, self.json_parts(), previous, out_root)
         seal_record(out_dir / BUILD_RECORD, self.model_dump(mode="json", include={"settings", "sources", "stats",
                                                                                 "warnings"}))
         _remember(out_dir / BUILD_RECORD, self)
@@ -236,8 +245,9 @@ class BuildRecord(Entry):
             yield to_json(self, indent=2, exclude=exclude)
             return
         head, _, tail = around.partition(empty)
-        yield head + b'\n  "cards": ['
-        runs, cards = KeptRuns(("record", self.game.name, digests)), self.cards
+        opening = head + b'\n  "cards": ['  # (padded, as a run of cards: its counts change, `storage.padding`)
+        yield opening if digests else Run((opening,), JSON_PAD)
+        runs, cards = KeptRuns(("record", self.game.name, digests), JSON_PAD), self.cards
         for start, block in blocks(cards):
             make = functools.partial(_card_parts, block, start, digests)
             yield runs.joined(start == 0, block, make) if digests else runs.run(start == 0, block, make)

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 
-from cardgen.core.storage import KeptRuns, Run, blocks, builds_again, write_spliced
+from cardgen.core.storage import JSON_PAD, KeptRuns, Run, blocks, builds_again, write_spliced
 from cardgen.load.markup import parse
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def keep_texts(kind: str, used: dict[tuple[int, tuple], tuple[dict, Any]]) -> No
         _TEXTS.update(used)
 
 
-def write_saved_object(path: Path, saved: dict, previous: Path | None = None) -> None:
+def write_saved_object(path: Path, saved: dict, previous: Path | None = None, out_root: Path | None = None) -> None:
     """Write the saved object as `json.dumps(indent=2, ensure_ascii=False)` writes it, with pydantic's JSON writer:
     an indent makes the json module use its pure-Python encoder (0.14 s at 1,000 cards, against 0.02 s). The one
     difference, numbers under 1e-4 written without an exponent (the same value), does not arise in a saved object:
@@ -53,10 +53,11 @@ def write_saved_object(path: Path, saved: dict, previous: Path | None = None) ->
 
     Written an object at a time (`json_parts`): the text of a 10,000-card game (~20 MB) is never held whole, at the
     end of the build when its memory is at its peak; in a process that builds again, the objects the last export
-    wrote copied from the `previous` file where this process wrote it (`storage.write_spliced`)."""
+    wrote copied from the `previous` file where this process wrote it, or patched into a copy of it made ahead in
+    `out_root` (`storage.write_spliced`)."""
     used: dict[tuple[int, tuple], tuple[dict, Any]] = {}
-    runs = KeptRuns(("tts", path.name))
-    write_spliced(path, json_parts(saved, used=used, runs=runs), previous)
+    runs = KeptRuns(("tts", path.name), JSON_PAD)
+    write_spliced(path, json_parts(saved, used=used, runs=runs), previous, out_root)
     keep_texts("json", used)
     runs.keep()
 

@@ -75,7 +75,7 @@ def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSSpec,
         reuse_or_make(out_dir, staging / f"{stem}.png", ["thumbnail", *cover_hashes(exporter)],
                       lambda temp: thumbnail(exporter).save(temp, format="PNG"), __name__)
         exporter.put_last()
-        write_saved_object(staging / f"{stem}.json", saved, final_dir / f"{stem}.json")
+        write_saved_object(staging / f"{stem}.json", saved, final_dir / f"{stem}.json", out_dir.parent)
         swap_into_place(staging, out_dir / TTS_DIR)
     finally:
         remove_ours(staging)
