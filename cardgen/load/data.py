@@ -16,7 +16,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Generic, Iterator, Mapping, Sequence, TypeVar
 
 from cardgen.core.errors import CardgenError, Problem
 from cardgen.core.expressions import EvaluationError, ExpressionError, columns_in, evaluate_mask
@@ -757,15 +757,73 @@ def convert_row(row: Row, specs: dict[str, FieldSpec],
 
 
 Converted = tuple[dict[str, Any], list[Problem]]  # a row's typed values and problems (`convert_row`)
+T = TypeVar("T")
+
+
+def changed_places(now: Sequence[Any], last: Sequence[Any]) -> list[int] | None:
+    """The places where `now` holds another object than `last` (by identity, a C loop), when both are as long and few
+    differ (at most an eighth, or 8); else None."""
+    if len(now) != len(last):
+        return None
+    changed = list(itertools.compress(itertools.count(), map(operator.is_not, now, last)))
+    return changed if len(changed) <= max(len(now) // 8, 8) else None
+
+
+@dataclass
+class RowsMade(Generic[T]):
+    """What each row of a table made in the last build of a process that builds again, by `Row.key` (`by_key`) and
+    in the rows' order (`rows`, `made`): the next build looks up only the rows that are not the same objects at the
+    same places (an edit's few), or, when the rows are not the last ones but a few, each row by its key."""
+
+    by_key: dict[str, T] = field(default_factory=dict)
+    rows: list[Row] = field(default_factory=list)
+    made: list[T] = field(default_factory=list)
+
+    def update(self, rows: list[Row], make: Callable[[list[int]], list[T]]) -> list[int] | None:
+        """Hold what `rows` make: each row's taken from the last build by its key, else made (`make`: what the rows
+        at those places make, in order). The places that changed when only they were looked up; else None."""
+        changed = changed_places(rows, self.rows)
+        if changed is None:  # each row's look-up by C loops (map, zip): a Python loop a row was ~6 ms at 10,000 rows
+            keys = list(map(_ROW_KEY, rows))
+            self.made = self._found(keys, list(range(len(rows))), make)
+            self.by_key, self.rows = dict(zip(keys, self.made)), list(rows)
+            return None
+        keys = [rows[place].key for place in changed]
+        found = self._found(keys, changed, make)
+        for place in changed:  # (all the old keys out first: a row's key may be another's old one)
+            del self.by_key[self.rows[place].key]
+        self.by_key.update(zip(keys, found))
+        for place, made in zip(changed, found):
+            self.rows[place], self.made[place] = rows[place], made
+        return changed
+
+    def _found(self, keys: list[str], places: list[int], make: Callable[[list[int]], list[T]]) -> list[T]:
+        """What the rows of `keys` (at `places`) made: the last build's by key, else made."""
+        found: list[T | None] = list(map(self.by_key.get, keys))
+        todo = list(itertools.compress(itertools.count(), map(operator.is_, found, itertools.repeat(None))))
+        for number, made in zip(todo, make([places[number] for number in todo])):
+            found[number] = made
+        return found  # type: ignore[return-value]  # none is None now
+
+
+_ROW_KEY = operator.attrgetter("key")
+
+
+@dataclass
+class ConvertedRows(RowsMade[Converted]):
+    """A table's rows as last converted (see `RowsMade`) and their typed values and problems, in order."""
+
+    typed: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
 
 
 def convert_table(table: Table, specs: dict[str, FieldSpec], game_values: Mapping[str, Value] | None = None,
-                  known: dict[str, Converted] | None = None) -> tuple[list[dict[str, Any]], list[Problem]]:
+                  known: ConvertedRows | None = None) -> tuple[list[dict[str, Any]], list[Problem]]:
     """Typed values of every row (placeholders filled with `game_values`); a required column missing from the
     header is reported once.
 
-    `known`: rows converted before with these specs and game values, by `Row.key`; a row found there is not
-    converted again (its values copied), and `known` is left holding this table's rows only."""
+    `known`: this table's rows converted before with these specs and game values (see `RowsMade`); a row found
+    there is not converted again (its values copied), and `known` is left holding this table's rows."""
     absent = {c for c, s in specs.items() if s.required and s.default is None and c not in table.header}
     problems = [Problem(f"required column '{c}' is missing from the header"
                         + _did_you_mean(c, [h for h in table.header if h not in specs]),
@@ -773,14 +831,21 @@ def convert_table(table: Table, specs: dict[str, FieldSpec], game_values: Mappin
                 for c in sorted(absent) if table.header]
     if known is None:
         converted = [convert_row(row, specs, game_values) for row in table.rows]
-    else:  # each row's look-up by C loops (map, zip): a Python loop a row was ~6 ms at 10,000 rows
-        keys = [row.key for row in table.rows]
-        found: list[Converted | None] = list(map(known.get, keys))
-        for i in [i for i, values in enumerate(found) if values is None]:
-            found[i] = convert_row(table.rows[i], specs, game_values)
-        known.clear()
-        known.update(zip(keys, found))  # type: ignore[arg-type]  # none is None now
-        converted = found  # type: ignore[assignment]
+        return _typed(converted, problems, absent)
+    rows = table.rows
+    old = list(known.made)
+    changed = known.update(rows, lambda places: [convert_row(rows[i], specs, game_values) for i in places])
+    if changed is None or any(old[i][1] or known.made[i][1] for i in changed):
+        known.typed, known.problems = _typed(known.made, [], absent)
+    else:  # only the changed rows' values; none of them has a problem, then or now
+        for place in changed:
+            known.typed[place] = known.made[place][0]
+    return list(known.typed), problems + known.problems
+
+
+def _typed(converted: list[Converted], problems: list[Problem], absent: set[str]
+           ) -> tuple[list[dict[str, Any]], list[Problem]]:
+    """The rows' typed values and problems (a missing column's said once, by `problems`)."""
     typed = list(map(operator.itemgetter(0), converted))  # (those of `known`: a card made of them copies them)
     found_problems = itertools.chain.from_iterable(map(operator.itemgetter(1), converted))
     return typed, problems + [p for p in found_problems if p.column not in absent]
@@ -789,7 +854,7 @@ def convert_table(table: Table, specs: dict[str, FieldSpec], game_values: Mappin
 # A running watch converts again, on every save, the rows it converted before: each table's rows as last converted,
 # by the table's file, the source, the specs and the game's values (a game's worth of rows at most per table kept),
 # once `remember_rows` says so (a build of its own would only hold them: ~2 MB at 1,000 cards).
-_CONVERTED: dict[tuple, dict[str, Converted]] = {}
+_CONVERTED: dict[tuple, ConvertedRows] = {}
 _CONVERTED_TABLES = 16  # tables remembered; the oldest forgotten first
 
 
@@ -891,7 +956,7 @@ def deck_cards(game: Game, deck_name: str, rows: list[Row], typed: list[dict[str
     """The Card records of one deck from its typed rows, and every problem found making them.
 
     `kept`: what this deck's rows made in the last build of this process (with the same specs, game values and deck),
-    by `Row.key`: a row found there gives the same Card object (and problems), or none when the deck's filter left
+    see `RowsMade`: a row found there gives the same Card object (and problems), or none when the deck's filter left
     it out, not filtered and made again. `columns`: those of every typed row, when known (see `typed_columns`)."""
     deck = game.spec.decks[deck_name]
     if kept is None:
@@ -900,22 +965,29 @@ def deck_cards(game: Game, deck_name: str, rows: list[Row], typed: list[dict[str
         except CardgenError as exc:
             return [], exc.problems
         return _joined([_card_of(deck_name, deck, rows[i], typed[i]) for i in selected])
-    # Each row's look-up by C loops (map, zip): a Python loop a row was ~5 ms a deck at 10,000 rows
-    keys = [row.key for row in rows]
-    made: list[tuple[list[Card], list[Problem]] | None] = list(map(kept.last.get, keys))
-    todo = [i for i, found in enumerate(made) if found is None]
-    if not todo and len(rows) == len(kept.last):  # the rows the filter passed last time (~3 ms at 10,000 rows)
-        kept.now = kept.last
-        return _joined(made)  # type: ignore[arg-type]
-    try:
-        selected = _filter_rows(game, deck_name, deck, rows, typed, todo, columns)
-    except CardgenError as exc:
-        return [], exc.problems
-    chosen = set(selected)
-    for i in todo:
-        made[i] = _card_of(deck_name, deck, rows[i], typed[i]) if i in chosen else ([], [])
-    kept.now.update(zip(keys, made))  # type: ignore[arg-type]  # none is None now
-    return _joined(made)  # type: ignore[arg-type]
+    failed: list[Problem] = []
+
+    def make(places: list[int]) -> list[tuple[list[Card], list[Problem]]]:
+        try:
+            chosen = set(_filter_rows(game, deck_name, deck, rows, typed, places, columns))
+        except CardgenError as exc:
+            failed.extend(exc.problems)
+            chosen = set()
+        return [_card_of(deck_name, deck, rows[i], typed[i]) if i in chosen else ([], []) for i in places]
+
+    old = list(kept.made)
+    changed = kept.update(rows, make)
+    if failed:  # the filter cannot be evaluated: no card, as a first build finds (the rows' made kept: none wrong)
+        kept.by_key, kept.rows, kept.made = {}, [], []
+        return [], failed
+    if changed is None or any(len(old[i][0]) != len(kept.made[i][0]) or old[i][1] or kept.made[i][1]
+                              for i in changed):
+        kept.join()
+    else:  # only the changed rows' cards; each row made as many as before, and none of them a problem
+        for place in changed:
+            if kept.made[place][0]:
+                kept.cards[kept.starts[place]] = kept.made[place][0][0]
+    return list(kept.cards), list(kept.problems)
 
 
 def _joined(made: list[tuple[list[Card], list[Problem]]]) -> tuple[list[Card], list[Problem]]:
@@ -1049,22 +1121,29 @@ def typed_columns(table: Table, specs: dict[str, FieldSpec]) -> set[str] | None:
     return {name for name in table.header if name} | set(specs) if table.by_header and table.rows else None
 
 
-def _known_rows(key: tuple) -> dict[str, Converted] | None:
+def _known_rows(key: tuple) -> ConvertedRows | None:
     """The rows of a table last converted in this process (see `_CONVERTED`), to convert it again; None when
     this process keeps none (see `remember_rows`)."""
     if not builds_again():
         return None
-    known = _CONVERTED.get(key, {})
+    known = _CONVERTED.get(key) or ConvertedRows()
     keep_latest(_CONVERTED, key, known, _CONVERTED_TABLES)  # the last one used
     return known
 
 
 @dataclass
-class KeptCards:
-    """What a deck's rows made in the last build of this process, by `Row.key` (`last`), and in this one (`now`)."""
+class KeptCards(RowsMade[tuple[list[Card], list[Problem]]]):
+    """What a deck's rows made in the last build of this process (see `RowsMade`): each row's cards (one or none) and
+    problems, and these joined in order, with the place of each row's first card among them (`starts`)."""
 
-    last: dict[str, tuple[list[Card], list[Problem]]]
-    now: dict[str, tuple[list[Card], list[Problem]]] = field(default_factory=dict)
+    cards: list[Card] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)
+
+    def join(self) -> None:
+        """Join the rows' cards and problems again (C loops)."""
+        self.cards, self.problems = _joined(self.made)
+        self.starts = list(itertools.accumulate(map(len, map(operator.itemgetter(0), self.made)), initial=0))
 
 
 # In a process that builds again, what each deck's rows made (see `deck_cards`), by the table, the fields' specs, the
@@ -1078,8 +1157,7 @@ def _kept_cards(game: Game, key: tuple) -> KeptCards | None:
     this process keeps none (see `remember_rows`) or the game is built in one of its languages."""
     if not builds_again() or game.lang is not None:
         return None
-    last = _CARDS.get(key)
-    kept = KeptCards(last.now if last is not None else {})
+    kept = _CARDS.get(key) or KeptCards()
     keep_latest(_CARDS, key, kept, _CONVERTED_TABLES)
     return kept
 
