@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import codecs
+import collections
 import csv
 import difflib
 import functools
@@ -1087,7 +1088,8 @@ def read_game_data(game: Game) -> GameData:
         data.problems += found
     seen: dict[str, Card] = {}
     folded: dict[str, Card] = {}
-    for card in data.cards if _ids_alike(data.cards) else ():  # (most games: none; a loop a card was ~3 ms at 10,000)
+    twice = _ids_alike(data.cards, (game.root, game.name, game.lang) if builds_again() else None)
+    for card in data.cards if twice else ():  # (most games: none; a loop a card was ~3 ms at 10,000)
         if card.id in seen:
             first = seen[card.id]
             data.problems.append(Problem(f"duplicate card id '{card.id}' (also at {first.source_file}:"
@@ -1107,12 +1109,40 @@ def read_game_data(game: Game) -> GameData:
     return data
 
 
-def _ids_alike(cards: list[Card]) -> bool:
+def _ids_alike(cards: list[Card], game: tuple | None = None) -> bool:
     """Whether two cards' ids are the same or differ only in case or accents (`collision_key`), found by C loops: the
-    ids joined by a character no id holds are folded at once (folding does not reach across it)."""
-    ids = list(map(operator.attrgetter("id"), cards))
-    joined = "\0".join(ids)
-    return joined.count("\0") != len(ids) - 1 or len(set(collision_key(joined).split("\0"))) != len(ids)
+    ids joined by a character no id holds are folded at once (folding does not reach across it). With `game` (a
+    process that builds again), the game's last cards and how many of their ids fold to each key are kept
+    (`_FOLDED`): an edit's few cards are counted again, not every card."""
+    last = _FOLDED.pop(game, None) if game is not None else None
+    changed = changed_places(cards, last[0]) if last is not None else None
+    if last is None or changed is None:
+        ids = list(map(operator.attrgetter("id"), cards))
+        joined = "\0".join(ids)
+        folded = collision_key(joined).split("\0")
+        if joined.count("\0") != len(ids) - 1:  # an id holds the character
+            return True
+        last = (list(cards), collections.Counter(folded))
+    else:
+        kept, counts = last
+        for place in changed:
+            old = collision_key(kept[place].id)
+            counts[old] -= 1
+            if not counts[old]:
+                del counts[old]
+        for place in changed:
+            kept[place] = cards[place]
+            counts[collision_key(cards[place].id)] += 1
+        if any("\0" in cards[place].id for place in changed):
+            return True
+    if game is not None:
+        keep_latest(_FOLDED, game, last, _CONVERTED_TABLES)
+    return len(last[1]) != len(cards)
+
+
+# In a process that builds again, each game's cards as last checked for ids alike, by the game's folder, name and
+# language, with how many of their ids fold to each key (see `_ids_alike`).
+_FOLDED: dict[tuple, tuple[list[Card], collections.Counter[str]]] = {}
 
 
 def typed_columns(table: Table, specs: dict[str, FieldSpec]) -> set[str] | None:
@@ -1165,6 +1195,8 @@ def _kept_cards(game: Game, key: tuple) -> KeptCards | None:
 def _within_copy_bound(game: Game, cards: list[Card]) -> tuple[list[Card], list[Problem]]:
     """The cards whose copies add up to at most MAX_GAME_COPIES, and an error at the first card past it: the
     cards from there on are not made, so that even a forced build stays within the bound."""
+    if sum(map(operator.attrgetter("copies"), cards)) <= MAX_GAME_COPIES:  # (a C loop: a Python one was ~1 ms)
+        return cards, []
     total = 0
     for index, card in enumerate(cards):
         total += card.copies
