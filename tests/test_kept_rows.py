@@ -386,8 +386,10 @@ rules:
 """
 MANY_ROWS = ["name,power,text,count", *(f"Card {n:02},{n % 5},Text {n},1" for n in range(24))]
 
-# The rules of findings the edits make: spaces around a name, the total, a duplicate id, a text overflowing
-SPACES, TOTAL, TWICE, OVER = "spaces", "strength", "duplicate-id", "text-overflow"
+# The rules of findings the edits make: spaces around a name, the total, a duplicate id, a text overflowing, the game's
+# copies past their bound (30 in the test)
+SPACES, TOTAL, TWICE, OVER, MANY = "spaces", "strength", "duplicate-id", "text-overflow", "too-many-copies"
+UNKNOWN = "unknown-icon"
 
 # Each edit of the rows (as lines; the header is line 0), and the rules of the findings it leaves
 MANY_EDITS: list[tuple[str, Callable[[list[str]], list[str]], set[str]]] = [
@@ -400,8 +402,15 @@ MANY_EDITS: list[tuple[str, Callable[[list[str]], list[str]], set[str]]] = [
     ("the total broken", lambda lines: [line.replace("Card 10,0,", "Card 10,9,") for line in lines], {SPACES, TOTAL}),
     ("the total mended", lambda lines: [line.replace("Card 10,9,", "Card 10,0,") for line in lines], {SPACES}),
     ("no copies", lambda lines: [line.replace("Text 11,1", "Text 11,0") for line in lines], {SPACES}),
+    ("copies again", lambda lines: [line.replace("Text 11,0", "Text 11,1") for line in lines], {SPACES}),
+    ("copies past the game's bound", lambda lines: [line.replace("Text 15,1", "Text 15,9") for line in lines],
+     {SPACES, MANY}),
+    ("copies within it", lambda lines: [line.replace("Text 15,9", "Text 15,1") for line in lines], {SPACES}),
     ("an id made twice", lambda lines: [line.replace("Card 12,", "Card 11,") for line in lines], {SPACES, TWICE}),
     ("the id mended", lambda lines: [line.replace("Card 11,2,", "Card 12,2,") for line in lines], {SPACES}),
+    ("an icon unknown", lambda lines: [line.replace("Text 16,", "Text :nosuch: 16,") for line in lines],
+     {SPACES, UNKNOWN}),
+    ("the icon gone", lambda lines: [line.replace("Text :nosuch: 16,", "Text 16,") for line in lines], {SPACES}),
     ("a row added", lambda lines: [*lines, "Card 99,2,Added,1"], {SPACES, TOTAL}),
     ("a row removed", lambda lines: [lines[0], *lines[2:]], {SPACES, TOTAL}),
     ("rows reordered", lambda lines: [lines[0], lines[3], lines[2], lines[1], *lines[4:]], {SPACES, TOTAL}),
@@ -418,19 +427,22 @@ def _cards_of(cards: list[data.Card]) -> list[tuple]:
              c.text_fields) for c in cards]
 
 
-def test_edits_of_a_few_rows_of_many_load_and_find_what_a_fresh_process_does(workspace: Path) -> None:
+def test_edits_of_a_few_rows_of_many_load_and_find_what_a_fresh_process_does(
+        workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """In a process that builds again, an edit of a few of a table's many rows takes the last build's lists and
     patches them at the rows that changed (`data.RowsMade`: the rows converted, the decks' cards, the rows' schema
-    findings; the reference and layout checks' cards): after each edit (a value changed, a cell made wrong and mended,
-    a row moved by the decks' filters, spaces around a name, a total broken and mended, no copies, an id made twice
-    and mended, a row added, removed, rows reordered, a text overflowing its box and not) the cards and findings are
-    those of a process that builds once, and an unchanged row's card is the last build's object."""
+    findings; the game's counts, the reference and layout checks' cards): after each edit (a value changed, a cell
+    made wrong and mended, a row moved by the decks' filters, spaces around a name, a total broken and mended, no
+    copies and again, the game's copies past their bound and within, an id made twice and mended, an unknown icon and
+    gone, a row added, removed, rows reordered, a text overflowing its box and not) the cards and findings are those
+    of a process that builds once, and an unchanged row's card is the last build's object."""
     from conftest import SIMPLE_BACK, SIMPLE_FACE, write_game
 
     from cardgen.core import storage
     from cardgen.svg.context import BuildContext
     from cardgen.validate import validate_context
 
+    monkeypatch.setattr(data, "MAX_GAME_COPIES", 30)
     write_game(workspace, "tiny", MANY_MANIFEST, {"cards.csv": "\n".join(MANY_ROWS) + "\n"},
                {"face.svg": SIMPLE_FACE, "back.svg": SIMPLE_BACK})
 

@@ -780,9 +780,10 @@ class RowsMade(Generic[T]):
     rows: list[Row] = field(default_factory=list)
     made: list[T] = field(default_factory=list)
 
-    def update(self, rows: list[Row], make: Callable[[list[int]], list[T]]) -> list[int] | None:
+    def update(self, rows: list[Row], make: Callable[[list[int]], list[T]]) -> dict[int, T] | None:
         """Hold what `rows` make: each row's taken from the last build by its key, else made (`make`: what the rows
-        at those places make, in order). The places that changed when only they were looked up; else None."""
+        at those places make, in order). When only the rows that changed were looked up, what each of their places
+        made before, by place (in order); else None."""
         changed = changed_places(rows, self.rows)
         if changed is None:  # each row's look-up by C loops (map, zip): a Python loop a row was ~6 ms at 10,000 rows
             keys = list(map(_ROW_KEY, rows))
@@ -791,12 +792,13 @@ class RowsMade(Generic[T]):
             return None
         keys = [rows[place].key for place in changed]
         found = self._found(keys, changed, make)
+        before = {place: self.made[place] for place in changed}
         for place in changed:  # (all the old keys out first: a row's key may be another's old one)
             del self.by_key[self.rows[place].key]
         self.by_key.update(zip(keys, found))
         for place, made in zip(changed, found):
             self.rows[place], self.made[place] = rows[place], made
-        return changed
+        return before
 
     def _found(self, keys: list[str], places: list[int], make: Callable[[list[int]], list[T]]) -> list[T]:
         """What the rows of `keys` (at `places`) made: the last build's by key, else made."""
@@ -834,14 +836,13 @@ def convert_table(table: Table, specs: dict[str, FieldSpec], game_values: Mappin
         converted = [convert_row(row, specs, game_values) for row in table.rows]
         return _typed(converted, problems, absent)
     rows = table.rows
-    old = list(known.made)
-    changed = known.update(rows, lambda places: [convert_row(rows[i], specs, game_values) for i in places])
-    if changed is None or any(old[i][1] or known.made[i][1] for i in changed):
+    before = known.update(rows, lambda places: [convert_row(rows[i], specs, game_values) for i in places])
+    if before is None or any(old[1] or known.made[place][1] for place, old in before.items()):
         known.typed, known.problems = _typed(known.made, [], absent)
     else:  # only the changed rows' values; none of them has a problem, then or now
-        for place in changed:
+        for place in before:
             known.typed[place] = known.made[place][0]
-    return list(known.typed), problems + known.problems
+    return known.typed, problems + known.problems  # (the kept list: not to be changed)
 
 
 def _typed(converted: list[Converted], problems: list[Problem], absent: set[str]
@@ -976,19 +977,18 @@ def deck_cards(game: Game, deck_name: str, rows: list[Row], typed: list[dict[str
             chosen = set()
         return [_card_of(deck_name, deck, rows[i], typed[i]) if i in chosen else ([], []) for i in places]
 
-    old = list(kept.made)
-    changed = kept.update(rows, make)
+    before = kept.update(rows, make)
     if failed:  # the filter cannot be evaluated: no card, as a first build finds (the rows' made kept: none wrong)
         kept.by_key, kept.rows, kept.made = {}, [], []
         return [], failed
-    if changed is None or any(len(old[i][0]) != len(kept.made[i][0]) or old[i][1] or kept.made[i][1]
-                              for i in changed):
+    if before is None or any(len(old[0]) != len(kept.made[place][0]) or old[1] or kept.made[place][1]
+                             for place, old in before.items()):
         kept.join()
     else:  # only the changed rows' cards; each row made as many as before, and none of them a problem
-        for place in changed:
+        for place in before:
             if kept.made[place][0]:
                 kept.cards[kept.starts[place]] = kept.made[place][0][0]
-    return list(kept.cards), list(kept.problems)
+    return kept.cards, kept.problems  # (the kept lists: not to be changed)
 
 
 def _joined(made: list[tuple[list[Card], list[Problem]]]) -> tuple[list[Card], list[Problem]]:
@@ -1052,6 +1052,7 @@ class GameData:
     tables: dict[str, Table] = field(default_factory=dict)
     decks_of: dict[str, list[str]] = field(default_factory=dict)
     unreadable: list[str] = field(default_factory=list)  # data files that could not be read at all
+    no_copies: list[Card] = field(default_factory=list)  # the cards of 0 copies, in order
 
 
 def read_game_data(game: Game) -> GameData:
@@ -1088,8 +1089,9 @@ def read_game_data(game: Game) -> GameData:
         data.problems += found
     seen: dict[str, Card] = {}
     folded: dict[str, Card] = {}
-    twice = _ids_alike(data.cards, (game.root, game.name, game.lang) if builds_again() else None)
-    for card in data.cards if twice else ():  # (most games: none; a loop a card was ~3 ms at 10,000)
+    counted = _counted(data.cards, (game.root, game.name, game.lang) if builds_again() else None)
+    ids_alike = counted is None or len(counted.folded) != len(data.cards)
+    for card in data.cards if ids_alike else ():  # (most games: none; a loop a card was ~3 ms at 10,000)
         if card.id in seen:
             first = seen[card.id]
             data.problems.append(Problem(f"duplicate card id '{card.id}' (also at {first.source_file}:"
@@ -1104,45 +1106,74 @@ def read_game_data(game: Game) -> GameData:
                                          f"{alike.source_row}) differ only in case or accents: Windows and macOS "
                                          "would store their images as one file; make them differ",
                                          file=card.source_file, row=card.source_row, rule="duplicate-id"))
-    data.cards, too_many = _within_copy_bound(game, data.cards)
-    data.problems = list(dict.fromkeys(data.problems + too_many))
+    if counted is not None and counted.copies <= MAX_GAME_COPIES:
+        data.no_copies = [data.cards[place] for place in sorted(counted.none)]
+    else:
+        data.cards, too_many = _within_copy_bound(game, data.cards)
+        data.problems += too_many
+        copies = map(operator.attrgetter("copies"), data.cards)
+        data.no_copies = list(itertools.compress(data.cards, map(operator.not_, copies)))
+    data.problems = list(dict.fromkeys(data.problems))
     return data
 
 
-def _ids_alike(cards: list[Card], game: tuple | None = None) -> bool:
-    """Whether two cards' ids are the same or differ only in case or accents (`collision_key`), found by C loops: the
-    ids joined by a character no id holds are folded at once (folding does not reach across it). With `game` (a
-    process that builds again), the game's last cards and how many of their ids fold to each key are kept
-    (`_FOLDED`): an edit's few cards are counted again, not every card."""
-    last = _FOLDED.pop(game, None) if game is not None else None
-    changed = changed_places(cards, last[0]) if last is not None else None
-    if last is None or changed is None:
+@dataclass
+class _Counted:
+    """A game's cards as counted for what the whole game is checked for: how many of their ids fold to each key
+    (`collision_key`: two cards' ids alike when fewer keys than cards), their copies together and the places of those
+    of no copies. In a process that builds again, kept for the game's next load and patched at the cards that changed
+    (`_COUNTED`)."""
+
+    cards: list[Card]
+    folded: collections.Counter[str]
+    copies: int
+    none: set[int]
+
+    def patch(self, cards: list[Card], changed: list[int]) -> None:
+        """Count the cards at the places `changed` again (the others are those counted)."""
+        for place in changed:
+            old = self.cards[place]
+            key = collision_key(old.id)
+            self.folded[key] -= 1
+            if not self.folded[key]:
+                del self.folded[key]
+            self.copies -= old.copies
+            self.none.discard(place)
+        for place in changed:
+            card = self.cards[place] = cards[place]
+            self.folded[collision_key(card.id)] += 1
+            self.copies += card.copies
+            if not card.copies:
+                self.none.add(place)
+
+
+def _counted(cards: list[Card], game: tuple | None = None) -> _Counted | None:
+    """The cards counted (see `_Counted`) by C loops (the ids joined by a character no id holds are folded at once:
+    folding does not reach across it); None when an id holds that character. With `game` (a process that builds
+    again), the game's last count is patched at the cards that are not the same objects at the same places."""
+    last = _COUNTED.pop(game, None) if game is not None else None
+    changed = changed_places(cards, last.cards) if last is not None else None
+    if last is not None and changed is not None:
+        last.patch(cards, changed)
+        if any("\0" in cards[place].id for place in changed):
+            return None
+        counted = last
+    else:
         ids = list(map(operator.attrgetter("id"), cards))
         joined = "\0".join(ids)
-        folded = collision_key(joined).split("\0")
-        if joined.count("\0") != len(ids) - 1:  # an id holds the character
-            return True
-        last = (list(cards), collections.Counter(folded))
-    else:
-        kept, counts = last
-        for place in changed:
-            old = collision_key(kept[place].id)
-            counts[old] -= 1
-            if not counts[old]:
-                del counts[old]
-        for place in changed:
-            kept[place] = cards[place]
-            counts[collision_key(cards[place].id)] += 1
-        if any("\0" in cards[place].id for place in changed):
-            return True
+        if joined.count("\0") != len(ids) - 1:
+            return None
+        copies = list(map(operator.attrgetter("copies"), cards))
+        counted = _Counted(list(cards), collections.Counter(collision_key(joined).split("\0")), sum(copies),
+                           set(itertools.compress(itertools.count(), map(operator.not_, copies))))
     if game is not None:
-        keep_latest(_FOLDED, game, last, _CONVERTED_TABLES)
-    return len(last[1]) != len(cards)
+        keep_latest(_COUNTED, game, counted, _CONVERTED_TABLES)
+    return counted
 
 
-# In a process that builds again, each game's cards as last checked for ids alike, by the game's folder, name and
-# language, with how many of their ids fold to each key (see `_ids_alike`).
-_FOLDED: dict[tuple, tuple[list[Card], collections.Counter[str]]] = {}
+# In a process that builds again, each game's cards as last counted (see `_counted`), by the game's folder, name and
+# language.
+_COUNTED: dict[tuple, _Counted] = {}
 
 
 def typed_columns(table: Table, specs: dict[str, FieldSpec]) -> set[str] | None:
@@ -1195,8 +1226,6 @@ def _kept_cards(game: Game, key: tuple) -> KeptCards | None:
 def _within_copy_bound(game: Game, cards: list[Card]) -> tuple[list[Card], list[Problem]]:
     """The cards whose copies add up to at most MAX_GAME_COPIES, and an error at the first card past it: the
     cards from there on are not made, so that even a forced build stays within the bound."""
-    if sum(map(operator.attrgetter("copies"), cards)) <= MAX_GAME_COPIES:  # (a C loop: a Python one was ~1 ms)
-        return cards, []
     total = 0
     for index, card in enumerate(cards):
         total += card.copies
