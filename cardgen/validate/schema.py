@@ -41,7 +41,8 @@ def _check_table(table: Table, name_columns: set[str]) -> list[Problem]:
     if not builds_again():
         return findings + [finding for row in table.rows for finding in _check_row(row, name_columns)]
     kept = _CHECKED.pop(key, None) or CheckedRows()
-    before = kept.update(table.rows, lambda places: [_check_row(table.rows[i], name_columns) for i in places])
+    before = kept.update(table.rows, lambda places: [_check_row(table.rows[i], name_columns) for i in places],
+                         table.edited)
     if before is None or any(old or kept.made[place] for place, old in before.items()):
         kept.findings = list(itertools.chain.from_iterable(kept.made))
     _CHECKED[key] = kept
