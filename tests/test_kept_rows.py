@@ -465,3 +465,41 @@ def test_edits_of_a_few_rows_of_many_load_and_find_what_a_fresh_process_does(
         if what == "a value changed":
             assert [a is b for a, b in zip(mine, cards)] == [card.name != "Card 07" for card in cards]
         cards = mine
+
+
+def _naive_changed_lines(old: str, new: str) -> dict[int, tuple[str, str]] | None:
+    """What `data._changed_lines` gives, by splitting both texts whole."""
+    olds, news = old.split("\n"), new.split("\n")
+    return {n: pair for n, pair in enumerate(zip(olds, news)) if pair[0] != pair[1]} if len(olds) == len(news) \
+        else None
+
+
+@pytest.mark.parametrize("end", ["\n", "", "\r\n"])
+def test_the_changed_lines_of_a_long_text_are_those_a_whole_split_finds(end: str) -> None:
+    """A CSV text read again is compared chunk by chunk from both ends and split only where it differs
+    (`data._changed_lines`): for edits at its start, middle and end, two far apart, a line longer or shorter, lines
+    added, removed or merged, on chunk boundaries and not, the changed lines are those splitting both texts finds."""
+    import random
+
+    pick = random.Random(37)
+    lines = [f"Card {n},{pick.randint(0, 9)},{'x' * pick.randint(0, 40)}" for n in range(4000)]
+    old = "\n".join(lines) + end
+
+    def edited(*changes: tuple[int, str | None]) -> str:
+        new = list(lines)
+        for index, line in sorted(changes, reverse=True):
+            if line is None:
+                del new[index]
+            else:
+                new[index] = line
+        return "\n".join(new) + end
+
+    boundary = old.count("\n", 0, data._CHUNK)  # the line a chunk ends in
+    texts = [old, edited((0, "Zero,1,")), edited((2000, "Middle,2,longer than it was before")),
+             edited((3999, "Last,3,")), edited((10, "A,1,"), (3990, "B,2,")), edited((1500, "C,4,")),
+             edited((boundary, "On the boundary,5,")), edited((boundary + 1, "After it,6,")), edited((2500, None)),
+             old.replace(lines[1234] + "\n", lines[1234] + "\nAdded,7,\n"), old.replace(lines[77] + "\n", lines[77]),
+             old + "Tail,8,", old[:-5] if not end else old[:-len(end)]]
+    for before in texts:
+        for after in texts:
+            assert data._changed_lines(before, after) == _naive_changed_lines(before, after)

@@ -271,8 +271,8 @@ def _parsed_table(text: str, shown_as: str, delimiter: str) -> Table:
         raise CardgenError(f"the file is not valid CSV: {exc}", file=shown_as, row=reader.line_num) from None
     _TEXTS.pop(shown_as, None)
     if kept is not None and not notes:
-        _TEXTS[shown_as] = _ReadText(delimiter, text.split("\n"), replace(table, rows=list(table.rows)),
-                                     single, kept.now, table.rows)
+        _TEXTS[shown_as] = _ReadText(delimiter, text, replace(table, rows=list(table.rows)), single, kept.now,
+                                     table.rows)
         while len(_TEXTS) > _CONVERTED_TABLES:
             del _TEXTS[next(iter(_TEXTS))]
     return table
@@ -280,11 +280,11 @@ def _parsed_table(text: str, shown_as: str, delimiter: str) -> Table:
 
 @dataclass
 class _ReadText:
-    """A CSV file's text as last read in a process that builds again (its lines), and what was read of it: the table
-    (of no notes), the places of its rows on one line of their own by line, and its kept rows (`KeptRows.now`)."""
+    """A CSV file's text as last read in a process that builds again, and what was read of it: the table (of no notes),
+    the places of its rows on one line of their own by line, and its kept rows (`KeptRows.now`)."""
 
     delimiter: str
-    lines: list[str]
+    text: str
     table: Table
     single: dict[int, int]
     kept: dict[tuple, Row]
@@ -305,17 +305,14 @@ def _edited_table(text: str, shown_as: str, delimiter: str) -> Table | None:
     last = _TEXTS.get(shown_as)
     if last is None or last.delimiter != delimiter:
         return None
-    lines = text.split("\n")
-    if len(lines) != len(last.lines):
-        return None
-    changed = list(itertools.compress(range(len(lines)), map(operator.ne, lines, last.lines)))
+    changed = _changed_lines(last.text, text)
     header, kept = last.table.header, _READ.get((shown_as, tuple(last.table.header)))
-    if len(changed) > EDITED_LINES or kept is None or kept.now is not last.kept:
+    if changed is None or len(changed) > EDITED_LINES or kept is None or kept.now is not last.kept:
         return None
     edits = []
-    for index in changed:
-        place, old, new = last.single.get(index + 1), _one_row(last.lines[index], delimiter, False), \
-            _one_row(lines[index], delimiter, True)
+    for index, (old_line, new_line) in changed.items():
+        place, old, new = last.single.get(index + 1), _one_row(old_line, delimiter, False), \
+            _one_row(new_line, delimiter, True)
         if place is None or old is None or (index + 1, tuple(old)) not in last.kept or not new or \
                 len(new) > MAX_COLUMNS or not "".join(new).strip():
             return None
@@ -333,9 +330,37 @@ def _edited_table(text: str, shown_as: str, delimiter: str) -> Table | None:
     kept.now = last.kept  # (the same rows by the same keys, but the edited ones)
     table = Table(shown_as, header, rows, [], last.table.header_line, True,
                   (last.given, sorted(place for place, *_ in edits)))
-    _TEXTS[shown_as] = _ReadText(delimiter, lines, replace(table, rows=list(rows), edited=None), last.single,
+    _TEXTS[shown_as] = _ReadText(delimiter, text, replace(table, rows=list(rows), edited=None), last.single,
                                  last.kept, rows)  # (the rows given may be changed)
     return table
+
+
+_CHUNK = 1 << 14  # characters two texts are compared by at once (see `_changed_lines`)
+
+
+def _changed_lines(old: str, new: str) -> dict[int, tuple[str, str]] | None:
+    """The lines of `new` that differ from those of `old` (by index: the old line and the new), when both texts have
+    as many lines; else None. The texts are compared chunk by chunk from both ends (C compares of slices), and only
+    the lines between the first and the last chunk that differ are split and compared (the whole texts split in lines
+    and compared were ~8 ms at 10,000 rows)."""
+    if old == new:
+        return {}
+    shorter = min(len(old), len(new))
+    same = 0  # characters alike at the start, to within a chunk
+    while same < shorter and old[same:same + _CHUNK] == new[same:same + _CHUNK]:
+        same += _CHUNK
+    start = old.rfind("\n", 0, min(same, shorter)) + 1  # the start of the first line that may differ
+    tail = 0  # characters alike at the end, to within a chunk, after `start`
+    while tail + _CHUNK <= shorter - start and old[len(old) - tail - _CHUNK:len(old) - tail] == \
+            new[len(new) - tail - _CHUNK:len(new) - tail]:
+        tail += _CHUNK
+    end = old.find("\n", len(old) - tail) if tail else -1  # the end of the last line that may differ
+    after = len(old) - end if end >= 0 else 0  # characters from there on, alike in both
+    olds, news = old[start:len(old) - after].split("\n"), new[start:len(new) - after].split("\n")
+    if len(olds) != len(news):
+        return None
+    first = old.count("\n", 0, start)
+    return {first + number: pair for number, pair in enumerate(zip(olds, news)) if pair[0] != pair[1]}
 
 
 def _one_row(line: str, delimiter: str, strict: bool) -> list[str] | None:
