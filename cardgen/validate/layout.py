@@ -183,8 +183,8 @@ class _Taken:
 class _LastCheck:
     """A game's last layout check in this process: what it read besides the cards (`LayoutChecker._about`), the
     cards (held, so no other object takes their place), and for each card what the next check takes whole of its
-    renders (`LayoutChecker._entry`, None when it cannot), its findings and the deck backs it has drawn once, and
-    these entries gathered (`_Taken`)."""
+    renders (`LayoutChecker._entry`, None when it cannot), its findings and the deck backs it has drawn once, these
+    entries gathered (`_Taken`) and the findings joined."""
 
     about: tuple
     cards: list[Card]
@@ -192,6 +192,7 @@ class _LastCheck:
     found: list[list[tuple[Any, Problem]]]
     backs: list[list[tuple[str, str]]]
     taken: _Taken
+    joined: list[tuple[Any, Problem]]  # the cards' findings, in order
 
 
 # In a process that builds again, each game's last layout check (see `LayoutChecker._reused`), a few games at most.
@@ -349,24 +350,29 @@ class LayoutChecker:
         """Every render's findings in card order, then the decks' backs': the reused cards' from the last check, the
         others' from `made_of` (in the order of `faces`, each card's renders, then the backs'). In a process that
         builds again, the check is kept for the next (`_LastCheck`)."""
-        last = self._last if any(reused) else None
-        found: list[list[tuple[Render, Problem]]] = list(last.found) if last is not None else [[]] * len(reused)
-        backs_of: list[list[tuple[str, str]]] = list(last.backs) if last is not None else [[]] * len(reused)
-        entries: list[tuple | None] = list(last.entries) if last is not None else [None] * len(reused)
+        last = self._last if any(reused) else None  # (taken out by `_reused`: its lists are patched, not copied)
+        found: list[list[tuple[Render, Problem]]] = last.found if last is not None else [[]] * len(reused)
+        backs_of: list[list[tuple[str, str]]] = last.backs if last is not None else [[]] * len(reused)
+        entries: list[tuple | None] = last.entries if last is not None else [None] * len(reused)
+        had = last is not None and any(found[place] for place in todo)  # (a changed card's findings before)
         made = iter(made_of)
         for place, (renders, backs_here) in zip(todo, faces):
             found[place] = list(itertools.chain.from_iterable(next(made) for _ in renders))
             backs_of[place] = backs_here
             entries[place] = self._entry(self.cards[place], renders)
         back_found = list(itertools.chain.from_iterable(made))
+        # the cards' findings joined: the last check's when no card looked at had one, then or now
+        joined = last.joined if last is not None and not had and not any(found[place] for place in todo) else \
+            list(itertools.chain.from_iterable(found))
         if builds_again() and self.known is not None and self.renderer.cache is not None:
             taken = self._taken  # (the reused cards' entries: the others' are added)
             for place in todo:
                 if entries[place] is not None:
                     taken.add(entries[place], backs_of[place])  # type: ignore[arg-type]
-            keep_latest(_LAST_CHECKS, about[0], _LastCheck(about, list(self.cards), entries, found, backs_of, taken),
+            keep_latest(_LAST_CHECKS, about[0],
+                        _LastCheck(about, list(self.cards), entries, found, backs_of, taken, joined),
                         _LAST_CHECKS_AT_MOST)
-        return [*itertools.chain.from_iterable(found), *back_found]
+        return [*joined, *back_found]
 
     def _entry(self, card: Card, renders: list[Render]) -> tuple | None:
         """What the next check takes of a card's renders whole (see `_reused`): for each, its memo in the renderer,
