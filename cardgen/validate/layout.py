@@ -184,7 +184,7 @@ class _LastCheck:
     """A game's last layout check in this process: what it read besides the cards (`LayoutChecker._about`), the
     cards (held, so no other object takes their place), and for each card what the next check takes whole of its
     renders (`LayoutChecker._entry`, None when it cannot), its findings and the deck backs it has drawn once, these
-    entries gathered (`_Taken`) and the findings joined."""
+    entries gathered (`_Taken`), the findings joined and which cards have an entry."""
 
     about: tuple
     cards: list[Card]
@@ -193,6 +193,7 @@ class _LastCheck:
     backs: list[list[tuple[str, str]]]
     taken: _Taken
     joined: list[tuple[Any, Problem]]  # the cards' findings, in order
+    reusable: list[bool]  # whether each card has an entry
 
 
 # In a process that builds again, each game's last layout check (see `LayoutChecker._reused`), a few games at most.
@@ -327,7 +328,7 @@ class LayoutChecker:
         self._last, self._taken = last, _Taken()
         if last is None or cache is None or known is None or last.about != about or len(last.cards) != len(cards):
             return [False] * len(cards)
-        reused = list(map(operator.is_not, last.entries, itertools.repeat(None)))
+        reused = list(last.reusable)  # (True and False: no entry looked at)
         taken = last.taken
         for place in itertools.compress(itertools.count(), map(operator.is_not, cards, last.cards)):
             if reused[place]:
@@ -354,12 +355,14 @@ class LayoutChecker:
         found: list[list[tuple[Render, Problem]]] = last.found if last is not None else [[]] * len(reused)
         backs_of: list[list[tuple[str, str]]] = last.backs if last is not None else [[]] * len(reused)
         entries: list[tuple | None] = last.entries if last is not None else [None] * len(reused)
+        reusable: list[bool] = last.reusable if last is not None else [False] * len(reused)
         had = last is not None and any(found[place] for place in todo)  # (a changed card's findings before)
         made = iter(made_of)
         for place, (renders, backs_here) in zip(todo, faces):
             found[place] = list(itertools.chain.from_iterable(next(made) for _ in renders))
             backs_of[place] = backs_here
             entries[place] = self._entry(self.cards[place], renders)
+            reusable[place] = entries[place] is not None
         back_found = list(itertools.chain.from_iterable(made))
         # the cards' findings joined: the last check's when no card looked at had one, then or now
         joined = last.joined if last is not None and not had and not any(found[place] for place in todo) else \
@@ -370,7 +373,7 @@ class LayoutChecker:
                 if entries[place] is not None:
                     taken.add(entries[place], backs_of[place])  # type: ignore[arg-type]
             keep_latest(_LAST_CHECKS, about[0],
-                        _LastCheck(about, list(self.cards), entries, found, backs_of, taken, joined),
+                        _LastCheck(about, list(self.cards), entries, found, backs_of, taken, joined, reusable),
                         _LAST_CHECKS_AT_MOST)
         return [*joined, *back_found]
 
