@@ -81,7 +81,7 @@ STRONG = """\
 
 def _kept_cards() -> dict[str, data.Card]:
     """The cards this process keeps for its next build, by id."""
-    return {card.id: card for kept in data._CARDS.values() for made, _ in kept.now.values() for card in made}
+    return {card.id: card for kept in data._CARDS.values() for made, _ in kept.by_key.values() for card in made}
 
 
 def _rows(edit: Callable[[list[str]], list[str]]) -> Callable[[Path], None]:
@@ -360,3 +360,146 @@ def test_layout_in_a_process_checking_again_finds_what_a_fresh_process_does(tiny
     (tiny_game / "templates" / "tiny" / "face.svg").write_text(textwrap.dedent(SAFE_FACE))
     for what, mine, rules in _checked_as_fresh(tiny_game, LAYOUT_EDITS):
         assert {p.rule for p in mine if p.rule in ("text-overflow", "safe-zone")} == rules, what
+
+
+# A game of many rows (an edit of a few of them patches the last build's lists at their places), two decks of them by
+# filters, and a total over one deck (46 as written: broken past 50).
+MANY_MANIFEST = """\
+title: Many
+font: Roboto Mono
+fields:
+  power: int
+decks:
+  weak:
+    source: cards.csv
+    face: face.svg
+    back: back.svg
+    filter: "power < 3"
+  strong:
+    source: cards.csv
+    face: face.svg
+    back: back.svg
+    filter: "power >= 3"
+    id_prefix: strong-
+rules:
+  - {id: strength, message: The cards are too strong together, severity: warning, total: "sum(power) <= 50"}
+"""
+MANY_ROWS = ["name,power,text,count", *(f"Card {n:02},{n % 5},Text {n},1" for n in range(24))]
+
+# The rules of findings the edits make: spaces around a name, the total, a duplicate id, a text overflowing, the game's
+# copies past their bound (30 in the test)
+SPACES, TOTAL, TWICE, OVER, MANY = "spaces", "strength", "duplicate-id", "text-overflow", "too-many-copies"
+UNKNOWN = "unknown-icon"
+
+# Each edit of the rows (as lines; the header is line 0), and the rules of the findings it leaves
+MANY_EDITS: list[tuple[str, Callable[[list[str]], list[str]], set[str]]] = [
+    ("a value changed", lambda lines: [line.replace("Text 7,", "Text seven,") for line in lines], set()),
+    ("a cell made wrong", lambda lines: [line.replace("Card 08,3,", "Card 08,three,") for line in lines], set()),
+    ("the cell mended", lambda lines: [line.replace("Card 08,three,", "Card 08,3,") for line in lines], set()),
+    ("a row moved out of a deck into the other", lambda lines: [line.replace("Card 06,1,", "Card 06,4,")
+                                                                for line in lines], set()),
+    ("spaces around a name", lambda lines: [line.replace("Card 09,", " Card 09 ,") for line in lines], {SPACES}),
+    ("the total broken", lambda lines: [line.replace("Card 10,0,", "Card 10,9,") for line in lines], {SPACES, TOTAL}),
+    ("the total mended", lambda lines: [line.replace("Card 10,9,", "Card 10,0,") for line in lines], {SPACES}),
+    ("no copies", lambda lines: [line.replace("Text 11,1", "Text 11,0") for line in lines], {SPACES}),
+    ("copies again", lambda lines: [line.replace("Text 11,0", "Text 11,1") for line in lines], {SPACES}),
+    ("copies past the game's bound", lambda lines: [line.replace("Text 15,1", "Text 15,9") for line in lines],
+     {SPACES, MANY}),
+    ("copies within it", lambda lines: [line.replace("Text 15,9", "Text 15,1") for line in lines], {SPACES}),
+    ("an id made twice", lambda lines: [line.replace("Card 12,", "Card 11,") for line in lines], {SPACES, TWICE}),
+    ("the id mended", lambda lines: [line.replace("Card 11,2,", "Card 12,2,") for line in lines], {SPACES}),
+    ("an icon unknown", lambda lines: [line.replace("Text 16,", "Text :nosuch: 16,") for line in lines],
+     {SPACES, UNKNOWN}),
+    ("the icon gone", lambda lines: [line.replace("Text :nosuch: 16,", "Text 16,") for line in lines], {SPACES}),
+    ("a row added", lambda lines: [*lines, "Card 99,2,Added,1"], {SPACES, TOTAL}),
+    ("a row removed", lambda lines: [lines[0], *lines[2:]], {SPACES, TOTAL}),
+    ("rows reordered", lambda lines: [lines[0], lines[3], lines[2], lines[1], *lines[4:]], {SPACES, TOTAL}),
+    ("a text too long for its box", lambda lines: [line.replace("Text 14,", "Text " + "long " * 600 + ",")
+                                                   for line in lines], {SPACES, TOTAL, OVER}),
+    ("the text short again", lambda lines: [line.replace("Text " + "long " * 600 + ",", "Text 14,")
+                                            for line in lines], {SPACES, TOTAL}),
+]
+
+
+def _cards_of(cards: list[data.Card]) -> list[tuple]:
+    """Everything a card holds but what later steps made of it, in order."""
+    return [(c.deck, c.id, c.name, c.copies, c.fields, c.face_template, c.back_template, c.source_file, c.source_row,
+             c.text_fields) for c in cards]
+
+
+def test_edits_of_a_few_rows_of_many_load_and_find_what_a_fresh_process_does(
+        workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a process that builds again, an edit of a few of a table's many rows takes the last build's lists and
+    patches them at the rows that changed (`data.RowsMade`: the rows converted, the decks' cards, the rows' schema
+    findings; the game's counts, the reference and layout checks' cards): after each edit (a value changed, a cell
+    made wrong and mended, a row moved by the decks' filters, spaces around a name, a total broken and mended, no
+    copies and again, the game's copies past their bound and within, an id made twice and mended, an unknown icon and
+    gone, a row added, removed, rows reordered, a text overflowing its box and not) the cards and findings are those
+    of a process that builds once, and an unchanged row's card is the last build's object."""
+    from conftest import SIMPLE_BACK, SIMPLE_FACE, write_game
+
+    from cardgen.core import storage
+    from cardgen.svg.context import BuildContext
+    from cardgen.validate import validate_context
+
+    monkeypatch.setattr(data, "MAX_GAME_COPIES", 30)
+    write_game(workspace, "tiny", MANY_MANIFEST, {"cards.csv": "\n".join(MANY_ROWS) + "\n"},
+               {"face.svg": SIMPLE_FACE, "back.svg": SIMPLE_BACK})
+
+    def checked(out_root: Path | None) -> tuple[list[data.Card], list[tuple]]:
+        context = BuildContext.load(workspace, "tiny", out_root)
+        return context.data.cards, sorted((_finding(p.__dict__) for p in validate_context(context)), key=str)
+
+    data.remember_rows()
+    cards, _ = checked(workspace / "kept")
+    for what, edit, rules in MANY_EDITS:
+        _rows(edit)(workspace)
+        mine, found = checked(workspace / "kept")
+        storage.BUILDS_AGAIN.clear()  # a process that builds once: nothing kept used
+        try:
+            fresh, fresh_found = checked(None)
+        finally:
+            storage.keep_for_next_builds()
+        assert (_cards_of(mine), found) == (_cards_of(fresh), fresh_found), what
+        assert {f[4] for f in found if f[4]} == rules, what
+        if what == "a value changed":
+            assert [a is b for a, b in zip(mine, cards)] == [card.name != "Card 07" for card in cards]
+        cards = mine
+
+
+def _naive_changed_lines(old: str, new: str) -> dict[int, tuple[str, str]] | None:
+    """What `data._changed_lines` gives, by splitting both texts whole."""
+    olds, news = old.split("\n"), new.split("\n")
+    return {n: pair for n, pair in enumerate(zip(olds, news)) if pair[0] != pair[1]} if len(olds) == len(news) \
+        else None
+
+
+@pytest.mark.parametrize("end", ["\n", "", "\r\n"])
+def test_the_changed_lines_of_a_long_text_are_those_a_whole_split_finds(end: str) -> None:
+    """A CSV text read again is compared chunk by chunk from both ends and split only where it differs
+    (`data._changed_lines`): for edits at its start, middle and end, two far apart, a line longer or shorter, lines
+    added, removed or merged, on chunk boundaries and not, the changed lines are those splitting both texts finds."""
+    import random
+
+    pick = random.Random(37)
+    lines = [f"Card {n},{pick.randint(0, 9)},{'x' * pick.randint(0, 40)}" for n in range(4000)]
+    old = "\n".join(lines) + end
+
+    def edited(*changes: tuple[int, str | None]) -> str:
+        new = list(lines)
+        for index, line in sorted(changes, reverse=True):
+            if line is None:
+                del new[index]
+            else:
+                new[index] = line
+        return "\n".join(new) + end
+
+    boundary = old.count("\n", 0, data._CHUNK)  # the line a chunk ends in
+    texts = [old, edited((0, "Zero,1,")), edited((2000, "Middle,2,longer than it was before")),
+             edited((3999, "Last,3,")), edited((10, "A,1,"), (3990, "B,2,")), edited((1500, "C,4,")),
+             edited((boundary, "On the boundary,5,")), edited((boundary + 1, "After it,6,")), edited((2500, None)),
+             old.replace(lines[1234] + "\n", lines[1234] + "\nAdded,7,\n"), old.replace(lines[77] + "\n", lines[77]),
+             old + "Tail,8,", old[:-5] if not end else old[:-len(end)]]
+    for before in texts:
+        for after in texts:
+            assert data._changed_lines(before, after) == _naive_changed_lines(before, after)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import codecs
+import collections
 import csv
 import difflib
 import functools
@@ -16,7 +17,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Generic, Iterator, Mapping, Sequence, TypeVar
 
 from cardgen.core.errors import CardgenError, Problem
 from cardgen.core.expressions import EvaluationError, ExpressionError, columns_in, evaluate_mask
@@ -108,6 +109,9 @@ class Table:
     problems: list[Problem] = field(default_factory=list)
     header_line: int = 1
     by_header: bool = False  # every row holds the header's named columns, no other (CSV, spreadsheets)
+    # Read again from the lines it changes (a process that builds again, see `_edited_table`): the rows list of the
+    # read it was made from, and the places of the rows that changed (`RowsMade` looks at those only)
+    edited: tuple[list[Row], list[int]] | None = field(default=None, repr=False, compare=False)
 
 
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),  # before UTF-16's: FF FE begins both
@@ -190,11 +194,12 @@ def _decode_mixed(raw: bytes, shown_as: str, notes: list[Problem]) -> str:
 
 def _leading_comment_lines(text: str) -> int:
     """How many lines at the top are `#` comments (notes a designer keeps above the header)."""
-    count = 0
-    for line in text.split("\n"):
-        if not line.startswith("#"):
-            break
+    count, start = 0, 0
+    while text.startswith("#", start):  # (not the whole text split in lines: ~3 ms at 10,000 rows)
         count += 1
+        start = text.find("\n", start) + 1
+        if not start:
+            break
     return count
 
 
@@ -222,7 +227,7 @@ def csv_table(text: str, shown_as: str, delimiter: str | None = None) -> Table:
     """CSV text as rows keyed by its header (`shown_as` names it in findings); the delimiter is detected."""
     skipped = _leading_comment_lines(text)
     text = "\n" * skipped + text.split("\n", skipped)[-1] if skipped else text
-    if not text.strip():
+    if not text or text.isspace():  # (not a stripped copy of the text)
         raise CardgenError("the file is empty; expected a header row and data rows", file=shown_as, rule="empty-file")
     csv.field_size_limit(_MAX_CSV_CELL)
     delimiter = delimiter or _sniff_delimiter(text.lstrip("\n"))
@@ -266,8 +271,8 @@ def _parsed_table(text: str, shown_as: str, delimiter: str) -> Table:
         raise CardgenError(f"the file is not valid CSV: {exc}", file=shown_as, row=reader.line_num) from None
     _TEXTS.pop(shown_as, None)
     if kept is not None and not notes:
-        _TEXTS[shown_as] = _ReadText(delimiter, text.split("\n"), replace(table, rows=list(table.rows)),
-                                     single, kept.now)
+        _TEXTS[shown_as] = _ReadText(delimiter, text, replace(table, rows=list(table.rows)), single, kept.now,
+                                     table.rows)
         while len(_TEXTS) > _CONVERTED_TABLES:
             del _TEXTS[next(iter(_TEXTS))]
     return table
@@ -275,14 +280,15 @@ def _parsed_table(text: str, shown_as: str, delimiter: str) -> Table:
 
 @dataclass
 class _ReadText:
-    """A CSV file's text as last read in a process that builds again (its lines), and what was read of it: the table
-    (of no notes), the places of its rows on one line of their own by line, and its kept rows (`KeptRows.now`)."""
+    """A CSV file's text as last read in a process that builds again, and what was read of it: the table (of no notes),
+    the places of its rows on one line of their own by line, and its kept rows (`KeptRows.now`)."""
 
     delimiter: str
-    lines: list[str]
+    text: str
     table: Table
     single: dict[int, int]
     kept: dict[tuple, Row]
+    given: list[Row]  # the rows list the read handed out (`Table.rows`)
 
 
 # In a process that builds again, each CSV file's text as last read (by the name shown in findings): a file read
@@ -299,17 +305,14 @@ def _edited_table(text: str, shown_as: str, delimiter: str) -> Table | None:
     last = _TEXTS.get(shown_as)
     if last is None or last.delimiter != delimiter:
         return None
-    lines = text.split("\n")
-    if len(lines) != len(last.lines):
-        return None
-    changed = list(itertools.compress(range(len(lines)), map(operator.ne, lines, last.lines)))
+    changed = _changed_lines(last.text, text)
     header, kept = last.table.header, _READ.get((shown_as, tuple(last.table.header)))
-    if len(changed) > EDITED_LINES or kept is None or kept.now is not last.kept:
+    if changed is None or len(changed) > EDITED_LINES or kept is None or kept.now is not last.kept:
         return None
     edits = []
-    for index in changed:
-        place, old, new = last.single.get(index + 1), _one_row(last.lines[index], delimiter, False), \
-            _one_row(lines[index], delimiter, True)
+    for index, (old_line, new_line) in changed.items():
+        place, old, new = last.single.get(index + 1), _one_row(old_line, delimiter, False), \
+            _one_row(new_line, delimiter, True)
         if place is None or old is None or (index + 1, tuple(old)) not in last.kept or not new or \
                 len(new) > MAX_COLUMNS or not "".join(new).strip():
             return None
@@ -325,10 +328,39 @@ def _edited_table(text: str, shown_as: str, delimiter: str) -> Table | None:
     kept = _kept_rows(shown_as, header)
     assert kept is not None, "a process that builds again keeps rows"
     kept.now = last.kept  # (the same rows by the same keys, but the edited ones)
-    table = Table(shown_as, header, rows, [], last.table.header_line, True)
-    _TEXTS[shown_as] = _ReadText(delimiter, lines, replace(table, rows=list(rows)), last.single,
-                                 last.kept)  # (the rows given may be changed)
+    table = Table(shown_as, header, rows, [], last.table.header_line, True,
+                  (last.given, sorted(place for place, *_ in edits)))
+    _TEXTS[shown_as] = _ReadText(delimiter, text, replace(table, rows=list(rows), edited=None), last.single,
+                                 last.kept, rows)  # (the rows given may be changed)
     return table
+
+
+_CHUNK = 1 << 14  # characters two texts are compared by at once (see `_changed_lines`)
+
+
+def _changed_lines(old: str, new: str) -> dict[int, tuple[str, str]] | None:
+    """The lines of `new` that differ from those of `old` (by index: the old line and the new), when both texts have
+    as many lines; else None. The texts are compared chunk by chunk from both ends (C compares of slices), and only
+    the lines between the first and the last chunk that differ are split and compared (the whole texts split in lines
+    and compared were ~8 ms at 10,000 rows)."""
+    if old == new:
+        return {}
+    shorter = min(len(old), len(new))
+    same = 0  # characters alike at the start, to within a chunk
+    while same < shorter and old[same:same + _CHUNK] == new[same:same + _CHUNK]:
+        same += _CHUNK
+    start = old.rfind("\n", 0, min(same, shorter)) + 1  # the start of the first line that may differ
+    tail = 0  # characters alike at the end, to within a chunk, after `start`
+    while tail + _CHUNK <= shorter - start and old[len(old) - tail - _CHUNK:len(old) - tail] == \
+            new[len(new) - tail - _CHUNK:len(new) - tail]:
+        tail += _CHUNK
+    end = old.find("\n", len(old) - tail) if tail else -1  # the end of the last line that may differ
+    after = len(old) - end if end >= 0 else 0  # characters from there on, alike in both
+    olds, news = old[start:len(old) - after].split("\n"), new[start:len(new) - after].split("\n")
+    if len(olds) != len(news):
+        return None
+    first = old.count("\n", 0, start)
+    return {first + number: pair for number, pair in enumerate(zip(olds, news)) if pair[0] != pair[1]}
 
 
 def _one_row(line: str, delimiter: str, strict: bool) -> list[str] | None:
@@ -757,15 +789,82 @@ def convert_row(row: Row, specs: dict[str, FieldSpec],
 
 
 Converted = tuple[dict[str, Any], list[Problem]]  # a row's typed values and problems (`convert_row`)
+T = TypeVar("T")
+
+
+def changed_places(now: Sequence[Any], last: Sequence[Any]) -> list[int] | None:
+    """The places where `now` holds another object than `last` (by identity, a C loop), when both are as long and few
+    differ (at most an eighth, or 8); else None."""
+    if len(now) != len(last):
+        return None
+    changed = list(itertools.compress(itertools.count(), map(operator.is_not, now, last)))
+    return changed if len(changed) <= max(len(now) // 8, 8) else None
+
+
+@dataclass
+class RowsMade(Generic[T]):
+    """What each row of a table made in the last build of a process that builds again, by `Row.key` (`by_key`) and
+    in the rows' order (`rows`, `made`): the next build looks up only the rows that are not the same objects at the
+    same places (an edit's few), or, when the rows are not the last ones but a few, each row by its key."""
+
+    by_key: dict[str, T] = field(default_factory=dict)
+    rows: list[Row] = field(default_factory=list)
+    made: list[T] = field(default_factory=list)
+    given: list[Row] | None = None  # the rows list last given (`update`), held
+
+    def update(self, rows: list[Row], make: Callable[[list[int]], list[T]],
+               edited: tuple[list[Row], list[int]] | None = None) -> dict[int, T] | None:
+        """Hold what `rows` make: each row's taken from the last build by its key, else made (`make`: what the rows
+        at those places make, in order). When only the rows that changed were looked up, what each of their places
+        made before, by place (in order); else None. `edited` (`Table.edited`): the rows are those of a list given
+        before, but at these places (then none are compared)."""
+        if edited is not None and edited[0] is self.given and len(rows) == len(self.rows):
+            changed: list[int] | None = edited[1]
+        else:
+            changed = changed_places(rows, self.rows)
+        self.given = rows
+        if changed is None:  # each row's look-up by C loops (map, zip): a Python loop a row was ~6 ms at 10,000 rows
+            keys = list(map(_ROW_KEY, rows))
+            self.made = self._found(keys, list(range(len(rows))), make)
+            self.by_key, self.rows = dict(zip(keys, self.made)), list(rows)
+            return None
+        keys = [rows[place].key for place in changed]
+        found = self._found(keys, changed, make)
+        before = {place: self.made[place] for place in changed}
+        for place in changed:  # (all the old keys out first: a row's key may be another's old one)
+            del self.by_key[self.rows[place].key]
+        self.by_key.update(zip(keys, found))
+        for place, made in zip(changed, found):
+            self.rows[place], self.made[place] = rows[place], made
+        return before
+
+    def _found(self, keys: list[str], places: list[int], make: Callable[[list[int]], list[T]]) -> list[T]:
+        """What the rows of `keys` (at `places`) made: the last build's by key, else made."""
+        found: list[T | None] = list(map(self.by_key.get, keys))
+        todo = list(itertools.compress(itertools.count(), map(operator.is_, found, itertools.repeat(None))))
+        for number, made in zip(todo, make([places[number] for number in todo])):
+            found[number] = made
+        return found  # type: ignore[return-value]  # none is None now
+
+
+_ROW_KEY = operator.attrgetter("key")
+
+
+@dataclass
+class ConvertedRows(RowsMade[Converted]):
+    """A table's rows as last converted (see `RowsMade`) and their typed values and problems, in order."""
+
+    typed: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
 
 
 def convert_table(table: Table, specs: dict[str, FieldSpec], game_values: Mapping[str, Value] | None = None,
-                  known: dict[str, Converted] | None = None) -> tuple[list[dict[str, Any]], list[Problem]]:
+                  known: ConvertedRows | None = None) -> tuple[list[dict[str, Any]], list[Problem]]:
     """Typed values of every row (placeholders filled with `game_values`); a required column missing from the
     header is reported once.
 
-    `known`: rows converted before with these specs and game values, by `Row.key`; a row found there is not
-    converted again (its values copied), and `known` is left holding this table's rows only."""
+    `known`: this table's rows converted before with these specs and game values (see `RowsMade`); a row found
+    there is not converted again (its values copied), and `known` is left holding this table's rows."""
     absent = {c for c, s in specs.items() if s.required and s.default is None and c not in table.header}
     problems = [Problem(f"required column '{c}' is missing from the header"
                         + _did_you_mean(c, [h for h in table.header if h not in specs]),
@@ -773,14 +872,21 @@ def convert_table(table: Table, specs: dict[str, FieldSpec], game_values: Mappin
                 for c in sorted(absent) if table.header]
     if known is None:
         converted = [convert_row(row, specs, game_values) for row in table.rows]
-    else:  # each row's look-up by C loops (map, zip): a Python loop a row was ~6 ms at 10,000 rows
-        keys = [row.key for row in table.rows]
-        found: list[Converted | None] = list(map(known.get, keys))
-        for i in [i for i, values in enumerate(found) if values is None]:
-            found[i] = convert_row(table.rows[i], specs, game_values)
-        known.clear()
-        known.update(zip(keys, found))  # type: ignore[arg-type]  # none is None now
-        converted = found  # type: ignore[assignment]
+        return _typed(converted, problems, absent)
+    rows = table.rows
+    before = known.update(rows, lambda places: [convert_row(rows[i], specs, game_values) for i in places],
+                          table.edited)
+    if before is None or any(old[1] or known.made[place][1] for place, old in before.items()):
+        known.typed, known.problems = _typed(known.made, [], absent)
+    else:  # only the changed rows' values; none of them has a problem, then or now
+        for place in before:
+            known.typed[place] = known.made[place][0]
+    return known.typed, problems + known.problems  # (the kept list: not to be changed)
+
+
+def _typed(converted: list[Converted], problems: list[Problem], absent: set[str]
+           ) -> tuple[list[dict[str, Any]], list[Problem]]:
+    """The rows' typed values and problems (a missing column's said once, by `problems`)."""
     typed = list(map(operator.itemgetter(0), converted))  # (those of `known`: a card made of them copies them)
     found_problems = itertools.chain.from_iterable(map(operator.itemgetter(1), converted))
     return typed, problems + [p for p in found_problems if p.column not in absent]
@@ -789,7 +895,7 @@ def convert_table(table: Table, specs: dict[str, FieldSpec], game_values: Mappin
 # A running watch converts again, on every save, the rows it converted before: each table's rows as last converted,
 # by the table's file, the source, the specs and the game's values (a game's worth of rows at most per table kept),
 # once `remember_rows` says so (a build of its own would only hold them: ~2 MB at 1,000 cards).
-_CONVERTED: dict[tuple, dict[str, Converted]] = {}
+_CONVERTED: dict[tuple, ConvertedRows] = {}
 _CONVERTED_TABLES = 16  # tables remembered; the oldest forgotten first
 
 
@@ -887,12 +993,14 @@ def _filter_rows(game: Game, deck_name: str, deck: DeckSpec, rows: list[Row], ty
 
 
 def deck_cards(game: Game, deck_name: str, rows: list[Row], typed: list[dict[str, Any]],
-               kept: KeptCards | None = None, columns: set[str] | None = None) -> tuple[list[Card], list[Problem]]:
+               kept: KeptCards | None = None, columns: set[str] | None = None,
+               edited: tuple[list[Row], list[int]] | None = None) -> tuple[list[Card], list[Problem]]:
     """The Card records of one deck from its typed rows, and every problem found making them.
 
     `kept`: what this deck's rows made in the last build of this process (with the same specs, game values and deck),
-    by `Row.key`: a row found there gives the same Card object (and problems), or none when the deck's filter left
-    it out, not filtered and made again. `columns`: those of every typed row, when known (see `typed_columns`)."""
+    see `RowsMade`: a row found there gives the same Card object (and problems), or none when the deck's filter left
+    it out, not filtered and made again. `columns`: those of every typed row, when known (see `typed_columns`);
+    `edited`: the rows' table's (`Table.edited`)."""
     deck = game.spec.decks[deck_name]
     if kept is None:
         try:
@@ -900,22 +1008,28 @@ def deck_cards(game: Game, deck_name: str, rows: list[Row], typed: list[dict[str
         except CardgenError as exc:
             return [], exc.problems
         return _joined([_card_of(deck_name, deck, rows[i], typed[i]) for i in selected])
-    # Each row's look-up by C loops (map, zip): a Python loop a row was ~5 ms a deck at 10,000 rows
-    keys = [row.key for row in rows]
-    made: list[tuple[list[Card], list[Problem]] | None] = list(map(kept.last.get, keys))
-    todo = [i for i, found in enumerate(made) if found is None]
-    if not todo and len(rows) == len(kept.last):  # the rows the filter passed last time (~3 ms at 10,000 rows)
-        kept.now = kept.last
-        return _joined(made)  # type: ignore[arg-type]
-    try:
-        selected = _filter_rows(game, deck_name, deck, rows, typed, todo, columns)
-    except CardgenError as exc:
-        return [], exc.problems
-    chosen = set(selected)
-    for i in todo:
-        made[i] = _card_of(deck_name, deck, rows[i], typed[i]) if i in chosen else ([], [])
-    kept.now.update(zip(keys, made))  # type: ignore[arg-type]  # none is None now
-    return _joined(made)  # type: ignore[arg-type]
+    failed: list[Problem] = []
+
+    def make(places: list[int]) -> list[tuple[list[Card], list[Problem]]]:
+        try:
+            chosen = set(_filter_rows(game, deck_name, deck, rows, typed, places, columns))
+        except CardgenError as exc:
+            failed.extend(exc.problems)
+            chosen = set()
+        return [_card_of(deck_name, deck, rows[i], typed[i]) if i in chosen else ([], []) for i in places]
+
+    before = kept.update(rows, make, edited)
+    if failed:  # the filter cannot be evaluated: no card, as a first build finds (the rows' made kept: none wrong)
+        kept.by_key, kept.rows, kept.made = {}, [], []
+        return [], failed
+    if before is None or any(len(old[0]) != len(kept.made[place][0]) or old[1] or kept.made[place][1]
+                             for place, old in before.items()):
+        kept.join()
+    else:  # only the changed rows' cards; each row made as many as before, and none of them a problem
+        for place in before:
+            if kept.made[place][0]:
+                kept.cards[kept.starts[place]] = kept.made[place][0][0]
+    return kept.cards, kept.problems  # (the kept lists: not to be changed)
 
 
 def _joined(made: list[tuple[list[Card], list[Problem]]]) -> tuple[list[Card], list[Problem]]:
@@ -979,6 +1093,7 @@ class GameData:
     tables: dict[str, Table] = field(default_factory=dict)
     decks_of: dict[str, list[str]] = field(default_factory=dict)
     unreadable: list[str] = field(default_factory=list)  # data files that could not be read at all
+    no_copies: list[Card] = field(default_factory=list)  # the cards of 0 copies, in order
 
 
 def read_game_data(game: Game) -> GameData:
@@ -1010,12 +1125,14 @@ def read_game_data(game: Game) -> GameData:
             data.problems += found
         cards, found = deck_cards(game, deck_name, table.rows, converted[spec_key],
                                   _kept_cards(game, (spec_key, deck_name, deck.model_dump_json())),
-                                  typed_columns(table, specs))
+                                  typed_columns(table, specs), table.edited)
         data.cards += cards
         data.problems += found
     seen: dict[str, Card] = {}
     folded: dict[str, Card] = {}
-    for card in data.cards if _ids_alike(data.cards) else ():  # (most games: none; a loop a card was ~3 ms at 10,000)
+    counted = _counted(data.cards, (game.root, game.name, game.lang) if builds_again() else None)
+    ids_alike = counted is None or len(counted.folded) != len(data.cards)
+    for card in data.cards if ids_alike else ():  # (most games: none; a loop a card was ~3 ms at 10,000)
         if card.id in seen:
             first = seen[card.id]
             data.problems.append(Problem(f"duplicate card id '{card.id}' (also at {first.source_file}:"
@@ -1030,17 +1147,74 @@ def read_game_data(game: Game) -> GameData:
                                          f"{alike.source_row}) differ only in case or accents: Windows and macOS "
                                          "would store their images as one file; make them differ",
                                          file=card.source_file, row=card.source_row, rule="duplicate-id"))
-    data.cards, too_many = _within_copy_bound(game, data.cards)
-    data.problems = list(dict.fromkeys(data.problems + too_many))
+    if counted is not None and counted.copies <= MAX_GAME_COPIES:
+        data.no_copies = [data.cards[place] for place in sorted(counted.none)]
+    else:
+        data.cards, too_many = _within_copy_bound(game, data.cards)
+        data.problems += too_many
+        copies = map(operator.attrgetter("copies"), data.cards)
+        data.no_copies = list(itertools.compress(data.cards, map(operator.not_, copies)))
+    data.problems = list(dict.fromkeys(data.problems))
     return data
 
 
-def _ids_alike(cards: list[Card]) -> bool:
-    """Whether two cards' ids are the same or differ only in case or accents (`collision_key`), found by C loops: the
-    ids joined by a character no id holds are folded at once (folding does not reach across it)."""
-    ids = list(map(operator.attrgetter("id"), cards))
-    joined = "\0".join(ids)
-    return joined.count("\0") != len(ids) - 1 or len(set(collision_key(joined).split("\0"))) != len(ids)
+@dataclass
+class _Counted:
+    """A game's cards as counted for what the whole game is checked for: how many of their ids fold to each key
+    (`collision_key`: two cards' ids alike when fewer keys than cards), their copies together and the places of those
+    of no copies. In a process that builds again, kept for the game's next load and patched at the cards that changed
+    (`_COUNTED`)."""
+
+    cards: list[Card]
+    folded: collections.Counter[str]
+    copies: int
+    none: set[int]
+
+    def patch(self, cards: list[Card], changed: list[int]) -> None:
+        """Count the cards at the places `changed` again (the others are those counted)."""
+        for place in changed:
+            old = self.cards[place]
+            key = collision_key(old.id)
+            self.folded[key] -= 1
+            if not self.folded[key]:
+                del self.folded[key]
+            self.copies -= old.copies
+            self.none.discard(place)
+        for place in changed:
+            card = self.cards[place] = cards[place]
+            self.folded[collision_key(card.id)] += 1
+            self.copies += card.copies
+            if not card.copies:
+                self.none.add(place)
+
+
+def _counted(cards: list[Card], game: tuple | None = None) -> _Counted | None:
+    """The cards counted (see `_Counted`) by C loops (the ids joined by a character no id holds are folded at once:
+    folding does not reach across it); None when an id holds that character. With `game` (a process that builds
+    again), the game's last count is patched at the cards that are not the same objects at the same places."""
+    last = _COUNTED.pop(game, None) if game is not None else None
+    changed = changed_places(cards, last.cards) if last is not None else None
+    if last is not None and changed is not None:
+        last.patch(cards, changed)
+        if any("\0" in cards[place].id for place in changed):
+            return None
+        counted = last
+    else:
+        ids = list(map(operator.attrgetter("id"), cards))
+        joined = "\0".join(ids)
+        if joined.count("\0") != len(ids) - 1:
+            return None
+        copies = list(map(operator.attrgetter("copies"), cards))
+        counted = _Counted(list(cards), collections.Counter(collision_key(joined).split("\0")), sum(copies),
+                           set(itertools.compress(itertools.count(), map(operator.not_, copies))))
+    if game is not None:
+        keep_latest(_COUNTED, game, counted, _CONVERTED_TABLES)
+    return counted
+
+
+# In a process that builds again, each game's cards as last counted (see `_counted`), by the game's folder, name and
+# language.
+_COUNTED: dict[tuple, _Counted] = {}
 
 
 def typed_columns(table: Table, specs: dict[str, FieldSpec]) -> set[str] | None:
@@ -1049,22 +1223,29 @@ def typed_columns(table: Table, specs: dict[str, FieldSpec]) -> set[str] | None:
     return {name for name in table.header if name} | set(specs) if table.by_header and table.rows else None
 
 
-def _known_rows(key: tuple) -> dict[str, Converted] | None:
+def _known_rows(key: tuple) -> ConvertedRows | None:
     """The rows of a table last converted in this process (see `_CONVERTED`), to convert it again; None when
     this process keeps none (see `remember_rows`)."""
     if not builds_again():
         return None
-    known = _CONVERTED.get(key, {})
+    known = _CONVERTED.get(key) or ConvertedRows()
     keep_latest(_CONVERTED, key, known, _CONVERTED_TABLES)  # the last one used
     return known
 
 
 @dataclass
-class KeptCards:
-    """What a deck's rows made in the last build of this process, by `Row.key` (`last`), and in this one (`now`)."""
+class KeptCards(RowsMade[tuple[list[Card], list[Problem]]]):
+    """What a deck's rows made in the last build of this process (see `RowsMade`): each row's cards (one or none) and
+    problems, and these joined in order, with the place of each row's first card among them (`starts`)."""
 
-    last: dict[str, tuple[list[Card], list[Problem]]]
-    now: dict[str, tuple[list[Card], list[Problem]]] = field(default_factory=dict)
+    cards: list[Card] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)
+
+    def join(self) -> None:
+        """Join the rows' cards and problems again (C loops)."""
+        self.cards, self.problems = _joined(self.made)
+        self.starts = list(itertools.accumulate(map(len, map(operator.itemgetter(0), self.made)), initial=0))
 
 
 # In a process that builds again, what each deck's rows made (see `deck_cards`), by the table, the fields' specs, the
@@ -1078,8 +1259,7 @@ def _kept_cards(game: Game, key: tuple) -> KeptCards | None:
     this process keeps none (see `remember_rows`) or the game is built in one of its languages."""
     if not builds_again() or game.lang is not None:
         return None
-    last = _CARDS.get(key)
-    kept = KeptCards(last.now if last is not None else {})
+    kept = _CARDS.get(key) or KeptCards()
     keep_latest(_CARDS, key, kept, _CONVERTED_TABLES)
     return kept
 

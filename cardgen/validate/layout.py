@@ -9,6 +9,7 @@ kept by that key (`KnownFindings`): a one-card edit inspects the text of that ca
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import hashlib
 import html
@@ -16,7 +17,7 @@ import itertools
 import operator
 import re
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Protocol
@@ -149,18 +150,50 @@ class KnownFindings(KeptByGame):
 
 
 @dataclass
+class _Taken:
+    """What the entries of a check's cards (`LayoutChecker._entry`) hold, gathered for the next check to take at once
+    (patched card by card, not gathered again from every card): each render's SVG cache value and findings by their
+    keys, its render by its memo in the renderer, and how many of the cards draw each deck back (once for the deck)
+    and each image file."""
+
+    svg: dict[str, Any] = field(default_factory=dict)
+    known: dict[str, Any] = field(default_factory=dict)
+    done: dict[tuple, Any] = field(default_factory=dict)
+    backs: collections.Counter[tuple[str, str]] = field(default_factory=collections.Counter)
+    files: collections.Counter[str] = field(default_factory=collections.Counter)
+
+    def add(self, entry: tuple, backs: list[tuple[str, str]]) -> None:
+        """Gather a card's entry and the deck backs it draws."""
+        for memo, svg_key, svg_value, key, value, render in entry:
+            self.svg[svg_key], self.known[key], self.done[memo] = svg_value, value, render
+            self.files.update(svg_value["files"])
+        self.backs.update(backs)
+
+    def remove(self, entry: tuple, backs: list[tuple[str, str]]) -> None:
+        """Take a card's entry and backs out (a value another card's entry holds now stays)."""
+        for memo, svg_key, svg_value, key, value, render in entry:
+            for held, at, what in ((self.svg, svg_key, svg_value), (self.known, key, value), (self.done, memo, render)):
+                if held.get(at) is what:
+                    del held[at]
+            self.files.subtract(svg_value["files"])
+        self.backs.subtract(backs)
+
+
+@dataclass
 class _LastCheck:
     """A game's last layout check in this process: what it read besides the cards (`LayoutChecker._about`), the
     cards (held, so no other object takes their place), and for each card what the next check takes whole of its
-    renders (`LayoutChecker._entry`, None when it cannot), its findings and the deck backs it has drawn once, and
-    the image files every render draws."""
+    renders (`LayoutChecker._entry`, None when it cannot), its findings and the deck backs it has drawn once, these
+    entries gathered (`_Taken`), the findings joined and which cards have an entry."""
 
     about: tuple
     cards: list[Card]
     entries: list[tuple | None]
     found: list[list[tuple[Any, Problem]]]
     backs: list[list[tuple[str, str]]]
-    files: list[str]
+    taken: _Taken
+    joined: list[tuple[Any, Problem]]  # the cards' findings, in order
+    reusable: list[bool]  # whether each card has an entry
 
 
 # In a process that builds again, each game's last layout check (see `LayoutChecker._reused`), a few games at most.
@@ -200,6 +233,8 @@ class LayoutChecker:
         cache = context.renderer.cache
         self.known = KnownFindings(context.out_root, self.game.name, cache) \
             if context.out_root is not None and cache is not None else None
+        self._last: _LastCheck | None = None  # the game's last check, which this one takes (see `_reused`)
+        self._taken = _Taken()  # its entries this one takes
 
     def check(self, skip_rows: set[tuple[str, int]], skip_templates: set[str],
               place: Place | None = None, keep_renders: bool = True) -> list[Problem]:
@@ -212,8 +247,7 @@ class LayoutChecker:
         cards = self.cards
         todo = [place for place, taken in enumerate(reused) if not taken]
         faces = [self._card_renders(cards[place], skip_rows, skip_templates) for place in todo]
-        backs = set(itertools.chain.from_iterable(itertools.compress(_LAST_CHECKS[about[0]].backs, reused))) \
-            if any(reused) else set()
+        backs = set(+self._taken.backs)  # (the reused cards' backs)
         backs.update(itertools.chain.from_iterable(back for _, back in faces))
         renders = [*itertools.chain.from_iterable(face for face, _ in faces),
                    *[(template, deck, None) for deck, template in sorted(backs)]]
@@ -286,22 +320,29 @@ class LayoutChecker:
         """For each card, whether its renders and findings are taken whole from the game's last check in this
         process (`_LastCheck`): the same card object at the same place, its renders' SVGs and findings still what
         the caches keep by the same keys (the same values, the image files the renders draw there), so the
-        look-ups `_checked` does a card (~5 us, ~50 ms at 10,000 cards) are done for all of them at once."""
+        look-ups `_checked` does a card (~5 us, ~50 ms at 10,000 cards) are done for all of them at once, on the
+        last check's entries gathered (`_Taken`) less the cards that changed (found by identity in a C loop)."""
         cards, cache, known = self.cards, self.renderer.cache, self.known
-        last = _LAST_CHECKS.get(about[0]) if builds_again() else None
+        # (taken out: this check patches its `_Taken`, and one that stops half-way leaves none to take)
+        last = _LAST_CHECKS.pop(about[0], None) if builds_again() else None
+        self._last, self._taken = last, _Taken()
         if last is None or cache is None or known is None or last.about != about or len(last.cards) != len(cards):
             return [False] * len(cards)
-        reused = [entry is not None and same for entry, same in zip(last.entries, map(operator.is_, cards,
-                                                                                        last.cards))]
-        taken = list(itertools.chain.from_iterable(itertools.compress(last.entries, reused)))  # type: ignore[arg-type]
-        svg_keys, values, keys, kept = (list(map(operator.itemgetter(n), taken)) for n in (1, 2, 3, 4))
+        reused = list(last.reusable)  # (True and False: no entry looked at)
+        taken = last.taken
+        for place in itertools.compress(itertools.count(), map(operator.is_not, cards, last.cards)):
+            if reused[place]:
+                taken.remove(last.entries[place], last.backs[place])  # type: ignore[arg-type]
+                reused[place] = False
         cache_kept, known_kept = cache.kept, known.kept
-        if not (all(map(operator.is_, map(cache_kept.get, svg_keys), values)) and
-                all(map(operator.is_, map(known_kept.get, keys), kept)) and cache.present(last.files)):
+        if not (all(map(operator.is_, map(cache_kept.get, taken.svg), taken.svg.values())) and
+                all(map(operator.is_, map(known_kept.get, taken.known), taken.known.values())) and
+                cache.present(list(+taken.files))):
             return [False] * len(cards)
-        cache.used.update(zip(svg_keys, values))
-        known.used.update(zip(keys, kept))
-        self.renderer.done.update(zip(map(operator.itemgetter(0), taken), map(operator.itemgetter(5), taken)))
+        cache.used.update(taken.svg)
+        known.used.update(taken.known)
+        self.renderer.done.update(taken.done)
+        self._taken = taken
         return reused
 
     def _found(self, about: tuple, reused: list[bool], todo: list[int],
@@ -310,23 +351,31 @@ class LayoutChecker:
         """Every render's findings in card order, then the decks' backs': the reused cards' from the last check, the
         others' from `made_of` (in the order of `faces`, each card's renders, then the backs'). In a process that
         builds again, the check is kept for the next (`_LastCheck`)."""
-        last = _LAST_CHECKS.get(about[0]) if any(reused) else None
-        found: list[list[tuple[Render, Problem]]] = list(last.found) if last is not None else [[]] * len(reused)
-        backs_of: list[list[tuple[str, str]]] = list(last.backs) if last is not None else [[]] * len(reused)
-        entries: list[tuple | None] = list(last.entries) if last is not None else [None] * len(reused)
+        last = self._last if any(reused) else None  # (taken out by `_reused`: its lists are patched, not copied)
+        found: list[list[tuple[Render, Problem]]] = last.found if last is not None else [[]] * len(reused)
+        backs_of: list[list[tuple[str, str]]] = last.backs if last is not None else [[]] * len(reused)
+        entries: list[tuple | None] = last.entries if last is not None else [None] * len(reused)
+        reusable: list[bool] = last.reusable if last is not None else [False] * len(reused)
+        had = last is not None and any(found[place] for place in todo)  # (a changed card's findings before)
         made = iter(made_of)
         for place, (renders, backs_here) in zip(todo, faces):
             found[place] = list(itertools.chain.from_iterable(next(made) for _ in renders))
             backs_of[place] = backs_here
             entries[place] = self._entry(self.cards[place], renders)
+            reusable[place] = entries[place] is not None
         back_found = list(itertools.chain.from_iterable(made))
+        # the cards' findings joined: the last check's when no card looked at had one, then or now
+        joined = last.joined if last is not None and not had and not any(found[place] for place in todo) else \
+            list(itertools.chain.from_iterable(found))
         if builds_again() and self.known is not None and self.renderer.cache is not None:
-            cache = self.renderer.cache
-            files = set(itertools.chain.from_iterable(value["files"] for value in cache.used.values()))
+            taken = self._taken  # (the reused cards' entries: the others' are added)
+            for place in todo:
+                if entries[place] is not None:
+                    taken.add(entries[place], backs_of[place])  # type: ignore[arg-type]
             keep_latest(_LAST_CHECKS, about[0],
-                        _LastCheck(about, list(self.cards), entries, found, backs_of, sorted(files)),
+                        _LastCheck(about, list(self.cards), entries, found, backs_of, taken, joined, reusable),
                         _LAST_CHECKS_AT_MOST)
-        return [*itertools.chain.from_iterable(found), *back_found]
+        return [*joined, *back_found]
 
     def _entry(self, card: Card, renders: list[Render]) -> tuple | None:
         """What the next check takes of a card's renders whole (see `_reused`): for each, its memo in the renderer,

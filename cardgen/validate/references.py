@@ -20,7 +20,7 @@ from jinja2 import meta, nodes
 from cardgen.core.errors import CardgenError, Problem, relative
 from cardgen.core.expressions import ExpressionError, columns_in
 from cardgen.core.storage import KeptByGame, builds_again, keep_latest
-from cardgen.load.data import Card
+from cardgen.load.data import Card, changed_places
 from cardgen.load.fonts import families_in_svg
 from cardgen.load.manifest import Choice, DeckSpec, Game
 from cardgen.load.markup import icon_names
@@ -419,13 +419,23 @@ class ReferenceChecker:
     def _cards(self) -> list[Problem]:
         """The findings of every card's values (see `_card`); in a process that builds again, those of a card the
         last check saw (the same object: an unchanged row's) are taken from it while what else they read is the
-        same (`_LastCards`): only the changed rows are looked at."""
+        same (`_LastCards`): only the changed rows are looked at, and when the cards are the last ones but a few at
+        the same places (found by identity in a C loop), the last check's lists are patched at theirs."""
         cards = self.data.cards
         last = _last_cards(self) if builds_again() else None
-        found: list[list[Problem] | None] = list(map(last.found.get, map(id, cards))) if last else [None] * len(cards)
+        changed = changed_places(cards, last.cards) if last is not None else None
+        if last is not None and changed is not None:
+            found, before = last.found, {place: last.found[place] for place in changed}
+            for place in changed:
+                last.cards[place] = cards[place]
+        else:
+            by_card = dict(zip(map(id, last.cards), last.found)) if last is not None else {}
+            found = list(map(by_card.get, map(id, cards)))  # type: ignore[arg-type]
+            before = None
+            changed = [place for place, kept in enumerate(found) if kept is None]
         text_columns: dict[tuple, set[str]] = {}  # by deck and text columns: the same for most cards
         unused = TemplateUse()  # (one, not one a card: ~1.5 us each)
-        for place in [place for place, kept in enumerate(found) if kept is None]:
+        for place in changed:
             card = cards[place]
             use = self.uses.get(card.deck) or unused
             about = (card.deck, *card.text_fields)
@@ -433,9 +443,14 @@ class ReferenceChecker:
                 # markup matters where a template draws the text: a text helper's column, or a rules-text column it uses
                 text_columns[about] = (set(card.text_fields) & set(use.fields)) | use.text_columns
             found[place] = self._card(card, use, text_columns[about])
+        if last is not None and before is not None and not any(old or found[place] for place, old in before.items()):
+            findings = last.findings  # (no finding of a changed card, then or now)
+        else:
+            findings = list(itertools.chain.from_iterable(found))
         if builds_again():
-            _keep_cards(self, found)  # type: ignore[arg-type]  # none is None now
-        return list(itertools.chain.from_iterable(found))  # type: ignore[arg-type]
+            _keep_cards(self, last.cards if last is not None and before is not None else list(cards), found,
+                        findings)
+        return list(findings)
 
     def cards_about(self) -> tuple:
         """What each card's findings read besides the card (see `_card`): its deck's templates' use of its columns
@@ -622,13 +637,14 @@ class ReferenceChecker:
 
 @dataclass
 class _LastCards:
-    """A game's last reference check of its cards in this process: each card's findings by the card's identity (the
-    cards held, so no other object takes their ids), what they read besides the card (`cards_about`), and the
-    problem of each icon and image they asked about."""
+    """A game's last reference check of its cards in this process: the cards (held, so no other object takes their
+    place), each one's findings and these joined, what they read besides the card (`cards_about`), and the problem of
+    each icon and image they asked about."""
 
     about: tuple
     cards: list[Card]
-    found: dict[int, list[Problem]]
+    found: list[list[Problem]]
+    findings: list[Problem]
     icons: dict[str, Problem | None]
     images: dict[str, Problem | None]
 
@@ -642,9 +658,9 @@ _LAST_CARDS_AT_MOST = 8
 def _last_cards(checker: ReferenceChecker) -> _LastCards | None:
     """The game's last check of its cards, when its findings still hold for the cards it saw: the same templates' use
     of the columns, and every icon and image it asked about the same problem now (asked again: a file may have
-    changed); else None."""
+    changed); else None. Taken out: this check patches it, and one that stops half-way leaves none to take."""
     about = checker.cards_about()
-    last = _LAST_CARDS.get(about[:3])
+    last = _LAST_CARDS.pop(about[:3], None)
     if last is None or last.about != about:
         return None
     if any(checker._icon(name) != problem for name, problem in last.icons.items()) or \
@@ -653,12 +669,12 @@ def _last_cards(checker: ReferenceChecker) -> _LastCards | None:
     return last
 
 
-def _keep_cards(checker: ReferenceChecker, found: list[list[Problem]]) -> None:
+def _keep_cards(checker: ReferenceChecker, cards: list[Card], found: list[list[Problem]],
+                findings: list[Problem]) -> None:
     """Keep this check's findings of the game's cards for its next check in this process."""
-    about, cards = checker.cards_about(), checker.data.cards
-    keep_latest(_LAST_CARDS, about[:3], _LastCards(about, list(cards), dict(zip(map(id, cards), found)),
-                                                   dict(checker._icon_cache), dict(checker._image_cache)),
-                _LAST_CARDS_AT_MOST)
+    about = checker.cards_about()
+    keep_latest(_LAST_CARDS, about[:3], _LastCards(about, cards, found, findings, dict(checker._icon_cache),
+                                                   dict(checker._image_cache)), _LAST_CARDS_AT_MOST)
 
 
 def _expression_columns(expr: str | None) -> list[str]:

@@ -6,13 +6,13 @@ same ones); this layer adds what a build lets through: empty files, stray spaces
 from __future__ import annotations
 
 import itertools
-import operator
 import re
 import unicodedata
+from dataclasses import dataclass, field
 
 from cardgen.core.errors import Problem
 from cardgen.core.storage import builds_again
-from cardgen.load.data import GameData, Row, Table
+from cardgen.load.data import GameData, Row, RowsMade, Table
 from cardgen.load.manifest import Game
 
 # Control characters cannot be printed and are not allowed in SVG (XML); tab and newlines are fine.
@@ -26,10 +26,9 @@ def check_data(game: Game, data: GameData) -> list[Problem]:
     for file, table in data.tables.items():
         decks = [game.spec.decks[d] for d in data.decks_of[file]]
         findings += _check_table(table, {d.name for d in decks} | {d.id for d in decks if d.id})
-    for card in data.cards:
-        if card.copies == 0:  # worded as the build words it, so a build shows it once
-            findings.append(Problem(f"card '{card.id}' has 0 copies; it is left out of the build",
-                                    file=card.source_file, row=card.source_row, severity="warning"))
+    # worded as the build words it, so a build shows it once
+    findings += [Problem(f"card '{card.id}' has 0 copies; it is left out of the build", file=card.source_file,
+                         row=card.source_row, severity="warning") for card in data.no_copies]
     return findings
 
 
@@ -41,21 +40,27 @@ def _check_table(table: Table, name_columns: set[str]) -> list[Problem]:
     key = (table.file, *sorted(name_columns))
     if not builds_again():
         return findings + [finding for row in table.rows for finding in _check_row(row, name_columns)]
-    # each row's look-up by C loops (map, zip): a Python loop a row was ~4 ms at 10,000 rows
-    last = _CHECKED.pop(key, {})
-    keys = list(map(operator.attrgetter("key"), table.rows))
-    found: list[list[Problem] | None] = list(map(last.get, keys))
-    for place in [place for place, kept in enumerate(found) if kept is None]:
-        found[place] = _check_row(table.rows[place], name_columns)
-    _CHECKED[key] = dict(zip(keys, found))  # type: ignore[arg-type]  # none is None now
+    kept = _CHECKED.pop(key, None) or CheckedRows()
+    before = kept.update(table.rows, lambda places: [_check_row(table.rows[i], name_columns) for i in places],
+                         table.edited)
+    if before is None or any(old or kept.made[place] for place, old in before.items()):
+        kept.findings = list(itertools.chain.from_iterable(kept.made))
+    _CHECKED[key] = kept
     while len(_CHECKED) > _CHECKED_TABLES:
         del _CHECKED[next(iter(_CHECKED))]
-    return findings + list(itertools.chain.from_iterable(found))  # type: ignore[arg-type]
+    return findings + kept.findings
+
+
+@dataclass
+class CheckedRows(RowsMade[list[Problem]]):
+    """A table's rows as last checked (see `RowsMade`), and their findings in order."""
+
+    findings: list[Problem] = field(default_factory=list)
 
 
 # In a process that builds again, the findings of each table's rows as last checked, by the table and its name
-# columns, then by `Row.key` (everything the check reads of a row): an unchanged row is not checked again.
-_CHECKED: dict[tuple, dict[str, list[Problem]]] = {}
+# columns (see `RowsMade`): an unchanged row is not checked again.
+_CHECKED: dict[tuple, CheckedRows] = {}
 _CHECKED_TABLES = 16
 
 
