@@ -22,7 +22,7 @@ from cardgen.load.freshness import PreviousOutputs
 from cardgen.load.manifest import Game
 from cardgen.options.pdf import PrintSpec
 from cardgen.outputs import reportlab_compat as rl
-from cardgen.outputs.imposition import Page, Rect, impose, items_from_cards
+from cardgen.outputs.imposition import Page, Rect, impose_cards
 from cardgen.outputs.kept_prints import pdf_name, read_kept, write_kept
 from cardgen.outputs.pdf_update import (
     AHEAD_FOLDER,
@@ -36,7 +36,7 @@ from cardgen.outputs.pdf_update import (
 from cardgen.outputs.print_work import MaskedImage, PrintJPEG
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
 from cardgen.raster.render import CardWork
-from cardgen.record.record import BuildRecord, CardEntry
+from cardgen.record.record import BuildRecord, CardEntry, face_values
 
 MARK_WIDTH_PT = 0.3
 PAGES_PER_FILE = 120  # at most; a duplex front page and its back page always share a file
@@ -68,7 +68,7 @@ def write_print_pdf(record: BuildRecord, build_dir: Path, options: PrintSpec, ta
     from it in card images only is that file with a revision appended (see `write_volume`). With `helpers`
     (a build's render workers), the files of a long print are written by them, each once its images are drawn.
     """
-    imposition = impose(items_from_cards(record.cards if cards is None else cards), options)
+    imposition = impose_cards(record.cards if cards is None else cards, options, record.game.name)
     result = PrintResult(pages=len(imposition.pages), back_pages=len(imposition.back_pages),
                          warnings=imposition.warnings)
     images = ImageFiles(build_dir, record.image_hashes(), options, build_dir.parent, wait,  # caches beside it
@@ -255,12 +255,14 @@ def _revision_by_reportlab(swaps: dict[str, str], slots: dict[str, str], images:
 
 def _opaque_sizes(record: BuildRecord) -> dict[str, tuple[int, int]]:
     """The pixel sizes of a record's card images that cardgen draws opaque (8-bit RGB), by path: the faces and
-    backs of decks of cards (tokens and boards keep their transparency)."""
+    backs of decks of cards (tokens and boards keep their transparency); the faces' made again only for the changed
+    cards in a process that builds again (`record.face_values`)."""
     decks = {name: (deck.pixels.width, deck.pixels.height) for name, deck in record.decks.items()
              if deck.kind == "card"}
     sizes = {back.image: decks[back.deck] for back in record.backs.values() if back.deck in decks}
-    sizes.update({card.face: decks[card.deck] for card in record.cards if card.deck in decks})
-    return sizes
+    faces = face_values(("opaque-sizes", record.game.name), record.cards, tuple(decks.items()),
+                        lambda card: decks.get(card.deck))
+    return {**sizes, **faces}
 
 
 def _layout_key(pages: list[Page], document: Document, options: PrintSpec, first: int, total: int) -> str:
