@@ -13,10 +13,10 @@ import struct
 from concurrent.futures import BrokenExecutor, Executor, Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO, Callable, Hashable
 
 from cardgen.core.errors import Problem
-from cardgen.core.storage import KeptByGame, after_rebuild, cache_root, write_atomic
+from cardgen.core.storage import KeptByGame, after_rebuild, cache_root, derived, write_atomic
 from cardgen.core.units import mm_to_pt
 from cardgen.load.freshness import PreviousOutputs
 from cardgen.load.manifest import Game
@@ -79,13 +79,17 @@ def write_print_pdf(record: BuildRecord, build_dir: Path, options: PrintSpec, ta
         documents += _volumes(target.with_name(f"{target.stem}-backs.pdf"), imposition.back_pages, step)
     document = Document.of(record)
     writer = _VolumeWriter(document, images, helpers if len(documents) > 1 else None)
+    settings = repr(options)
     for path, pages, first, total in documents:
-        volume = Volume(record.game.name, pages, first, total, _layout_key(pages, document, options, first, total))
+        kind = (record.game.name, path.name)  # (what a process that builds again keeps of this file's pages)
+        layout = derived(("print-layout",) + kind, pages, (document, settings, first, total),
+                         functools.partial(_layout_key, pages, document, options, first, total), _same_pages)
+        volume = Volume(record.game.name, pages, first, total, layout)
         if previous is None:
             writer.write(volume, path)
         else:  # the previous build's file: a revision may be appended to a copy of it (see `pdf_update`)
             base = previous.final / path.relative_to(previous.staging)
-            previous.place(path, _volume_key(volume, images), functools.partial(writer.write, volume, base=base))
+            previous.place(path, _volume_key(volume, images, kind), functools.partial(writer.write, volume, base=base))
         result.files.append(path)
     writer.finish()
     return result
@@ -282,11 +286,25 @@ def _layout_key(pages: list[Page], document: Document, options: PrintSpec, first
     return digest.hexdigest()[:32]
 
 
-def _volume_key(volume: Volume, images: ImageFiles) -> str:
-    """A hash of everything `_draw` writes into a volume's file: its layout and the content of every image drawn."""
+def _volume_key(volume: Volume, images: ImageFiles, kind: Hashable) -> str:
+    """A hash of everything `_draw` writes into a volume's file: its layout and the content of every image drawn (in a
+    process that builds again, the images of its slots found once for the same pages: `storage.derived`)."""
+    slots = derived(("print-slots", kind), volume.pages, None, functools.partial(_slot_images, volume.pages),
+                    _same_pages)
     digest = hashlib.sha256(volume.layout.encode())
-    digest.update("".join(volume.names(images)).encode())  # (the names one after the other: hashed at once)
+    digest.update("".join(map(images.hashes.__getitem__, slots)).encode())  # (the names at once, by C loops)
     return digest.hexdigest()[:32]
+
+
+def _slot_images(pages: list[Page]) -> list[str]:
+    """The image path of each slot, page after page."""
+    return [slot.image for page in pages for slot in page.slots]
+
+
+def _same_pages(made: Any, last: list[Page], places: list[int] | None) -> Any:
+    """What was made of a file's pages, while they are the same objects (`storage.derived`: pages are not changed
+    once imposed, and a watch's edit keeps the pages it does not lay out again, see `imposition.impose_cards`)."""
+    return made if places == [] else None
 
 
 def _volumes(path: Path, pages: list[Page], step: int) -> list[tuple[Path, list[Page], int, int]]:
