@@ -6,6 +6,7 @@ name, and images with the same content (by the hash the build record holds) are 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import io
@@ -79,10 +80,10 @@ def write_print_pdf(record: BuildRecord, build_dir: Path, options: PrintSpec, ta
         documents += _volumes(target.with_name(f"{target.stem}-backs.pdf"), imposition.back_pages, step)
     document = Document.of(record)
     writer = _VolumeWriter(document, images, helpers if len(documents) > 1 else None)
-    settings = repr(options)
+    settings = repr(options), dataclasses.replace(document, built_at=document.built_at[:10])  # (what it prints)
     for path, pages, first, total in documents:
         kind = (record.game.name, path.name)  # (what a process that builds again keeps of this file's pages)
-        layout = derived(("print-layout",) + kind, pages, (document, settings, first, total),
+        layout = derived(("print-layout",) + kind, pages, (settings, first, total),
                          functools.partial(_layout_key, pages, document, options, first, total), _same_pages)
         volume = Volume(record.game.name, pages, first, total, layout)
         if previous is None:
@@ -291,9 +292,21 @@ def _volume_key(volume: Volume, images: ImageFiles, kind: Hashable) -> str:
     process that builds again, the images of its slots found once for the same pages: `storage.derived`)."""
     slots = derived(("print-slots", kind), volume.pages, None, functools.partial(_slot_images, volume.pages),
                     _same_pages)
+    names = list(map(images.hashes.__getitem__, slots))  # (by C loops)
     digest = hashlib.sha256(volume.layout.encode())
-    digest.update("".join(map(images.hashes.__getitem__, slots)).encode())  # (the names at once, by C loops)
+    for start in range(0, len(names), SLOTS_HASHED):
+        digest.update(_names_digest(tuple(names[start:start + SLOTS_HASHED])))
     return digest.hexdigest()[:32]
+
+
+SLOTS_HASHED = 64  # the names of this many slots hashed at once, each such block's digest kept (`_names_digest`)
+
+
+@functools.lru_cache(maxsize=4096)
+def _names_digest(names: tuple[str, ...]) -> bytes:
+    """The digest of the image names of a block of slots (kept: an edit's file hashes again only the blocks whose
+    images changed, not ~20,000 names)."""
+    return hashlib.sha256("".join(names).encode()).digest()
 
 
 def _slot_images(pages: list[Page]) -> list[str]:
