@@ -14,7 +14,7 @@ import struct
 from concurrent.futures import BrokenExecutor, Executor, Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Hashable
+from typing import Any, BinaryIO, Callable
 
 from cardgen.core.errors import Problem
 from cardgen.core.storage import KeptByGame, after_rebuild, cache_root, derived, write_atomic
@@ -82,15 +82,15 @@ def write_print_pdf(record: BuildRecord, build_dir: Path, options: PrintSpec, ta
     writer = _VolumeWriter(document, images, helpers if len(documents) > 1 else None)
     settings = repr(options), dataclasses.replace(document, built_at=document.built_at[:10])  # (what it prints)
     for path, pages, first, total in documents:
-        kind = (record.game.name, path.name)  # (what a process that builds again keeps of this file's pages)
-        layout = derived(("print-layout",) + kind, pages, (settings, first, total),
-                         functools.partial(_layout_key, pages, document, options, first, total), _same_pages)
+        # its layout key and its slots' images: the last build's while its pages are the same (`storage.derived`)
+        layout, slots = derived(("print-file", record.game.name, path.name), pages, (settings, first, total),
+                                functools.partial(_file_facts, pages, document, options, first, total), _same_pages)
         volume = Volume(record.game.name, pages, first, total, layout)
         if previous is None:
             writer.write(volume, path)
         else:  # the previous build's file: a revision may be appended to a copy of it (see `pdf_update`)
             base = previous.final / path.relative_to(previous.staging)
-            previous.place(path, _volume_key(volume, images, kind), functools.partial(writer.write, volume, base=base))
+            previous.place(path, _volume_key(volume, images, slots), functools.partial(writer.write, volume, base=base))
         result.files.append(path)
     writer.finish()
     return result
@@ -287,11 +287,9 @@ def _layout_key(pages: list[Page], document: Document, options: PrintSpec, first
     return digest.hexdigest()[:32]
 
 
-def _volume_key(volume: Volume, images: ImageFiles, kind: Hashable) -> str:
-    """A hash of everything `_draw` writes into a volume's file: its layout and the content of every image drawn (in a
-    process that builds again, the images of its slots found once for the same pages: `storage.derived`)."""
-    slots = derived(("print-slots", kind), volume.pages, None, functools.partial(_slot_images, volume.pages),
-                    _same_pages)
+def _volume_key(volume: Volume, images: ImageFiles, slots: list[str]) -> str:
+    """A hash of everything `_draw` writes into a volume's file: its layout and the content of every image drawn
+    (`slots`: the image of each slot of its pages, see `_file_facts`)."""
     names = list(map(images.hashes.__getitem__, slots))  # (by C loops)
     digest = hashlib.sha256(volume.layout.encode())
     for start in range(0, len(names), SLOTS_HASHED):
@@ -309,9 +307,10 @@ def _names_digest(names: tuple[str, ...]) -> bytes:
     return hashlib.sha256("".join(names).encode()).digest()
 
 
-def _slot_images(pages: list[Page]) -> list[str]:
-    """The image path of each slot, page after page."""
-    return [slot.image for page in pages for slot in page.slots]
+def _file_facts(pages: list[Page], document: Document, options: PrintSpec, first: int, total: int
+                ) -> tuple[str, list[str]]:
+    """Of a print file's pages: their layout key (`_layout_key`) and the image path of each slot, page after page."""
+    return _layout_key(pages, document, options, first, total), [slot.image for page in pages for slot in page.slots]
 
 
 def _same_pages(made: Any, last: list[Page], places: list[int] | None) -> Any:
