@@ -149,8 +149,8 @@ def test_a_small_file_is_written_whole(tmp_path: Path, copied: list[int], monkey
 def test_edits_in_a_process_building_again_write_the_files_a_cold_build_writes(tiny_game: Path,
                                                                                copied: list[int]) -> None:
     """After several edits in one process (cards changed, added, removed, reordered, a card's text growing and
-    shrinking), build.json, index.html and the TTS save are spliced from the last build's, and byte for byte a cold
-    build's of the edited game."""
+    shrinking, a card moved and changed), build.json, index.html and the TTS save are spliced from the last
+    build's, and byte for byte a cold build's of the edited game."""
     data.remember_rows()
     # more cards than the TTS save writes an object at a time (`objects._MANY`)
     _rows(lambda lines: [*lines, *(f"Card {n},1,Text {n},1" for n in range(10))])(tiny_game)
@@ -159,7 +159,8 @@ def test_edits_in_a_process_building_again_write_the_files_a_cold_build_writes(t
              _rows(lambda lines: [line.replace("long " * 30, "short") for line in lines]),
              _rows(lambda lines: lines[:-1]),  # (one before the others would move their rows: all new)
              _rows(lambda lines: [lines[0], lines[3], lines[1], lines[2], *lines[4:]]),
-             _rows(lambda lines: [line.replace("Added,1", "Changed,1") for line in lines])]
+             _rows(lambda lines: [line.replace("Added,1", "Changed,1") for line in lines]),
+             _rows(lambda lines: [lines[0], lines[2], lines[1].replace(",1,", ",7,"), *lines[3:]])]  # moved, changed
     build_game(tiny_game, "tiny", BuildOptions(tiny_game / "kept", jobs=1), stages=stage_names())
     _once(tiny_game)
     appended: list[int] = []  # the lines of changes in the stamps after each edit

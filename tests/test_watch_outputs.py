@@ -308,22 +308,40 @@ def test_a_watch_copies_the_print_file_it_updated_ahead_for_the_next_update_and_
     _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")
 
 
-def test_a_watchs_print_after_edits_of_kept_rows_is_a_cold_builds(tiny_game: Path) -> None:
-    """In a process that keeps its rows (a watch: unchanged cards are the last build's entries, and a block of them
-    the last build's items, `imposition.items_from_cards`), the print after a card's copies change, a card is added
-    and the order changes is a cold build's."""
+def test_a_watchs_print_after_edits_of_kept_rows_is_a_cold_builds(tiny_game: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a process that keeps its rows (a watch: unchanged cards are the last build's entries, its imposition the
+    last one while the changed cards have the same copies, `imposition.impose_cards`, and a file's pages the last
+    build's), the print after a card's text or copies change, a card is added or removed and the order changes is a
+    cold build's, page by page and pixel by pixel (a file of a sheet: front and back)."""
+    import cardgen.outputs.pdf as pdf_module
     from cardgen.load import data
-    from tests.test_kept_rows import _fresh
 
+    monkeypatch.setattr(pdf_module, "PAGES_PER_FILE", 2)
     storage.keep_for_next_builds()
     data.remember_rows()
     out, cold = tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny"
     _rows(tiny_game, [ALPHA, BETA, NA])
     _build(tiny_game)
-    for rows in ([ALPHA, BETA, NA.replace(",3", ",4")], [ALPHA, BETA, NA, "Delta,4,Added,2"],
-                 [BETA, ALPHA, NA, "Delta,4,Added,2"]):
+    for rows in ([ALPHA, BETA, NA.replace(",3", ",4")], [ALPHA, BETA.replace("icon", "icons"), NA.replace(",3", ",4")],
+                 [ALPHA, BETA, NA, "Delta,4,Added,2"], [BETA, ALPHA, NA, "Delta,4,Added,2"], [BETA, NA]):
         _rows(tiny_game, rows)
         _build(tiny_game)
-        shutil.rmtree(cold.parent, ignore_errors=True)  # (a cold build of its own process: this one's state kept)
-        assert _fresh(tiny_game, "build", "tiny", "--out", str(cold.parent), "-j", "1").returncode == 0
+        _cold(tiny_game)
         _same_as_cold(tiny_game, out, cold)
+        files = sorted(path.name for path in (cold / "print").glob("*.pdf"))
+        assert files == sorted(path.name for path in (out / "print").glob("*.pdf")), rows
+        for name in files:
+            assert _pixels(out / "print" / name) == _pixels(cold / "print" / name), (rows, name)
+
+
+def _pixels(pdf: Path) -> list[bytes]:
+    """The RGB pixels of each page of a PDF, drawn at 30 dpi (by poppler's pdftoppm)."""
+    import subprocess
+    import tempfile
+
+    from PIL import Image
+
+    with tempfile.TemporaryDirectory() as folder:
+        subprocess.run(["pdftoppm", "-r", "30", "-png", str(pdf), f"{folder}/page"], check=True, timeout=120)
+        return [Image.open(page).convert("RGB").tobytes() for page in sorted(Path(folder).glob("page*.png"))]

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import functools
 import html
+import itertools
 import json
 import operator
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Hashable, Iterable, Iterator, Sequence
 
+from cardgen.core import storage
 from cardgen.core.bundled import ASSETS
 from cardgen.core.errors import Problem
-from cardgen.core.storage import HTML_PAD, KeptRuns, Run, blocks, place_file, write_spliced
+from cardgen.core.storage import HTML_PAD, Run, derived, kept_blocks, place_file, write_spliced
 from cardgen.outputs.playtable import STATS_PAGE, stats_page, table_script, table_section
 from cardgen.outputs.stage import Stage, StageContext
 from cardgen.record.changes import Changes, diff_records, field_change
@@ -148,7 +150,7 @@ def gallery_parts(record: BuildRecord, changes: Changes | None = None, guides: b
     errors = sum(p.severity == "error" for p in record.warnings)
     findings = (f'<section id="findings"><h2>{errors} error(s), {len(record.warnings) - errors} warning(s) in this '
                 f'build</h2><ul>{"".join(top)}</ul></section>') if top else ""
-    by_deck = cards_by_deck(record.cards)
+    by_deck = cards_by_deck(record.cards, record.game.name)
     options = "".join(f'<option value="{_e(n)}">{_e(d.title)}</option>' for n, d in record.decks.items()
                       if n in by_deck)
     moved = ("the first build of this output folder" if changes.first else
@@ -182,45 +184,69 @@ def _deck_sections(record: BuildRecord, by_deck: dict[str, list[CardEntry]], per
     """Each deck's section of the gallery: its backs, then a figure per card."""
     by_image = {back.image: back for back in record.backs.values()}
     touched = {change.id for change in changes.changed} | {card.id for card in changes.added}
-    runs = KeptRuns(("gallery", record.game.name), HTML_PAD)
     per_card_backs = frozenset(image for image, back in by_image.items() if back.per_card)
     for deck_name, deck in record.decks.items():
         cards = by_deck.get(deck_name)
         if not cards:
             continue
-        own_images, shared, copies = _deck_facts(runs, cards, per_card_backs)
+        kind = (record.game.name, deck_name)
+        # A card with no finding, no back of its own and no change shows only itself on its deck's guides: in a
+        # long-running process its figure is made once (`kept_piece`), not again at every edit of another card, and
+        # a block of such cards is one part, the last build's while it holds the same cards (`storage.kept_blocks`:
+        # no card of it looked at), so the splice copies it as one range; so are the facts of a block its deck's
+        # section says (`_block_facts`).
+        plain = ("figure", deck.pixels.width, deck.pixels.height, deck.bleed_mm, deck.safe_mm, deck.dpi)
+        made = kept_blocks(("gallery",) + kind, cards, (plain, per_card_backs),
+                           functools.partial(_plain_block, deck=deck, plain=plain, per_card=per_card_backs))
+        own_images, shared, copies = _deck_facts(facts for facts, _ in made)
         own = {card_id: by_image[image] for card_id, image in own_images.items()}  # shown with the card
         backs = "".join(_back_figure(by_image[image], deck) for image in sorted(shared))
         yield (f'<section class="deck" data-deck="{_e(deck_name)}"><h2>{_e(deck.title)} <small>{_cards(len(cards))}'
                f', {copies} with copies</small></h2><div class="grid">{backs}')
-        # A card with no finding, no back of its own and no change shows only itself on its deck's guides: in a
-        # long-running process its figure is made once (`kept_piece`), not again at every edit of another card, and
-        # a block of such cards is one part, the last build's (`storage.KeptRuns`).
-        plain = ("figure", deck.pixels.width, deck.pixels.height, deck.bleed_mm, deck.safe_mm, deck.dpi)
         special = per_card.keys() | own.keys() | touched
-        for _, block in blocks(cards):
-            if special.isdisjoint(map(_ID, block)):
-                yield runs.run(plain, block, functools.partial(_plain_figures, block, deck, plain))
+        shown = _special_blocks(kind, cards, special)
+        for number, (_, run) in enumerate(made):
+            if number not in shown:
+                yield run
                 continue
             yield Run(tuple(_figure(card, deck, per_card.get(card.id, []), changes, own.get(card.id))
                             if card.id in special else
                             kept_piece(card, plain, functools.partial(_figure, card, deck, [], Changes()))
-                            for card in block), HTML_PAD)  # padded as the others (`storage.padding`)
+                            for card in cards[number * storage.RUN_ITEMS:(number + 1) * storage.RUN_ITEMS]),
+                      HTML_PAD)  # padded as the others (`storage.padding`)
         yield "</div></section>"
-    runs.keep()
 
 
-def _deck_facts(runs: KeptRuns, cards: list[CardEntry], per_card: frozenset[str]
-                ) -> tuple[dict[str, str], set[str], int]:
-    """Of a deck's cards: the back image of each card that shows its own (one of `per_card`), by card id, the other
-    backs they show, and their copies; each block of RUN_ITEMS cards looked at only when it is not the last build's
-    (`storage.KeptRuns`: three passes over 10,000 cards were ~15 ms of an edit)."""
+def _special_blocks(kind: tuple[str, str], cards: list[CardEntry], special: set[str]) -> set[int]:
+    """The numbers of the blocks of RUN_ITEMS cards that hold a card of these ids (each, when ids repeat)."""
+    places = card_places(("gallery-places",) + kind, cards)
+    if places is None:
+        return set(range(len(cards) // storage.RUN_ITEMS + 1))
+    return {places[card_id] // storage.RUN_ITEMS for card_id in special if card_id in places}
+
+
+def card_places(kind: Hashable, cards: list[CardEntry]) -> dict[str, int] | None:
+    """The place of each card by its id, None when two cards share one (in a process that builds again, the last
+    call's of this kind while the cards at the changed places keep their ids: `storage.derived`)."""
+    def whole() -> dict[str, int] | None:
+        places = dict(zip(map(_ID, cards), itertools.count()))
+        return places if len(places) == len(cards) else None
+
+    def patched(made: dict[str, int] | None, last: list[CardEntry], changed: list[int] | None) -> dict[str, int] | None:
+        same = made is not None and changed is not None and all(cards[at].id == last[at].id for at in changed)
+        return made if same else None
+
+    return derived(kind, cards, None, whole, patched)
+
+
+def _deck_facts(blocks_facts: Iterable[tuple[dict[str, str], set[str], int]]) -> tuple[dict[str, str], set[str], int]:
+    """Of a deck's cards, from the facts of its blocks (`_block_facts`, each made once while the block holds the same
+    cards: three passes over 10,000 cards were ~15 ms of an edit): the back image of each card that shows its own,
+    by card id, the other backs they show, and their copies."""
     own: dict[str, str] = {}
     shared: set[str] = set()
     copies = 0
-    for _, block in blocks(cards):
-        block_own, block_shared, block_copies = runs.made(("facts", per_card), block,
-                                                          functools.partial(_block_facts, block, per_card))
+    for block_own, block_shared, block_copies in blocks_facts:
         own.update(block_own)
         shared |= block_shared
         copies += block_copies
@@ -237,10 +263,12 @@ def _block_facts(cards: Sequence[CardEntry], per_card: frozenset[str]) -> tuple[
 _ID = operator.attrgetter("id")
 
 
-def _plain_figures(cards: Sequence[CardEntry], deck: DeckEntry, plain: tuple) -> Iterator[str]:
-    """The figures of cards with no finding, no back of their own and no change (see `_deck_sections`)."""
-    for card in cards:
-        yield kept_piece(card, plain, functools.partial(_figure, card, deck, [], Changes()))
+def _plain_block(start: int, cards: Sequence[CardEntry], deck: DeckEntry, plain: tuple, per_card: frozenset[str]
+                 ) -> tuple[tuple[dict[str, str], set[str], int], Run]:
+    """Of a block of a deck's cards: its facts (`_block_facts`), and the figures of its cards as cards with no
+    finding, no back of their own and no change (see `_deck_sections`), as one part."""
+    return _block_facts(cards, per_card), Run(tuple(
+        kept_piece(card, plain, functools.partial(_figure, card, deck, [], Changes())) for card in cards), HTML_PAD)
 
 
 def build_id(record: BuildRecord) -> str:
@@ -251,9 +279,10 @@ def build_id(record: BuildRecord) -> str:
 def _keep_previous_images(record: BuildRecord, old_dir: Path, out_dir: Path, changes: Changes) -> None:
     """Copy the previous images of changed cards into previous/ of the new build."""
     redrawn = {change.id for change in changes.changed if change.image_changed}
-    ids = list(map(_ID, record.cards)) if redrawn else []  # (a C loop: an edit's one card looked up, not a dict made)
+    places = card_places(("gallery-places", record.game.name), record.cards) if redrawn else None
+    ids = list(map(_ID, record.cards)) if redrawn and places is None else []  # (ids repeated: the first card's)
     for card_id in redrawn:
-        face = record.cards[ids.index(card_id)].face
+        face = record.cards[places[card_id] if places is not None else ids.index(card_id)].face
         if (old_dir / face).is_file():
             place_file(old_dir / face, out_dir / PREVIOUS / face)
 

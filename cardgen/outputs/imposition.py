@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Iterable, Literal, Sequence
 
-from cardgen.core.storage import KeptRuns, blocks, builds_again
+from cardgen.core.storage import KeptRuns, blocks, builds_again, derived
 from cardgen.core.units import parse_paper
 from cardgen.options.layouts import SheetLayout
 from cardgen.options.pdf import PrintSpec
@@ -122,9 +122,29 @@ def items_from_cards(cards: list[CardEntry]) -> list[Item]:
     return items
 
 
+def impose_cards(cards: list[CardEntry], options: PrintSpec, game: str) -> Imposition:
+    """`impose` of every copy of the cards (`items_from_cards`); in a process that builds again, the last imposition
+    of the game's cards with these options while the cards at the changed places have the same items (a card's text
+    or picture edited: its image's content is the print file's, not its layout's), not laid out again (a pass over
+    each copy of 10,000 cards, ~10 ms an edit)."""
+    def patched(made: Imposition, last: list[CardEntry], places: list[int] | None) -> Imposition | None:
+        if places is None or any(_card_items(cards[place]) != _card_items(last[place]) for place in places):
+            return None
+        return made
+
+    made = derived(("imposition", game, repr(options)), cards, None, lambda: impose(items_from_cards(cards), options),
+                   patched)
+    return Imposition(list(made.pages), list(made.back_pages), list(made.warnings), made.paired)  # (the caller's)
+
+
+def _card_items(card: CardEntry) -> tuple[Item, ...]:
+    """Every copy of a card, made once for a kept entry (`kept_piece`)."""
+    return kept_piece(card, "items", functools.partial(_items_of, card))
+
+
 def _block_items(cards: Sequence[CardEntry]) -> list[Item]:
     """`items_from_cards` of a block of cards."""
-    return [item for card in cards for item in kept_piece(card, "items", functools.partial(_items_of, card))]
+    return [item for card in cards for item in _card_items(card)]
 
 
 def _items_of(card: CardEntry) -> tuple[Item, ...]:

@@ -6,6 +6,7 @@ name, and images with the same content (by the hash the build record holds) are 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import io
@@ -16,13 +17,13 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
 from cardgen.core.errors import Problem
-from cardgen.core.storage import KeptByGame, after_rebuild, cache_root, write_atomic
+from cardgen.core.storage import KeptByGame, after_rebuild, cache_root, derived, write_atomic
 from cardgen.core.units import mm_to_pt
 from cardgen.load.freshness import PreviousOutputs
 from cardgen.load.manifest import Game
 from cardgen.options.pdf import PrintSpec
 from cardgen.outputs import reportlab_compat as rl
-from cardgen.outputs.imposition import Page, Rect, impose, items_from_cards
+from cardgen.outputs.imposition import Page, Rect, impose_cards
 from cardgen.outputs.kept_prints import pdf_name, read_kept, write_kept
 from cardgen.outputs.pdf_update import (
     AHEAD_FOLDER,
@@ -36,7 +37,7 @@ from cardgen.outputs.pdf_update import (
 from cardgen.outputs.print_work import MaskedImage, PrintJPEG
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
 from cardgen.raster.render import CardWork
-from cardgen.record.record import BuildRecord, CardEntry
+from cardgen.record.record import BuildRecord, CardEntry, face_values
 
 MARK_WIDTH_PT = 0.3
 PAGES_PER_FILE = 120  # at most; a duplex front page and its back page always share a file
@@ -68,7 +69,7 @@ def write_print_pdf(record: BuildRecord, build_dir: Path, options: PrintSpec, ta
     from it in card images only is that file with a revision appended (see `write_volume`). With `helpers`
     (a build's render workers), the files of a long print are written by them, each once its images are drawn.
     """
-    imposition = impose(items_from_cards(record.cards if cards is None else cards), options)
+    imposition = impose_cards(record.cards if cards is None else cards, options, record.game.name)
     result = PrintResult(pages=len(imposition.pages), back_pages=len(imposition.back_pages),
                          warnings=imposition.warnings)
     images = ImageFiles(build_dir, record.image_hashes(), options, build_dir.parent, wait,  # caches beside it
@@ -79,13 +80,17 @@ def write_print_pdf(record: BuildRecord, build_dir: Path, options: PrintSpec, ta
         documents += _volumes(target.with_name(f"{target.stem}-backs.pdf"), imposition.back_pages, step)
     document = Document.of(record)
     writer = _VolumeWriter(document, images, helpers if len(documents) > 1 else None)
+    settings = repr(options), dataclasses.replace(document, built_at=document.built_at[:10])  # (what it prints)
     for path, pages, first, total in documents:
-        volume = Volume(record.game.name, pages, first, total, _layout_key(pages, document, options, first, total))
+        # its layout key and its slots' images: the last build's while its pages are the same (`storage.derived`)
+        layout, slots = derived(("print-file", record.game.name, path.name), pages, (settings, first, total),
+                                functools.partial(_file_facts, pages, document, options, first, total), _same_pages)
+        volume = Volume(record.game.name, pages, first, total, layout)
         if previous is None:
             writer.write(volume, path)
         else:  # the previous build's file: a revision may be appended to a copy of it (see `pdf_update`)
             base = previous.final / path.relative_to(previous.staging)
-            previous.place(path, _volume_key(volume, images), functools.partial(writer.write, volume, base=base))
+            previous.place(path, _volume_key(volume, images, slots), functools.partial(writer.write, volume, base=base))
         result.files.append(path)
     writer.finish()
     return result
@@ -255,12 +260,14 @@ def _revision_by_reportlab(swaps: dict[str, str], slots: dict[str, str], images:
 
 def _opaque_sizes(record: BuildRecord) -> dict[str, tuple[int, int]]:
     """The pixel sizes of a record's card images that cardgen draws opaque (8-bit RGB), by path: the faces and
-    backs of decks of cards (tokens and boards keep their transparency)."""
+    backs of decks of cards (tokens and boards keep their transparency); the faces' made again only for the changed
+    cards in a process that builds again (`record.face_values`)."""
     decks = {name: (deck.pixels.width, deck.pixels.height) for name, deck in record.decks.items()
              if deck.kind == "card"}
     sizes = {back.image: decks[back.deck] for back in record.backs.values() if back.deck in decks}
-    sizes.update({card.face: decks[card.deck] for card in record.cards if card.deck in decks})
-    return sizes
+    faces = face_values(("opaque-sizes", record.game.name), record.cards, tuple(decks.items()),
+                        lambda card: decks.get(card.deck))
+    return {**sizes, **faces}
 
 
 def _layout_key(pages: list[Page], document: Document, options: PrintSpec, first: int, total: int) -> str:
@@ -280,11 +287,36 @@ def _layout_key(pages: list[Page], document: Document, options: PrintSpec, first
     return digest.hexdigest()[:32]
 
 
-def _volume_key(volume: Volume, images: ImageFiles) -> str:
-    """A hash of everything `_draw` writes into a volume's file: its layout and the content of every image drawn."""
+def _volume_key(volume: Volume, images: ImageFiles, slots: list[str]) -> str:
+    """A hash of everything `_draw` writes into a volume's file: its layout and the content of every image drawn
+    (`slots`: the image of each slot of its pages, see `_file_facts`)."""
+    names = list(map(images.hashes.__getitem__, slots))  # (by C loops)
     digest = hashlib.sha256(volume.layout.encode())
-    digest.update("".join(volume.names(images)).encode())  # (the names one after the other: hashed at once)
+    for start in range(0, len(names), SLOTS_HASHED):
+        digest.update(_names_digest(tuple(names[start:start + SLOTS_HASHED])))
     return digest.hexdigest()[:32]
+
+
+SLOTS_HASHED = 64  # the names of this many slots hashed at once, each such block's digest kept (`_names_digest`)
+
+
+@functools.lru_cache(maxsize=4096)
+def _names_digest(names: tuple[str, ...]) -> bytes:
+    """The digest of the image names of a block of slots (kept: an edit's file hashes again only the blocks whose
+    images changed, not ~20,000 names)."""
+    return hashlib.sha256("".join(names).encode()).digest()
+
+
+def _file_facts(pages: list[Page], document: Document, options: PrintSpec, first: int, total: int
+                ) -> tuple[str, list[str]]:
+    """Of a print file's pages: their layout key (`_layout_key`) and the image path of each slot, page after page."""
+    return _layout_key(pages, document, options, first, total), [slot.image for page in pages for slot in page.slots]
+
+
+def _same_pages(made: Any, last: list[Page], places: list[int] | None) -> Any:
+    """What was made of a file's pages, while they are the same objects (`storage.derived`: pages are not changed
+    once imposed, and a watch's edit keeps the pages it does not lay out again, see `imposition.impose_cards`)."""
+    return made if places == [] else None
 
 
 def _volumes(path: Path, pages: list[Page], step: int) -> list[tuple[Path, list[Page], int, int]]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Collection, Iterator, Sequence
 
 from cardgen.core.bundled import ASSETS
-from cardgen.core.storage import JSON_PAD, KeptRuns, Run, blocks
+from cardgen.core.storage import JSON_PAD, Run, kept_blocks
 from cardgen.record.record import BuildRecord, CardEntry, kept_piece
 
 STATS_PAGE = "stats/{game}.html"  # under the output root: written by `cardgen stats GAME --page`
@@ -72,20 +72,19 @@ def table_section(record: BuildRecord, shown: Collection[str] | None = None) -> 
            '<h3>In play</h3><div class="zone" id="in-play"></div><div id="hands-zone"></div>'
            '<script type="application/json" id="table-data">'
            f'{{"decks": {_script_json({n: d.title for n, d in record.decks.items()})}, "cards": [')
-    # (a block of unchanged cards: the last build's run, padded with spaces, which JSON.parse skips: see storage)
-    runs = KeptRuns(("table", record.game.name), JSON_PAD)
-    for start, block in blocks(record.cards):
-        yield runs.run(start == 0, block, functools.partial(_table_parts, block, start))
-    runs.keep()
+    # (a block of unchanged cards: the last build's run, see storage.kept_blocks; padded with spaces, which
+    # JSON.parse skips: see storage.padding)
+    yield from kept_blocks(("table", record.game.name), record.cards, None, _table_parts)
     yield "]}</script></section>"
 
 
-def _table_parts(cards: Sequence[CardEntry], start: int) -> Iterator[str]:
+def _table_parts(start: int, cards: Sequence[CardEntry]) -> Run:
     """The table data of the cards from the card at `start` of the record on, each after its separator (each
-    unchanged card's made once in a long-running process)."""
+    unchanged card's made once in a long-running process), as one part."""
+    parts: list[str] = []
     for number, card in enumerate(cards, start):
-        yield ", " if number else ""
-        yield kept_piece(card, "table", functools.partial(_table_data, card))  # the same object: spliced (storage)
+        parts += ", " if number else "", kept_piece(card, "table", functools.partial(_table_data, card))
+    return Run(tuple(parts), JSON_PAD)  # (each the same object as last time: spliced, see storage)
 
 
 def table_script() -> str:
