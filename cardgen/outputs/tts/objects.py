@@ -192,8 +192,12 @@ def mark_for_push(objects: list[dict], game: str) -> None:
     used: dict[tuple[int, tuple], tuple[dict, Any]] = {}
     runs = KeptRuns(("memo", game))
     for obj in objects:
-        for inner in obj.get("ContainedObjects", []):
-            inner["Tags"] = [tag]
+        contained = obj.get("ContainedObjects", [])
+        for start in range(0, len(contained), MEMO_BLOCK):  # (a block hashed last time: its objects tagged then)
+            block = contained[start:start + MEMO_BLOCK]
+            if runs.last("memo", block) is None:
+                for inner in block:
+                    inner["Tags"] = [tag]
         obj["Tags"] = [tag, f"{tag}:{obj['GUID']}"]
         digest = hashlib.sha256()
         for piece in _memo_pieces(obj, used, functools.partial(_block_digest, used=used, runs=runs)):

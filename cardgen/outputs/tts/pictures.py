@@ -288,6 +288,13 @@ class CoverFace:
 Picture = SheetPicture | Scaled | Component | Plain
 
 
+def shown_paths(picture: Picture) -> list[str]:
+    """The paths (in the build folder) of the card images a picture shows."""
+    if isinstance(picture, SheetPicture):
+        return [slot.source.path for slot in picture.slots if isinstance(slot, Cell)]
+    return [] if isinstance(picture, Plain) else [picture.source.path]
+
+
 def make_picture(picture: Picture, out_root: Path, cards: CardImages) -> Image.Image:
     """The image a recipe describes."""
     return picture.image() if isinstance(picture, Plain) else picture.make(out_root, cards)
