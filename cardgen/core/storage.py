@@ -681,6 +681,10 @@ class Cache:
         """Where the entry of a key lives (whether or not it exists)."""
         return self.folder / key[:2] / f"{key}{self.suffix if suffix is None else suffix}"
 
+    def path_text(self, key: str, suffix: str | None = None) -> str:
+        """`path` as text (no Path made: for many entries looked up at once, see `folderwatch.entry_trust`)."""
+        return f"{self.folder}/{key[:2]}/{key}{self.suffix if suffix is None else suffix}"
+
     def has(self, key: str, suffix: str | None = None) -> bool:
         """Whether the entry of a key exists and verifies (see `verify`: one `stat` for an entry this process
         verified before, a card image or TTS cell looked up again by a running watch)."""

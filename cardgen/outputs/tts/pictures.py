@@ -332,9 +332,14 @@ class ExportImage:
         """The file suffix of its format."""
         return ".png" if self.png else ".jpg"
 
+    @property
+    def key(self) -> str:
+        """Its key in the outputs cache."""
+        return inputs_key(self.inputs, __name__)
+
     def cached(self, out_root: Path) -> bool:
         """Whether the image is in the cache."""
-        return Cache(out_root, "outputs", self.suffix).has(inputs_key(self.inputs, __name__))
+        return Cache(out_root, "outputs", self.suffix).has(self.key)
 
     def make(self, out_root: Path, cards: CardImages) -> Path:
         """The cached file of this image (made now unless it is cached already)."""
