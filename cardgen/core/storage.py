@@ -162,10 +162,12 @@ class KeptRuns:
              keep: Callable[[T], bool] = lambda made: True) -> T:
         """What `make` makes of the items, the last write's for the same items and kind (made now when `keep` says
         no to what it made)."""
-        last = self.last(kind, items)
-        if last is not None:
-            self.put(kind, items, last)
-            return last
+        key = (kind, *map(id, items))
+        kept = self.kept.get(key)
+        if kept is not None:  # (kept whole for the next write: no key or tuple of the items made again)
+            if self.keeping:
+                self.used[key] = kept
+            return kept[1]
         made = make()
         if keep(made):
             self.put(kind, items, made)
