@@ -159,12 +159,12 @@ class KeptRuns:
         return self.made(kind, items, lambda: b"".join(make()))
 
     def made(self, kind: Hashable, items: Sequence[object], make: Callable[[], T],
-             keep: Callable[[T], bool] = lambda made: True) -> T:
-        """What `make` makes of the items, the last write's for the same items and kind (made now when `keep` says
-        no to what it made)."""
+             keep: Callable[[T], bool] = lambda made: True, take: Callable[[T], bool] = lambda last: True) -> T:
+        """What `make` makes of the items, the last write's for the same items and kind when `take` says yes to it
+        (kept for the next write when `keep` says yes to what it made)."""
         key = (kind, *map(id, items))
         kept = self.kept.get(key)
-        if kept is not None:  # (kept whole for the next write: no key or tuple of the items made again)
+        if kept is not None and take(kept[1]):  # (kept whole for the next write: no key or tuple made again)
             if self.keeping:
                 self.used[key] = kept
             return kept[1]
