@@ -651,6 +651,43 @@ def test_each_sheet_is_made_by_the_card_work_that_completes_it(mini, tmp_path) -
     assert _images(fresh / "tts") == _images(out_dir / "tts")
 
 
+def test_a_watch_takes_the_sheets_it_found_cached_unlooked_at_and_notices_one_gone_behind_its_back(
+        mini, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a process that builds again, the card work finds the export's images in the outputs cache by looking at
+    each once; then, while the kernel says nothing touched them (`folderwatch.entry_trust`), without looking; an
+    image deleted behind its back is looked at again, and made again by the card work."""
+    from cardgen.core import folderwatch, storage
+    from cardgen.outputs.tts import work as work_module
+    from cardgen.outputs.tts.stage import card_work
+
+    out_dir, record, _ = mini
+    out_root = Path(shutil.copytree(out_dir.parent, tmp_path / "out", copy_function=os.link))
+    options = TTSStage.for_game(load_game(out_dir.parent.parent, "mini")).config
+    monkeypatch.setattr(folderwatch, "_WATCHES", {})
+    storage.keep_for_next_builds()
+    verified: dict[str, bool] = {}
+    verify = work_module.verify
+
+    def looked_at(path: Path) -> bool:
+        verified[path.name] = verify(path)
+        return verified[path.name]
+
+    monkeypatch.setattr(work_module, "verify", looked_at)
+    assert card_work("mini", record, options, out_root) == {}
+    cached = sorted(name for name, found in verified.items() if found)
+    assert len(cached) >= 4  # each sheet and other image the cache holds, looked at
+    card_work("mini", record, options, out_root)  # (those sealed again for the copy's change times: looked at anew)
+    verified.clear()
+    assert card_work("mini", record, options, out_root) == {}
+    assert not verified.keys() & set(cached)  # nothing touched them: taken unlooked at
+    gone = next((out_root / ".cache" / "outputs").rglob(cached[0]))
+    gone.unlink()
+    verified.clear()
+    work = card_work("mini", record, options, out_root)
+    assert verified.get(cached[0]) is False and not verified.keys() & set(cached[1:])
+    assert any(item.sheets or item.images for item in work.values())  # made again by the work on its cards
+
+
 def test_the_card_work_is_planned_without_hashing_the_saved_object(mini, tmp_path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """The build's card work needs the export's images only: it is planned without `mark_for_push` (a hash of every

@@ -190,13 +190,15 @@ class KeptRuns:
         return self.made(kind, items, lambda: b"".join(make()))
 
     def made(self, kind: Hashable, items: Sequence[object], make: Callable[[], T],
-             keep: Callable[[T], bool] = lambda made: True) -> T:
-        """What `make` makes of the items, the last write's for the same items and kind (made now when `keep` says
-        no to what it made)."""
-        last = self.last(kind, items)
-        if last is not None:
-            self.put(kind, items, last)
-            return last
+             keep: Callable[[T], bool] = lambda made: True, take: Callable[[T], bool] = lambda last: True) -> T:
+        """What `make` makes of the items, the last write's for the same items and kind when `take` says yes to it
+        (kept for the next write when `keep` says yes to what it made)."""
+        key = (kind, *map(id, items))
+        kept = self.kept.get(key)
+        if kept is not None and take(kept[1]):  # (kept whole for the next write: no key or tuple made again)
+            if self.keeping:
+                self.used[key] = kept
+            return kept[1]
         made = make()
         if keep(made):
             self.put(kind, items, made)
@@ -944,6 +946,10 @@ class Cache:
     def path(self, key: str, suffix: str | None = None) -> Path:
         """Where the entry of a key lives (whether or not it exists)."""
         return self.folder / key[:2] / f"{key}{self.suffix if suffix is None else suffix}"
+
+    def path_text(self, key: str, suffix: str | None = None) -> str:
+        """`path` as text (no Path made: for many entries looked up at once, see `folderwatch.entry_trust`)."""
+        return f"{self.folder}/{key[:2]}/{key}{self.suffix if suffix is None else suffix}"
 
     def has(self, key: str, suffix: str | None = None) -> bool:
         """Whether the entry of a key exists and verifies (see `verify`: one `stat` for an entry this process

@@ -52,15 +52,14 @@ def card_deck(export: Exporter, deck_name: str, deck: DeckEntry, cards: list[Car
     ids: list[int] = []
     placed = repr(tuple(transform.items()))  # (as text, which keeps its hash: each card's piece is looked up by it)
     for plan in plans:
-        sheet, cards_shown = plan.sheet, list(plan.cards)
+        sheet = plan.sheet
         shown = repr((str(sheet.key), tuple(custom[str(sheet.key)].items())))
-        make = functools.partial(_sheet_objects, export, sheet, cards_shown, custom, transform, sideways, placed)
         # in a process that builds again, a sheet of the same cards showing the same is the last build's, unless
         # a GUID its cards took is taken already (the GUIDs are handed out in order: see `Guids`)
-        objects = export.objects.last((shown, sideways, placed), cards_shown)
-        if objects is None or not (objects.first_choices and export.guid.take(objects.guids)):
-            objects = make()
-        export.objects.put((shown, sideways, placed), cards_shown, objects)
+        objects = export.objects.made(
+            (shown, sideways, placed), plan.cards,
+            functools.partial(_sheet_objects, export, sheet, plan.cards, custom, transform, sideways, placed),
+            take=lambda objects: objects.first_choices and export.guid.take(objects.guids))
         contained += objects.objects
         ids += objects.ids
     if len(contained) == 1:  # (a copy: the export marks the deck's own object, not the card's kept one)
@@ -82,7 +81,7 @@ class SheetObjects:
     first_choices: bool
 
 
-def _sheet_objects(export: Exporter, sheet: Sheet, cards: list[CardEntry], custom: dict, transform: dict,
+def _sheet_objects(export: Exporter, sheet: Sheet, cards: Sequence[CardEntry], custom: dict, transform: dict,
                    sideways: bool, placed: str) -> SheetObjects:
     """The objects of a sheet's cards, their GUIDs taken now."""
     images = (str(sheet.key), tuple(custom[str(sheet.key)].items()))
@@ -148,11 +147,10 @@ def _sheet_plans(export: Exporter, deck_name: str, deck: DeckEntry, cards: list[
     plans = []
     for index, start in enumerate(range(0, len(distinct), SLOTS_PER_SHEET)):
         block = distinct[start:start + SLOTS_PER_SHEET]
-        plan = export.sheets.last((kind, index), block)
-        if plan is None or not (plan.first_choice and export.take_key(plan.sheet.key)):
-            plan = _sheet_plan(export, deck_name, deck, index, block, card_size, picture, backs)
-        export.sheets.put((kind, index), block, plan)
-        plans.append(plan)
+        plans.append(export.sheets.made(
+            (kind, index), block,
+            functools.partial(_sheet_plan, export, deck_name, deck, index, block, card_size, picture, backs),
+            take=lambda plan: plan.first_choice and export.take_key(plan.sheet.key)))
     return plans
 
 

@@ -15,7 +15,7 @@ from cardgen.outputs.tts.boards import board
 from cardgen.outputs.tts.decks import card_deck
 from cardgen.outputs.tts.layout import Footprint, lay_out, outside
 from cardgen.outputs.tts.objects import mark_for_push, transform, tts_text
-from cardgen.outputs.tts.pictures import Component, ExportImage, Picture, Plain, Source
+from cardgen.outputs.tts.pictures import Component, ExportImage, Picture, Source, shown_paths
 from cardgen.outputs.tts.sheets import Guids
 from cardgen.outputs.tts.sizes import card_scale, table_units
 from cardgen.outputs.tts.tokens import token_objects
@@ -56,6 +56,8 @@ class Exporter:
         self.outside = 0  # objects the layout could not keep inside the play area
         self.objects = KeptRuns(("tts-objects", game))  # each sheet's objects (`decks.card_deck`), for the next
         self.sheets = KeptRuns(("tts-sheets", game))  # each sheet's plan (`decks._sheet_plans`), for the next
+        # each image's key by its inputs' identity (a kept sheet plan's): not ~150 hashes of a sheet's 70 card hashes
+        self.image_keys = KeptRuns(("tts-image-keys", game, recipes is None))
 
     # ------------------------------------------------------------ images
 
@@ -74,10 +76,13 @@ class Exporter:
         faces' sheets and texts are made as their cards are drawn, not after a deck's back.
 
         The name carries a hash of the inputs (card hashes, cell size, format), which changes whenever the
-        content does.
+        content does; in a process that builds again, the last export's for the same inputs (list: not changed once
+        given, as a kept sheet plan's are not).
         """
         png = keep_alpha or self.options.image_format == "png"
-        key = inputs_key([*inputs, str(png), str(self.options.jpeg_quality)], __name__)
+        quality = self.options.jpeg_quality
+        key = self.image_keys.made((png, quality), (inputs,),
+                                   lambda: inputs_key([*inputs, str(png), str(quality)], __name__))
         name = f"{self.game}-{stem}-{key[:12]}{'.png' if png else '.jpg'}"
         image = ExportImage(picture, png, self.options.jpeg_quality, (key,))
         if self.recipes is not None:
@@ -98,9 +103,8 @@ class Exporter:
         """Put an image into the export's folder, made once the cards it shows are drawn (one the previous build
         made of the same is kept without waiting for them: ~1 look-up a card)."""
         def make(target: Path) -> None:
-            picture = image.picture
-            for digest in picture.sources if not isinstance(picture, Plain) else ():
-                self.wait(self.path_of.get(digest, digest))
+            for path in shown_paths(image.picture):  # (by path: not a dict of every image's path by hash an edit)
+                self.wait(path)
             place_file(image.make(self.out_dir.parent, self.card_image), target)
 
         if self.previous is None:
@@ -137,11 +141,6 @@ class Exporter:
     def hashes(self) -> dict[str, str]:
         """The content hash of every face and back image, by path."""
         return self.record.image_hashes()
-
-    @functools.cached_property
-    def path_of(self) -> dict[str, str]:
-        """A path of each image, by its hash (asked for by the images made only)."""
-        return {digest: path for path, digest in self.hashes.items()}
 
     def component_image(self, card: CardEntry, deck: DeckEntry, keep_alpha: bool) -> str:
         """A token's or board's image, trimmed and kept within the size limit; its URL."""
@@ -188,6 +187,7 @@ class Exporter:
         if self.recipes is None:
             self.objects.keep()
         self.sheets.keep()  # (`card_work`'s plans are the export's, made once a build)
+        self.image_keys.keep()
         game = self.record.game
         return {"SaveName": game.title, "Date": self.record.built_at, "VersionNumber": "",
                 "GameMode": game.title, "GameType": "", "GameComplexity": "", "Tags": [], "Gravity": 0.5,

@@ -288,6 +288,13 @@ class CoverFace:
 Picture = SheetPicture | Scaled | Component | Plain
 
 
+def shown_paths(picture: Picture) -> list[str]:
+    """The paths (in the build folder) of the card images a picture shows."""
+    if isinstance(picture, SheetPicture):
+        return [slot.source.path for slot in picture.slots if isinstance(slot, Cell)]
+    return [] if isinstance(picture, Plain) else [picture.source.path]
+
+
 def make_picture(picture: Picture, out_root: Path, cards: CardImages) -> Image.Image:
     """The image a recipe describes."""
     return picture.image() if isinstance(picture, Plain) else picture.make(out_root, cards)
@@ -325,9 +332,14 @@ class ExportImage:
         """The file suffix of its format."""
         return ".png" if self.png else ".jpg"
 
+    @property
+    def key(self) -> str:
+        """Its key in the outputs cache."""
+        return inputs_key(self.inputs, __name__)
+
     def cached(self, out_root: Path) -> bool:
         """Whether the image is in the cache."""
-        return Cache(out_root, "outputs", self.suffix).has(inputs_key(self.inputs, __name__))
+        return Cache(out_root, "outputs", self.suffix).has(self.key)
 
     def make(self, out_root: Path, cards: CardImages) -> Path:
         """The cached file of this image (made now unless it is cached already)."""
