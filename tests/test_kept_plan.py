@@ -197,13 +197,16 @@ def _sources(folder: Path) -> list[str]:
     return sorted(json.loads((folder / "build.json").read_text(encoding="utf-8"))["sources"])
 
 
-def test_a_watchs_record_lists_the_files_its_cards_draw_after_edits_as_a_cold_build(tiny_game: Path) -> None:
+def test_a_watchs_record_lists_the_files_its_cards_draw_after_edits_as_a_cold_build(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The files the cards draw, counted again only at the changed cards' places (`plan._FilesDrawn`): a file no card
     draws any more leaves the record's sources, one a changed card draws comes in, as in a cold build's; the pieces
     kept of card entries are those of the entries kept."""
     from PIL import Image
 
     out, cold = tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny"
+    for kept in (record_module, "_PIECES"), (record_module, "_KEPT_ENTRIES"), (plan_module, "_LAST_RECORDS"):
+        monkeypatch.setattr(*kept, {})  # (none of earlier tests' games)
     storage.keep_for_next_builds()
     face = tiny_game / "templates" / "tiny" / "face.svg"
     drawn = "{% if card.power == 2 %}{{ image('../../art/mark.png', 10, 10, 50, 50) }}{% endif %}</svg>"
