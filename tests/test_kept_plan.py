@@ -10,6 +10,7 @@ import pytest
 
 from cardgen.build import plan as plan_module
 from cardgen.core import storage
+from cardgen.record import record as record_module
 from tests.test_edit import _same_as_cold
 from tests.test_watch_outputs import ALPHA, BETA, NA, _build, _cold, _rows
 
@@ -189,3 +190,39 @@ def test_a_process_watches_at_most_so_many_folders_and_notes_at_most_so_many_nam
     for name in "abc":
         (second / name).write_bytes(b"x")
     assert folderwatch.changed_since(second) is None
+
+
+def _sources(folder: Path) -> list[str]:
+    """The files build.json says the build read."""
+    return sorted(json.loads((folder / "build.json").read_text(encoding="utf-8"))["sources"])
+
+
+def test_a_watchs_record_lists_the_files_its_cards_draw_after_edits_as_a_cold_build(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The files the cards draw, counted again only at the changed cards' places (`plan._FilesDrawn`): a file no card
+    draws any more leaves the record's sources, one a changed card draws comes in, as in a cold build's; the pieces
+    kept of card entries are those of the entries kept."""
+    from PIL import Image
+
+    out, cold = tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny"
+    for kept in (record_module, "_PIECES"), (record_module, "_KEPT_ENTRIES"), (plan_module, "_LAST_RECORDS"):
+        monkeypatch.setattr(*kept, {})  # (none of earlier tests' games)
+    storage.keep_for_next_builds()
+    face = tiny_game / "templates" / "tiny" / "face.svg"
+    drawn = "{% if card.power == 2 %}{{ image('../../art/mark.png', 10, 10, 50, 50) }}{% endif %}</svg>"
+    face.write_text(face.read_text().replace("</svg>", drawn))
+    (tiny_game / "art").mkdir()  # outside the game's folder: the record lists it among its sources when drawn
+    Image.new("RGB", (40, 40), "red").save(tiny_game / "art" / "mark.png")
+    plain = "Beta,5,Plain words,1"
+    seen = []
+    for rows in ([ALPHA, plain, NA], [ALPHA, BETA, NA], [ALPHA, plain, NA], [NA, BETA, ALPHA, GAMMA], [NA, GAMMA]):
+        _rows(tiny_game, rows)
+        _build(tiny_game)
+        _cold(tiny_game)
+        assert _sources(out) == _sources(cold)
+        seen.append(_sources(out))
+        # the pieces kept are those of the entries kept, no other (`record._keep_changed`, by the few that changed)
+        assert set(record_module._PIECES) == set(map(id, record_module._KEPT_ENTRIES["tiny"].values()))
+    mark = set(seen[1]) - set(seen[0])  # Beta draws the image
+    assert mark == {"art/mark.png"} and not mark & set(seen[2]) and mark <= set(seen[3]) and \
+        not mark & set(seen[4])

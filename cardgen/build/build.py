@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from cardgen.build.early import drawn_early
-from cardgen.build.plan import BuildPlan, CardFiles, draw_plan, plan_build, record_of
+from cardgen.build.plan import BuildPlan, CardFiles, draw_plan, files_drawn, plan_build, record_of
 from cardgen.core.errors import CardgenError, Problem
 from cardgen.core.ownership import (
     check_game_name,
@@ -249,8 +249,8 @@ class _Build:
         record = self.record = record_of(plan)
         if self.previous is not None:  # `keep_previous` compares it; a first build's waits for the drawing
             self.fingerprint()
-        used = {f.relative_to(root.resolve()).as_posix() for a in [*plan.faces.values(), *plan.backs.values()]
-                for f in a.rendered.files} | set(plan.game.files_elsewhere())
+        resolved = root.resolve()
+        used = {f.relative_to(resolved).as_posix() for f in files_drawn(plan)} | set(plan.game.files_elsewhere())
         record.settings = self.settings
         # the files read outside the folders stamped before reading (images a card names elsewhere); a file that
         # appeared in them since is not stamped: the next build sees it new and builds
@@ -322,10 +322,6 @@ class _Build:
         self.fingerprint()
         self.outputs.start()
         self.keep_renders()
-
-    def available(self, keys: list[str]) -> None:
-        """The stages may read these images, found in the cache."""
-        self.card_files.available(keys)
 
     def ready(self, keys: list[str]) -> None:
         """These images are drawn (or found): their card files are placed."""

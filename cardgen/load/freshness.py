@@ -24,7 +24,7 @@ import shutil
 import stat as stat_module
 import time
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Collection, Iterable
 
 from cardgen.core.errors import CardgenError, Problem
 from cardgen.core.storage import FILE_MODE, builds_again, file_identity, keep_latest, write_atomic, write_text
@@ -307,6 +307,17 @@ def _let_go(*held: object) -> None:
     """Nothing: what `storage.after_rebuild` held for it is freed as it returns."""
 
 
+def _in_folder(trusted: tuple[str, tuple[str, object]]) -> str:
+    """The target of a file kept on trust by `PreviousOutputs.keep_trusted`: (name, (folder, maker)) -> folder/name."""
+    name, (folder, _) = trusted
+    return f"{folder}/{name}"
+
+
+def _missing(names: Collection[str], held: Collection[str]) -> list[str]:
+    """The names of `names` (in their order) that `held` does not hold, by C loops (an edit's few of thousands)."""
+    return list(itertools.compress(names, map(operator.not_, map(held.__contains__, names))))
+
+
 class PreviousOutputs:
     """The output files of a game's previous build, for the build now writing its staging folder to keep those
     it would make again, not made again.
@@ -344,6 +355,8 @@ class PreviousOutputs:
         self._aside: list[Path] = []  # the previous folder's files an edit replaced or deleted (`_set_aside`)
         self.trusted: dict[str, Path | str] = {}  # kept unread (see `place`): its target in the staging folder,
         self.makers: dict[str, Callable[[Path], object]] = {}  # and what makes it there if it changed
+        # kept unread by `keep_trusted`: the folder its target is in and what makes it there, one pair for many
+        self.trusted_in: dict[str, tuple[str, Callable[[Path], object]]] = {}
         self.looked: list[str] = []  # the files kept as they were looked at (`_keep`), not on trust
         self.changed: set[str] | None = None  # the files the kernel named as changed then (`folderwatch`)
 
@@ -375,25 +388,25 @@ class PreviousOutputs:
         make(Path(target))
         return True
 
-    def keep_trusted(self, names: list[str], keys: list[str], targets: list[str],
+    def keep_trusted(self, names: list[str], keys: list[str], folder: str,
                      make: Callable[[Path], object]) -> list[bool]:
         """`place` with `trust` of many files at once (the card files an edit finds in the cache), by C loops, not a
         Python step a file (~45-60 ms an edit at 10,000 cards): for each, whether it was kept on trust (made by
-        `make(target)` if `put_in_place` finds it changed); the others are left to `place`."""
+        `make(target)`, the target `folder/name`, if `put_in_place` finds it changed); the others are left to
+        `place`."""
         if not builds_again() or self.linked or self.made and any(map(self.made.__contains__, names)):
             return [False] * len(names)
         sealed: list = list(map(self.sealed.get, names))  # (a file's [size, time], else anything)
         kept = list(map(operator.and_, map(operator.eq, map(self.keys.get, names), keys),
                         map(isinstance, sealed, itertools.repeat(list))))
         if not all(kept):  # (an edit keeps all it found: no list taken apart then)
-            names, keys, sealed, targets = (list(itertools.compress(items, kept))
-                                            for items in (names, keys, sealed, targets))
+            names, keys, sealed = (list(itertools.compress(items, kept)) for items in (names, keys, sealed))
         self.made.update(zip(names, keys))
         # No new object for each of 10,000 files (a (size, time, mode) and a (target, make) each: ~30,000 objects the
-        # garbage collector walked, ~3-4 ms of an edit's passes; `_state`, `makers`)
+        # garbage collector walked, ~3-4 ms of an edit's passes; `_state`; the folder and maker one pair for all, its
+        # target made only of a file found changed: 10,000 texts made and kept were ~1.5 ms of an edit)
         self.kept.update(zip(names, sealed))
-        self.trusted.update(zip(names, targets))
-        self.makers.update(zip(names, itertools.repeat(make)))
+        self.trusted_in.update(zip(names, itertools.repeat((folder, make))))
         return kept
 
     def _check_trusted(self) -> None:
@@ -408,7 +421,10 @@ class PreviousOutputs:
         # as that build left them.
         self.changed = changed_since(self.final)
         changed = self.changed if self.own_stamps else None
-        looked = self.trusted if changed is None else {n: self.trusted[n] for n in changed if n in self.trusted}
+        trusted = itertools.chain(self.trusted.items(), zip(self.trusted_in, map(_in_folder, self.trusted_in.items())))
+        looked = dict(trusted) if changed is None else {
+            name: self.trusted.get(name) or _in_folder((name, self.trusted_in[name]))
+            for name in changed if name in self.trusted or name in self.trusted_in}
         for name, target in looked.items():
             try:
                 state = _file_state(f"{final}/{name}")
@@ -416,7 +432,7 @@ class PreviousOutputs:
                 state = None
             if state is None or state != (*_state(self.kept[name]), 1):
                 del self.kept[name]
-                self.makers[name](Path(target))
+                (self.makers.get(name) or self.trusted_in[name][1])(Path(target))
 
     def _keep(self, name: str, target: Path) -> bool:
         """Whether the previous build's file `name` is as it sealed it, and so kept (noted in `kept`; linked to
@@ -483,11 +499,13 @@ class PreviousOutputs:
         # the stamps of the folders in it among them, but its own (the previous folder has one: it stays)
         made = [path for path in self.staging.rglob("*") if path.is_file() and path != self.staging / STAMP]
         refuse_foreign(self.final.with_name(f".{self.final.name}.old"))  # as the swap would
-        touched = [path.relative_to(self.staging) for path in made] + [Path(n) for n in self.sealed.keys() - self.kept]
+        # the files sealed and not kept (by C loops: a set of ~20,000 names taken apart was ~2 ms at 10,000 cards)
+        replaced = _missing(self.sealed, self.kept)
+        touched = [path.relative_to(self.staging) for path in made] + list(map(Path, replaced))
         if not self.linked and self.sealed and len(made) <= MOVED_AT_MOST and self._writable(touched):
             self.check_kept()
             interrupts.check()  # a Ctrl-C Python lost: the previous output stays
-            self._move_in(made)
+            self._move_in(made, replaced)
             looked_at(self.final, self.changed)
             return
         if not self.linked:
@@ -540,9 +558,10 @@ class PreviousOutputs:
         self._set_aside(target, link=True)
         os.replace(path, target)
 
-    def _move_in(self, made: list[Path]) -> None:
+    def _move_in(self, made: list[Path], replaced: list[str]) -> None:
         """Move the files the build made into the previous folder and delete those it no longer makes, sealing
-        the result with only the made files' stamps taken anew (the kept files' are the ones just checked).
+        the result with only the made files' stamps taken anew (the kept files' are the ones just checked);
+        `replaced`: the files sealed that it did not keep.
 
         The previous stamps go first and the new ones last: a build stopped between them leaves a folder
         without stamps, which no later build keeps anything of or calls current (it is built again whole)."""
@@ -551,7 +570,7 @@ class PreviousOutputs:
         names = {path.relative_to(self.staging).as_posix(): path for path in made}
         stamps = dict(_read_stamps(self.staging / STAMPS))  # a copy: its keys are set anew
         # the kept files' stamps: a copy of all, less the few not kept (not 10,000 looked up one by one: ~3 ms)
-        outputs, replaced = dict(self.sealed), self.sealed.keys() - self.kept.keys()
+        outputs = dict(self.sealed)
         for name in replaced:
             del outputs[name]
         for name, path in [*names.items(), (STAMP, self.final / STAMP)]:  # the folder's own stamp stays
@@ -562,9 +581,9 @@ class PreviousOutputs:
         # stamps are read as mappings)
         changes = {key: value for key, value in stamps.items() if key not in _CHANGED_BY_ENTRY}
         changes["outputs"] = {**{name: outputs[name] for name in [*names, STAMP] if name in outputs},
-                              **dict.fromkeys(replaced - outputs.keys())}
+                              **dict.fromkeys(_missing(replaced, outputs))}
         changes["made"] = {**{name: self.made[name] for name in self.placed if self.keys.get(name) != self.made[name]},
-                           **dict.fromkeys(self.keys.keys() - self.made.keys())}
+                           **dict.fromkeys(_missing(self.keys, self.made))}
         stamps["outputs"], stamps["made"] = outputs, dict(self.made)
         if not _append_stamps(self.final / STAMPS, self.staging / STAMPS, self.read_as, stamps, changes):
             _write_stamps(self.staging / STAMPS, stamps)
@@ -574,7 +593,7 @@ class PreviousOutputs:
                 target = self.final / name
                 target.parent.mkdir(parents=True, exist_ok=True)
                 self._replace(path, target)
-        for name in replaced - outputs.keys():
+        for name in _missing(replaced, outputs):
             gone = self.final / name
             self._set_aside(gone)
             gone.unlink(missing_ok=True)
