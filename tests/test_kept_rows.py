@@ -375,12 +375,7 @@ decks:
     face: face.svg
     back: back.svg
     filter: "power < 3"
-  strong:
-    source: cards.csv
-    face: face.svg
-    back: back.svg
-    filter: "power >= 3"
-    id_prefix: strong-
+""" + STRONG + """\
 rules:
   - {id: strength, message: The cards are too strong together, severity: warning, total: "sum(power) <= 50"}
 """
