@@ -23,6 +23,7 @@ from cardgen.core.errors import CardgenError, Problem
 from cardgen.core.expressions import EvaluationError, ExpressionError, columns_in, evaluate_mask
 from cardgen.core.filenames import collision_key, slugify, unsafe_reason
 from cardgen.core.storage import builds_again, keep_for_next_builds, keep_latest
+from cardgen.core.storage import changed_places as changed_objects
 from cardgen.load.manifest import Choice, DataSource, DeckSpec, FieldSpec, Game
 from cardgen.load.values import Value, fill, unknown_message
 
@@ -795,10 +796,8 @@ T = TypeVar("T")
 def changed_places(now: Sequence[Any], last: Sequence[Any]) -> list[int] | None:
     """The places where `now` holds another object than `last` (by identity, a C loop), when both are as long and few
     differ (at most an eighth, or 8); else None."""
-    if len(now) != len(last):
-        return None
-    changed = list(itertools.compress(itertools.count(), map(operator.is_not, now, last)))
-    return changed if len(changed) <= max(len(now) // 8, 8) else None
+    changed = changed_objects(now, last)
+    return changed if changed is not None and len(changed) <= max(len(now) // 8, 8) else None
 
 
 @dataclass
