@@ -532,6 +532,40 @@ def test_tokens_and_boards_are_embedded_from_streams_made_while_drawing(built, r
         assert (image["/Width"], image["/Height"]) == (width, height) == (card.pixels.width, card.pixels.height)
 
 
+@pytest.mark.parametrize("isal", [True, False], ids=["isal", "zlib"])
+def test_masked_streams_are_deflated_by_isal_and_without_it_by_zlib(built, record, tmp_path, isal) -> None:
+    """The streams of a card image with transparency are compressed with ISA-L's deflate where the isal wheel is
+    installed, and with zlib where it is missing (a platform without the wheel): either way, made in a fresh
+    process as a render worker makes them, they inflate to the card's exact colours and alpha."""
+    import subprocess
+    import sys
+    import zlib
+
+    from cardgen.outputs.print_work import MaskedImage
+
+    missing = "" if isal else "sys.modules['isal'] = None\n"  # an import of it fails, as if not installed
+    made = ("import sys, zlib\n"
+            "from pathlib import Path\n"
+            f"{missing}"
+            "from PIL import Image\n"
+            "from cardgen.outputs import print_work\n"
+            "assert (print_work.deflate is zlib.compress) is not (sys.argv[3] == 'isal'), print_work.deflate\n"
+            "with Image.open(sys.argv[2]) as picture:\n"
+            "    picture.load()\n"
+            "    print_work.MaskedImage(Path(sys.argv[1]), 'k').make(picture)\n")
+    for card in [c for c in record.cards if c.kind != "card"]:  # the damage token (see-through) and the board
+        out = tmp_path / card.id
+        subprocess.run([sys.executable, "-c", made, str(out), str(built / card.face), "isal" if isal else "zlib"],
+                       check=True)
+        with Image.open(built / card.face) as drawn:
+            streams = MaskedImage(out, "k").streams(built / "none.png")
+            assert streams is not None
+            width, height, colour, alpha = streams
+            assert (width, height) == drawn.size and zlib.decompress(colour) == drawn.convert("RGB").tobytes()
+            opaque = drawn.getchannel("A").getextrema() == (255, 255)
+            assert alpha == b"" if opaque else zlib.decompress(alpha) == drawn.getchannel("A").tobytes()
+
+
 def test_the_render_workers_are_given_the_streams_of_tokens_and_boards_to_make(built, record, tmp_path) -> None:
     from cardgen.options.pdf import PrintSpec
     from cardgen.outputs.pdf import PrintStage
