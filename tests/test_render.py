@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from cardgen.build.build import BuildOptions, build_game
-from cardgen.build.plan import plan_build
+from cardgen.build.plan import BuildPlan, plan_build
 from cardgen.core import bundled
 from cardgen.core.errors import CardgenError, Problem
 from cardgen.load.fonts import FontBook, configure_fontconfig
@@ -1189,3 +1189,39 @@ def test_the_kept_sets_of_drawn_files_stay_bounded_after_a_backs_artwork(tiny_ga
     monkeypatch.setattr(planning, "FILE_SETS_AT_MOST", 0)
     planning.artwork_of("back", back.rendered, plan, back.deck, context)
     assert not planning._FILE_SETS
+
+
+def test_the_backs_are_drawn_last_after_smaller_tokens(tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first build hands its images out largest first (a board drawn last would keep one worker busy alone), but
+    the backs after every other, even a smaller token: the TTS export makes its thumbnail once every image but the
+    backs' is drawn, while they are (a token drawn last put it after the last card)."""
+    import cardgen.build.build
+    import cardgen.build.plan
+
+    real_plan, real_jobs, backs, order = cardgen.build.build.draw_plan, cardgen.build.plan.run_jobs, set(), []
+
+    def drawn(plan: BuildPlan, *args: object, **kwargs: object) -> tuple[int, int]:
+        backs.update(art.key for art in plan.backs.values())
+        return real_plan(plan, *args, **kwargs)  # type: ignore[arg-type]
+
+    def watched(jobs: list, *args: object, **kwargs: object) -> None:
+        order.extend((job.key, job.drawing.width * job.drawing.height) for job in jobs)
+        real_jobs(jobs, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cardgen.build.build, "draw_plan", drawn)
+    monkeypatch.setattr(cardgen.build.plan, "run_jobs", watched)
+    game = tiny_game / "data" / "tiny"
+    (game / "game.yaml").write_text((game / "game.yaml").read_text().replace("\nicons:", """
+  counters:
+    kind: token
+    source: tokens.csv
+    face: token.svg
+    size: {width: 20mm, height: 20mm, bleed: 1mm, safe: 1mm}
+icons:"""))
+    (game / "tokens.csv").write_text("name,power,text,count\nHit,1,,5\n")
+    (tiny_game / "templates" / "tiny" / "token.svg").write_text(
+        '<svg {{ geo.svg_attrs }}><circle cx="50%" cy="50%" r="40%" fill="#aa2222"/></svg>\n')
+    build_game(tiny_game, "tiny", BuildOptions(tiny_game / "output", jobs=2))
+    assert len(order) == 5 and len(backs) == 1 and order[-1][0] in backs  # 3 faces, the token, the back
+    areas = [area for key, area in order[:-1]]
+    assert areas == sorted(areas, reverse=True) and areas[-1] < areas[0]  # the token after the faces, before the back
