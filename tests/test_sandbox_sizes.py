@@ -148,3 +148,22 @@ def test_any_chain_of_multiplying_operations_stays_bounded_or_is_refused(n: int,
         tracemalloc.stop()
     assert length <= MAX_SIZE
     assert peak < PEAK_ALLOWED_MB, expression
+
+
+def test_arguments_of_subclassed_types_are_sized_as_their_base_types() -> None:
+    """A call's arguments are looked at by their exact type first (int, str, list...): a subclass of one (a Markup
+    text, an int enum) is sized as its base type all the same, and a bool is no number."""
+    import enum
+
+    from markupsafe import Markup
+
+    class Big(enum.IntEnum):
+        HUGE = MAX_SIZE + 1
+
+    with pytest.raises(TemplateLimit, match="would make a text of more than"):
+        sandbox._check_arguments((Markup("x" * 4_000_000), range(100_000)), {})
+    with pytest.raises(TemplateLimit, match="number argument larger"):
+        sandbox._check_arguments(("x",), {"width": Big.HUGE})
+    with pytest.raises(TemplateLimit, match="number argument larger"):
+        sandbox._check_arguments((-MAX_SIZE - 1,), {})
+    sandbox._check_arguments((True, "x" * 1000, ["y"] * 1000), {"z": 1.5, "w": None})  # within the bounds

@@ -207,13 +207,31 @@ def _made(out_dir: Path) -> dict[str, str]:
     return made if isinstance(made, dict) else {}
 
 
+def _walked(folder: Path) -> dict[str, os.DirEntry[str]]:
+    """Every file in a folder and the folders in it, by its path there as text ('a/b.png'), as `Path.rglob`
+    finds them (folders linked in not followed): one `os.scandir` walk, no `Path` made for each file. The ~1,030
+    files of a 1,000-card build: 0.8 ms of CPU, where `rglob`, `is_file` and `relative_to` took ~9 ms; with their
+    stamps 4 ms, not 17 (walked twice at the end of every build: after the last card, so all of it wall)."""
+    found: dict[str, os.DirEntry[str]] = {}
+    folders = [("", str(folder))]
+    while folders:
+        prefix, path = folders.pop()
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append((f"{prefix}{entry.name}/", entry.path))
+                elif entry.is_file():
+                    found[prefix + entry.name] = entry
+    return found
+
+
 def _output_stamp(out_dir: Path) -> dict[str, list[int]]:
     """Size and modification time of every output file of a build (build.json and its stamps aside)."""
     stamp = {}
-    for path in out_dir.rglob("*"):
-        if path.is_file() and path.name not in (STAMPS, "build.json"):
-            stat = path.stat()
-            stamp[path.relative_to(out_dir).as_posix()] = [stat.st_size, stat.st_mtime_ns]
+    for name, entry in _walked(out_dir).items():
+        if entry.name not in (STAMPS, "build.json"):
+            stat = entry.stat()
+            stamp[name] = [stat.st_size, stat.st_mtime_ns]
     return stamp
 
 
@@ -497,12 +515,12 @@ class PreviousOutputs:
         after_rebuild(functools.partial(_let_go, self))
         self._check_trusted()
         # the stamps of the folders in it among them, but its own (the previous folder has one: it stays)
-        made = [path for path in self.staging.rglob("*") if path.is_file() and path != self.staging / STAMP]
+        made = [name for name in _walked(self.staging) if name != STAMP]
         refuse_foreign(self.final.with_name(f".{self.final.name}.old"))  # as the swap would
         # the files sealed and not kept (by C loops: a set of ~20,000 names taken apart was ~2 ms at 10,000 cards)
         replaced = _missing(self.sealed, self.kept)
-        touched = [path.relative_to(self.staging) for path in made] + list(map(Path, replaced))
-        if not self.linked and self.sealed and len(made) <= MOVED_AT_MOST and self._writable(touched):
+        if not self.linked and self.sealed and len(made) <= MOVED_AT_MOST \
+                and self._writable(list(map(Path, [*made, *replaced]))):
             self.check_kept()
             interrupts.check()  # a Ctrl-C Python lost: the previous output stays
             self._move_in(made, replaced)
@@ -558,7 +576,7 @@ class PreviousOutputs:
         self._set_aside(target, link=True)
         os.replace(path, target)
 
-    def _move_in(self, made: list[Path], replaced: list[str]) -> None:
+    def _move_in(self, made: list[str], replaced: list[str]) -> None:
         """Move the files the build made into the previous folder and delete those it no longer makes, sealing
         the result with only the made files' stamps taken anew (the kept files' are the ones just checked);
         `replaced`: the files sealed that it did not keep.
@@ -567,7 +585,7 @@ class PreviousOutputs:
         without stamps, which no later build keeps anything of or calls current (it is built again whole)."""
         from cardgen.core.ownership import STAMP
 
-        names = {path.relative_to(self.staging).as_posix(): path for path in made}
+        names = {name: self.staging / name for name in made}
         stamps = dict(_read_stamps(self.staging / STAMPS))  # a copy: its keys are set anew
         # the kept files' stamps: a copy of all, less the few not kept (not 10,000 looked up one by one: ~3 ms)
         outputs = dict(self.sealed)

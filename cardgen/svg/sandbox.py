@@ -143,6 +143,9 @@ def _total(sizes: Iterable[int]) -> int:
     return total
 
 
+_SIZED_KINDS = frozenset({str, list, tuple, dict, set, range})  # (exactly these: a subclass is asked `isinstance`)
+
+
 def _sized(value: Any) -> int:
     return len(value) if isinstance(value, (str, list, tuple, dict, set, range)) else 0
 
@@ -320,11 +323,22 @@ def _lipsum_size(*args: Any, **kwargs: Any) -> int:
 def _check_arguments(args: tuple, kwargs: dict) -> None:
     """Refuse filter arguments that would make a huge text: a width of a million, or a join or replace whose
     result could exceed the size limit."""
-    values = [*args, *kwargs.values()]
-    if any(isinstance(v, int) and not isinstance(v, bool) and abs(v) > MAX_SIZE for v in values):
-        raise TemplateLimit(f"a number argument larger than {MAX_SIZE:,} is not allowed in a template")
-    sizes = sorted((_sized(v) for v in values), reverse=True)
-    if len(sizes) >= 2 and sizes[0] * max(sizes[1], 1) > 10 * MAX_SIZE:
+    # One pass keeping the two largest sizes, a value's exact type looked at first, not a list, a generator, a sort
+    # and four isinstance calls a value (~13 calls of ~7 values a gen1000 card's render: ~4-5 us each, ~1.5 now)
+    values = (*args, *kwargs.values()) if kwargs else args
+    largest = second = 0
+    for value in values:
+        kind = type(value)
+        if kind is int or kind not in _SIZED_KINDS and isinstance(value, int) and kind is not bool:
+            if abs(value) > MAX_SIZE:
+                raise TemplateLimit(f"a number argument larger than {MAX_SIZE:,} is not allowed in a template")
+            continue
+        size = len(value) if kind in _SIZED_KINDS else _sized(value)
+        if size > largest:
+            largest, second = size, largest
+        elif size > second:
+            second = size
+    if len(values) >= 2 and largest * max(second, 1) > 10 * MAX_SIZE:
         raise TemplateLimit(f"a filter would make a text of more than {MAX_SIZE:,} characters")
 
 
