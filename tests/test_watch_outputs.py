@@ -269,6 +269,41 @@ def test_a_watch_looks_only_at_the_kept_card_files_the_kernel_says_changed_and_m
     _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")
 
 
+@pytest.mark.skipif(not Path("/proc/sys/fs/inotify").is_dir(), reason="inotify: Linux only")
+def test_a_watch_keeps_the_tts_images_on_trust_and_makes_one_changed_behind_its_back_again(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watch keeps the export's images an edit did not change (the deck's back here) on trust, unread: it looks at
+    one only when the kernel says it changed, and then makes it again (written in place, made older or read-only,
+    deleted or replaced behind its back); the outputs are then a cold build's."""
+    from cardgen.load import freshness
+
+    out = tiny_game / "output" / "tiny"
+    storage.keep_for_next_builds()
+    texts = iter(f"Plain {number}" for number in range(100))
+    looked: list[str] = []
+
+    def edit() -> None:
+        looked.clear()
+        _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", next(texts))])
+        _build(tiny_game)
+
+    edit()
+    edit()  # looks at every kept file: the folder is watched from here on
+    back = next((out / "tts").glob("tiny-back-*.jpg"))
+    made = back.read_bytes()
+    file_state = freshness._file_state
+    monkeypatch.setattr(freshness, "_file_state", lambda path: looked.append(Path(path).name) or file_state(path))
+    edit()
+    assert back.name not in looked  # nobody touched it
+    for how in ("written in place", "made older", "made read-only", "deleted", "replaced"):
+        _edited_behind(back, how)
+        edit()
+        assert back.name in looked, how
+        assert back.read_bytes() == made and back.stat().st_mode & 0o777 == storage.FILE_MODE, how
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")
+
+
 def test_a_watch_copies_the_print_file_it_updated_ahead_for_the_next_update_and_takes_only_that_copy(
         tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Once a watch's rebuild has reported, the print file it updated is copied (`storage.copy_ahead`); the next
