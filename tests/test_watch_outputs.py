@@ -380,3 +380,45 @@ def _pixels(pdf: Path) -> list[bytes]:
     with tempfile.TemporaryDirectory() as folder:
         subprocess.run(["pdftoppm", "-r", "30", "-png", str(pdf), f"{folder}/page"], check=True, timeout=120)
         return [Image.open(page).convert("RGB").tobytes() for page in sorted(Path(folder).glob("page*.png"))]
+
+
+def test_a_watchs_tts_export_plans_again_only_the_sheets_holding_a_changed_card_and_writes_a_cold_builds_files(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a process that keeps its rows (a watch), the export plans again, and makes the card objects of, only the
+    sheets holding a changed card (sheets of 2 cards here); after cards change, are added, removed and moved, and
+    the deck's back changes, its save, sheets and thumbnail are a cold build's."""
+    from cardgen.load import data
+    from cardgen.outputs.tts import decks
+
+    monkeypatch.setattr(decks, "SLOTS_PER_SHEET", 2)
+    planned: list[int] = []
+    made: list[str] = []
+    plan, objects = decks._sheet_plan, decks._sheet_objects
+    monkeypatch.setattr(decks, "_sheet_plan", lambda export, deck_name, deck, index, *rest:
+                        planned.append(index) or plan(export, deck_name, deck, index, *rest))
+    monkeypatch.setattr(decks, "_sheet_objects", lambda export, sheet, *rest:
+                        made.append(sheet.card_ids[0]) or objects(export, sheet, *rest))
+    storage.keep_for_next_builds()
+    data.remember_rows()
+    cards = [ALPHA, BETA, NA, *(f"Card {n},1,Text {n},1" for n in range(6))]  # 9 cards: 5 sheets
+    back = tiny_game / "templates" / "tiny" / "back.svg"
+    edits = [(lambda: _rows(tiny_game, cards), None, None),
+             (lambda: _rows(tiny_game, [*cards[:6], "Card 3,1,Changed,1", *cards[7:]]), [3], ["card-3"]),
+             (lambda: _rows(tiny_game, [*cards, "Card 6,1,Added,1"]), [3, 4], ["card-3", "card-5"]),
+             (lambda: _rows(tiny_game, [*cards[:3], *cards[4:], "Card 6,1,Added,1"]), [1, 2, 3, 4],
+              ["na", "card-2", "card-4", "card-6"]),  # (the 2nd sheet's last removed: the others move up)
+             (lambda: _rows(tiny_game, [cards[1], cards[0], *cards[2:]]), [0, 1, 2, 3, 4], None),
+             (lambda: back.write_text(back.read_text().replace("#334455", "#554433")), [0, 1, 2, 3, 4],
+              ["beta", "na", "card-1", "card-3", "card-5"]),  # (other backs: other pictures)
+             (lambda: _rows(tiny_game, [cards[1], cards[0], *cards[2:4], "Card 1,1,Changed,1", *cards[5:]]), [2],
+              ["card-1"]),
+             (lambda: _rows(tiny_game, [cards[1], cards[0], cards[2], "Card 0,1,Changed,1", "Card 1,1,Changed,1",
+                                        *cards[5:7], "Card 4,1,Changed,1", cards[8]]), [1, 3], ["na", "card-3"])]
+    for number, (edit, sheets, first_cards) in enumerate(edits):
+        planned.clear(), made.clear()
+        edit()
+        _build(tiny_game)
+        assert sheets is None or planned == sheets, (number, planned)
+        assert first_cards is None or made == first_cards, (number, made)
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")
