@@ -53,8 +53,9 @@ def card_deck(export: Exporter, deck_name: str, deck: DeckEntry, cards: list[Car
     ids: list[int] = []
     placed = repr(tuple(transform.items()))  # (as text, which keeps its hash: each card's piece is looked up by it)
     # In a process that builds again, the objects of a sheet planned as the last export planned it (the same plan)
-    # and showing the same are the last export's, unless a GUID its cards took is taken already (the GUIDs are handed
-    # out in order: see `Guids`): an edit looks at the deck's sheets by identity, not at each sheet's 70 cards.
+    # and showing the same are the last export's, unless a GUID its cards took is not the one they get now (the GUIDs
+    # are handed out in order: see `Guids.take`): an edit looks at the deck's sheets by identity, not at each sheet's
+    # 70 cards.
     last: _DeckObjects | None = export.objects.last(("deck", deck_name), ())
     if last is None or last.placed != (sideways, placed):
         last = _DeckObjects((sideways, placed), [], [], [])
@@ -64,7 +65,7 @@ def card_deck(export: Exporter, deck_name: str, deck: DeckEntry, cards: list[Car
         entries.append(entry)
         objects = last.sheets[index] if index < len(last.plans) and last.plans[index] is plan and \
             last.custom[index] == entry else None
-        if objects is None or not (objects.first_choices and export.guid.take(objects.guids)):
+        if objects is None or not export.guid.take(objects.names, objects.guids, objects.first_choices):
             objects = _sheet_objects(export, plan.sheet, plan.cards, custom, transform, sideways, placed)
         contained += objects.objects
         ids += objects.ids
@@ -91,11 +92,12 @@ class _DeckObjects:
 
 @dataclass(frozen=True)
 class SheetObjects:
-    """The objects of the cards a sheet shows, one a copy; their CardIDs and GUIDs, and whether each GUID was its
-    name's first choice (`Guids.take`)."""
+    """The objects of the cards a sheet shows, one a copy; their CardIDs, the names of their GUIDs and the GUIDs, and
+    whether each GUID was its name's first choice (`Guids.take`)."""
 
     objects: list[dict]
     ids: list[int]
+    names: tuple[str, ...]
     guids: tuple[str, ...]
     first_choices: bool
 
@@ -117,7 +119,8 @@ def _sheet_objects(export: Exporter, sheet: Sheet, cards: Sequence[CardEntry], c
                                  sideways, {images[0]: custom[images[0]]})
         objects += kept_piece(card, ("tts", guids, shown, sheet.tts_id(slot), sideways, placed), made)
     guids = tuple(obj["GUID"] for obj in objects)
-    return SheetObjects(objects, [obj["CardID"] for obj in objects], guids, export.guid.first_choices(names, guids))
+    return SheetObjects(objects, [obj["CardID"] for obj in objects], tuple(names), guids,
+                        export.guid.first_choices(names, guids))
 
 
 def _card_objects(export: Exporter, card: CardEntry, guids: tuple[str, ...], where: dict, card_id: int,
