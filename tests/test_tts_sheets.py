@@ -79,3 +79,27 @@ def test_guids_are_six_hex_digits_unique_and_reproducible() -> None:
     made = [guids(f"card/{i % 50}") for i in range(400)]  # names repeat: each call still gets a new GUID
     assert len(set(made)) == 400 and all(re.fullmatch(r"[0-9a-f]{6}", g) for g in made)
     assert Guids("game")("card/0") == made[0]
+
+
+def test_guids_taken_again_are_those_a_fresh_export_hands_out_also_where_a_name_got_its_second_choice() -> None:
+    """A rebuild takes a sheet's GUIDs again only when each is the one its name gets now, in order: a name whose first
+    choice was taken (two names of a 10,000-card game share a first choice) keeps its second choice while the first
+    is taken, and nothing is taken when one would differ."""
+    firsts: dict[str, str] = {}
+    for number in range(20_000):  # (~12 names share a first choice with another among 20,000)
+        name = f"card/{number}/0"
+        first = Guids("game")(name)
+        if first in firsts:
+            earlier, later = firsts[first], name
+            break
+        firsts[first] = name
+    fresh = Guids("game")
+    earlier_guid, later_guid = fresh(earlier), fresh(later)
+    assert earlier_guid != later_guid  # (the later name: its second choice)
+    again = Guids("game")
+    assert again.take((earlier,), (earlier_guid,), True) and again.take((later,), (later_guid,), False)
+    assert again.used == fresh.used
+    alone = Guids("game")  # the earlier name gone: the later one gets its first choice, nothing is taken
+    assert not alone.take(("card/x/0", later), (Guids("game")("card/x/0"), later_guid), False)
+    assert alone.used == set()
+    assert alone(later) == earlier_guid

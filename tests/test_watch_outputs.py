@@ -269,6 +269,41 @@ def test_a_watch_looks_only_at_the_kept_card_files_the_kernel_says_changed_and_m
     _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")
 
 
+@pytest.mark.skipif(not Path("/proc/sys/fs/inotify").is_dir(), reason="inotify: Linux only")
+def test_a_watch_keeps_the_tts_images_on_trust_and_makes_one_changed_behind_its_back_again(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watch keeps the export's images an edit did not change (the deck's back here) on trust, unread: it looks at
+    one only when the kernel says it changed, and then makes it again (written in place, made older or read-only,
+    deleted or replaced behind its back); the outputs are then a cold build's."""
+    from cardgen.load import freshness
+
+    out = tiny_game / "output" / "tiny"
+    storage.keep_for_next_builds()
+    texts = iter(f"Plain {number}" for number in range(100))
+    looked: list[str] = []
+
+    def edit() -> None:
+        looked.clear()
+        _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", next(texts))])
+        _build(tiny_game)
+
+    edit()
+    edit()  # looks at every kept file: the folder is watched from here on
+    back = next((out / "tts").glob("tiny-back-*.jpg"))
+    made = back.read_bytes()
+    file_state = freshness._file_state
+    monkeypatch.setattr(freshness, "_file_state", lambda path: looked.append(Path(path).name) or file_state(path))
+    edit()
+    assert back.name not in looked  # nobody touched it
+    for how in ("written in place", "made older", "made read-only", "deleted", "replaced"):
+        _edited_behind(back, how)
+        edit()
+        assert back.name in looked, how
+        assert back.read_bytes() == made and back.stat().st_mode & 0o777 == storage.FILE_MODE, how
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")
+
+
 def test_a_watch_copies_the_print_file_it_updated_ahead_for_the_next_update_and_takes_only_that_copy(
         tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Once a watch's rebuild has reported, the print file it updated is copied (`storage.copy_ahead`); the next
@@ -345,3 +380,45 @@ def _pixels(pdf: Path) -> list[bytes]:
     with tempfile.TemporaryDirectory() as folder:
         subprocess.run(["pdftoppm", "-r", "30", "-png", str(pdf), f"{folder}/page"], check=True, timeout=120)
         return [Image.open(page).convert("RGB").tobytes() for page in sorted(Path(folder).glob("page*.png"))]
+
+
+def test_a_watchs_tts_export_plans_again_only_the_sheets_holding_a_changed_card_and_writes_a_cold_builds_files(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a process that keeps its rows (a watch), the export plans again, and makes the card objects of, only the
+    sheets holding a changed card (sheets of 2 cards here); after cards change, are added, removed and moved, and
+    the deck's back changes, its save, sheets and thumbnail are a cold build's."""
+    from cardgen.load import data
+    from cardgen.outputs.tts import decks
+
+    monkeypatch.setattr(decks, "SLOTS_PER_SHEET", 2)
+    planned: list[int] = []
+    made: list[str] = []
+    plan, objects = decks._sheet_plan, decks._sheet_objects
+    monkeypatch.setattr(decks, "_sheet_plan", lambda export, deck_name, deck, index, *rest:
+                        planned.append(index) or plan(export, deck_name, deck, index, *rest))
+    monkeypatch.setattr(decks, "_sheet_objects", lambda export, sheet, *rest:
+                        made.append(sheet.card_ids[0]) or objects(export, sheet, *rest))
+    storage.keep_for_next_builds()
+    data.remember_rows()
+    cards = [ALPHA, BETA, NA, *(f"Card {n},1,Text {n},1" for n in range(6))]  # 9 cards: 5 sheets
+    back = tiny_game / "templates" / "tiny" / "back.svg"
+    edits = [(lambda: _rows(tiny_game, cards), None, None),
+             (lambda: _rows(tiny_game, [*cards[:6], "Card 3,1,Changed,1", *cards[7:]]), [3], ["card-3"]),
+             (lambda: _rows(tiny_game, [*cards, "Card 6,1,Added,1"]), [3, 4], ["card-3", "card-5"]),
+             (lambda: _rows(tiny_game, [*cards[:3], *cards[4:], "Card 6,1,Added,1"]), [1, 2, 3, 4],
+              ["na", "card-2", "card-4", "card-6"]),  # (the 2nd sheet's last removed: the others move up)
+             (lambda: _rows(tiny_game, [cards[1], cards[0], *cards[2:]]), [0, 1, 2, 3, 4], None),
+             (lambda: back.write_text(back.read_text().replace("#334455", "#554433")), [0, 1, 2, 3, 4],
+              ["beta", "na", "card-1", "card-3", "card-5"]),  # (other backs: other pictures)
+             (lambda: _rows(tiny_game, [cards[1], cards[0], *cards[2:4], "Card 1,1,Changed,1", *cards[5:]]), [2],
+              ["card-1"]),
+             (lambda: _rows(tiny_game, [cards[1], cards[0], cards[2], "Card 0,1,Changed,1", "Card 1,1,Changed,1",
+                                        *cards[5:7], "Card 4,1,Changed,1", cards[8]]), [1, 3], ["na", "card-3"])]
+    for number, (edit, sheets, first_cards) in enumerate(edits):
+        planned.clear(), made.clear()
+        edit()
+        _build(tiny_game)
+        assert sheets is None or planned == sheets, (number, planned)
+        assert first_cards is None or made == first_cards, (number, made)
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")

@@ -3,11 +3,12 @@ Card per copy."""
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
-from cardgen.core.storage import blocks
+from cardgen.core.storage import changed_places
 from cardgen.outputs.tts.objects import base_object
 from cardgen.outputs.tts.pictures import Cell, Plain, Scaled, SheetPicture, Source
 from cardgen.outputs.tts.sheets import SLOTS_PER_SHEET, Sheet, first_key, plan_sheet
@@ -51,17 +52,25 @@ def card_deck(export: Exporter, deck_name: str, deck: DeckEntry, cards: list[Car
     contained: list[dict] = []
     ids: list[int] = []
     placed = repr(tuple(transform.items()))  # (as text, which keeps its hash: each card's piece is looked up by it)
-    for plan in plans:
-        sheet = plan.sheet
-        shown = repr((str(sheet.key), tuple(custom[str(sheet.key)].items())))
-        # in a process that builds again, a sheet of the same cards showing the same is the last build's, unless
-        # a GUID its cards took is taken already (the GUIDs are handed out in order: see `Guids`)
-        objects = export.objects.made(
-            (shown, sideways, placed), plan.cards,
-            functools.partial(_sheet_objects, export, sheet, plan.cards, custom, transform, sideways, placed),
-            take=lambda objects: objects.first_choices and export.guid.take(objects.guids))
+    # In a process that builds again, the objects of a sheet planned as the last export planned it (the same plan)
+    # and showing the same are the last export's, unless a GUID its cards took is not the one they get now (the GUIDs
+    # are handed out in order: see `Guids.take`): an edit looks at the deck's sheets by identity, not at each sheet's
+    # 70 cards.
+    last: _DeckObjects | None = export.objects.last(("deck", deck_name), ())
+    if last is None or last.placed != (sideways, placed):
+        last = _DeckObjects((sideways, placed), [], [], [])
+    sheets, entries = [], []
+    for index, plan in enumerate(plans):
+        entry = custom[str(plan.sheet.key)]
+        entries.append(entry)
+        objects = last.sheets[index] if index < len(last.plans) and last.plans[index] is plan and \
+            last.custom[index] == entry else None
+        if objects is None or not export.guid.take(objects.names, objects.guids, objects.first_choices):
+            objects = _sheet_objects(export, plan.sheet, plan.cards, custom, transform, sideways, placed)
         contained += objects.objects
         ids += objects.ids
+        sheets.append(objects)
+    export.objects.put(("deck", deck_name), (), _DeckObjects((sideways, placed), plans, entries, sheets))
     if len(contained) == 1:  # (a copy: the export marks the deck's own object, not the card's kept one)
         return dict(contained[0])
     return base_object("DeckCustom", export.guid(f"deck/{deck_name}"), deck.title,
@@ -71,12 +80,24 @@ def card_deck(export: Exporter, deck_name: str, deck: DeckEntry, cards: list[Car
 
 
 @dataclass(frozen=True)
+class _DeckObjects:
+    """The objects of a deck's sheets as an export made them: where its cards lie (sideways, `placed`), and each
+    sheet's plan, `CustomDeck` entry and objects."""
+
+    placed: tuple[bool, str]
+    plans: list[SheetPlan]
+    custom: list[dict]
+    sheets: list[SheetObjects]
+
+
+@dataclass(frozen=True)
 class SheetObjects:
-    """The objects of the cards a sheet shows, one a copy; their CardIDs and GUIDs, and whether each GUID was its
-    name's first choice (`Guids.take`)."""
+    """The objects of the cards a sheet shows, one a copy; their CardIDs, the names of their GUIDs and the GUIDs, and
+    whether each GUID was its name's first choice (`Guids.take`)."""
 
     objects: list[dict]
     ids: list[int]
+    names: tuple[str, ...]
     guids: tuple[str, ...]
     first_choices: bool
 
@@ -98,7 +119,8 @@ def _sheet_objects(export: Exporter, sheet: Sheet, cards: Sequence[CardEntry], c
                                  sideways, {images[0]: custom[images[0]]})
         objects += kept_piece(card, ("tts", guids, shown, sheet.tts_id(slot), sideways, placed), made)
     guids = tuple(obj["GUID"] for obj in objects)
-    return SheetObjects(objects, [obj["CardID"] for obj in objects], guids, export.guid.first_choices(names, guids))
+    return SheetObjects(objects, [obj["CardID"] for obj in objects], tuple(names), guids,
+                        export.guid.first_choices(names, guids))
 
 
 def _card_objects(export: Exporter, card: CardEntry, guids: tuple[str, ...], where: dict, card_id: int,
@@ -124,16 +146,33 @@ class SheetPlan:
     back_inputs: list[str]
 
 
+@dataclass(frozen=True)
+class _DeckSheets:
+    """A deck's sheets as an export planned them: its cards (the list given, held: compared by identity), the ids
+    and backs of each block of SLOTS_PER_SHEET of them, its distinct cards, what its sheets' pictures are made of
+    (`kind`) and each sheet's plan."""
+
+    cards: list[CardEntry]
+    facts: list[tuple[tuple[str, ...], frozenset[str | None]]]
+    distinct: list[CardEntry]
+    kind: tuple
+    plans: list[SheetPlan]
+
+
 def _sheet_plans(export: Exporter, deck_name: str, deck: DeckEntry, cards: list[CardEntry]) -> list[SheetPlan]:
     """The sheets of a deck's distinct cards (by id), SLOTS_PER_SHEET at a time in order. In a process that builds
     again, a sheet of the same cards (by identity) showing the same is the last export's plan, while its key is its
     first choice and still free (keys are handed out in order, like the GUIDs: see `Guids.take`): an edit plans
-    again, and looks at the cards of, only the sheets holding a changed card (at 10,000 cards each export's planning
-    of every sheet was ~40 ms of an edit, twice: `card_work`'s and the export's)."""
+    again, and looks at the cards of, only the sheets holding a changed card, found by C loops over the deck's
+    cards against the last export's (at 10,000 cards each export's planning of every sheet was ~40 ms of an edit,
+    twice: `card_work`'s and the export's; looking each sheet and block up by its cards' identities ~5 ms)."""
+    last: _DeckSheets = export.sheets.last(("deck", deck_name), ()) or _NO_SHEETS
+    redone = _redone(cards, last.cards, SLOTS_PER_SHEET)
+    facts = [_block_facts(cards[start:start + SLOTS_PER_SHEET]) if number in redone else last.facts[number]
+             for number, start in enumerate(range(0, len(cards), SLOTS_PER_SHEET))]
     ids: set[str] = set()
     shown: set[str | None] = set()
-    for _, block in blocks(cards):  # (the ids and backs of a block the last export's: no card looked at)
-        block_ids, block_backs = export.sheets.made("facts", block, functools.partial(_block_facts, block))
+    for block_ids, block_backs in facts:
         ids.update(block_ids)
         shown |= block_backs
     distinct = cards if len(ids) == len(cards) else list(dict(zip(map(_ID, cards), cards)).values())
@@ -144,14 +183,31 @@ def _sheet_plans(export: Exporter, deck_name: str, deck: DeckEntry, cards: list[
     # of the deck would show the first images loaded under that key for both.
     picture = f"{card_size}/{deck.bleed_mm}/{export.options.image_format}/{export.options.jpeg_quality}"
     kind = (deck_name, picture, deck.bleed_px, tuple(sorted(backs.items(), key=str)))
+    if last.kind != kind:  # (other pictures: every sheet planned again)
+        last = _NO_SHEETS
+    redone = _redone(distinct, last.distinct, SLOTS_PER_SHEET)
     plans = []
     for index, start in enumerate(range(0, len(distinct), SLOTS_PER_SHEET)):
-        block = distinct[start:start + SLOTS_PER_SHEET]
-        plans.append(export.sheets.made(
-            (kind, index), block,
-            functools.partial(_sheet_plan, export, deck_name, deck, index, block, card_size, picture, backs),
-            take=lambda plan: plan.first_choice and export.take_key(plan.sheet.key)))
+        plan = None if index in redone else last.plans[index]
+        if plan is None or not (plan.first_choice and export.take_key(plan.sheet.key)):
+            plan = _sheet_plan(export, deck_name, deck, index, distinct[start:start + SLOTS_PER_SHEET], card_size,
+                               picture, backs)
+        plans.append(plan)
+    export.sheets.put(("deck", deck_name), (), _DeckSheets(cards, facts, distinct, kind, plans))
     return plans
+
+
+_NO_SHEETS = _DeckSheets([], [], [], (), [])  # (no last export's: every block and sheet made)
+
+
+def _redone(items: list[CardEntry], last: list[CardEntry], size: int) -> set[int]:
+    """The numbers of the blocks of `size` items holding another object than the last list at the same place (by C
+    loops); when the lengths differ, those from the first place that differs on."""
+    places = changed_places(items, last)
+    if places is not None:
+        return {place // size for place in places}
+    first = next(itertools.compress(itertools.count(), map(operator.is_not, items, last)), min(len(items), len(last)))
+    return set(range(first // size, (max(len(items), len(last)) + size - 1) // size))
 
 
 def _sheet_plan(export: Exporter, deck_name: str, deck: DeckEntry, index: int, cards: list[CardEntry],

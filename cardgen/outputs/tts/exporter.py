@@ -101,16 +101,20 @@ class Exporter:
 
     def _put(self, image: ExportImage, key: str, name: str) -> None:
         """Put an image into the export's folder, made once the cards it shows are drawn (one the previous build
-        made of the same is kept without waiting for them: ~1 look-up a card)."""
-        def make(target: Path) -> None:
+        made of the same is kept without waiting for them: ~1 look-up a card). In a process that builds again, one
+        the previous build made is kept on trust, unread (`PreviousOutputs.place`): the build looks at it once it is
+        in place, only if the kernel says it changed, and makes it then into the export's folder where it lies by
+        then (`staging`, see `export_tts`): a `stat` and two paths made for each of ~150 sheets an edit at 10,000
+        cards."""
+        def make(target: object) -> None:
             for path in shown_paths(image.picture):  # (by path: not a dict of every image's path by hash an edit)
                 self.wait(path)
-            place_file(image.make(self.out_dir.parent, self.card_image), target)
+            place_file(image.make(self.out_dir.parent, self.card_image), self.staging / name)
 
         if self.previous is None:
-            make(self.staging / name)
+            make(None)
         else:
-            self.previous.place(self.staging / name, key, make, name=f"{TTS_DIR}/{name}")
+            self.previous.place(f"{self.staging}/{name}", key, make, name=f"{TTS_DIR}/{name}", trust=True)
 
     def take_key(self, key: int) -> bool:
         """Take a sheet's key a rebuild planned before, when no sheet took it yet (False: nothing taken)."""

@@ -144,12 +144,26 @@ class Guids:
                 return guid
             attempt += 1
 
-    def take(self, guids: tuple[str, ...]) -> bool:
-        """Take GUIDs a rebuild handed out before, each its name's first choice (`first_choices`), when none is
-        used now: each name then gets the same GUID again. False (nothing taken) otherwise."""
-        if not self.used.isdisjoint(guids):
-            return False
-        self.used.update(guids)
+    def take(self, names: tuple[str, ...], guids: tuple[str, ...], first_choices: bool) -> bool:
+        """Take GUIDs a rebuild handed out before to the names, when each is the one its name gets now (asked in
+        order): none is used now, when each was its name's first choice (`first_choices`, by a C loop); else each
+        name's choices before its GUID are used now and its GUID is not (at 10,000 cards ~3 GUIDs are a second
+        choice: their sheets' objects were made again at every edit). False (nothing taken) otherwise."""
+        if first_choices:
+            if not self.used.isdisjoint(guids):
+                return False
+            self.used.update(guids)
+            return True
+        taken: list[str] = []
+        for name, guid in zip(names, guids):
+            attempt = 0
+            while (choice := _guid(self.seed, name, attempt)) != guid and choice in self.used:
+                attempt += 1
+            if choice != guid or guid in self.used:
+                self.used.difference_update(taken)
+                return False
+            self.used.add(guid)
+            taken.append(guid)
         return True
 
     def first_choices(self, names: list[str], guids: tuple[str, ...]) -> bool:

@@ -77,6 +77,7 @@ def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSSpec,
         exporter.put_last()
         write_saved_object(staging / f"{stem}.json", saved, final_dir / f"{stem}.json", out_dir.parent)
         swap_into_place(staging, out_dir / TTS_DIR)
+        exporter.staging = out_dir / TTS_DIR  # (an image kept on trust found changed is made there: see `_put`)
     finally:
         remove_ours(staging)
     return final_dir / f"{stem}.json"

@@ -7,11 +7,11 @@ import operator
 import pickle
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from cardgen.core.folderwatch import entry_trust
 from cardgen.core.storage import Cache, verify
-from cardgen.outputs.tts.pictures import CELL_CACHE, Cell, CoverFace, ExportImage, Plain, SheetPicture, Source
+from cardgen.outputs.tts.pictures import Cell, CoverFace, ExportImage, Plain, SheetPicture, Source
 from cardgen.raster.render import DrawnCard
 
 if TYPE_CHECKING:
@@ -99,7 +99,6 @@ class Recipes:
 
         Only the cells of sheets missing are looked up: a cell is made for a sheet only (an edit's are the 70 of
         its card's sheet, not the game's every cell, ~20 ms of a watch's edit at 1,000 cards)."""
-        stored = _stored_cells(out_root)
         cells: dict[str, dict[Cell, None]] = {}  # by card image hash, in order
         sheets: dict[str, dict[int, SheetWork]] = {}  # the sheets a card's cells complete, by card image hash
         others: dict[str, list[ExportImage]] = {}
@@ -112,10 +111,10 @@ class Recipes:
                     others.setdefault(source, []).append(image)
                 continue
             sheet = SheetWork.of(image, out_root)
-            for cell in dict.fromkeys(slot for slot in picture.slots if isinstance(slot, Cell)):
-                if not stored(cell):
-                    cells.setdefault(cell.source.hash, {})[cell] = None
-                    sheets.setdefault(cell.source.hash, {})[id(image)] = sheet
+            slots = list(dict.fromkeys(slot for slot in picture.slots if isinstance(slot, Cell)))
+            for cell in itertools.compress(slots, map(operator.not_, _stored_cells(out_root, slots))):
+                cells.setdefault(cell.source.hash, {})[cell] = None
+                sheets.setdefault(cell.source.hash, {})[id(image)] = sheet
         faces = {key: face for key, face in self.faces.items() if not face.cache(out_root).has(face.key)}
         return {key: TTSCardWork(out_root, key, tuple(cells.get(key, ())), tuple(others.get(key, ())),
                                  tuple(sheets.get(key, {}).values()), tuple([faces[key]] if key in faces else []))
@@ -123,30 +122,37 @@ class Recipes:
 
 
 def _uncached(out_root: Path, images: list[ExportImage]) -> list[ExportImage]:
-    """The images the outputs cache lacks. In a process that builds again, an entry it verified that nothing has
-    touched since (`folderwatch.entry_trust`) is taken by C loops, not looked at (a `stat` and four paths made each:
-    ~150 sheets an edit at 10,000 cards); the others are verified, and trusted from then on."""
+    """The images the outputs cache lacks (see `_trusted`)."""
     cache = Cache(out_root, "outputs")
     paths = list(map(cache.path_text, map(_KEY, images), map(_SUFFIX, images)))
+    return list(itertools.compress(images, map(operator.not_, _trusted(cache, paths))))
+
+
+def _stored_cells(out_root: Path, cells: list[Cell]) -> list[bool]:
+    """Whether each cell (of one sheet: one format) is in the cell cache (see `_trusted`): none is while the cache
+    has no folder (a first build into an output root), so its 1,000 cells' cache paths are not looked at one by
+    one."""
+    cache = cells[0].cache(out_root) if cells else None
+    if cache is None or not cache.folder.is_dir():
+        return [False] * len(cells)
+    return _trusted(cache, list(map(cache.path_text, map(_KEY, cells))))
+
+
+def _trusted(cache: Cache, paths: list[str]) -> list[bool]:
+    """Whether each entry of a cache (by path) is there and verifies. In a process that builds again, an entry it
+    verified that nothing has touched since (`folderwatch.entry_trust`) is taken by C loops, not looked at (a `stat`
+    and four paths made each: ~150 sheets and the ~70 cells of an edited card's sheet an edit at 10,000 cards); the
+    others are verified, and trusted from then on."""
     watch = entry_trust(cache.folder)
-    untouched = watch.untouched(paths) if watch is not None else [False] * len(images)
-    trusted, missing = [], []
-    for image, path in itertools.compress(zip(images, paths), map(operator.not_, untouched)):
-        if verify(Path(path)):
-            trusted.append(path)
-        else:
-            missing.append(image)
+    found = watch.untouched(paths) if watch is not None else [False] * len(paths)
+    trusted = []
+    for place in itertools.compress(range(len(paths)), map(operator.not_, found)):
+        if verify(Path(paths[place])):
+            trusted.append(paths[place])
+            found[place] = True
     if watch is not None:
         watch.trust(trusted)
-    return missing
+    return found
 
 
 _KEY, _SUFFIX = operator.attrgetter("key"), operator.attrgetter("suffix")
-
-
-def _stored_cells(out_root: Path) -> Callable[[Cell], bool]:
-    """Whether a cell is in the cell cache: none is while the cache has no folder (a first build into an output
-    root), so its 1,000 cells' cache paths are not made and looked at one by one."""
-    if not Cache(out_root, CELL_CACHE).folder.is_dir():
-        return lambda cell: False
-    return lambda cell: cell.cache(out_root).has(cell.key)
