@@ -141,6 +141,9 @@ def build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool =
         options = BuildOptions(out_root, jobs, keep_svg, force, always, draft, lang)
         result = build_game(root, name, options, make_reporter(sys.stderr.isatty()), stage_names(), workers)
     report_build(result)
+    from cardgen.core.cachebound import settle
+
+    settle()  # the cache kept under its bound, once the build has reported
     return result
 
 

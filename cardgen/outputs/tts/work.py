@@ -7,7 +7,7 @@ import operator
 import pickle
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from cardgen.core.folderwatch import entry_trust
 from cardgen.core.storage import Cache, verify
@@ -92,6 +92,18 @@ class Recipes:
         """Take in one image of the export."""
         if not isinstance(image.picture, Plain):
             self.images[id(image)] = image
+
+    def entries(self, out_root: Path) -> Iterator[str]:
+        """The cache entries the export uses (paths as text): its images, their sheets' cells, the cover's faces."""
+        outputs = Cache(out_root, "outputs")
+        for image in self.images.values():
+            yield outputs.path_text(image.key, image.suffix)
+            if isinstance(image.picture, SheetPicture):
+                for cell in image.picture.slots:
+                    if isinstance(cell, Cell):
+                        yield cell.cache(out_root).path_text(cell.key)
+        for face in self.faces.values():
+            yield face.cache(out_root).path_text(face.key)
 
     def work(self, out_root: Path) -> dict[str, TTSCardWork]:
         """What is missing from the caches, as work on the card images it is made from: the cells of each sheet
