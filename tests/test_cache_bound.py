@@ -135,3 +135,24 @@ def test_an_entry_evicted_is_made_again_by_its_reader(watching: Path, monkeypatc
     assert result.rendered == 1
     _cold(watching)
     _same_as_cold(watching, out / "tiny", watching / "cold" / "tiny")
+
+
+def test_a_build_command_saves_its_uses_and_prunes_once_it_has_reported_and_one_with_nothing_to_do_does_not(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.conftest import run_cli
+
+    out = tiny_game / "output"
+    for power in (3, 4):
+        _rows(tiny_game, "tiny", power)
+        run_cli(tiny_game, "build", "tiny", "--jobs", "1")
+    assert set(_entries(out)) > _used(out, "tiny")  # the images of power 3, kept
+    monkeypatch.setenv(cachebound.LIMIT_VARIABLE, "1k")
+    kept = storage.cache_root(out) / cachebound.USES_FOLDER / cachebound.COUNT_FILE
+    counted = kept.stat().st_mtime_ns
+    assert "up to date" in run_cli(tiny_game, "build", "tiny", "--jobs", "1").output
+    assert kept.stat().st_mtime_ns == counted  # (not looked at)
+    _rows(tiny_game, "tiny", 5)
+    run_cli(tiny_game, "build", "tiny", "--jobs", "1")
+    entries, used = set(_entries(out)), _used(out, "tiny")
+    assert entries <= used and all(path.startswith("png/") for path in used - entries)
+    assert "up to date" in run_cli(tiny_game, "build", "tiny", "--jobs", "1").output

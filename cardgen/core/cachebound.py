@@ -191,7 +191,9 @@ def prune(out_root: Path, limit: int | None) -> _Count:
     total = sum(size for _, size in index.values())
     live_size = sum(index[path][1] for path in live if path in index)
     bound = limit or max(FLOOR, LIVE_TIMES * live_size)
-    if total > bound and games is not None:
+    if games is None:  # (a game's uses unknown: nothing pruned, and no walk again until the cache holds 3x as much)
+        return _Count(total, total)
+    if total > bound:
         unused = sorted((path for path in index if path not in live), key=lambda path: index[path][0])
         for path in unused:
             if total <= bound * PRUNED_TO:
