@@ -142,8 +142,10 @@ def build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool =
         result = build_game(root, name, options, make_reporter(sys.stderr.isatty()), stage_names(), workers)
     report_build(result)
     from cardgen.core.cachebound import settle
+    from cardgen.core.storage import builds_again
 
-    settle()  # the cache kept under its bound, once the build has reported
+    if not builds_again():  # the cache kept under its bound once the build has reported (a watch: between saves)
+        settle()
     return result
 
 

@@ -74,9 +74,8 @@ def built(out_root: Path, game: str, made: dict[str, str] | None) -> None:
         _LISTED.clear()
     if made is None:
         return
-    png = f"{cache_root(out_root)}/png/"
-    cards = [made[name] for name in made if name.endswith(".png")]
-    listed.append(lambda: (f"{png}{key[:2]}/{key}.png" for key in cards))
+    png = f"{cache_root(out_root)}/png/"  # (listed once it has reported: 10,000 names looked at are ~1-2 ms)
+    listed.append(lambda: (f"{png}{made[name][:2]}/{made[name]}.png" for name in made if name.endswith(".png")))
     _BUILT[(out_root, game)] = (noted, listed)
     storage.after_rebuild(settle)
 
