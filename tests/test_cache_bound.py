@@ -156,3 +156,20 @@ def test_a_build_command_saves_its_uses_and_prunes_once_it_has_reported_and_one_
     entries, used = set(_entries(out)), _used(out, "tiny")
     assert entries <= used and all(path.startswith("png/") for path in used - entries)
     assert "up to date" in run_cli(tiny_game, "build", "tiny", "--jobs", "1").output
+
+
+@pytest.mark.parametrize(("text", "size"), [("800M", 800 << 20), ("2G", 2 << 30), ("1.5gb", 3 << 29), ("4096", 4096),
+                                            ("0", 0), ("", None)])
+def test_the_limit_is_read_as_a_size(text: str, size: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(cachebound.LIMIT_VARIABLE, text)
+    assert cachebound.cache_limit() == size
+
+
+def test_a_limit_that_is_not_a_size_is_an_error_before_the_build(tiny_game: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.conftest import run_cli
+
+    monkeypatch.setenv(cachebound.LIMIT_VARIABLE, "lots")
+    result = run_cli(tiny_game, "build", "tiny", "--jobs", "1", expect=1)
+    assert "CARDGEN_CACHE_LIMIT=lots: not a size" in result.output
+    assert not (tiny_game / "output" / "tiny").exists()

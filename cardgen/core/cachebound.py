@@ -142,12 +142,17 @@ def _call(listed: Callable[[], Iterable[str]]) -> Iterable[str]:
 
 
 def cache_limit() -> int | None:
-    """The bound `CARDGEN_CACHE_LIMIT` sets in bytes (0: none), None when it is not set (the default bound); a value
-    that is not a size is not taken (the default)."""
+    """The bound `CARDGEN_CACHE_LIMIT` sets in bytes (0: none), None when it is not set (the default bound); a
+    CardgenError when it is not a size."""
+    from cardgen.core.errors import CardgenError
+
     text = os.environ.get(LIMIT_VARIABLE)
-    match = _SIZE.fullmatch(text) if text else None
-    if match is None:
+    if not text:
         return None
+    match = _SIZE.fullmatch(text)
+    if match is None:
+        raise CardgenError(f"{LIMIT_VARIABLE}={text}: not a size; write it as 800M, 2G or a number of bytes (0: no "
+                           "bound on the cache)")
     return int(float(match[1]) * 1024 ** " kmgt".index(match[2].lower() or " "))
 
 
