@@ -145,7 +145,7 @@ def test_a_build_command_saves_its_uses_and_prunes_once_it_has_reported_and_one_
     for power in (3, 4):
         _rows(tiny_game, "tiny", power)
         run_cli(tiny_game, "build", "tiny", "--jobs", "1")
-    assert set(_entries(out)) > _used(out, "tiny")  # the images of power 3, kept
+    assert set(_entries(out)) - _used(out, "tiny")  # the images of power 3, kept
     monkeypatch.setenv(cachebound.LIMIT_VARIABLE, "1k")
     kept = storage.cache_root(out) / cachebound.USES_FOLDER / cachebound.COUNT_FILE
     counted = kept.stat().st_mtime_ns
@@ -173,3 +173,22 @@ def test_a_limit_that_is_not_a_size_is_an_error_before_the_build(tiny_game: Path
     result = run_cli(tiny_game, "build", "tiny", "--jobs", "1", expect=1)
     assert "CARDGEN_CACHE_LIMIT=lots: not a size" in result.output
     assert not (tiny_game / "output" / "tiny").exists()
+
+
+def test_a_watch_deletes_at_most_so_many_entries_a_rebuild(watching: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a change that drew every card again, the entries it replaced go a few at each rebuild, not all while
+    the next save waits."""
+    out = watching / "output"
+    _rows(watching, "tiny", 3)
+    _build(watching)
+    for power in (4, 5, 6):  # 9 entries no longer used: 3 images, cells and sheets
+        _edit(watching, power)
+    monkeypatch.setattr(cachebound, "PRUNED_AT_MOST", 2)
+    monkeypatch.setenv(cachebound.LIMIT_VARIABLE, "1")
+    unused = set(_entries(out)) - _used(out, "tiny")
+    assert len(unused) == 9
+    for power in (7, 8):
+        _edit(watching, power)
+        now = set(_entries(out)) - _used(out, "tiny")
+        assert len(unused - now) == 2
+        unused = now
