@@ -13,6 +13,7 @@ from typing import Iterator, Sequence
 
 from cardgen.build.early import drawn_early
 from cardgen.build.plan import BuildPlan, CardFiles, draw_plan, files_drawn, plan_build, record_of
+from cardgen.core.cachebound import built, noting
 from cardgen.core.errors import CardgenError, Problem
 from cardgen.core.ownership import (
     check_game_name,
@@ -206,6 +207,7 @@ class _Build:
     renders: SVGCache | None = field(init=False, default=None)  # validation's and planning's (`keep_renders`)
     card_files: CardFiles = field(init=False)
     outputs: _OutputStages = field(init=False)
+    made: dict[str, str] | None = field(init=False, default=None)  # its output files' content keys, once in place
 
     def __post_init__(self) -> None:
         self.final = self.options.out_root / self.name
@@ -217,11 +219,13 @@ class _Build:
     def run(self, workers: RenderPool | None) -> BuildResult:
         """Load, validate, plan and draw the game (in `workers` when started), then write its outputs."""
         self.workers = workers
+        noting()
         try:
             self.plan_cards()
             return self.keep_previous() or self.write()
         finally:
             self.keep_renders()
+            built(self.options.out_root, self.name, self.made)  # (nothing when it wrote nothing)
 
     def keep_renders(self) -> None:
         """Save the SVGs validation and planning rendered in their cache (once: a save of what it holds already
@@ -309,6 +313,7 @@ class _Build:
                 ending = threading.Thread(target=workers.shutdown, name="cardgen-workers-end", daemon=True)
                 ending.start()
             _finish(plan, record, self.final, staging, kept)
+            self.made = kept.made
         finally:  # an error (a full disk: see `build_game`) leaves the previous output as it was
             discard(staging)
             if ending is not None:  # (before the exit: a thread running makes it Python's slower one)

@@ -120,11 +120,14 @@ def build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool =
     map beside the imports (`codemap.read_aside`), for the build's cache keys.
     """
     from cardgen.commands.startup import settled_imports
+    from cardgen.core.cachebound import cache_limit, settle
     from cardgen.core.codemap import read_aside
+    from cardgen.core.storage import builds_again
     from cardgen.load.fonts import configure_fontconfig
     from cardgen.outputs import stage_names, work_modules
     from cardgen.raster.pool import started_workers
 
+    cache_limit()  # (its error, if any, before the build)
     rebuild = not force and (out_root / name / "build.json").is_file()
     configure_fontconfig([root / "fonts"])  # before the workers fork: they inherit it
     aside = read_aside() if jobs > 1 else contextlib.nullcontext()  # on another core: not with --jobs 1
@@ -141,6 +144,8 @@ def build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool =
         options = BuildOptions(out_root, jobs, keep_svg, force, always, draft, lang)
         result = build_game(root, name, options, make_reporter(sys.stderr.isatty()), stage_names(), workers)
     report_build(result)
+    if not builds_again():  # the cache kept under its bound once the build has reported (a watch: between saves)
+        settle()
     return result
 
 

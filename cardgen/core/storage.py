@@ -922,6 +922,11 @@ def user_cache() -> Path | None:
     return folder if os.access(folder, os.W_OK) else None
 
 
+# The cache entries (paths as text) the build running looked up, while `cachebound` notes them (else None): what of
+# the cache it uses, kept from pruning (see `cachebound`).
+LOOKED_UP: set[str] | None = None
+
+
 class Cache:
     """One kind of content-addressed cache: entry `key` lives at `<out_root>/.cache/<kind>/<key[:2]>/<key><suffix>`.
 
@@ -945,11 +950,16 @@ class Cache:
 
     def path(self, key: str, suffix: str | None = None) -> Path:
         """Where the entry of a key lives (whether or not it exists)."""
+        if LOOKED_UP is not None:
+            LOOKED_UP.add(f"{self.folder}/{key[:2]}/{key}{self.suffix if suffix is None else suffix}")
         return self.folder / key[:2] / f"{key}{self.suffix if suffix is None else suffix}"
 
     def path_text(self, key: str, suffix: str | None = None) -> str:
         """`path` as text (no Path made: for many entries looked up at once, see `folderwatch.entry_trust`)."""
-        return f"{self.folder}/{key[:2]}/{key}{self.suffix if suffix is None else suffix}"
+        text = f"{self.folder}/{key[:2]}/{key}{self.suffix if suffix is None else suffix}"
+        if LOOKED_UP is not None:
+            LOOKED_UP.add(text)
+        return text
 
     def has(self, key: str, suffix: str | None = None) -> bool:
         """Whether the entry of a key exists and verifies (see `verify`: one `stat` for an entry this process

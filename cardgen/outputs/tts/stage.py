@@ -2,9 +2,11 @@
 against the game, and where the saved object lands."""
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Callable
 
+from cardgen.core.cachebound import uses
 from cardgen.core.errors import CardgenError, Problem, relative
 from cardgen.core.filenames import slugify
 from cardgen.core.ownership import make_staging, remove_ours
@@ -91,6 +93,7 @@ def card_work(game: str, record: BuildRecord, options: TTSSpec, out_root: Path) 
     exporter = Exporter(game, record, out_root / game, out_root / game, options, lambda name: name, recipes)
     exporter.saved_object(marked=False)  # what its images are made of, not what a push compares
     recipes.faces = {face.source.hash: face for face in cover_faces(exporter)}
+    uses(functools.partial(recipes.entries, out_root))  # (listed once the build has reported)
     return recipes.work(out_root)
 
 

@@ -1,0 +1,194 @@
+"""The render cache kept under a bound (`core/cachebound.py`): a watch's edits add entries, and once a rebuild has
+reported the entries no game's latest build uses go, least recently used first, while the cache holds more than its
+bound; what a latest build uses stays, and an entry gone is made again by whoever needs it."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cardgen.build.build import BuildOptions, BuildResult, build_game
+from cardgen.core import cachebound, storage
+from cardgen.load.freshness import STAMPS, parse_stamps
+from cardgen.outputs import stage_names
+from tests.test_edit import _same_as_cold
+
+ROWS = ['Alpha,1,Fire & Ice <2> "quoted",2', "Beta,2,**Bold** and *italic* with :scrap: icon,1", "NA,3,Plain {},3"]
+
+
+def _rows(root: Path, game: str, power: int) -> None:
+    (root / "data" / game / "cards.csv").write_text("\n".join(["name,power,text,count", *ROWS, ""]).format(power))
+
+
+def _build(root: Path, game: str = "tiny", out: str = "output") -> BuildResult:
+    return build_game(root, game, BuildOptions(root / out, jobs=1), stages=stage_names())
+
+
+def _edit(root: Path, power: int, game: str = "tiny") -> BuildResult:
+    """An edit of one card under a watch, and the work the watch does once it has reported."""
+    _rows(root, game, power)
+    result = _build(root, game)
+    storage.run_after_rebuild()
+    return result
+
+
+def _entries(out_root: Path) -> dict[str, int]:
+    """The cache's entries (but a watch's copies ahead and the uses kept), by path in the cache: their sizes."""
+    folder = storage.cache_root(out_root)
+    return {path.relative_to(folder).as_posix(): path.stat().st_size for path in folder.rglob("*")
+            if path.is_file() and len(path.relative_to(folder).parts) == 3 and
+            path.relative_to(folder).parts[0] not in cachebound.NOT_ENTRIES}
+
+
+def _used(out_root: Path, *games: str) -> set[str]:
+    used: set[str] = set()
+    for game in games:
+        used |= set((storage.cache_root(out_root) / cachebound.USES_FOLDER / game).read_text().split("\n"))
+    return used
+
+
+def _cold(root: Path) -> None:
+    """Build the game into cold/ as a process that builds once."""
+    shutil.rmtree(root / "cold", ignore_errors=True)
+    storage.BUILDS_AGAIN.clear()
+    try:
+        _build(root, out="cold")
+    finally:
+        storage.keep_for_next_builds()
+
+
+@pytest.fixture
+def watching(tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A process that builds again (a watch), with no cache walked yet."""
+    monkeypatch.setattr(cachebound, "_INDEX", {})
+    monkeypatch.setattr(cachebound, "_BUILT", {})
+    storage.keep_for_next_builds()
+    return tiny_game
+
+
+def test_a_watchs_edits_keep_the_cache_under_its_bound_and_its_outputs_those_of_a_cold_build(
+        watching: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = watching / "output"
+    _rows(watching, "tiny", 3)
+    _build(watching)
+    storage.run_after_rebuild()
+    live = sum(_entries(out).values())
+    bound = int(live * 1.5)  # room for a few edits' new card, cell and sheet: not for eight
+    monkeypatch.setenv(cachebound.LIMIT_VARIABLE, str(bound))
+    made = dict(_entries(out))
+    for power in range(4, 12):
+        assert _edit(watching, power).rendered == 1
+        now = _entries(out)
+        made.update(now)
+        assert sum(now.values()) <= bound
+    assert sum(made.values()) > 2 * bound  # (what the edits made: the bound kept the cache from holding it)
+    _cold(watching)
+    _same_as_cold(watching, out / "tiny", watching / "cold" / "tiny")
+
+
+def test_the_entries_each_games_latest_build_uses_are_never_evicted_and_a_build_then_is_up_to_date(
+        watching: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = watching / "output"
+    shutil.copytree(watching / "data" / "tiny", watching / "data" / "other")
+    shutil.copytree(watching / "templates" / "tiny", watching / "templates" / "other")
+    _rows(watching, "other", 7)
+    _build(watching, "other")  # another game of the output folder, built before
+    _rows(watching, "tiny", 3)
+    _build(watching)
+    monkeypatch.setenv(cachebound.LIMIT_VARIABLE, "1")  # every entry no latest build uses goes
+    for power in (4, 5, 6):
+        _edit(watching, power)
+    entries = _entries(out)
+    used = _used(out, "tiny", "other")
+    assert all(path.startswith("png/") for path in used - entries.keys()), used - entries.keys()
+    assert entries.keys() <= used  # all else was evicted
+    kinds = {path.split("/")[0] for path in entries}
+    assert {"png", "outputs", "tts-cells", "tts-cover", "svg", "layout", "print-pages"} <= kinds
+    # every card image each game placed is there (the TTS thumbnail's key names no card image)
+    for game in ("tiny", "other"):
+        made = parse_stamps((out / game / STAMPS).read_text())[0]["made"]
+        for name, key in made.items():
+            if name.startswith(("cards/", "backs/")):
+                assert f"png/{key[:2]}/{key}.png" in entries, (game, name)
+    storage.BUILDS_AGAIN.clear()  # another process, a build of each: nothing to do
+    assert _build(watching).up_to_date and _build(watching, "other").up_to_date
+    storage.keep_for_next_builds()
+    result = _edit(watching, 3)  # the card as it was first: evicted, drawn again; nothing else is
+    assert result.rendered == 1
+    _cold(watching)
+    _same_as_cold(watching, out / "tiny", watching / "cold" / "tiny")
+
+
+def test_an_entry_evicted_is_made_again_by_its_reader(watching: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The watch trusts the entries it looked at while the kernel says nothing touched them (`folderwatch`): one
+    evicted since is told, and drawn again; the TTS sheet holding it made again from its cells."""
+    out = watching / "output"
+    _rows(watching, "tiny", 3)
+    _build(watching)
+    for power in (4, 3, 4):  # each image and sheet looked at, and trusted, once there
+        _edit(watching, power)
+    monkeypatch.setenv(cachebound.LIMIT_VARIABLE, "1")
+    _edit(watching, 5)  # the images of power 3 and 4 go, and the sheets holding them
+    assert not any(path.startswith("outputs/") and path not in _used(out, "tiny") for path in _entries(out))
+    result = _edit(watching, 3)
+    assert result.rendered == 1
+    _cold(watching)
+    _same_as_cold(watching, out / "tiny", watching / "cold" / "tiny")
+
+
+def test_a_build_command_saves_its_uses_and_prunes_once_it_has_reported_and_one_with_nothing_to_do_does_not(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.conftest import run_cli
+
+    out = tiny_game / "output"
+    for power in (3, 4):
+        _rows(tiny_game, "tiny", power)
+        run_cli(tiny_game, "build", "tiny", "--jobs", "1")
+    assert set(_entries(out)) - _used(out, "tiny")  # the images of power 3, kept
+    monkeypatch.setenv(cachebound.LIMIT_VARIABLE, "1k")
+    kept = storage.cache_root(out) / cachebound.USES_FOLDER / cachebound.COUNT_FILE
+    counted = kept.stat().st_mtime_ns
+    assert "up to date" in run_cli(tiny_game, "build", "tiny", "--jobs", "1").output
+    assert kept.stat().st_mtime_ns == counted  # (not looked at)
+    _rows(tiny_game, "tiny", 5)
+    run_cli(tiny_game, "build", "tiny", "--jobs", "1")
+    entries, used = set(_entries(out)), _used(out, "tiny")
+    assert entries <= used and all(path.startswith("png/") for path in used - entries)
+    assert "up to date" in run_cli(tiny_game, "build", "tiny", "--jobs", "1").output
+
+
+@pytest.mark.parametrize(("text", "size"), [("800M", 800 << 20), ("2G", 2 << 30), ("1.5gb", 3 << 29), ("4096", 4096),
+                                            ("0", 0), ("", None)])
+def test_the_limit_is_read_as_a_size(text: str, size: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(cachebound.LIMIT_VARIABLE, text)
+    assert cachebound.cache_limit() == size
+
+
+def test_a_limit_that_is_not_a_size_is_an_error_before_the_build(tiny_game: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.conftest import run_cli
+
+    monkeypatch.setenv(cachebound.LIMIT_VARIABLE, "lots")
+    result = run_cli(tiny_game, "build", "tiny", "--jobs", "1", expect=1)
+    assert "CARDGEN_CACHE_LIMIT=lots: not a size" in result.output
+    assert not (tiny_game / "output" / "tiny").exists()
+
+
+def test_a_watch_deletes_at_most_so_many_entries_a_rebuild(watching: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a change that drew every card again, the entries it replaced go a few at each rebuild, not all while
+    the next save waits."""
+    out = watching / "output"
+    _rows(watching, "tiny", 3)
+    _build(watching)
+    for power in (4, 5, 6):  # 9 entries no longer used: 3 images, cells and sheets
+        _edit(watching, power)
+    monkeypatch.setattr(cachebound, "PRUNED_AT_MOST", 2)
+    monkeypatch.setenv(cachebound.LIMIT_VARIABLE, "1")
+    unused = set(_entries(out)) - _used(out, "tiny")
+    assert len(unused) == 9
+    for power in (7, 8):
+        _edit(watching, power)
+        now = set(_entries(out)) - _used(out, "tiny")
+        assert len(unused - now) == 2
+        unused = now
