@@ -256,7 +256,7 @@ class LayoutChecker:
         about = self._about(skip_rows, skip_templates)
         reused = self._reused(about)
         cards = self.cards
-        todo = [place for place, taken in enumerate(reused) if not taken]
+        todo = list(itertools.compress(itertools.count(), map(operator.not_, reused)))  # (a C loop: 10,000 cards)
         faces = [self._card_renders(cards[place], skip_rows, skip_templates) for place in todo]
         backs = set(+self._taken.backs)  # (the reused cards' backs)
         backs.update(itertools.chain.from_iterable(back for _, back in faces))
