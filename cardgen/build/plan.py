@@ -578,7 +578,8 @@ def record_of(plan: BuildPlan) -> BuildRecord:
         keep_latest(_LAST_RECORDS, game.name,
                     _LastRecord(plan.cards, faces, card_backs, deck_keys, keys, kept_cards, entries, copies),
                     KNOWN_RECORDS)
-    return BuildRecord(
+    # made of entries valid already, each card's back one of `backs`: not validated again (~1-1.5 ms at 10,000 cards)
+    return BuildRecord.model_construct(
         cardgen=__version__,
         built_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         game=GameEntry(name=game.name, title=game.spec.title, version=game.spec.version,
