@@ -129,6 +129,41 @@ def test_a_rebuild_draws_its_edited_card_while_validating(tiny_game: Path, tmp_p
         [hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((cold / "tiny" / "tts").glob("*.jpg"))]
 
 
+def test_a_watchs_rebuild_looks_only_at_its_changed_cards_for_the_early_drawing(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a process that builds again, the faces rendered before validating (for the worker to draw early) are looked
+    for among the cards the game's last layout check did not have (an edit's), not among every card; after a
+    template edit every card is looked at again. The edited card goes first either way."""
+    from cardgen.core import storage
+    from cardgen.load import data
+    from cardgen.svg.templates import SVGRenderer
+
+    storage.keep_for_next_builds()
+    data.remember_rows()
+    options = BuildOptions(tiny_game / "output", jobs=2)
+    build_game(tiny_game, "tiny", options, stages=stage_names())
+    spy = _Spy(monkeypatch, settle=False)
+    kept = SVGRenderer.kept
+
+    def noted_kept(renderer: SVGRenderer, template: str, deck: str, card: Any) -> bool:
+        spy.events.append(("looked at", card.id if card is not None else template))
+        return kept(renderer, template, deck, card)
+
+    monkeypatch.setattr(SVGRenderer, "kept", noted_kept)
+    face = tiny_game / "templates" / "tiny" / "face.svg"
+    for edit, looked in ((lambda: _edit(tiny_game, "Plain", "Plainer"), ["na"]),
+                         (lambda: face.write_text(face.read_text().replace("#ffffff", "#fffffe")),
+                          ["alpha", "beta", "na"])):
+        edit()
+        spy.events.clear()
+        with started_workers(2, 1) as workers:
+            assert workers is not None
+            build_game(tiny_game, "tiny", options, stages=stage_names(), workers=workers)
+        before = spy.events[:spy.events.index(("validate", ""))]
+        assert [card for kind, card in before if kind == "looked at"] == looked
+        assert [kind for kind, _ in before if kind != "looked at"][:1] == ["keep"]
+
+
 def test_an_edit_that_fails_validation_leaves_its_early_drawing_in_the_cache_only(
         tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A card drawn while validating goes into the PNG cache, never into the output: a rebuild whose validation then

@@ -406,7 +406,8 @@ def test_a_process_building_again_writes_the_record_and_gallery_a_fresh_process_
     """A running watch makes an unchanged card's record entry, its JSON, its gallery figure and table data once
     (`record.kept_piece`), its look (`plan._LOOKS`), and its Tabletop Simulator object and that object's texts
     (`objects.kept_text`): after edits of a card, of a rule that marks unchanged cards, and of the rule's removal,
-    build.json, index.html and the saved object are those a fresh process writes (two output roots built in step,
+    build.json, index.html and the saved object are those a fresh process writes, and after an edit of a card's
+    copies too (two output roots built in step,
     one keeping what it made between builds, the other not)."""
     import difflib
     import threading
@@ -461,6 +462,8 @@ def test_a_process_building_again_writes_the_record_and_gallery_a_fresh_process_
     assert '<li class="warning">' not in both()[1]
     _edit(tiny_game, "Plainer", "Plain")
     both()
+    _edit(tiny_game, "Plain,3", "Plain,5")  # a card's copies: the stats counted again where cards changed
+    assert '"copies": 8' in both()[0]
 
 
 def test_an_edit_in_a_process_building_again_keeps_its_renders_in_memory_until_they_are_many(

@@ -430,7 +430,8 @@ def test_edits_of_a_few_rows_of_many_load_and_find_what_a_fresh_process_does(
     made wrong and mended, a row moved by the decks' filters, spaces around a name, a total broken and mended, no
     copies and again, the game's copies past their bound and within, an id made twice and mended, an unknown icon and
     gone, a row added, removed, rows reordered, a text overflowing its box and not) the cards and findings are those
-    of a process that builds once, and an unchanged row's card is the last build's object."""
+    of a process that builds once, and so are the layout findings and renders its caches keep for the next check; an
+    unchanged row's card is the last build's object."""
     from conftest import SIMPLE_BACK, SIMPLE_FACE, write_game
 
     from cardgen.core import storage
@@ -453,9 +454,16 @@ def test_edits_of_a_few_rows_of_many_load_and_find_what_a_fresh_process_does(
         storage.BUILDS_AGAIN.clear()  # a process that builds once: nothing kept used
         try:
             fresh, fresh_found = checked(None)
+            checked(workspace / "fresh")  # its caches written whole
         finally:
             storage.keep_for_next_builds()
         assert (_cards_of(mine), found) == (_cards_of(fresh), fresh_found), what
+        # what the caches keep for the next check (this process's: in memory, a few values beyond their files) is
+        # what a process that builds once keeps: the same layout findings, the renders by the same keys
+        assert storage.KeptByGame(workspace / "kept", "layout", "tiny").kept == \
+            storage.KeptByGame(workspace / "fresh", "layout", "tiny").kept, what
+        assert set(storage.KeptByGame(workspace / "kept", "svg", "tiny").kept) == \
+            set(storage.KeptByGame(workspace / "fresh", "svg", "tiny").kept), what
         assert {f[4] for f in found if f[4]} == rules, what
         if what == "a value changed":
             assert [a is b for a, b in zip(mine, cards)] == [card.name != "Card 07" for card in cards]

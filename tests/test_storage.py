@@ -462,3 +462,36 @@ def test_keep_latest_keeps_a_value_as_the_latest_and_drops_the_oldest_beyond_its
     for key, value in (("a", 1), ("b", 2), ("a", 3), ("c", 4)):
         keep_latest(kept, key, value, 2)
     assert list(kept.items()) == [("a", 3), ("c", 4)]
+
+
+def test_a_deferred_entry_kept_in_memory_is_written_whole_later(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                                 ) -> None:
+    """In a process that builds again, a deferred entry's edits stay in memory (their dicts shared with the next
+    build, not copied) and the file keeps the lines of an earlier build; a later save that writes the file holds
+    what that build used, a value no longer used and then made again (an edit undone) included."""
+    from cardgen.core.storage import KeptByGame
+
+    class Deferred(KeptByGame):
+        deferred = True
+
+    monkeypatch.setattr(storage, "DEFERRED_AT_MOST", 1)
+    storage.keep_for_next_builds()
+    first = Deferred(tmp_path, "kind", "game")
+    first.used = {"a": "A", "b": "B"}
+    first.save()  # written (all new)
+    reads: list[str] = []
+    read_bytes = Cache.read_bytes
+    monkeypatch.setattr(Cache, "read_bytes", lambda self, *a: reads.append(self.kind) or read_bytes(self, *a))
+    builds = [({"a": None, "c": "C"}, False),  # "b" left, "c" new: kept in memory only
+              ({"a": None, "b": "B", "d": "D", "e": "E"}, True),  # "b" made again (its line still the file's): written
+              ({"a": None, "b": None, "f": "F"}, False)]
+    for used, written in builds:
+        build = Deferred(tmp_path, "kind", "game")
+        build.used = {key: build.kept[key] if value is None else value for key, value in used.items()}
+        identity = storage.file_identity(build.store.path(build.entry))
+        build.save()
+        assert Deferred(tmp_path, "kind", "game").kept == build.used
+        assert (storage.file_identity(build.store.path(build.entry)) != identity) == written
+    assert reads == []  # each build took the last one's values from memory
+    storage._KNOWN_ENTRIES.clear()  # the file itself, as another process reads it
+    assert Deferred(tmp_path, "kind", "game").kept == {"a": "A", "b": "B", "d": "D", "e": "E"}

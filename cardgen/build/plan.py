@@ -84,6 +84,9 @@ class BuildPlan:
     # looks of the last plan of the game are taken from `_LOOKS` (an SVG kept between builds is one string object,
     # whose hash Python keeps: a look found again costs no hashing of its text).
     looks: dict[tuple, str] = field(default_factory=dict)
+    # The faces' renders in the order of `faces`, when the plan holds them already (a plan made from the game's last
+    # one, see `_LastPlan`): not read again from 10,000 artworks (see `files_drawn`).
+    face_renders: list[RenderedSVG] | None = None
 
     def size(self, deck: str) -> CardSize:
         """The card size of a deck."""
@@ -168,7 +171,7 @@ class _LastPlan:
     card is kept; another build plans one by one."""
 
     def __init__(self, cards: list[Card], faces: dict[str, Artwork], card_back: dict[str, str | None],
-                 memos: list[tuple[str, str, str]], renders: list[RenderedSVG | None], plan: BuildPlan,
+                 memos: list[tuple[str, str, str]], renders: list[RenderedSVG], plan: BuildPlan,
                  firsts: list[int], warnings: dict[int, list[Problem]]) -> None:
         self.cards, self.faces, self.card_back, self.memos, self.renders = cards, faces, card_back, memos, renders
         self.places, self.drawn, self.back_names = plan.places, plan.drawn, plan.back_names
@@ -186,8 +189,9 @@ class _LastPlan:
             if card.back_template is not None:
                 firsts.setdefault((card.deck, card.back_template), place)
         faces = list(plan.faces.values())
+        plan.face_renders = list(map(_RENDERED, faces))
         return cls(list(cards), plan.faces, plan.card_back, [(c.face_template, c.deck, c.id) for c in cards],
-                   list(map(_RENDERED, faces)), plan, sorted(firsts.values()),
+                   plan.face_renders, plan, sorted(firsts.values()),
                    {place: art.rendered.warnings for place, art in enumerate(faces) if art.rendered.warnings})
 
     def planned(self, context: BuildContext) -> BuildPlan | None:
@@ -200,9 +204,9 @@ class _LastPlan:
                 any(_place_of(plan, deck, context) != at for deck, at in self.places.items()) or \
                 not all(_same_files(plan, files) for files in self.drawn.values()):
             return None
-        renders = renderer.faces_done(self.memos)  # (validation rendered each card's face)
+        done = renderer.faces_done(self.memos)  # (validation rendered each card's face)
         changed = list(itertools.compress(range(len(cards)), map(operator.not_, map(
-            operator.and_, map(operator.is_, cards, self.cards), map(operator.is_, renders, self.renders)))))
+            operator.and_, map(operator.is_, cards, self.cards), map(operator.is_, done, self.renders)))))
         if len(changed) > CHANGED_AT_MOST or any(_moved(cards[place], self.cards[place]) for place in changed):
             return None
         for place in self.firsts:  # the backs, as a plan card by card names them
@@ -224,7 +228,7 @@ class _LastPlan:
                          *itertools.chain.from_iterable(art.rendered.warnings for art in plan.backs.values())]
         self.cards, self.faces, self.memos, self.renders, self.warnings = plan.cards, plan.faces, memos, renders, \
             warnings
-        self.drawn = plan.drawn
+        self.drawn, plan.face_renders = plan.drawn, renders
         return plan
 
 
@@ -355,7 +359,8 @@ def files_drawn(plan: BuildPlan) -> set[Path]:
     """The files the plan's faces and backs draw (images, as their renders name them). In a process that builds
     again, the last plan's of the game patched where its renders are other objects (`_FilesDrawn`): a set made of
     every render's files cost ~5 ms an edit at 10,000 cards."""
-    renders = list(map(_RENDERED, itertools.chain(plan.faces.values(), plan.backs.values())))
+    faces = plan.face_renders if plan.face_renders is not None else map(_RENDERED, plan.faces.values())
+    renders = [*faces, *map(_RENDERED, plan.backs.values())]
     if not builds_again():
         return set(itertools.chain.from_iterable(map(_FILES, renders)))
     last = _LAST_FILES.get(plan.game.name)
@@ -566,18 +571,24 @@ def record_of(plan: BuildPlan) -> BuildRecord:
     kept_cards = cast(list[CardEntry], cards)
     # the entries that came and went, where the last record's were taken by place (each card's own entry)
     aligned = last is not None and len(last.entries) == len(kept_cards) == len(last.by_key) == len(entries)
-    keep_entries(game.name, entries, ([kept_cards[place] for place in missing],
-                                      [last.entries[place] for place in missing]) if last and aligned else None)
+    changes = ([kept_cards[place] for place in missing], [last.entries[place] for place in missing]) \
+        if last is not None and aligned else None
+    keep_entries(game.name, entries, changes)
+    # the copies counted again at those places only (reading 10,000 entries was ~1.5-6 ms of an edit)
+    copies = last.copies + sum(map(_COPIES, changes[0])) - sum(map(_COPIES, changes[1])) \
+        if last is not None and changes is not None else sum(map(_COPIES, kept_cards))
     if builds_again():
         keep_latest(_LAST_RECORDS, game.name,
-                    _LastRecord(plan.cards, faces, card_backs, deck_keys, keys, kept_cards, entries), KNOWN_RECORDS)
-    return BuildRecord(
+                    _LastRecord(plan.cards, faces, card_backs, deck_keys, keys, kept_cards, entries, copies),
+                    KNOWN_RECORDS)
+    # made of entries valid already, each card's back one of `backs`: not validated again (~1-1.5 ms at 10,000 cards)
+    return BuildRecord.model_construct(
         cardgen=__version__,
         built_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         game=GameEntry(name=game.name, title=game.spec.title, version=game.spec.version,
                        description=game.spec.description),
         decks=decks, backs=backs,
-        stats=Stats(cards=len(kept_cards), copies=sum(map(_COPIES, kept_cards))), cards=kept_cards)
+        stats=Stats(cards=len(kept_cards), copies=copies), cards=kept_cards)
 
 
 _CARD_ID, _COPIES = operator.attrgetter("id"), operator.attrgetter("copies")
@@ -617,9 +628,11 @@ class _LastRecord:
     `record_of`). Holding the cards keeps their ids theirs."""
 
     def __init__(self, cards: list[Card], faces: list[Artwork], backs: list[str | None], deck_keys: dict[str, str],
-                 keys: list[Hashable], entries: list[CardEntry], by_key: dict[Hashable, CardEntry]) -> None:
+                 keys: list[Hashable], entries: list[CardEntry], by_key: dict[Hashable, CardEntry], copies: int
+                 ) -> None:
         self.cards, self.faces, self.backs, self.deck_keys = cards, faces, backs, deck_keys
         self.keys, self.entries, self.by_key = keys, entries, by_key
+        self.copies = copies  # the entries' copies, all together
 
     def aligned(self, cards: list[Card], faces: list[Artwork], backs: list[str | None]
                 ) -> tuple[list[Hashable | None], list[CardEntry | None], dict[Hashable, CardEntry]]:
