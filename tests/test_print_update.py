@@ -297,7 +297,7 @@ def test_a_revision_formats_its_images_byte_for_byte_as_reportlab(png: bool) -> 
     from cardgen.outputs.pdf import _canvas
 
     canvas = _canvas(io.BytesIO())
-    image = (rl.png_image("card", 750, 1050, lambda: b"x\x9c rows") if png
+    image = (rl.png_image("card", 750, 1050, lambda: [b"x\x9c rows"]) if png
              else rl.flate_image("chip", "DeviceRGB", 236, 236, b"x\x9c rgb"))
     image.name = "card" if png else "chip"
     rl.register_image(canvas, image, rl.xobject_name(canvas, image.name))

@@ -84,6 +84,11 @@ SHAPES: list[tuple[Callable[[Path], Any], str, str, Callable[[Any], bool]]] = [
      lambda strings: isinstance(strings, list) and all(isinstance(s, bytes) for s in strings) and strings),
     (_collector, "PDFFile.write", "the method adding bytes", callable),
     (_collector, "PDFFile.format", "the method joining what was collected", callable),
+    (_collector, "PDFFile.add", "the method adding an object, giving where it starts", callable),
+    (_collector, "PDFFile.offset", "the length collected so far", _is(int)),
+    (lambda _: _canvas(), "Canvas._doc.encrypt", "the document's encryption (none: NoEncryption)",
+     lambda encrypt: type(encrypt).__name__ == "NoEncryption"),
+    (_pdfdoc, "pdfdoc.NoEncryption", "the class of a document without encryption", _is(type)),
 ]
 
 
@@ -125,7 +130,7 @@ def test_images_and_pages_through_the_compat_module_are_written_as_they_are_form
     target = tmp_path / "out.pdf"
     with target.open("wb") as handle:
         pdf = Canvas(handle)
-        png = rl.png_image("card", 5, 2, lambda: idat)
+        png = rl.png_image("card", 5, 2, lambda: [idat])
         picture, mask = rl.picture_image("token", _rgba_png(tmp_path))
         for image, soft in ((png, None), (picture, mask)):
             internal = rl.xobject_name(pdf, image.name)

@@ -234,7 +234,8 @@ def _revision_objects(swaps: dict[str, str], new: dict[str, _Pixels], written: W
         pixels, (width, height, number, mask) = new[name], written.objects[old]
         if (pixels.width, pixels.height) != (width, height) or bool(pixels.alpha) != bool(mask):
             return None
-        formatted[number] = image_object(number, width, height, "DeviceRGB", pixels.rgb(), png=pixels.png, mask=mask)
+        formatted[number] = image_object(number, width, height, "DeviceRGB", b"".join(pixels.rgb()), png=pixels.png,
+                                         mask=mask)
         if mask:
             formatted[mask] = image_object(mask, width, height, "DeviceGray", pixels.alpha)
         objects[name] = written.objects[old]
@@ -390,11 +391,11 @@ class ImageFiles:
         image = self._image.get(name)
         return self.opaque.get(image) if image is not None and drawn == str(self.build_dir / image) else None
 
-    def idat(self, name: str, size: tuple[int, int]) -> bytes:
-        """The IDAT data of the PNG file of a name, once it is drawn (see `wait`), read when the document is written;
-        an error if the file is not the 8-bit RGB PNG of this size cardgen drew."""
+    def idat(self, name: str, size: tuple[int, int]) -> list[rl.Buffer]:
+        """The IDAT chunks' data of the PNG file of a name, once it is drawn (see `wait`), read when the document is
+        written; an error if the file is not the 8-bit RGB PNG of this size cardgen drew."""
         source = self.file(self._image[name])
-        read = png_stream(source)
+        read = png_chunks(source)
         if read is None or read[:2] != size:
             raise OSError(f"{source} is not the {size[0]}x{size[1]} 8-bit RGB PNG cardgen drew "
                           "(changed while the print PDF was written?)")
@@ -497,14 +498,15 @@ def _overlap(a: Rect, b: Rect) -> Rect:
 
 
 def _page_key(page: Page, footer: str, images: ImageFiles) -> str:
-    """A hash of everything drawing a page reads: its slots, marks and footer place, the footer's text, the images'
-    names (their content hashes) and the versions drawing it."""
+    """A hash of everything drawing a page reads: its slots, marks and footer place (`Page.digest`: made once a page,
+    by `_layout_key` before a helper writes the file, which receives it with the page; a page's `repr` took ~65 us),
+    the footer's text, the images' names (their content hashes) and the versions drawing it."""
     from reportlab import Version
 
     from cardgen.core.bundled import code_digest
 
     names = [images.name(slot.image) for slot in page.slots]
-    return hashlib.sha256(repr((code_digest(__name__), Version, page, footer, names)).encode()).hexdigest()[:32]
+    return hashlib.sha256(repr((code_digest(__name__), Version, page.digest, footer, names)).encode()).hexdigest()[:32]
 
 
 def _put_back(pdf: Any, page: Page, images: ImageFiles, drawn: Any) -> bool:
@@ -527,15 +529,22 @@ def _put_back(pdf: Any, page: Page, images: ImageFiles, drawn: Any) -> bool:
 
 def png_stream(path: Path) -> tuple[int, int, bytes] | None:
     """(width, height, IDAT data) of an 8-bit RGB, non-interlaced PNG file; None for any other file."""
+    read = png_chunks(path)
+    return None if read is None else (read[0], read[1], b"".join(read[2]))
+
+
+def png_chunks(path: Path) -> tuple[int, int, list[rl.Buffer]] | None:
+    """(width, height, IDAT chunks' data, views of the file read once) of an 8-bit RGB, non-interlaced PNG file;
+    None for any other file."""
     try:
-        data = path.read_bytes()
+        data = memoryview(path.read_bytes())
     except OSError:
         return None
     if data[:8] != b"\x89PNG\r\n\x1a\n":
         return None
-    at, width, height, idat = 8, 0, 0, []
+    at, width, height, idat = 8, 0, 0, list[rl.Buffer]()
     while at + 8 <= len(data):
-        length, kind = struct.unpack(">I4s", data[at:at + 8])
+        length, kind = struct.unpack_from(">I4s", data, at)
         body = data[at + 8:at + 8 + length]
         if kind == b"IHDR":
             width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", body)
@@ -546,7 +555,7 @@ def png_stream(path: Path) -> tuple[int, int, bytes] | None:
         elif kind == b"IEND":
             break
         at += 12 + length
-    return (width, height, b"".join(idat)) if width and idat else None
+    return (width, height, idat) if width and idat else None
 
 
 def png_size(path: Path) -> tuple[int, int] | None:
@@ -585,7 +594,7 @@ def _embed(pdf: Any, name: str, drawn: str, images: ImageFiles) -> bool:
         elif pixels.png:
             image = rl.png_image(name, pixels.width, pixels.height, pixels.rgb)
         else:
-            image = rl.flate_image(name, "DeviceRGB", pixels.width, pixels.height, pixels.rgb())
+            image = rl.flate_image(name, "DeviceRGB", pixels.width, pixels.height, b"".join(pixels.rgb()))
             if pixels.alpha:
                 mask = rl.flate_image(f"{name}-alpha", "DeviceGray", pixels.width, pixels.height, pixels.alpha)
         image.name = name
@@ -599,12 +608,13 @@ def _embed(pdf: Any, name: str, drawn: str, images: ImageFiles) -> bool:
 
 @dataclass(frozen=True)
 class _Pixels:
-    """An image embedded with streams cardgen made: its pixel size, its RGB stream (given when the document is
-    written: the rows of an 8-bit RGB PNG, `png`, or Flate data) and its alpha's (Flate, empty when opaque)."""
+    """An image embedded with streams cardgen made: its pixel size, its RGB stream's pieces (given when the document
+    is written: the IDAT chunks of an 8-bit RGB PNG, `png`, or Flate data) and its alpha's (Flate, empty when
+    opaque)."""
 
     width: int
     height: int
-    rgb: Callable[[], bytes]
+    rgb: Callable[[], list[rl.Buffer]]
     png: bool
     alpha: bytes = b""
 
@@ -618,7 +628,7 @@ def _pixels(name: str, drawn: str, images: ImageFiles) -> _Pixels | None:
     if masked is None:
         return None
     width, height, rgb, alpha = masked
-    return _Pixels(width, height, lambda: rgb, png=False, alpha=alpha)
+    return _Pixels(width, height, lambda: [rgb], png=False, alpha=alpha)
 
 
 def _draw_page(pdf, page: Page, images: ImageFiles) -> bool:
@@ -633,8 +643,9 @@ def _draw_page(pdf, page: Page, images: ImageFiles) -> bool:
         x, y, width, height = _pt(slot.image_rect.x, slot.image_rect.y, slot.image_rect.w, slot.image_rect.h)
         name, drawn = images(slot.image)
         if _embed(pdf, name, drawn, images):
-            pdf.translate(x, y)  # as drawImage places an image: the unit square scaled to the box
-            pdf.scale(width, height)
+            # As drawImage places an image: the unit square scaled to the box. One matrix, the operator reportlab
+            # writes for a translation and a scaling (it joins the two by parsing the first back: ~20 us a slot).
+            pdf.transform(width, 0, 0, height, x, y)
             pdf.doForm(name)
         else:
             pdf.drawImage(drawn, x, y, width, height, mask="auto")

@@ -188,15 +188,21 @@ def image_object(number: int, width: int, height: int, colours: str, stream: byt
     """The indirect object `number` of an 8-bit image XObject of Flate data (`png`: the rows of an RGB PNG, with
     the /DecodeParms they need), its soft mask the object `mask` (0: none), byte for byte as reportlab formats the
     images cardgen embeds (`reportlab_compat.png_image` and `flate_image`; tests/test_print_update.py compares)."""
+    return b"".join(image_pieces(number, width, height, colours, [stream], png, mask))
+
+
+def image_pieces(number: int, width: int, height: int, colours: str, stream: list[bytes | memoryview],
+                 png: bool = False, mask: int = 0) -> list[bytes | memoryview]:
+    """`image_object`'s bytes in pieces, its stream's pieces (a PNG's IDAT chunks) as they are given: not joined."""
     entries = {"BitsPerComponent": b"8", "ColorSpace": b"/" + colours.encode(), "Height": b"%d" % height,
-               "Length": b"%d" % len(stream), "Subtype": b"/Image", "Type": b"/XObject", "Width": b"%d" % width,
-               "Filter": b"/FlateDecode" if png else b"[ /FlateDecode ]"}
+               "Length": b"%d" % sum(map(len, stream)), "Subtype": b"/Image", "Type": b"/XObject",
+               "Width": b"%d" % width, "Filter": b"/FlateDecode" if png else b"[ /FlateDecode ]"}
     if png:
         entries["DecodeParms"] = _dictionary({"BitsPerComponent": b"8", "Colors": b"3", "Columns": b"%d" % width,
                                               "Predictor": b"15"})
     if mask:
         entries["SMask"] = b"%d 0 R" % mask
-    return b"%d 0 obj\n%s\nstream\n%sendstream\nendobj\n" % (number, _dictionary(entries), stream)
+    return [b"%d 0 obj\n%s\nstream\n" % (number, _dictionary(entries)), *stream, b"endstream\nendobj\n"]
 
 
 def _dictionary(entries: dict[str, bytes]) -> bytes:

@@ -24,14 +24,21 @@ The private names, and why each is used:
 - `PDFImageXObject.format(document)` and `PDFStream.dictionary.dict`: an image object that writes a PNG's own
   compressed rows with the /DecodeParms they need, which reportlab's image object has no way to say.
 - `pdfdoc.PDFFile`: the output collector class a document looks up by name when it saves; swapped for one that
-  writes each object as it is formatted (its `strings` list, `write` and `format(document)` are its protocol).
+  writes each object as it is formatted (its `strings` list, `write`, `add` and `format(document)` are its protocol).
+- `pdfdoc.PDFIndirectObject` (looked up by name as a document saves: its `name`, `content` and `format`): swapped
+  while streaming for one that hands a PNG image's object to the collector in pieces, its IDAT chunks unjoined
+  (`PDFFile.offset` counted for them); only in a document whose `encrypt` is reportlab's `pdfdoc.NoEncryption`.
 """
 from __future__ import annotations
 
 import contextlib
 import functools
 import threading
-from typing import Any, BinaryIO, Callable, Iterator
+from typing import Any, BinaryIO, Callable, Iterator, Union
+
+from cardgen.outputs.pdf_update import image_pieces
+
+Buffer = Union[bytes, memoryview]  # a piece of a stream
 
 
 def xobject_name(pdf: Any, name: str) -> str:
@@ -72,9 +79,10 @@ def picture_image(name: str, file: str) -> tuple[Any, Any | None]:
     return image, mask or None
 
 
-def png_image(name: str, width: int, height: int, idat: Callable[[], bytes]) -> Any:
-    """reportlab's image XObject of an 8-bit RGB PNG's own IDAT data, which `idat()` gives when the document is
-    written (Flate with PNG row filters: predictor 15), so that its pixels are neither decoded nor held before."""
+def png_image(name: str, width: int, height: int, idat: Callable[[], list[Buffer]]) -> Any:
+    """reportlab's image XObject of an 8-bit RGB PNG's own IDAT data, which `idat()` gives (its chunks, in order) when
+    the document is written (Flate with PNG row filters: predictor 15), so that its pixels are neither decoded nor
+    held before."""
     image = _png_image_class()(name)
     image.width, image.height, image.idat = width, height, idat
     return image
@@ -88,7 +96,7 @@ def _png_image_class() -> type:
     class PNGImageXObject(PDFImageXObject):
         """An RGB image whose stream is PNG IDAT data, read when the document is written."""
 
-        idat: Callable[[], bytes]
+        idat: Callable[[], list[Buffer]]
 
         def format(self, document: Any) -> bytes:
             """The object as PDF bytes: the dictionary reportlab writes for an image, plus /DecodeParms.
@@ -96,7 +104,7 @@ def _png_image_class() -> type:
             /Filter is a single name, not an array: some readers (poppler) read /DecodeParms only as an
             array beside an array of filters.
             """
-            data = self.idat()
+            data = b"".join(self.idat())
             stream = PDFStream(content=data)
             stream.dictionary.dict.update({
                 "Type": PDFName("XObject"), "Subtype": PDFName("Image"), "Width": self.width,
@@ -105,6 +113,12 @@ def _png_image_class() -> type:
                 "DecodeParms": PDFDictionary({"Predictor": 15, "Colors": 3, "BitsPerComponent": 8,
                                               "Columns": self.width})})
             return stream.format(document)
+
+        def pieces(self, number: int) -> list[Buffer]:
+            """The indirect object `number` of this image as `format` writes it, in pieces (`streaming`): its
+            dictionary formatted by `pdf_update.image_pieces` (reportlab's took ~70 us an image), then the PNG's
+            IDAT chunks as they were read (joined, each card image's ~130 kB was copied ~5 times)."""
+            return image_pieces(number, self.width, self.height, "DeviceRGB", self.idat(), png=True)
 
     return PNGImageXObject
 
@@ -182,10 +196,13 @@ def streaming(handle: BinaryIO) -> Iterator[None]:
     """
     from reportlab.pdfbase import pdfdoc
 
-    collector = pdfdoc.PDFFile
+    collector, indirect = pdfdoc.PDFFile, pdfdoc.PDFIndirectObject
+    png: Any = _png_image_class()
 
     class StreamingFile(collector):  # type: ignore[misc, valid-type]
         """reportlab's collector, writing at once what it would hold: offsets are counted as before."""
+
+        offset: int  # where the next object starts in the file
 
         def __init__(self, *args: Any) -> None:
             super().__init__(*args)
@@ -194,13 +211,41 @@ def streaming(handle: BinaryIO) -> Iterator[None]:
             self.strings: list[bytes] = []
             self.write = handle.write
 
+        def add(self, formatted: Any) -> int:
+            """Write an object (a PNG image's in pieces: see `PiecewiseObject`); where it starts in the file."""
+            if not isinstance(formatted, _Pieces):
+                return int(super().add(formatted))
+            offset, self.offset = self.offset, self.offset + formatted.length
+            handle.writelines(formatted.pieces)
+            return offset
+
         def format(self, document: Any) -> bytes:
             """Nothing left to join: everything is written."""
             return b""
 
+    class PiecewiseObject(indirect):  # type: ignore[misc, valid-type]
+        """reportlab's indirect object, formatted in pieces when its content can be (a PNG image's, see `png_image`),
+        the same bytes unjoined."""
+
+        def format(self, document: Any) -> Any:
+            """As reportlab formats it: the pieces of a PNG image's object, any other's bytes."""
+            number, version = document.idToObjectNumberAndVersion[self.name]
+            if (not isinstance(self.content, png) or version != 0
+                    or type(document.encrypt) is not pdfdoc.NoEncryption):  # (never in cardgen's files)
+                return super().format(document)
+            return _Pieces(self.content.pieces(number))
+
     with _STREAMING:
-        pdfdoc.PDFFile = StreamingFile
+        pdfdoc.PDFFile, pdfdoc.PDFIndirectObject = StreamingFile, PiecewiseObject
         try:
             yield
         finally:
-            pdfdoc.PDFFile = collector
+            pdfdoc.PDFFile, pdfdoc.PDFIndirectObject = collector, indirect
+
+
+class _Pieces:
+    """An object's bytes as the pieces written one after the other (`streaming`)."""
+
+    def __init__(self, pieces: list[Buffer]) -> None:
+        self.pieces = pieces
+        self.length = sum(map(len, pieces))
