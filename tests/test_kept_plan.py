@@ -226,3 +226,33 @@ def test_a_watchs_record_lists_the_files_its_cards_draw_after_edits_as_a_cold_bu
     mark = set(seen[1]) - set(seen[0])  # Beta draws the image
     assert mark == {"art/mark.png"} and not mark & set(seen[2]) and mark <= set(seen[3]) and \
         not mark & set(seen[4])
+
+
+def test_a_watchs_stamps_noted_after_edits_are_its_stamps_files_and_seal_its_outputs(tiny_game: Path) -> None:
+    """An edit appends its stamps' changes to the stamps file, and the process keeps what makes the stamps whole for
+    its next build (`freshness._append_stamps`), made once the rebuild has reported (`storage.run_after_rebuild`, as a
+    watch does after each) or when read first: after edits that change, add, remove and reorder cards they are what
+    the file holds, as the process's own; they seal every output file as it is; the outputs are a cold build's, and
+    the next build says up to date."""
+    from cardgen.build.build import BuildOptions, build_game
+    from cardgen.load import freshness
+    from cardgen.outputs import stage_names
+
+    out, stamps = tiny_game / "output" / "tiny", tiny_game / "output" / "tiny" / freshness.STAMPS
+    storage.keep_for_next_builds()
+    edits = ([ALPHA, BETA, NA], [ALPHA, BETA, NA.replace("Plain", "Plainer")], [ALPHA, BETA, NA, GAMMA],
+             [NA, GAMMA, ALPHA], [GAMMA, NA.replace("Plain", "Plainest"), ALPHA], [GAMMA, NA, ALPHA, BETA])
+    for number, rows in enumerate(edits):
+        _rows(tiny_game, rows)
+        _build(tiny_game)
+        if number % 2:
+            storage.run_after_rebuild()
+        identity = storage.file_identity(stamps)
+        assert isinstance(freshness._KNOWN_STAMPS[identity], dict) == bool(number % 2 or number < 2), number
+        assert freshness._read_stamps(stamps) == freshness.parse_stamps(stamps.read_text())[0], number
+        assert identity in freshness._WRITTEN
+    assert stamps.read_text().count("\n") >= 4  # the edits' changes appended, not the stamps written whole
+    assert freshness._read_stamps(stamps)["outputs"] == freshness._output_stamp(out)
+    assert build_game(tiny_game, "tiny", BuildOptions(tiny_game / "output", jobs=1), stages=stage_names()).up_to_date
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")

@@ -495,3 +495,28 @@ def test_a_deferred_entry_kept_in_memory_is_written_whole_later(tmp_path: Path, 
     assert reads == []  # each build took the last one's values from memory
     storage._KNOWN_ENTRIES.clear()  # the file itself, as another process reads it
     assert Deferred(tmp_path, "kind", "game").kept == {"a": "A", "b": "B", "d": "D", "e": "E"}
+
+
+def test_keep_latest_frees_what_it_drops_once_the_rebuild_has_reported() -> None:
+    """In a process that builds again, a value replaced or dropped is freed by `run_after_rebuild` (after the rebuild's
+    report), not during the build: a watch's first record, read from build.json, freed at its eighth edit took ~35 ms
+    of that edit at 10,000 cards. A process that builds once frees it at once."""
+    import weakref
+
+    from cardgen.core import storage
+
+    class Value:
+        """A value only the dict holds."""
+
+    for again in (True, False):
+        if again:
+            storage.keep_for_next_builds()
+        else:
+            storage.BUILDS_AGAIN.clear()
+        kept: dict[str, Value] = {"a": Value(), "b": Value()}
+        replaced, dropped = weakref.ref(kept["a"]), weakref.ref(kept["b"])
+        storage.keep_latest(kept, "a", Value(), 1)
+        assert list(kept) == ["a"]
+        assert (replaced() is not None and dropped() is not None) is again
+        storage.run_after_rebuild()
+        assert replaced() is None and dropped() is None

@@ -1138,11 +1138,19 @@ def builds_again() -> bool:
 
 def keep_latest(kept: dict[K, T], key: K, value: T, at_most: int) -> None:
     """Keep `value` under `key` as the latest of what a process that builds again keeps of its builds (a game's
-    last plan, record, check...), the oldest dropped beyond `at_most`."""
-    kept.pop(key, None)
+    last plan, record, check...), the oldest dropped beyond `at_most`. What it replaces or drops is freed once the
+    rebuild has reported (`after_rebuild`): a watch's first record, read from build.json, dropped at its eighth
+    edit took ~35 ms of that edit at 10,000 cards to free."""
+    dropped = [kept.pop(key, None)]
     kept[key] = value
     while len(kept) > at_most:
-        del kept[next(iter(kept))]
+        dropped.append(kept.pop(next(iter(kept))))
+    if any(item is not None for item in dropped):
+        after_rebuild(functools.partial(let_go, dropped))
+
+
+def let_go(*held: object) -> None:
+    """Nothing: what `after_rebuild` held for it is freed as it returns."""
 
 
 # In a process that builds again, work a build leaves for when it has said what it did (`after_rebuild`), done by

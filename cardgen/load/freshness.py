@@ -27,7 +27,15 @@ from pathlib import Path
 from typing import Callable, Collection, Iterable
 
 from cardgen.core.errors import CardgenError, Problem
-from cardgen.core.storage import FILE_MODE, builds_again, file_identity, keep_latest, write_atomic, write_text
+from cardgen.core.storage import (
+    FILE_MODE,
+    after_rebuild,
+    builds_again,
+    file_identity,
+    keep_latest,
+    write_atomic,
+    write_text,
+)
 
 SHARED_FOLDERS = ("templates", "icons", "fonts")
 RACY_NS = 2_000_000_000
@@ -115,7 +123,7 @@ def _write_stamps(path: Path, stamps: dict) -> None:
 # changes it): an edit reads them three times (is the build current, are its outputs intact, which files to keep),
 # ~1.4 MB of JSON at 10,000 cards, ~9 ms a read. A file written by anyone else has another identity and is read.
 # Never changed once kept: a reader that changes them changes a copy.
-_KNOWN_STAMPS: dict[tuple[int, ...], dict] = {}
+_KNOWN_STAMPS: dict[tuple[int, ...], dict | Callable[[], dict]] = {}  # (or what makes them: see `_append_stamps`)
 KNOWN_STAMPS = 8  # the stamps of a few games' output folders and their staging folders
 _WRITTEN: set[tuple[int, ...]] = set()  # those of them this process wrote (`PreviousOutputs.own_stamps`)
 _APPENDED: dict[tuple[int, ...], int] = {}  # their lines of changes (`parse_stamps`)
@@ -127,7 +135,7 @@ def _read_stamps(path: Path) -> dict:
     identity = file_identity(path)
     known = _KNOWN_STAMPS.get(identity) if identity is not None else None
     if known is not None:
-        return known
+        return _whole(identity, known)
     stamps, appended = parse_stamps(path.read_text(encoding="utf-8"))
     _remember_stamps(identity, stamps, appended)
     return stamps
@@ -162,10 +170,20 @@ def parse_stamps(text: str) -> tuple[dict, int]:
     return stamps, len(appended)
 
 
+def _whole(identity: tuple[int, ...] | None, known: dict | Callable[[], dict]) -> dict:
+    """The stamps kept of a file, made whole first when what makes them was kept (see `_append_stamps`)."""
+    if callable(known):
+        known = known()
+        if identity in _KNOWN_STAMPS:
+            _KNOWN_STAMPS[identity] = known
+    return known
+
+
 def _remember_stamps(identity: tuple[int, ...] | None, stamps: object, appended: int = 0) -> None:
-    """Keep the stamps of a file (its identity taken before it was read, or after it was written) and its number of
-    lines of changes, in a process that builds again; the oldest forgotten beyond KNOWN_STAMPS."""
-    if identity is None or not isinstance(stamps, dict) or not builds_again():
+    """Keep the stamps of a file (its identity taken before it was read, or after it was written), or what makes
+    them, and its number of lines of changes, in a process that builds again; the oldest forgotten beyond
+    KNOWN_STAMPS."""
+    if identity is None or not (isinstance(stamps, dict) or callable(stamps)) or not builds_again():
         return
     keep_latest(_KNOWN_STAMPS, identity, stamps, KNOWN_STAMPS)
     _APPENDED[identity] = appended
@@ -173,11 +191,13 @@ def _remember_stamps(identity: tuple[int, ...] | None, stamps: object, appended:
         del _APPENDED[gone]
 
 
-def _append_stamps(previous: Path, path: Path, read_as: tuple[int, ...] | None, stamps: dict,
+def _append_stamps(previous: Path, path: Path, read_as: tuple[int, ...] | None, whole: Callable[[], dict],
                    changes: dict) -> bool:
     """Put the stamps file `previous` (as read: `read_as`) at `path` with the line of `changes` that makes it hold
-    `stamps` appended (see APPENDED_AT_MOST); False when it is not this process's own as read, has other links or
-    has enough lines (the caller then writes the stamps whole at `path`, `previous` gone or not)."""
+    `whole()` appended (see APPENDED_AT_MOST); False when it is not this process's own as read, has other links or
+    has enough lines (the caller then writes the stamps whole at `path`, `previous` gone or not). What makes the
+    stamps is kept, and makes them once the rebuild has reported (`after_rebuild`), or when read first: copies of
+    20,000 entries, ~1-2 ms of an edit at 10,000 cards."""
     appended = _APPENDED.get(read_as) if read_as is not None else None
     if appended is None or appended >= APPENDED_AT_MOST or read_as not in _WRITTEN:
         return False
@@ -191,10 +211,11 @@ def _append_stamps(previous: Path, path: Path, read_as: tuple[int, ...] | None, 
     except OSError:
         return False
     identity = file_identity(path)
-    _remember_stamps(identity, stamps, appended + 1)
+    _remember_stamps(identity, functools.lru_cache(maxsize=1)(whole), appended + 1)
     if identity in _KNOWN_STAMPS:
         _WRITTEN.add(identity)
         _WRITTEN.intersection_update(_KNOWN_STAMPS)
+        after_rebuild(functools.partial(_whole, identity, _KNOWN_STAMPS[identity]))
     return True
 
 
@@ -321,16 +342,6 @@ def _state(kept: tuple[int, ...] | list[int]) -> tuple[int, ...]:
     return kept if isinstance(kept, tuple) else (*kept, FILE_MODE)
 
 
-def _let_go(*held: object) -> None:
-    """Nothing: what `storage.after_rebuild` held for it is freed as it returns."""
-
-
-def _in_folder(trusted: tuple[str, tuple[str, object]]) -> str:
-    """The target of a file kept on trust by `PreviousOutputs.keep_trusted`: (name, (folder, maker)) -> folder/name."""
-    name, (folder, _) = trusted
-    return f"{folder}/{name}"
-
-
 def _missing(names: Collection[str], held: Collection[str]) -> list[str]:
     """The names of `names` (in their order) that `held` does not hold, by C loops (an edit's few of thousands)."""
     return list(itertools.compress(names, map(operator.not_, map(held.__contains__, names))))
@@ -373,8 +384,9 @@ class PreviousOutputs:
         self._aside: list[Path] = []  # the previous folder's files an edit replaced or deleted (`_set_aside`)
         self.trusted: dict[str, Path | str] = {}  # kept unread (see `place`): its target in the staging folder,
         self.makers: dict[str, Callable[[Path], object]] = {}  # and what makes it there if it changed
-        # kept unread by `keep_trusted`: the folder its target is in and what makes it there, one pair for many
-        self.trusted_in: dict[str, tuple[str, Callable[[Path], object]]] = {}
+        # kept unread by `keep_trusted`: the files (their content keys by name), the folder their targets are in and
+        # what makes them there, a triple for many
+        self.trusted_in: list[tuple[dict[str, str], str, Callable[[Path], object]]] = []
         self.looked: list[str] = []  # the files kept as they were looked at (`_keep`), not on trust
         self.changed: set[str] | None = None  # the files the kernel named as changed then (`folderwatch`)
 
@@ -419,13 +431,23 @@ class PreviousOutputs:
                         map(isinstance, sealed, itertools.repeat(list))))
         if not all(kept):  # (an edit keeps all it found: no list taken apart then)
             names, keys, sealed = (list(itertools.compress(items, kept)) for items in (names, keys, sealed))
-        self.made.update(zip(names, keys))
+        made = dict(zip(names, keys))
+        self.made.update(made)  # (a copy, the first time: no look-up)
         # No new object for each of 10,000 files (a (size, time, mode) and a (target, make) each: ~30,000 objects the
-        # garbage collector walked, ~3-4 ms of an edit's passes; `_state`; the folder and maker one pair for all, its
-        # target made only of a file found changed: 10,000 texts made and kept were ~1.5 ms of an edit)
+        # garbage collector walked, ~3-4 ms of an edit's passes; `_state`; the folder and maker one pair for all its
+        # files, `made` itself telling which: 10,000 texts made and kept, or a dict of the pair by name, were ~1.5 ms)
         self.kept.update(zip(names, sealed))
-        self.trusted_in.update(zip(names, itertools.repeat((folder, make))))
+        self.trusted_in.append((made, folder, make))
         return kept
+
+    def _trusted_at(self, name: str) -> tuple[str, Callable[[Path], object]] | None:
+        """The target and maker of a file kept on trust (see `place` and `keep_trusted`), or None."""
+        if name in self.trusted:
+            return str(self.trusted[name]), self.makers[name]
+        for files, folder, make in self.trusted_in:
+            if name in files:
+                return f"{folder}/{name}", make
+        return None
 
     def _check_trusted(self) -> None:
         """Look at each file kept on trust (see `place`) that may have changed (all, unless `folderwatch` tells which
@@ -439,18 +461,19 @@ class PreviousOutputs:
         # as that build left them.
         self.changed = changed_since(self.final)
         changed = self.changed if self.own_stamps else None
-        trusted = itertools.chain(self.trusted.items(), zip(self.trusted_in, map(_in_folder, self.trusted_in.items())))
-        looked = dict(trusted) if changed is None else {
-            name: self.trusted.get(name) or _in_folder((name, self.trusted_in[name]))
-            for name in changed if name in self.trusted or name in self.trusted_in}
-        for name, target in looked.items():
+        names = itertools.chain(self.trusted, *(files for files, _, _ in self.trusted_in)) if changed is None else \
+            changed
+        for name in names:
+            trusted = self._trusted_at(name)
+            if trusted is None or name not in self.kept:
+                continue
             try:
                 state = _file_state(f"{final}/{name}")
             except OSError:
                 state = None
             if state is None or state != (*_state(self.kept[name]), 1):
                 del self.kept[name]
-                (self.makers.get(name) or self.trusted_in[name][1])(Path(target))
+                trusted[1](Path(trusted[0]))
 
     def _keep(self, name: str, target: Path) -> bool:
         """Whether the previous build's file `name` is as it sealed it, and so kept (noted in `kept`; linked to
@@ -509,10 +532,10 @@ class PreviousOutputs:
         from cardgen.core import interrupts
         from cardgen.core.folderwatch import looked_at
         from cardgen.core.ownership import STAMP, refuse_foreign
-        from cardgen.core.storage import after_rebuild, swap_into_place
+        from cardgen.core.storage import let_go, swap_into_place
 
         # Its mappings of 10,000 files each, freed once the rebuild has reported (~4 ms of an edit at 10,000 cards)
-        after_rebuild(functools.partial(_let_go, self))
+        after_rebuild(functools.partial(let_go, self))
         self._check_trusted()
         # the stamps of the folders in it among them, but its own (the previous folder has one: it stays)
         made = [name for name in _walked(self.staging) if name != STAMP]
@@ -586,36 +609,40 @@ class PreviousOutputs:
         from cardgen.core.ownership import STAMP
 
         names = {name: self.staging / name for name in made}
-        stamps = dict(_read_stamps(self.staging / STAMPS))  # a copy: its keys are set anew
-        # the kept files' stamps: a copy of all, less the few not kept (not 10,000 looked up one by one: ~3 ms)
-        outputs = dict(self.sealed)
-        for name in replaced:
-            del outputs[name]
-        for name, path in [*names.items(), (STAMP, self.final / STAMP)]:  # the folder's own stamp stays
-            if name not in (STAMPS, "build.json"):
-                stat = path.stat()  # a rename keeps it
-                outputs[name] = [stat.st_size, stat.st_mtime_ns]
-        # (in the order the files were placed, not sorted as a whole build's: ~6 ms of an edit at 10,000 cards; the
-        # stamps are read as mappings)
+        stamps = dict(_read_stamps(self.staging / STAMPS))  # (the record's and settings': the build's own)
+        # the made files' stamps (a rename keeps them), the folder's own among them (it stays)
+        fresh = {name: [state.st_size, state.st_mtime_ns]
+                 for name, path in [*names.items(), (STAMP, self.final / STAMP)] if name not in (STAMPS, "build.json")
+                 for state in (path.stat(),)}
+        gone = _missing(replaced, fresh)  # (sealed, not kept and not made again)
         changes = {key: value for key, value in stamps.items() if key not in _CHANGED_BY_ENTRY}
-        changes["outputs"] = {**{name: outputs[name] for name in [*names, STAMP] if name in outputs},
-                              **dict.fromkeys(_missing(replaced, outputs))}
+        changes["outputs"] = {**fresh, **dict.fromkeys(gone)}
         changes["made"] = {**{name: self.made[name] for name in self.placed if self.keys.get(name) != self.made[name]},
                            **dict.fromkeys(_missing(self.keys, self.made))}
-        stamps["outputs"], stamps["made"] = outputs, dict(self.made)
-        if not _append_stamps(self.final / STAMPS, self.staging / STAMPS, self.read_as, stamps, changes):
-            _write_stamps(self.staging / STAMPS, stamps)
+
+        def whole() -> dict:
+            """The stamps whole: the kept files' as just checked, a copy of all less the few not kept (not 10,000
+            looked up one by one: ~3 ms), in the order the files were placed, not sorted as a whole build's (~6 ms
+            of an edit at 10,000 cards; the stamps are read as mappings)."""
+            outputs = dict(self.sealed)
+            for name in replaced:
+                del outputs[name]
+            outputs.update(fresh)
+            return {**stamps, "outputs": outputs, "made": dict(self.made)}
+
+        if not _append_stamps(self.final / STAMPS, self.staging / STAMPS, self.read_as, whole, changes):
+            _write_stamps(self.staging / STAMPS, whole())
             (self.final / STAMPS).unlink(missing_ok=True)
         for name, path in names.items():
             if name != STAMPS:
                 target = self.final / name
                 target.parent.mkdir(parents=True, exist_ok=True)
                 self._replace(path, target)
-        for name in _missing(replaced, outputs):
-            gone = self.final / name
-            self._set_aside(gone)
-            gone.unlink(missing_ok=True)
-            for folder in gone.parents:  # a folder it leaves empty goes too (a deck no longer built)
+        for name in gone:
+            path = self.final / name
+            self._set_aside(path)
+            path.unlink(missing_ok=True)
+            for folder in path.parents:  # a folder it leaves empty goes too (a deck no longer built)
                 if folder == self.final or any(folder.iterdir()):
                     break
                 folder.rmdir()
