@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from cardgen.core import storage
-from cardgen.core.storage import SEAL_SUFFIX, cache_root, write_text
+from cardgen.core.storage import SEAL_SUFFIX, cache_root, walked, write_text
 
 USES_FOLDER = "uses"  # in the cache folder: each game's latest uses
 COUNT_FILE = "size.json"  # in USES_FOLDER: the cache's counted size and the latest builds' (see `_Count`)
@@ -120,7 +120,7 @@ def _save_uses(out_root: Path, game: str, noted: set[str], listed: list[Callable
     prefix = f"{folder}/"
     start = len(prefix)
     paths = {path[start:] for path in noted if path.startswith(prefix)}  # (not the user's caches)
-    paths.update(path[start:] for source in map(_call, listed) for path in source)  # (all in this cache)
+    paths.update(path[start:] for source in listed for path in source())  # (all in this cache)
     last = _read_uses(folder, game)
     paths.update(path for path in last if not path.startswith(_LISTED_PREFIXES))
     index = _INDEX.get(folder)
@@ -147,10 +147,6 @@ def _bounded(out_root: Path, count: _Count) -> _Count:
     if bound and count.total > bound:  # (a limit of 0: no bound)
         return prune(out_root, limit)
     return count
-
-
-def _call(listed: Callable[[], Iterable[str]]) -> Iterable[str]:
-    return listed()
 
 
 def cache_limit() -> int | None:
@@ -247,31 +243,23 @@ def _read_uses(folder: Path, game: str) -> set[str]:
 
 
 def _walk(folder: Path) -> dict[str, tuple[float, int]]:
-    """Every entry of the cache (`<kind>/<xx>/<name>`): when it was written and its size (its seal file's with it)."""
-    index: dict[str, tuple[float, int]] = {}
-    for kind in _entries(folder):
-        if not kind.is_dir() or kind.name in NOT_ENTRIES:
-            continue
-        for shard in _entries(Path(kind.path)):
-            if not shard.is_dir():
-                continue
-            for entry in _entries(Path(shard.path)):
-                if entry.name.startswith(".") or entry.name.endswith(SEAL_SUFFIX):  # a temporary file, a seal
-                    continue
-                try:
-                    stat = entry.stat()
-                except OSError:
-                    continue
-                index[f"{kind.name}/{shard.name}/{entry.name}"] = (stat.st_mtime, stat.st_size)
-    return index
-
-
-def _entries(folder: Path) -> list[os.DirEntry[str]]:
+    """Every entry of the cache (`<kind>/<xx>/<name>`, as `storage.walked` finds it): when it was written and its
+    size (seal files, a few bytes each, and temporary files left out)."""
     try:
-        with os.scandir(folder) as entries:
-            return list(entries)
-    except OSError:
-        return []
+        found = walked(folder)
+    except OSError:  # (no cache yet)
+        return {}
+    index: dict[str, tuple[float, int]] = {}
+    for path, entry in found.items():
+        if path.count("/") != 2 or path.partition("/")[0] in NOT_ENTRIES or entry.name.startswith(".") or \
+                entry.name.endswith(SEAL_SUFFIX):
+            continue
+        try:
+            stat = entry.stat()
+        except OSError:
+            continue
+        index[path] = (stat.st_mtime, stat.st_size)
+    return index
 
 
 def _size(folder: Path, path: str) -> int:

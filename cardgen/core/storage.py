@@ -1187,6 +1187,24 @@ KEPT_ENCODED = 256
 DEFERRED_AT_MOST = 64
 
 
+def walked(folder: Path) -> dict[str, os.DirEntry[str]]:
+    """Every file in a folder and the folders in it, by its path there as text ('a/b.png'), as `Path.rglob`
+    finds them (folders linked in not followed): one `os.scandir` walk, no `Path` made for each file. The ~1,030
+    files of a 1,000-card build: 0.8 ms of CPU, where `rglob`, `is_file` and `relative_to` took ~9 ms; with their
+    stamps 4 ms, not 17 (walked twice at the end of every build: after the last card, so all of it wall)."""
+    found: dict[str, os.DirEntry[str]] = {}
+    folders = [("", str(folder))]
+    while folders:
+        prefix, path = folders.pop()
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append((f"{prefix}{entry.name}/", entry.path))
+                elif entry.is_file():
+                    found[prefix + entry.name] = entry
+    return found
+
+
 def file_identity(path: Path) -> tuple[int, ...] | None:
     """What tells a file from any other and from itself after a write (device, inode, size, modification time; a
     rename keeps it); None when it cannot be read."""
