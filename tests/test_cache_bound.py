@@ -3,6 +3,7 @@ reported the entries no game's latest build uses go, least recently used first, 
 bound; what a latest build uses stays, and an entry gone is made again by whoever needs it."""
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -192,3 +193,71 @@ def test_a_watch_deletes_at_most_so_many_entries_a_rebuild(watching: Path, monke
         now = set(_entries(out)) - _used(out, "tiny")
         assert len(unused - now) == 2
         unused = now
+
+
+def test_a_command_started_as_a_watch_settles_takes_the_lock_and_the_uses_are_saved(
+        watching: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Saving the uses holds no lock: another command (a print, a tts export) taking the output lock right after a
+    rebuild's report is not refused, and the uses are saved all the same."""
+    from cardgen.core.ownership import output_lock
+
+    out, taken = watching / "output", []
+    save_uses = cachebound._save_uses
+
+    def another_command_starts(*args: object) -> cachebound._Count:
+        with output_lock(out):  # (OutputBusy if settle held it)
+            taken.append(True)
+        return save_uses(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cachebound, "_save_uses", another_command_starts)
+    for power in (3, 4):
+        _edit(watching, power)
+    assert taken == [True, True]
+    assert "png/" in "\n".join(_used(out, "tiny"))
+
+
+def test_a_pruning_due_while_another_command_holds_the_lock_waits_for_a_later_settle(
+        watching: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cardgen.core.ownership import output_lock
+
+    out = watching / "output"
+    for power in (3, 4):
+        _edit(watching, power)
+    monkeypatch.setenv(cachebound.LIMIT_VARIABLE, "1")
+    unused = set(_entries(out)) - _used(out, "tiny")
+    _rows(watching, "tiny", 5)
+    _build(watching)
+    with output_lock(out):  # another command started as the rebuild reported
+        storage.run_after_rebuild()
+    assert unused <= set(_entries(out))  # nothing pruned, no error
+    assert json.loads((storage.cache_root(out) / cachebound.USES_FOLDER / cachebound.COUNT_FILE).read_text())
+    _edit(watching, 6)
+    assert not set(_entries(out)) - _used(out, "tiny")
+
+
+@pytest.mark.parametrize("when", ["before", "during"])
+def test_a_clean_while_a_watch_settles_leaves_no_cache_folder_a_build_refuses(watching: Path, when: str) -> None:
+    """`cardgen clean` removes .cache while a watch saves its uses (it holds no lock then). `before`: the folder is
+    gone as settle starts: the uses are not written, no .cache is made again. `during`: it goes in the instant
+    between settle's look at its stamp and its write, which makes the folder again: that .cache of cardgen's own
+    parts is still cardgen's, and the next build takes it."""
+    from cardgen.core.ownership import STAMP, clean_output_root
+
+    out = watching / "output"
+    cache = storage.cache_root(out)
+    _rows(watching, "tiny", 3)
+    _build(watching)
+    with pytest.MonkeyPatch.context() as patch:
+        if when == "before":
+            clean_output_root(out, everything=False)
+        else:
+            def cleaned_then_written(path: Path, text: str) -> None:
+                clean_output_root(out, everything=False)
+                storage.write_text(path, text)
+
+            patch.setattr(cachebound, "write_text", cleaned_then_written)
+        storage.run_after_rebuild()
+    assert not cache.exists() if when == "before" else not (cache / STAMP).exists()
+    _rows(watching, "tiny", 4)
+    _build(watching)  # not refused as the designer's folder (every card drawn again: the cache was cleaned)
+    assert (cache / STAMP).is_file()

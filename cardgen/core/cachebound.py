@@ -91,8 +91,12 @@ def built(out_root: Path, game: str, made: dict[str, str] | None) -> None:
 
 
 def settle() -> None:
-    """Once the builds have reported: save what each used, then keep each cache under its bound (best effort: an
-    output root another command is writing into is left for its next build)."""
+    """Once the builds have reported: save what each used, then keep each cache under its bound.
+
+    Saving takes no lock (each file is written whole, into a stamped cache folder only: see `_keep`), so a command
+    started right after a rebuild's report (a print, a tts export) is never refused for it; the output lock is
+    taken only to prune, when the count passes the bound, and an output root another command holds is pruned at a
+    later settle instead (its count, kept, still says so)."""
     from cardgen.core.errors import CardgenError
     from cardgen.core.ownership import output_lock
 
@@ -100,15 +104,16 @@ def settle() -> None:
     while _BUILT:  # every game's uses saved before any pruning looks at them
         (out_root, game), (noted, listed) = _BUILT.popitem()
         try:
-            with output_lock(out_root, create=False):
-                count = counts.get(out_root) or _Count.read(cache_root(out_root))
-                counts[out_root] = _save_uses(out_root, game, noted, listed, count)
-        except (CardgenError, OSError):
+            count = counts.get(out_root) or _Count.read(cache_root(out_root))
+            counts[out_root] = _save_uses(out_root, game, noted, listed, count)
+        except OSError:  # (a cache folder cleaned meanwhile: nothing to keep)
             continue
     for out_root, count in counts.items():
         try:
-            with output_lock(out_root, create=False):
-                _bounded(out_root, count).write(cache_root(out_root))
+            if _due(count):
+                with output_lock(out_root, create=False):
+                    count = prune(out_root, cache_limit())
+            count.write(cache_root(out_root))
         except (CardgenError, OSError):
             continue
 
@@ -135,18 +140,29 @@ def _save_uses(out_root: Path, game: str, noted: set[str], listed: list[Callable
             if path in index:
                 index[path] = (now, index[path][1])
     if paths != last:
-        write_text(folder / USES_FOLDER / game, "\n".join(paths))
+        _keep(folder, game, "\n".join(paths))
         _USES[(folder, game)] = (storage.file_identity(folder / USES_FOLDER / game), paths)
     return count
 
 
-def _bounded(out_root: Path, count: _Count) -> _Count:
-    """The cache pruned (`prune`) when its count passes its bound; the count then."""
+def _due(count: _Count) -> bool:
+    """Whether the cache's count passes its bound (a limit of 0: no bound), so that it is pruned now."""
     limit = cache_limit()
     bound = limit if limit is not None else max(FLOOR, LIVE_TIMES * count.live)
-    if bound and count.total > bound:  # (a limit of 0: no bound)
-        return prune(out_root, limit)
-    return count
+    return bool(bound) and count.total > bound
+
+
+def _keep(folder: Path, name: str, text: str) -> None:
+    """Write a file of USES_FOLDER whole, into the cache folder only while it holds its stamp (FileNotFoundError
+    otherwise), and never make the cache folder: `settle` holds no lock, and a `cardgen clean` may have removed the
+    folder meanwhile; a `.cache` made again then, without its stamp, would be refused by every later build as the
+    designer's own (see `ownership.refuse_foreign`)."""
+    from cardgen.core.ownership import STAMP
+
+    if not (folder / STAMP).is_file():
+        raise FileNotFoundError(f"{folder} is not a stamped cache folder (cleaned?)")
+    (folder / USES_FOLDER).mkdir(exist_ok=True)  # (not its parents)
+    write_text(folder / USES_FOLDER / name, text)
 
 
 def cache_limit() -> int | None:
@@ -181,8 +197,9 @@ class _Count:
             return cls(1 << 62, 0)
 
     def write(self, folder: Path) -> None:
-        """Keep the count."""
-        write_text(folder / USES_FOLDER / COUNT_FILE, json.dumps({"total": self.total, "live": self.live}))
+        """Keep the count (a count, not a ledger: a build of another process saving its uses at the same time may
+        lose the other's additions, which the next walk counts again)."""
+        _keep(folder, COUNT_FILE, json.dumps({"total": self.total, "live": self.live}))
 
 
 def prune(out_root: Path, limit: int | None) -> _Count:
