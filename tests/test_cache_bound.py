@@ -261,3 +261,47 @@ def test_a_clean_while_a_watch_settles_leaves_no_cache_folder_a_build_refuses(wa
     _rows(watching, "tiny", 4)
     _build(watching)  # not refused as the designer's folder (every card drawn again: the cache was cleaned)
     assert (cache / STAMP).is_file()
+
+
+CHIPS = """\
+  chips:
+    kind: token
+    source: chips.csv
+    face: chip.svg
+    size: {width: 20mm, height: 20mm, bleed: 0}
+"""
+
+
+def test_the_prints_and_print_on_demands_entries_the_latest_build_does_not_use_go_too(
+        watching: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each edit makes a print JPEG of the new card image, the masked streams of a new token image and a new
+    print-on-demand PDF and findings: every build looks all its own up, so those it no longer uses go like a card
+    image (they stayed used for ever before)."""
+    out, data = watching / "output", watching / "data" / "tiny"
+    manifest = data / "game.yaml"
+    manifest.write_text(manifest.read_text().replace("decks:\n", "decks:\n" + CHIPS) +
+                        "print:\n  images: jpeg\npod: {vendor: drivethrucards}\n")
+    (watching / "templates" / "tiny" / "chip.svg").write_text(
+        '<svg {{ geo.svg_attrs }}><circle cx="{{ geo.width / 2 }}" cy="{{ geo.height / 2 }}" r="{{ geo.width / 2 }}" '
+        'fill="{{ card.color }}"/></svg>')
+    kinds = ("print-jpeg", "print-masked", "pod")
+
+    def edit(power: int) -> None:
+        (data / "chips.csv").write_text(f"name,color\nRed,#aa{power:02d}22\nBlue,#2222aa\n")
+        _edit(watching, power)
+
+    def counted() -> dict[str, int]:
+        return {kind: len([path for path in _entries(out) if path.startswith(f"{kind}/")]) for kind in kinds}
+
+    edit(3)
+    first = counted()
+    assert all(first.values()), first
+    for power in (4, 5):
+        edit(power)
+    assert counted() != first  # (each edit made more)
+    monkeypatch.setenv(cachebound.LIMIT_VARIABLE, "1")
+    edit(6)
+    assert counted() == first  # the latest build's only
+    assert {path for path in _entries(out) if path.startswith(kinds)} <= _used(out, "tiny")
+    _cold(watching)
+    _same_as_cold(watching, out / "tiny", watching / "cold" / "tiny")

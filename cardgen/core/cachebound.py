@@ -33,10 +33,14 @@ from cardgen.core.storage import SEAL_SUFFIX, cache_root, walked, write_text
 USES_FOLDER = "uses"  # in the cache folder: each game's latest uses
 COUNT_FILE = "size.json"  # in USES_FOLDER: the cache's counted size and the latest builds' (see `_Count`)
 NOT_ENTRIES = frozenset({"ahead", USES_FOLDER})  # folders of the cache that hold no entries
-# The kinds every build lists whole (`uses`, and the card images of its record): an entry of them the latest build
-# does not list is no longer used. Of the other kinds, what a build looked up stays used (a build that keeps its
-# rendered SVGs in memory does not look its entry up again).
-LISTED_KINDS = frozenset({"png", "outputs", "tts-cells", "tts-cover"})
+# The kinds every build lists whole: an entry of them the latest build does not list is no longer used. It lists
+# them by `uses` (every TTS image, cell and cover face of its export) and the card images of its record; and it
+# looks each entry of the print's and the print-on-demand's up, keyed by card image or page (`PrintStage.card_work`
+# asks for each card image's JPEG and masked streams; `pod` for each PDF and its findings): one more of each an
+# edited card, which stayed used for ever while they were not here. Of the other kinds, one entry each per game
+# (`KeptByGame`: rendered SVGs, layout findings, template scans, print pages) or per font file (its metrics), what
+# a build looked up stays used (a build that keeps its rendered SVGs in memory does not look its entry up again).
+LISTED_KINDS = frozenset({"png", "outputs", "tts-cells", "tts-cover", "print-jpeg", "print-masked", "pod"})
 _LISTED_PREFIXES = tuple(f"{kind}/" for kind in LISTED_KINDS)
 # The default bound: LIVE_TIMES what the latest builds use (room for every card drawn anew, a change of a template or
 # of cardgen itself, beside the entries it replaces, and for the entries of the edits before it to go back to), and
