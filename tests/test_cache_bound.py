@@ -305,3 +305,34 @@ def test_the_prints_and_print_on_demands_entries_the_latest_build_does_not_use_g
     assert {path for path in _entries(out) if path.startswith(kinds)} <= _used(out, "tiny")
     _cold(watching)
     _same_as_cold(watching, out / "tiny", watching / "cold" / "tiny")
+
+
+def test_a_game_built_without_uses_kept_keeps_its_card_images_and_no_longer_stops_the_pruning(
+        watching: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A game built by a cardgen before the bound (no uses kept) beside the one being edited: the cache is pruned
+    all the same, that game's card images (from its build.json) stay, and its next build draws none of them; a
+    build.json that cannot be read stops the pruning as before (better nothing pruned than its images)."""
+    out = watching / "output"
+    shutil.copytree(watching / "data" / "tiny", watching / "data" / "other")
+    shutil.copytree(watching / "templates" / "tiny", watching / "templates" / "other")
+    _rows(watching, "other", 7)
+    _edit(watching, 7, "other")
+    (storage.cache_root(out) / cachebound.USES_FOLDER / "other").unlink()  # as an older cardgen left it
+    record = (out / "other" / "build.json").read_text()
+    recorded = json.loads(record)
+    images = {f"png/{key[:2]}/{key}.png" for key in [entry["hash"] for entry in [*recorded["cards"],
+                                                                                 *recorded["backs"].values()]]}
+    for power in (3, 4):
+        _edit(watching, power)
+    monkeypatch.setenv(cachebound.LIMIT_VARIABLE, "1")
+    (out / "other" / "build.json").write_text("{")
+    _edit(watching, 5)
+    assert set(_entries(out)) - _used(out, "tiny") - images  # a record unread: nothing pruned
+    (out / "other" / "build.json").write_text(record)
+    _edit(watching, 6)
+    assert images - _used(out, "tiny")  # (the other game has images of its own)
+    assert set(_entries(out)) - _used(out, "tiny") == images - _used(out, "tiny")  # all but the other's images
+    _rows(watching, "other", 8)
+    assert _edit(watching, 8, "other").rendered == 1  # the edited card only
+    _cold(watching)
+    _same_as_cold(watching, out / "tiny", watching / "cold" / "tiny")

@@ -217,15 +217,12 @@ def prune(out_root: Path, limit: int | None) -> _Count:
         index = _walk(folder)
         if builds_again():
             _INDEX[folder] = index
-    games = _games(out_root)
-    live: set[str] = set()
-    for game in games or []:
-        live |= _read_uses(folder, game)
+    live = _live(out_root)
     total = sum(size for _, size in index.values())
+    if live is None:  # (a game's uses unknown: nothing pruned, and no walk again until the cache holds 3x as much)
+        return _Count(total, total)
     live_size = sum(index[path][1] for path in live if path in index)
     bound = limit or max(FLOOR, LIVE_TIMES * live_size)
-    if games is None:  # (a game's uses unknown: nothing pruned, and no walk again until the cache holds 3x as much)
-        return _Count(total, total)
     if total > bound:
         unused = sorted((path for path in index if path not in live), key=lambda path: index[path][0])
         at_most = PRUNED_AT_MOST if builds_again() else len(unused)
@@ -237,16 +234,36 @@ def prune(out_root: Path, limit: int | None) -> _Count:
     return _Count(total, live_size)
 
 
-def _games(out_root: Path) -> list[str] | None:
-    """The games built into the output root (their folders hold a build.json), None when one of them has no uses
-    kept (built by a cardgen before this one, or stopped before it saved them): nothing is pruned then."""
+def _live(out_root: Path) -> set[str] | None:
+    """The entries the latest builds of the games built into the output root (their folders hold a build.json) use,
+    or None when one of them cannot tell (see `_recorded_images`): nothing is pruned then."""
+    folder = cache_root(out_root)
     try:
         games = [name for name in os.listdir(out_root) if not name.startswith(".") and
                  (out_root / name / "build.json").is_file()]
     except OSError:
-        return []
-    kept = cache_root(out_root) / USES_FOLDER
-    return games if all((kept / game).is_file() for game in games) else None
+        return set()
+    live: set[str] = set()
+    for game in games:
+        used = _read_uses(folder, game) if (folder / USES_FOLDER / game).is_file() else \
+            _recorded_images(out_root / game / "build.json")
+        if used is None:
+            return None
+        live |= used
+    return live
+
+
+def _recorded_images(record: Path) -> set[str] | None:
+    """What a game with no uses kept (built by a cardgen before this one, or stopped before it saved them) uses: the
+    card images its build.json records, the entries its next build would spend most to make again (drawing them);
+    its other entries may go, made again by that build, which then saves its uses. None when the record cannot be
+    read (a game folder being replaced, or edited by hand): better nothing pruned than its images."""
+    try:
+        data = json.loads(record.read_text(encoding="utf-8"))
+        keys = [entry["hash"] for entry in [*data["cards"], *data["backs"].values()]]
+        return {f"png/{key[:2]}/{key}.png" for key in keys}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
 
 
 def _read_uses(folder: Path, game: str) -> set[str]:
