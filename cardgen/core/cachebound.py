@@ -6,10 +6,14 @@ between saves, off the edit's path; never on a build that has nothing to do) the
 holds more, the entries no game's latest build uses are deleted, least recently used first.
 
 What a build uses (`built`, saved per game in `.cache/uses/<game>`, as paths in the cache folder) is, each build,
-what its stages list whole: every card image it placed (the content keys of its output files) and every TTS image,
-sheet cell and cover face of its export (`uses`); and the entries of any other kind it looked up
-(`storage.LOOKED_UP`), which stay used while the game's output folder is there (mostly one per game and kind: its
-rendered SVGs, layout findings, print pages).
+what its stages list whole: every card image it placed (the content keys of its output files), every TTS image,
+sheet cell and cover face of its export (`uses`) and every print JPEG, masked image and print-on-demand PDF (looked
+up, see LISTED_KINDS); and the entries of any other kind it looked up (`storage.LOOKED_UP`), which stay used while
+the game's output folder is there (one per game and kind: its rendered SVGs, layout findings, print pages). A game
+with no uses kept uses the card images of its build.json (`_recorded_images`).
+
+Saving the uses takes no lock (`settle`): a command started as a watch has just rebuilt is not refused. The output
+lock is taken only to prune, and a pruning another command's lock holds off is done at a later settle.
 
 The bound: `CARDGEN_CACHE_LIMIT` (`800M`, `2G`, bytes; `0`: no bound), by default LIVE_TIMES the space the games'
 latest builds use, at least FLOOR. The size is counted, not walked, at each build (the entries its uses added); the
