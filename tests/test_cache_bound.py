@@ -14,6 +14,7 @@ from cardgen.core import cachebound, storage
 from cardgen.load.freshness import STAMPS, parse_stamps
 from cardgen.outputs import stage_names
 from tests.test_edit import _same_as_cold
+from tests.test_print_update import CHIPS
 
 ROWS = ['Alpha,1,Fire & Ice <2> "quoted",2', "Beta,2,**Bold** and *italic* with :scrap: icon,1", "NA,3,Plain {},3"]
 
@@ -261,15 +262,6 @@ def test_a_clean_while_a_watch_settles_leaves_no_cache_folder_a_build_refuses(wa
     _rows(watching, "tiny", 4)
     _build(watching)  # not refused as the designer's folder (every card drawn again: the cache was cleaned)
     assert (cache / STAMP).is_file()
-
-
-CHIPS = """\
-  chips:
-    kind: token
-    source: chips.csv
-    face: chip.svg
-    size: {width: 20mm, height: 20mm, bleed: 0}
-"""
 
 
 def test_the_prints_and_print_on_demands_entries_the_latest_build_does_not_use_go_too(
