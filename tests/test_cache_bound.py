@@ -217,6 +217,20 @@ def test_a_command_started_as_a_watch_settles_takes_the_lock_and_the_uses_are_sa
     assert "png/" in "\n".join(_used(out, "tiny"))
 
 
+def test_a_first_builds_settle_counts_the_cache_while_another_command_holds_the_lock(watching: Path) -> None:
+    """The count of a cache is unknown until its first settle walks it: that walk holds no lock either (only deleting
+    does), so a command holding the output lock as the first build reports is no more in its way."""
+    from cardgen.core.ownership import output_lock
+
+    out = watching / "output"
+    _rows(watching, "tiny", 3)
+    _build(watching)
+    with output_lock(out):  # another command, started as the first build reported
+        storage.run_after_rebuild()
+    counted = json.loads((storage.cache_root(out) / cachebound.USES_FOLDER / cachebound.COUNT_FILE).read_text())
+    assert counted["total"] == sum(_entries(out).values()) and "png/" in "\n".join(_used(out, "tiny"))
+
+
 def test_a_pruning_due_while_another_command_holds_the_lock_waits_for_a_later_settle(
         watching: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from cardgen.core.ownership import output_lock

@@ -101,12 +101,11 @@ def built(out_root: Path, game: str, made: dict[str, str] | None) -> None:
 def settle() -> None:
     """Once the builds have reported: save what each used, then keep each cache under its bound.
 
-    Saving takes no lock (each file is written whole, into a stamped cache folder only: see `_keep`), so a command
-    started right after a rebuild's report (a print, a tts export) is never refused for it; the output lock is
-    taken only to prune, when the count passes the bound, and an output root another command holds is pruned at a
-    later settle instead (its count, kept, still says so)."""
+    Saving and counting take no lock (each file is written whole, into a stamped cache folder only: see `_keep`), so
+    a command started right after a rebuild's report (a print, a tts export) is never refused for it; the output
+    lock is taken only to delete entries (`prune`), when the count passes the bound, and an output root another
+    command holds is pruned at a later settle instead (its count, kept, still says so)."""
     from cardgen.core.errors import CardgenError
-    from cardgen.core.ownership import output_lock
 
     counts: dict[Path, _Count] = {}
     while _BUILT:  # every game's uses saved before any pruning looks at them
@@ -119,8 +118,7 @@ def settle() -> None:
     for out_root, count in counts.items():
         try:
             if _due(count):
-                with output_lock(out_root, create=False):
-                    count = prune(out_root, cache_limit())
+                count = prune(out_root, cache_limit())
             count.write(cache_root(out_root))
         except (CardgenError, OSError):
             continue
@@ -211,8 +209,10 @@ class _Count:
 
 
 def prune(out_root: Path, limit: int | None) -> _Count:
-    """Walk the cache (once in a process that builds again) and delete the entries no game's latest build uses,
-    least recently used first, while it holds more than its bound (`limit`, else the default); the count then."""
+    """Walk the cache (once in a process that builds again) and delete the entries no game's latest build uses, least
+    recently used first, while it holds more than its bound (`limit`, else the default); the count then. Only the
+    deleting holds the output lock (OutputBusy, nothing deleted, when another command holds it): the first settle of
+    an output root, its count unknown, walks the cache without it."""
     from cardgen.core.storage import builds_again
 
     folder = cache_root(out_root)
@@ -228,14 +228,27 @@ def prune(out_root: Path, limit: int | None) -> _Count:
     live_size = sum(index[path][1] for path in live if path in index)
     bound = limit or max(FLOOR, LIVE_TIMES * live_size)
     if total > bound:
-        unused = sorted((path for path in index if path not in live), key=lambda path: index[path][0])
-        at_most = PRUNED_AT_MOST if builds_again() else len(unused)
+        total = _deleted(out_root, index, live, total, bound)
+    return _Count(total, live_size)
+
+
+def _deleted(out_root: Path, index: dict[str, tuple[float, int]], live: set[str], total: int, bound: int) -> int:
+    """Delete the entries of the index no latest build uses, least recently used first, holding the output lock,
+    until the cache holds PRUNED_TO of its bound (at most PRUNED_AT_MOST of them in a process that builds again);
+    the cache's size then."""
+    from cardgen.core.ownership import output_lock
+    from cardgen.core.storage import builds_again
+
+    folder = cache_root(out_root)
+    unused = sorted((path for path in index if path not in live), key=lambda path: index[path][0])
+    at_most = PRUNED_AT_MOST if builds_again() else len(unused)
+    with output_lock(out_root, create=False):
         for path in unused[:at_most]:
             if total <= bound * PRUNED_TO:
                 break
             total -= index.pop(path)[1]
             _remove(folder / path)
-    return _Count(total, live_size)
+    return total
 
 
 def _live(out_root: Path) -> set[str] | None:
