@@ -12,8 +12,9 @@ up, see LISTED_KINDS); and the entries of any other kind it looked up (`storage.
 the game's output folder is there (one per game and kind: its rendered SVGs, layout findings, print pages). A game
 with no uses kept uses the card images of its build.json (`_recorded_images`).
 
-Saving the uses takes no lock (`settle`): a command started as a watch has just rebuilt is not refused. The output
-lock is taken only to prune, and a pruning another command's lock holds off is done at a later settle.
+Saving the uses and walking the cache take no lock (`settle`): a command started as a watch has just rebuilt is not
+refused. The output lock is taken only to delete entries, and a pruning another command's lock holds off is done at
+a later settle.
 
 The bound: `CARDGEN_CACHE_LIMIT` (`800M`, `2G`, bytes; `0`: no bound), by default LIVE_TIMES the space the games'
 latest builds use, at least FLOOR. The size is counted, not walked, at each build (the entries its uses added); the
