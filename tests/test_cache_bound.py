@@ -3,6 +3,7 @@ reported the entries no game's latest build uses go, least recently used first, 
 bound; what a latest build uses stays, and an entry gone is made again by whoever needs it."""
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from cardgen.core import cachebound, storage
 from cardgen.load.freshness import STAMPS, parse_stamps
 from cardgen.outputs import stage_names
 from tests.test_edit import _same_as_cold
+from tests.test_print_update import CHIPS
 
 ROWS = ['Alpha,1,Fire & Ice <2> "quoted",2', "Beta,2,**Bold** and *italic* with :scrap: icon,1", "NA,3,Plain {},3"]
 
@@ -192,3 +194,151 @@ def test_a_watch_deletes_at_most_so_many_entries_a_rebuild(watching: Path, monke
         now = set(_entries(out)) - _used(out, "tiny")
         assert len(unused - now) == 2
         unused = now
+
+
+def test_a_command_started_as_a_watch_settles_takes_the_lock_and_the_uses_are_saved(
+        watching: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Saving the uses holds no lock: another command (a print, a tts export) taking the output lock right after a
+    rebuild's report is not refused, and the uses are saved all the same."""
+    from cardgen.core.ownership import output_lock
+
+    out, taken = watching / "output", []
+    save_uses = cachebound._save_uses
+
+    def another_command_starts(*args: object) -> cachebound._Count:
+        with output_lock(out):  # (OutputBusy if settle held it)
+            taken.append(True)
+        return save_uses(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cachebound, "_save_uses", another_command_starts)
+    for power in (3, 4):
+        _edit(watching, power)
+    assert taken == [True, True]
+    assert "png/" in "\n".join(_used(out, "tiny"))
+
+
+def test_a_first_builds_settle_counts_the_cache_while_another_command_holds_the_lock(watching: Path) -> None:
+    """The count of a cache is unknown until its first settle walks it: that walk holds no lock either (only deleting
+    does), so a command holding the output lock as the first build reports is no more in its way."""
+    from cardgen.core.ownership import output_lock
+
+    out = watching / "output"
+    _rows(watching, "tiny", 3)
+    _build(watching)
+    with output_lock(out):  # another command, started as the first build reported
+        storage.run_after_rebuild()
+    counted = json.loads((storage.cache_root(out) / cachebound.USES_FOLDER / cachebound.COUNT_FILE).read_text())
+    assert counted["total"] == sum(_entries(out).values()) and "png/" in "\n".join(_used(out, "tiny"))
+
+
+def test_a_pruning_due_while_another_command_holds_the_lock_waits_for_a_later_settle(
+        watching: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cardgen.core.ownership import output_lock
+
+    out = watching / "output"
+    for power in (3, 4):
+        _edit(watching, power)
+    monkeypatch.setenv(cachebound.LIMIT_VARIABLE, "1")
+    unused = set(_entries(out)) - _used(out, "tiny")
+    _rows(watching, "tiny", 5)
+    _build(watching)
+    with output_lock(out):  # another command started as the rebuild reported
+        storage.run_after_rebuild()
+    assert unused <= set(_entries(out))  # nothing pruned, no error
+    assert json.loads((storage.cache_root(out) / cachebound.USES_FOLDER / cachebound.COUNT_FILE).read_text())
+    _edit(watching, 6)
+    assert not set(_entries(out)) - _used(out, "tiny")
+
+
+@pytest.mark.parametrize("when", ["before", "during"])
+def test_a_clean_while_a_watch_settles_leaves_no_cache_folder_a_build_refuses(watching: Path, when: str) -> None:
+    """`cardgen clean` removes .cache while a watch saves its uses (it holds no lock then). `before`: the folder is
+    gone as settle starts: the uses are not written, no .cache is made again. `during`: it goes in the instant
+    between settle's look at its stamp and its write, which makes the folder again: that .cache of cardgen's own
+    parts is still cardgen's, and the next build takes it."""
+    from cardgen.core.ownership import STAMP, clean_output_root
+
+    out = watching / "output"
+    cache = storage.cache_root(out)
+    _rows(watching, "tiny", 3)
+    _build(watching)
+    with pytest.MonkeyPatch.context() as patch:
+        if when == "before":
+            clean_output_root(out, everything=False)
+        else:
+            def cleaned_then_written(path: Path, text: str) -> None:
+                clean_output_root(out, everything=False)
+                storage.write_text(path, text)
+
+            patch.setattr(cachebound, "write_text", cleaned_then_written)
+        storage.run_after_rebuild()
+    assert not cache.exists() if when == "before" else not (cache / STAMP).exists()
+    _rows(watching, "tiny", 4)
+    _build(watching)  # not refused as the designer's folder (every card drawn again: the cache was cleaned)
+    assert (cache / STAMP).is_file()
+
+
+def test_the_prints_and_print_on_demands_entries_the_latest_build_does_not_use_go_too(
+        watching: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each edit makes a print JPEG of the new card image, the masked streams of a new token image and a new
+    print-on-demand PDF and findings: every build looks all its own up, so those it no longer uses go like a card
+    image (they stayed used for ever before)."""
+    out, data = watching / "output", watching / "data" / "tiny"
+    manifest = data / "game.yaml"
+    manifest.write_text(manifest.read_text().replace("decks:\n", "decks:\n" + CHIPS) +
+                        "print:\n  images: jpeg\npod: {vendor: drivethrucards}\n")
+    (watching / "templates" / "tiny" / "chip.svg").write_text(
+        '<svg {{ geo.svg_attrs }}><circle cx="{{ geo.width / 2 }}" cy="{{ geo.height / 2 }}" r="{{ geo.width / 2 }}" '
+        'fill="{{ card.color }}"/></svg>')
+    kinds = ("print-jpeg", "print-masked", "pod")
+
+    def edit(power: int) -> None:
+        (data / "chips.csv").write_text(f"name,color\nRed,#aa{power:02d}22\nBlue,#2222aa\n")
+        _edit(watching, power)
+
+    def counted() -> dict[str, int]:
+        return {kind: len([path for path in _entries(out) if path.startswith(f"{kind}/")]) for kind in kinds}
+
+    edit(3)
+    first = counted()
+    assert all(first.values()), first
+    for power in (4, 5):
+        edit(power)
+    assert counted() != first  # (each edit made more)
+    monkeypatch.setenv(cachebound.LIMIT_VARIABLE, "1")
+    edit(6)
+    assert counted() == first  # the latest build's only
+    assert {path for path in _entries(out) if path.startswith(kinds)} <= _used(out, "tiny")
+    _cold(watching)
+    _same_as_cold(watching, out / "tiny", watching / "cold" / "tiny")
+
+
+def test_a_game_built_without_uses_kept_keeps_its_card_images_and_no_longer_stops_the_pruning(
+        watching: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A game built by a cardgen before the bound (no uses kept) beside the one being edited: the cache is pruned
+    all the same, that game's card images (from its build.json) stay, and its next build draws none of them; a
+    build.json that cannot be read stops the pruning as before (better nothing pruned than its images)."""
+    out = watching / "output"
+    shutil.copytree(watching / "data" / "tiny", watching / "data" / "other")
+    shutil.copytree(watching / "templates" / "tiny", watching / "templates" / "other")
+    _rows(watching, "other", 7)
+    _edit(watching, 7, "other")
+    (storage.cache_root(out) / cachebound.USES_FOLDER / "other").unlink()  # as an older cardgen left it
+    record = (out / "other" / "build.json").read_text()
+    recorded = json.loads(record)
+    images = {f"png/{key[:2]}/{key}.png" for key in [entry["hash"] for entry in [*recorded["cards"],
+                                                                                 *recorded["backs"].values()]]}
+    for power in (3, 4):
+        _edit(watching, power)
+    monkeypatch.setenv(cachebound.LIMIT_VARIABLE, "1")
+    (out / "other" / "build.json").write_text("{")
+    _edit(watching, 5)
+    assert set(_entries(out)) - _used(out, "tiny") - images  # a record unread: nothing pruned
+    (out / "other" / "build.json").write_text(record)
+    _edit(watching, 6)
+    assert images - _used(out, "tiny")  # (the other game has images of its own)
+    assert set(_entries(out)) - _used(out, "tiny") == images - _used(out, "tiny")  # all but the other's images
+    _rows(watching, "other", 8)
+    assert _edit(watching, 8, "other").rendered == 1  # the edited card only
+    _cold(watching)
+    _same_as_cold(watching, out / "tiny", watching / "cold" / "tiny")

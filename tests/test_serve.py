@@ -3,7 +3,6 @@ a free 127.0.0.1 port (the Host header, listings, bad paths, clients that go awa
 waits for another command's lock, and source folders made while watching."""
 from __future__ import annotations
 
-import contextlib
 import http.client
 import os
 import queue
@@ -239,13 +238,9 @@ def test_a_rebuild_waits_for_another_commands_lock_and_is_not_a_broken_build(que
         held, release = threading.Event(), threading.Event()
 
         def other_command() -> None:
-            # once serve lets go of the lock: after a rebuild's report it holds it a moment to keep the cache under
-            # its bound (`cachebound.settle`), as it would for a command started then
-            while not held.is_set():
-                wait_until_free(out_root, 10)
-                with contextlib.suppress(OutputBusy), output_lock(out_root):
-                    held.set()
-                    release.wait(60)
+            with output_lock(out_root):  # (serve holds no lock after a rebuild's report: `cachebound.settle`)
+                held.set()
+                release.wait(60)
 
         threading.Thread(target=other_command, daemon=True).start()
         held.wait(10)

@@ -37,13 +37,17 @@ ALPHA, BETA, NA = 'Alpha,1,Fire & Ice <2> "quoted",20', "Beta,2,**Bold** and *it
 
 @pytest.fixture
 def laid(tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """In a process that builds again, with a print of a file per sheet (front and back): the cards of each sheet the
-    print lays out (`imposition._leaf`), in order."""
+    """In a process that builds again, with a print of a file per sheet (front and back), and no imposition kept from a
+    test before: the cards of each sheet the print lays out (`imposition._leaf`), in order."""
     import cardgen.outputs.pdf as pdf_module
     from cardgen.outputs import imposition
 
     monkeypatch.setattr(pdf_module, "PAGES_PER_FILE", 2)
     monkeypatch.setattr(imposition, "_KEPT_LEAVES", {})
+    # nor the last imposition, kept by game and options (`storage.derived`): a test before this one that built a
+    # `tiny` of the same cards left one equal to this first build's, which is taken whole (rightly: its pages are
+    # made of the cards' items and the options only), and no sheet would be laid out
+    monkeypatch.setattr(storage, "_DERIVED", {})
     storage.keep_for_next_builds()
     seen: list[list[str]] = []
     leaf = imposition._leaf

@@ -6,10 +6,15 @@ between saves, off the edit's path; never on a build that has nothing to do) the
 holds more, the entries no game's latest build uses are deleted, least recently used first.
 
 What a build uses (`built`, saved per game in `.cache/uses/<game>`, as paths in the cache folder) is, each build,
-what its stages list whole: every card image it placed (the content keys of its output files) and every TTS image,
-sheet cell and cover face of its export (`uses`); and the entries of any other kind it looked up
-(`storage.LOOKED_UP`), which stay used while the game's output folder is there (mostly one per game and kind: its
-rendered SVGs, layout findings, print pages).
+what its stages list whole: every card image it placed (the content keys of its output files), every TTS image,
+sheet cell and cover face of its export (`uses`) and every print JPEG, masked image and print-on-demand PDF (looked
+up, see LISTED_KINDS); and the entries of any other kind it looked up (`storage.LOOKED_UP`), which stay used while
+the game's output folder is there (one per game and kind: its rendered SVGs, layout findings, print pages). A game
+with no uses kept uses the card images of its build.json (`_recorded_images`).
+
+Saving the uses and walking the cache take no lock (`settle`): a command started as a watch has just rebuilt is not
+refused. The output lock is taken only to delete entries, and a pruning another command's lock holds off is done at
+a later settle.
 
 The bound: `CARDGEN_CACHE_LIMIT` (`800M`, `2G`, bytes; `0`: no bound), by default LIVE_TIMES the space the games'
 latest builds use, at least FLOOR. The size is counted, not walked, at each build (the entries its uses added); the
@@ -33,10 +38,14 @@ from cardgen.core.storage import SEAL_SUFFIX, cache_root, walked, write_text
 USES_FOLDER = "uses"  # in the cache folder: each game's latest uses
 COUNT_FILE = "size.json"  # in USES_FOLDER: the cache's counted size and the latest builds' (see `_Count`)
 NOT_ENTRIES = frozenset({"ahead", USES_FOLDER})  # folders of the cache that hold no entries
-# The kinds every build lists whole (`uses`, and the card images of its record): an entry of them the latest build
-# does not list is no longer used. Of the other kinds, what a build looked up stays used (a build that keeps its
-# rendered SVGs in memory does not look its entry up again).
-LISTED_KINDS = frozenset({"png", "outputs", "tts-cells", "tts-cover"})
+# The kinds every build lists whole: an entry of them the latest build does not list is no longer used. It lists
+# them by `uses` (every TTS image, cell and cover face of its export) and the card images of its record; and it
+# looks each entry of the print's and the print-on-demand's up, keyed by card image or page (`PrintStage.card_work`
+# asks for each card image's JPEG and masked streams; `pod` for each PDF and its findings): one more of each an
+# edited card, which stayed used for ever while they were not here. Of the other kinds, one entry each per game
+# (`KeptByGame`: rendered SVGs, layout findings, template scans, print pages) or per font file (its metrics), what
+# a build looked up stays used (a build that keeps its rendered SVGs in memory does not look its entry up again).
+LISTED_KINDS = frozenset({"png", "outputs", "tts-cells", "tts-cover", "print-jpeg", "print-masked", "pod"})
 _LISTED_PREFIXES = tuple(f"{kind}/" for kind in LISTED_KINDS)
 # The default bound: LIVE_TIMES what the latest builds use (room for every card drawn anew, a change of a template or
 # of cardgen itself, beside the entries it replaces, and for the entries of the edits before it to go back to), and
@@ -91,24 +100,27 @@ def built(out_root: Path, game: str, made: dict[str, str] | None) -> None:
 
 
 def settle() -> None:
-    """Once the builds have reported: save what each used, then keep each cache under its bound (best effort: an
-    output root another command is writing into is left for its next build)."""
+    """Once the builds have reported: save what each used, then keep each cache under its bound.
+
+    Saving and counting take no lock (each file is written whole, into a stamped cache folder only: see `_keep`), so
+    a command started right after a rebuild's report (a print, a tts export) is never refused for it; the output
+    lock is taken only to delete entries (`prune`), when the count passes the bound, and an output root another
+    command holds is pruned at a later settle instead (its count, kept, still says so)."""
     from cardgen.core.errors import CardgenError
-    from cardgen.core.ownership import output_lock
 
     counts: dict[Path, _Count] = {}
     while _BUILT:  # every game's uses saved before any pruning looks at them
         (out_root, game), (noted, listed) = _BUILT.popitem()
         try:
-            with output_lock(out_root, create=False):
-                count = counts.get(out_root) or _Count.read(cache_root(out_root))
-                counts[out_root] = _save_uses(out_root, game, noted, listed, count)
-        except (CardgenError, OSError):
+            count = counts.get(out_root) or _Count.read(cache_root(out_root))
+            counts[out_root] = _save_uses(out_root, game, noted, listed, count)
+        except OSError:  # (a cache folder cleaned meanwhile: nothing to keep)
             continue
     for out_root, count in counts.items():
         try:
-            with output_lock(out_root, create=False):
-                _bounded(out_root, count).write(cache_root(out_root))
+            if _due(count):
+                count = prune(out_root, cache_limit())
+            count.write(cache_root(out_root))
         except (CardgenError, OSError):
             continue
 
@@ -135,18 +147,29 @@ def _save_uses(out_root: Path, game: str, noted: set[str], listed: list[Callable
             if path in index:
                 index[path] = (now, index[path][1])
     if paths != last:
-        write_text(folder / USES_FOLDER / game, "\n".join(paths))
+        _keep(folder, game, "\n".join(paths))
         _USES[(folder, game)] = (storage.file_identity(folder / USES_FOLDER / game), paths)
     return count
 
 
-def _bounded(out_root: Path, count: _Count) -> _Count:
-    """The cache pruned (`prune`) when its count passes its bound; the count then."""
+def _due(count: _Count) -> bool:
+    """Whether the cache's count passes its bound (a limit of 0: no bound), so that it is pruned now."""
     limit = cache_limit()
     bound = limit if limit is not None else max(FLOOR, LIVE_TIMES * count.live)
-    if bound and count.total > bound:  # (a limit of 0: no bound)
-        return prune(out_root, limit)
-    return count
+    return bool(bound) and count.total > bound
+
+
+def _keep(folder: Path, name: str, text: str) -> None:
+    """Write a file of USES_FOLDER whole, into the cache folder only while it holds its stamp (FileNotFoundError
+    otherwise), and never make the cache folder: `settle` holds no lock, and a `cardgen clean` may have removed the
+    folder meanwhile; a `.cache` made again then, without its stamp, would be refused by every later build as the
+    designer's own (see `ownership.refuse_foreign`)."""
+    from cardgen.core.ownership import STAMP
+
+    if not (folder / STAMP).is_file():
+        raise FileNotFoundError(f"{folder} is not a stamped cache folder (cleaned?)")
+    (folder / USES_FOLDER).mkdir(exist_ok=True)  # (not its parents)
+    write_text(folder / USES_FOLDER / name, text)
 
 
 def cache_limit() -> int | None:
@@ -181,13 +204,16 @@ class _Count:
             return cls(1 << 62, 0)
 
     def write(self, folder: Path) -> None:
-        """Keep the count."""
-        write_text(folder / USES_FOLDER / COUNT_FILE, json.dumps({"total": self.total, "live": self.live}))
+        """Keep the count (a count, not a ledger: a build of another process saving its uses at the same time may
+        lose the other's additions, which the next walk counts again)."""
+        _keep(folder, COUNT_FILE, json.dumps({"total": self.total, "live": self.live}))
 
 
 def prune(out_root: Path, limit: int | None) -> _Count:
-    """Walk the cache (once in a process that builds again) and delete the entries no game's latest build uses,
-    least recently used first, while it holds more than its bound (`limit`, else the default); the count then."""
+    """Walk the cache (once in a process that builds again) and delete the entries no game's latest build uses, least
+    recently used first, while it holds more than its bound (`limit`, else the default); the count then. Only the
+    deleting holds the output lock (OutputBusy, nothing deleted, when another command holds it): the first settle of
+    an output root, its count unknown, walks the cache without it."""
     from cardgen.core.storage import builds_again
 
     folder = cache_root(out_root)
@@ -196,36 +222,66 @@ def prune(out_root: Path, limit: int | None) -> _Count:
         index = _walk(folder)
         if builds_again():
             _INDEX[folder] = index
-    games = _games(out_root)
-    live: set[str] = set()
-    for game in games or []:
-        live |= _read_uses(folder, game)
+    live = _live(out_root)
     total = sum(size for _, size in index.values())
+    if live is None:  # (a game's uses unknown: nothing pruned, and no walk again until the cache holds 3x as much)
+        return _Count(total, total)
     live_size = sum(index[path][1] for path in live if path in index)
     bound = limit or max(FLOOR, LIVE_TIMES * live_size)
-    if games is None:  # (a game's uses unknown: nothing pruned, and no walk again until the cache holds 3x as much)
-        return _Count(total, total)
     if total > bound:
-        unused = sorted((path for path in index if path not in live), key=lambda path: index[path][0])
-        at_most = PRUNED_AT_MOST if builds_again() else len(unused)
+        total = _deleted(out_root, index, live, total, bound)
+    return _Count(total, live_size)
+
+
+def _deleted(out_root: Path, index: dict[str, tuple[float, int]], live: set[str], total: int, bound: int) -> int:
+    """Delete the entries of the index no latest build uses, least recently used first, holding the output lock,
+    until the cache holds PRUNED_TO of its bound (at most PRUNED_AT_MOST of them in a process that builds again);
+    the cache's size then."""
+    from cardgen.core.ownership import output_lock
+    from cardgen.core.storage import builds_again
+
+    folder = cache_root(out_root)
+    unused = sorted((path for path in index if path not in live), key=lambda path: index[path][0])
+    at_most = PRUNED_AT_MOST if builds_again() else len(unused)
+    with output_lock(out_root, create=False):
         for path in unused[:at_most]:
             if total <= bound * PRUNED_TO:
                 break
             total -= index.pop(path)[1]
             _remove(folder / path)
-    return _Count(total, live_size)
+    return total
 
 
-def _games(out_root: Path) -> list[str] | None:
-    """The games built into the output root (their folders hold a build.json), None when one of them has no uses
-    kept (built by a cardgen before this one, or stopped before it saved them): nothing is pruned then."""
+def _live(out_root: Path) -> set[str] | None:
+    """The entries the latest builds of the games built into the output root (their folders hold a build.json) use,
+    or None when one of them cannot tell (see `_recorded_images`): nothing is pruned then."""
+    folder = cache_root(out_root)
     try:
         games = [name for name in os.listdir(out_root) if not name.startswith(".") and
                  (out_root / name / "build.json").is_file()]
     except OSError:
-        return []
-    kept = cache_root(out_root) / USES_FOLDER
-    return games if all((kept / game).is_file() for game in games) else None
+        return set()
+    live: set[str] = set()
+    for game in games:
+        used = _read_uses(folder, game) if (folder / USES_FOLDER / game).is_file() else \
+            _recorded_images(out_root / game / "build.json")
+        if used is None:
+            return None
+        live |= used
+    return live
+
+
+def _recorded_images(record: Path) -> set[str] | None:
+    """What a game with no uses kept (built by a cardgen before this one, or stopped before it saved them) uses: the
+    card images its build.json records, the entries its next build would spend most to make again (drawing them);
+    its other entries may go, made again by that build, which then saves its uses. None when the record cannot be
+    read (a game folder being replaced, or edited by hand): better nothing pruned than its images."""
+    try:
+        data = json.loads(record.read_text(encoding="utf-8"))
+        keys = [entry["hash"] for entry in [*data["cards"], *data["backs"].values()]]
+        return {f"png/{key[:2]}/{key}.png" for key in keys}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
 
 
 def _read_uses(folder: Path, game: str) -> set[str]:

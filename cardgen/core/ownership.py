@@ -24,8 +24,11 @@ from cardgen.core.storage import CACHE_DIR, after_rebuild, builds_again
 STAMP = ".cardgen-made"
 STAMP_TEXT = "This folder was made by cardgen; `cardgen build` and `cardgen clean` may replace or delete it.\n"
 SOURCE_FOLDERS = ("data", "templates", "fonts", "icons", "layouts", "vendors")
-# Folders an older cardgen made in .cache before stamps existed: a .cache holding only these is cardgen's.
-_LEGACY_CACHE_PARTS = {"png", "svg", "tts-cells", "outputs", "pdf-images"}
+# Folders of cardgen's in .cache: a .cache holding only these is cardgen's, stamped or not. An older cardgen made the
+# first five before stamps existed; the last two are written after a rebuild's report, holding no lock (the uses of
+# `cachebound.settle`, a watch's copies ahead): one made again in the instant a `cardgen clean` removed its folder
+# must not make the next build refuse that folder as the designer's.
+_CACHE_PARTS = {"png", "svg", "tts-cells", "outputs", "pdf-images", "uses", "ahead"}
 LOCK_FILE = ".cardgen.lock"
 _LEFTOVER_FOLDER = re.compile(r"\..+\.(building-\w+|building|old)")  # staging and swap folders of a killed run
 _LEFTOVER_FILE = re.compile(r"\..+\.tmp")  # a write_atomic temporary of a killed run
@@ -94,8 +97,8 @@ def _stamped(folder: Path) -> bool:
     # A game's output is known by its stamp alone: a build.json anyone can write (two keys) proves nothing.
     if folder.name != CACHE_DIR:
         return False
-    parts = {p.name for p in folder.iterdir()}  # made before stamps existed: only the cache's own parts inside
-    return bool(parts) and parts <= _LEGACY_CACHE_PARTS
+    parts = {p.name for p in folder.iterdir()}  # only the cache's own parts inside (see _CACHE_PARTS)
+    return bool(parts) and parts <= _CACHE_PARTS
 
 
 def refuse_foreign(folder: Path) -> None:

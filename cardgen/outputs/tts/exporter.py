@@ -106,13 +106,16 @@ class Exporter:
         in place, only if the kernel says it changed, and makes it then into the export's folder where it lies by
         then (`staging`, see `export_tts`): a `stat` and two paths made for each of ~150 sheets an edit at 10,000
         cards."""
-        def make(target: object) -> None:
+        def make(_target: object = None) -> None:
+            """Make the image into the export's folder as it is when called (`self.staging`), not at the target
+            `place` names, the TTS staging folder of the time of the call to `place`: swapped in and gone by the
+            time a file kept on trust is found changed."""
             for path in shown_paths(image.picture):  # (by path: not a dict of every image's path by hash an edit)
                 self.wait(path)
             place_file(image.make(self.out_dir.parent, self.card_image), self.staging / name)
 
         if self.previous is None:
-            make(None)
+            make()
         else:
             self.previous.place(f"{self.staging}/{name}", key, make, name=f"{TTS_DIR}/{name}", trust=True)
 
