@@ -343,6 +343,41 @@ def test_a_watch_copies_the_print_file_it_updated_ahead_for_the_next_update_and_
     _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")
 
 
+def test_a_watch_copies_a_print_file_it_wrote_whole_ahead_for_the_next_update(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A print file a watch's rebuild wrote whole over the previous one (its pages changed beyond their images; or,
+    as a watch's first edit does, the kept pages named a state the file no longer was) is copied ahead once the
+    rebuild has reported too: the next edit's update takes the copy instead of copying the file itself."""
+    from cardgen.outputs import pdf_update
+
+    monkeypatch.setattr(storage, "_AHEAD", {})
+    copied: list[str] = []
+    clone = storage.clone
+    for module in (pdf_update, storage):
+        monkeypatch.setattr(module, "clone", lambda source, target: ".pdf" in source.name and
+                            copied.append(Path(source.name).name) or clone(source, target))
+    pdf = tiny_game / "output" / "tiny" / "print" / "tiny-letter.pdf"
+    storage.keep_for_next_builds()
+    _rows(tiny_game, [ALPHA, BETA, NA])
+    _build(tiny_game)
+    storage.run_after_rebuild()
+    _rows(tiny_game, [ALPHA, BETA, NA.replace(",3", ",4")])  # one more NA: another layout, the file written whole
+    _build(tiny_game)
+    assert pdf.read_bytes().count(b"%%EOF") == 1
+    copied.clear()
+    storage.run_after_rebuild()
+    assert copied == ["tiny-letter.pdf"]
+    copied.clear()
+    _rows(tiny_game, [ALPHA, BETA, NA.replace(",3", ",4").replace("Plain", "Plainer")])  # a new image only
+    _build(tiny_game)
+    assert pdf.read_bytes().count(b"%%EOF") == 2  # updated...
+    assert copied == []  # ...in the copy made ahead
+    storage.run_after_rebuild()
+    storage.drop_ahead()
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")
+
+
 def test_a_watchs_print_after_edits_of_kept_rows_is_a_cold_builds(tiny_game: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """In a process that keeps its rows (a watch: unchanged cards are the last build's entries, its imposition the
