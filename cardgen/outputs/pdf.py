@@ -188,7 +188,7 @@ def write_volume(path: Path, volume: Volume, document: Document, images: ImageFi
     if written is not None:
         kept.used[FILE_KEY] = written.as_kept()
     kept.save()  # once the file is whole: its pages are what the next build may reuse
-    if written is not None and base is not None:  # (a first build's file: no edit is likely yet)
+    if written is not None and base is not None:  # (None: not a build's, `cardgen print`'s)
         _copy_ahead_later(base, written, images.out_root)
 
 
@@ -226,8 +226,8 @@ def _update(path: Path, base: Path, volume: Volume, images: ImageFiles, kept: Ke
 def _copy_ahead_later(final: Path, written: Written, out_root: Path) -> None:
     """Leave for the wait after the report (in a process that builds again: `after_rebuild`) a copy of the file
     `written` describes, at `final` by then, which the next edit's update of it takes (`pdf_update.copy_ahead`):
-    after an update, and after a whole write, as a watch's first edit of a file makes when the file is not the state
-    its kept pages describe (the previous watch's last edits were kept in memory only). Else that next edit copied
+    after an update, and after a whole write (a first build's; a watch's first edit of a file whose kept pages
+    describe an earlier state: the previous watch kept its last edits in memory only). Else that next edit copied
     the file itself (~25 ms of the print's thread and 72 MB copied at 10,000 cards, measured)."""
     after_rebuild(functools.partial(copy_ahead, final, written, cache_root(out_root) / AHEAD_FOLDER))
 
