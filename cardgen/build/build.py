@@ -307,7 +307,7 @@ class _Build:
             # started for it, before the stages' threads: `run_jobs` calls `begin` once it exists): in a process
             # that builds again (a watch's edit: its card drawn here) the stages run beside it too, their Python
             # while cairo, zlib and Pillow draw and encode the card without the GIL (measured at 10,000 cards: the
-            # report ~85 ms after the card is drawn instead of ~170); in a build of its own, after it.
+            # report ~60 ms after the card is drawn instead of ~130); in a build of its own, after it.
             self.outputs = _OutputStages(selected, stage_context)
             with self.outputs.beside(self.card_files) if workers or builds_again() else contextlib.nullcontext():
                 rendered, cached = draw_plan(plan, options.jobs, self.reporter, self, work, workers, self.early)
