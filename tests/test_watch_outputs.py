@@ -457,28 +457,3 @@ def test_a_watchs_tts_export_plans_again_only_the_sheets_holding_a_changed_card_
         assert first_cards is None or made == first_cards, (number, made)
     _cold(tiny_game)
     _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")
-
-
-def test_a_watchs_stages_run_beside_the_card_it_draws_itself(tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """In a process that builds again with no render workers (a watch's edit: its card drawn in the process), the
-    output stages start while the card is drawn, not after it; the outputs are a cold build's."""
-    import threading
-
-    from cardgen.build import build as build_module
-    from cardgen.raster import render
-
-    started = threading.Event()
-    seen: list[bool] = []
-    stages_run, run_job = build_module._OutputStages.run, render.run_job
-    monkeypatch.setattr(build_module._OutputStages, "run", lambda self: started.set() or stages_run(self))
-    monkeypatch.setattr(render, "run_job", lambda job: seen.append(started.wait(10)) or run_job(job))
-    storage.keep_for_next_builds()
-    _rows(tiny_game, [ALPHA, BETA, NA])
-    _build(tiny_game)
-    seen.clear()
-    started.clear()
-    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Plainer")])
-    _build(tiny_game)
-    assert seen == [True]  # the one card drawn, once the stages had started
-    _cold(tiny_game)
-    _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")

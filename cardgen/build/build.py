@@ -25,7 +25,7 @@ from cardgen.core.ownership import (
     refuse_foreign,
 )
 from cardgen.core.progress import Reporter, SilentReporter
-from cardgen.core.storage import builds_again, cache_root
+from cardgen.core.storage import cache_root
 from cardgen.load.fonts import configure_fontconfig, keep_metrics
 from cardgen.load.freshness import (
     PreviousOutputs,
@@ -303,13 +303,10 @@ class _Build:
             stage_context = StageContext(plan.game, record, staging, self.final, kept, self.card_files.wait,
                                          changes, workers)
             # Card files are placed as their images are ready, while the workers draw the others, and the output
-            # stages run beside them. With no workers started, the drawing is this process's own (or a pool's
-            # started for it, before the stages' threads: `run_jobs` calls `begin` once it exists): in a process
-            # that builds again (a watch's edit: its card drawn here) the stages run beside it too, their Python
-            # while cairo, zlib and Pillow draw and encode the card without the GIL (measured at 10,000 cards: the
-            # report ~60 ms after the card is drawn instead of ~130); in a build of its own, after it.
+            # stages run beside them. With no workers started, the drawing is this process's own (or a pool forked
+            # only without threads): the stages run after it.
             self.outputs = _OutputStages(selected, stage_context)
-            with self.outputs.beside(self.card_files) if workers or builds_again() else contextlib.nullcontext():
+            with self.outputs.beside(self.card_files) if workers else contextlib.nullcontext():
                 rendered, cached = draw_plan(plan, options.jobs, self.reporter, self, work, workers, self.early)
                 record.stats.rendered, record.stats.cached = rendered, cached
                 self.card_files.place_rest()
