@@ -304,6 +304,19 @@ def test_a_watch_keeps_the_tts_images_on_trust_and_makes_one_changed_behind_its_
     _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")
 
 
+def _print_copies(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """With no copy made ahead yet, the names of the print files copied from now on (as the list fills)."""
+    from cardgen.outputs import pdf_update
+
+    monkeypatch.setattr(storage, "_AHEAD", {})
+    copied: list[str] = []
+    clone = storage.clone
+    for module in (pdf_update, storage):  # the print file's copies (storage's copies card files too)
+        monkeypatch.setattr(module, "clone", lambda source, target: ".pdf" in source.name and
+                            copied.append(Path(source.name).name) or clone(source, target))
+    return copied
+
+
 def test_a_watch_copies_the_print_file_it_updated_ahead_for_the_next_update_and_takes_only_that_copy(
         tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Once a watch's rebuild has reported, the print file it updated is copied (`storage.copy_ahead`); the next
@@ -312,12 +325,7 @@ def test_a_watch_copies_the_print_file_it_updated_ahead_for_the_next_update_and_
     from cardgen.outputs import pdf_update
 
     monkeypatch.setattr(pdf_update, "GROWTH_AT_MOST", 10.0)  # a small file: its revisions are a large part of it
-    monkeypatch.setattr(storage, "_AHEAD", {})
-    copied: list[str] = []
-    clone = storage.clone
-    for module in (pdf_update, storage):  # the print file's copies (storage's copies card files too)
-        monkeypatch.setattr(module, "clone", lambda source, target: ".pdf" in source.name and
-                            copied.append(Path(source.name).name) or clone(source, target))
+    copied = _print_copies(monkeypatch)
     pdf = tiny_game / "output" / "tiny" / "print" / "tiny-letter.pdf"
     storage.keep_for_next_builds()
     _rows(tiny_game, [ALPHA, BETA, NA])
@@ -348,14 +356,7 @@ def test_a_watch_copies_a_print_file_it_wrote_whole_ahead_for_the_next_update(
     """A print file a watch's rebuild wrote whole over the previous one (its pages changed beyond their images; or,
     as a watch's first edit does, the kept pages named a state the file no longer was) is copied ahead once the
     rebuild has reported too: the next edit's update takes the copy instead of copying the file itself."""
-    from cardgen.outputs import pdf_update
-
-    monkeypatch.setattr(storage, "_AHEAD", {})
-    copied: list[str] = []
-    clone = storage.clone
-    for module in (pdf_update, storage):
-        monkeypatch.setattr(module, "clone", lambda source, target: ".pdf" in source.name and
-                            copied.append(Path(source.name).name) or clone(source, target))
+    copied = _print_copies(monkeypatch)
     pdf = tiny_game / "output" / "tiny" / "print" / "tiny-letter.pdf"
     storage.keep_for_next_builds()
     _rows(tiny_game, [ALPHA, BETA, NA])
