@@ -340,7 +340,7 @@ def test_a_process_leaves_no_copy_made_ahead_behind(tiny_game: Path) -> None:
     done = subprocess.run([sys.executable, "-c", script, str(tiny_game)], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["4"]  # build.json, index.html, the TTS save, the print file
+    assert done.stdout.split() == ["3"]  # build.json, index.html, the TTS save
     assert list((tiny_game / "kept" / ".cache" / storage.AHEAD_FOLDER).iterdir()) == []
 
 

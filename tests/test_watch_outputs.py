@@ -351,29 +351,38 @@ def test_a_watch_copies_the_print_file_it_updated_ahead_for_the_next_update_and_
     _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")
 
 
-def test_a_watch_copies_a_print_file_it_wrote_whole_ahead_for_the_next_update(
+def test_a_watch_copies_a_print_file_it_wrote_whole_ahead_when_only_its_images_changed(
         tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A print file a watch's rebuild wrote whole over the previous one (its pages changed beyond their images; or,
-    as a watch's first edit does, the kept pages named a state the file no longer was) is copied ahead once the
-    rebuild has reported too: the next edit's update takes the copy instead of copying the file itself."""
+    """A print file a watch's first edit wrote whole because its kept pages described an earlier state (the previous
+    watch kept its last edits in memory only), though only images changed, is copied ahead once the rebuild has
+    reported, as an updated one is: the next edit's update takes the copy instead of copying the file itself. A
+    file written whole for a new layout is not (a print's every file, none likely edited next)."""
     copied = _print_copies(monkeypatch)
     pdf = tiny_game / "output" / "tiny" / "print" / "tiny-letter.pdf"
     storage.keep_for_next_builds()
-    _rows(tiny_game, [ALPHA, BETA, NA])
+    for text in ("Plain", "Plainer"):  # a first build, then an update kept in memory only
+        _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", text)])
+        _build(tiny_game)
+        storage.run_after_rebuild()
+    storage.drop_ahead()
+    storage._KNOWN_ENTRIES.clear()  # a new watch: the print's kept pages read from their file, the first build's
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Plainest")])
     _build(tiny_game)
-    storage.run_after_rebuild()
-    _rows(tiny_game, [ALPHA, BETA, NA.replace(",3", ",4")])  # one more NA: another layout, the file written whole
-    _build(tiny_game)
-    assert pdf.read_bytes().count(b"%%EOF") == 1
+    assert pdf.read_bytes().count(b"%%EOF") == 1  # written whole
     copied.clear()
     storage.run_after_rebuild()
     assert copied == ["tiny-letter.pdf"]
     copied.clear()
-    _rows(tiny_game, [ALPHA, BETA, NA.replace(",3", ",4").replace("Plain", "Plainer")])  # a new image only
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Plain at last")])
     _build(tiny_game)
     assert pdf.read_bytes().count(b"%%EOF") == 2  # updated...
     assert copied == []  # ...in the copy made ahead
     storage.run_after_rebuild()
+    _rows(tiny_game, [ALPHA, BETA, NA.replace(",3", ",4")])  # one more NA: another layout, the file written whole
+    _build(tiny_game)
+    copied.clear()
+    storage.run_after_rebuild()
+    assert pdf.read_bytes().count(b"%%EOF") == 1 and copied == []
     storage.drop_ahead()
     _cold(tiny_game)
     _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")
