@@ -308,6 +308,19 @@ def test_a_watch_keeps_the_tts_images_on_trust_and_makes_one_changed_behind_its_
     _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")
 
 
+def _print_copies(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """With no copy made ahead yet, the names of the print files copied from now on (as the list fills)."""
+    from cardgen.outputs import pdf_update
+
+    monkeypatch.setattr(storage, "_AHEAD", {})
+    copied: list[str] = []
+    clone = storage.clone
+    for module in (pdf_update, storage):  # the print file's copies (storage's copies card files too)
+        monkeypatch.setattr(module, "clone", lambda source, target: ".pdf" in source.name and
+                            copied.append(Path(source.name).name) or clone(source, target))
+    return copied
+
+
 def test_a_watch_copies_the_print_file_it_updated_ahead_for_the_next_update_and_takes_only_that_copy(
         tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Once a watch's rebuild has reported, the print file it updated is copied (`storage.copy_ahead`); the next
@@ -316,12 +329,7 @@ def test_a_watch_copies_the_print_file_it_updated_ahead_for_the_next_update_and_
     from cardgen.outputs import pdf_update
 
     monkeypatch.setattr(pdf_update, "GROWTH_AT_MOST", 10.0)  # a small file: its revisions are a large part of it
-    monkeypatch.setattr(storage, "_AHEAD", {})
-    copied: list[str] = []
-    clone = storage.clone
-    for module in (pdf_update, storage):  # the print file's copies (storage's copies card files too)
-        monkeypatch.setattr(module, "clone", lambda source, target: ".pdf" in source.name and
-                            copied.append(Path(source.name).name) or clone(source, target))
+    copied = _print_copies(monkeypatch)
     pdf = tiny_game / "output" / "tiny" / "print" / "tiny-letter.pdf"
     storage.keep_for_next_builds()
     _rows(tiny_game, [ALPHA, BETA, NA])
@@ -343,6 +351,43 @@ def test_a_watch_copies_the_print_file_it_updated_ahead_for_the_next_update_and_
                 handle.write(b"edited")
     storage.drop_ahead()  # as the process's exit does (atexit)
     assert list((tiny_game / "output" / ".cache" / storage.AHEAD_FOLDER).iterdir()) == []
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")
+
+
+def test_a_watch_copies_a_print_file_it_wrote_whole_ahead_when_only_its_images_changed(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A print file a watch's first edit wrote whole because its kept pages described an earlier state (the previous
+    watch kept its last edits in memory only), though only images changed, is copied ahead once the rebuild has
+    reported, as an updated one is: the next edit's update takes the copy instead of copying the file itself. A
+    file written whole for a new layout is not (a print's every file, none likely edited next)."""
+    copied = _print_copies(monkeypatch)
+    pdf = tiny_game / "output" / "tiny" / "print" / "tiny-letter.pdf"
+    storage.keep_for_next_builds()
+    for text in ("Plain", "Plainer"):  # a first build, then an update kept in memory only
+        _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", text)])
+        _build(tiny_game)
+        storage.run_after_rebuild()
+    storage.drop_ahead()
+    storage._KNOWN_ENTRIES.clear()  # a new watch: the print's kept pages read from their file, the first build's
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Plainest")])
+    _build(tiny_game)
+    assert pdf.read_bytes().count(b"%%EOF") == 1  # written whole
+    copied.clear()
+    storage.run_after_rebuild()
+    assert copied == ["tiny-letter.pdf"]
+    copied.clear()
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Plain at last")])
+    _build(tiny_game)
+    assert pdf.read_bytes().count(b"%%EOF") == 2  # updated...
+    assert copied == []  # ...in the copy made ahead
+    storage.run_after_rebuild()
+    _rows(tiny_game, [ALPHA, BETA, NA.replace(",3", ",4")])  # one more NA: another layout, the file written whole
+    _build(tiny_game)
+    copied.clear()
+    storage.run_after_rebuild()
+    assert pdf.read_bytes().count(b"%%EOF") == 1 and copied == []
+    storage.drop_ahead()
     _cold(tiny_game)
     _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")
 
