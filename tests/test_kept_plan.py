@@ -295,3 +295,45 @@ def test_a_watchs_record_hand_out_and_files_drawn_compare_every_card_when_they_d
     assert "art/mark.png" in _sources(out) and _sources(out) == _sources(cold)
     _same_as_cold(tiny_game, out, cold)
 
+
+
+def test_a_watchs_plan_looks_up_the_renders_its_layout_check_made_anew_only_when_it_followed_the_check_before(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plan made from the game's last one looks up the face renders of the places the layout check did not take
+    whole from the check before (`layout.checked_anew`) when its last plan took its renders from that check; a build
+    stopped after its check (before its plan) leaves the plan one check behind: the next one looks up every card's,
+    and plans the card that build changed as a cold build does."""
+    from cardgen.build import build as build_module
+    from cardgen.svg.context import BuildContext
+    from cardgen.svg.templates import SVGRenderer
+    from cardgen.validate.layout import checked_anew
+
+    out, cold = tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny"
+    storage.keep_for_next_builds()
+    looked_up: list[int] = []
+    faces_done = SVGRenderer.faces_done
+    monkeypatch.setattr(SVGRenderer, "faces_done", lambda self, memos: looked_up.append(len(memos)) or
+                        faces_done(self, memos))
+    _rows(tiny_game, [ALPHA, BETA, NA])
+    _build(tiny_game)
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Plainer")])
+    _build(tiny_game)
+    assert looked_up == [1]  # the edited card's render only
+    # (a game loaded again, as another command in this process would: its renderer made no check)
+    assert checked_anew(BuildContext.load(tiny_game, "tiny", tiny_game / "output")) is None
+
+    def stopped(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt  # (a Ctrl-C after the layout check)
+
+    monkeypatch.setattr(build_module, "plan_build", stopped)
+    _rows(tiny_game, [ALPHA.replace("Fire", "Water"), BETA, NA.replace("Plain", "Plainer")])
+    with pytest.raises(KeyboardInterrupt):
+        _build(tiny_game)
+    monkeypatch.setattr(build_module, "plan_build", plan_module.plan_build)
+    looked_up.clear()
+    _rows(tiny_game, [ALPHA.replace("Fire", "Water"), BETA, NA.replace("Plain", "Plainest")])
+    _build(tiny_game)
+    assert looked_up == [3]  # every card's
+    _cold(tiny_game)
+    assert _record(out) == _record(cold)
+    _same_as_cold(tiny_game, out, cold)
