@@ -16,6 +16,7 @@ import html
 import itertools
 import operator
 import re
+import weakref
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -197,9 +198,10 @@ class _LastCheck:
     taken: _Taken
     joined: list[tuple[Any, Problem]]  # the cards' findings, in order
     reusable: list[bool]  # whether each card has an entry
-    # The renderer it checked with, its number in the process, and, when it took the cards of the check before whole
-    # but at some places, that check's number and those places (see `checked_anew`).
-    renderer: SVGRenderer | None = None
+    # The renderer it checked with (not held: a build's renderer is freed with it), its number in the process, and,
+    # when it took the cards of the check before whole but at some places, that check's number and those places (see
+    # `checked_anew`).
+    renderer: Callable[[], SVGRenderer | None] = lambda: None
     number: int = field(default_factory=lambda: next(_CHECK_NUMBERS))
     since: tuple[int, list[int]] | None = None
 
@@ -227,7 +229,7 @@ def checked_anew(context: BuildContext) -> tuple[int | None, list[int] | None, i
     the renderer holds that check's render of its face (`_Taken.done`), which no render of this check replaced: a
     plan made from the renders of that check takes them without looking them up (`plan._LastPlan.planned`)."""
     last = _LAST_CHECKS.get((context.game.root, context.game.name, context.game.lang)) if builds_again() else None
-    if last is None or last.renderer is not context.renderer:
+    if last is None or last.renderer() is not context.renderer:
         return None
     return (*last.since, last.number) if last.since is not None else (None, None, last.number)
 
@@ -405,7 +407,7 @@ class LayoutChecker:
                     taken.add(entries[place], backs_of[place])  # type: ignore[arg-type]
             keep_latest(_LAST_CHECKS, about[0],
                         _LastCheck(about, list(self.cards), entries, found, backs_of, taken, joined, reusable,
-                                   self.renderer, since=(last.number, todo) if last is not None else None),
+                                   weakref.ref(self.renderer), since=(last.number, todo) if last is not None else None),
                         _LAST_CHECKS_AT_MOST)
         return [*joined, *back_found]
 
