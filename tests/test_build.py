@@ -122,8 +122,10 @@ def test_card_files_refuse_a_path_that_leads_out_of_the_output_folder(tmp_path: 
         return SimpleNamespace(name=name, deck="main", key="k", cache_path=tmp_path / "k.png")
 
     plan = SimpleNamespace(backs={"back": art("back")}, faces={"fine": art("fine"), card_id: art(card_id)},
-                           cards=[SimpleNamespace(deck="main", id="fine"), SimpleNamespace(deck="main", id=card_id)])
+                           cards=[SimpleNamespace(deck="main", id="fine"), SimpleNamespace(deck="main", id=card_id)],
+                           number=0, since=None)
     with pytest.raises(CardgenError, match="outside the output folder"):
         CardFiles(plan, tmp_path / "staging", keep_svg=False)  # type: ignore[arg-type]
-    assert CardFiles(SimpleNamespace(backs={"back": art("back")}, faces={"fine": art("fine")}, cards=plan.cards[:1]),  # type: ignore
+    assert CardFiles(SimpleNamespace(backs={"back": art("back")}, faces={"fine": art("fine")}, cards=plan.cards[:1],  # type: ignore
+                                     number=1, since=None),
                      tmp_path / "staging", keep_svg=False).pending == {"backs/back.png", "cards/main/fine.png"}

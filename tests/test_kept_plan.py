@@ -256,3 +256,84 @@ def test_a_watchs_stamps_noted_after_edits_are_its_stamps_files_and_seal_its_out
     assert build_game(tiny_game, "tiny", BuildOptions(tiny_game / "output", jobs=1), stages=stage_names()).up_to_date
     _cold(tiny_game)
     _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")
+
+
+def test_a_watchs_record_hand_out_and_files_drawn_compare_every_card_when_they_did_not_follow_the_last_plan(
+        tiny_game: Path, entries_made: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plan made from the game's last one names the places it changed (`BuildPlan.since`); the record, the hand-out
+    and the files drawn take only those when they last followed that very plan (`plan.changed_since`). A build
+    stopped after its plan (before its record, hand-out and files drawn) leaves them one plan behind: the next edit
+    compares every card, so the card that build changed is in the record, the card files and the sources as in a
+    cold build."""
+    from PIL import Image
+
+    from cardgen.build import build as build_module
+
+    out, cold = tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny"
+    face = tiny_game / "templates" / "tiny" / "face.svg"
+    drawn = "{% if card.power == 2 %}{{ image('../../art/mark.png', 10, 10, 50, 50) }}{% endif %}</svg>"
+    face.write_text(face.read_text().replace("</svg>", drawn))
+    (tiny_game / "art").mkdir()
+    Image.new("RGB", (40, 40), "red").save(tiny_game / "art" / "mark.png")
+    _rows(tiny_game, [ALPHA, "Beta,5,Plain words,1", NA])
+    _build(tiny_game)
+
+    def stopped(plan: plan_module.BuildPlan) -> None:
+        raise KeyboardInterrupt  # (a Ctrl-C after the plan)
+
+    monkeypatch.setattr(build_module, "record_of", stopped)
+    _rows(tiny_game, [ALPHA, BETA, NA])  # Beta now draws the image
+    with pytest.raises(KeyboardInterrupt):
+        _build(tiny_game)
+    monkeypatch.setattr(build_module, "record_of", plan_module.record_of)
+    entries_made.clear()
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Plainer")])
+    _build(tiny_game)
+    assert entries_made == ["beta", "na"]
+    _cold(tiny_game)
+    assert _record(out) == _record(cold)
+    assert "art/mark.png" in _sources(out) and _sources(out) == _sources(cold)
+    _same_as_cold(tiny_game, out, cold)
+
+
+
+def test_a_watchs_plan_looks_up_the_renders_its_layout_check_made_anew_only_when_it_followed_the_check_before(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plan made from the game's last one looks up the face renders of the places the layout check did not take
+    whole from the check before (`layout.checked_anew`) when its last plan took its renders from that check; a build
+    stopped after its check (before its plan) leaves the plan one check behind: the next one looks up every card's,
+    and plans the card that build changed as a cold build does."""
+    from cardgen.build import build as build_module
+    from cardgen.svg.context import BuildContext
+    from cardgen.svg.templates import SVGRenderer
+    from cardgen.validate.layout import checked_anew
+
+    out, cold = tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny"
+    storage.keep_for_next_builds()
+    looked_up: list[int] = []
+    faces_done = SVGRenderer.faces_done
+    monkeypatch.setattr(SVGRenderer, "faces_done", lambda self, memos: looked_up.append(len(memos)) or
+                        faces_done(self, memos))
+    _rows(tiny_game, [ALPHA, BETA, NA])
+    _build(tiny_game)
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Plainer")])
+    _build(tiny_game)
+    assert looked_up == [1]  # the edited card's render only
+    # (a game loaded again, as another command in this process would: its renderer made no check)
+    assert checked_anew(BuildContext.load(tiny_game, "tiny", tiny_game / "output")) is None
+
+    def stopped(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt  # (a Ctrl-C after the layout check)
+
+    monkeypatch.setattr(build_module, "plan_build", stopped)
+    _rows(tiny_game, [ALPHA.replace("Fire", "Water"), BETA, NA.replace("Plain", "Plainer")])
+    with pytest.raises(KeyboardInterrupt):
+        _build(tiny_game)
+    monkeypatch.setattr(build_module, "plan_build", plan_module.plan_build)
+    looked_up.clear()
+    _rows(tiny_game, [ALPHA.replace("Fire", "Water"), BETA, NA.replace("Plain", "Plainest")])
+    _build(tiny_game)
+    assert looked_up == [3]  # every card's
+    _cold(tiny_game)
+    assert _record(out) == _record(cold)
+    _same_as_cold(tiny_game, out, cold)

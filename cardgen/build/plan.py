@@ -38,8 +38,9 @@ from cardgen.record.record import (
     kept_entry,
 )
 from cardgen.svg.context import BuildContext
-from cardgen.svg.templates import RenderedSVG
+from cardgen.svg.templates import RenderedSVG, SVGRenderer
 from cardgen.validate.findings import unique
+from cardgen.validate.layout import checked_anew
 
 
 @dataclass
@@ -59,6 +60,9 @@ class Artwork:
 
     def __post_init__(self) -> None:
         self.cache_file = str(self.cache_path)
+
+
+_PLAN_NUMBERS = itertools.count()  # (see `BuildPlan.number`)
 
 
 @dataclass
@@ -87,6 +91,13 @@ class BuildPlan:
     # The faces' renders in the order of `faces`, when the plan holds them already (a plan made from the game's last
     # one, see `_LastPlan`): not read again from 10,000 artworks (see `files_drawn`).
     face_renders: list[RenderedSVG] | None = None
+    # This plan's number in the process and, for a plan made from the game's last one (`_LastPlan.planned`), that
+    # one's number and the places (of `cards`, and of the faces in their order) whose card or face render is another
+    # object: at every other place the card, its face's render and artwork and its back are the last plan's objects.
+    # What follows the plans of a game (the record, the hand-out, the files drawn: `changed_since`) compares those
+    # places only when it last followed that very plan, not 10,000 places by identity.
+    number: int = field(default_factory=lambda: next(_PLAN_NUMBERS))
+    since: tuple[int, list[int]] | None = None
 
     def size(self, deck: str) -> CardSize:
         """The card size of a deck."""
@@ -172,10 +183,12 @@ class _LastPlan:
 
     def __init__(self, cards: list[Card], faces: dict[str, Artwork], card_back: dict[str, str | None],
                  memos: list[tuple[str, str, str]], renders: list[RenderedSVG], plan: BuildPlan,
-                 firsts: list[int], warnings: dict[int, list[Problem]]) -> None:
+                 firsts: list[int], warnings: dict[int, list[Problem]], check: int | None) -> None:
         self.cards, self.faces, self.card_back, self.memos, self.renders = cards, faces, card_back, memos, renders
         self.places, self.drawn, self.back_names = plan.places, plan.drawn, plan.back_names
         self.firsts, self.warnings = firsts, warnings  # the first card of each back; each face's warnings by place
+        self.number = plan.number  # the plan this one is (see `BuildPlan.since`)
+        self.check = check  # the layout check whose renders it took (see `layout.checked_anew`), if known
 
     @classmethod
     def of(cls, plan: BuildPlan, context: BuildContext) -> _LastPlan | None:
@@ -190,9 +203,11 @@ class _LastPlan:
                 firsts.setdefault((card.deck, card.back_template), place)
         faces = list(plan.faces.values())
         plan.face_renders = list(map(_RENDERED, faces))
+        checked = checked_anew(context)
         return cls(list(cards), plan.faces, plan.card_back, [(c.face_template, c.deck, c.id) for c in cards],
                    plan.face_renders, plan, sorted(firsts.values()),
-                   {place: art.rendered.warnings for place, art in enumerate(faces) if art.rendered.warnings})
+                   {place: art.rendered.warnings for place, art in enumerate(faces) if art.rendered.warnings},
+                   checked[2] if checked is not None else None)
 
     def planned(self, context: BuildContext) -> BuildPlan | None:
         """The plan of the game's cards from this one (and this one replaced by the new plan's), or None when it
@@ -204,9 +219,8 @@ class _LastPlan:
                 any(_place_of(plan, deck, context) != at for deck, at in self.places.items()) or \
                 not all(_same_files(plan, files) for files in self.drawn.values()):
             return None
-        done = renderer.faces_done(self.memos)  # (validation rendered each card's face)
-        changed = list(itertools.compress(range(len(cards)), map(operator.not_, map(
-            operator.and_, map(operator.is_, cards, self.cards), map(operator.is_, done, self.renders)))))
+        checked = checked_anew(context)
+        changed = self._changed(cards, renderer, checked)
         if len(changed) > CHANGED_AT_MOST or any(_moved(cards[place], self.cards[place]) for place in changed):
             return None
         for place in self.firsts:  # the backs, as a plan card by card names them
@@ -229,7 +243,31 @@ class _LastPlan:
         self.cards, self.faces, self.memos, self.renders, self.warnings = plan.cards, plan.faces, memos, renders, \
             warnings
         self.drawn, plan.face_renders = plan.drawn, renders
+        plan.since, self.number = (self.number, changed), plan.number
+        self.check = checked[2] if checked is not None else None
         return plan
+
+    def _changed(self, cards: list[Card], renderer: SVGRenderer, checked: tuple[int | None, list[int] | None, int]
+                 | None) -> list[int]:
+        """The places whose card is another object or whose face's render (validation rendered each card's face)
+        is not this plan's: of those the layout check did not take whole from the check this plan took its renders
+        from, when it took from that one (`layout.checked_anew`: at the others, the card and the render are that
+        check's, so this plan's; ~10,000 renders looked up, ~3.5 ms at 10,000 cards, otherwise); else of all."""
+        places = checked[1] if checked is not None and checked[0] is not None and checked[0] == self.check else None
+        if places is None or len(places) > CHANGED_AT_MOST:
+            return list(itertools.compress(range(len(cards)), map(operator.not_, map(
+                operator.and_, map(operator.is_, cards, self.cards),
+                map(operator.is_, renderer.faces_done(self.memos), self.renders)))))
+        done = renderer.faces_done([self.memos[place] for place in places])
+        return [place for place, render in zip(places, done)
+                if cards[place] is not self.cards[place] or render is not self.renders[place]]
+
+
+def changed_since(plan: BuildPlan, number: int | None) -> list[int] | None:
+    """The places of the plan's cards (and faces) whose card or face differs from those of the plan numbered `number`
+    (see `BuildPlan.since`), when the plan was made from that one; else None: every place is to be compared."""
+    since = plan.since
+    return since[1] if since is not None and number is not None and since[0] == number else None
 
 
 def _moved(card: Card, last: Card) -> bool:
@@ -364,8 +402,9 @@ def files_drawn(plan: BuildPlan) -> set[Path]:
     if not builds_again():
         return set(itertools.chain.from_iterable(map(_FILES, renders)))
     last = _LAST_FILES.get(plan.game.name)
-    if last is None or not last.patched(renders):
+    if last is None or not last.patched(renders, changed_since(plan, last.number), len(plan.backs)):
         last = _FilesDrawn(renders)
+    last.number = plan.number
     keep_latest(_LAST_FILES, plan.game.name, last, KNOWN_RECORDS)
     return set(last.counts)
 
@@ -376,13 +415,19 @@ class _FilesDrawn:
     def __init__(self, renders: list[RenderedSVG]) -> None:
         self.renders = renders
         self.counts = collections.Counter(itertools.chain.from_iterable(map(_FILES, renders)))
+        self.number: int | None = None  # the plan whose renders these are (see `BuildPlan.since`)
 
-    def patched(self, renders: list[RenderedSVG]) -> bool:
-        """Take the renders of the next plan, counting again only the places whose render is another object; False
+    def patched(self, renders: list[RenderedSVG], faces: list[int] | None, backs: int) -> bool:
+        """Take the renders of the next plan (its faces', then its `backs` backs'), counting again only the places
+        whose render is another object: of the faces, those of `faces` when known (`changed_since`), else all; False
         (nothing changed) when the plans differ in length or in many places."""
         if len(renders) != len(self.renders):
             return False
-        changed = list(itertools.compress(range(len(renders)), map(operator.is_not, renders, self.renders)))
+        if faces is None:
+            changed = list(itertools.compress(range(len(renders)), map(operator.is_not, renders, self.renders)))
+        else:  # (each plan's backs: a few, compared)
+            places = itertools.chain(faces, range(len(renders) - backs, len(renders)))
+            changed = [place for place in places if renders[place] is not self.renders[place]]
         if len(changed) > CHANGED_AT_MOST:
             return False
         for place in changed:
@@ -558,11 +603,10 @@ def record_of(plan: BuildPlan) -> BuildRecord:
         faces, card_backs = list(map(plan.faces.__getitem__, ids)), list(map(plan.card_back.__getitem__, ids))
     last = _LAST_RECORDS.get(game.name) if builds_again() else None
     if last is not None and last.deck_keys == deck_keys:
-        keys, cards, entries = last.aligned(plan.cards, faces, card_backs)
+        keys, cards, entries, missing = last.aligned(plan.cards, faces, card_backs, changed_since(plan, last.number))
     else:
-        keys, cards, entries = [None] * len(faces), [None] * len(faces), {}
+        keys, cards, entries, missing = [None] * len(faces), [None] * len(faces), {}, list(range(len(faces)))
     # the other cards one by one (an equal card's entry is one object: the first one's)
-    missing = list(itertools.compress(range(len(cards)), map(operator.is_, cards, itertools.repeat(None))))
     for place in missing:
         card = plan.cards[place]
         key, entry = _card_entry(game.name, card, decks[card.deck], faces[place], card_backs[place], backs,
@@ -579,7 +623,8 @@ def record_of(plan: BuildPlan) -> BuildRecord:
         if last is not None and changes is not None else sum(map(_COPIES, kept_cards))
     if builds_again():
         keep_latest(_LAST_RECORDS, game.name,
-                    _LastRecord(plan.cards, faces, card_backs, deck_keys, keys, kept_cards, entries, copies),
+                    _LastRecord(plan.cards, faces, card_backs, deck_keys, keys, kept_cards, entries, copies,
+                                plan.number),
                     KNOWN_RECORDS)
     # made of entries valid already, each card's back one of `backs`: not validated again (~1-1.5 ms at 10,000 cards)
     return BuildRecord.model_construct(
@@ -628,32 +673,36 @@ class _LastRecord:
     `record_of`). Holding the cards keeps their ids theirs."""
 
     def __init__(self, cards: list[Card], faces: list[Artwork], backs: list[str | None], deck_keys: dict[str, str],
-                 keys: list[Hashable], entries: list[CardEntry], by_key: dict[Hashable, CardEntry], copies: int
-                 ) -> None:
+                 keys: list[Hashable], entries: list[CardEntry], by_key: dict[Hashable, CardEntry], copies: int,
+                 number: int) -> None:
         self.cards, self.faces, self.backs, self.deck_keys = cards, faces, backs, deck_keys
         self.keys, self.entries, self.by_key = keys, entries, by_key
         self.copies = copies  # the entries' copies, all together
+        self.number = number  # the plan it was made of (see `BuildPlan.since`)
 
-    def aligned(self, cards: list[Card], faces: list[Artwork], backs: list[str | None]
-                ) -> tuple[list[Hashable | None], list[CardEntry | None], dict[Hashable, CardEntry]]:
+    def aligned(self, cards: list[Card], faces: list[Artwork], backs: list[str | None], changed: list[int] | None
+                ) -> tuple[list[Hashable | None], list[CardEntry | None], dict[Hashable, CardEntry], list[int]]:
         """The key and entry of each of `cards` (with its face artwork and back) that the last record holds made of
-        the same (None for the others), and the entries by key of those."""
+        the same (None for the others), the entries by key of those, and the places holding None. `changed`: the
+        only places that may differ, when known (`changed_since`: the plan was made from the one this record was)."""
         count = len(cards)
         if count != len(self.cards) or len(self.by_key) != count:  # cards added or removed, or equal cards
             return self._found(cards, faces, backs)
-        same = list(map(operator.and_, map(operator.and_, map(operator.is_, cards, self.cards),
-                                           map(operator.is_, faces, self.faces)), map(operator.eq, backs, self.backs)))
+        if changed is None:
+            same = map(operator.and_, map(operator.and_, map(operator.is_, cards, self.cards),
+                                          map(operator.is_, faces, self.faces)), map(operator.eq, backs, self.backs))
+            changed = list(itertools.compress(range(count), map(operator.not_, same)))
         # copies of the lists (their items not looked at)
         keys: list[Hashable | None] = list(self.keys)
         entries: list[CardEntry | None] = list(self.entries)
         by_key = dict(self.by_key)
-        for place in itertools.compress(range(count), map(operator.not_, same)):
+        for place in changed:
             del by_key[keys[place]]
             keys[place] = entries[place] = None
-        return keys, entries, by_key
+        return keys, entries, by_key, changed
 
     def _found(self, cards: list[Card], faces: list[Artwork], backs: list[str | None]
-               ) -> tuple[list[Hashable | None], list[CardEntry | None], dict[Hashable, CardEntry]]:
+               ) -> tuple[list[Hashable | None], list[CardEntry | None], dict[Hashable, CardEntry], list[int]]:
         """`aligned`, each card looked for by its identity (cards added or removed: the others' places moved)."""
         last = len(self.cards)  # the place past the last card, which holds nothing
         places = list(map(dict(zip(map(id, self.cards), itertools.count())).get, map(id, cards),
@@ -665,7 +714,8 @@ class _LastRecord:
         entries = list(map([*self.entries, None].__getitem__, places))
         found = list(map(operator.is_not, entries, itertools.repeat(None)))
         return keys, entries, cast(dict[Hashable, CardEntry], dict(zip(itertools.compress(keys, found),
-                                                                       itertools.compress(entries, found))))
+                                                                       itertools.compress(entries, found)))), \
+            list(itertools.compress(range(len(found)), map(operator.not_, found)))
 
 
 _NO_BACK = object()  # the back of no card (a card has a back name or None)
@@ -680,8 +730,9 @@ class _HandOut:
     is another object (`patched`): making them all, by C loops, cost ~15-20 ms an edit at 10,000 cards (reading
     10,000 cards' objects scattered in memory), comparing the two lists of artworks by identity ~0.2 ms."""
 
-    def __init__(self, arts: list[Artwork], backs: int) -> None:
+    def __init__(self, arts: list[Artwork], backs: int, number: int) -> None:
         self.arts, self.backs = arts, backs
+        self.number = number  # the plan whose artworks these are (see `BuildPlan.since`)
         self.files = [*map("backs/{}.png".format, map(_NAME, arts[:backs])),
                       *[f"cards/{art.deck}/{art.name}.png" for art in arts[backs:]]]  # (a face: its card's id)
         _check_inside(self.files)
@@ -694,14 +745,20 @@ class _HandOut:
         self.paths = set(self.files)
         self.cache_path = dict(zip(self.files, map(_CACHE_PATH, arts)))
 
-    def patched(self, arts: list[Artwork], backs: int) -> _HandOut | None:
-        """This hand-out made that of `arts`, its places holding another artwork made anew (its lists and dicts
-        changed in place: copying them was ~1-2 ms of an edit at 10,000 cards; a build takes its own copies of
-        what it changes, and the caller no longer holds this one as the last until it is patched); None when many
-        places differ (then it is no longer whole)."""
+    def patched(self, arts: list[Artwork], backs: int, plan: BuildPlan) -> _HandOut | None:
+        """This hand-out made that of `arts` (the backs, then `plan`'s faces), its places holding another artwork
+        made anew (its lists and dicts changed in place: copying them was ~1-2 ms of an edit at 10,000 cards; a build
+        takes its own copies of what it changes, and the caller no longer holds this one as the last until it is
+        patched); None when many places differ (then it is no longer whole). The faces compared are the places the
+        plan names when it was made from this hand-out's (`changed_since`), else all of them."""
         if len(arts) != len(self.arts) or backs != self.backs or len(self.paths) != len(self.files):
             return None
-        changed = list(itertools.compress(range(len(arts)), map(operator.is_not, arts, self.arts)))
+        faces = changed_since(plan, self.number)
+        if faces is None:
+            changed = list(itertools.compress(range(len(arts)), map(operator.is_not, arts, self.arts)))
+        else:  # (each plan makes its backs' artworks anew)
+            changed = [place for place in range(backs) if arts[place] is not self.arts[place]] + \
+                [backs + place for place in faces if arts[backs + place] is not self.arts[backs + place]]
         if len(changed) > CHANGED_AT_MOST:
             return None
         patched, last = self, self.arts
@@ -723,6 +780,7 @@ class _HandOut:
             patched.paths.add(file)
             patched.cache_path[file] = art.cache_path
         _check_inside([patched.files[place] for place in changed])
+        patched.number = plan.number
         return patched if len(patched.paths) == len(patched.files) else None
 
 
@@ -766,9 +824,9 @@ class CardFiles:
         arts = [*plan.backs.values(), *faces]
         # (the last one taken out while it is patched in place: a build stopped meanwhile leaves none)
         last = _LAST_HANDOUTS.pop(plan.game.name, None) if builds_again() else None
-        handout = last.patched(arts, len(plan.backs)) if last is not None else None
+        handout = last.patched(arts, len(plan.backs), plan) if last is not None else None
         if handout is None:
-            handout = _HandOut(arts, len(plan.backs))
+            handout = _HandOut(arts, len(plan.backs), plan.number)
         if builds_again():
             keep_latest(_LAST_HANDOUTS, plan.game.name, handout, KNOWN_RECORDS)
         # (path in the output folder, art) by image key: a copy, which `place` takes from

@@ -16,6 +16,7 @@ import html
 import itertools
 import operator
 import re
+import weakref
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -179,6 +180,9 @@ class _Taken:
         self.backs.subtract(backs)
 
 
+_CHECK_NUMBERS = itertools.count()  # (see `_LastCheck.number`)
+
+
 @dataclass
 class _LastCheck:
     """A game's last layout check in this process: what it read besides the cards (`LayoutChecker._about`), the
@@ -194,6 +198,12 @@ class _LastCheck:
     taken: _Taken
     joined: list[tuple[Any, Problem]]  # the cards' findings, in order
     reusable: list[bool]  # whether each card has an entry
+    # The renderer it checked with (not held: a build's renderer is freed with it), its number in the process, and,
+    # when it took the cards of the check before whole but at some places, that check's number and those places (see
+    # `checked_anew`).
+    renderer: Callable[[], SVGRenderer | None] = lambda: None
+    number: int = field(default_factory=lambda: next(_CHECK_NUMBERS))
+    since: tuple[int, list[int]] | None = None
 
 
 # In a process that builds again, each game's last layout check (see `LayoutChecker._reused`), a few games at most.
@@ -210,6 +220,18 @@ def cards_unchecked(context: BuildContext) -> list[Card] | None:
     if last is None or cache is None or last.about[1] != cache.base or len(last.cards) != len(cards):
         return None
     return list(itertools.compress(cards, map(operator.is_not, cards, last.cards)))
+
+
+def checked_anew(context: BuildContext) -> tuple[int | None, list[int] | None, int] | None:
+    """What the layout check of this build (made with `context.renderer`) took of the game's check before it: that
+    check's number and the places of the cards it did not take whole (None, None when it took none), and its own
+    number; None when the game has no such check. At every other place the card is the earlier check's object and
+    the renderer holds that check's render of its face (`_Taken.done`), which no render of this check replaced: a
+    plan made from the renders of that check takes them without looking them up (`plan._LastPlan.planned`)."""
+    last = _LAST_CHECKS.get((context.game.root, context.game.name, context.game.lang)) if builds_again() else None
+    if last is None or last.renderer() is not context.renderer:
+        return None
+    return (*last.since, last.number) if last.since is not None else (None, None, last.number)
 
 
 # Renders missing from the caches from which the layout check shares them out to helper processes (a build's render
@@ -384,7 +406,8 @@ class LayoutChecker:
                 if entries[place] is not None:
                     taken.add(entries[place], backs_of[place])  # type: ignore[arg-type]
             keep_latest(_LAST_CHECKS, about[0],
-                        _LastCheck(about, list(self.cards), entries, found, backs_of, taken, joined, reusable),
+                        _LastCheck(about, list(self.cards), entries, found, backs_of, taken, joined, reusable,
+                                   weakref.ref(self.renderer), since=(last.number, todo) if last is not None else None),
                         _LAST_CHECKS_AT_MOST)
         return [*joined, *back_found]
 
