@@ -1030,13 +1030,15 @@ def test_an_objects_memo_hashes_its_whole_text_by_blocks_though_its_cards_texts_
             "CustomDeck": {"1": {"FaceURL": "file:///out/a/f1.jpg", "BackURL": "file:///out/a/b.jpg"}}}
     deck = {"Name": "DeckCustom", "GUID": "abc123", "Transform": {"posX": 0.0}, "Nickname": "Z deck",
             "CustomDeck": {"1": {"FaceURL": "file:///out/a/f1.jpg"}}, "Memo": "old",
-            "ContainedObjects": [card, copy.deepcopy(card), {**card, "Description": "Ice"}]}
+            "ContainedObjects": [card, copy.deepcopy(card), {**card, "Description": "Ice"}],
+            "DeckIDs": [10_000_100 + n for n in range(20)]}  # (written apart from the deck's text: `_numbers_text`)
     assert objects._memo_text(deck, {}) == whole(deck)
     storage.keep_for_next_builds()  # (for this test only: see conftest's `builds_once`)
     used: dict = {}
     assert objects._memo_text(deck, used) == whole(deck) and len(used) == 3
-    marked = {**deck, "Nickname": objects._CONTAINED}
-    assert objects._memo_text(marked, {}) == whole(marked)
+    for mark in (objects._CONTAINED, objects._NUMBERS.format("DeckIDs")):
+        marked = {**deck, "Nickname": mark}
+        assert objects._memo_text(marked, {}) == whole(marked)
     monkeypatch.setattr(objects, "MEMO_BLOCK", 2)
 
     def by_blocks(obj: dict) -> str:
@@ -1053,6 +1055,12 @@ def test_an_objects_memo_hashes_its_whole_text_by_blocks_though_its_cards_texts_
         assert deck["Memo"] == by_blocks(deck), change
         memos.append(deck["Memo"])
     assert memos[0] == memos[-1] and memos[1] == memos[2] and len(set(memos)) == 3
+    for number in (10_000_999, True, 2.5, int("10000105")):  # (json.dumps writes a bool or float its own way; the
+        deck["DeckIDs"][5] = number  # first number again, another int object)
+        objects.mark_for_push([deck], "tiny")
+        assert deck["Memo"] == by_blocks(deck), number
+        memos.append(deck["Memo"])
+    assert memos[-1] == memos[0] and len(set(memos)) == 6
 
 
 def test_a_boards_jpeg_is_flattened_from_the_card_as_from_its_trimmed_copy(tmp_path) -> None:

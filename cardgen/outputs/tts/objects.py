@@ -216,7 +216,7 @@ def mark_for_push(objects: list[dict], game: str) -> None:
                     inner["Tags"] = [tag]
         obj["Tags"] = [tag, f"{tag}:{obj['GUID']}"]
         digest = hashlib.sha256()
-        for piece in _memo_pieces(obj, used, functools.partial(_block_digest, used=used, runs=runs)):
+        for piece in _memo_pieces(obj, used, runs):
             digest.update(piece)
         obj["Memo"] = digest.hexdigest()[:16]
     keep_texts("memo", used)
@@ -229,27 +229,75 @@ def _memo_text(obj: dict, used: dict[tuple[int, tuple], tuple[dict, Any]]) -> st
     return b"".join(_memo_pieces(obj, used)).decode()
 
 
-def _memo_pieces(obj: dict, used: dict[tuple[int, tuple], tuple[dict, Any]],
-                 block_part: Callable[[Sequence[dict]], bytes] | None = None) -> Iterator[bytes]:
+def _memo_pieces(obj: dict, used: dict[tuple[int, tuple], tuple[dict, Any]], runs: KeptRuns | None = None
+                 ) -> Iterator[bytes]:
     """`_memo_text` as UTF-8, in pieces. The text of each object it contains is `kept_text`'s, put in the place of
-    the list in the object's own text (json.dumps writes a list as its items' texts joined by ", "); with
-    `block_part`, what it makes of each block of MEMO_BLOCK objects in the place of their texts joined."""
+    the list in the object's own text (json.dumps writes a list as its items' texts joined by ", "), and so is the
+    text of each list of many integers it holds (a deck's DeckIDs, `_numbers_text`: ~100 KB of a 10,000-card deck's
+    ~140 KB, no longer written and scanned for `file:///` folders whole at every edit); with `runs` (`mark_for_push`),
+    each block of MEMO_BLOCK contained objects' texts is replaced by its digest (`_block_digest`), and the integers'
+    texts are the last write's for the same numbers."""
     contained: list[dict] = obj.get("ContainedObjects") or []
-    outer = {k: v for k, v in obj.items() if k not in ("Transform", "Memo")} if contained else _placeless(obj)
-    if contained:
-        outer["ContainedObjects"] = _CONTAINED
-    text = _FOLDER_OF_FILE.sub('"', json.dumps(outer, sort_keys=True))
-    head, mark, tail = text.partition(json.dumps(_CONTAINED)) if contained else (text, "", "")
-    if not mark or mark in tail:  # (no contained objects, or the mark in a text of its own)
-        yield text.encode() if not contained else _FOLDER_OF_FILE.sub('"', json.dumps(_placeless(obj),
-                                                                                       sort_keys=True)).encode()
+    if not contained:
+        yield _FOLDER_OF_FILE.sub('"', json.dumps(_placeless(obj), sort_keys=True)).encode()
         return
-    yield head.encode() + b"["
+    outer = {k: v for k, v in obj.items() if k not in ("Transform", "Memo")}
+    numbers: dict[str, bytes] = {key: made for key, value in outer.items() if isinstance(value, list)
+                                 and len(value) > _MANY and (made := _numbers_text(value, runs)) is not None}
+    outer.update({key: _NUMBERS.format(key) for key in numbers})
+    outer["ContainedObjects"] = _CONTAINED
+    text = _FOLDER_OF_FILE.sub('"', json.dumps(outer, sort_keys=True))
+    places: dict[str, str | None] = {json.dumps(_NUMBERS.format(key)): key for key in numbers}
+    places[json.dumps(_CONTAINED)] = None  # (the contained objects' place)
+    found = sorted((text.find(mark), mark) for mark in places)
+    if any(at < 0 or text.count(mark) != 1 for at, mark in found):  # (a mark in a text of its own)
+        yield _FOLDER_OF_FILE.sub('"', json.dumps(_placeless(obj), sort_keys=True)).encode()
+        return
+    done = 0
+    for at, mark in found:
+        yield text[done:at].encode()
+        done = at + len(mark)
+        key = places[mark]
+        yield numbers[key] if key is not None else b"".join(_contained_pieces(contained, used, runs))
+    yield text[done:].encode()
+
+
+def _contained_pieces(contained: list[dict], used: dict[tuple[int, tuple], tuple[dict, Any]],
+                      runs: KeptRuns | None) -> Iterator[bytes]:
+    """The text of a list of contained objects in a Memo's text (see `_memo_pieces`): each block of MEMO_BLOCK
+    objects' texts joined, or with `runs` their digest."""
+    yield b"["
     for start in range(0, len(contained), MEMO_BLOCK):
         block = contained[start:start + MEMO_BLOCK]
         yield b", " if start else b""
-        yield block_part(block) if block_part is not None else _contained_texts(block, used)
-    yield b"]" + tail.encode()
+        yield _block_digest(block, used, runs) if runs is not None else _contained_texts(block, used)
+    yield b"]"
+
+
+_NUMBERS = "\u2063cardgen: the numbers of {}\u2063"  # (in the place of a list of integers: see `_memo_pieces`)
+
+
+def _numbers_text(values: list, runs: KeptRuns | None) -> bytes | None:
+    """A list of integers as json.dumps writes it, made by blocks of MEMO_BLOCK (with `runs`, each the last write's
+    for the same int objects: a deck's unchanged sheets hold the same ones); None when one is not exactly an int
+    (json.dumps writes a bool, an int too, otherwise)."""
+    parts = []
+    for start in range(0, len(values), MEMO_BLOCK):
+        block = values[start:start + MEMO_BLOCK]
+        made = runs.made("memo-numbers", block, functools.partial(_integers, block)) if runs is not None else \
+            _integers(block)
+        if made is None:
+            return None
+        parts.append(made)
+    return b"[" + b", ".join(parts) + b"]"
+
+
+def _integers(values: Sequence[object]) -> bytes | None:
+    """Integers joined as json.dumps joins a list's items (an int written as `int.__repr__` writes it), or None when
+    one is not exactly an int."""
+    if set(map(type, values)) != {int}:
+        return None
+    return ", ".join(map(int.__repr__, values)).encode()
 
 
 def _block_digest(objects: Sequence[dict], used: dict[tuple[int, tuple], tuple[dict, Any]], runs: KeptRuns) -> bytes:
