@@ -1014,8 +1014,9 @@ def test_an_objects_memo_hashes_its_whole_text_by_blocks_though_its_cards_texts_
     `objects.kept_text`), placed where json.dumps puts the list: the same text as the whole object's, file:///
     folders taken out, in a process that builds again or not, and for a deck whose text holds the list's mark; the
     Memo, the hash of that text with each block of MEMO_BLOCK objects' texts replaced by their own digest (the last
-    build's for the same objects: `storage.KeptRuns`), as made anew, the objects changed or not, another for each
-    change and the first again when the change is undone."""
+    build's for the same objects: `storage.derived`; its objects tagged), as made anew, the objects changed or
+    not, another for each change and the first again when the change is undone; so for a change of the deck's
+    DeckIDs (written apart: `_numbers_text`)."""
     import copy
     import hashlib
     import json
@@ -1053,6 +1054,7 @@ def test_an_objects_memo_hashes_its_whole_text_by_blocks_though_its_cards_texts_
             deck["ContainedObjects"][1] = {**card, "Description": change}  # (the second of a block)
         objects.mark_for_push([deck], "tiny")
         assert deck["Memo"] == by_blocks(deck), change
+        assert all(inner["Tags"] == ["cardgen:tiny"] for inner in deck["ContainedObjects"])
         memos.append(deck["Memo"])
     assert memos[0] == memos[-1] and memos[1] == memos[2] and len(set(memos)) == 3
     for number in (10_000_999, True, 2.5, int("10000105")):  # (json.dumps writes a bool or float its own way; the

@@ -11,7 +11,16 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 
-from cardgen.core.storage import JSON_PAD, KeptRuns, Run, blocks, builds_again, write_spliced
+from cardgen.core.storage import (
+    JSON_PAD,
+    KeptRuns,
+    Run,
+    blocks,
+    builds_again,
+    derived,
+    kept_blocks,
+    write_spliced,
+)
 from cardgen.load.markup import parse
 
 if TYPE_CHECKING:
@@ -206,21 +215,13 @@ def mark_for_push(objects: list[dict], game: str) -> None:
     """
     tag = game_tag(game)
     used: dict[tuple[int, tuple], tuple[dict, Any]] = {}
-    runs = KeptRuns(("memo", game))
     for obj in objects:
-        contained = obj.get("ContainedObjects", [])
-        for start in range(0, len(contained), MEMO_BLOCK):  # (a block hashed last time: its objects tagged then)
-            block = contained[start:start + MEMO_BLOCK]
-            if runs.last("memo", block) is None:
-                for inner in block:
-                    inner["Tags"] = [tag]
         obj["Tags"] = [tag, f"{tag}:{obj['GUID']}"]
         digest = hashlib.sha256()
-        for piece in _memo_pieces(obj, used, runs):
+        for piece in _memo_pieces(obj, used, tag):
             digest.update(piece)
         obj["Memo"] = digest.hexdigest()[:16]
     keep_texts("memo", used)
-    runs.keep()
 
 
 def _memo_text(obj: dict, used: dict[tuple[int, tuple], tuple[dict, Any]]) -> str:
@@ -229,21 +230,22 @@ def _memo_text(obj: dict, used: dict[tuple[int, tuple], tuple[dict, Any]]) -> st
     return b"".join(_memo_pieces(obj, used)).decode()
 
 
-def _memo_pieces(obj: dict, used: dict[tuple[int, tuple], tuple[dict, Any]], runs: KeptRuns | None = None
+def _memo_pieces(obj: dict, used: dict[tuple[int, tuple], tuple[dict, Any]], tag: str | None = None
                  ) -> Iterator[bytes]:
     """`_memo_text` as UTF-8, in pieces. The text of each object it contains is `kept_text`'s, put in the place of
     the list in the object's own text (json.dumps writes a list as its items' texts joined by ", "), and so is the
     text of each list of many integers it holds (a deck's DeckIDs, `_numbers_text`: ~100 KB of a 10,000-card deck's
-    ~140 KB, no longer written and scanned for `file:///` folders whole at every edit); with `runs` (`mark_for_push`),
-    each block of MEMO_BLOCK contained objects' texts is replaced by its digest (`_block_digest`), and the integers'
-    texts are the last write's for the same numbers."""
+    ~140 KB, not written and scanned for `file:///` folders whole at every edit). With the game's `tag`
+    (`mark_for_push`), each block of MEMO_BLOCK contained objects is tagged and its texts replaced by their digest
+    (`_contained_digests`)."""
     contained: list[dict] = obj.get("ContainedObjects") or []
     if not contained:
         yield _FOLDER_OF_FILE.sub('"', json.dumps(_placeless(obj), sort_keys=True)).encode()
         return
     outer = {k: v for k, v in obj.items() if k not in ("Transform", "Memo")}
     numbers: dict[str, bytes] = {key: made for key, value in outer.items() if isinstance(value, list)
-                                 and len(value) > _MANY and (made := _numbers_text(value, runs)) is not None}
+                                 and len(value) > _MANY and (made := _numbers_text(value, (obj.get("GUID"), key)))
+                                 is not None}
     outer.update({key: _NUMBERS.format(key) for key in numbers})
     outer["ContainedObjects"] = _CONTAINED
     text = _FOLDER_OF_FILE.sub('"', json.dumps(outer, sort_keys=True))
@@ -258,52 +260,54 @@ def _memo_pieces(obj: dict, used: dict[tuple[int, tuple], tuple[dict, Any]], run
         yield text[done:at].encode()
         done = at + len(mark)
         key = places[mark]
-        yield numbers[key] if key is not None else b"".join(_contained_pieces(contained, used, runs))
+        if key is not None:
+            yield numbers[key]
+        else:
+            parts = _contained_digests(contained, used, tag, obj.get("GUID")) if tag is not None else [
+                _contained_texts(contained[start:start + MEMO_BLOCK], used) for start in
+                range(0, len(contained), MEMO_BLOCK)]
+            yield b"[" + b", ".join(parts) + b"]"
     yield text[done:].encode()
 
 
-def _contained_pieces(contained: list[dict], used: dict[tuple[int, tuple], tuple[dict, Any]],
-                      runs: KeptRuns | None) -> Iterator[bytes]:
-    """The text of a list of contained objects in a Memo's text (see `_memo_pieces`): each block of MEMO_BLOCK
-    objects' texts joined, or with `runs` their digest."""
-    yield b"["
-    for start in range(0, len(contained), MEMO_BLOCK):
+def _contained_digests(contained: list[dict], used: dict[tuple[int, tuple], tuple[dict, Any]], tag: str,
+                       guid: object) -> list[bytes]:
+    """The SHA-256 digest of each block of MEMO_BLOCK contained objects' Memo texts joined, the block's objects
+    tagged with the game's tag first; in a process that builds again, the last export's for the blocks of the same
+    objects (`storage.derived`: one C loop over the deck's objects, not a look-up by each block's 64 ids), whose
+    objects it tagged then (every block made again when objects were added or removed)."""
+    def digest(start: int) -> bytes:
         block = contained[start:start + MEMO_BLOCK]
-        yield b", " if start else b""
-        yield _block_digest(block, used, runs) if runs is not None else _contained_texts(block, used)
-    yield b"]"
+        for inner in block:
+            inner["Tags"] = [tag]
+        return hashlib.sha256(_contained_texts(block, used)).digest()
+
+    def patched(made: list[bytes], last: list[dict], places: list[int] | None) -> list[bytes] | None:
+        redo = {place // MEMO_BLOCK for place in places} if places is not None else None
+        return None if redo is None else [digest(number * MEMO_BLOCK) if number in redo else done
+                                          for number, done in enumerate(made)]
+
+    return derived(("memo", tag, guid), contained, MEMO_BLOCK,
+                   lambda: list(map(digest, range(0, len(contained), MEMO_BLOCK))), patched)
 
 
 _NUMBERS = "\u2063cardgen: the numbers of {}\u2063"  # (in the place of a list of integers: see `_memo_pieces`)
 
 
-def _numbers_text(values: list, runs: KeptRuns | None) -> bytes | None:
-    """A list of integers as json.dumps writes it, made by blocks of MEMO_BLOCK (with `runs`, each the last write's
-    for the same int objects: a deck's unchanged sheets hold the same ones); None when one is not exactly an int
-    (json.dumps writes a bool, an int too, otherwise)."""
-    parts = []
-    for start in range(0, len(values), MEMO_BLOCK):
-        block = values[start:start + MEMO_BLOCK]
-        made = runs.made("memo-numbers", block, functools.partial(_integers, block)) if runs is not None else \
-            _integers(block)
-        if made is None:
-            return None
-        parts.append(made)
-    return b"[" + b", ".join(parts) + b"]"
+def _numbers_text(values: list, kind: tuple) -> bytes | None:
+    """A list of integers as json.dumps writes it, made by blocks (in a process that builds again, each the last
+    call's of this `kind` for the same int objects, `storage.kept_blocks`: a deck's unchanged sheets hold the same
+    ones); None when one is not exactly an int (json.dumps writes a bool, an int too, its own way)."""
+    parts = kept_blocks(("memo-numbers", *kind), values, None, _integers)
+    return None if None in parts else b"[" + b", ".join(parts) + b"]"  # type: ignore[arg-type]
 
 
-def _integers(values: Sequence[object]) -> bytes | None:
-    """Integers joined as json.dumps joins a list's items (an int written as `int.__repr__` writes it), or None when
-    one is not exactly an int."""
+def _integers(start: int, values: Sequence[object]) -> bytes | None:
+    """A block of integers joined as json.dumps joins a list's items (an int written as `int.__repr__` writes it),
+    or None when one is not exactly an int."""
     if set(map(type, values)) != {int}:
         return None
     return ", ".join(map(int.__repr__, values)).encode()
-
-
-def _block_digest(objects: Sequence[dict], used: dict[tuple[int, tuple], tuple[dict, Any]], runs: KeptRuns) -> bytes:
-    """The SHA-256 digest of a block of contained objects' Memo texts joined, the last write's for the same objects
-    (`storage.KeptRuns`)."""
-    return runs.made("memo", objects, lambda: hashlib.sha256(_contained_texts(objects, used)).digest())
 
 
 def _contained_texts(objects: Sequence[dict], used: dict[tuple[int, tuple], tuple[dict, Any]]) -> bytes:
