@@ -11,16 +11,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 
-from cardgen.core.storage import (
-    JSON_PAD,
-    KeptRuns,
-    Run,
-    blocks,
-    builds_again,
-    derived,
-    kept_blocks,
-    write_spliced,
-)
+from cardgen.core.storage import JSON_PAD, KeptRuns, Run, blocks, builds_again, derived, kept_blocks, write_spliced
 from cardgen.load.markup import parse
 
 if TYPE_CHECKING:
