@@ -1130,3 +1130,32 @@ def test_the_thumbnail_is_made_before_the_export_waits_for_the_backs(mini, tmp_p
                      wait=lambda image: waited.append(image))
     assert backs and made_after and set(waited) & backs
     assert not set(waited[:made_after[0]]) & backs  # no back waited for before the thumbnail
+
+
+def test_an_exports_image_is_the_last_exports_for_the_same_inputs_and_picture_only(mini) -> None:
+    """In a process that builds again, `Exporter.save_cached` gives an image of the same inputs and picture (by
+    identity, as a kept sheet plan's) the last export's key, name and `ExportImage`; another picture or stem of the
+    same inputs gets an image of its own, equal inputs in another list the same name."""
+    from cardgen.core import storage
+    from cardgen.outputs.tts.exporter import Exporter
+    from cardgen.outputs.tts.pictures import Component, Source
+    from cardgen.outputs.tts.work import Recipes
+
+    out_dir, record, _ = mini
+    options = TTSStage.for_game(load_game(out_dir.parent.parent, "mini")).config
+    storage.keep_for_next_builds()  # (for this test only: see conftest's `builds_once`)
+    inputs, picture, other = ["a", "b"], Component(Source("h", "x.png", 0)), Component(Source("i", "y.png", 0))
+
+    def saved(*asked: tuple[Component, str, list[str]]) -> list[tuple[str, object]]:
+        """The URL and image of each asked for in a new export, which is then kept for the next."""
+        recipes = Recipes()
+        exporter = Exporter("mini", record, out_dir, out_dir, options, lambda name: name, recipes)
+        urls = [exporter.save_cached(*each) for each in asked]
+        exporter.image_keys.keep()
+        return list(zip(urls, recipes.images.values()))
+
+    (first, image), = saved((picture, "s", inputs))
+    again, another, stem, copied = saved((picture, "s", inputs), (other, "s", inputs), (picture, "t", inputs),
+                                         (picture, "s", list(inputs)))
+    assert again == (first, image)
+    assert another[1].picture is other and stem[0] != first and copied[0] == first and copied[1] is not image
