@@ -1014,8 +1014,9 @@ def test_an_objects_memo_hashes_its_whole_text_by_blocks_though_its_cards_texts_
     `objects.kept_text`), placed where json.dumps puts the list: the same text as the whole object's, file:///
     folders taken out, in a process that builds again or not, and for a deck whose text holds the list's mark; the
     Memo, the hash of that text with each block of MEMO_BLOCK objects' texts replaced by their own digest (the last
-    build's for the same objects: `storage.KeptRuns`), as made anew, the objects changed or not, another for each
-    change and the first again when the change is undone."""
+    build's for the same objects: `storage.derived`; its objects tagged), as made anew, the objects changed or
+    not, another for each change and the first again when the change is undone; so for a change of the deck's
+    DeckIDs (written apart: `_numbers_text`)."""
     import copy
     import hashlib
     import json
@@ -1030,13 +1031,15 @@ def test_an_objects_memo_hashes_its_whole_text_by_blocks_though_its_cards_texts_
             "CustomDeck": {"1": {"FaceURL": "file:///out/a/f1.jpg", "BackURL": "file:///out/a/b.jpg"}}}
     deck = {"Name": "DeckCustom", "GUID": "abc123", "Transform": {"posX": 0.0}, "Nickname": "Z deck",
             "CustomDeck": {"1": {"FaceURL": "file:///out/a/f1.jpg"}}, "Memo": "old",
-            "ContainedObjects": [card, copy.deepcopy(card), {**card, "Description": "Ice"}]}
+            "ContainedObjects": [card, copy.deepcopy(card), {**card, "Description": "Ice"}],
+            "DeckIDs": [10_000_100 + n for n in range(20)]}  # (written apart from the deck's text: `_numbers_text`)
     assert objects._memo_text(deck, {}) == whole(deck)
     storage.keep_for_next_builds()  # (for this test only: see conftest's `builds_once`)
     used: dict = {}
     assert objects._memo_text(deck, used) == whole(deck) and len(used) == 3
-    marked = {**deck, "Nickname": objects._CONTAINED}
-    assert objects._memo_text(marked, {}) == whole(marked)
+    for mark in (objects._CONTAINED, objects._NUMBERS.format("DeckIDs")):
+        marked = {**deck, "Nickname": mark}
+        assert objects._memo_text(marked, {}) == whole(marked)
     monkeypatch.setattr(objects, "MEMO_BLOCK", 2)
 
     def by_blocks(obj: dict) -> str:
@@ -1051,8 +1054,15 @@ def test_an_objects_memo_hashes_its_whole_text_by_blocks_though_its_cards_texts_
             deck["ContainedObjects"][1] = {**card, "Description": change}  # (the second of a block)
         objects.mark_for_push([deck], "tiny")
         assert deck["Memo"] == by_blocks(deck), change
+        assert all(inner["Tags"] == ["cardgen:tiny"] for inner in deck["ContainedObjects"])
         memos.append(deck["Memo"])
     assert memos[0] == memos[-1] and memos[1] == memos[2] and len(set(memos)) == 3
+    for number in (10_000_999, True, 2.5, int("10000105")):  # (json.dumps writes a bool or float its own way; the
+        deck["DeckIDs"][5] = number  # first number again, another int object)
+        objects.mark_for_push([deck], "tiny")
+        assert deck["Memo"] == by_blocks(deck), number
+        memos.append(deck["Memo"])
+    assert memos[-1] == memos[0] and len(set(memos)) == 6
 
 
 def test_a_boards_jpeg_is_flattened_from_the_card_as_from_its_trimmed_copy(tmp_path) -> None:
@@ -1120,3 +1130,32 @@ def test_the_thumbnail_is_made_before_the_export_waits_for_the_backs(mini, tmp_p
                      wait=lambda image: waited.append(image))
     assert backs and made_after and set(waited) & backs
     assert not set(waited[:made_after[0]]) & backs  # no back waited for before the thumbnail
+
+
+def test_an_exports_image_is_the_last_exports_for_the_same_inputs_and_picture_only(mini) -> None:
+    """In a process that builds again, `Exporter.save_cached` gives an image of the same inputs and picture (by
+    identity, as a kept sheet plan's) the last export's key, name and `ExportImage`; another picture or stem of the
+    same inputs gets an image of its own, equal inputs in another list the same name."""
+    from cardgen.core import storage
+    from cardgen.outputs.tts.exporter import Exporter
+    from cardgen.outputs.tts.pictures import Component, Source
+    from cardgen.outputs.tts.work import Recipes
+
+    out_dir, record, _ = mini
+    options = TTSStage.for_game(load_game(out_dir.parent.parent, "mini")).config
+    storage.keep_for_next_builds()  # (for this test only: see conftest's `builds_once`)
+    inputs, picture, other = ["a", "b"], Component(Source("h", "x.png", 0)), Component(Source("i", "y.png", 0))
+
+    def saved(*asked: tuple[Component, str, list[str]]) -> list[tuple[str, object]]:
+        """The URL and image of each asked for in a new export, which is then kept for the next."""
+        recipes = Recipes()
+        exporter = Exporter("mini", record, out_dir, out_dir, options, lambda name: name, recipes)
+        urls = [exporter.save_cached(*each) for each in asked]
+        exporter.image_keys.keep()
+        return list(zip(urls, recipes.images.values()))
+
+    (first, image), = saved((picture, "s", inputs))
+    again, another, stem, copied = saved((picture, "s", inputs), (other, "s", inputs), (picture, "t", inputs),
+                                         (picture, "s", list(inputs)))
+    assert again == (first, image)
+    assert another[1].picture is other and stem[0] != first and copied[0] == first and copied[1] is not image

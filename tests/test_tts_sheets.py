@@ -103,3 +103,20 @@ def test_guids_taken_again_are_those_a_fresh_export_hands_out_also_where_a_name_
     assert not alone.take(("card/x/0", later), (Guids("game")("card/x/0"), later_guid), False)
     assert alone.used == set()
     assert alone(later) == earlier_guid
+
+
+def test_a_decks_facts_are_the_last_exports_while_the_blocks_made_again_hold_the_same_ids_and_backs() -> None:
+    """`decks._deck_facts`: whether a deck's ids are all different and the backs its cards show are the last
+    export's while each block made again (an edited card's) holds the same ids and backs as it did; worked out again
+    from every block when one of them changed its ids or backs, or blocks were added or removed."""
+    from cardgen.outputs.tts.decks import _deck_facts, _DeckSheets
+
+    facts = [(("a", "b"), frozenset({"back"})), (("c", "d"), frozenset({"back"}))]
+    last = _DeckSheets([], facts, [], (), [], True, frozenset({"back"}))
+    same = [facts[0], (("c", "d"), frozenset({"back"}))]  # (the second block made again: equal, another object)
+    assert _deck_facts(same, last, {1}) == (True, frozenset({"back"}))
+    assert _deck_facts(same, last, {1})[1] is last.shown  # (taken, not worked out again)
+    assert _deck_facts([facts[0], (("c", "a"), frozenset({"back"}))], last, {1}) == (False, frozenset({"back"}))
+    assert _deck_facts([facts[0], (("c", "d"), frozenset({"other"}))], last, {1}) == \
+        (True, frozenset({"back", "other"}))
+    assert _deck_facts([*facts, (("a",), frozenset({None}))], last, {2}) == (False, frozenset({"back", None}))

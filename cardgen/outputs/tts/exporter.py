@@ -76,15 +76,14 @@ class Exporter:
         faces' sheets and texts are made as their cards are drawn, not after a deck's back.
 
         The name carries a hash of the inputs (card hashes, cell size, format), which changes whenever the
-        content does; in a process that builds again, the last export's for the same inputs (list: not changed once
-        given, as a kept sheet plan's are not).
+        content does; in a process that builds again, the key, name and image are the last export's for the same
+        inputs and picture (by identity: neither is changed once given, as a kept sheet plan's are not), so that the
+        image's own key (`ExportImage.key`) is not hashed again for each of ~150 sheets an edit either.
         """
         png = keep_alpha or self.options.image_format == "png"
         quality = self.options.jpeg_quality
-        key = self.image_keys.made((png, quality), (inputs,),
-                                   lambda: inputs_key([*inputs, str(png), str(quality)], __name__))
-        name = f"{self.game}-{stem}-{key[:12]}{'.png' if png else '.jpg'}"
-        image = ExportImage(picture, png, self.options.jpeg_quality, (key,))
+        key, name, image = self.image_keys.made((png, quality, stem), (inputs, picture),
+                                                functools.partial(self._image, picture, stem, inputs, png))
         if self.recipes is not None:
             self.recipes.add(image)
         elif last:
@@ -92,6 +91,13 @@ class Exporter:
         else:
             self._put(image, key, name)
         return self.url(name)
+
+    def _image(self, picture: Picture, stem: str, inputs: list[str], png: bool) -> tuple[str, str, ExportImage]:
+        """An image of the export made of its inputs: its key, its file's name and the image (see `save_cached`)."""
+        quality = self.options.jpeg_quality
+        key = inputs_key([*inputs, str(png), str(quality)], __name__)
+        return key, f"{self.game}-{stem}-{key[:12]}{'.png' if png else '.jpg'}", ExportImage(picture, png, quality,
+                                                                                            (key,))
 
     def put_last(self) -> None:
         """Put in the images put `last` (see `save_cached`)."""
@@ -168,7 +174,9 @@ class Exporter:
         `marked`, the objects lack their tags and memos (`mark_for_push`): for the images the export draws only.
         """
         rows: dict[str, list[tuple[str, DeckEntry, list[CardEntry]]]] = {"card": [], "token": [], "board": []}
-        by_deck = cards_by_deck(self.record.cards)  # (one C loop over the cards, not one a deck)
+        # (one C loop over the cards, not one a deck; in a process that builds again, the last call's with the
+        # changed cards put in, shared by `card_work`'s planning, the export and the gallery: `storage.derived`)
+        by_deck = cards_by_deck(self.record.cards, self.game)
         for deck_name, deck in self.record.decks.items():
             cards = by_deck.get(deck_name)
             if cards:

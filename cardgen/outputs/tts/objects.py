@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 
-from cardgen.core.storage import JSON_PAD, KeptRuns, Run, blocks, builds_again, write_spliced
+from cardgen.core.storage import JSON_PAD, KeptRuns, Run, blocks, builds_again, derived, kept_blocks, write_spliced
 from cardgen.load.markup import parse
 
 if TYPE_CHECKING:
@@ -206,21 +206,13 @@ def mark_for_push(objects: list[dict], game: str) -> None:
     """
     tag = game_tag(game)
     used: dict[tuple[int, tuple], tuple[dict, Any]] = {}
-    runs = KeptRuns(("memo", game))
     for obj in objects:
-        contained = obj.get("ContainedObjects", [])
-        for start in range(0, len(contained), MEMO_BLOCK):  # (a block hashed last time: its objects tagged then)
-            block = contained[start:start + MEMO_BLOCK]
-            if runs.last("memo", block) is None:
-                for inner in block:
-                    inner["Tags"] = [tag]
         obj["Tags"] = [tag, f"{tag}:{obj['GUID']}"]
         digest = hashlib.sha256()
-        for piece in _memo_pieces(obj, used, functools.partial(_block_digest, used=used, runs=runs)):
+        for piece in _memo_pieces(obj, used, tag):
             digest.update(piece)
         obj["Memo"] = digest.hexdigest()[:16]
     keep_texts("memo", used)
-    runs.keep()
 
 
 def _memo_text(obj: dict, used: dict[tuple[int, tuple], tuple[dict, Any]]) -> str:
@@ -229,33 +221,84 @@ def _memo_text(obj: dict, used: dict[tuple[int, tuple], tuple[dict, Any]]) -> st
     return b"".join(_memo_pieces(obj, used)).decode()
 
 
-def _memo_pieces(obj: dict, used: dict[tuple[int, tuple], tuple[dict, Any]],
-                 block_part: Callable[[Sequence[dict]], bytes] | None = None) -> Iterator[bytes]:
+def _memo_pieces(obj: dict, used: dict[tuple[int, tuple], tuple[dict, Any]], tag: str | None = None
+                 ) -> Iterator[bytes]:
     """`_memo_text` as UTF-8, in pieces. The text of each object it contains is `kept_text`'s, put in the place of
-    the list in the object's own text (json.dumps writes a list as its items' texts joined by ", "); with
-    `block_part`, what it makes of each block of MEMO_BLOCK objects in the place of their texts joined."""
+    the list in the object's own text (json.dumps writes a list as its items' texts joined by ", "), and so is the
+    text of each list of many integers it holds (a deck's DeckIDs, `_numbers_text`: ~100 KB of a 10,000-card deck's
+    ~140 KB, not written and scanned for `file:///` folders whole at every edit). With the game's `tag`
+    (`mark_for_push`), each block of MEMO_BLOCK contained objects is tagged and its texts replaced by their digest
+    (`_contained_digests`)."""
     contained: list[dict] = obj.get("ContainedObjects") or []
-    outer = {k: v for k, v in obj.items() if k not in ("Transform", "Memo")} if contained else _placeless(obj)
-    if contained:
-        outer["ContainedObjects"] = _CONTAINED
-    text = _FOLDER_OF_FILE.sub('"', json.dumps(outer, sort_keys=True))
-    head, mark, tail = text.partition(json.dumps(_CONTAINED)) if contained else (text, "", "")
-    if not mark or mark in tail:  # (no contained objects, or the mark in a text of its own)
-        yield text.encode() if not contained else _FOLDER_OF_FILE.sub('"', json.dumps(_placeless(obj),
-                                                                                       sort_keys=True)).encode()
+    if not contained:
+        yield _FOLDER_OF_FILE.sub('"', json.dumps(_placeless(obj), sort_keys=True)).encode()
         return
-    yield head.encode() + b"["
-    for start in range(0, len(contained), MEMO_BLOCK):
+    outer = {k: v for k, v in obj.items() if k not in ("Transform", "Memo")}
+    numbers: dict[str, bytes] = {key: made for key, value in outer.items() if isinstance(value, list)
+                                 and len(value) > _MANY and (made := _numbers_text(value, (obj.get("GUID"), key)))
+                                 is not None}
+    outer.update({key: _NUMBERS.format(key) for key in numbers})
+    outer["ContainedObjects"] = _CONTAINED
+    text = _FOLDER_OF_FILE.sub('"', json.dumps(outer, sort_keys=True))
+    places: dict[str, str | None] = {json.dumps(_NUMBERS.format(key)): key for key in numbers}
+    places[json.dumps(_CONTAINED)] = None  # (the contained objects' place)
+    found = sorted((text.find(mark), mark) for mark in places)
+    if any(at < 0 or text.count(mark) != 1 for at, mark in found):  # (a mark in a text of its own)
+        yield _FOLDER_OF_FILE.sub('"', json.dumps(_placeless(obj), sort_keys=True)).encode()
+        return
+    done = 0
+    for at, mark in found:
+        yield text[done:at].encode()
+        done = at + len(mark)
+        key = places[mark]
+        if key is not None:
+            yield numbers[key]
+        else:
+            parts = _contained_digests(contained, used, tag, obj.get("GUID")) if tag is not None else [
+                _contained_texts(contained[start:start + MEMO_BLOCK], used) for start in
+                range(0, len(contained), MEMO_BLOCK)]
+            yield b"[" + b", ".join(parts) + b"]"
+    yield text[done:].encode()
+
+
+def _contained_digests(contained: list[dict], used: dict[tuple[int, tuple], tuple[dict, Any]], tag: str,
+                       guid: object) -> list[bytes]:
+    """The SHA-256 digest of each block of MEMO_BLOCK contained objects' Memo texts joined, the block's objects
+    tagged with the game's tag first; in a process that builds again, the last export's for the blocks of the same
+    objects (`storage.derived`: one C loop over the deck's objects, not a look-up by each block's 64 ids), whose
+    objects it tagged then (every block made again when objects were added or removed)."""
+    def digest(start: int) -> bytes:
         block = contained[start:start + MEMO_BLOCK]
-        yield b", " if start else b""
-        yield block_part(block) if block_part is not None else _contained_texts(block, used)
-    yield b"]" + tail.encode()
+        for inner in block:
+            inner["Tags"] = [tag]
+        return hashlib.sha256(_contained_texts(block, used)).digest()
+
+    def patched(made: list[bytes], last: list[dict], places: list[int] | None) -> list[bytes] | None:
+        redo = {place // MEMO_BLOCK for place in places} if places is not None else None
+        return None if redo is None else [digest(number * MEMO_BLOCK) if number in redo else done
+                                          for number, done in enumerate(made)]
+
+    return derived(("memo", tag, guid), contained, MEMO_BLOCK,
+                   lambda: list(map(digest, range(0, len(contained), MEMO_BLOCK))), patched)
 
 
-def _block_digest(objects: Sequence[dict], used: dict[tuple[int, tuple], tuple[dict, Any]], runs: KeptRuns) -> bytes:
-    """The SHA-256 digest of a block of contained objects' Memo texts joined, the last write's for the same objects
-    (`storage.KeptRuns`)."""
-    return runs.made("memo", objects, lambda: hashlib.sha256(_contained_texts(objects, used)).digest())
+_NUMBERS = "\u2063cardgen: the numbers of {}\u2063"  # (in the place of a list of integers: see `_memo_pieces`)
+
+
+def _numbers_text(values: list, kind: tuple) -> bytes | None:
+    """A list of integers as json.dumps writes it, made by blocks (in a process that builds again, each the last
+    call's of this `kind` for the same int objects, `storage.kept_blocks`: a deck's unchanged sheets hold the same
+    ones); None when one is not exactly an int (json.dumps writes a bool, an int too, its own way)."""
+    parts = kept_blocks(("memo-numbers", *kind), values, None, _integers)
+    return None if None in parts else b"[" + b", ".join(parts) + b"]"  # type: ignore[arg-type]
+
+
+def _integers(start: int, values: Sequence[object]) -> bytes | None:
+    """A block of integers joined as json.dumps joins a list's items (an int written as `int.__repr__` writes it),
+    or None when one is not exactly an int."""
+    if set(map(type, values)) != {int}:
+        return None
+    return ", ".join(map(int.__repr__, values)).encode()
 
 
 def _contained_texts(objects: Sequence[dict], used: dict[tuple[int, tuple], tuple[dict, Any]]) -> bytes:

@@ -332,9 +332,10 @@ class ExportImage:
         """The file suffix of its format."""
         return ".png" if self.png else ".jpg"
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
-        """Its key in the outputs cache."""
+        """Its key in the outputs cache (made once: an export's image is kept for the next, see
+        `Exporter.save_cached`)."""
         return inputs_key(self.inputs, __name__)
 
     def cached(self, out_root: Path) -> bool:
