@@ -1225,3 +1225,44 @@ icons:"""))
     assert len(order) == 5 and len(backs) == 1 and order[-1][0] in backs  # 3 faces, the token, the back
     areas = [area for key, area in order[:-1]]
     assert areas == sorted(areas, reverse=True) and areas[-1] < areas[0]  # the token after the faces, before the back
+
+
+_SHIFTED = {  # texts whose cursor each node's drawing saves and restores (`render._CursorCopy`)
+    "shifted tspans, stroked": '<text x="10" y="40" font-family="Roboto" font-size="24" stroke="#00f" fill="#ff0">'
+    '<tspan dx="5" dy="4">Fire</tspan><tspan dx="12" dy="-6">Ice</tspan> and <tspan dx="3">more</tspan></text>',
+    "shifted on a path, stroked": '<path id="p" d="M10 80 Q100 0 190 80" fill="none"/><text font-family="Roboto" '
+    'font-size="20" stroke="#0a0"><textPath xlink:href="#p">Along <tspan dx="8" dy="3">the</tspan> curve'
+    '</textPath></text>',
+}
+
+
+@pytest.mark.parametrize("case", list(_SHIFTED))
+def test_text_cursor_saved_by_hand_draws_as_cairosvg_s_deep_copy(case: str, tmp_path: Path, monkeypatch) -> None:
+    """cairosvg saves the text cursor before each node with `copy.deepcopy`; cardgen's cairosvg copies it by hand
+    (`render._CursorCopy`): the same pixels as with cairosvg's own deep copy, for texts shifted by dx and dy, stroked
+    (drawn twice from the saved cursor) and on a path, and the copy is made by hand at every node."""
+    import copy
+
+    import cairosvg.surface
+
+    from cardgen.raster import render
+
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="200" '
+           f'height="100">{_SHIFTED[case]}</svg>')
+    configure_fontconfig([])
+    ours = np.asarray(draw_svg(svg, 200, 100, 96, tmp_path, tmp_path.as_uri() + "/"))
+    assert isinstance(cairosvg.surface.copy, render._CursorCopy)
+    walked: list[object] = []
+    deep = copy.deepcopy
+
+    def counted(value: object, memo: object = None) -> object:
+        walked.append(value)
+        return deep(value, memo)
+
+    monkeypatch.setattr(copy, "deepcopy", counted)
+    assert np.array_equal(np.asarray(draw_svg(svg, 200, 100, 96, tmp_path, tmp_path.as_uri() + "/")), ours)
+    assert walked == []  # every cursor copied by hand
+    monkeypatch.setattr(cairosvg.surface, "copy", copy)
+    theirs = np.asarray(draw_svg(svg, 200, 100, 96, tmp_path, tmp_path.as_uri() + "/"))
+    assert walked  # cairosvg's own deep copy, at every node
+    assert (ours != 255).any() and np.array_equal(ours, theirs)
