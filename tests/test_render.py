@@ -1266,3 +1266,29 @@ def test_text_cursor_saved_by_hand_draws_as_cairosvg_s_deep_copy(case: str, tmp_
     theirs = np.asarray(draw_svg(svg, 200, 100, 96, tmp_path, tmp_path.as_uri() + "/"))
     assert walked  # cairosvg's own deep copy, at every node
     assert (ours != 255).any() and np.array_equal(ours, theirs)
+
+
+def test_cairosvg_normalises_each_text_once_and_draws_the_same_pixels(tmp_path: Path, monkeypatch) -> None:
+    """cardgen's cairosvg keeps what `normalize` made of each text (`render._normalized_once`): every cairosvg module
+    that calls it gets the kept one, and a card of lengths with units, transforms, shifted text, a path and a dash
+    array draws the same pixels as with cairosvg's own, made anew at each call."""
+    import cairosvg.helpers
+
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100"><g transform="translate(5, 4) '
+           'rotate(3)"><rect x="2%" y="1em" width="50%" height="30pt" fill="#c00" stroke="#000" '
+           'stroke-dasharray="4, 2 1"/><path d="M10,80 Q100-10 190,80 L150 90z" fill="#0a0"/><polygon '
+           'points="5,5 30,5 20,25" fill="#00f"/><text x="10 12 14" y="60" dx="1,2" font-family="Roboto" '
+           'font-size="12pt" stroke="#f80">Fire 3</text></g></svg>')
+    configure_fontconfig([])
+    ours = np.asarray(draw_svg(svg, 200, 100, 96, tmp_path, tmp_path.as_uri() + "/"))
+    kept = cairosvg.helpers.normalize
+    assert kept.cache_info().currsize > 5
+    own = kept.__wrapped__  # cairosvg's own, kept as it is
+    assert (own.__module__, own.__qualname__) == ("cairosvg.helpers", "normalize")
+    users = [module for name, module in sys.modules.items() if name.startswith("cairosvg.")
+             and getattr(module, "normalize", None) is not None]
+    assert len(users) >= 5 and all(module.normalize is kept for module in users)
+    for module in users:
+        monkeypatch.setattr(module, "normalize", own)
+    theirs = np.asarray(draw_svg(svg, 200, 100, 96, tmp_path, tmp_path.as_uri() + "/"))
+    assert (ours != 255).any() and np.array_equal(ours, theirs)

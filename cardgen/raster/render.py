@@ -185,6 +185,8 @@ def setup_cairosvg() -> None:
         _outline_text_for_strokes(cairosvg.surface)
     if not isinstance(cairosvg.surface.copy, _CursorCopy):
         cairosvg.surface.copy = _CursorCopy()
+    if not hasattr(cairosvg.helpers.normalize, "cache_info"):
+        _normalized_once(cairosvg.helpers)
 
 
 @contextmanager
@@ -243,6 +245,21 @@ def _outline_text_for_strokes(surface_module: Any) -> None:
     # cairosvg tells a text node by its drawer being `text` (surface.draw): every entry and the name are replaced
     surface_module.TAGS.update({tag: text for tag, drawer in surface_module.TAGS.items() if drawer is drawn})
     surface_module.text = text
+
+
+def _normalized_once(helpers: Any) -> None:
+    """Have cairosvg normalise each text of values once a process: its `normalize` (three regular expression
+    substitutions) is a function of its text alone, called ~150 times a gen1000 card (each length with a unit, the
+    transforms, a text's x, y, dx and dy, a path's data, a dash array), mostly with the same few texts: ~1 ms of a
+    card's drawing. Every cairosvg module that imported it by name gets the kept one."""
+    normalize = helpers.normalize
+    kept = lru_cache(maxsize=NORMALIZED_AT_MOST)(normalize)
+    for name, module in list(sys.modules.items()):
+        if name.startswith("cairosvg.") and getattr(module, "normalize", None) is normalize:
+            module.normalize = kept
+
+
+NORMALIZED_AT_MOST = 1024  # texts kept by cairosvg's `normalize` (`_normalized_once`): a path's data is a few kB
 
 
 class _CursorCopy:
