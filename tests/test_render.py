@@ -1292,3 +1292,34 @@ def test_cairosvg_normalises_each_text_once_and_draws_the_same_pixels(tmp_path: 
         monkeypatch.setattr(module, "normalize", own)
     theirs = np.asarray(draw_svg(svg, 200, 100, 96, tmp_path, tmp_path.as_uri() + "/"))
     assert (ours != 255).any() and np.array_equal(ours, theirs)
+
+
+def test_cairosvg_parses_each_url_without_a_base_once_and_draws_the_same_pixels(tmp_path: Path, monkeypatch) -> None:
+    """cardgen's cairosvg keeps each URL parsed without a base (`render._parsed_once`): every cairosvg module that
+    parses URLs gets the kept one, a URL with a base (joined by looking at the file system) is parsed anew, and a card
+    with a clip path, a mask, a gradient, a text on a path and an image drawn by its relative link draws the same
+    pixels as with cairosvg's own parsing."""
+    import cairosvg.url
+
+    Image.new("RGB", (4, 4), "#0c0").save(tmp_path / "dot.png")
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="200" '
+           'height="100"><defs><clipPath id="c"><rect width="150" height="90"/></clipPath><mask id="m"><rect '
+           'width="200" height="100" fill="#fff"/><rect width="40" height="100" fill="#000"/></mask><linearGradient '
+           'id="g"><stop offset="0" stop-color="#f80"/><stop offset="1" stop-color="#08f"/></linearGradient><path '
+           'id="p" d="M10 80 Q100 0 190 80"/></defs><g clip-path="url(#c)" mask="url(#m)"><rect width="200" '
+           'height="100" fill="url(#g)"/><image x="120" y="10" width="40" height="40" xlink:href="dot.png"/><text '
+           'font-family="Roboto" font-size="20"><textPath xlink:href="#p">Along the curve</textPath></text></g></svg>')
+    configure_fontconfig([])
+    ours = np.asarray(draw_svg(svg, 200, 100, 96, tmp_path, tmp_path.as_uri() + "/"))
+    own = cairosvg.url.parse_url  # cairosvg's own, kept as it is
+    users = [module for name, module in sys.modules.items() if name.startswith("cairosvg.")
+             and getattr(module, "parse_url", own) is not own]
+    assert len(users) >= 5 and all(module.parse_url.__wrapped__ is own for module in users)
+    parsed = users[0].parse_url
+    assert parsed("url(#m)") is parsed("url(#m)") and parsed("url(#m)").fragment == "m"
+    assert parsed("dot.png", tmp_path.as_uri() + "/").path == str(tmp_path / "dot.png")  # joined to its base
+    for module in users:
+        monkeypatch.setattr(module, "parse_url", own)
+    theirs = np.asarray(draw_svg(svg, 200, 100, 96, tmp_path, tmp_path.as_uri() + "/"))
+    assert ours[30, 140].tolist() == [0, 204, 0]  # the image, drawn by its link
+    assert ours[50, 20].tolist() == [255, 255, 255] and np.array_equal(ours, theirs)  # masked out

@@ -187,6 +187,7 @@ def setup_cairosvg() -> None:
         cairosvg.surface.copy = _CursorCopy()
     if not hasattr(cairosvg.helpers.normalize, "cache_info"):
         _normalized_once(cairosvg.helpers)
+        _parsed_once(cairosvg.url.parse_url)
 
 
 @contextmanager
@@ -260,6 +261,22 @@ def _normalized_once(helpers: Any) -> None:
 
 
 NORMALIZED_AT_MOST = 1024  # texts kept by cairosvg's `normalize` (`_normalized_once`): a path's data is a few kB
+
+
+def _parsed_once(parse_url: Callable[..., Any]) -> None:
+    """Have cairosvg parse each URL given without a base once a process: `draw` parses a node's `mask`, `filter` and
+    `clip-path` (most often none: `urlparse('')`) and a text its path's link, ~130 times a gen1000 card, each a
+    function of its text alone (a URL with a base is joined to the base by looking at the file system: parsed as
+    before). The parsed URL is an immutable named tuple, shared by its callers."""
+    kept = lru_cache(maxsize=NORMALIZED_AT_MOST)(parse_url)
+
+    def parsed(url: Any, base: Any = None) -> Any:
+        return kept(url) if base is None and (url is None or type(url) is str) else parse_url(url, base)
+
+    parsed.__wrapped__ = parse_url  # type: ignore[attr-defined]
+    for name, module in list(sys.modules.items()):
+        if name.startswith("cairosvg.") and name != "cairosvg.url" and getattr(module, "parse_url", None) is parse_url:
+            module.parse_url = parsed
 
 
 class _CursorCopy:
