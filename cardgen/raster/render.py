@@ -257,7 +257,7 @@ def _normalized_once(helpers: Any) -> None:
     kept = lru_cache(maxsize=NORMALIZED_AT_MOST)(normalize)
     for name, module in list(sys.modules.items()):
         if name.startswith("cairosvg.") and getattr(module, "normalize", None) is normalize:
-            module.normalize = kept
+            vars(module)["normalize"] = kept
 
 
 NORMALIZED_AT_MOST = 1024  # texts kept by cairosvg's `normalize` (`_normalized_once`): a path's data is a few kB
@@ -276,7 +276,7 @@ def _parsed_once(parse_url: Callable[..., Any]) -> None:
     parsed.__wrapped__ = parse_url  # type: ignore[attr-defined]
     for name, module in list(sys.modules.items()):
         if name.startswith("cairosvg.") and name != "cairosvg.url" and getattr(module, "parse_url", None) is parse_url:
-            module.parse_url = parsed
+            vars(module)["parse_url"] = parsed
 
 
 class _CursorCopy:

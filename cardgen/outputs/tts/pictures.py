@@ -195,8 +195,8 @@ def _made(key: str, data: bytes) -> None:
 def _cell_tile(cell: Cell, out_root: Path, cards: CardImages, tiles: dict[str, Tile]) -> Tile:
     """A cell of a JPEG sheet as a tile (ValueError when its file is not one), noted in `tiles`."""
     key = cell.key
-    tile = (_TILES.get(key) if builds_again() else None) or read_tile(
-        _MADE.pop(key, None) or cell.stored(out_root, cards).read_bytes(), cell.size)
+    tile = tiles.get(key) or (_TILES.get(key) if builds_again() else None) or read_tile(
+        _MADE.pop(key, b"") or cell.stored(out_root, cards).read_bytes(), cell.size)
     tiles[key] = tile
     return tile
 
