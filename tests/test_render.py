@@ -1225,3 +1225,101 @@ icons:"""))
     assert len(order) == 5 and len(backs) == 1 and order[-1][0] in backs  # 3 faces, the token, the back
     areas = [area for key, area in order[:-1]]
     assert areas == sorted(areas, reverse=True) and areas[-1] < areas[0]  # the token after the faces, before the back
+
+
+_SHIFTED = {  # texts whose cursor each node's drawing saves and restores (`render._CursorCopy`)
+    "shifted tspans, stroked": '<text x="10" y="40" font-family="Roboto" font-size="24" stroke="#00f" fill="#ff0">'
+    '<tspan dx="5" dy="4">Fire</tspan><tspan dx="12" dy="-6">Ice</tspan> and <tspan dx="3">more</tspan></text>',
+    "shifted on a path, stroked": '<path id="p" d="M10 80 Q100 0 190 80" fill="none"/><text font-family="Roboto" '
+    'font-size="20" stroke="#0a0"><textPath xlink:href="#p">Along <tspan dx="8" dy="3">the</tspan> curve'
+    '</textPath></text>',
+}
+
+
+@pytest.mark.parametrize("case", list(_SHIFTED))
+def test_text_cursor_saved_by_hand_draws_as_cairosvg_s_deep_copy(case: str, tmp_path: Path, monkeypatch) -> None:
+    """cairosvg saves the text cursor before each node with `copy.deepcopy`; cardgen's cairosvg copies it by hand
+    (`render._CursorCopy`): the same pixels as with cairosvg's own deep copy, for texts shifted by dx and dy, stroked
+    (drawn twice from the saved cursor) and on a path, and the copy is made by hand at every node."""
+    import copy
+
+    import cairosvg.surface
+
+    from cardgen.raster import render
+
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="200" '
+           f'height="100">{_SHIFTED[case]}</svg>')
+    configure_fontconfig([])
+    ours = np.asarray(draw_svg(svg, 200, 100, 96, tmp_path, tmp_path.as_uri() + "/"))
+    assert isinstance(cairosvg.surface.copy, render._CursorCopy)
+    walked: list[object] = []
+    deep = copy.deepcopy
+
+    def counted(value: object, memo: object = None) -> object:
+        walked.append(value)
+        return deep(value, memo)
+
+    monkeypatch.setattr(copy, "deepcopy", counted)
+    assert np.array_equal(np.asarray(draw_svg(svg, 200, 100, 96, tmp_path, tmp_path.as_uri() + "/")), ours)
+    assert walked == []  # every cursor copied by hand
+    monkeypatch.setattr(cairosvg.surface, "copy", copy)
+    theirs = np.asarray(draw_svg(svg, 200, 100, 96, tmp_path, tmp_path.as_uri() + "/"))
+    assert walked  # cairosvg's own deep copy, at every node
+    assert (ours != 255).any() and np.array_equal(ours, theirs)
+
+
+def test_cairosvg_normalises_each_text_once_and_draws_the_same_pixels(tmp_path: Path, monkeypatch) -> None:
+    """cardgen's cairosvg keeps what `normalize` made of each text (`render._normalized_once`): every cairosvg module
+    that calls it gets the kept one, and a card of lengths with units, transforms, shifted text, a path and a dash
+    array draws the same pixels as with cairosvg's own, made anew at each call."""
+    import cairosvg.helpers
+
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100"><g transform="translate(5, 4) '
+           'rotate(3)"><rect x="2%" y="1em" width="50%" height="30pt" fill="#c00" stroke="#000" '
+           'stroke-dasharray="4, 2 1"/><path d="M10,80 Q100-10 190,80 L150 90z" fill="#0a0"/><polygon '
+           'points="5,5 30,5 20,25" fill="#00f"/><text x="10 12 14" y="60" dx="1,2" font-family="Roboto" '
+           'font-size="12pt" stroke="#f80">Fire 3</text></g></svg>')
+    configure_fontconfig([])
+    ours = np.asarray(draw_svg(svg, 200, 100, 96, tmp_path, tmp_path.as_uri() + "/"))
+    kept = cairosvg.helpers.normalize
+    assert kept.cache_info().currsize > 5
+    own = kept.__wrapped__  # cairosvg's own, kept as it is
+    assert (own.__module__, own.__qualname__) == ("cairosvg.helpers", "normalize")
+    users = [module for name, module in sys.modules.items() if name.startswith("cairosvg.")
+             and getattr(module, "normalize", None) is not None]
+    assert len(users) >= 5 and all(module.normalize is kept for module in users)
+    for module in users:
+        monkeypatch.setattr(module, "normalize", own)
+    theirs = np.asarray(draw_svg(svg, 200, 100, 96, tmp_path, tmp_path.as_uri() + "/"))
+    assert (ours != 255).any() and np.array_equal(ours, theirs)
+
+
+def test_cairosvg_parses_each_url_without_a_base_once_and_draws_the_same_pixels(tmp_path: Path, monkeypatch) -> None:
+    """cardgen's cairosvg keeps each URL parsed without a base (`render._parsed_once`): every cairosvg module that
+    parses URLs gets the kept one, a URL with a base (joined by looking at the file system) is parsed anew, and a card
+    with a clip path, a mask, a gradient, a text on a path and an image drawn by its relative link draws the same
+    pixels as with cairosvg's own parsing."""
+    import cairosvg.url
+
+    Image.new("RGB", (4, 4), "#0c0").save(tmp_path / "dot.png")
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="200" '
+           'height="100"><defs><clipPath id="c"><rect width="150" height="90"/></clipPath><mask id="m"><rect '
+           'width="200" height="100" fill="#fff"/><rect width="40" height="100" fill="#000"/></mask><linearGradient '
+           'id="g"><stop offset="0" stop-color="#f80"/><stop offset="1" stop-color="#08f"/></linearGradient><path '
+           'id="p" d="M10 80 Q100 0 190 80"/></defs><g clip-path="url(#c)" mask="url(#m)"><rect width="200" '
+           'height="100" fill="url(#g)"/><image x="120" y="10" width="40" height="40" xlink:href="dot.png"/><text '
+           'font-family="Roboto" font-size="20"><textPath xlink:href="#p">Along the curve</textPath></text></g></svg>')
+    configure_fontconfig([])
+    ours = np.asarray(draw_svg(svg, 200, 100, 96, tmp_path, tmp_path.as_uri() + "/"))
+    own = cairosvg.url.parse_url  # cairosvg's own, kept as it is
+    users = [module for name, module in sys.modules.items() if name.startswith("cairosvg.")
+             and getattr(module, "parse_url", own) is not own]
+    assert len(users) >= 5 and all(module.parse_url.__wrapped__ is own for module in users)
+    parsed = users[0].parse_url
+    assert parsed("url(#m)") is parsed("url(#m)") and parsed("url(#m)").fragment == "m"
+    assert parsed("dot.png", tmp_path.as_uri() + "/").path == str(tmp_path / "dot.png")  # joined to its base
+    for module in users:
+        monkeypatch.setattr(module, "parse_url", own)
+    theirs = np.asarray(draw_svg(svg, 200, 100, 96, tmp_path, tmp_path.as_uri() + "/"))
+    assert ours[30, 140].tolist() == [0, 204, 0]  # the image, drawn by its link
+    assert ours[50, 20].tolist() == [255, 255, 255] and np.array_equal(ours, theirs)  # masked out

@@ -1159,3 +1159,34 @@ def test_an_exports_image_is_the_last_exports_for_the_same_inputs_and_picture_on
                                          (picture, "s", list(inputs)))
     assert again == (first, image)
     assert another[1].picture is other and stem[0] != first and copied[0] == first and copied[1] is not image
+
+def test_a_sheet_is_joined_from_the_cells_its_process_made_not_from_their_files(mini, tmp_path, monkeypatch) -> None:
+    """A process (a render worker) joins a sheet from the JPEG cells it made itself as it made them
+    (`pictures._MADE`), not read back from the cell cache; each sheet is the one joined from the stored cells."""
+    from collections import Counter
+
+    from cardgen.core.storage import Cache
+    from cardgen.outputs.tts import pictures
+
+    sheets = _sheet_work(mini, tmp_path)
+    out_root, work = sheets.out_root, sheets.work
+    pictures._MADE.clear()
+    read: list[Path] = []
+    read_bytes = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: read.append(self) or read_bytes(self))
+    for key, item in work.items():
+        item(sheets.card(key))
+    monkeypatch.undo()
+    images = {image.key: image for item in work.values() for image in map(_sheet_image, item.sheets)}
+    assert len(images) >= 4 and all(image.cached(out_root) for image in images.values())
+    shown = Counter(slot.key for image in images.values() for slot in set(image.picture.slots)
+                    if isinstance(slot, pictures.Cell))  # a cell shown by two sheets is read back by the second
+    assert [path for path in read if pictures.CELL_CACHE in path.parts and shown[path.stem] == 1] == []
+    pictures._MADE.clear()
+    for image in images.values():  # joined again, each cell read from its file
+        joined = image.picture.joined(out_root, sheets.card, image.quality)
+        assert Cache(out_root, "outputs", image.suffix).path(image.key).read_bytes() == joined
+
+
+def _sheet_image(sheet):  # type: ignore[no-untyped-def]
+    return sheet.image()

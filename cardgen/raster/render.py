@@ -6,6 +6,7 @@ interrupted build never leaves a half-written PNG behind. The processes that dra
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib
 import struct
@@ -182,6 +183,11 @@ def setup_cairosvg() -> None:
         cairosvg.surface.paint_mask.by_luminance = True
     if not getattr(cairosvg.surface.text, "outlined_for_strokes", False):
         _outline_text_for_strokes(cairosvg.surface)
+    if not isinstance(cairosvg.surface.copy, _CursorCopy):
+        cairosvg.surface.copy = _CursorCopy()
+    if not hasattr(cairosvg.helpers.normalize, "cache_info"):
+        _normalized_once(cairosvg.helpers)
+        _parsed_once(cairosvg.url.parse_url)
 
 
 @contextmanager
@@ -240,6 +246,64 @@ def _outline_text_for_strokes(surface_module: Any) -> None:
     # cairosvg tells a text node by its drawer being `text` (surface.draw): every entry and the name are replaced
     surface_module.TAGS.update({tag: text for tag, drawer in surface_module.TAGS.items() if drawer is drawn})
     surface_module.text = text
+
+
+def _normalized_once(helpers: Any) -> None:
+    """Have cairosvg normalise each text of values once a process: its `normalize` (three regular expression
+    substitutions) is a function of its text alone, called ~150 times a gen1000 card (each length with a unit, the
+    transforms, a text's x, y, dx and dy, a path's data, a dash array), mostly with the same few texts: ~1 ms of a
+    card's drawing. Every cairosvg module that imported it by name gets the kept one."""
+    normalize = helpers.normalize
+    kept = lru_cache(maxsize=NORMALIZED_AT_MOST)(normalize)
+    for name, module in list(sys.modules.items()):
+        if name.startswith("cairosvg.") and getattr(module, "normalize", None) is normalize:
+            vars(module)["normalize"] = kept
+
+
+NORMALIZED_AT_MOST = 1024  # texts kept by cairosvg's `normalize` (`_normalized_once`): a path's data is a few kB
+
+
+def _parsed_once(parse_url: Callable[..., Any]) -> None:
+    """Have cairosvg parse each URL given without a base once a process: `draw` parses a node's `mask`, `filter` and
+    `clip-path` (most often none: `urlparse('')`) and a text its path's link, ~130 times a gen1000 card, each a
+    function of its text alone (a URL with a base is joined to the base by looking at the file system: parsed as
+    before). The parsed URL is an immutable named tuple, shared by its callers."""
+    kept = lru_cache(maxsize=NORMALIZED_AT_MOST)(parse_url)
+
+    def parsed(url: Any, base: Any = None) -> Any:
+        return kept(url) if base is None and (url is None or type(url) is str) else parse_url(url, base)
+
+    parsed.__wrapped__ = parse_url  # type: ignore[attr-defined]
+    for name, module in list(sys.modules.items()):
+        if name.startswith("cairosvg.") and name != "cairosvg.url" and getattr(module, "parse_url", None) is parse_url:
+            vars(module)["parse_url"] = parsed
+
+
+class _CursorCopy:
+    """The `copy` module as cairosvg's surface module sees it: `deepcopy` of the text cursor that `draw` saves before
+    every node (its position, a list or tuple of numbers; its shift, a list of numbers; the width along a text path, a
+    number) copied by hand: ~6-8 us a node as `copy.deepcopy` walks it, ~1.5 here (a gen1000 card has ~46 nodes).
+    The copy is the same (numbers are not copied by `deepcopy` either); any other value is deep-copied as before."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(copy, name)
+
+    @staticmethod
+    def deepcopy(value: Any, memo: Any = None) -> Any:
+        """`copy.deepcopy`, quick for cairosvg's text cursor."""
+        if type(value) is tuple and len(value) == 3:
+            position, shift, width = value
+            if type(position) in _POINTS and type(shift) is list and _numbers(*position, *shift, width):
+                return list(position) if type(position) is list else position, list(shift), width
+        return copy.deepcopy(value, memo)
+
+
+_POINTS, _NUMBERS = (list, tuple), frozenset((int, float))
+
+
+def _numbers(*values: Any) -> bool:
+    """Whether every value is a plain int or float."""
+    return _NUMBERS.issuperset(map(type, values))
 
 
 def _outlines_unseen(surface: Any, node: Any) -> bool:
