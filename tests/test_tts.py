@@ -1160,6 +1160,7 @@ def test_an_exports_image_is_the_last_exports_for_the_same_inputs_and_picture_on
     assert again == (first, image)
     assert another[1].picture is other and stem[0] != first and copied[0] == first and copied[1] is not image
 
+
 def test_a_sheet_is_joined_from_the_cells_its_process_made_not_from_their_files(mini, tmp_path, monkeypatch) -> None:
     """A process (a render worker) joins a sheet from the JPEG cells it made itself as it made them
     (`pictures._MADE`), not read back from the cell cache; each sheet is the one joined from the stored cells."""
