@@ -44,9 +44,8 @@ from cardgen.raster.render import CardWork
 from cardgen.record.changes import Changes, diff_records
 from cardgen.record.record import BUILD_RECORD, BuildRecord
 from cardgen.svg.context import BuildContext
-from cardgen.svg.templates import SVGCache
+from cardgen.svg.templates import SVGCache, compile_ahead
 from cardgen.validate.findings import unique
-from cardgen.validate.references import prepare_templates
 
 
 @dataclass
@@ -162,19 +161,25 @@ def _build(root: Path, name: str, options: BuildOptions, reporter: Reporter | No
     mark(cache_root(options.out_root))  # before the font metrics go in: a build that fails then leaves it ours
     keep_metrics(options.out_root)
     if workers is not None:
-        workers.own()  # (a first build's worker forked before it took the lock writes its work ahead now)
         return build.run(workers)
     configure_fontconfig([root / "fonts"])  # before the workers fork: they inherit it
     # The render workers start now and set cairosvg up on the other core while this process loads the game; on a
     # rebuild (mostly a card or two to draw) one of them, the others only if many jobs come (see RenderPool).
     early = 1 if build.previous is not None and not options.force else options.jobs
     # A first build's templates scanned and compiled by a worker while this process loads the game (none kept yet
-    # most likely: see `references.prepare_templates`)
-    ahead = functools.partial(prepare_templates, root, name, options.out_root) if build.previous is None else None
+    # most likely: see `_templates_ahead`)
+    ahead = functools.partial(_templates_ahead, root, name, options.out_root) if build.previous is None else None
     with started_workers(options.jobs, early, work_modules(stages), ahead) as started_now:
-        if started_now is not None:
-            started_now.own()
         return build.run(started_now)
+
+
+def _templates_ahead(root: Path, name: str, out_root: Path) -> None:
+    """Scan a game's templates into its kept scans, then compile them into the user's cache, as a first build's
+    render worker starts (`references.scan_ahead`, `templates.compile_ahead`)."""
+    from cardgen.validate.references import scan_ahead
+
+    scan_ahead(root, name, out_root)
+    compile_ahead(root, root / "templates" / name)
 
 
 @dataclass

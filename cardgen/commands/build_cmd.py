@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import importlib
 import os
 import re
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
@@ -108,34 +107,6 @@ def bring_up_to_date(root: Path, name: str, out_root: Path, jobs: int = os.cpu_c
     return Done(len(errors), sum(f.rule == LEFT_OUT for f in errors), built)
 
 
-# What a first build's render workers use, imported before they fork (they inherit it): the output stages' card work,
-# which comes with their jobs, and the templates' work ahead (`references.prepare_templates`)
-_FIRST_WORKERS_USE = ("cardgen.validate.references",)
-
-
-@contextlib.contextmanager
-def _first_workers(root: Path, name: str, out_root: Path, jobs: int) -> Iterator[Any]:
-    """A first build's render workers (none with one job, or when forking is not safe: see `raster.pool`), forked once
-    the modules they use are imported (`_FIRST_WORKERS_USE`, the card work), before the rest of the pipeline (~30 ms
-    of imports that this process then makes while the first worker scans and compiles the templates), instead of
-    in `build_game`; their work ahead writes into the output root once `build_game` holds it."""
-    if jobs <= 1:
-        yield None
-        return
-    from cardgen.commands.startup import settled_imports
-    from cardgen.outputs import stage_names, work_modules
-    from cardgen.raster.pool import started_workers
-
-    with settled_imports():
-        for module in (*work_modules(stage_names()), *_FIRST_WORKERS_USE):
-            importlib.import_module(module)
-    from cardgen.validate.references import prepare_templates
-
-    with started_workers(jobs, jobs, work_modules(stage_names()),
-                         functools.partial(prepare_templates, root, name, out_root)) as workers:
-        yield workers
-
-
 def build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool = False, force: bool = False,
               always: tuple[str, ...] = (), draft: bool = False,
               lang: str | None = None) -> Any:
@@ -143,11 +114,10 @@ def build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool =
 
     A rebuild forks its render worker first, before the pipeline is imported: it sets cairosvg up on the other
     core while this process imports (~0.2 s), loads and validates the game (forked after the imports, it was
-    still setting up when a one-card edit's job came, on a busy machine). A first build forks its workers once the
-    modules they use are imported (`_first_workers`): they inherit the modules they would otherwise each import, on
-    the cores this process needs meanwhile (measured: cold 20 cards no faster, ~0.1 s more CPU); a forced build of
-    a game built before forks them in `build_game`. A first run reads cardgen's code map beside the imports
-    (`codemap.read_aside`), for the build's cache keys.
+    still setting up when a one-card edit's job came, on a busy machine). A first build forks its workers after
+    the imports (see `build_game`): they inherit the modules they would otherwise each import, on the cores this
+    process needs meanwhile (measured: cold 20 cards no faster, ~0.1 s more CPU). A first run reads cardgen's code
+    map beside the imports (`codemap.read_aside`), for the build's cache keys.
     """
     from cardgen.commands.startup import settled_imports
     from cardgen.core.cachebound import cache_limit, settle
@@ -158,20 +128,21 @@ def build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool =
     from cardgen.raster.pool import started_workers
 
     cache_limit()  # (its error, if any, before the build)
-    built_before = (out_root / name / "build.json").is_file()
-    rebuild = not force and built_before
+    rebuild = not force and (out_root / name / "build.json").is_file()
     configure_fontconfig([root / "fonts"])  # before the workers fork: they inherit it
     aside = read_aside() if jobs > 1 else contextlib.nullcontext()  # on another core: not with --jobs 1
     early = started_workers(jobs, 1, work_modules(stage_names())) if rebuild else contextlib.nullcontext()
-    first = contextlib.nullcontext() if built_before else _first_workers(root, name, out_root, jobs)
-    with aside, early as workers, first as started:
+    with aside, early as workers:
         with settled_imports() if "cardgen.build.build" not in sys.modules else contextlib.nullcontext():
             from cardgen.build.build import BuildOptions, build_game
             from cardgen.core.progress import make_reporter
 
+            if not rebuild and jobs > 1:  # the output stages' card work, which its stages import before the first
+                for module in work_modules(stage_names()):  # job anyway: the workers forked next inherit it (~10 ms
+                    importlib.import_module(module)  # each); not on a rebuild, which may have nothing to do
+
         options = BuildOptions(out_root, jobs, keep_svg, force, always, draft, lang)
-        result = build_game(root, name, options, make_reporter(sys.stderr.isatty()), stage_names(),
-                            workers or started)
+        result = build_game(root, name, options, make_reporter(sys.stderr.isatty()), stage_names(), workers)
     report_build(result)
     if not builds_again():  # the cache kept under its bound once the build has reported (a watch: between saves)
         settle()

@@ -43,19 +43,14 @@ _WARM_UP_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><l
                 '<path d="M0 0L4 4Z" transform="rotate(9)"/><text y="6" font-size="6">Ag</text></svg>')
 
 
-# Work a build gives its first worker to do ahead (see `RenderPool`), called with what tells it when it may write into
-# the output root (`_HeldBack.wait_owned`).
-Ahead = Callable[[Callable[[], bool]], None]
-
-
-def _start_worker(parent: int, held: Any = None, modules: Sequence[str] = (), ahead: Ahead | None = None) -> None:
+def _start_worker(parent: int, held: Any = None, modules: Sequence[str] = (),
+                  ahead: Callable[[], None] | None = None) -> None:
     """Set a render worker up while the build is still loading the game: import and configure cairosvg (parsing
     cairo's C declarations is most of it), draw a first small picture and encode it, and import `modules` (those
     of the output stages' card work, which comes with the jobs: `outputs.work_modules`, which import nothing of the
     pipeline), so that its first card costs a card. A worker
     `held` back (see `RenderPool`) first waits until the build wants it, and each sets up in its turn (see
-    `_HeldBack.setting_up`). The first to set up does `ahead` first (see `RenderPool`), which waits for the build
-    to hold its output root before it writes there (`_HeldBack.wait_owned`)."""
+    `_HeldBack.setting_up`). The first to set up does `ahead` first (see `RenderPool`)."""
     _follow_the_build(parent)
     if held is None:
         warm_up(modules)
@@ -63,7 +58,7 @@ def _start_worker(parent: int, held: Any = None, modules: Sequence[str] = (), ah
         with held.setting_up():
             if ahead is not None and held.ahead.acquire(block=False):
                 try:
-                    ahead(held.wait_owned)
+                    ahead()
                 except Exception:  # noqa: BLE001,S110  work ahead of the build's own: the build does it if need be
                     pass
             warm_up(modules)
@@ -107,10 +102,6 @@ class _HeldBack:
         self.spare = context.Semaphore(max(1, (os.cpu_count() or 1) - 1))  # the cores the build leaves (`setting_up`)
         self.ahead = context.Semaphore(1)  # taken by the worker that does the pool's work ahead (`_start_worker`)
         self.workers, self.turns_open = workers, False  # (in the build's process)
-        # Given once the build holds its output root (`own`), or as it ends without (`disowned` first): the workers
-        # may be forked before the build locks it, and the work ahead waits for it to write there
-        self.owned, self.disowned = context.Semaphore(0), context.Semaphore(0)
-        self.owning_told = False  # (in the build's process)
 
     @contextmanager
     def setting_up(self) -> Iterator[None]:
@@ -133,19 +124,6 @@ class _HeldBack:
             self.turns_open = True
             for _ in range(self.workers):
                 self.spare.release()
-
-    def own(self, owned: bool) -> None:
-        """In the build: tell the workers, once, whether the build holds its output root (see `wait_owned`)."""
-        if not self.owning_told:
-            self.owning_told = True
-            if not owned:
-                self.disowned.release()
-            self.owned.release()
-
-    def wait_owned(self) -> bool:
-        """In the worker doing the work ahead: whether it may write into the output root (the build holds it), once
-        the build tells; False when it ends without, or after SETUP_WAIT_SECONDS."""
-        return self.owned.acquire(timeout=SETUP_WAIT_SECONDS) and not self.disowned.acquire(block=False)
 
     def wait_turn(self) -> bool:
         """In a worker: True at once for the early ones, else once released; False when the build ended first."""
@@ -173,7 +151,7 @@ class RenderPool(ProcessPoolExecutor):
     """
 
     def __init__(self, workers: int, early: int, context: Any, modules: Sequence[str] = (),
-                 ahead: Ahead | None = None) -> None:
+                 ahead: Callable[[], None] | None = None) -> None:
         self._held = _HeldBack(context, workers, early)
         super().__init__(max_workers=workers, mp_context=context, initializer=_start_worker,
                          initargs=(os.getpid(), self._held, tuple(modules), ahead))
@@ -182,11 +160,6 @@ class RenderPool(ProcessPoolExecutor):
         """Let every held worker set up and take jobs."""
         self._held.release(wanted=True)
 
-    def own(self) -> None:
-        """The build holds its output root (its lock taken, the folder marked as cardgen's): the work ahead may write
-        there (see `_HeldBack.wait_owned`)."""
-        self._held.own(True)
-
     def handing_out(self) -> None:
         """The build hands its jobs out: the workers set up from now on go at once (see `_HeldBack.setting_up`)."""
         self._held.open_turns()
@@ -194,19 +167,17 @@ class RenderPool(ProcessPoolExecutor):
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """End the pool; held workers that were never wanted end without setting anything up."""
         self._held.release(wanted=False)
-        self._held.own(False)  # (nothing when the build held its output root)
         super().shutdown(wait, cancel_futures=cancel_futures)
 
 
 @contextmanager
 def started_workers(workers: int, early: int | None = None, modules: Sequence[str] = (),
-                    ahead: Ahead | None = None) -> Iterator[RenderPool | None]:
+                    ahead: Callable[[], None] | None = None) -> Iterator[RenderPool | None]:
     """Render workers forked now, before the game is loaded, validated and planned: the first `early` (default:
     all) set cairosvg up (and import `modules`) on the other core meanwhile, and `run_jobs` gives them the jobs,
     letting the others start too when there are many (None with one worker, or when forking is not safe: another
     thread runs, as in `cardgen watch`; `run_jobs` then starts its own). The first worker to set up does `ahead`
-    before (work for the build's way to its first job, in its set-up's turn: see `_HeldBack.setting_up`), writing into
-    the output root only once the build says it holds it (`RenderPool.own`).
+    before (work for the build's way to its first job, in its set-up's turn: see `_HeldBack.setting_up`).
 
     Leaving the block drops the jobs not started and waits for the workers to end.
     """

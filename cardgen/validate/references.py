@@ -13,7 +13,6 @@ import itertools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import jinja2
 from jinja2 import meta, nodes
@@ -31,13 +30,7 @@ from cardgen.options.pdf import PrintSpec
 from cardgen.svg.context import BuildContext
 from cardgen.svg.helper_table import BAD_ARGUMENT, BY_NAME, Helper
 from cardgen.svg.helpers import MissingImage, safe_path
-from cardgen.svg.templates import (
-    compile_ahead,
-    make_environment,
-    project_environment,
-    syntax_message,
-    templates_ahead,
-)
+from cardgen.svg.templates import make_environment, project_environment, syntax_message, templates_ahead
 
 MAX_IMAGE_PIXELS = 64_000_000   # a 20 x 20 inch board at 400 DPI; a bigger image is a mistake or an attack
 MAX_IMAGE_BYTES = 50_000_000
@@ -146,26 +139,16 @@ class KnownScans(KeptByGame):
         self.used[key] = _scan_to_json(scan)
 
 
-def prepare_templates(root: Path, game: str, out_root: Path, owned: Callable[[], bool]) -> None:
-    """A first build's work ahead on its game's templates, done by a render worker as it starts while the build
-    imports and loads the game: scan them (`scan_ahead`), compile them into the user's cache from the trees parsed
-    there (`templates.compile_ahead`), then keep the scans in the output root once `owned()` says the build holds it
-    (the worker may start before the build takes the output root's lock; the compiling needs no lock)."""
-    known = scan_ahead(root, game, out_root)
-    compile_ahead(root, root / "templates" / game)
-    if known is not None and owned():
-        known.save()
-
-
-def scan_ahead(root: Path, game: str, out_root: Path) -> KnownScans | None:
-    """The kept scans (`KnownScans`) of a game's output root with the templates of the game's own folder
-    (`templates.templates_ahead`) scanned where they are not kept yet, to save, so that the build that checks them
-    takes them from there (None when there are none): parsing and scanning gen20's 9 templates was ~25 ms of the
-    build's way to its first card. A template that fails to parse is left to the build, which says why."""
+def scan_ahead(root: Path, game: str, out_root: Path) -> None:
+    """Scan the templates of a game's own folder (`templates.templates_ahead`) into its kept scans (`KnownScans`)
+    where they are not kept yet, so that the build that checks them takes them from there. A first build's render
+    worker does it as it starts, before it compiles them (`templates.compile_ahead`, from the trees parsed here),
+    while the build loads the game: parsing and scanning gen20's 9 templates was ~25 ms of the build's way to its
+    first card. A template that fails to parse is left to the build, which says why."""
     template_dir = root / "templates" / game
     names = templates_ahead(template_dir)
     if not names:
-        return None
+        return
     known = KnownScans(out_root, game)
     known.used = dict(known.kept)  # (a save keeps only what is used)
     environment = project_environment(root, template_dir)
@@ -178,7 +161,7 @@ def scan_ahead(root: Path, game: str, out_root: Path) -> KnownScans | None:
                 known.put(key, _scan(environment.parse(source, name, filename), source, shown))
         except Exception:  # noqa: BLE001,S112  (a syntax error, a file gone or outside) the build says why
             continue
-    return known
+    known.save()
 
 
 _WHERE_MAPS = ("fields", "icons", "icon_columns", "images", "image_columns", "fonts", "arguments")
