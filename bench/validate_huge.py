@@ -4,18 +4,56 @@ Run: .venv/bin/python bench/validate_huge.py
 """
 from __future__ import annotations
 
-import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository, for the tests' game `mini`
+from cardgen.validate import validate_game
 
-from cardgen.validate import validate_game  # noqa: E402
-from tests.test_validate_support import mini_workspace  # noqa: E402
+# The game `mini`: one deck of text cards on 40 x 60 mm, with a line and a text box to fit (the layout layer).
+MANIFEST = """\
+    title: Mini
+    version: 1
+    font: Roboto Mono
+    dpi: 100
+    size: {width: 40mm, height: 60mm}
+    bleed: 2mm
+    safe: 2mm
+    icons:
+      scrap: hexagonal-nut
+    fields:
+      name: {type: str, required: true}
+      kind: {type: enum, values: [Unit, Spell]}
+      power: {type: int, min: 0, max: 10}
+      count: {type: int}
+      text: str
+    decks:
+      main:
+        source: cards.csv
+        face: face.svg
+        back: back.svg
+        text: [text]
+"""
+FACE = """\
+    <svg {{ geo.svg_attrs }}>
+      <rect width="{{ geo.width }}" height="{{ geo.height }}" fill="#ffffff"/>
+      {{ text_line(card.name, geo.safe.x, geo.safe.y, geo.safe.width, 14, min_size=8) }}
+      {{ text_box(card.text, geo.safe.x, 60, geo.safe.width, 100, 12, min_size=8) }}
+    </svg>
+"""
+BACK = '<svg {{ geo.svg_attrs }}><rect width="{{ geo.width }}" height="{{ geo.height }}" fill="#345"/></svg>\n'
 
-# The game `mini` of the validator tests: one deck of text cards on 40 x 60 mm, with a line and a text box to fit (the
-# layout layer); its cards.csv is replaced by `rows`.
+
+def make_workspace(base: Path) -> Path:
+    """A workspace under `base` holding the game `mini` (no cards yet); its root."""
+    root = base / "ws"
+    (root / "data" / "mini").mkdir(parents=True)
+    (root / "data" / "mini" / "game.yaml").write_text(textwrap.dedent(MANIFEST), encoding="utf-8")
+    (root / "templates" / "mini").mkdir(parents=True)
+    (root / "templates" / "mini" / "face.svg").write_text(textwrap.dedent(FACE), encoding="utf-8")
+    (root / "templates" / "mini" / "back.svg").write_text(BACK, encoding="utf-8")
+    return root
 
 
 def rows(count: int) -> str:
@@ -35,7 +73,7 @@ def timed(root: Path, layout: bool) -> float:
 def main() -> None:
     """Time validation of 100,000 rows without layout and 1,000 rows with it."""
     with tempfile.TemporaryDirectory() as folder:
-        root = mini_workspace(Path(folder))
+        root = make_workspace(Path(folder))
         for count, layout in ((100_000, False), (1_000, True)):
             (root / "data" / "mini" / "cards.csv").write_text(rows(count), encoding="utf-8")
             seconds = timed(root, layout)
