@@ -186,15 +186,16 @@ def _templates_ahead(root: Path, name: str, out_root: Path) -> None:
 def warm_up(root: Path, name: str, options: BuildOptions, stages: StageChoice = ()) -> None:
     """Load what the next edit of a built game reads, in a process that builds again (watch, serve) while it waits
     for a save: the game, its record, its rendered SVGs and the output stages' kept state, as the edit path loads
-    them, without writing anything (a game changed since its build, or never built, is left to its rebuild).
+    them, without writing anything (a game never built is left to its first build; the stages of a game changed
+    since its build, to its rebuild).
 
     Its reads take no lock: the next build checks every kept file against its stamps, as it does after a rebuild.
     """
     build = _Build(root, name, options, SilentReporter(), stages, time.perf_counter())
-    if build.previous is None or current_build(build.final, root, name, build.settings) is None:
+    if build.previous is None:
         return
     build.plan_cards()
-    if build.previous.fingerprint == build.record.fingerprint:
+    if build.makes_previous():
         build.rehearse()
 
 
@@ -285,14 +286,19 @@ class _Build:
         if self.record.fingerprint is None:
             self.record.fingerprint = build_fingerprint(self.record, self.plan.game, self.options, self.stages)
 
+    def makes_previous(self) -> bool:
+        """Whether the game, as planned, makes what the previous build made, whose record and outputs are as it
+        left them: the previous record is kept only when no one edited it by hand (a build.json edited into another
+        valid record, other copies, another image, would otherwise be sealed again and served to print and tts)."""
+        previous, final = self.previous, self.final
+        return previous is not None and previous.fingerprint == self.record.fingerprint and \
+            record_intact(final) and outputs_intact(final)
+
     def keep_previous(self) -> BuildResult | None:
         """When the game makes what the previous build made, keep its outputs (renewing build.json's stamps) and
         say so; else None."""
         previous, record, final = self.previous, self.record, self.final
-        # The previous record is kept only when no one edited it by hand: a build.json edited into another valid
-        # record (other copies, another image) would otherwise be sealed again and served to print and tts.
-        if not (previous and previous.fingerprint == record.fingerprint and record_intact(final)
-                and outputs_intact(final)):
+        if previous is None or not self.makes_previous():
             return None
         previous = previous.model_copy(update={"settings": self.settings, "sources": record.sources,
                                                "warnings": record.warnings})
