@@ -3,6 +3,7 @@ first edit is then as fast as the later ones, its outputs those of a cold build,
 nothing, takes no lock and lets a save made meanwhile be rebuilt."""
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -124,3 +125,48 @@ def test_a_save_during_a_watchs_warm_up_is_rebuilt_once_it_is_done(new_watch: Pa
     assert [card.id for card in results[1].changes.changed] == ["alpha"]
     _cold(new_watch)
     _same_as_cold(new_watch, new_watch / "output" / "tiny", new_watch / "cold" / "tiny")
+
+
+def test_serve_warms_its_watch_up_once_the_first_build_is_done(tiny_game: Path) -> None:
+    from cardgen.commands.serve import serve_game
+
+    warmed: list[tuple[list[str], bool]] = []
+    done = threading.Event()
+
+    def warm(names: list[str]) -> None:
+        warmed.append((names, (tiny_game / "output" / "tiny" / "build.json").is_file()))
+        done.set()
+
+    running = serve_game(tiny_game, "tiny", tiny_game / "output" / "tiny", lambda: _build(tiny_game),
+                         say=lambda text: None, warm=warm)
+    try:
+        assert done.wait(30) and warmed == [(["tiny"], True)]
+    finally:
+        running.stop()
+
+
+@pytest.mark.parametrize("command", ["watch", "serve"])
+def test_the_watch_and_serve_commands_warm_up_their_games_with_their_build_options(
+        new_watch: Path, monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    """The commands hand the watch a warm-up of their games (`build_cmd.warm_games`), which loads their state."""
+    import cardgen.build.watch
+    import cardgen.commands.serve
+    from cardgen.commands.build_cmd import watch_games as watch_command
+    from cardgen.commands.serve_cmd import serve
+
+    handed: list[object] = []
+
+    def watching(*args: object, warm: object = None, **kwargs: object) -> None:
+        handed.append(warm)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cardgen.build.watch, "watch_games", watching)
+    monkeypatch.setattr(cardgen.commands.serve, "serve_game", watching)
+    with pytest.raises(KeyboardInterrupt) if command == "serve" else contextlib.nullcontext():
+        if command == "watch":
+            watch_command(new_watch, ["tiny"], None, 1)
+        else:
+            serve(new_watch, "tiny", 0, (), None, 1, False, None)
+    assert callable(handed[0])
+    handed[0](["tiny"])  # type: ignore[operator]
+    assert ("tts-objects", "tiny") in storage._RUNS
