@@ -5,6 +5,7 @@ import contextlib
 import functools
 import hashlib
 import os
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -182,6 +183,22 @@ def _templates_ahead(root: Path, name: str, out_root: Path) -> None:
     compile_ahead(root, root / "templates" / name)
 
 
+def warm_up(root: Path, name: str, options: BuildOptions, stages: StageChoice = ()) -> None:
+    """Load what the next edit of a built game reads, in a process that builds again (watch, serve) while it waits
+    for a save: the game, its record, its rendered SVGs and the output stages' kept state, as the edit path loads
+    them, without writing anything (a game never built is left to its first build; the stages of a game changed
+    since its build, to its rebuild).
+
+    Its reads take no lock: the next build checks every kept file against its stamps, as it does after a rebuild.
+    """
+    build = _Build(root, name, options, SilentReporter(), stages, time.perf_counter())
+    if build.previous is None:
+        return
+    build.plan_cards()
+    if build.makes_previous():
+        build.rehearse()
+
+
 @dataclass
 class _Build:
     """One game's build as it goes through its phases (`run`): what it was asked, then what each phase made.
@@ -269,14 +286,19 @@ class _Build:
         if self.record.fingerprint is None:
             self.record.fingerprint = build_fingerprint(self.record, self.plan.game, self.options, self.stages)
 
+    def makes_previous(self) -> bool:
+        """Whether the game, as planned, makes what the previous build made, whose record and outputs are as it
+        left them: the previous record is kept only when no one edited it by hand (a build.json edited into another
+        valid record, other copies, another image, would otherwise be sealed again and served to print and tts)."""
+        previous, final = self.previous, self.final
+        return previous is not None and previous.fingerprint == self.record.fingerprint and \
+            record_intact(final) and outputs_intact(final)
+
     def keep_previous(self) -> BuildResult | None:
         """When the game makes what the previous build made, keep its outputs (renewing build.json's stamps) and
         say so; else None."""
         previous, record, final = self.previous, self.record, self.final
-        # The previous record is kept only when no one edited it by hand: a build.json edited into another valid
-        # record (other copies, another image) would otherwise be sealed again and served to print and tts.
-        if not (previous and previous.fingerprint == record.fingerprint and record_intact(final)
-                and outputs_intact(final)):
+        if previous is None or not self.makes_previous():
             return None
         previous = previous.model_copy(update={"settings": self.settings, "sources": record.sources,
                                                "warnings": record.warnings})
@@ -287,30 +309,10 @@ class _Build:
     def write(self) -> BuildResult:
         """Draw the cards and write every output into a staging folder, swapped into place when all is done."""
         plan, record, options, workers = self.plan, self.record, self.options, self.workers
-        selected = select_stages(plan.game, self.stages, options.always)
-        work: dict[str, list[CardWork]] = {}
-        for stage in selected:  # the stages' work on card images, done in the render workers
-            for key, item in stage.card_work(plan.game, record, options.out_root).items():
-                work.setdefault(key, []).append(item)
         staging = make_staging(options.out_root, self.final.name)
         ending: threading.Thread | None = None
         try:
-            # The previous build's files this one makes again, kept; left where they are (an edit then moves the
-            # few files it makes in) when every stage reads card images through `StageContext.image_file`.
-            kept = PreviousOutputs(self.final, staging, all(stage.while_drawing for stage in selected))
-            self.card_files = CardFiles(plan, staging, options.keep_svg, kept)
-            changes = self.changes if self.changes is not None else Changes(first=True)
-            stage_context = StageContext(plan.game, record, staging, self.final, kept, self.card_files.wait,
-                                         changes, workers)
-            # Card files are placed as their images are ready, while the workers draw the others, and the output
-            # stages run beside them. With no workers started, the drawing is this process's own (or a pool forked
-            # only without threads): the stages run after it.
-            self.outputs = _OutputStages(selected, stage_context)
-            with self.outputs.beside(self.card_files) if workers else contextlib.nullcontext():
-                rendered, cached = draw_plan(plan, options.jobs, self.reporter, self, work, workers, self.early)
-                record.stats.rendered, record.stats.cached = rendered, cached
-                self.card_files.place_rest()
-            plan.findings += self.outputs.findings()
+            kept = self.draw_and_run(staging, self.selected())
             if workers is not None:  # done with: they end (~4 ms) while the build is put in place
                 ending = threading.Thread(target=workers.shutdown, name="cardgen-workers-end", daemon=True)
                 ending.start()
@@ -320,8 +322,49 @@ class _Build:
             discard(staging)
             if ending is not None:  # (before the exit: a thread running makes it Python's slower one)
                 ending.join()
-        return BuildResult(self.name, self.final, len(plan.cards), record.stats.copies, rendered, cached,
+        stats = record.stats
+        return BuildResult(self.name, self.final, len(plan.cards), stats.copies, stats.rendered, stats.cached,
                            time.perf_counter() - self.started, plan.findings, self.changes)
+
+    def selected(self) -> list[Stage]:
+        """The output stages this build runs."""
+        return select_stages(self.plan.game, self.stages, self.options.always)
+
+    def draw_and_run(self, staging: Path, selected: list[Stage]) -> PreviousOutputs:
+        """Draw the cards and run the output stages into `staging`; the previous build's files, those kept noted."""
+        plan, record, options, workers = self.plan, self.record, self.options, self.workers
+        work: dict[str, list[CardWork]] = {}
+        for stage in selected:  # the stages' work on card images, done in the render workers
+            for key, item in stage.card_work(plan.game, record, options.out_root).items():
+                work.setdefault(key, []).append(item)
+        # The previous build's files this one makes again, kept; left where they are (an edit then moves the
+        # few files it makes in) when every stage reads card images through `StageContext.image_file`.
+        kept = PreviousOutputs(self.final, staging, all(stage.while_drawing for stage in selected))
+        self.card_files = CardFiles(plan, staging, options.keep_svg, kept)
+        changes = self.changes if self.changes is not None else Changes(first=True)
+        stage_context = StageContext(plan.game, record, staging, self.final, kept, self.card_files.wait,
+                                     changes, workers)
+        # Card files are placed as their images are ready, while the workers draw the others, and the output
+        # stages run beside them. With no workers started, the drawing is this process's own (or a pool forked
+        # only without threads): the stages run after it.
+        self.outputs = _OutputStages(selected, stage_context)
+        with self.outputs.beside(self.card_files) if workers else contextlib.nullcontext():
+            record.stats.rendered, record.stats.cached = draw_plan(plan, options.jobs, self.reporter, self, work,
+                                                                   workers, self.early)
+            self.card_files.place_rest()
+        plan.findings += self.outputs.findings()
+        return kept
+
+    def rehearse(self) -> None:
+        """Run the drawing and the output stages of a game that made what its previous build made (see `warm_up`)
+        into a folder thrown away after: every image is found and every file kept, so nothing is drawn or written,
+        and what the stages keep in memory for the next build (`storage.KeptRuns`, `derived`, the print's kept
+        pages) is loaded. Nothing when a stage reads card files from its folder: each kept file would be copied in."""
+        selected = self.selected()
+        if not all(stage.while_drawing for stage in selected):
+            return
+        with tempfile.TemporaryDirectory(prefix="cardgen-warm-") as folder:
+            self.draw_and_run(Path(folder), selected)
 
     def handed(self) -> None:
         """The workers have every job: the build fingerprint of a first build is made while they draw (the gallery

@@ -80,9 +80,12 @@ def _quiet(text: str) -> None:
 
 
 def watch_games(root: Path, games: list[str], rebuild: Callable[[list[str]], None], stop: threading.Event,
-                debounce: float = QUIET_SECONDS, build_first: bool = False) -> None:
+                debounce: float = QUIET_SECONDS, build_first: bool = False,
+                warm: Callable[[list[str]], None] | None = None) -> None:
     """Call `rebuild(games)` for every burst of edits under the workspace until `stop` is set (and with
     `build_first`, once as soon as the workspace is watched: an edit saved during that build is seen too).
+    `warm(games)` (`build.warm_up`) then loads what their next rebuild reads, unless a save came meanwhile: a save
+    during it is rebuilt once it is done.
 
     A save the file system says is finished (a close after writing, a rename, a deletion) rebuilds once
     SAVE_SECONDS pass without another event; a write it says nothing more of (an observer without closes, a file
@@ -104,6 +107,8 @@ def watch_games(root: Path, games: list[str], rebuild: Callable[[list[str]], Non
             _settled(rebuild, list(games))
         sheets = _Sheets(root, games)
         warm_up(stage_modules(stage_names()))  # a rebuild draws an edit's card or two in this process
+        if warm is not None and events.empty():  # the first save as fast as the later ones (its collection too)
+            _settled(warm, list(games))
         while not stop.is_set():
             try:
                 first = events.get(timeout=0.2)

@@ -149,6 +149,21 @@ def build_one(root: Path, name: str, out_root: Path, jobs: int, keep_svg: bool =
     return result
 
 
+def warm_games(root: Path, out_root: Path, jobs: int, names: list[str], always: tuple[str, ...] = (),
+               draft: bool = False, lang: str | None = None) -> None:
+    """Load what the next rebuild of each game `build_one` built reads (`build.warm_up`), with its options; a
+    problem met is left for that rebuild to report."""
+    from cardgen.build.build import BuildOptions, warm_up
+    from cardgen.outputs import stage_names
+
+    options = BuildOptions(out_root, jobs, always=always, draft=draft, lang=lang)
+    for name in names:
+        try:
+            warm_up(root, name, options, stage_names())
+        except (CardgenError, OSError):
+            pass
+
+
 def show_findings(findings: list[Problem]) -> None:
     """Print findings, errors in red and warnings in yellow."""
     for finding in findings:
@@ -206,6 +221,7 @@ def watch_games(root: Path, names: list[str], out: Path | None, jobs: int, push:
 
     click.echo(f"watching {root} for changes to {', '.join(names)} (Ctrl-C to stop)")
     try:
-        watch(root, names, rebuild, threading.Event(), build_first=True)  # a save during the first build is seen
+        warm = partial(warm_games, root, out_root, jobs, draft=draft, lang=lang)  # then, for the first save
+        watch(root, names, rebuild, threading.Event(), build_first=True, warm=warm)  # a save during it is seen
     except KeyboardInterrupt:
         click.echo("stopped watching")

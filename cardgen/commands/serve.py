@@ -253,13 +253,15 @@ def start_server(out_dir: Path, port: int = 0) -> tuple[ThreadingHTTPServer, Ser
 
 
 def serve_game(root: Path, game: str, out_dir: Path, build: Callable[[], object], port: int = 0,
-               say: Callable[[str], None] = print, after: Callable[[], object] | None = None) -> GalleryServer:
+               say: Callable[[str], None] = print, after: Callable[[], object] | None = None,
+               warm: Callable[[list[str]], None] | None = None) -> GalleryServer:
     """Build once, serve the gallery and rebuild on every save until `stop()` is called.
 
     `build` builds the game into `out_dir`; a CardgenError it raises becomes the banner, but for another command
     holding the output root (OutputBusy): the rebuild waits for it (`when_free`), the page saying "Rebuilding"
     meanwhile. After each rebuild the pages are told what it changed (`ServeState.finished`), then `after` runs
-    when the build succeeded (the push into Tabletop Simulator, which the pages need not wait for).
+    when the build succeeded (the push into Tabletop Simulator, which the pages need not wait for). `warm` loads
+    what the next rebuild reads, after the first build, while the workspace is quiet (`watch.watch_games`).
     """
     from cardgen.build.watch import watch_games, when_free
     from cardgen.outputs.gallery import gallery_state
@@ -286,7 +288,7 @@ def serve_game(root: Path, game: str, out_dir: Path, build: Callable[[], object]
 
     # The first build runs once the workspace is watched: a save while it runs, or right after, is not missed.
     watcher = threading.Thread(target=watch_games, args=(root, [game], rebuild, stopping),
-                               kwargs={"build_first": True}, daemon=True)
+                               kwargs={"build_first": True, "warm": warm}, daemon=True)
     watcher.start()
     while not first_done.wait(0.2) and watcher.is_alive():
         pass

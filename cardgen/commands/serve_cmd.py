@@ -18,7 +18,7 @@ def serve(root: Path, game: str, port: int, asked: tuple[str, ...], out: Path | 
     `build`'s."""
     import time
 
-    from cardgen.commands.build_cmd import build_one, output_root
+    from cardgen.commands.build_cmd import build_one, output_root, warm_games
     from cardgen.commands.serve import serve_game
     from cardgen.core.ownership import check_game_name
 
@@ -34,7 +34,8 @@ def serve(root: Path, game: str, port: int, asked: tuple[str, ...], out: Path | 
 
     try:
         running = serve_game(root, game, out_dir, build_once, port, lambda text: click.secho(text, fg="red", err=True),
-                             after=None if target is None else partial(_push, out_dir, target))
+                             after=None if target is None else partial(_push, out_dir, target),
+                             warm=partial(warm_games, root, out_root, jobs, always=asked, draft=draft, lang=lang))
     except OSError as exc:
         raise CardgenError(f"cannot serve on port {port}: {exc.strerror or exc}; try --port 0") from None
     click.echo(f"{game}: gallery at {running.url} (rebuilt on every save; Ctrl-C stops)")
