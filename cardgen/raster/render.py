@@ -253,11 +253,7 @@ def _normalized_once(helpers: Any) -> None:
     substitutions) is a function of its text alone, called ~150 times a gen1000 card (each length with a unit, the
     transforms, a text's x, y, dx and dy, a path's data, a dash array), mostly with the same few texts: ~1 ms of a
     card's drawing. Every cairosvg module that imported it by name gets the kept one."""
-    normalize = helpers.normalize
-    kept = lru_cache(maxsize=NORMALIZED_AT_MOST)(normalize)
-    for name, module in list(sys.modules.items()):
-        if name.startswith("cairosvg.") and getattr(module, "normalize", None) is normalize:
-            vars(module)["normalize"] = kept
+    _rebind("normalize", helpers.normalize, lru_cache(maxsize=NORMALIZED_AT_MOST)(helpers.normalize))
 
 
 NORMALIZED_AT_MOST = 1024  # texts kept by cairosvg's `normalize` (`_normalized_once`): a path's data is a few kB
@@ -274,9 +270,15 @@ def _parsed_once(parse_url: Callable[..., Any]) -> None:
         return kept(url) if base is None and (url is None or type(url) is str) else parse_url(url, base)
 
     parsed.__wrapped__ = parse_url  # type: ignore[attr-defined]
-    for name, module in list(sys.modules.items()):
-        if name.startswith("cairosvg.") and name != "cairosvg.url" and getattr(module, "parse_url", None) is parse_url:
-            vars(module)["parse_url"] = parsed
+    _rebind("parse_url", parse_url, parsed, besides="cairosvg.url")
+
+
+def _rebind(name: str, function: Callable[..., Any], kept: Callable[..., Any], besides: str = "") -> None:
+    """Give every cairosvg module that imported `function` by `name` (but `besides`, its own) `kept` instead."""
+    for module_name, module in list(sys.modules.items()):
+        if module_name.startswith("cairosvg.") and module_name != besides and \
+                getattr(module, name, None) is function:
+            vars(module)[name] = kept
 
 
 class _CursorCopy:
