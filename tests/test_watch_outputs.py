@@ -308,6 +308,30 @@ def test_a_watch_keeps_the_tts_images_on_trust_and_makes_one_changed_behind_its_
     _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")
 
 
+@pytest.mark.skipif(not Path("/proc/sys/fs/inotify").is_dir(), reason="inotify: Linux only")
+def test_a_watchs_export_keeps_its_unchanged_images_at_once_and_places_only_the_changed_one(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An edit's export keeps the images the previous build made of the same on trust all at once
+    (`Exporter.put_held`: `PreviousOutputs.keep_trusted`), not by a `place` each: only the sheet holding the
+    changed card is placed (and made); the outputs are a cold build's."""
+    from cardgen.load import freshness
+
+    out = tiny_game / "output" / "tiny"
+    storage.keep_for_next_builds()
+    _rows(tiny_game, [ALPHA, BETA, NA])
+    _build(tiny_game)
+    placed: list[str] = []
+    place = freshness.PreviousOutputs.place
+    monkeypatch.setattr(freshness.PreviousOutputs, "place", lambda self, target, *rest, **options:
+                        placed.append(Path(target).name) or place(self, target, *rest, **options))
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Edited")])
+    _build(tiny_game)
+    images = [name for name in placed if name.endswith(".jpg")]  # (the export's: the card files are PNG images)
+    assert len(images) == 1 and "-back" not in images[0] and (out / "tts" / images[0]).is_file(), placed
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")
+
+
 def _print_copies(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """With no copy made ahead yet, the names of the print files copied from now on (as the list fills)."""
     from cardgen.outputs import pdf_update

@@ -53,6 +53,7 @@ class Exporter:
         self.previous = previous  # the previous build's images to keep (during a build)
         self.wait = wait  # returns once the image of a path is drawn, with its file (see `export_tts`)
         self.last: list[Callable[[], None]] = []  # images to put in once every other is (see `save_cached`)
+        self.held: list[tuple[ExportImage, str, str]] = []  # images, keys and names `_put` held for `put_held`
         self.outside = 0  # objects the layout could not keep inside the play area
         self.objects = KeptRuns(("tts-objects", game))  # each sheet's objects (`decks.card_deck`), for the next
         self.sheets = KeptRuns(("tts-sheets", game))  # each sheet's plan (`decks._sheet_plans`), for the next
@@ -104,26 +105,41 @@ class Exporter:
         for put in self.last:
             put()
         self.last.clear()
+        self.put_held()
 
     def _put(self, image: ExportImage, key: str, name: str) -> None:
         """Put an image into the export's folder, made once the cards it shows are drawn (one the previous build
-        made of the same is kept without waiting for them: ~1 look-up a card). In a process that builds again, one
-        the previous build made is kept on trust, unread (`PreviousOutputs.place`): the build looks at it once it is
-        in place, only if the kernel says it changed, and makes it then into the export's folder where it lies by
-        then (`staging`, see `export_tts`): a `stat` and two paths made for each of ~150 sheets an edit at 10,000
-        cards."""
-        def make(_target: object = None) -> None:
-            """Make the image into the export's folder as it is when called (`self.staging`), not at the target
-            `place` names, the TTS staging folder of the time of the call to `place`: swapped in and gone by the
-            time a file kept on trust is found changed."""
-            for path in shown_paths(image.picture):  # (by path: not a dict of every image's path by hash an edit)
-                self.wait(path)
-            place_file(image.make(self.out_dir.parent, self.card_image), self.staging / name)
-
+        made of the same is kept without waiting for them: ~1 look-up a card); with a previous build, held until
+        `put_held` puts the images in together."""
         if self.previous is None:
-            make()
+            self._make(image, name)
         else:
-            self.previous.place(f"{self.staging}/{name}", key, make, name=f"{TTS_DIR}/{name}", trust=True)
+            self.held.append((image, key, name))
+
+    def put_held(self) -> None:
+        """Put in the images `_put` held. In a process that builds again, those the previous build made are kept on
+        trust, unread, all at once (`PreviousOutputs.keep_trusted`: by C loops, not a `place` of each of ~150 sheets
+        an edit at 10,000 cards, ~3 ms): the build looks at each once it is in place, only if the kernel says it
+        changed, and makes it then into the export's folder where it lies by then (see `_make`). The others are
+        placed one by one: kept when the previous build's file is as it sealed it, else made."""
+        held, self.held = self.held, []
+        previous = self.previous
+        if not held or previous is None:
+            return
+        makers = {name: functools.partial(self._make, image, name) for image, _, name in held}
+        kept = previous.keep_trusted([f"{TTS_DIR}/{name}" for _, _, name in held], [key for _, key, _ in held],
+                                     str(self.out_dir), lambda target: makers[target.name]())
+        for (_, key, name), was_kept in zip(held, kept):
+            if not was_kept:
+                previous.place(f"{self.staging}/{name}", key, makers[name], name=f"{TTS_DIR}/{name}", trust=True)
+
+    def _make(self, image: ExportImage, name: str, _target: object = None) -> None:
+        """Make an image into the export's folder as it is when called (`self.staging`), not at a target `place`
+        names, the TTS staging folder of the time of the call to `place`: swapped in and gone by the time a file
+        kept on trust is found changed."""
+        for path in shown_paths(image.picture):  # (by path: not a dict of every image's path by hash an edit)
+            self.wait(path)
+        place_file(image.make(self.out_dir.parent, self.card_image), self.staging / name)
 
     def take_key(self, key: int) -> bool:
         """Take a sheet's key a rebuild planned before, when no sheet took it yet (False: nothing taken)."""
@@ -197,6 +213,7 @@ class Exporter:
         for deck_name, deck, card in tokens:
             objects += token_objects(self, deck_name, deck, card, *next(places))
         objects += board_objects
+        self.put_held()
         if marked:  # a hash of every object's JSON: ~40% of the export's planning at 1,000 cards
             mark_for_push(objects, self.game)
         if self.recipes is None:
