@@ -337,3 +337,46 @@ def test_a_watchs_plan_looks_up_the_renders_its_layout_check_made_anew_only_when
     _cold(tiny_game)
     assert _record(out) == _record(cold)
     _same_as_cold(tiny_game, out, cold)
+
+
+def test_a_watchs_layout_check_takes_the_last_checks_values_unlooked_up_while_its_caches_saved_them(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A layout check takes the last check's renders and findings whole without looking each value up in the caches
+    when both caches hold what the last check's build saved of them in this process (`KeptByGame.copied_from`); an
+    entry read from its file again (as another process wrote it) has each value looked up. The outputs are a cold
+    build's either way."""
+    import operator
+
+    from cardgen.validate import layout
+
+    class Counting:
+        """The operator module, counting the values compared by identity (`_reused`'s look-ups)."""
+
+        def __init__(self) -> None:
+            self.compared = 0
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(operator, name)
+
+        def is_(self, a: object, b: object) -> bool:
+            self.compared += 1
+            return a is b
+
+    out, cold = tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny"
+    storage.keep_for_next_builds()
+    counting = Counting()
+    monkeypatch.setattr(layout, "operator", counting)
+    texts = iter(f"Plain {number}" for number in range(10))
+    for _ in range(3):
+        _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", next(texts))])
+        _build(tiny_game)
+    counting.compared = 0
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", next(texts))])
+    _build(tiny_game)
+    assert counting.compared == 0  # the caches as the last build saved them: nothing looked up
+    storage._KNOWN_ENTRIES.clear()  # each entry read from its file, as another process wrote it
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", next(texts))])
+    _build(tiny_game)
+    assert counting.compared > 0
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, out, cold)

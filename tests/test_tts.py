@@ -1009,6 +1009,26 @@ def test_an_objects_memo_leaves_out_where_it_lies_and_where_its_images_were_writ
     assert memo(nested) != first
 
 
+def test_the_memo_takes_out_a_file_address_up_to_its_last_slash_as_a_character_by_character_reading_does() -> None:
+    """The folder of a `file://` address in an object's JSON is taken out up to the last `/` before the string's
+    closing quote, escapes (a quote, a backslash, a slash) read as one character each: the pattern that matches a run
+    of plain characters at a time (`objects._FOLDER_OF_FILE`) takes out what the one reading each character as an
+    alternation did, on addresses and on any text made of their pieces."""
+    import itertools
+    import json
+    import re
+
+    from cardgen.outputs.tts import objects
+
+    reference = re.compile(r'"file://(?:[^"\\]|\\.)*/')
+    folders = ["/out/a", '/my "games"/b', "/back\\slash/c", "/é x/d", "", "/a\\"]
+    texts = [json.dumps({"FaceURL": f"file://{folder}/f.jpg", "Name": f"x/{folder}"}) for folder in folders]
+    pieces = ['"', "\\", "/", "a", '"file://', '\\"', "\\n", "\n", "é"]
+    texts += ["".join(parts) for size in range(5) for parts in itertools.product(pieces, repeat=size)]
+    assert [objects._FOLDER_OF_FILE.sub('"', text) for text in texts] == [reference.sub('"', text) for text in texts]
+    assert objects._FOLDER_OF_FILE.sub('"', texts[1]) == '{"FaceURL": "f.jpg", "Name": "x//my \\"games\\"/b"}'
+
+
 def test_an_objects_memo_hashes_its_whole_text_by_blocks_though_its_cards_texts_are_kept(monkeypatch) -> None:
     """The Memo's text is put together from each contained object's own text (kept between builds by a watch:
     `objects.kept_text`), placed where json.dumps puts the list: the same text as the whole object's, file:///

