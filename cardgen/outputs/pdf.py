@@ -37,7 +37,7 @@ from cardgen.outputs.pdf_update import (
 from cardgen.outputs.print_work import MaskedImage, PrintJPEG
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
 from cardgen.raster.render import CardWork
-from cardgen.record.record import BuildRecord, CardEntry, face_values
+from cardgen.record.record import BuildRecord, CardEntry, cards_by_deck, face_values
 
 MARK_WIDTH_PT = 0.3
 PAGES_PER_FILE = 120  # at most; a duplex front page and its back page always share a file
@@ -722,7 +722,11 @@ class PrintStage(Stage[PrintSpec]):
         each card image when a print of the manifest asks for JPEG images (opaque PNG images need no work:
         their own data is embedded)."""
         work: dict[str, CardWork] = {}
-        see_through = {c.hash for c in record.cards if c.kind != "card"}
+        # the cards of the decks of tokens and boards (a card's kind is its deck's), by the decks' lists shared with
+        # the other stages (`cards_by_deck`): not a Python step over each of 10,000 cards an edit (~1.5 ms)
+        by_deck = cards_by_deck(record.cards, record.game.name)
+        see_through = {card.hash for deck, cards in by_deck.items() if record.decks[deck].kind != "card"
+                       for card in cards}
         see_through |= {b.hash for b in record.backs.values() if record.decks[b.deck].kind != "card"}
         for key in see_through:
             if not (masked := MaskedImage(out_root, key)).cache.has(masked.entry):
