@@ -380,3 +380,37 @@ def test_a_watchs_layout_check_takes_the_last_checks_values_unlooked_up_while_it
     assert counting.compared > 0
     _cold(tiny_game)
     _same_as_cold(tiny_game, out, cold)
+
+
+def test_the_artworks_by_key_are_the_last_builds_patched_at_the_places_holding_another(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a process that builds again, each artwork by its image key is the last call's dict with the places that
+    hold another artwork taken out and put in (`plan._arts_by_key`): the same artworks by the same keys as made
+    whole, also when the changed places swap their keys or an artwork takes a key another holds (the later's)."""
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(storage, "_DERIVED", {})
+    storage.keep_for_next_builds()
+    read: list[str] = []  # the keys read (`plan._KEY`): the changed places' only, when patched
+    monkeypatch.setattr(plan_module, "_KEY", lambda art: read.append(art.key) or art.key)
+
+    def arts(*keys: str) -> list:
+        return [SimpleNamespace(key=key) for key in keys]
+
+    def whole(every: list) -> dict:
+        return {key: art for key, art in zip([art.key for art in every], every)}
+
+    every = arts("a", "b", "c", "d")
+    assert plan_module._arts_by_key(every, "g") == whole(every)
+    for change in ([0], [1, 2], [3]):
+        every = list(every)
+        for place, art in zip(change, arts(*[f"{every[place].key}'" for place in change])):
+            every[place] = art
+        read.clear()
+        assert plan_module._arts_by_key(every, "g") == whole(every), change
+        assert read == [every[place].key for place in change]
+    swapped = [every[1], every[0], *every[2:]]
+    assert plan_module._arts_by_key(swapped, "g") == whole(swapped)
+    shared = [*swapped[:3], arts(swapped[0].key)[0]]  # (a key two hold: the later's)
+    assert plan_module._arts_by_key(shared, "g") == whole(shared)
+    assert plan_module._arts_by_key(swapped, "g") == whole(swapped)
