@@ -26,7 +26,7 @@ from cardgen.core.ownership import (
     refuse_foreign,
 )
 from cardgen.core.progress import Reporter, SilentReporter
-from cardgen.core.storage import cache_root
+from cardgen.core.storage import cache_root, rehearsing, write_spliced
 from cardgen.load.fonts import configure_fontconfig, keep_metrics
 from cardgen.load.freshness import (
     PreviousOutputs,
@@ -357,14 +357,23 @@ class _Build:
 
     def rehearse(self) -> None:
         """Run the drawing and the output stages of a game that made what its previous build made (see `warm_up`)
-        into a folder thrown away after: every image is found and every file kept, so nothing is drawn or written,
-        and what the stages keep in memory for the next build (`storage.KeptRuns`, `derived`, the print's kept
-        pages) is loaded. Nothing when a stage reads card files from its folder: each kept file would be copied in."""
+        into a folder thrown away after: every image is found and every file kept, so nothing is drawn, the files
+        written at every build (the TTS save, the gallery, build.json) are written there only, and what the stages
+        keep in memory for the next build (`storage.KeptRuns`, `derived`, the print's kept pages) is loaded; the
+        previous build's files found the same are spliced at the first edit as this process's own
+        (`storage.rehearsing`). Nothing when a stage reads card files from its folder: each kept file would be
+        copied in."""
         selected = self.selected()
         if not all(stage.while_drawing for stage in selected):
             return
-        with tempfile.TemporaryDirectory(prefix="cardgen-warm-") as folder:
+        with tempfile.TemporaryDirectory(prefix="cardgen-warm-") as folder, rehearsing():
             self.draw_and_run(Path(folder), selected)
+            # build.json too, as `_finish` writes it, with the counts of the build that wrote the previous one (this
+            # one found every image): that one, found the same, is spliced at the first edit (`storage.rehearsing`)
+            counted = self.record if self.previous is None else \
+                self.record.model_copy(update={"stats": self.previous.stats})
+            write_spliced(Path(folder) / BUILD_RECORD, counted.json_parts(), self.final / BUILD_RECORD,
+                          self.options.out_root)
 
     def handed(self) -> None:
         """The workers have every job: the build fingerprint of a first build is made while they draw (the gallery
