@@ -347,9 +347,10 @@ def test_a_build_stopped_after_patching_leaves_the_previous_files_whole(
 
 
 def test_a_process_leaves_no_copy_made_ahead_behind(tiny_game: Path) -> None:
-    """The copies a process made ahead are deleted at its exit."""
+    """The copies a process made ahead are deleted at its exit; those of a process killed before (no exit of its
+    own) by the next process that makes copies there, not those of a process still running."""
     script = (
-        "import sys; from pathlib import Path\n"
+        "import os, sys; from pathlib import Path\n"
         "from cardgen.build.build import BuildOptions, build_game\n"
         "from cardgen.core import storage\n"
         "from cardgen.outputs import stage_names\n"
@@ -357,12 +358,25 @@ def test_a_process_leaves_no_copy_made_ahead_behind(tiny_game: Path) -> None:
         "root = Path(sys.argv[1])\n"
         "build_game(root, 'tiny', BuildOptions(root / 'kept', jobs=1), stages=stage_names())\n"
         "storage.run_after_rebuild()\n"
-        "print(len(list((root / 'kept' / '.cache' / storage.AHEAD_FOLDER).iterdir())))\n")
-    done = subprocess.run([sys.executable, "-c", script, str(tiny_game)], capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["3"]  # build.json, index.html, the TTS save
-    assert list((tiny_game / "kept" / ".cache" / storage.AHEAD_FOLDER).iterdir()) == []
+        "print(len(list((root / 'kept' / '.cache' / storage.AHEAD_FOLDER).iterdir())), flush=True)\n"
+        "os._exit(0) if sys.argv[2:] == ['killed'] else None\n")
+    ahead = tiny_game / "kept" / ".cache" / storage.AHEAD_FOLDER
+
+    def run(*how: str) -> list[str]:
+        done = subprocess.run([sys.executable, "-c", script, str(tiny_game), *how], capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+
+    assert run("killed") == ["3"]  # build.json, index.html, the TTS save: left behind
+    killed = sorted(path.name for path in ahead.iterdir())
+    older, running = ahead / "build.json.k2j4_x9q.ahead", ahead / f"build.json.{os.getpid()}.a1b2c3d4.ahead"
+    older.write_bytes(b"an earlier cardgen's copy")
+    running.write_bytes(b"a copy of a watch still running")
+    edit = tiny_game / "data" / "tiny" / "cards.csv"
+    edit.write_text(edit.read_text().replace("Alpha,1", "Alpha,7"))
+    assert run() == ["4"]  # its own 3 and the running watch's
+    assert len(killed) == 3 and [path.name for path in ahead.iterdir()] == [running.name]
 
 
 def _once(root: Path) -> None:

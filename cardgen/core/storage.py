@@ -583,7 +583,8 @@ def _same_bytes(one: BinaryIO, other: BinaryIO) -> bool:
 # (`pdf_update`), the spliced files an edit patches in place (`write_spliced`). At most one copy a file, known by the
 # file's path and the state it copies (`key`: what tells that file's states apart), and by its own state (device,
 # inode, size, modification and change times, the digest of its end: any write to it changes them); kept in this
-# process's memory only, and deleted at its exit.
+# process's memory only, and deleted at its exit; a process ended otherwise (killed, its terminal closed) leaves its
+# copies, which the next process to make one deletes (`_drop_orphans`: each copy's name holds its process's id).
 AHEAD_FOLDER = "ahead"  # in the output root's cache folder
 AHEAD_AT_MOST = 8  # copies kept, the oldest deleted first
 _AHEAD: dict[Path, tuple[Hashable, Path, tuple]] = {}
@@ -607,8 +608,9 @@ def copy_ahead(path: Path, key: Hashable, folder: Path, unchanged: Callable[[], 
 
         atexit.register(drop_ahead)
         _AHEAD_DROPPED_AT_EXIT.append(True)
+        _drop_orphans(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(dir=folder, prefix=f"{path.name}.", suffix=".ahead")
+    handle, name = tempfile.mkstemp(dir=folder, prefix=f"{path.name}.{os.getpid()}.", suffix=".ahead")
     ahead = Path(name)
     try:
         with path.open("rb") as source, open(handle, "wb") as target:
@@ -647,6 +649,30 @@ def drop_ahead() -> None:
         _AHEAD.clear()
     for ahead in dropped:
         _drop(ahead)
+
+
+def _drop_orphans(folder: Path) -> None:
+    """Delete the copies made ahead in `folder` by processes no longer running (`<file>.<process id>.<random>.ahead`;
+    a name without one is an earlier cardgen's), left by a watch that was killed: ~200 MB a watch at 1,000 cards."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        fields = name.rsplit(".", 3)
+        if len(fields) == 4 and fields[3] == "ahead" and not (fields[1].isdigit() and _running(int(fields[1]))):
+            (folder / name).unlink(missing_ok=True)
+
+
+def _running(pid: int) -> bool:
+    """Whether a process of that id runs (one of another user's counts: it may be a watch of theirs)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # (not ours to signal)
+        return True
+    return True
 
 
 def _pop_ahead(path: Path) -> tuple[Hashable, Path, tuple] | None:
