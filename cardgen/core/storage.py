@@ -1100,6 +1100,10 @@ class KeptByGame:
     """
 
     deferred = False  # a save in a process that builds again may be kept in memory only (see `_kept_in_memory`)
+    # and, kept in memory, written to its file once the build has reported (`after_rebuild`): for an entry that
+    # describes an output file as an edit leaves it (the print's), which the next process would otherwise find in
+    # an earlier state and make whole again
+    written_later = False
 
     def __init__(self, out_root: Path, kind: str, game: str, encode: Callable[[Any], Any] | None = None) -> None:
         self.store = Cache(out_root, kind, ".jsonl")
@@ -1148,7 +1152,12 @@ class KeptByGame:
                 len(self.used) - sum(map(self._lines.__contains__, self.used)) > DEFERRED_AT_MOST:
             return False
         # The lines of values this build did not use stay known: each is still the file's line of its key (a
-        # content key, whose value keeps its meaning), and they are no more than the file holds.
+        # content key, whose value keeps its meaning), and they are no more than the file holds. Not those of values
+        # it changed (an entry that describes a file: the print's `pdf_update.Written`): `_line` would take them.
+        old, used = self._kept, self.used
+        changed = set(itertools.compress(used, map(operator.is_not, used.values(), map(old.get, used))))
+        if any(map(self._lines.__contains__, changed)):
+            self._lines = {key: line for key, line in self._lines.items() if key not in changed}
         self._kept = dict(self.used)
         with _KNOWN_LOCK:
             _KNOWN_ENTRIES[(path, identity)] = (self._kept, self._lines)
@@ -1165,8 +1174,22 @@ class KeptByGame:
         if self.used == self.kept:  # values taken from `kept` are the same objects: compared by identity first
             return
         if self.deferred and self._kept_in_memory():
+            if self.written_later:
+                after_rebuild(self._write_if_kept)
             return
+        self._write()
 
+    def _write_if_kept(self) -> None:
+        """`_write`, once the build has reported, while the entry's folder is still there in a cache folder that
+        holds its stamp: no lock is held then, and a `cardgen clean` may have removed them (a `.cache` made again
+        without its stamp would be refused by every later build: see `ownership.refuse_foreign`)."""
+        from cardgen.core.ownership import STAMP
+
+        if (self.store.folder.parent / STAMP).is_file() and self.store.path(self.entry).parent.is_dir():
+            self._write()
+
+    def _write(self) -> None:
+        """Write what this build used into the entry's file (see `save`)."""
         encoded: dict[str, bytes] | None = {}  # the lines encoded now, while few (an edit's)
 
         def write(temp: Path) -> None:
