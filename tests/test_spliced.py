@@ -99,21 +99,28 @@ def test_a_file_written_again_copies_the_pieces_it_held_and_writes_the_rest(tmp_
 def test_a_rehearsal_takes_a_previous_file_as_written_only_when_it_holds_the_same_bytes(tmp_path: Path,
                                                                                      copied: list[int]) -> None:
     """`storage.rehearsing` (a watch's warm-up): the file a write splices from, written by another process, is then
-    spliced from as this process's own when it holds the very bytes just written, never otherwise."""
+    spliced from as this process's own, each piece it holds where the write put it with the same bytes; one of
+    another size, or outside a rehearsal, is not."""
     pieces = [f"piece {number} of the file; ".encode() * 14 for number in range(40)]  # beyond its end's digest
     parts: list[bytes | str] = [b"[", *(p for piece in pieces for p in (piece, b",\n")), b"]"]
     same, other, outside = (tmp_path / name for name in ("same.json", "other.json", "outside.json"))
+    longer = tmp_path / "longer.json"
     for path in (same, outside):
         path.write_bytes(_bytes(parts))
     other.write_bytes(_bytes([*parts[:5], pieces[2][:-1] + b"!", *parts[6:]]))  # a byte apart, far from its end
+    longer.write_bytes(_bytes(parts) + b" ")
     assert len(_bytes(parts)) > 2 * storage.SPLICE_TAIL
     with storage.rehearsing():
-        for previous in (same, other):
+        for previous in (same, other, longer):
             _write(tmp_path / f"rehearsed-{previous.name}", parts, copied, previous)
     _write(tmp_path / "not-rehearsed.json", parts, copied, outside)
-    assert _write(tmp_path / "edited.json", [*parts[:5], b"an edit", *parts[6:]], copied, same) == \
-        len(same.read_bytes()) - len(b"[") - len(pieces[2]) - len(b",\n")  # (as in the test above: spliced)
-    for previous in (other, outside):
+    edited = [*parts[:5], b"an edit", *parts[6:]]
+    # all but the changed piece and the short pieces not after a copied one (as in the test above)
+    assert _write(tmp_path / "edited.json", edited, copied, same) == \
+        len(same.read_bytes()) - len(b"[") - len(pieces[2]) - len(b",\n")
+    assert _write(tmp_path / "edited-other.json", parts, copied, other) == \
+        len(other.read_bytes()) - len(b"[") - len(pieces[2]) - len(b",\n")  # its piece 2 not taken: written
+    for previous in (longer, outside):
         assert _write(tmp_path / f"edited-{previous.name}", parts, copied, previous) == 0  # written whole
 
 

@@ -554,27 +554,29 @@ def rehearsing() -> Iterator[None]:
 
 
 def _adopt(source: Path, written: Path, made: _Spliced) -> None:
-    """Note the file `source` as holding its pieces where `made` says the file just `written` from the same parts
-    holds them (as if this process had written it), when it holds the very same bytes. Its state is taken before
-    it is read: a write to it since changes its time, and the note is then not used (`_spliced`)."""
+    """Note the file `source` as holding each piece of the file just `written` from the same parts that it holds at
+    the same place (`made` says where), as if this process had written it, when the two are of a size: a gallery
+    differs from its rehearsal's in its head (when it was built, what changed), a padded run of the same length
+    whose cards follow at the same places. Its state is taken before it is read: a write to it since changes its
+    time, and the note is then not used (`_spliced`)."""
+    import mmap
+
     try:
         with open(source, "rb") as old, open(written, "rb") as new:
             state = os.fstat(old.fileno())
-            same = state.st_size == made.size and _same_bytes(old, new)
-    except OSError:
+            if not made.size or state.st_size != made.size or os.fstat(new.fileno()).st_size != made.size:
+                return
+            with mmap.mmap(old.fileno(), 0, access=mmap.ACCESS_READ) as theirs, \
+                    mmap.mmap(new.fileno(), 0, access=mmap.ACCESS_READ) as ours:
+                def same(at: int, length: int) -> bool:
+                    return theirs[at:at + length] == ours[at:at + length]
+
+                pieces = {key: piece for key, piece in made.pieces.items() if same(piece[1], piece[2])}
+                short = {at: piece for at, piece in made.short.items() if same(at, piece[1])}
+                tail = hashlib.sha256(theirs[max(0, made.size - SPLICE_TAIL):]).digest()
+    except (OSError, ValueError):  # (a file that shrank meanwhile cannot be mapped whole)
         return
-    if same:
-        _note_spliced(state, _Spliced(made.size, 0, made.tail, made.pieces, made.short))
-
-
-def _same_bytes(one: BinaryIO, other: BinaryIO) -> bool:
-    """Whether two open files hold the same bytes from where they are read."""
-    while True:
-        chunk = one.read(1 << 20)
-        if chunk != other.read(1 << 20):
-            return False
-        if not chunk:
-            return True
+    _note_spliced(state, _Spliced(made.size, 0, tail, pieces, short))
 
 
 # In a process that builds again, copies of files the next build will likely write again, made once a build has
