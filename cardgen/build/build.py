@@ -360,7 +360,7 @@ class _Build:
         into a folder thrown away after: every image is found and every file kept, so nothing is drawn, the files
         written at every build (the TTS save, the gallery, build.json) are written there only, and what the stages
         keep in memory for the next build (`storage.KeptRuns`, `derived`, the print's kept pages) is loaded; the
-        previous build's files found the same are spliced at the first edit as this process's own
+        pieces the previous build's files hold as written there are spliced at the first edit as this process's own
         (`storage.rehearsing`). Nothing when a stage reads card files from its folder: each kept file would be
         copied in."""
         selected = self.selected()
@@ -369,7 +369,7 @@ class _Build:
         with tempfile.TemporaryDirectory(prefix="cardgen-warm-") as folder, rehearsing():
             self.draw_and_run(Path(folder), selected)
             # build.json too, as `_finish` writes it, with the counts of the build that wrote the previous one (this
-            # one found every image): that one, found the same, is spliced at the first edit (`storage.rehearsing`)
+            # one found every image), so that its head is the same too
             counted = self.record if self.previous is None else \
                 self.record.model_copy(update={"stats": self.previous.stats})
             write_spliced(Path(folder) / BUILD_RECORD, counted.json_parts(), self.final / BUILD_RECORD,
