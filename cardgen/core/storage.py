@@ -7,6 +7,7 @@ made by `Cache`; no other module builds one by hand.
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import hashlib
@@ -19,6 +20,7 @@ import struct
 import tempfile
 import threading
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -649,6 +651,46 @@ def _stamp(stat: os.stat_result) -> tuple[int, ...]:
 def file_digest(path: Path) -> str:
     """SHA-256 of a file's content (memoised by path, size, times and inode)."""
     return _file_digest(str(path), _stamp(path.stat()))
+
+
+def digest_now(path: Path) -> str:
+    """SHA-256 of a file's content, read now (never memoised: a file written twice within one tick of the file
+    system's clock keeps its times, and a memoised digest would be of what it held before)."""
+    return _read_digest(path)
+
+
+# The digest of the bytes a build read of each source file, by its real path (`noting_reads`), None for a file it
+# read twice and found changed: what lets the next build tell a file saved just before this one was stamped (a
+# "racy" stamp, `freshness.source_stamp`) by its content, without running the pipeline. Only the files read where
+# the build notes them (its data files); a thread the build did not start in notes nowhere.
+_READS: ContextVar[dict[str, str | None] | None] = ContextVar("cardgen_reads", default=None)
+
+
+@contextlib.contextmanager
+def noting_reads() -> Iterator[dict[str, str | None]]:
+    """Note (`note_read`) the digests of the source files read within, into the mapping it gives."""
+    reads: dict[str, str | None] = {}
+    token = _READS.set(reads)
+    try:
+        yield reads
+    finally:
+        _READS.reset(token)
+
+
+def note_read(path: Path, digest: str) -> None:
+    """Note that the build read `path` as holding the content of `digest` (see `noting_reads`); read again as
+    something else, it is noted as unknown (None)."""
+    reads = _READS.get()
+    if reads is not None:
+        name = os.path.realpath(path)
+        reads[name] = digest if reads.get(name, digest) == digest else None
+
+
+def read_noted(path: Path) -> bytes:
+    """A source file's bytes, read now and noted (`note_read`)."""
+    data = path.read_bytes()
+    note_read(path, hashlib.sha256(data).hexdigest())
+    return data
 
 
 def place_file(source: Path, target: Path) -> None:
