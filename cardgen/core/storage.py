@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from stat import S_ISREG
-from typing import Any, BinaryIO, Callable, Hashable, Iterable, Iterator, Sequence, TypeVar
+from typing import Any, BinaryIO, Callable, Hashable, Iterable, Iterator, NamedTuple, Sequence, TypeVar
 
 CACHE_DIR = ".cache"
 
@@ -659,17 +659,25 @@ def digest_now(path: Path) -> str:
     return _read_digest(path)
 
 
-# The digest of the bytes a build read of each source file, by its real path (`noting_reads`), None for a file it
-# read twice and found changed: what lets the next build tell a file saved just before this one was stamped (a
-# "racy" stamp, `freshness.source_stamp`) by its content, without running the pipeline. Only the files read where
-# the build notes them (its data files); a thread the build did not start in notes nowhere.
-_READS: ContextVar[dict[str, str | None] | None] = ContextVar("cardgen_reads", default=None)
+class Read(NamedTuple):
+    """What a build read of a source file (`noting_reads`): the digest of its bytes, and whether a read of it for its
+    use was noted (not only a digest something was keyed by)."""
+
+    digest: str
+    used: bool
+
+
+# What a build read of each source file, by its real path (`noting_reads`), None for a file it read twice and found
+# changed: what lets the next build tell a file saved just before this one was stamped (a "racy" stamp,
+# `freshness.source_stamp`) by its content, without running the pipeline. Only the files read where the build notes
+# them (its data files and templates); a thread the build did not start in notes nowhere.
+_READS: ContextVar[dict[str, Read | None] | None] = ContextVar("cardgen_reads", default=None)
 
 
 @contextlib.contextmanager
-def noting_reads() -> Iterator[dict[str, str | None]]:
-    """Note (`note_read`) the digests of the source files read within, into the mapping it gives."""
-    reads: dict[str, str | None] = {}
+def noting_reads() -> Iterator[dict[str, Read | None]]:
+    """Note (`note_read`) what is read of the source files within, into the mapping it gives."""
+    reads: dict[str, Read | None] = {}
     token = _READS.set(reads)
     try:
         yield reads
@@ -677,13 +685,15 @@ def noting_reads() -> Iterator[dict[str, str | None]]:
         _READS.reset(token)
 
 
-def note_read(path: Path, digest: str) -> None:
+def note_read(path: Path, digest: str, whole: bool = True) -> None:
     """Note that the build read `path` as holding the content of `digest` (see `noting_reads`); read again as
-    something else, it is noted as unknown (None)."""
+    something else, it is noted as unknown (None). Not `whole`: a digest that something the build keeps is keyed by
+    (the renders kept by the templates' digests), which the file's use by other code may not be."""
     reads = _READS.get()
     if reads is not None:
         name = os.path.realpath(path)
-        reads[name] = digest if reads.get(name, digest) == digest else None
+        noted = reads.get(name, Read(digest, whole))
+        reads[name] = Read(digest, noted.used or whole) if noted is not None and noted.digest == digest else None
 
 
 def read_noted(path: Path) -> bytes:

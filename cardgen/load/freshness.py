@@ -29,6 +29,7 @@ from typing import Callable, Collection, Iterable
 from cardgen.core.errors import CardgenError, Problem
 from cardgen.core.storage import (
     FILE_MODE,
+    Read,
     after_rebuild,
     builds_again,
     digest_now,
@@ -89,14 +90,15 @@ def source_stamp(root: Path, game: str, extra: Iterable[str] = (), recording: bo
     return stamp
 
 
-def with_read_digests(stamp: dict[str, Stamp], root: Path, reads: dict[str, str | None]) -> dict[str, Stamp]:
+def with_read_digests(stamp: dict[str, Stamp], root: Path, reads: dict[str, Read | None]) -> dict[str, Stamp]:
     """A recorded stamp (see `source_stamp`) with each racy file's digest of the bytes the build read of it, as
-    noted in `reads` (`storage.noting_reads`, by real path); left empty where none was noted, or the build read the
-    file twice and found it changed. Never a digest of the file read again now: a save since the build read it
-    would be taken for what it built."""
+    noted in `reads` (`storage.noting_reads`, by real path); left empty where no read for its use was noted, or the
+    build read the file twice and found it changed. Never a digest of the file read again now: a save since the
+    build read it would be taken for what it built."""
     racy = [name for name, entry in stamp.items() if len(entry) == 3]
     for name in racy:
-        stamp[name] = [*stamp[name][:2], reads.get(os.path.realpath(root / name)) or ""]
+        read = reads.get(os.path.realpath(root / name))
+        stamp[name] = [*stamp[name][:2], read.digest if read is not None and read.used else ""]
     return stamp
 
 
