@@ -245,13 +245,13 @@ def render_inputs(game: Game) -> str:
     for manifest in game.manifest_files:
         digest.update(manifest.read_bytes())
     digest.update(json.dumps([game.lang, [deck.title for deck in game.spec.decks.values()]]).encode())
+    templates = game.root / "templates"
     for folder in own_folders(game.root, ("templates", "icons", "fonts")):
         for path in sorted(folder.rglob("*")):
             if path.is_file():
                 content = file_digest(path)
-                # the renders kept are of this content: a template read otherwise is not taken for built (a font or
-                # icon, read by other code too, is not taken for built by this alone)
-                note_read(path, content, whole=False)
+                if folder == templates:  # the renders kept are of this content: a template the loader read otherwise
+                    note_read(path, content, whole=False)  # is not taken for built (icons and fonts stay unknown)
                 digest.update(f"{path.relative_to(game.root)}:{content}".encode())
     return digest.hexdigest()
 
