@@ -26,7 +26,7 @@ from cardgen.core.ownership import (
     refuse_foreign,
 )
 from cardgen.core.progress import Reporter, SilentReporter
-from cardgen.core.storage import cache_root, rehearsing, write_spliced
+from cardgen.core.storage import cache_root, noting_reads, rehearsing, write_spliced
 from cardgen.load.fonts import configure_fontconfig, keep_metrics
 from cardgen.load.freshness import (
     PreviousOutputs,
@@ -36,6 +36,7 @@ from cardgen.load.freshness import (
     seal_outputs,
     settings_key,
     source_stamp,
+    with_read_digests,
 )
 from cardgen.load.manifest import Game
 from cardgen.outputs import stage_modules, work_modules
@@ -254,13 +255,27 @@ class _Build:
             self.renders = None
 
     def plan_cards(self) -> None:
-        """Load and validate the game, render its cards to SVG and make its record (nothing drawn yet)."""
+        """Load and validate the game, render its cards to SVG and make its record (nothing drawn yet), stamping
+        the files it reads (see `freshness.source_stamp`)."""
+        root, name = self.root, self.name
+        with noting_reads() as reads:  # what it read of a file saved just before: the next build compares that
+            # Stamped before anything is read: a file edited during the build then differs from its stamp, and
+            # the next build sees the edit (stamped after, the build would record what it never read).
+            read_from = source_stamp(root, name, recording=True)
+            self.load_and_plan()
+        resolved, plan = root.resolve(), self.plan
+        used = {f.relative_to(resolved).as_posix() for f in files_drawn(plan)} | set(plan.game.files_elsewhere())
+        # the files read outside the folders stamped before reading (images a card names elsewhere); a file that
+        # appeared in them since is not stamped: the next build sees it new and builds
+        stamp = {**source_stamp(root, name, sorted(used), recording=True, scan=False), **read_from}
+        self.record.sources = with_read_digests(stamp, root, reads)
+        self.changes = diff_records(self.previous, self.record) if self.previous else None
+
+    def load_and_plan(self) -> None:
+        """Load and validate the game, render its cards to SVG and make its record, but its sources' stamps."""
         from cardgen.validate import validate_context
 
         root, name, options = self.root, self.name, self.options
-        # Stamped before anything is read: a file edited during the build then differs from its stamp, and
-        # the next build sees the edit (stamped after, the build would record what it never read).
-        read_from = source_stamp(root, name, recording=True)
         context = BuildContext.load(root, name, options.out_root, draft=options.draft, lang=options.lang)
         # The workers are idle until the cards are planned: a rebuild's (an edit's) draw the cards validation
         # renders meanwhile; a first build's share out a large game's renders.
@@ -272,14 +287,8 @@ class _Build:
         record = self.record = record_of(plan)
         if self.previous is not None:  # `keep_previous` compares it; a first build's waits for the drawing
             self.fingerprint()
-        resolved = root.resolve()
-        used = {f.relative_to(resolved).as_posix() for f in files_drawn(plan)} | set(plan.game.files_elsewhere())
         record.settings = self.settings
-        # the files read outside the folders stamped before reading (images a card names elsewhere); a file that
-        # appeared in them since is not stamped: the next build sees it new and builds
-        record.sources = {**source_stamp(root, name, sorted(used), recording=True, scan=False), **read_from}
         record.warnings = plan.findings
-        self.changes = diff_records(self.previous, record) if self.previous else None
 
     def fingerprint(self) -> None:
         """Set the record's build fingerprint (see `build_fingerprint`), unless it is set already."""

@@ -7,6 +7,7 @@ made by `Cache`; no other module builds one by hand.
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import hashlib
@@ -19,12 +20,12 @@ import struct
 import tempfile
 import threading
 import time
-from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from stat import S_ISREG
-from typing import Any, BinaryIO, Callable, Hashable, Iterable, Iterator, Sequence, TypeVar
+from typing import Any, BinaryIO, Callable, Hashable, Iterable, Iterator, NamedTuple, Sequence, TypeVar
 
 CACHE_DIR = ".cache"
 
@@ -543,7 +544,7 @@ def _note_spliced(state: os.stat_result, made: _Spliced) -> None:
 _REHEARSING = threading.Event()
 
 
-@contextmanager
+@contextlib.contextmanager
 def rehearsing() -> Iterator[None]:
     """Within the block, the builds of this process rehearse (see `_REHEARSING`)."""
     _REHEARSING.set()
@@ -727,6 +728,56 @@ def _stamp(stat: os.stat_result) -> tuple[int, ...]:
 def file_digest(path: Path) -> str:
     """SHA-256 of a file's content (memoised by path, size, times and inode)."""
     return _file_digest(str(path), _stamp(path.stat()))
+
+
+def digest_now(path: Path) -> str:
+    """SHA-256 of a file's content, read now (never memoised: a file written twice within one tick of the file
+    system's clock keeps its times, and a memoised digest would be of what it held before)."""
+    return _read_digest(path)
+
+
+class Read(NamedTuple):
+    """What a build read of a source file (`noting_reads`): the digest of its bytes, and whether a read of it for its
+    use was noted (not only a digest something was keyed by)."""
+
+    digest: str
+    used: bool
+
+
+# What a build read of each source file, by its real path (`noting_reads`), None for a file it read twice and found
+# changed: what lets the next build tell a file saved just before this one was stamped (a "racy" stamp,
+# `freshness.source_stamp`) by its content, without running the pipeline. Only the files read where the build notes
+# them (its data files and templates); a thread the build did not start in notes nowhere.
+_READS: ContextVar[dict[str, Read | None] | None] = ContextVar("cardgen_reads", default=None)
+
+
+@contextlib.contextmanager
+def noting_reads() -> Iterator[dict[str, Read | None]]:
+    """Note (`note_read`) what is read of the source files within, into the mapping it gives."""
+    reads: dict[str, Read | None] = {}
+    token = _READS.set(reads)
+    try:
+        yield reads
+    finally:
+        _READS.reset(token)
+
+
+def note_read(path: Path, digest: str, whole: bool = True) -> None:
+    """Note that the build read `path` as holding the content of `digest` (see `noting_reads`); read again as
+    something else, it is noted as unknown (None). Not `whole`: a digest that something the build keeps is keyed by
+    (the renders kept by the templates' digests), which the file's use by other code may not be."""
+    reads = _READS.get()
+    if reads is not None:
+        name = os.path.realpath(path)
+        noted = reads.get(name, Read(digest, whole))
+        reads[name] = Read(digest, noted.used or whole) if noted is not None and noted.digest == digest else None
+
+
+def read_noted(path: Path) -> bytes:
+    """A source file's bytes, read now and noted (`note_read`)."""
+    data = path.read_bytes()
+    note_read(path, hashlib.sha256(data).hexdigest())
+    return data
 
 
 def place_file(source: Path, target: Path) -> None:
