@@ -357,10 +357,11 @@ def test_watch_gets_ready_to_draw_while_it_waits_for_the_first_save(tiny_game: P
     assert storage.builds_again()
 
 
-def test_reuse_or_make_caches_by_inputs(tmp_path: Path) -> None:
+def test_reuse_or_make_caches_by_inputs_in_the_output_roots_cache(tmp_path: Path) -> None:
     from cardgen.outputs.reuse import reuse_or_make
 
-    out_dir = tmp_path / "output" / "game"
+    out_root = tmp_path / "output"
+    out_dir = tmp_path / "elsewhere" / "game"  # (a rehearsal's folder: `build.warm_up`) the cache is the root's
     source = tmp_path / "input.txt"
     source.write_text("one")
     calls = []
@@ -369,11 +370,13 @@ def test_reuse_or_make_caches_by_inputs(tmp_path: Path) -> None:
         calls.append(path)
         path.write_text(source.read_text().upper())
 
-    assert reuse_or_make(out_dir, out_dir / "a.txt", ["letter", source], make, "cardgen.outputs.reuse")
-    assert not reuse_or_make(out_dir, out_dir / "b.txt", ["letter", source], make, "cardgen.outputs.reuse")
+    assert reuse_or_make(out_root, out_dir / "a.txt", ["letter", source], make, "cardgen.outputs.reuse")
+    assert not reuse_or_make(out_root, out_dir / "b.txt", ["letter", source], make, "cardgen.outputs.reuse")
     assert (out_dir / "b.txt").read_text() == "ONE" and len(calls) == 1
+    assert [path.read_text() for path in (out_root / ".cache" / "outputs").rglob("*.txt")] == ["ONE"]
+    assert not (tmp_path / "elsewhere" / ".cache").exists()
     source.write_text("two")
-    assert reuse_or_make(out_dir, out_dir / "a.txt", ["letter", source], make, "cardgen.outputs.reuse")
+    assert reuse_or_make(out_root, out_dir / "a.txt", ["letter", source], make, "cardgen.outputs.reuse")
     assert (out_dir / "a.txt").read_text() == "TWO"
 
 

@@ -96,6 +96,34 @@ def test_an_edit_of_a_card_appends_a_revision_that_reads_and_renders_as_a_cold_b
         assert max(high for _, high in ImageChops.difference(mine, theirs).getextrema()) <= 2
 
 
+def test_the_print_a_watch_updated_is_updated_by_the_next_process_too(tiny_game: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watch's update of the file is kept in memory (`KeptByGame.deferred`) and written to the entry once its
+    build has reported (`written_later`): a process started after the watch updates the file too, where it found an
+    earlier state there and drew the file whole."""
+    import threading
+
+    import cardgen.outputs.pdf as pdf_module
+    from cardgen.core import storage
+
+    monkeypatch.setattr(pdf_update, "GROWTH_AT_MOST", 1.0)
+    _build(tiny_game)
+    storage.keep_for_next_builds()  # a watch's edits
+    for old, new in [("Plain", "Plainer"), ("Plainer", "Plainest")]:
+        _edit(tiny_game, old, new)
+        _build(tiny_game)
+        storage.run_after_rebuild()  # its wait for the next save
+    monkeypatch.setattr(storage, "BUILDS_AGAIN", threading.Event())  # another process: none of the watch's memory
+    for name in ("_KNOWN_ENTRIES", "_DERIVED", "_RUNS", "_SPLICED"):
+        monkeypatch.setattr(storage, name, {})
+    drawn: list[str] = []
+    draw = pdf_module._draw
+    monkeypatch.setattr(pdf_module, "_draw", lambda path, **kw: drawn.append(path.name) or draw(path, **kw))
+    _edit(tiny_game, "Plainest", "Plain")
+    _build(tiny_game)
+    assert drawn == [] and _revisions(tiny_game / "output" / PDF) == 4
+
+
 def test_an_image_two_cards_share_is_not_replaced_for_one_of_them(workspace: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Alpha and Beta look the same (the face shows the text only): reportlab embeds their image once. An edit of

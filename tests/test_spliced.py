@@ -96,6 +96,34 @@ def test_a_file_written_again_copies_the_pieces_it_held_and_writes_the_rest(tmp_
     assert _write(tmp_path / "staging.json", parts, copied, previous=moved) == len(moved.read_bytes()) - 3
 
 
+def test_a_rehearsal_takes_a_previous_file_as_written_only_when_it_holds_the_same_bytes(tmp_path: Path,
+                                                                                     copied: list[int]) -> None:
+    """`storage.rehearsing` (a watch's warm-up): the file a write splices from, written by another process, is then
+    spliced from as this process's own, each piece it holds where the write put it with the same bytes; one of
+    another size, or outside a rehearsal, is not."""
+    pieces = [f"piece {number} of the file; ".encode() * 14 for number in range(40)]  # beyond its end's digest
+    parts: list[bytes | str] = [b"[", *(p for piece in pieces for p in (piece, b",\n")), b"]"]
+    same, other, outside = (tmp_path / name for name in ("same.json", "other.json", "outside.json"))
+    longer = tmp_path / "longer.json"
+    for path in (same, outside):
+        path.write_bytes(_bytes(parts))
+    other.write_bytes(_bytes([*parts[:5], pieces[2][:-1] + b"!", *parts[6:]]))  # a byte apart, far from its end
+    longer.write_bytes(_bytes(parts) + b" ")
+    assert len(_bytes(parts)) > 2 * storage.SPLICE_TAIL
+    with storage.rehearsing():
+        for previous in (same, other, longer):
+            _write(tmp_path / f"rehearsed-{previous.name}", parts, copied, previous)
+    _write(tmp_path / "not-rehearsed.json", parts, copied, outside)
+    edited = [*parts[:5], b"an edit", *parts[6:]]
+    # all but the changed piece and the short pieces not after a copied one (as in the test above)
+    assert _write(tmp_path / "edited.json", edited, copied, same) == \
+        len(same.read_bytes()) - len(b"[") - len(pieces[2]) - len(b",\n")
+    assert _write(tmp_path / "edited-other.json", parts, copied, other) == \
+        len(other.read_bytes()) - len(b"[") - len(pieces[2]) - len(b",\n")  # its piece 2 not taken: written
+    for previous in (longer, outside):
+        assert _write(tmp_path / f"edited-{previous.name}", parts, copied, previous) == 0  # written whole
+
+
 def test_runs_are_copied_whole_or_taken_apart_into_the_pieces_the_file_holds(tmp_path: Path, copied: list[int]
                                                                              ) -> None:
     """A run the last write wrote is copied as one range; a new run holding pieces the file holds (a run of them
@@ -326,9 +354,10 @@ def test_a_build_stopped_after_patching_leaves_the_previous_files_whole(
 
 
 def test_a_process_leaves_no_copy_made_ahead_behind(tiny_game: Path) -> None:
-    """The copies a process made ahead are deleted at its exit."""
+    """The copies a process made ahead are deleted at its exit; those of a process killed before (no exit of its
+    own) by the next process that makes copies there, not those of a process still running."""
     script = (
-        "import sys; from pathlib import Path\n"
+        "import os, sys; from pathlib import Path\n"
         "from cardgen.build.build import BuildOptions, build_game\n"
         "from cardgen.core import storage\n"
         "from cardgen.outputs import stage_names\n"
@@ -336,12 +365,25 @@ def test_a_process_leaves_no_copy_made_ahead_behind(tiny_game: Path) -> None:
         "root = Path(sys.argv[1])\n"
         "build_game(root, 'tiny', BuildOptions(root / 'kept', jobs=1), stages=stage_names())\n"
         "storage.run_after_rebuild()\n"
-        "print(len(list((root / 'kept' / '.cache' / storage.AHEAD_FOLDER).iterdir())))\n")
-    done = subprocess.run([sys.executable, "-c", script, str(tiny_game)], capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["3"]  # build.json, index.html, the TTS save
-    assert list((tiny_game / "kept" / ".cache" / storage.AHEAD_FOLDER).iterdir()) == []
+        "print(len(list((root / 'kept' / '.cache' / storage.AHEAD_FOLDER).iterdir())), flush=True)\n"
+        "os._exit(0) if sys.argv[2:] == ['killed'] else None\n")
+    ahead = tiny_game / "kept" / ".cache" / storage.AHEAD_FOLDER
+
+    def run(*how: str) -> list[str]:
+        done = subprocess.run([sys.executable, "-c", script, str(tiny_game), *how], capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+
+    assert run("killed") == ["3"]  # build.json, index.html, the TTS save: left behind
+    killed = sorted(path.name for path in ahead.iterdir())
+    older, running = ahead / "build.json.k2j4_x9q.ahead", ahead / f"build.json.{os.getpid()}.a1b2c3d4.ahead"
+    older.write_bytes(b"an earlier cardgen's copy")
+    running.write_bytes(b"a copy of a watch still running")
+    edit = tiny_game / "data" / "tiny" / "cards.csv"
+    edit.write_text(edit.read_text().replace("Alpha,1", "Alpha,7"))
+    assert run() == ["4"]  # its own 3 and the running watch's
+    assert len(killed) == 3 and [path.name for path in ahead.iterdir()] == [running.name]
 
 
 def _once(root: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -75,6 +76,33 @@ def test_a_warm_up_writes_nothing_and_loads_what_the_first_edit_reads_whose_outp
     assert [card.id for card in edited.changes.changed] == ["alpha"] and reads == []  # the record was in memory
     _cold(new_watch)
     _same_as_cold(new_watch, new_watch / "output" / "tiny", new_watch / "cold" / "tiny")
+
+
+def test_a_warm_up_writes_nothing_outside_its_throwaway_folder_and_takes_the_builds_files_as_its_own(
+        new_watch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its stages write into a folder thrown away after, but use the output root's caches and name the files' final
+    places; the files written at every build (build.json, the gallery, the TTS save) that hold what it writes are
+    then spliced at the first edit as if this process had written them (`storage.rehearsing`)."""
+    monkeypatch.setattr(storage, "SPLICE_FROM", 0)  # (the tiny game's files: spliced as a large game's)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "temporary"))
+    (tmp_path / "temporary").mkdir()
+    final = new_watch / "output" / "tiny"
+    taken = [final / "build.json", final / "index.html", *final.glob("tts/*.json")]
+    warm_up(new_watch, "tiny", _options(new_watch), stage_names())
+    assert list((tmp_path / "temporary").iterdir()) == []  # (its folder gone, nothing beside it: no caches there)
+    known = {(path.stat().st_dev, path.stat().st_ino) for path in taken}
+    assert len(taken) == 3 and known <= storage._SPLICED.keys()
+    storage.run_after_rebuild()  # as a watch does once warm: the files are copied ahead for the edit to patch
+    spliced: list[tuple[str, bool]] = []
+    found = storage._spliced
+    monkeypatch.setattr(storage, "_spliced",
+                        lambda old, state: spliced.append((Path(old.name).name, found(old, state) is not None))
+                        or found(old, state))
+    _edit(new_watch)
+    _build(new_watch)
+    assert {(path.name, True) for path in taken} <= set(spliced)
+    _cold(new_watch)
+    _same_as_cold(new_watch, final, new_watch / "cold" / "tiny")
 
 
 def test_a_warm_up_of_a_game_changed_since_its_build_runs_no_stage(new_watch: Path) -> None:

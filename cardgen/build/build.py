@@ -26,7 +26,7 @@ from cardgen.core.ownership import (
     refuse_foreign,
 )
 from cardgen.core.progress import Reporter, SilentReporter
-from cardgen.core.storage import cache_root
+from cardgen.core.storage import cache_root, noting_reads, rehearsing, write_spliced
 from cardgen.load.fonts import configure_fontconfig, keep_metrics
 from cardgen.load.freshness import (
     PreviousOutputs,
@@ -36,6 +36,7 @@ from cardgen.load.freshness import (
     seal_outputs,
     settings_key,
     source_stamp,
+    with_read_digests,
 )
 from cardgen.load.manifest import Game
 from cardgen.outputs import stage_modules, work_modules
@@ -254,13 +255,27 @@ class _Build:
             self.renders = None
 
     def plan_cards(self) -> None:
-        """Load and validate the game, render its cards to SVG and make its record (nothing drawn yet)."""
+        """Load and validate the game, render its cards to SVG and make its record (nothing drawn yet), stamping
+        the files it reads (see `freshness.source_stamp`)."""
+        root, name = self.root, self.name
+        with noting_reads() as reads:  # what it read of a file saved just before: the next build compares that
+            # Stamped before anything is read: a file edited during the build then differs from its stamp, and
+            # the next build sees the edit (stamped after, the build would record what it never read).
+            read_from = source_stamp(root, name, recording=True)
+            self.load_and_plan()
+        resolved, plan = root.resolve(), self.plan
+        used = {f.relative_to(resolved).as_posix() for f in files_drawn(plan)} | set(plan.game.files_elsewhere())
+        # the files read outside the folders stamped before reading (images a card names elsewhere); a file that
+        # appeared in them since is not stamped: the next build sees it new and builds
+        stamp = {**source_stamp(root, name, sorted(used), recording=True, scan=False), **read_from}
+        self.record.sources = with_read_digests(stamp, root, reads)
+        self.changes = diff_records(self.previous, self.record) if self.previous else None
+
+    def load_and_plan(self) -> None:
+        """Load and validate the game, render its cards to SVG and make its record, but its sources' stamps."""
         from cardgen.validate import validate_context
 
         root, name, options = self.root, self.name, self.options
-        # Stamped before anything is read: a file edited during the build then differs from its stamp, and
-        # the next build sees the edit (stamped after, the build would record what it never read).
-        read_from = source_stamp(root, name, recording=True)
         context = BuildContext.load(root, name, options.out_root, draft=options.draft, lang=options.lang)
         # The workers are idle until the cards are planned: a rebuild's (an edit's) draw the cards validation
         # renders meanwhile; a first build's share out a large game's renders.
@@ -272,14 +287,8 @@ class _Build:
         record = self.record = record_of(plan)
         if self.previous is not None:  # `keep_previous` compares it; a first build's waits for the drawing
             self.fingerprint()
-        resolved = root.resolve()
-        used = {f.relative_to(resolved).as_posix() for f in files_drawn(plan)} | set(plan.game.files_elsewhere())
         record.settings = self.settings
-        # the files read outside the folders stamped before reading (images a card names elsewhere); a file that
-        # appeared in them since is not stamped: the next build sees it new and builds
-        record.sources = {**source_stamp(root, name, sorted(used), recording=True, scan=False), **read_from}
         record.warnings = plan.findings
-        self.changes = diff_records(self.previous, record) if self.previous else None
 
     def fingerprint(self) -> None:
         """Set the record's build fingerprint (see `build_fingerprint`), unless it is set already."""
@@ -357,14 +366,23 @@ class _Build:
 
     def rehearse(self) -> None:
         """Run the drawing and the output stages of a game that made what its previous build made (see `warm_up`)
-        into a folder thrown away after: every image is found and every file kept, so nothing is drawn or written,
-        and what the stages keep in memory for the next build (`storage.KeptRuns`, `derived`, the print's kept
-        pages) is loaded. Nothing when a stage reads card files from its folder: each kept file would be copied in."""
+        into a folder thrown away after: every image is found and every file kept, so nothing is drawn, the files
+        written at every build (the TTS save, the gallery, build.json) are written there only, and what the stages
+        keep in memory for the next build (`storage.KeptRuns`, `derived`, the print's kept pages) is loaded; the
+        pieces the previous build's files hold as written there are spliced at the first edit as this process's own
+        (`storage.rehearsing`). Nothing when a stage reads card files from its folder: each kept file would be
+        copied in."""
         selected = self.selected()
         if not all(stage.while_drawing for stage in selected):
             return
-        with tempfile.TemporaryDirectory(prefix="cardgen-warm-") as folder:
+        with tempfile.TemporaryDirectory(prefix="cardgen-warm-") as folder, rehearsing():
             self.draw_and_run(Path(folder), selected)
+            # build.json too, as `_finish` writes it, with the counts of the build that wrote the previous one (this
+            # one found every image), so that its head is the same too
+            counted = self.record if self.previous is None else \
+                self.record.model_copy(update={"stats": self.previous.stats})
+            write_spliced(Path(folder) / BUILD_RECORD, counted.json_parts(), self.final / BUILD_RECORD,
+                          self.options.out_root)
 
     def handed(self) -> None:
         """The workers have every job: the build fingerprint of a first build is made while they draw (the gallery

@@ -7,6 +7,7 @@ made by `Cache`; no other module builds one by hand.
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import hashlib
@@ -19,11 +20,12 @@ import struct
 import tempfile
 import threading
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from stat import S_ISREG
-from typing import Any, BinaryIO, Callable, Hashable, Iterable, Iterator, Sequence, TypeVar
+from typing import Any, BinaryIO, Callable, Hashable, Iterable, Iterator, NamedTuple, Sequence, TypeVar
 
 CACHE_DIR = ".cache"
 
@@ -317,8 +319,11 @@ def write_spliced(path: Path, parts: Iterable[bytes | str | Run], previous: Path
 
     done: list[_Spliced] = []
     write_atomic(path, write)
-    if done and _remember_spliced(path, done[0]) and out_root is not None:
-        after_rebuild(functools.partial(_spliced_ahead, source, cache_root(out_root) / AHEAD_FOLDER))
+    if done and _remember_spliced(path, done[0]):
+        if source != path and _REHEARSING.is_set():
+            _adopt(source, path, done[0])
+        if out_root is not None:
+            after_rebuild(functools.partial(_spliced_ahead, source, cache_root(out_root) / AHEAD_FOLDER))
 
 
 def _patched_or_spliced(source: Path, parts: Iterable[bytes | str | Run], temp: Path, old: BinaryIO | None,
@@ -519,12 +524,60 @@ def _remember_spliced(path: Path, made: _Spliced) -> bool:
         if state.st_size < SPLICE_FROM or state.st_size != made.size:
             return False
         made.tail = hashlib.sha256(os.pread(handle.fileno(), SPLICE_TAIL, max(0, made.size - SPLICE_TAIL))).digest()
+    _note_spliced(state, made)
+    return True
+
+
+def _note_spliced(state: os.stat_result, made: _Spliced) -> None:
+    """Note where the pieces of the file of `state` lie (see `_Spliced`)."""
     made.mtime_ns = state.st_mtime_ns
     with _SPLICED_LOCK:  # the stages write theirs in their thread
         _SPLICED[(state.st_dev, state.st_ino)] = made
         while len(_SPLICED) > SPLICED_FILES:
             del _SPLICED[next(iter(_SPLICED))]
-    return True
+
+
+# Within `rehearsing`, a file `write_spliced` writes from a previous one it finds byte for byte the same is taken as
+# written by this process (see `_adopt`). A watch rehearses its first rebuild while it waits for the first save
+# (`build.warm_up`): the files of the build it started from, written by another process, were otherwise written
+# whole at that save (~1 s of CPU at 10,000 cards: the TTS save, build.json), not spliced.
+_REHEARSING = threading.Event()
+
+
+@contextlib.contextmanager
+def rehearsing() -> Iterator[None]:
+    """Within the block, the builds of this process rehearse (see `_REHEARSING`)."""
+    _REHEARSING.set()
+    try:
+        yield
+    finally:
+        _REHEARSING.clear()
+
+
+def _adopt(source: Path, written: Path, made: _Spliced) -> None:
+    """Note the file `source` as holding each piece of the file just `written` from the same parts that it holds at
+    the same place (`made` says where), as if this process had written it, when the two are of a size: a gallery
+    differs from its rehearsal's in its head (when it was built, what changed), a padded run of the same length
+    whose cards follow at the same places. Its state is taken before it is read: a write to it since changes its
+    time, and the note is then not used (`_spliced`)."""
+    import mmap
+
+    try:
+        with open(source, "rb") as old, open(written, "rb") as new:
+            state = os.fstat(old.fileno())
+            if not made.size or state.st_size != made.size or os.fstat(new.fileno()).st_size != made.size:
+                return
+            with mmap.mmap(old.fileno(), 0, access=mmap.ACCESS_READ) as theirs, \
+                    mmap.mmap(new.fileno(), 0, access=mmap.ACCESS_READ) as ours:
+                def same(at: int, length: int) -> bool:
+                    return theirs[at:at + length] == ours[at:at + length]
+
+                pieces = {key: piece for key, piece in made.pieces.items() if same(piece[1], piece[2])}
+                short = {at: piece for at, piece in made.short.items() if same(at, piece[1])}
+                tail = hashlib.sha256(theirs[max(0, made.size - SPLICE_TAIL):]).digest()
+    except (OSError, ValueError):  # (a file that shrank meanwhile cannot be mapped whole)
+        return
+    _note_spliced(state, _Spliced(made.size, 0, tail, pieces, short))
 
 
 # In a process that builds again, copies of files the next build will likely write again, made once a build has
@@ -533,7 +586,8 @@ def _remember_spliced(path: Path, made: _Spliced) -> bool:
 # (`pdf_update`), the spliced files an edit patches in place (`write_spliced`). At most one copy a file, known by the
 # file's path and the state it copies (`key`: what tells that file's states apart), and by its own state (device,
 # inode, size, modification and change times, the digest of its end: any write to it changes them); kept in this
-# process's memory only, and deleted at its exit.
+# process's memory only, and deleted at its exit; a process ended otherwise (killed, its terminal closed) leaves its
+# copies, which the next process to make one deletes (`_drop_orphans`: each copy's name holds its process's id).
 AHEAD_FOLDER = "ahead"  # in the output root's cache folder
 AHEAD_AT_MOST = 8  # copies kept, the oldest deleted first
 _AHEAD: dict[Path, tuple[Hashable, Path, tuple]] = {}
@@ -557,8 +611,9 @@ def copy_ahead(path: Path, key: Hashable, folder: Path, unchanged: Callable[[], 
 
         atexit.register(drop_ahead)
         _AHEAD_DROPPED_AT_EXIT.append(True)
+        _drop_orphans(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(dir=folder, prefix=f"{path.name}.", suffix=".ahead")
+    handle, name = tempfile.mkstemp(dir=folder, prefix=f"{path.name}.{os.getpid()}.", suffix=".ahead")
     ahead = Path(name)
     try:
         with path.open("rb") as source, open(handle, "wb") as target:
@@ -597,6 +652,30 @@ def drop_ahead() -> None:
         _AHEAD.clear()
     for ahead in dropped:
         _drop(ahead)
+
+
+def _drop_orphans(folder: Path) -> None:
+    """Delete the copies made ahead in `folder` by processes no longer running (`<file>.<process id>.<random>.ahead`;
+    a name without one is an earlier cardgen's), left by a watch that was killed: ~200 MB a watch at 1,000 cards."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        fields = name.rsplit(".", 3)
+        if len(fields) == 4 and fields[3] == "ahead" and not (fields[1].isdigit() and _running(int(fields[1]))):
+            (folder / name).unlink(missing_ok=True)
+
+
+def _running(pid: int) -> bool:
+    """Whether a process of that id runs (one of another user's counts: it may be a watch of theirs)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # (not ours to signal)
+        return True
+    return True
 
 
 def _pop_ahead(path: Path) -> tuple[Hashable, Path, tuple] | None:
@@ -649,6 +728,56 @@ def _stamp(stat: os.stat_result) -> tuple[int, ...]:
 def file_digest(path: Path) -> str:
     """SHA-256 of a file's content (memoised by path, size, times and inode)."""
     return _file_digest(str(path), _stamp(path.stat()))
+
+
+def digest_now(path: Path) -> str:
+    """SHA-256 of a file's content, read now (never memoised: a file written twice within one tick of the file
+    system's clock keeps its times, and a memoised digest would be of what it held before)."""
+    return _read_digest(path)
+
+
+class Read(NamedTuple):
+    """What a build read of a source file (`noting_reads`): the digest of its bytes, and whether a read of it for its
+    use was noted (not only a digest something was keyed by)."""
+
+    digest: str
+    used: bool
+
+
+# What a build read of each source file, by its real path (`noting_reads`), None for a file it read twice and found
+# changed: what lets the next build tell a file saved just before this one was stamped (a "racy" stamp,
+# `freshness.source_stamp`) by its content, without running the pipeline. Only the files read where the build notes
+# them (its data files and templates); a thread the build did not start in notes nowhere.
+_READS: ContextVar[dict[str, Read | None] | None] = ContextVar("cardgen_reads", default=None)
+
+
+@contextlib.contextmanager
+def noting_reads() -> Iterator[dict[str, Read | None]]:
+    """Note (`note_read`) what is read of the source files within, into the mapping it gives."""
+    reads: dict[str, Read | None] = {}
+    token = _READS.set(reads)
+    try:
+        yield reads
+    finally:
+        _READS.reset(token)
+
+
+def note_read(path: Path, digest: str, whole: bool = True) -> None:
+    """Note that the build read `path` as holding the content of `digest` (see `noting_reads`); read again as
+    something else, it is noted as unknown (None). Not `whole`: a digest that something the build keeps is keyed by
+    (the renders kept by the templates' digests), which the file's use by other code may not be."""
+    reads = _READS.get()
+    if reads is not None:
+        name = os.path.realpath(path)
+        noted = reads.get(name, Read(digest, whole))
+        reads[name] = Read(digest, noted.used or whole) if noted is not None and noted.digest == digest else None
+
+
+def read_noted(path: Path) -> bytes:
+    """A source file's bytes, read now and noted (`note_read`)."""
+    data = path.read_bytes()
+    note_read(path, hashlib.sha256(data).hexdigest())
+    return data
 
 
 def place_file(source: Path, target: Path) -> None:
@@ -1024,6 +1153,10 @@ class KeptByGame:
     """
 
     deferred = False  # a save in a process that builds again may be kept in memory only (see `_kept_in_memory`)
+    # and, kept in memory, written to its file once the build has reported (`after_rebuild`): for an entry that
+    # describes an output file as an edit leaves it (the print's), which the next process would otherwise find in
+    # an earlier state and make whole again
+    written_later = False
 
     def __init__(self, out_root: Path, kind: str, game: str, encode: Callable[[Any], Any] | None = None) -> None:
         self.store = Cache(out_root, kind, ".jsonl")
@@ -1082,7 +1215,12 @@ class KeptByGame:
                 len(self.used) - sum(map(self._lines.__contains__, self.used)) > DEFERRED_AT_MOST:
             return False
         # The lines of values this build did not use stay known: each is still the file's line of its key (a
-        # content key, whose value keeps its meaning), and they are no more than the file holds.
+        # content key, whose value keeps its meaning), and they are no more than the file holds. Not those of values
+        # it changed (an entry that describes a file: the print's `pdf_update.Written`): `_line` would take them.
+        old, used = self._kept, self.used
+        changed = set(itertools.compress(used, map(operator.is_not, used.values(), map(old.get, used))))
+        if any(map(self._lines.__contains__, changed)):
+            self._lines = {key: line for key, line in self._lines.items() if key not in changed}
         self._kept, self._from = dict(self.used), self.token
         with _KNOWN_LOCK:
             _KNOWN_ENTRIES[(path, identity)] = (self._kept, self._lines, self.token)
@@ -1099,8 +1237,22 @@ class KeptByGame:
         if self.used == self.kept:  # values taken from `kept` are the same objects: compared by identity first
             return
         if self.deferred and self._kept_in_memory():
+            if self.written_later:
+                after_rebuild(self._write_if_kept)
             return
+        self._write()
 
+    def _write_if_kept(self) -> None:
+        """`_write`, once the build has reported, while the entry's folder is still there in a cache folder that
+        holds its stamp: no lock is held then, and a `cardgen clean` may have removed them (a `.cache` made again
+        without its stamp would be refused by every later build: see `ownership.refuse_foreign`)."""
+        from cardgen.core.ownership import STAMP
+
+        if (self.store.folder.parent / STAMP).is_file() and self.store.path(self.entry).parent.is_dir():
+            self._write()
+
+    def _write(self) -> None:
+        """Write what this build used into the entry's file (see `save`)."""
         encoded: dict[str, bytes] | None = {}  # the lines encoded now, while few (an edit's)
 
         def write(temp: Path) -> None:

@@ -17,12 +17,12 @@ import zipfile
 import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Generic, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, BinaryIO, Callable, Generic, Iterator, Mapping, Sequence, TypeVar
 
 from cardgen.core.errors import CardgenError, Problem
 from cardgen.core.expressions import EvaluationError, ExpressionError, columns_in, evaluate_mask
 from cardgen.core.filenames import collision_key, slugify, unsafe_reason
-from cardgen.core.storage import builds_again, keep_for_next_builds, keep_latest
+from cardgen.core.storage import builds_again, keep_for_next_builds, keep_latest, read_noted
 from cardgen.core.storage import changed_places as changed_objects
 from cardgen.load.manifest import Choice, DataSource, DeckSpec, FieldSpec, Game
 from cardgen.load.values import Value, fill, unknown_message
@@ -219,7 +219,7 @@ def _blank_row(shown_as: str, line: int) -> Problem:
 def read_csv_table(path: Path, shown_as: str, delimiter: str | None = None, encoding: str | None = None) -> Table:
     """Read a CSV file as text rows keyed by header; encoding, BOM and delimiter are detected."""
     notes: list[Problem] = []
-    table = csv_table(_decode(path.read_bytes(), encoding, shown_as, notes), shown_as, delimiter)
+    table = csv_table(_decode(read_noted(path), encoding, shown_as, notes), shown_as, delimiter)
     table.problems[:0] = notes
     return table
 
@@ -456,8 +456,8 @@ def _merged(item: dict) -> dict:
 
 def read_yaml_table(path: Path, shown_as: str) -> Table:
     """Read a YAML file holding a list of mappings (see `yaml_table`)."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
+    try:  # (decoded as `Path.read_text` does, its lines' ends made "\n")
+        text = io.TextIOWrapper(io.BytesIO(read_noted(path)), encoding="utf-8-sig").read()
     except (OSError, UnicodeDecodeError) as exc:
         raise CardgenError(f"cannot read the file: {exc}", file=shown_as) from None
     return yaml_table(text, shown_as)
@@ -553,7 +553,7 @@ def _bounded_rows(rows: Iterator[tuple], shown_as: str) -> Iterator[tuple]:
 _SHARED_STRINGS = "application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"
 
 
-def _measure_workbook(path: Path, shown_as: str) -> None:
+def _measure_workbook(path: Path | BinaryIO, shown_as: str) -> None:
     """Refuse a workbook whose parts would cost minutes or gigabytes to read, from what its zip declares and a
     count of its shared texts, before openpyxl parses any part (it reads every shared text before any row).
     zipfile stops a part at its declared size, so what a part declares is what it unpacks to."""
@@ -613,9 +613,10 @@ def read_xlsx_table(path: Path, shown_as: str, sheet: str | int | None) -> Table
     """Read one sheet of an XLSX workbook as text rows (formulas as their cached values)."""
     import openpyxl
 
-    _measure_workbook(path, shown_as)
+    data = io.BytesIO(read_noted(path))  # (read once, and noted: see `storage.noting_reads`)
+    _measure_workbook(data, shown_as)
     try:
-        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+        book = openpyxl.load_workbook(data, read_only=True, data_only=True)
     except Exception as exc:  # openpyxl raises many types for a damaged file
         raise CardgenError(f"cannot open the workbook: {_first_line(exc)}", file=shown_as) from None
     try:

@@ -29,8 +29,10 @@ from typing import Callable, Collection, Iterable
 from cardgen.core.errors import CardgenError, Problem
 from cardgen.core.storage import (
     FILE_MODE,
+    Read,
     after_rebuild,
     builds_again,
+    digest_now,
     file_identity,
     keep_latest,
     walked,
@@ -56,21 +58,26 @@ def _files(root: Path, game: str) -> Iterable[Path]:
         yield from folder.rglob("*")
 
 
+Stamp = list[int | str]  # a source's stamp: [size, time], or [size, time, digest] when "racy" (see `source_stamp`)
+
+
 def source_stamp(root: Path, game: str, extra: Iterable[str] = (), recording: bool = False,
-                 scan: bool = True) -> dict[str, list[int]]:
+                 scan: bool = True) -> dict[str, Stamp]:
     """Size and modification time of every file a build of `game` reads, by path relative to root; a URL among
     `extra` is stamped by its reader (`cardgen.load.sources`: what its server says of it). Without `scan`, only
     `extra` (the game's and shared folders stamped already, before the build read them).
 
-    When `recording`, a file changed in the last two seconds is stamped as unknown: file times are
-    coarse, and an edit of the same size in the same tick would otherwise look unchanged (as git's
-    "racy" index entries). The next build then compares contents instead.
+    When `recording`, a file changed in the last two seconds is "racy" (as git's index entries): file times are
+    coarse, and an edit of the same size in the same tick would otherwise look unchanged. Its stamp holds a third
+    item, the digest of the bytes the build read of it, empty until `with_read_digests` sets it (and when the build
+    did not note its read: a file it read where it notes nothing, or not at all), and the next build compares its
+    content with that digest (`_content_current`).
     """
     from cardgen.load.sources import is_url
     from cardgen.load.sources import stamp as reader_stamp
 
     racy_after = time.time_ns() - RACY_NS if recording else None
-    stamp: dict[str, list[int]] = {e: reader_stamp(root, e) for e in extra if is_url(e)}  # by their readers
+    stamp: dict[str, Stamp] = {e: [*reader_stamp(root, e)] for e in extra if is_url(e)}  # by their readers
     for path in [*(_files(root, game) if scan else ()), *(root / e for e in extra if not is_url(e))]:
         try:
             stat = path.stat()
@@ -79,11 +86,23 @@ def source_stamp(root: Path, game: str, extra: Iterable[str] = (), recording: bo
             continue
         if path.is_file():
             racy = racy_after is not None and stat.st_mtime_ns > racy_after
-            stamp[path.relative_to(root).as_posix()] = [-2, -2] if racy else [stat.st_size, stat.st_mtime_ns]
+            stamp[path.relative_to(root).as_posix()] = [stat.st_size, stat.st_mtime_ns, *([""] if racy else [])]
     return stamp
 
 
-def _extra_sources(game: str, sources: dict[str, list[int]]) -> list[str]:
+def with_read_digests(stamp: dict[str, Stamp], root: Path, reads: dict[str, Read | None]) -> dict[str, Stamp]:
+    """A recorded stamp (see `source_stamp`) with each racy file's digest of the bytes the build read of it, as
+    noted in `reads` (`storage.noting_reads`, by real path); left empty where no read for its use was noted, or the
+    build read the file twice and found it changed. Never a digest of the file read again now: a save since the
+    build read it would be taken for what it built."""
+    racy = [name for name, entry in stamp.items() if len(entry) == 3]
+    for name in racy:
+        read = reads.get(os.path.realpath(root / name))
+        stamp[name] = [*stamp[name][:2], read.digest if read is not None and read.used else ""]
+    return stamp
+
+
+def _extra_sources(game: str, sources: dict[str, Stamp]) -> list[str]:
     """Files a build read outside the folders `source_stamp` scans (images named in data)."""
     scanned = ("data/" + game + "/", *(f"{f}/" for f in SHARED_FOLDERS))
     return [p for p in sources if not p.startswith(scanned)]
@@ -305,13 +324,31 @@ def current_build(out_dir: Path, root: Path, game: str, settings: str) -> tuple[
         if not record_intact(out_dir, stamps) or stamps["settings"] != settings:
             return None
         sources = stamps["sources"]
-        if not sources or sources != source_stamp(root, game, _extra_sources(game, sources)):
+        if not sources or not _sources_current(root, sources, source_stamp(root, game, _extra_sources(game, sources))):
             return None
         if not outputs_intact(out_dir):  # an output deleted or edited by hand: build it again
             return None
         return int(stamps["cards"]), [Problem(**warning) for warning in stamps["warnings"]]
     except (OSError, ValueError, TypeError, AttributeError, KeyError):
         return None
+
+
+def _sources_current(root: Path, recorded: dict[str, Stamp], now: dict[str, Stamp]) -> bool:
+    """Whether the files a build read are as it read them: each as stamped, or a racy one (see `source_stamp`)
+    holding the bytes it read."""
+    if recorded == now:  # (the usual case: one comparison in C)
+        return True
+    return recorded.keys() == now.keys() and all(
+        _content_current(root / name, entry, now[name]) for name, entry in recorded.items() if entry != now[name])
+
+
+def _content_current(path: Path, recorded: Stamp, now: Stamp) -> bool:
+    """Whether a file stamped racy (`recorded`: size, time, digest of what the build read) still has that size and
+    time (`now`) and holds those bytes, read now (a same-size edit in the same tick of the file clock shows only
+    there)."""
+    if len(recorded) != 3 or recorded[:2] != now or not isinstance(recorded[2], str) or not recorded[2]:
+        return False
+    return digest_now(path) == recorded[2]
 
 
 def _file_state(path: Path | str) -> tuple[int, int, int, int]:

@@ -136,11 +136,12 @@ class Volume:
 
     def kept(self, out_root: Path, path: Path) -> KeptByGame:
         """The pages the last build drew into the file of this name (see `_draw_pages`), and what that write made
-        (`pdf_update.Written`). In a process that builds again, an edit's are kept in memory (`KeptByGame.deferred`):
-        a process that reads the entry's file then finds there an earlier write's state, which its file no longer
-        is (`Written.is_file`), and writes the file whole once."""
+        (`pdf_update.Written`). In a process that builds again, an edit's are kept in memory (`KeptByGame.deferred`)
+        and written to the entry's file once the build has reported (`written_later`): a process that read the entry
+        then found an earlier write's state, which the file no longer was (`Written.is_file`), and wrote the file
+        whole (a watch's first edit after another's: ~0.1 s of CPU at 1,000 cards)."""
         kept = KeptByGame(out_root, "print-pages", f"{self.game}\0{path.name}")
-        kept.deferred = True
+        kept.deferred = kept.written_later = True
         return kept
 
 

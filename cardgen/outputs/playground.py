@@ -102,7 +102,7 @@ class PlaygroundStage(Stage[PlaygroundSpec]):
         hashes = ctx.record.image_hashes()
         inputs = [PLAYGROUND, *cell, columns, deck.deck.bleed_mm, deck.deck.dpi, *(hashes[i] for i in images)]
         sources = [ctx.image_file(image) for image in images]
-        reuse_or_make(ctx.out_dir, target, [str(i) for i in inputs],
+        reuse_or_make(ctx.out_root, target, [str(i) for i in inputs],
                       lambda path: write_texture(sources, deck, cell, columns, path), __name__)
 
 

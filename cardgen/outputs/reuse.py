@@ -29,14 +29,15 @@ def make_cached(out_root: Path, suffix: str, inputs: Iterable[str | Path], make:
     return cache.path(key) if cache.has(key) else cache.write(key, make)
 
 
-def reuse_or_make(out_dir: Path, target: Path, inputs: Iterable[str | Path], make: Callable[[Path], object],
+def reuse_or_make(out_root: Path, target: Path, inputs: Iterable[str | Path], make: Callable[[Path], object],
                   maker: str) -> bool:
     """Put at `target` the file that `make(path)` writes from `inputs`; skip making it when cached.
 
-    `out_dir` is the game's output folder (the cache lives beside it); `maker` the module whose code makes it (see
-    `inputs_key`). Returns True when the file was made now, False when it was reused.
+    `out_root` is the output root whose cache holds it (`StageContext.out_root`: a stage's `out_dir` may be a folder
+    elsewhere); `maker` the module whose code makes it (see `inputs_key`). Returns True when the file was made now,
+    False when it was reused.
     """
     inputs = list(inputs)
-    made = not Cache(out_dir.parent, "outputs", target.suffix).has(inputs_key(inputs, maker))
-    place_file(make_cached(out_dir.parent, target.suffix, inputs, make, maker), target)
+    made = not Cache(out_root, "outputs", target.suffix).has(inputs_key(inputs, maker))
+    place_file(make_cached(out_root, target.suffix, inputs, make, maker), target)
     return made

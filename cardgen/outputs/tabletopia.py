@@ -66,7 +66,7 @@ class TabletopiaStage(Stage[TabletopiaSpec]):
         for image, name in files.items():
             inputs = [TABLETOPIA, *size, deck.deck.bleed_mm, deck.deck.dpi, hashes[image]]
             make = functools.partial(write_cut, ctx.image_file(image), deck.deck, size)
-            reuse_or_make(ctx.out_dir, ctx.out_dir / TABLETOPIA / deck.name / name, [str(i) for i in inputs], make,
+            reuse_or_make(ctx.out_root, ctx.out_dir / TABLETOPIA / deck.name / name, [str(i) for i in inputs], make,
                           __name__)
         mm = deck.deck.size_mm
         return [[deck.name, card.name, f"{deck.name}/{files[card.face]}",

@@ -48,6 +48,6 @@ class TrimmedStage(Stage[TrimmedSpec]):
             dpi = min(spec.dpi or deck.dpi, deck.dpi)  # more pixels than drawn would add nothing but size
             # kept in the output root's cache by what it is made from: a rebuild cuts only the images it drew again
             inputs = [TRIMMED, hashes[image], dpi, deck.bleed_mm, deck.size_mm.width, deck.size_mm.height, deck.dpi]
-            reuse_or_make(out_dir, out_dir / TRIMMED / image, [str(i) for i in inputs],
+            reuse_or_make(ctx.out_root, out_dir / TRIMMED / image, [str(i) for i in inputs],
                           functools.partial(write_trimmed, ctx.image_file(image), deck, dpi), __name__)
         return []

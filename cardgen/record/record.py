@@ -170,7 +170,7 @@ class BuildRecord(Entry):
     cards: Annotated[list[CardEntry], Field(fail_fast=True)]  # one wrong card is enough: not 7 million errors
     fingerprint: str | None = None
     settings: str | None = None
-    sources: dict[str, list[int]] = Field(default_factory=dict)
+    sources: dict[str, list[int | str]] = Field(default_factory=dict)  # (`freshness.source_stamp`)
     warnings: list[Problem] = Field(default_factory=list)  # the build's findings (errors too, when forced)
 
     @model_validator(mode="after")

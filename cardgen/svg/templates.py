@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import io
 import json
+import os
 import posixpath
 import re
 import sys
@@ -18,7 +20,7 @@ from jinja2.sandbox import SecurityError
 
 from cardgen.core.boxes import GuideBox, box_as_row
 from cardgen.core.errors import CardgenError, Problem, relative
-from cardgen.core.storage import Cache, KeptByGame, file_digest
+from cardgen.core.storage import Cache, KeptByGame, file_digest, note_read, read_noted
 from cardgen.load.data import Card
 from cardgen.load.fonts import FontBook, families_in_svg
 from cardgen.load.icons import IconLibrary
@@ -66,19 +68,33 @@ class ProjectLoader(jinja2.FileSystemLoader):
         self.allowed = (root.resolve(), bundled.resolve())
 
     def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Any]:
-        """The source of a template; a CardgenError when it is a link to a file outside the project (and
-        outside cardgen's bundled templates)."""
-        self._check_size(template)
-        source, filename, uptodate = super().get_source(environment, template)
+        """The source of a template (read as Jinja's `FileSystemLoader` reads it, its bytes noted for the no-change
+        check: `storage.read_noted`); a CardgenError when it is a link to a file outside the project (and outside
+        cardgen's bundled templates)."""
+        path = self._found(template)
+        if path is None:
+            return super().get_source(environment, template)  # (its TemplateNotFound)
+        filename = os.path.normpath(path)
         if not any(Path(filename).resolve().is_relative_to(folder) for folder in self.allowed):
             raise CardgenError(f"template '{template}' is a link to {Path(filename).resolve()}, outside the "
                                "project; copy the file itself into templates/",
                                file=relative(filename, self.allowed[0]))
+        source = io.TextIOWrapper(io.BytesIO(read_noted(path)), encoding=self.encoding).read()
+        mtime = os.path.getmtime(filename)
+
+        def uptodate() -> bool:
+            """Whether the file still has the time it had when read (Jinja's test for a template it holds)."""
+            try:
+                return os.path.getmtime(filename) == mtime
+            except OSError:
+                return False
+
         return source, filename, uptodate
 
-    def _check_size(self, template: str) -> None:
-        """Refuse a template file over MAX_TEMPLATE_BYTES before it is read: the main template, and every one it
-        extends, includes or imports, comes through here."""
+    def _found(self, template: str) -> Path | None:
+        """The file of a template (the first folder holding it), None when there is none; refused when it is over
+        MAX_TEMPLATE_BYTES, before it is read: the main template, and every one it extends, includes or imports,
+        comes through here."""
         for folder in self.searchpath:
             path = Path(folder, *jinja2.loaders.split_template_path(template))
             if path.is_file():
@@ -87,7 +103,8 @@ class ProjectLoader(jinja2.FileSystemLoader):
                     raise CardgenError(f"template '{template}' is {size / 1e6:,.1f} MB; the limit is "
                                        f"{MAX_TEMPLATE_BYTES / 1e6:,.0f} MB (is it an image saved as a template? "
                                        "link big art with image() instead)", file=relative(path, self.allowed[0]))
-                return
+                return path
+        return None
 
 
 class KeptBytecode(jinja2.BytecodeCache):
@@ -228,10 +245,14 @@ def render_inputs(game: Game) -> str:
     for manifest in game.manifest_files:
         digest.update(manifest.read_bytes())
     digest.update(json.dumps([game.lang, [deck.title for deck in game.spec.decks.values()]]).encode())
+    templates = game.root / "templates"
     for folder in own_folders(game.root, ("templates", "icons", "fonts")):
         for path in sorted(folder.rglob("*")):
             if path.is_file():
-                digest.update(f"{path.relative_to(game.root)}:{file_digest(path)}".encode())
+                content = file_digest(path)
+                if folder == templates:  # the renders kept are of this content: a template the loader read otherwise
+                    note_read(path, content, whole=False)  # is not taken for built (icons and fonts stay unknown)
+                digest.update(f"{path.relative_to(game.root)}:{content}".encode())
     return digest.hexdigest()
 
 

@@ -103,7 +103,7 @@ def _kept(reader: Reader, path: Path, shown_as: str, source: DataSource) -> Tabl
     import pickle
 
     from cardgen.core.bundled import code_digest
-    from cardgen.core.storage import file_digest, user_store
+    from cardgen.core.storage import file_digest, note_read, user_store
     from cardgen.load.data import Table
 
     store, digest = user_store(KEPT_TABLES, ".pickle"), file_digest(path)
@@ -116,6 +116,7 @@ def _kept(reader: Reader, path: Path, shown_as: str, source: DataSource) -> Tabl
         except Exception:  # noqa: BLE001  an entry another cardgen wrote: read again, never served
             table = None
         if isinstance(table, Table):
+            note_read(path, digest)  # (the build's rows are those of these bytes; a reader notes what it reads)
             return table
     table = imported(reader.read)(path, shown_as, source)
     if store is not None and file_digest(path) == digest:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cardgen.core.errors import CardgenError, Problem
+from cardgen.core.storage import read_noted
 from cardgen.load.data import MAX_COLUMNS, MAX_ROWS, Row, Table, _decode  # imported once this reader is used
 
 if TYPE_CHECKING:
@@ -18,7 +19,7 @@ _SPACE = " \t\r\n"
 def read_json(path: Path, shown_as: str, source: DataSource) -> Table:
     """A JSON file's rows (its size was bounded before it is read)."""
     notes: list[Problem] = []
-    table = json_table(_decode(path.read_bytes(), source.encoding, shown_as, notes), shown_as, source.sheet)
+    table = json_table(_decode(read_noted(path), source.encoding, shown_as, notes), shown_as, source.sheet)
     table.problems[:0] = notes
     return table
 

@@ -6,11 +6,13 @@ the rest of a sheet as one row repeated a million times) costs nothing; repeated
 """
 from __future__ import annotations
 
+import io
 import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from cardgen.core.errors import CardgenError
+from cardgen.core.storage import read_noted
 
 if TYPE_CHECKING:
     from cardgen.load.data import Table
@@ -28,9 +30,10 @@ def read_ods(path: Path, shown_as: str, source: DataSource) -> Table:
     """One sheet of an ODS workbook (`sheet:` by name or number counting from 1, else the first)."""
     from cardgen.load.data import _measure_workbook, cells_table
 
-    _measure_workbook(path, shown_as)
+    data = io.BytesIO(read_noted(path))  # (read once, and noted: see `storage.noting_reads`)
+    _measure_workbook(data, shown_as)
     try:
-        with zipfile.ZipFile(path) as book, book.open("content.xml") as content:
+        with zipfile.ZipFile(data) as book, book.open("content.xml") as content:
             return cells_table(_sheet_rows(content, source.sheet, shown_as), shown_as)
     except (zipfile.BadZipFile, KeyError) as exc:
         raise CardgenError(f"cannot open the workbook: not an ODS file ({exc})", file=shown_as,

@@ -38,8 +38,9 @@ class Exporter:
     def __init__(self, game: str, record: BuildRecord, out_dir: Path, staging: Path, options: TTSSpec,
                  url: Callable[[str], str], recipes: Recipes | None = None,
                  previous: PreviousOutputs | None = None,
-                 wait: Callable[[str], Path | None] = lambda image: None) -> None:
+                 wait: Callable[[str], Path | None] = lambda image: None, out_root: Path | None = None) -> None:
         self.game, self.record, self.out_dir, self.staging = game, record, out_dir, staging
+        self.out_root = out_root or out_dir.parent  # whose caches hold its images (`out_dir` may be a staging folder)
         self.options, self.url = options, url
         self.recipes = recipes  # when given, images are only collected there (see `card_work`), not made
         self.guid = Guids(game)
@@ -139,7 +140,7 @@ class Exporter:
         kept on trust is found changed."""
         for path in shown_paths(image.picture):  # (by path: not a dict of every image's path by hash an edit)
             self.wait(path)
-        place_file(image.make(self.out_dir.parent, self.card_image), self.staging / name)
+        place_file(image.make(self.out_root, self.card_image), self.staging / name)
 
     def take_key(self, key: int) -> bool:
         """Take a sheet's key a rebuild planned before, when no sheet took it yet (False: nothing taken)."""

@@ -36,7 +36,7 @@ class TTSStage(Stage[TTSSpec]):
     def run(self, ctx: StageContext) -> list[Problem]:
         """Write the export."""
         problems: list[Problem] = []
-        export_tts(ctx.game, ctx.record, ctx.out_dir, self.config, ctx.previous, ctx.wait_for, problems)
+        export_tts(ctx.game, ctx.record, ctx.out_dir, self.config, ctx.previous, ctx.wait_for, problems, ctx.out_root)
         return problems
 
     def card_work(self, game: Game, record: BuildRecord, out_root: Path) -> dict[str, TTSCardWork]:
@@ -46,24 +46,27 @@ class TTSStage(Stage[TTSSpec]):
 
 def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSSpec,
                previous: PreviousOutputs | None = None,
-               wait: Callable[[str], Path | None] = lambda image: None, problems: list[Problem] | None = None) -> Path:
+               wait: Callable[[str], Path | None] = lambda image: None, problems: list[Problem] | None = None,
+               out_root: Path | None = None) -> Path:
     """Write `<out_dir>/tts/` from a build record; return the saved-object JSON path (at its final place). Warnings
     for the designer go into `problems`: a game too large for the table's play area.
 
     Images the `previous` build wrote with the same content are kept, not copied again from the cache. A sheet
     cell missing from the cache is made from its card's file. `wait(image)` returns once the image of a path of the
     record is drawn (during a build, as the workers draw it and make its cells), with the file to read it from
-    (None: its path in `out_dir`): each image of the export waits for the cards it shows.
+    (None: its path in `out_dir`): each image of the export waits for the cards it shows. `out_root` is the output
+    root the game's folder ends up in (default: `out_dir`'s folder), whose caches the export uses.
     """
     _check_cutout(game, record, options)
     _check_snap_points(game, record, options)
-    # During `cardgen build` out_dir is a staging folder renamed to output/<game> at the end: URLs name the
-    # final place.
-    final_dir = out_dir.parent / game.name / TTS_DIR
+    # During `cardgen build` out_dir is a staging folder renamed to output/<game> at the end (or a folder thrown
+    # away, outside the output root: a watch's rehearsal, `build.warm_up`): URLs name the final place.
+    out_root = out_root or out_dir.parent
+    final_dir = out_root / game.name / TTS_DIR
     staging = make_staging(out_dir, TTS_DIR)
     try:
         exporter = Exporter(game.name, record, out_dir, staging, options, url_maker(options.base_url, final_dir),
-                             previous=previous, wait=wait)
+                             previous=previous, wait=wait, out_root=out_root)
         saved = exporter.saved_object()
         if exporter.outside and problems is not None:
             problems.append(Problem(
@@ -74,10 +77,10 @@ def export_tts(game: Game, record: BuildRecord, out_dir: Path, options: TTSSpec,
         stem = file_stem(record.game.title)
         # The thumbnail shows faces only: made while the backs, drawn last, are drawn (`put_last` waits for them),
         # not after the last card (~20-25 ms of a cold 20-card build's tail).
-        reuse_or_make(out_dir, staging / f"{stem}.png", ["thumbnail", *cover_hashes(exporter)],
+        reuse_or_make(out_root, staging / f"{stem}.png", ["thumbnail", *cover_hashes(exporter)],
                       lambda temp: thumbnail(exporter).save(temp, format="PNG"), __name__)
         exporter.put_last()
-        write_saved_object(staging / f"{stem}.json", saved, final_dir / f"{stem}.json", out_dir.parent)
+        write_saved_object(staging / f"{stem}.json", saved, final_dir / f"{stem}.json", out_root)
         swap_into_place(staging, out_dir / TTS_DIR)
         exporter.staging = out_dir / TTS_DIR  # (an image kept on trust found changed is made there: see `_put`)
     finally:

@@ -33,7 +33,7 @@ def thumbnail(export: Exporter) -> Image.Image:
     for path, _ in export.cover[:3]:
         export.wait(path)
     for i, cover in enumerate(shown):
-        face = cover.load(export.out_dir.parent, export.card_image)
+        face = cover.load(export.out_root, export.card_image)
         angle = (i - (len(shown) - 1) / 2) * -12
         turned = face.rotate(angle, resample=Image.Resampling.BICUBIC, expand=True)
         x = (THUMBNAIL_PX - turned.width) // 2 + round((i - (len(shown) - 1) / 2) * 50)

@@ -1,0 +1,191 @@
+"""load/freshness.py: a source saved just before a build ("racy": its time cannot tell a second same-size save in the
+same tick) is stamped with the digest of the bytes the build read of it, so that the next build decides by content,
+without running the pipeline, and never takes a save it did not read for what it built."""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+import cardgen.build.build
+import cardgen.load.data
+from cardgen.build.build import BuildOptions, build_game
+from cardgen.core.registry import imported
+from cardgen.core.storage import note_read, noting_reads
+from cardgen.load.freshness import with_read_digests
+from cardgen.load.manifest import DataSource
+from cardgen.load.sources import READERS, _kept
+
+
+def _build(root: Path):
+    return build_game(root, "tiny", BuildOptions(root / "output", jobs=1))
+
+
+def _sources(root: Path) -> dict[str, list]:
+    return json.loads((root / "output" / "tiny" / "build.json").read_text())["sources"]
+
+
+def _power(root: Path, name: str) -> int:
+    cards = json.loads((root / "output" / "tiny" / "build.json").read_text())["cards"]
+    return next(card["fields"]["power"] for card in cards if card["name"] == name)
+
+
+def _saved_then_built(root: Path) -> Path:
+    """Build the game with its files old, save its CSV (a racy file for the next build: just written) and build
+    it again; the CSV's path."""
+    old = time.time() - 10
+    for path in root.rglob("*"):
+        if path.is_file() and "output" not in path.parts:
+            os.utime(path, (old, old))
+    _build(root)
+    csv = root / "data" / "tiny" / "cards.csv"
+    csv.write_text(csv.read_text().replace("Alpha,1", "Alpha,5"))
+    assert not _build(root).up_to_date
+    return csv
+
+
+def _no_planning(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cardgen.build.build, "plan_build", lambda *a: pytest.fail("planned although nothing changed"))
+
+
+def test_the_build_after_a_build_right_after_a_save_is_up_to_date(tiny_game: Path, monkeypatch) -> None:
+    csv = _saved_then_built(tiny_game)
+    stamp = _sources(tiny_game)["data/tiny/cards.csv"]
+    assert stamp == [csv.stat().st_size, csv.stat().st_mtime_ns, hashlib.sha256(csv.read_bytes()).hexdigest()]
+    _no_planning(monkeypatch)
+    assert _build(tiny_game).up_to_date
+
+
+def test_a_same_size_save_keeping_the_stamped_time_is_built(tiny_game: Path, monkeypatch) -> None:
+    csv = _saved_then_built(tiny_game)
+    stamped = csv.stat().st_mtime_ns
+    csv.write_text(csv.read_text().replace("Alpha,5", "Alpha,7"))  # the same size, and the same time:
+    os.utime(csv, ns=(stamped, stamped))  # only the content tells
+    assert not _build(tiny_game).up_to_date
+    assert _power(tiny_game, "Alpha") == 7
+
+
+def test_a_save_after_the_build_read_the_file_is_never_taken_as_built(tiny_game: Path, monkeypatch) -> None:
+    csv = _saved_then_built(tiny_game)
+    read = cardgen.load.data.read_noted
+
+    def read_then_saved(path: Path) -> bytes:
+        """The build reads the CSV, then it is saved again (the same size and time) before the build ends."""
+        data = read(path)
+        stamped = path.stat().st_mtime_ns
+        path.write_bytes(data.replace(b"Alpha,6", b"Alpha,8"))
+        os.utime(path, ns=(stamped, stamped))
+        return data
+
+    csv.write_text(csv.read_text().replace("Alpha,5", "Alpha,6"))
+    monkeypatch.setattr(cardgen.load.data, "read_noted", read_then_saved)
+    assert not _build(tiny_game).up_to_date
+    assert _power(tiny_game, "Alpha") == 6  # what it read
+    monkeypatch.undo()
+    assert not _build(tiny_game).up_to_date  # the save it did not read is built now
+    assert _power(tiny_game, "Alpha") == 8
+
+
+def test_a_file_read_twice_as_different_contents_or_only_keyed_by_is_stamped_unknown(tmp_path: Path) -> None:
+    """Unknown: a file read as two contents, or whose digest only keys something (a font the renders are keyed by,
+    which the font book reads too); known: a file read for its use, keyed by the same digest or not."""
+    names = ["read", "twice", "keyed", "keyed-read", "keyed-other", "old"]
+    racy: dict[str, list] = {name: [8, 1, ""] for name in names}
+    racy["old"] = [8, 1]
+    with noting_reads() as reads:
+        note_read(tmp_path / "read", "one")
+        note_read(tmp_path / "twice", "two")
+        note_read(tmp_path / "twice", "three")
+        note_read(tmp_path / "keyed", "four", whole=False)
+        note_read(tmp_path / "keyed-read", "five", whole=False)
+        note_read(tmp_path / "keyed-read", "five")
+        note_read(tmp_path / "keyed-other", "six", whole=False)
+        note_read(tmp_path / "keyed-other", "seven")
+    note_read(tmp_path / "read", "after")  # (read outside a build: noted nowhere)
+    digests = {name: stamp[2:] for name, stamp in with_read_digests(racy, tmp_path, reads).items()}
+    assert digests == {"read": ["one"], "twice": [""], "keyed": [""], "keyed-read": ["five"], "keyed-other": [""],
+                       "old": []}
+
+
+@pytest.mark.parametrize("suffix, text", [(".csv", "name\nA\n"), (".json", '[{"name": "A"}]'),
+                                          (".yaml", "- name: A\n")])
+def test_each_data_reader_notes_the_bytes_it_read(tmp_path: Path, suffix: str, text: str) -> None:
+    """A kept table (YAML) is noted whether it was parsed or taken from the user's cache."""
+    path = tmp_path / f"cards{suffix}"
+    path.write_text(text)
+    reader, source = READERS[suffix], DataSource(file=path.name)
+    read = functools.partial(_kept, reader) if reader.kept else imported(reader.read)
+    for _ in range(2):
+        with noting_reads() as reads:
+            table = read(path, path.name, source)
+        assert [row.values for row in table.rows] == [{"name": "A"}]
+        assert reads == {os.path.realpath(path): (hashlib.sha256(text.encode()).hexdigest(), True)}
+
+
+def test_the_build_after_a_build_right_after_a_template_save_is_up_to_date(tiny_game: Path, monkeypatch) -> None:
+    _saved_then_built(tiny_game)
+    face = tiny_game / "templates" / "tiny" / "face.svg"
+    face.write_text(face.read_text() + "\n<!-- edited -->\n")
+    assert not _build(tiny_game).up_to_date
+    assert len(_sources(tiny_game)["templates/tiny/face.svg"][2]) == 64  # (its digest: the file was racy)
+    _no_planning(monkeypatch)
+    assert _build(tiny_game).up_to_date
+
+
+@pytest.mark.parametrize("text", [b"<svg>{{ card.name }}</svg>\r\n<g/>\r", "\ufeff<svg>é</svg>\n".encode()])
+def test_the_template_loader_reads_as_jinja_and_notes_the_bytes(tmp_path: Path, text: bytes) -> None:
+    """`ProjectLoader.get_source` reads a template itself, to note its bytes: the same source and file name as
+    Jinja's own loader gives (its line ends made "\\n", a BOM kept)."""
+    import jinja2
+
+    from cardgen.svg.templates import project_environment
+
+    folder = tmp_path / "templates" / "g"
+    folder.mkdir(parents=True)
+    (folder / "face.svg").write_bytes(text)
+    environment = project_environment(tmp_path, folder)
+    with noting_reads() as reads:
+        mine = environment.loader.get_source(environment, "face.svg")  # type: ignore[union-attr]
+    theirs = jinja2.FileSystemLoader([str(folder)]).get_source(environment, "face.svg")
+    assert mine[:2] == theirs[:2] and mine[2]()
+    assert reads == {os.path.realpath(folder / "face.svg"): (hashlib.sha256(text).hexdigest(), True)}
+
+
+def _corner(root: Path) -> tuple[int, ...]:
+    """The top-left pixel of the first card's face as built."""
+    from PIL import Image
+
+    card = json.loads((root / "output" / "tiny" / "build.json").read_text())["cards"][0]
+    with Image.open(root / "output" / "tiny" / card["face"]) as image:
+        return image.convert("RGB").getpixel((0, 0))
+
+
+def test_a_template_saved_after_the_renders_were_keyed_is_never_taken_as_built(tiny_game: Path, monkeypatch) -> None:
+    """The kept renders are keyed by the templates' digests (`render_inputs`) before the template is read: a save
+    between the two leaves a build whose cards show the template as it was keyed, which the next build must not
+    take for the one saved since."""
+    import cardgen.svg.templates
+
+    _saved_then_built(tiny_game)
+    face = tiny_game / "templates" / "tiny" / "face.svg"
+    face.write_text(face.read_text())  # racy now, its renders kept (white)
+    read = cardgen.svg.templates.read_noted
+
+    def saved_then_read(path: Path) -> bytes:
+        if path.name == "face.svg" and b"#ff0000" not in path.read_bytes():
+            stamped = path.stat().st_mtime_ns
+            path.write_text(path.read_text().replace("#ffffff", "#ff0000"))  # the same size and time
+            os.utime(path, ns=(stamped, stamped))
+        return read(path)
+
+    monkeypatch.setattr(cardgen.svg.templates, "read_noted", saved_then_read)
+    _build(tiny_game)
+    assert _corner(tiny_game) == (255, 255, 255)  # as keyed
+    monkeypatch.undo()
+    assert not _build(tiny_game).up_to_date
+    assert _corner(tiny_game) == (255, 0, 0)
