@@ -372,15 +372,14 @@ class _Build:
         pieces the previous build's files hold as written there are spliced at the first edit as this process's own
         (`storage.rehearsing`). Nothing when a stage reads card files from its folder: each kept file would be
         copied in."""
-        selected = self.selected()
-        if not all(stage.while_drawing for stage in selected):
+        selected, previous = self.selected(), self.previous
+        if previous is None or not all(stage.while_drawing for stage in selected):
             return
         with tempfile.TemporaryDirectory(prefix="cardgen-warm-") as folder, rehearsing():
             self.draw_and_run(Path(folder), selected)
             # build.json too, as `_finish` writes it, with the counts of the build that wrote the previous one (this
             # one found every image), so that its head is the same too
-            counted = self.record if self.previous is None else \
-                self.record.model_copy(update={"stats": self.previous.stats})
+            counted = self.record.model_copy(update={"stats": previous.stats})
             write_spliced(Path(folder) / BUILD_RECORD, counted.json_parts(), self.final / BUILD_RECORD,
                           self.options.out_root)
 

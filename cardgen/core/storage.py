@@ -537,10 +537,10 @@ def _note_spliced(state: os.stat_result, made: _Spliced) -> None:
             del _SPLICED[next(iter(_SPLICED))]
 
 
-# Within `rehearsing`, a file `write_spliced` writes from a previous one it finds byte for byte the same is taken as
-# written by this process (see `_adopt`). A watch rehearses its first rebuild while it waits for the first save
-# (`build.warm_up`): the files of the build it started from, written by another process, were otherwise written
-# whole at that save (~1 s of CPU at 10,000 cards: the TTS save, build.json), not spliced.
+# Within `rehearsing`, the pieces a previous file holds where `write_spliced` just wrote them from it, with the same
+# bytes, are taken as written by this process (see `_adopt`). A watch rehearses its first rebuild while it waits for
+# the first save (`build.warm_up`): the files of the build it started from, written by another process, were
+# otherwise written whole at that save (~1 s of CPU at 10,000 cards: the TTS save, build.json), not spliced.
 _REHEARSING = threading.Event()
 
 
@@ -565,7 +565,7 @@ def _adopt(source: Path, written: Path, made: _Spliced) -> None:
     try:
         with open(source, "rb") as old, open(written, "rb") as new:
             state = os.fstat(old.fileno())
-            if not made.size or state.st_size != made.size or os.fstat(new.fileno()).st_size != made.size:
+            if not made.size or state.st_size != made.size:  # (`written` is of that size: `_remember_spliced`)
                 return
             with mmap.mmap(old.fileno(), 0, access=mmap.ACCESS_READ) as theirs, \
                     mmap.mmap(new.fileno(), 0, access=mmap.ACCESS_READ) as ours:
