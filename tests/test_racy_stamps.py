@@ -7,8 +7,10 @@ import functools
 import hashlib
 import json
 import os
+import re
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
@@ -176,12 +178,12 @@ def test_a_template_saved_after_the_renders_were_keyed_is_never_taken_as_built(t
     face.write_text(face.read_text())  # racy now, its renders kept (white)
     read = cardgen.svg.templates.read_noted
 
-    def saved_then_read(path: Path) -> bytes:
+    def saved_then_read(path: Path, whole: bool = True) -> bytes:
         if path.name == "face.svg" and b"#ff0000" not in path.read_bytes():
             stamped = path.stat().st_mtime_ns
             path.write_text(path.read_text().replace("#ffffff", "#ff0000"))  # the same size and time
             os.utime(path, ns=(stamped, stamped))
-        return read(path)
+        return read(path, whole)
 
     monkeypatch.setattr(cardgen.svg.templates, "read_noted", saved_then_read)
     _build(tiny_game)
@@ -189,3 +191,109 @@ def test_a_template_saved_after_the_renders_were_keyed_is_never_taken_as_built(t
     monkeypatch.undo()
     assert not _build(tiny_game).up_to_date
     assert _corner(tiny_game) == (255, 0, 0)
+
+
+# Game.yaml, an included deck definition and a workspace icon, each holding a mark ("1") a same-size save changes and
+# a build shows: the game's title in build.json, the deck's title there, the icon's colour in the card's SVG.
+RACY_KINDS = {"game.yaml": "data/tiny/game.yaml", "include": "data/tiny/main.yaml",
+              "icon": "icons/hexagonal-nut.svg"}
+MARKS = {"game.yaml": "title: Tiny{}", "include": "title: Main{}", "icon": 'fill="#00ff0{}"'}
+
+
+@pytest.fixture
+def marked_game(tiny_game: Path) -> Path:
+    """The tiny game with its deck included from data/tiny/main.yaml and its :scrap: icon a workspace icon."""
+    manifest = tiny_game / "data" / "tiny" / "game.yaml"
+    text = manifest.read_text().replace("title: Tiny", MARKS["game.yaml"].format(1))
+    manifest.write_text(text.replace("source: cards.csv\n    face: face.svg\n    back: back.svg", "include: main.yaml"))
+    (tiny_game / RACY_KINDS["include"]).write_text(
+        MARKS["include"].format(1) + "\nsource: cards.csv\nface: face.svg\nback: back.svg\n")
+    (tiny_game / "icons").mkdir()
+    (tiny_game / RACY_KINDS["icon"]).write_text('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><rect '
+                                                f'width="10" height="10" {MARKS["icon"].format(1)}/></svg>')
+    return tiny_game
+
+
+def _marked_build(root: Path):
+    return build_game(root, "tiny", BuildOptions(root / "output", jobs=1, keep_svg=True))
+
+
+def _shown(root: Path, kind: str) -> int:
+    """The mark the last build shows of a kind of file (see MARKS)."""
+    out = root / "output" / "tiny"
+    text = "".join(path.read_text() for path in [out / "build.json", *sorted(out.glob("cards/main/*.svg"))])
+    return next(n for n in range(10) if MARKS[kind].format(n).split(": ")[-1] in text)
+
+
+def _marked(path: Path, kind: str, mark: int, keep_time: bool = False) -> None:
+    """Save the file of a kind with another mark (the same size); `keep_time`: with the modification time it had."""
+    stamped = path.stat().st_mtime_ns
+    path.write_text(re.sub(re.escape(MARKS[kind].format(9)).replace("9", r"\d"), MARKS[kind].format(mark),
+                           path.read_text()))
+    if keep_time:
+        os.utime(path, ns=(stamped, stamped))
+
+
+def _marked_then_built(root: Path, kind: str) -> Path:
+    """Build the game with its files old, save the file of `kind` with mark 2 (racy for the next build) and build it
+    again; that file."""
+    old = time.time() - 10
+    for path in root.rglob("*"):
+        if path.is_file() and "output" not in path.parts:
+            os.utime(path, (old, old))
+    assert _marked_build(root).cards == 3
+    path = root / RACY_KINDS[kind]
+    _marked(path, kind, 2)
+    assert not _marked_build(root).up_to_date
+    assert _shown(root, kind) == 2
+    return path
+
+
+@pytest.mark.parametrize("kind", RACY_KINDS)
+@pytest.mark.parametrize("again", [False, True], ids=["new bytes", "the same bytes again"])
+def test_the_build_after_a_build_right_after_a_save_of_any_kind_is_up_to_date(marked_game: Path, monkeypatch,
+                                                                              kind: str, again: bool) -> None:
+    """The same bytes saved again: the manifest and the icon as kept (`_kept_game`, `_parse_icon`)."""
+    path = _marked_then_built(marked_game, kind)
+    if again:
+        time.sleep(0.01)
+        path.write_bytes(path.read_bytes())
+        _marked_build(marked_game)
+    stamp = _sources(marked_game)[RACY_KINDS[kind]]
+    assert stamp == [path.stat().st_size, path.stat().st_mtime_ns, hashlib.sha256(path.read_bytes()).hexdigest()]
+    _no_planning(monkeypatch)
+    assert _marked_build(marked_game).up_to_date
+
+
+@pytest.mark.parametrize("kind", RACY_KINDS)
+def test_a_same_size_save_of_any_kind_keeping_the_stamped_time_is_built(marked_game: Path, kind: str) -> None:
+    path = _marked_then_built(marked_game, kind)
+    _marked(path, kind, 3, keep_time=True)
+    assert not _marked_build(marked_game).up_to_date
+    assert _shown(marked_game, kind) == 3
+
+
+def _saved_after(read: Callable[..., Any], path: Path, kind: str) -> Callable[..., Any]:
+    """`read`, which saves the file of `kind` (mark 4, the same size and time) once it has read it the first time."""
+
+    def read_then_saved(*args: Any) -> Any:
+        value = read(*args)
+        if MARKS[kind].format(4) not in path.read_text():
+            _marked(path, kind, 4, keep_time=True)
+        return value
+
+    return read_then_saved
+
+
+def test_a_save_after_the_build_read_the_manifest_is_never_taken_as_built(marked_game: Path, monkeypatch) -> None:
+    import cardgen.load.manifest
+
+    path = _marked_then_built(marked_game, "game.yaml")
+    _marked(path, "game.yaml", 3)
+    monkeypatch.setattr(cardgen.load.manifest, "read_noted", _saved_after(cardgen.load.manifest.read_noted, path,
+                                                                          "game.yaml"))
+    assert not _marked_build(marked_game).up_to_date
+    assert _shown(marked_game, "game.yaml") == 3  # what it read
+    monkeypatch.undo()
+    assert not _marked_build(marked_game).up_to_date  # the save it did not read is built now
+    assert _shown(marked_game, "game.yaml") == 4

@@ -26,7 +26,7 @@ from cardgen.core.ownership import (
     refuse_foreign,
 )
 from cardgen.core.progress import Reporter, SilentReporter
-from cardgen.core.storage import cache_root, noting_reads, rehearsing, write_spliced
+from cardgen.core.storage import cache_root, noting_reads, read_noted, rehearsing, write_spliced
 from cardgen.load.fonts import configure_fontconfig, keep_metrics
 from cardgen.load.freshness import (
     PreviousOutputs,
@@ -113,8 +113,8 @@ def build_fingerprint(record: BuildRecord, game: Game, options: BuildOptions, st
     digest = hashlib.sha256()
     for part in record.digest_parts(exclude={"built_at", "stats", "fingerprint", "settings", "sources", "warnings"}):
         digest.update(part)
-    for manifest in game.manifest_files:
-        digest.update(manifest.read_bytes())
+    for manifest in game.manifest_files:  # (noted as keyed, as `render_inputs` reads them)
+        digest.update(read_noted(manifest, whole=False))
     # every stage's code, those run only on request too: an upgrade of one must remake its files
     modules = [*stage_modules(stages, on_request=True), *(type(s).__module__ for s in stages if not isinstance(s, str))]
     modules = [m for m in modules if m.split(".")[0] == "cardgen"]  # a stage of another package is not cardgen's code

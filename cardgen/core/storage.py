@@ -719,7 +719,7 @@ def _file_digest(path: str, stamp: tuple[int, ...]) -> str:
     return _read_digest(path)
 
 
-def _stamp(stat: os.stat_result) -> tuple[int, ...]:
+def content_stamp(stat: os.stat_result) -> tuple[int, ...]:
     """What changes whenever a file's content does: its size and times, and which file it is. The change time is
     one no one can set (a rewrite with its modification time put back, `os.utime`, still changes it)."""
     return stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev
@@ -727,7 +727,7 @@ def _stamp(stat: os.stat_result) -> tuple[int, ...]:
 
 def file_digest(path: Path) -> str:
     """SHA-256 of a file's content (memoised by path, size, times and inode)."""
-    return _file_digest(str(path), _stamp(path.stat()))
+    return _file_digest(str(path), content_stamp(path.stat()))
 
 
 def digest_now(path: Path) -> str:
@@ -773,10 +773,10 @@ def note_read(path: Path, digest: str, whole: bool = True) -> None:
         reads[name] = Read(digest, noted.used or whole) if noted is not None and noted.digest == digest else None
 
 
-def read_noted(path: Path) -> bytes:
-    """A source file's bytes, read now and noted (`note_read`)."""
+def read_noted(path: Path, whole: bool = True) -> bytes:
+    """A source file's bytes, read now and noted (`note_read`; not `whole`: read only to key something by)."""
     data = path.read_bytes()
-    note_read(path, hashlib.sha256(data).hexdigest())
+    note_read(path, hashlib.sha256(data).hexdigest(), whole)
     return data
 
 

@@ -1,6 +1,7 @@
 """Read YAML while remembering the line of every key, so errors can name it."""
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -8,8 +9,9 @@ import yaml
 
 from cardgen.core.errors import CardgenError
 from cardgen.core.keypaths import KeyPath, line_of
+from cardgen.core.storage import read_noted
 
-__all__ = ["KeyPath", "line_of", "load_yaml", "parse_yaml"]
+__all__ = ["KeyPath", "line_of", "load_yaml", "parse_yaml", "parse_yaml_bytes"]
 MAX_EXPANDED_NODES = 200_000  # a card file has thousands of values; a "billion laughs" file has billions
 
 
@@ -81,11 +83,23 @@ def expanded_size(node: yaml.Node, sizes: dict[int, int] | None = None) -> int:
     return sizes[id(node)]
 
 
-def load_yaml(path: Path, shown_as: str) -> tuple[Any, dict[KeyPath, int]]:
-    """Parse a YAML file; return the data and a map from key path to line number."""
+def load_yaml(path: Path, shown_as: str, noted: bool = False) -> tuple[Any, dict[KeyPath, int]]:
+    """Parse a YAML file; return the data and a map from key path to line number. `noted`: its read noted
+    (`storage.read_noted`: a build's next one then tells a save just before it by content), for a file whose every
+    read in a build goes through here (not one a stage reads again later, where nothing notes)."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
+        data = read_noted(path) if noted else path.read_bytes()
+    except OSError as exc:
+        raise CardgenError(f"cannot read the file: {exc}", file=shown_as) from None
+    return parse_yaml_bytes(data, shown_as)
+
+
+def parse_yaml_bytes(data: bytes, shown_as: str) -> tuple[Any, dict[KeyPath, int]]:
+    """Parse a YAML file's bytes as read (UTF-8, a BOM dropped, line ends made "\\n" as when read as text); see
+    `parse_yaml`."""
+    try:
+        text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig").read()
+    except UnicodeDecodeError as exc:
         raise CardgenError(f"cannot read the file: {exc}", file=shown_as) from None
     return parse_yaml(text, shown_as)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from cardgen.core import bundled
 from cardgen.core.errors import CardgenError, relative
-from cardgen.core.storage import user_store
+from cardgen.core.storage import content_stamp, note_read, user_store
 from cardgen.load.svgart import icon_body, read_art
 
 _MAX_ICON_BYTES = 1_000_000
@@ -32,16 +32,19 @@ class Icon:
     path: Path
     viewbox: tuple[float, float, float, float]
     body: str
+    digest: str = ""  # a workspace icon's: the SHA-256 of the bytes it was parsed from (see `IconLibrary.get`)
 
 
-def _parse_svg(text: str | bytes, name: str, path: Path, shown_as: str) -> Icon:
+def _parse_svg(text: str | bytes, name: str, path: Path, shown_as: str, digest: str = "") -> Icon:
     art = read_art(text, shown_as)
     prefix = f"icon-{re.sub(r'[^A-Za-z0-9_-]', '_', name)}-"  # its classes' prefix too: no dot, no space
-    return Icon(name, path, art.viewbox, icon_body(art, prefix))
+    return Icon(name, path, art.viewbox, icon_body(art, prefix), digest)
 
 
 @lru_cache(maxsize=512)
-def _parse_icon(path: Path, mtime: int, shown_as: str) -> Icon:
+def _parse_icon(path: Path, stamp: tuple[int, ...], shown_as: str) -> Icon:
+    """A workspace icon, parsed once while its file is as `stamp` (`storage.content_stamp`: by modification time only,
+    a same-size save in the same tick of the file clock kept the icon it replaced in a watch)."""
     if path.stat().st_size > _MAX_ICON_BYTES:
         raise CardgenError(f"the icon is larger than {_MAX_ICON_BYTES // 1000} kB", file=shown_as)
     data = path.read_bytes()
@@ -51,7 +54,7 @@ def _parse_icon(path: Path, mtime: int, shown_as: str) -> Icon:
         if not _DECLARED_ENCODING.match(data):  # as older Illustrator writes: encoding="iso-8859-1"
             raise CardgenError("the icon is not UTF-8 text and does not declare its encoding (<?xml ... "
                                "encoding=...?>); save it as UTF-8", file=shown_as) from None
-    return _parse_svg(data, path.stem, path, shown_as)
+    return _parse_svg(data, path.stem, path, shown_as, hashlib.sha256(data).hexdigest())
 
 
 _INDEX_ROW = struct.Struct("<5Q")  # header offset, compressed size, size, method, CRC
@@ -238,7 +241,9 @@ class IconLibrary:
             if not path.resolve().is_relative_to(self.root.resolve()):
                 raise CardgenError(f"the icon is a link to {path.resolve()}, outside the project; copy the file "
                                    "itself into icons/", file=relative(path, self.root))
-            return _parse_icon(path, path.stat().st_mtime_ns, relative(path, self.root))
+            icon = _parse_icon(path, content_stamp(path.stat()), relative(path, self.root))
+            note_read(path, icon.digest)  # what a card drew (a save since its parse in this process: another digest)
+            return icon
         if target in self.bundled.names:
             return self.bundled.get(target)
         raise CardgenError(f"unknown icon '{name}'{self.suggest(name)} (`cardgen icons search WORD` searches "

@@ -119,7 +119,7 @@ class Includer:
         from cardgen.core.yamlsource import load_yaml
 
         shown = relative(target, self.root)
-        raw, lines = load_yaml(target, shown)
+        raw, lines = load_yaml(target, shown, noted=True)  # (read here only: the manifest kept is what it held)
         if not isinstance(raw, dict):
             raise CardgenError("a deck definition must be a mapping of deck keys (source:, face:, ...)", file=shown)
         self.files.append(target)

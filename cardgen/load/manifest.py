@@ -18,6 +18,7 @@ from cardgen.core.filenames import collision_key, unsafe_reason
 from cardgen.core.keypaths import line_of
 from cardgen.core.ownership import check_game_name
 from cardgen.core.registry import imported, sections
+from cardgen.core.storage import read_noted
 from cardgen.core.units import CARD_PRESETS, parse_length
 from cardgen.core.workspace import MANIFEST_NAME, list_games
 from cardgen.load.include import Includer, located_file
@@ -435,13 +436,13 @@ def load_game(root: Path, name: str, lang: str | None = None) -> Game:
     if not path.resolve().is_relative_to(root.resolve()):  # data/<name> (or its game.yaml) links elsewhere
         raise CardgenError(f"the manifest is a link to {path.resolve()}, outside the project; only files inside "
                            f"it are read. Copy the game into data/{name}/ instead of linking it", file=shown_as)
-    text = path.read_bytes()
+    text = read_noted(path)  # (read once: parsed, or the key of the game kept, and noted: `storage.noting_reads`)
     kept = _kept_game(root, name, text)
     if kept is not None:
         return _in_language(kept, lang, shown_as)
-    from cardgen.core.yamlsource import load_yaml
+    from cardgen.core.yamlsource import parse_yaml_bytes
 
-    raw, lines = load_yaml(path, shown_as)
+    raw, lines = parse_yaml_bytes(text, shown_as)
     if not isinstance(raw, dict):
         raise CardgenError("the manifest must be a mapping of keys (title:, decks:, ...)", file=shown_as)
     includer = Includer(root, shown_as)
@@ -537,7 +538,7 @@ def _kept_game(root: Path, name: str, text: bytes) -> Game | None:
     """The game whose game.yaml holds `text`, from the user's cache: None when not kept, or when the entry does not
     verify (its seal), does not unpickle, or any other file its validation read has changed (then it is loaded
     again and kept anew)."""
-    from cardgen.core.storage import file_digest, user_store
+    from cardgen.core.storage import file_digest, note_read, user_store
 
     store, key = user_store(KEPT_MANIFESTS, ".pickle"), _manifest_key(root, name, text)
     data = store.read_bytes(key) if store is not None and key is not None else None
@@ -551,6 +552,8 @@ def _kept_game(root: Path, name: str, text: bytes) -> Game | None:
             return None
     except Exception:  # noqa: BLE001  an entry an older cardgen wrote, a file gone: loaded again, never served
         return None
+    for include in entry.game.includes:  # the game holds what they held (read by the includer only, noted there)
+        note_read(include, entry.digests[str(include)])
     return entry.game
 
 

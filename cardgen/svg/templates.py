@@ -242,16 +242,16 @@ def render_inputs(game: Game) -> str:
     from cardgen.core.bundled import bundle_digest, code_digest, own_folders
 
     digest = hashlib.sha256(f"{code_digest('cardgen.svg.context')}\0{bundle_digest()}\0".encode())
-    for manifest in game.manifest_files:
-        digest.update(manifest.read_bytes())
+    for manifest in game.manifest_files:  # (noted as keyed: one read otherwise than the game's load is not built)
+        digest.update(read_noted(manifest, whole=False))
     digest.update(json.dumps([game.lang, [deck.title for deck in game.spec.decks.values()]]).encode())
-    templates = game.root / "templates"
+    fonts = game.root / "fonts"
     for folder in own_folders(game.root, ("templates", "icons", "fonts")):
         for path in sorted(folder.rglob("*")):
             if path.is_file():
                 content = file_digest(path)
-                if folder == templates:  # the renders kept are of this content: a template the loader read otherwise
-                    note_read(path, content, whole=False)  # is not taken for built (icons and fonts stay unknown)
+                if folder != fonts:  # the renders kept are of this content: a template or icon read otherwise is not
+                    note_read(path, content, whole=False)  # taken for built (fonts stay unknown: read in C too)
                 digest.update(f"{path.relative_to(game.root)}:{content}".encode())
     return digest.hexdigest()
 
