@@ -33,15 +33,15 @@ def user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def yaml_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The YAML files `load_game` reads (by the name it shows them as)."""
+    """The YAML files `load_game` parses (by the name it shows them as)."""
     read: list[str] = []
-    load = yamlsource.load_yaml
+    parse = yamlsource.parse_yaml_bytes
 
-    def counted(path: Path, shown: str) -> object:
+    def counted(data: bytes, shown: str) -> object:
         read.append(shown)
-        return load(path, shown)
+        return parse(data, shown)
 
-    monkeypatch.setattr(yamlsource, "load_yaml", counted)
+    monkeypatch.setattr(yamlsource, "parse_yaml_bytes", counted)
     return read
 
 

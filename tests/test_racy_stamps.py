@@ -285,15 +285,39 @@ def _saved_after(read: Callable[..., Any], path: Path, kind: str) -> Callable[..
     return read_then_saved
 
 
-def test_a_save_after_the_build_read_the_manifest_is_never_taken_as_built(marked_game: Path, monkeypatch) -> None:
-    import cardgen.load.manifest
+@pytest.mark.parametrize("kind, reader", [("game.yaml", "cardgen.load.manifest:read_noted"),
+                                          ("include", "cardgen.core.yamlsource:read_yaml"),
+                                          ("icon", "cardgen.load.icons:_parse_icon")])
+def test_a_save_after_the_build_read_a_file_of_any_kind_is_never_taken_as_built(marked_game: Path, monkeypatch,
+                                                                               kind: str, reader: str) -> None:
+    """The file saved again (the same size and time) right after the read that a build noted: the build shows what
+    it read (an icon is parsed again where its file changed since: either), and the next one the save."""
+    import importlib
 
-    path = _marked_then_built(marked_game, "game.yaml")
-    _marked(path, "game.yaml", 3)
-    monkeypatch.setattr(cardgen.load.manifest, "read_noted", _saved_after(cardgen.load.manifest.read_noted, path,
-                                                                          "game.yaml"))
+    path = _marked_then_built(marked_game, kind)
+    _marked(path, kind, 3)
+    module, name = reader.split(":")
+    monkeypatch.setattr(module + "." + name, _saved_after(getattr(importlib.import_module(module), name), path, kind))
     assert not _marked_build(marked_game).up_to_date
-    assert _shown(marked_game, "game.yaml") == 3  # what it read
+    assert _shown(marked_game, kind) in ((3, 4) if kind == "icon" else (3,))  # what it read
     monkeypatch.undo()
-    assert not _marked_build(marked_game).up_to_date  # the save it did not read is built now
-    assert _shown(marked_game, "game.yaml") == 4
+    _marked_build(marked_game)
+    assert _shown(marked_game, kind) == 4  # the save it did not read is built now
+
+
+def test_an_icon_saved_after_the_renders_were_keyed_is_never_taken_as_built(marked_game: Path, monkeypatch) -> None:
+    """The kept renders are keyed by the icons' digests (`render_inputs`): a save after that, read by validation,
+    leaves a build whose cards show the icon as keyed, which the next build must not take for the one saved since."""
+    import cardgen.svg.templates
+
+    path = _marked_then_built(marked_game, "icon")
+    time.sleep(0.01)
+    path.write_bytes(path.read_bytes())  # racy now, its renders kept (mark 2)
+    digest = cardgen.svg.templates.file_digest
+    monkeypatch.setattr(cardgen.svg.templates, "file_digest", lambda file: _saved_after(digest, path, "icon")(file)
+                        if file == path else digest(file))
+    _marked_build(marked_game)
+    assert _shown(marked_game, "icon") == 2  # as keyed
+    monkeypatch.undo()
+    assert not _marked_build(marked_game).up_to_date
+    assert _shown(marked_game, "icon") == 4

@@ -9,9 +9,8 @@ import yaml
 
 from cardgen.core.errors import CardgenError
 from cardgen.core.keypaths import KeyPath, line_of
-from cardgen.core.storage import read_noted
 
-__all__ = ["KeyPath", "line_of", "load_yaml", "parse_yaml", "parse_yaml_bytes"]
+__all__ = ["KeyPath", "line_of", "load_yaml", "parse_yaml", "parse_yaml_bytes", "read_yaml"]
 MAX_EXPANDED_NODES = 200_000  # a card file has thousands of values; a "billion laughs" file has billions
 
 
@@ -83,15 +82,17 @@ def expanded_size(node: yaml.Node, sizes: dict[int, int] | None = None) -> int:
     return sizes[id(node)]
 
 
-def load_yaml(path: Path, shown_as: str, noted: bool = False) -> tuple[Any, dict[KeyPath, int]]:
-    """Parse a YAML file; return the data and a map from key path to line number. `noted`: its read noted
-    (`storage.read_noted`: a build's next one then tells a save just before it by content), for a file whose every
-    read in a build goes through here (not one a stage reads again later, where nothing notes)."""
+def load_yaml(path: Path, shown_as: str) -> tuple[Any, dict[KeyPath, int]]:
+    """Parse a YAML file; return the data and a map from key path to line number."""
+    return parse_yaml_bytes(read_yaml(path, shown_as), shown_as)
+
+
+def read_yaml(path: Path, shown_as: str) -> bytes:
+    """A YAML file's bytes, or a CardgenError saying why it cannot be read."""
     try:
-        data = read_noted(path) if noted else path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
         raise CardgenError(f"cannot read the file: {exc}", file=shown_as) from None
-    return parse_yaml_bytes(data, shown_as)
 
 
 def parse_yaml_bytes(data: bytes, shown_as: str) -> tuple[Any, dict[KeyPath, int]]:

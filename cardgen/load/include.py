@@ -69,6 +69,8 @@ class Includer:
         self.data_root = self.root / "data"
         self.manifest_shown = manifest_shown
         self.files: list[Path] = []
+        # the digest of the bytes each file was parsed from (None: read twice, as two contents), for the game kept
+        self.digests: dict[Path, str | None] = {}
 
     def expand_decks(self, manifest: Located, base_dir: Path) -> Located:
         """The manifest with every included deck merged in and the rules of decks appended to `rules:`.
@@ -116,10 +118,8 @@ class Includer:
                                    "include:", file=self._file(deck, ("rules",)), row=deck.lines.get(("rules",)))
             return deck
         target = self._target(deck, base_dir, stack)
-        from cardgen.core.yamlsource import load_yaml
-
         shown = relative(target, self.root)
-        raw, lines = load_yaml(target, shown, noted=True)  # (read here only: the manifest kept is what it held)
+        raw, lines = self._read(target, shown)
         if not isinstance(raw, dict):
             raise CardgenError("a deck definition must be a mapping of deck keys (source:, face:, ...)", file=shown)
         self.files.append(target)
@@ -128,6 +128,20 @@ class Includer:
         definition = self.expand(definition, target.parent, [*stack, target])
         _rebase_source(definition.value, target.parent, base_dir)
         return _overlay(definition, deck)
+
+    def _read(self, target: Path, shown: str) -> tuple[Any, dict[KeyPath, int]]:
+        """An included file parsed, the digest of its bytes kept (`digests`) and noted (`storage.note_read`: the next
+        build tells a save just before this one by content)."""
+        import hashlib
+
+        from cardgen.core.storage import note_read
+        from cardgen.core.yamlsource import parse_yaml_bytes, read_yaml
+
+        data = read_yaml(target, shown)
+        digest = hashlib.sha256(data).hexdigest()
+        note_read(target, digest)
+        self.digests[target] = digest if self.digests.get(target, digest) == digest else None
+        return parse_yaml_bytes(data, shown)
 
     def _target(self, deck: Located, base_dir: Path, stack: list[Path]) -> Path:
         """The included file: inside the workspace's data/ folder, existing, not already being included."""

@@ -456,7 +456,7 @@ def load_game(root: Path, name: str, lang: str | None = None) -> Game:
                 _check_language(spec, lang, shown_as))
     _check_sizes(game, shown_as)
     _check_deck_names(game)
-    _keep_game(game, text)
+    _keep_game(game, text, includer.digests)
     return game
 
 
@@ -516,17 +516,19 @@ def _read_files(game: Game) -> tuple[tuple[str, ...], list[Path]]:
     return tuple(settings), [*map(Path, settings), *profiles]
 
 
-def _keep_game(game: Game, text: bytes) -> None:
-    """Keep a game just loaded (in its own language) in the user's cache (best effort)."""
+def _keep_game(game: Game, text: bytes, included: dict[Path, str | None]) -> None:
+    """Keep a game just loaded (in its own language) in the user's cache (best effort); `included`: the digest of
+    the bytes each included file was parsed from (`Includer.digests`), not of the file now (a save since it was
+    read would key the game it did not make)."""
     from cardgen.core.storage import file_digest, user_store
 
     store, key = user_store(KEPT_MANIFESTS, ".pickle"), _manifest_key(game.root, game.name, text)
-    if store is None or key is None:
+    if store is None or key is None or None in included.values():
         return
     try:
         settings, files = _read_files(game)
         own = game if game.lang is None else replace(game, lang=None)  # kept in its own language
-        entry = _KeptGame(own, settings, {str(p): file_digest(p) for p in files})
+        entry = _KeptGame(own, settings, {str(p): included.get(p) or file_digest(p) for p in files})
     except (CardgenError, OSError):  # a file changed or gone since it was read: the next load reads it all again
         return
     data = io.BytesIO()
