@@ -158,13 +158,13 @@ def test_the_template_loader_reads_as_jinja_and_notes_the_bytes(tmp_path: Path, 
     assert reads == {os.path.realpath(folder / "face.svg"): (hashlib.sha256(text).hexdigest(), True)}
 
 
-def _corner(root: Path) -> tuple[int, ...]:
-    """The top-left pixel of the first card's face as built."""
+def _corner(root: Path, middle: bool = False) -> tuple[int, ...]:
+    """The top-left pixel of the first card's face as built (`middle`: its middle one)."""
     from PIL import Image
 
     card = json.loads((root / "output" / "tiny" / "build.json").read_text())["cards"][0]
     with Image.open(root / "output" / "tiny" / card["face"]) as image:
-        return image.convert("RGB").getpixel((0, 0))
+        return image.convert("RGB").getpixel((image.width // 2, image.height // 2) if middle else (0, 0))
 
 
 def test_a_template_saved_after_the_renders_were_keyed_is_never_taken_as_built(tiny_game: Path, monkeypatch) -> None:
@@ -321,3 +321,93 @@ def test_an_icon_saved_after_the_renders_were_keyed_is_never_taken_as_built(mark
     monkeypatch.undo()
     assert not _marked_build(marked_game).up_to_date
     assert _shown(marked_game, "icon") == 4
+
+
+def _art(path: Path, colour: tuple[int, int, int]) -> None:
+    """An 8 x 8 image of one colour, stored uncompressed: every colour the same size."""
+    from PIL import Image
+
+    Image.new("RGB", (8, 8), colour).save(path, compress_level=0)
+
+
+@pytest.fixture
+def art_game(tiny_game: Path) -> Path:
+    """The tiny game whose cards each name, in their data, the art their face is filled with (data/tiny/art.png)."""
+    csv = tiny_game / "data" / "tiny" / "cards.csv"
+    lines = csv.read_text().splitlines()
+    csv.write_text("\n".join([lines[0] + ",art", *(line + ",art.png" for line in lines[1:])]) + "\n")
+    (tiny_game / "templates" / "tiny" / "face.svg").write_text(
+        '<svg {{ geo.svg_attrs }}>{{ image(card.art, 0, 0, geo.width, geo.height, "stretch") }}</svg>')
+    _art(tiny_game / "data" / "tiny" / "art.png", (0, 0, 255))
+    return tiny_game
+
+
+def _art_saved_then_built(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Build the game with its files old, save its art red (racy for the next build) and build it again."""
+    old = time.time() - 10
+    for path in root.rglob("*"):
+        if path.is_file() and "output" not in path.parts:
+            os.utime(path, (old, old))
+    _build(root)
+    art = root / "data" / "tiny" / "art.png"
+    _art(art, (255, 0, 0))
+    assert not _build(root).up_to_date
+    assert _corner(root, middle=True) == (255, 0, 0)
+    return art
+
+
+def test_the_build_after_a_build_right_after_an_art_save_is_up_to_date(art_game: Path, monkeypatch) -> None:
+    art = _art_saved_then_built(art_game, monkeypatch)
+    assert _sources(art_game)["data/tiny/art.png"][2] == hashlib.sha256(art.read_bytes()).hexdigest()
+    _no_planning(monkeypatch)
+    assert _build(art_game).up_to_date
+
+
+def test_a_same_size_art_save_keeping_the_stamped_time_is_built(art_game: Path, monkeypatch) -> None:
+    art = _art_saved_then_built(art_game, monkeypatch)
+    stamped = art.stat().st_mtime_ns
+    _art(art, (0, 255, 0))
+    os.utime(art, ns=(stamped, stamped))
+    assert not _build(art_game).up_to_date
+    assert _corner(art_game, middle=True) == (0, 255, 0)
+
+
+@pytest.mark.parametrize("when", ["keyed", "drawn"])
+def test_art_saved_between_its_digest_and_its_drawing_is_never_taken_as_built(art_game: Path, monkeypatch,
+                                                                             when: str) -> None:
+    """The art saved yellow (the same size and time) once the build keyed its images by its digest (green): right
+    after the digest (`keyed`), or once planned, before the drawing (`drawn`); drawn so, then saved back green (the
+    same size and time). The stamps never hold green's digest as what the build drew."""
+    import cardgen.build.build
+    import cardgen.build.plan
+
+    art = _art_saved_then_built(art_game, monkeypatch)
+    stamped = art.stat().st_mtime_ns
+    _art(art, (0, 255, 0))
+    os.utime(art, ns=(stamped, stamped))
+    green = art.read_bytes()
+
+    def saved(colour: tuple[int, int, int]) -> None:
+        _art(art, colour)
+        os.utime(art, ns=(stamped, stamped))
+
+    digest, draw = cardgen.build.plan.file_digest, cardgen.build.build._Build.draw_and_run
+
+    def keyed_then_saved(path: Path) -> str:
+        value = digest(path)
+        if when == "keyed" and path == art.resolve() and art.read_bytes() == green:
+            saved((255, 255, 0))
+        return value
+
+    def drawn_then_saved_back(self: Any, *args: Any) -> Any:
+        if when == "drawn":
+            saved((255, 255, 0))
+        value = draw(self, *args)
+        saved((0, 255, 0))
+        return value
+
+    monkeypatch.setattr(cardgen.build.plan, "file_digest", keyed_then_saved)
+    monkeypatch.setattr(cardgen.build.build._Build, "draw_and_run", drawn_then_saved_back)
+    _build(art_game)
+    assert _corner(art_game, middle=True) == (255, 255, 0)  # the save drawn
+    assert art.read_bytes() == green and _sources(art_game)["data/tiny/art.png"][2] == ""

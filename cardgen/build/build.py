@@ -26,10 +26,20 @@ from cardgen.core.ownership import (
     refuse_foreign,
 )
 from cardgen.core.progress import Reporter, SilentReporter
-from cardgen.core.storage import cache_root, noting_reads, read_noted, rehearsing, write_spliced
+from cardgen.core.storage import (
+    Read,
+    cache_root,
+    content_stamp,
+    file_digest,
+    noting_reads,
+    read_noted,
+    rehearsing,
+    write_spliced,
+)
 from cardgen.load.fonts import configure_fontconfig, keep_metrics
 from cardgen.load.freshness import (
     PreviousOutputs,
+    Stamp,
     current_build,
     outputs_intact,
     record_intact,
@@ -226,6 +236,8 @@ class _Build:
     card_files: CardFiles = field(init=False)
     outputs: _OutputStages = field(init=False)
     made: dict[str, str] | None = field(init=False, default=None)  # its output files' content keys, once in place
+    # the racy files the cards draw whose digest the stamps hold, by name: their content stamp then (`art_reads`)
+    drawn_as: dict[str, tuple[int, ...]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.final = self.options.out_root / self.name
@@ -263,13 +275,43 @@ class _Build:
             # the next build sees the edit (stamped after, the build would record what it never read).
             read_from = source_stamp(root, name, recording=True)
             self.load_and_plan()
-        resolved, plan = root.resolve(), self.plan
-        used = {f.relative_to(resolved).as_posix() for f in files_drawn(plan)} | set(plan.game.files_elsewhere())
+        resolved, plan, drawn = root.resolve(), self.plan, files_drawn(self.plan)
+        used = {f.relative_to(resolved).as_posix() for f in drawn} | set(plan.game.files_elsewhere())
         # the files read outside the folders stamped before reading (images a card names elsewhere); a file that
         # appeared in them since is not stamped: the next build sees it new and builds
         stamp = {**source_stamp(root, name, sorted(used), recording=True, scan=False), **read_from}
-        self.record.sources = with_read_digests(stamp, root, reads)
+        art = {path: read for path, read in self.art_reads(drawn, stamp).items() if path not in reads}
+        self.record.sources = with_read_digests(stamp, root, {**reads, **art})
         self.changes = diff_records(self.previous, self.record) if self.previous else None
+
+    def art_reads(self, drawn: set[Path], stamp: dict[str, Stamp]) -> dict[str, Read]:
+        """What the cards draw of the racy files of `stamp` (art, which the render workers read later): the digest
+        their images are keyed by, by real path, for each file still as it was when that digest was made; its
+        content stamp is kept (`drawn_as`) and looked at again once the cards are drawn (`forget_changed_art`)."""
+        resolved, digests, reads = self.root.resolve(), self.plan.file_digests, {}
+        for path in drawn:
+            name = path.relative_to(resolved).as_posix()
+            if len(stamp.get(name, ())) != 3 or path not in digests:
+                continue
+            try:  # (taken first: a save after it makes the digest looked up below another, or its stamp another)
+                state = content_stamp(path.stat())
+            except OSError:
+                continue
+            if file_digest(path) == digests[path]:
+                reads[os.path.realpath(path)] = Read(digests[path], True)
+                self.drawn_as[name] = state
+        return reads
+
+    def forget_changed_art(self) -> None:
+        """Leave unknown the digest of each racy file the cards drew that changed since `art_reads` noted it: the
+        render workers may have drawn the save, not the bytes that digest is of."""
+        for name, state in self.drawn_as.items():
+            try:
+                unchanged = content_stamp((self.root / name).stat()) == state
+            except OSError:
+                unchanged = False
+            if not unchanged:
+                self.record.sources[name] = [*self.record.sources[name][:2], ""]
 
     def load_and_plan(self) -> None:
         """Load and validate the game, render its cards to SVG and make its record, but its sources' stamps."""
@@ -322,6 +364,7 @@ class _Build:
         ending: threading.Thread | None = None
         try:
             kept = self.draw_and_run(staging, self.selected())
+            self.forget_changed_art()
             if workers is not None:  # done with: they end (~4 ms) while the build is put in place
                 ending = threading.Thread(target=workers.shutdown, name="cardgen-workers-end", daemon=True)
                 ending.start()
