@@ -37,13 +37,18 @@ def _power(root: Path, name: str) -> int:
     return next(card["fields"]["power"] for card in cards if card["name"] == name)
 
 
-def _saved_then_built(root: Path) -> Path:
-    """Build the game with its files old, save its CSV (a racy file for the next build: just written) and build
-    it again; the CSV's path."""
+def _aged(root: Path) -> None:
+    """Make the workspace's files ten seconds old: none is racy for the next build."""
     old = time.time() - 10
     for path in root.rglob("*"):
         if path.is_file() and "output" not in path.parts:
             os.utime(path, (old, old))
+
+
+def _saved_then_built(root: Path) -> Path:
+    """Build the game with its files old, save its CSV (a racy file for the next build: just written) and build
+    it again; the CSV's path."""
+    _aged(root)
     _build(root)
     csv = root / "data" / "tiny" / "cards.csv"
     csv.write_text(csv.read_text().replace("Alpha,1", "Alpha,5"))
@@ -237,10 +242,7 @@ def _marked(path: Path, kind: str, mark: int, keep_time: bool = False) -> None:
 def _marked_then_built(root: Path, kind: str) -> Path:
     """Build the game with its files old, save the file of `kind` with mark 2 (racy for the next build) and build it
     again; that file."""
-    old = time.time() - 10
-    for path in root.rglob("*"):
-        if path.is_file() and "output" not in path.parts:
-            os.utime(path, (old, old))
+    _aged(root)
     assert _marked_build(root).cards == 3
     path = root / RACY_KINDS[kind]
     _marked(path, kind, 2)
@@ -342,12 +344,9 @@ def art_game(tiny_game: Path) -> Path:
     return tiny_game
 
 
-def _art_saved_then_built(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def _art_saved_then_built(root: Path) -> Path:
     """Build the game with its files old, save its art red (racy for the next build) and build it again."""
-    old = time.time() - 10
-    for path in root.rglob("*"):
-        if path.is_file() and "output" not in path.parts:
-            os.utime(path, (old, old))
+    _aged(root)
     _build(root)
     art = root / "data" / "tiny" / "art.png"
     _art(art, (255, 0, 0))
@@ -357,14 +356,14 @@ def _art_saved_then_built(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_the_build_after_a_build_right_after_an_art_save_is_up_to_date(art_game: Path, monkeypatch) -> None:
-    art = _art_saved_then_built(art_game, monkeypatch)
+    art = _art_saved_then_built(art_game)
     assert _sources(art_game)["data/tiny/art.png"][2] == hashlib.sha256(art.read_bytes()).hexdigest()
     _no_planning(monkeypatch)
     assert _build(art_game).up_to_date
 
 
 def test_a_same_size_art_save_keeping_the_stamped_time_is_built(art_game: Path, monkeypatch) -> None:
-    art = _art_saved_then_built(art_game, monkeypatch)
+    art = _art_saved_then_built(art_game)
     stamped = art.stat().st_mtime_ns
     _art(art, (0, 255, 0))
     os.utime(art, ns=(stamped, stamped))
@@ -382,7 +381,7 @@ def test_art_saved_between_its_digest_and_its_drawing_is_never_taken_as_built(ar
     import cardgen.build.build
     import cardgen.build.plan
 
-    art = _art_saved_then_built(art_game, monkeypatch)
+    art = _art_saved_then_built(art_game)
     stamped = art.stat().st_mtime_ns
     _art(art, (0, 255, 0))
     os.utime(art, ns=(stamped, stamped))
