@@ -15,6 +15,7 @@ from typing import Any, Callable
 import pytest
 
 import cardgen.build.build
+import cardgen.core.storage
 import cardgen.load.data
 from cardgen.build.build import BuildOptions, build_game
 from cardgen.core.registry import imported
@@ -117,6 +118,18 @@ def test_a_file_read_twice_as_different_contents_or_only_keyed_by_is_stamped_unk
     digests = {name: stamp[2:] for name, stamp in with_read_digests(racy, tmp_path, reads).items()}
     assert digests == {"read": ["one"], "twice": [""], "keyed": [""], "keyed-read": ["five"], "keyed-other": [""],
                        "old": []}
+
+
+def test_a_process_forked_while_a_build_notes_its_reads_notes_nothing(tmp_path: Path) -> None:
+    """A render worker forked during the build (its reads are not the build's; noting them cost CPU for nothing)."""
+    with noting_reads() as reads:
+        child = os.fork()
+        if child == 0:  # (the child: its answer is its exit status)
+            note_read(tmp_path / "icon.svg", "one")
+            os._exit(0 if cardgen.core.storage._READS.get() is None else 1)
+        assert os.waitpid(child, 0)[1] == 0
+        note_read(tmp_path / "cards.csv", "two")
+    assert list(reads) == [os.path.realpath(tmp_path / "cards.csv")]
 
 
 @pytest.mark.parametrize("suffix, text", [(".csv", "name\nA\n"), (".json", '[{"name": "A"}]'),
