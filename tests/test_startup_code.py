@@ -1,18 +1,19 @@
-"""The code of dataclasses' methods compiled once and kept in a table (cardgen/core/dataclass_code.py): the code a
-table keeps is what runs, a table that is damaged or another Python's is not used, and the table `write_table`
-makes leaves nothing to compile on the way to a build."""
+"""The code Python compiles from text at start-up, compiled once and kept in a table (cardgen/core/startup_code.py):
+the code a table keeps is what runs (a dataclass's methods, a forward reference), a table that is damaged or another
+Python's is not used, and the table `write_table` makes leaves nothing to compile on the way to a build."""
 from __future__ import annotations
 
 import dataclasses
 import subprocess
 import sys
+import typing
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
-from cardgen.core import dataclass_code
-from cardgen.core.dataclass_code import TABLE, install, read_table, save_table
+from cardgen.core import startup_code
+from cardgen.core.startup_code import TABLE, install, read_table, save_table
 
 
 @pytest.fixture(autouse=True)
@@ -28,24 +29,24 @@ def card_class() -> Any:
                                       frozen=True)
 
 
-def texts_of(make: Any) -> dict[str, Any]:
-    """The texts `dataclasses` compiles to make a class, with their code."""
-    dataclass_code._SEEN.clear()
+def texts_of(make: Any) -> dict[tuple[str, str], Any]:
+    """The texts compiled to make something, by mode and text, with their code."""
+    startup_code._SEEN.clear()
     make()
-    return {text: compile(text, "<string>", "exec", dont_inherit=True) for text in dataclass_code._SEEN}
+    return {(mode, text): compile(text, "<string>", mode, dont_inherit=True) for mode, text in startup_code._SEEN}
 
 
 def test_a_tables_code_is_what_runs_for_its_text(tmp_path: Path) -> None:
     install(tmp_path / "none.bin")
     codes = texts_of(card_class)
-    repr_text = next(text for text in codes if "def __repr__" in text)
+    repr_text = next(key for key in codes if "def __repr__" in key[1])
     codes[repr_text] = compile("def __create_fn__(**kw):\n def __repr__(self): return 'kept'\n return __repr__",
                                "<string>", "exec")
     save_table(tmp_path / "table.bin", codes)
     assert install(tmp_path / "table.bin")
     card = card_class()("Scout")
     assert repr(card) == "kept"
-    assert all(kept is not None for kept in dataclass_code._SEEN.values())
+    assert all(kept is not None for kept in startup_code._SEEN.values())
 
 
 @pytest.mark.parametrize("kept", [True, False])
@@ -60,7 +61,7 @@ def test_methods_are_those_python_makes(tmp_path: Path, kept: bool) -> None:
     assert hash(card) == hash(card_type("Scout"))
     with pytest.raises(dataclasses.FrozenInstanceError):
         card.cost = 2  # type: ignore[misc]
-    # compiled as `dataclasses` compiles them: not with this module's (or dataclass_code's) future annotations
+    # compiled as `dataclasses` compiles them: not with this module's (or startup_code's) future annotations
     assert card_type.__init__.__annotations__ == {"name": str, "cost": int, "return": None}
 
 
@@ -76,7 +77,7 @@ def test_a_damaged_or_foreign_table_is_not_used(tmp_path: Path, where: str) -> N
     table = tmp_path / "table.bin"
     save_table(table, texts_of(card_class))
     assert read_table(table) is not None
-    head = len(dataclass_code._HEAD)
+    head = len(startup_code._HEAD)
     at = table.stat().st_size - 40 if where == "content" else head - 2  # a byte of the code / of the magic number
     damaged(table, at, bytes([table.read_bytes()[at] ^ 0x5A]))
     assert read_table(table) is None
@@ -87,7 +88,7 @@ def test_a_damaged_or_foreign_table_is_not_used(tmp_path: Path, where: str) -> N
 def test_the_table_written_leaves_nothing_to_compile_on_a_builds_way(tmp_path: Path) -> None:
     table = tmp_path / "table.bin"
     run = [sys.executable, "-c"]
-    start = "from pathlib import Path; from cardgen.core import dataclass_code as d; "
+    start = "from pathlib import Path; from cardgen.core import startup_code as d; "
     subprocess.run([*run, f"{start}d.write_table(Path({str(table)!r}))"], check=True, cwd=tmp_path)
     build = (f"{start}"
              f"assert d.install(Path({str(table)!r})); d._SEEN.clear(); "
@@ -96,3 +97,17 @@ def test_the_table_written_leaves_nothing_to_compile_on_a_builds_way(tmp_path: P
     seen, compiled = map(int, subprocess.run([*run, build], check=True, cwd=tmp_path, capture_output=True,
                                              text=True).stdout.split())
     assert seen > 300 and compiled == 0
+
+
+def test_a_forward_reference_takes_the_tables_code(tmp_path: Path) -> None:
+    def hinted(x: list[int]) -> None:  # (a string: this module has future annotations)
+        """A function with a forward reference."""
+
+    install(tmp_path / "none.bin")
+    codes = texts_of(lambda: typing.get_type_hints(hinted))
+    assert list(codes) == [("eval", "list[int]"), ("eval", "None")]
+    assert typing.get_type_hints(hinted)["x"] == list[int]  # compiled now
+    codes[("eval", "list[int]")] = compile("dict[str, int]", "<string>", "eval")
+    save_table(tmp_path / "table.bin", codes)
+    assert install(tmp_path / "table.bin")
+    assert typing.get_type_hints(hinted)["x"] == dict[str, int]  # the table's
