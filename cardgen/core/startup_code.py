@@ -9,8 +9,9 @@ forward reference (an annotation written as a string: 1,062 of them, 305 differe
 
 Compiled code for the same text is the same code, so the table `TABLE` keeps it by its text (and mode), marshalled
 as `.pyc` files keep a module's. `install` gives `dataclasses` an `exec` and `typing` a `compile` of their own (a
-module's global comes before the builtin) that take the kept code for a text the table holds (~1.5 us) and compile
-any other as the builtin would. Measured: a cold build's process reached its render workers' fork ~30 ms sooner.
+module's global comes before the builtin) that take the kept code for a text the table holds (~1.5 us; the table
+is read at the first text) and compile any other as the builtin would. Measured: a cold build's process reached its
+render workers' fork ~30 ms sooner.
 
 The table lives in the package's `__pycache__` (it is bytecode of the installed Python, named with its cache tag,
 and holds its magic number): `write_table` (tools/startup_code.py) writes it from every text seen while importing
@@ -21,8 +22,6 @@ content, is not used at all. It is never read from anywhere a build writes to.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import importlib.util
 import marshal
 import sys
 import typing
@@ -30,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 TABLE = Path(__file__).resolve().parent.parent / "__pycache__" / f"startup-code.{sys.implementation.cache_tag}.bin"
-_HEAD = b"cardgen start-up code\n" + importlib.util.MAGIC_NUMBER
 _DIGEST = 32  # bytes of SHA-256 after the head
 _SOURCE = "<string>"  # the file name both compile with (exec's own for a text)
 
@@ -46,29 +44,46 @@ def _compiled(key: Key) -> Any:
     return compile(text, _SOURCE, mode, dont_inherit=True)
 
 
-def _code(table: dict[Key, bytes], key: Key) -> Any:
-    """The code of a text: the table's (read from a table whose digest matched), or compiled now."""
-    kept = table.get(key)
-    _SEEN[key] = kept
-    return _compiled(key) if kept is None else marshal.loads(kept)  # noqa: S302  cardgen's own, as its .pyc files
+def _head() -> bytes:
+    """What a table begins with: its kind and the magic number of this Python's bytecode."""
+    import importlib.util
+
+    return b"cardgen start-up code\n" + importlib.util.MAGIC_NUMBER
 
 
-def _exec_with(table: dict[Key, bytes]) -> Any:
+class _Table:
+    """The table at a path, read when the first text is compiled (a command that makes no dataclass, such as
+    `cardgen --version`, never reads it: ~1.8 ms)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.codes: dict[Key, bytes] | None = None
+
+    def code(self, key: Key) -> Any:
+        """The code of a text: the table's (read from a table whose digest matched), or compiled now."""
+        if self.codes is None:
+            self.codes = read_table(self.path) or {}
+        kept = self.codes.get(key)
+        _SEEN[key] = kept
+        return _compiled(key) if kept is None else marshal.loads(kept)  # noqa: S302  cardgen's own, as its .pyc
+
+
+def _exec_with(table: _Table) -> Any:
     """An `exec` for `dataclasses` that runs the code `table` keeps for a text, and compiles any other."""
     def exec_kept(source: Any, globals: Any = None, locals: Any = None) -> None:  # noqa: A002  exec's own names
-        exec(_code(table, ("exec", source)) if isinstance(source, str) else source, globals, locals)  # noqa: S102
+        exec(table.code(("exec", source)) if isinstance(source, str) else source, globals, locals)  # noqa: S102
 
     return exec_kept
 
 
-def _compile_with(table: dict[Key, bytes]) -> Any:
+def _compile_with(table: _Table) -> Any:
     """A `compile` for `typing` (its forward references: `compile(text, "<string>", "eval")`) that takes the code
     `table` keeps for a text; any other call is the builtin's, as `typing` would make it (with no future statement
     inherited: typing has none)."""
     def compile_kept(source: Any, filename: Any, mode: str, flags: int = 0, dont_inherit: bool = False,
                      optimize: int = -1) -> Any:
         if isinstance(source, str) and filename == _SOURCE and mode == "eval" and not flags and optimize == -1:
-            return _code(table, (mode, source))
+            return table.code((mode, source))
         return compile(source, filename, mode, flags, True, optimize)
 
     return compile_kept
@@ -76,12 +91,15 @@ def _compile_with(table: dict[Key, bytes]) -> Any:
 
 def read_table(path: Path = TABLE) -> dict[Key, bytes] | None:
     """The table at `path`: None when there is none, or it is another Python's, or its digest does not match."""
+    import hashlib
+
     try:
         data = path.read_bytes()
     except OSError:
         return None
-    body = data[len(_HEAD) + _DIGEST:]
-    if not data.startswith(_HEAD) or data[len(_HEAD):len(_HEAD) + _DIGEST] != hashlib.sha256(body).digest():
+    head = _head()
+    body = data[len(head) + _DIGEST:]
+    if not data.startswith(head) or data[len(head):len(head) + _DIGEST] != hashlib.sha256(body).digest():
         return None
     try:
         table = marshal.loads(body)  # noqa: S302  (its digest matched: the bytes written)
@@ -93,13 +111,12 @@ def read_table(path: Path = TABLE) -> dict[Key, bytes] | None:
     return table
 
 
-def install(path: Path = TABLE) -> bool:
+def install(path: Path = TABLE) -> None:
     """Give `dataclasses` and `typing` the `exec` and `compile` that take their code from the table at `path`
-    (without one, or none usable, that compile every text, noting it for `write_table`); whether it was usable."""
-    table = read_table(path)
-    dataclasses.exec = _exec_with(table or {})  # type: ignore[attr-defined]
-    typing.compile = _compile_with(table or {})  # type: ignore[attr-defined]
-    return table is not None
+    (without one, or none usable, that compile every text), noting each text for `write_table`."""
+    table = _Table(path)
+    dataclasses.exec = _exec_with(table)  # type: ignore[attr-defined]
+    typing.compile = _compile_with(table)  # type: ignore[attr-defined]
 
 
 def write_table(path: Path = TABLE) -> int:
@@ -119,7 +136,9 @@ def write_table(path: Path = TABLE) -> int:
 
 def save_table(path: Path, codes: dict[Key, Any]) -> None:
     """Write a table of these texts' code (atomically: a build starting meanwhile reads the old table or the new)."""
+    import hashlib
+
     from cardgen.core.storage import write_atomic
 
     body = marshal.dumps({key: marshal.dumps(codes[key]) for key in sorted(codes)})
-    write_atomic(path, lambda temp: temp.write_bytes(_HEAD + hashlib.sha256(body).digest() + body))
+    write_atomic(path, lambda temp: temp.write_bytes(_head() + hashlib.sha256(body).digest() + body))
