@@ -703,13 +703,16 @@ def write_section(name: str, text: str) -> None:
 
 
 def compile_cardgen() -> None:
-    """Write cardgen's bytecode before measuring, as `pip install` does for an installed package.
+    """Write cardgen's bytecode before measuring, as `pip install` does for an installed package, and the code of
+    its dataclasses' methods, as `make install` does (tools/startup_code.py: edited since, they would be compiled
+    again in every measured command).
 
-    An editable install leaves it to the first import, and a machine with PYTHONDONTWRITEBYTECODE set
+    An editable install leaves the bytecode to the first import, and a machine with PYTHONDONTWRITEBYTECODE set
     (this one) never writes it: every measured command would then compile cardgen's modules again,
     0.1-0.15 s that a designer's installation does not pay.
     """
     compileall.compile_dir(str(Path(cardgen.__file__).parent), quiet=1)
+    subprocess.run([sys.executable, str(REPO / "tools" / "startup_code.py")], check=True, capture_output=True)
 
 
 def main() -> None:
