@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import operator
 import os
 import re
 import time
@@ -556,6 +557,12 @@ def test_a_deferred_save_counts_the_values_not_in_the_file_by_the_changed_keys_a
         assert (storage.file_identity(build.store.path(build.entry)) != identity) is written is (unlined > 2), new
         assert written or Lines.asked < len(build.used) / 4, new  # the changed and unlined keys only (a write
         # looks up each key for its line)
+    same = Deferred(tmp_path, "kind", "game")
+    same.used = dict(same.kept)  # the very values: nothing saved, written or remembered anew
+    known, identity = dict(storage._KNOWN_ENTRIES), storage.file_identity(same.store.path(same.entry))
+    same.save()
+    assert storage._KNOWN_ENTRIES == known and storage.file_identity(same.store.path(same.entry)) == identity
+    assert all(map(operator.is_, storage._KNOWN_ENTRIES.values(), known.values()))
     monkeypatch.setattr(storage, "KEPT_ENCODED", 0)  # a save's lines not remembered: which lack one is not known
     build = Deferred(tmp_path, "kind", "game")
     build.used = {**build.kept, "g": "G", "h": "H", "i": "I"}

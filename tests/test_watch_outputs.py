@@ -495,3 +495,25 @@ def test_a_watchs_tts_export_plans_again_only_the_sheets_holding_a_changed_card_
         assert first_cards is None or made == first_cards, (number, made)
     _cold(tiny_game)
     _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")
+
+
+def test_a_watchs_edit_keeps_the_unchanged_card_files_at_once_and_places_only_the_changed_cards(
+        tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An edit keeps the card files found in the cache whose content keys are the previous build's on trust all at once
+    (`CardFiles.place`: `PreviousOutputs.keep_trusted`, given each file's key as handed in), not by a `place` each:
+    only the changed card's file is placed; the outputs are a cold build's."""
+    from cardgen.load import freshness
+
+    out = tiny_game / "output" / "tiny"
+    storage.keep_for_next_builds()
+    _rows(tiny_game, [ALPHA, BETA, NA])
+    _build(tiny_game)
+    placed: list[str] = []
+    place = freshness.PreviousOutputs.place
+    monkeypatch.setattr(freshness.PreviousOutputs, "place", lambda self, target, *rest, **options:
+                        placed.append(Path(target).name) or place(self, target, *rest, **options))
+    _rows(tiny_game, [ALPHA, BETA, NA.replace("Plain", "Edited")])
+    _build(tiny_game)
+    assert [name for name in placed if name.endswith(".png") and "-" not in name] == ["na.png"], placed
+    _cold(tiny_game)
+    _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")
