@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import operator
 import os
 import re
 import time
@@ -520,3 +521,55 @@ def test_keep_latest_frees_what_it_drops_once_the_rebuild_has_reported() -> None
         assert (replaced() is not None and dropped() is not None) is again
         storage.run_after_rebuild()
         assert replaced() is None and dropped() is None
+
+
+def test_a_deferred_save_counts_the_values_not_in_the_file_by_the_changed_keys_and_those_kept_in_memory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deferred save stays in memory while at most DEFERRED_AT_MOST of the values it keeps have no line in the file:
+    those it changed and those earlier saves kept in memory only (`KeptByGame._unlined`), not every key looked up;
+    when those are not known (a save that wrote more lines than it remembers), every key is looked up."""
+    from cardgen.core.storage import KeptByGame
+
+    class Deferred(KeptByGame):
+        deferred = True
+
+    class Lines(dict):
+        """The lines of an entry, counting the look-ups of keys."""
+        asked = 0
+
+        def __contains__(self, key: object) -> bool:
+            Lines.asked += 1
+            return super().__contains__(key)
+
+    monkeypatch.setattr(storage, "DEFERRED_AT_MOST", 2)
+    storage.keep_for_next_builds()
+    base = {f"k{number}": f"V{number}" for number in range(40)}
+    first = Deferred(tmp_path, "kind", "game")
+    first.used = dict(base)
+    first.save()  # written: every value has its line
+    for new, written in ((["c"], False), (["d"], False), (["e"], True), (["f"], False)):  # c, d, e unlined: written
+        build = Deferred(tmp_path, "kind", "game")
+        build.used = {**build.kept, **{key: key.upper() for key in new}}
+        unlined = sum(key not in build._lines for key in build.used)  # what the file lacks
+        build._lines, Lines.asked = Lines(build._lines), 0
+        identity = storage.file_identity(build.store.path(build.entry))
+        build.save()
+        assert (storage.file_identity(build.store.path(build.entry)) != identity) is written is (unlined > 2), new
+        assert written or Lines.asked < len(build.used) / 4, new  # the changed and unlined keys only (a write
+        # looks up each key for its line)
+    same = Deferred(tmp_path, "kind", "game")
+    same.used = dict(same.kept)  # the very values: nothing saved, written or remembered anew
+    known, identity = dict(storage._KNOWN_ENTRIES), storage.file_identity(same.store.path(same.entry))
+    same.save()
+    assert storage._KNOWN_ENTRIES == known and storage.file_identity(same.store.path(same.entry)) == identity
+    assert all(map(operator.is_, storage._KNOWN_ENTRIES.values(), known.values()))
+    monkeypatch.setattr(storage, "KEPT_ENCODED", 0)  # a save's lines not remembered: which lack one is not known
+    build = Deferred(tmp_path, "kind", "game")
+    build.used = {**build.kept, "g": "G", "h": "H", "i": "I"}
+    build.save()  # written
+    build.used = {**build.used, "j": "J"}
+    identity = storage.file_identity(build.store.path(build.entry))
+    build.save()  # "g", "h", "i" have lines in the file, which this object does not hold: all unlined, written
+    assert storage.file_identity(build.store.path(build.entry)) != identity
+    storage._KNOWN_ENTRIES.clear()
+    assert Deferred(tmp_path, "kind", "game").kept == build.used

@@ -313,7 +313,8 @@ def test_a_watchs_export_keeps_its_unchanged_images_at_once_and_places_only_the_
         tiny_game: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An edit's export keeps the images the previous build made of the same on trust all at once
     (`Exporter.put_held`: `PreviousOutputs.keep_trusted`), not by a `place` each: only the sheet holding the
-    changed card is placed (and made); the outputs are a cold build's."""
+    changed card is placed (and made); so are the card files found in the cache (`CardFiles.place`, each file's key
+    as handed in): only the changed card's is placed; the outputs are a cold build's."""
     from cardgen.load import freshness
 
     out = tiny_game / "output" / "tiny"
@@ -328,6 +329,7 @@ def test_a_watchs_export_keeps_its_unchanged_images_at_once_and_places_only_the_
     _build(tiny_game)
     images = [name for name in placed if name.endswith(".jpg")]  # (the export's: the card files are PNG images)
     assert len(images) == 1 and "-back" not in images[0] and (out / "tts" / images[0]).is_file(), placed
+    assert [name for name in placed if name.endswith(".png") and "-" not in name] == ["na.png"], placed
     _cold(tiny_game)
     _same_as_cold(tiny_game, out, tiny_game / "cold" / "tiny")
 
@@ -495,3 +497,4 @@ def test_a_watchs_tts_export_plans_again_only_the_sheets_holding_a_changed_card_
         assert first_cards is None or made == first_cards, (number, made)
     _cold(tiny_game)
     _same_as_cold(tiny_game, tiny_game / "output" / "tiny", tiny_game / "cold" / "tiny")
+

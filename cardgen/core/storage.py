@@ -1167,6 +1167,9 @@ class KeptByGame:
         self.entry = hashlib.sha256(f"{kind}\0{game}".encode()).hexdigest()[:32]
         self._kept: dict[str, Any] | None = None
         self._lines: dict[str, bytes] = {}  # the line each kept value was read from, by key
+        # The keys of `kept` with no line in `_lines` (values kept in memory only: see `_kept_in_memory`), None when
+        # not known
+        self._unlined: frozenset[str] | None = frozenset()
         self.used: dict[str, Any] = {}  # what this build used, by key: what `save` keeps
         # Whose `used` the kept values are, as that object saved them (its `token`), when one in this process did
         # (else None): they then hold every key it used (see `copied_from`).
@@ -1181,11 +1184,11 @@ class KeptByGame:
             with _KNOWN_LOCK:
                 known = _KNOWN_ENTRIES.get((path, file_identity(path)))
             if known is None:
-                known = (*_read_kept_lines(self.store.read_bytes(self.entry)), None)
+                known = (*_read_kept_lines(self.store.read_bytes(self.entry)), None, frozenset())  # (a line each)
                 self._remember(known)
             # shared with the builds before and after (no copies of 10,000 entries an edit): never changed in place,
             # a save makes new dicts
-            self._kept, self._lines, self._from = known
+            self._kept, self._lines, self._from, self._unlined = known
         return self._kept
 
     def copied_from(self, token: object) -> bool:
@@ -1194,7 +1197,7 @@ class KeptByGame:
         meanwhile is of the same content, as every key names its value's content)."""
         return self._from is token
 
-    def _remember(self, known: tuple[dict[str, Any], dict[str, bytes], object], forget: bool = False) -> None:
+    def _remember(self, known: _Known, forget: bool = False) -> None:
         """Note what the entry's file holds now (read or written), for the next build in this process; with
         `forget`, only forget what it held."""
         path = self.store.path(self.entry)
@@ -1205,29 +1208,43 @@ class KeptByGame:
             if identity is not None and not forget:
                 _KNOWN_ENTRIES[(path, identity)] = known
 
-    def _kept_in_memory(self) -> bool:
+    def _kept_in_memory(self) -> bool | None:
         """In a process that builds again, keep what this build used in memory only, for the next build in this
         process, while at most DEFERRED_AT_MOST of its values are not in the entry's file: an edit's render is not
         worth writing every rendered SVG of the game again (~8 MB at 1,000 cards, ten times that at 10,000). The
         file keeps the values of an earlier build, by their keys (of their content: still true); another process
-        makes the few it lacks again."""
+        makes the few it lacks again. None (nothing kept) when `used` holds the very values of `kept` and no other."""
+        # (by C loops over the keys: a Python step a key was ~3-4 ms of an edit at 10,000 cards)
+        old, used = self.kept, self.used
+        changed = set(itertools.compress(used, map(operator.is_not, used.values(),
+                                                   map(old.get, used, itertools.repeat(_ABSENT)))))  # (None too)
+        if not changed and len(used) == len(old):
+            return None
         path = self.store.path(self.entry)
         identity = file_identity(path)
-        # (by C loops over the keys: a Python step a key was ~3-4 ms of an edit at 10,000 cards)
-        if not builds_again() or identity is None or self._kept is None or \
-                len(self.used) - sum(map(self._lines.__contains__, self.used)) > DEFERRED_AT_MOST:
+        unlined = self._used_unlined(changed)
+        if identity is None or len(unlined) > DEFERRED_AT_MOST:
             return False
         # The lines of values this build did not use stay known: each is still the file's line of its key (a
         # content key, whose value keeps its meaning), and they are no more than the file holds. Not those of values
         # it changed (an entry that describes a file: the print's `pdf_update.Written`): `_line` would take them.
-        old, used = self._kept, self.used
-        changed = set(itertools.compress(used, map(operator.is_not, used.values(), map(old.get, used))))
         if any(map(self._lines.__contains__, changed)):
             self._lines = {key: line for key, line in self._lines.items() if key not in changed}
-        self._kept, self._from = dict(self.used), self.token
+        self._kept, self._from, self._unlined = dict(self.used), self.token, frozenset(unlined | changed)
         with _KNOWN_LOCK:
-            _KNOWN_ENTRIES[(path, identity)] = (self._kept, self._lines, self.token)
+            _KNOWN_ENTRIES[(path, identity)] = (self._kept, self._lines, self.token, self._unlined)
         return True
+
+    def _used_unlined(self, changed: set[str]) -> set[str]:
+        """The keys of `used` with no line in `_lines`, `changed` those whose value is not `kept`'s: the changed
+        ones looked up, and of the others, those of `kept` known to have none (`_unlined`: few, an edit's in memory
+        only), not every key (~3 ms of an edit at 10,000 cards, py-spy); every key looked up when that is not
+        known."""
+        used, lines = self.used, self._lines
+        if self._unlined is None:
+            return set(itertools.filterfalse(lines.__contains__, used))
+        return {key for key in changed if key not in lines} | \
+            {key for key in self._unlined if key in used and key not in changed}
 
     def _line(self, key: str, value: Any) -> bytes:
         """The line that keeps a value: as it was read when the value came from `kept`, else encoded."""
@@ -1237,11 +1254,17 @@ class KeptByGame:
 
     def save(self) -> None:
         """Keep what this build used for the next (best effort: a cache that cannot be written is skipped)."""
-        if self.used == self.kept:  # values taken from `kept` are the same objects: compared by identity first
-            return
-        if self.deferred and self._kept_in_memory():
-            if self.written_later:
-                after_rebuild(self._write_if_kept)
+        if self.deferred and builds_again():
+            # (an entry that holds the same values told by the keys' values' identities, which `_kept_in_memory`
+            # looks at anyway: not compared value by value first, ~1.5 ms of an edit at 10,000 cards, py-spy)
+            in_memory = self._kept_in_memory()
+            if in_memory is None:
+                return
+            if in_memory:
+                if self.written_later:
+                    after_rebuild(self._write_if_kept)
+                return
+        elif self.used == self.kept:  # values taken from `kept` are the same objects: compared by identity first
             return
         self._write()
 
@@ -1278,12 +1301,13 @@ class KeptByGame:
         # (after validating, after planning) and reading the entry again cost 10,000 cards ~1.2 s and 260 MB.
         old, used = self._kept or {}, self.used
         self._lines = {key: line for key, line in self._lines.items() if key in used and used[key] is old.get(key)}
-        self._kept, self._from = dict(used), self.token
+        self._kept, self._from, self._unlined = dict(used), self.token, None
         if encoded is not None:  # every line known: the next build in this process takes them from memory
             self._lines.update(encoded)
-            self._remember((self._kept, self._lines, self.token))
+            self._unlined = frozenset()
+            self._remember((self._kept, self._lines, self.token, self._unlined))
         else:
-            self._remember(({}, {}, None), forget=True)
+            self._remember(({}, {}, None, None), forget=True)
 
 
 # Set in a process that builds again (`cardgen watch`, `serve`: see `keep_for_next_builds`): what a build made is kept
@@ -1343,7 +1367,10 @@ def run_after_rebuild() -> None:
 # `file_identity`): a watch or serve rebuilding a game takes its rendered SVGs, layout findings, template scans and
 # print pages from here instead of verifying and parsing each entry again. The values are shared by the builds,
 # which never change a value's meaning (see `KeptByGame`); an entry written by anyone else is read again.
-_KNOWN_ENTRIES: dict[tuple[Path, tuple[int, ...] | None], tuple[dict[str, Any], dict[str, bytes], object]] = {}
+_ABSENT = object()  # (no value of a `KeptByGame` entry)
+# (a `KeptByGame` entry's values, their lines, the token of the object that saved them and the keys with no line)
+_Known = tuple[dict[str, Any], dict[str, bytes], object, frozenset[str] | None]
+_KNOWN_ENTRIES: dict[tuple[Path, tuple[int, ...] | None], _Known] = {}
 _KNOWN_LOCK = threading.Lock()
 # A save that encoded more values than this (a first build's) is not remembered: its lines, as large as the values
 # (~80 MB of rendered SVGs at 10,000 cards), would be held beside them; the next build reads the entry once.
