@@ -18,6 +18,7 @@ import cardgen.build.build
 import cardgen.core.storage
 import cardgen.load.data
 from cardgen.build.build import BuildOptions, build_game
+from cardgen.core.errors import CardgenError
 from cardgen.core.registry import imported
 from cardgen.core.storage import note_read, noting_reads
 from cardgen.load.freshness import with_read_digests
@@ -387,10 +388,11 @@ def test_a_same_size_art_save_keeping_the_stamped_time_is_built(art_game: Path, 
 @pytest.mark.parametrize("when", ["keyed", "drawn"])
 def test_art_saved_between_its_digest_and_its_drawing_is_never_taken_as_built(art_game: Path, monkeypatch,
                                                                              when: str) -> None:
-    """The art saved yellow (the same size and time) once the build keyed its images by its digest (green), drawn
-    so, then saved back green (the same size and time): saved right after the digest and back after the build
-    (`keyed`), or saved once planned, before the drawing, and back right after it (`drawn`). The stamps never hold
-    green's digest as what the build drew."""
+    """The art saved yellow (the same size and time) once the build keyed its images by its digest (green), then
+    saved back green (the same size and time): saved right after the digest and back after the build (`keyed`), or
+    saved once planned, before the drawing, and back right after it (`drawn`). The drawing fails, saying why, rather
+    than keep yellow's image under green's key (`render.make_url_fetcher`); the stamps and the previous output stay
+    as they were, and the next build draws green."""
     import cardgen.build.build
     import cardgen.build.plan
 
@@ -398,7 +400,7 @@ def test_art_saved_between_its_digest_and_its_drawing_is_never_taken_as_built(ar
     stamped = art.stat().st_mtime_ns
     _art(art, (0, 255, 0))
     os.utime(art, ns=(stamped, stamped))
-    green = art.read_bytes()
+    green, sources = art.read_bytes(), _sources(art_game)
 
     def saved(colour: tuple[int, int, int]) -> None:
         _art(art, colour)
@@ -415,14 +417,18 @@ def test_art_saved_between_its_digest_and_its_drawing_is_never_taken_as_built(ar
     def drawn_then_saved_back(self: Any, *args: Any) -> Any:
         if when == "drawn":
             saved((255, 255, 0))
-        value = draw(self, *args)
-        if when == "drawn":
-            saved((0, 255, 0))
-        return value
+        try:
+            return draw(self, *args)
+        finally:
+            if when == "drawn":
+                saved((0, 255, 0))
 
     monkeypatch.setattr(cardgen.build.plan, "file_digest", keyed_then_saved)
     monkeypatch.setattr(cardgen.build.build._Build, "draw_and_run", drawn_then_saved_back)
-    _build(art_game)
+    with pytest.raises(CardgenError, match="art.png' changed while the build drew it"):
+        _build(art_game)
+    monkeypatch.undo()
     saved((0, 255, 0))
-    assert _corner(art_game, middle=True) == (255, 255, 0)  # the save drawn
-    assert _sources(art_game)["data/tiny/art.png"][2] == ""
+    assert _sources(art_game) == sources and _corner(art_game, middle=True) == (255, 0, 0)  # the last build's
+    assert not _build(art_game).up_to_date
+    assert _corner(art_game, middle=True) == (0, 255, 0)  # green, not yellow kept under green's key

@@ -278,6 +278,21 @@ def test_url_fetcher_refuses_outside_and_network(tmp_path: Path) -> None:
             fetch(url, "image/*")
 
 
+def test_url_fetcher_serves_a_file_only_as_its_digest_says(tmp_path: Path) -> None:
+    """A file the card's cache key was made of is served only with those bytes (a save meanwhile fails the drawing,
+    rather than draw the save into an image kept under the earlier content's key); another file as it is."""
+    import hashlib
+
+    (tmp_path / "art.png").write_bytes(b"png")
+    (tmp_path / "other.png").write_bytes(b"other")
+    fetch = make_url_fetcher(tmp_path, {str(tmp_path / "art.png"): hashlib.sha256(b"png").hexdigest()})
+    assert fetch((tmp_path / "art.png").as_uri(), "image/*") == b"png"
+    assert fetch((tmp_path / "other.png").as_uri(), "image/*") == b"other"
+    (tmp_path / "art.png").write_bytes(b"new")
+    with pytest.raises(RenderFailure, match="changed while the build drew it"):
+        fetch((tmp_path / "art.png").as_uri(), "image/*")
+
+
 def test_setting_cairosvg_up_imports_no_network_code_and_cairosvg_s_own_reader_still_reads(tmp_path: Path) -> None:
     """A render worker's set-up leaves urllib.request (http.client, ssl, email: ~11 ms) unimported, though cairosvg
     names its `urlopen` as it is imported; that reader still works (a data: URL read through it), and then

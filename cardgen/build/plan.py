@@ -65,6 +65,7 @@ class Artwork:
     cache_path: Path
     template: str = ""  # a back's template
     per_card: bool = False  # a back whose template reads the card (drawn for each card, shared by content)
+    files: tuple[tuple[str, str], ...] = ()  # the image files it draws and the digests its `look` was made of
     cache_file: str = field(init=False, repr=False)  # the cache file as text, made once (see `_found_in_cache`)
 
     def __post_init__(self) -> None:
@@ -118,7 +119,7 @@ class BuildPlan:
         """How a card image is drawn."""
         game, size = self.game, self.size(art.deck)
         return Drawing(art.rendered.svg, size.full_width_px, size.full_height_px, size.dpi, *self._places,
-                       game.spec.decks[art.deck].kind != "card")
+                       game.spec.decks[art.deck].kind != "card", art.files)
 
     @functools.cached_property
     def _places(self) -> tuple[str, str, tuple[str, ...]]:
@@ -359,7 +360,8 @@ def artwork_of(name: str, rendered: RenderedSVG, plan: BuildPlan, deck: str, con
     plan.looks[about] = look
     key = content_key(look)
     assert context.out_root is not None, "a build context has an output root"
-    art = Artwork(name, rendered, deck, look, key, png_cache(context.out_root).path(key))
+    art = Artwork(name, rendered, deck, look, key, png_cache(context.out_root).path(key),
+                  files=tuple((str(path), files[path]) for path in dict.fromkeys(rendered.files)))
     if card is not None:
         card.made["art", name, deck] = (rendered, at, about[-1], art)
     while len(_FILE_SETS) > FILE_SETS_AT_MOST:  # (a back's artwork adds to it too)

@@ -42,7 +42,8 @@ CardWork = Callable[["DrawnCard"], None]
 @dataclass(frozen=True)
 class Drawing:
     """How one card image is drawn: its SVG text, its pixel size and resolution, the workspace its files are read
-    from, its fonts folders, and whether it keeps its transparency (tokens and boards)."""
+    from, its fonts folders, whether it keeps its transparency (tokens and boards), and the digest of each image
+    file it draws as its cache key was made (`files`: path, SHA-256)."""
 
     svg: str
     width: int
@@ -52,6 +53,7 @@ class Drawing:
     base_url: str
     font_dirs: tuple[str, ...]
     transparent: bool = False
+    files: tuple[tuple[str, str], ...] = ()
 
     def draw(self, path: Path) -> DrawnCard:
         """Draw the SVG: the card whose file will be `path` (RenderFailure when cairosvg cannot)."""
@@ -59,7 +61,7 @@ class Drawing:
 
         configure_fontconfig([Path(d) for d in self.font_dirs])
         surface = draw_surface(self.svg, self.width, self.height, self.dpi, Path(self.root), self.base_url,
-                               self.transparent)
+                               self.transparent, dict(self.files))
         image = _image(surface, (self.width, self.height), self.transparent)
         # On white, the drawn pixels are the card's opaque pixels as cairo holds them (see `DrawnCard.opaque`).
         return DrawnCard(path, image, None if self.transparent or image.size != surface_size(surface) else surface)
@@ -127,9 +129,14 @@ def _drawing_library_version() -> str:
     return version("cairosvg")
 
 
-def make_url_fetcher(root: Path) -> Callable[[str, str], bytes]:
-    """A cairosvg url_fetcher that serves data: URLs and files inside the project, nothing else."""
-    root = root.resolve()
+def make_url_fetcher(root: Path, digests: Mapping[str, str] | None = None) -> Callable[[str, str], bytes]:
+    """A cairosvg url_fetcher that serves data: URLs and files inside the project, nothing else; a file `digests`
+    names (by its resolved path) only while its bytes are those of its digest.
+
+    The digests are those the card image's cache key was made of: a file saved after that (during the build) would
+    be drawn into an image kept under the key of its earlier content, and served the next time the file holds that
+    content again. The drawing fails instead, saying so; the next build draws the file as it is then."""
+    root, digests = root.resolve(), digests or {}
 
     def fetch(url: str, resource_type: str) -> bytes:
         data = read(url)
@@ -149,7 +156,11 @@ def make_url_fetcher(root: Path) -> Callable[[str, str], bytes]:
             raise RenderFailure(f"refused to load '{path}': it lies outside the project folder")
         if not path.is_file():
             raise RenderFailure(f"image '{path}' does not exist")
-        return path.read_bytes()
+        data = path.read_bytes()
+        expected = digests.get(str(path))
+        if expected is not None and hashlib.sha256(data).hexdigest() != expected:
+            raise RenderFailure(f"image '{path}' changed while the build drew it (saved meanwhile): build again")
+        return data
 
     return fetch
 
@@ -383,9 +394,9 @@ def _recording_surface() -> type:
 
 
 def draw_surface(svg: str, width: int, height: int, dpi: int, root: Path, base_url: str,
-                 transparent: bool = False) -> Any:
+                 transparent: bool = False, digests: Mapping[str, str] | None = None) -> Any:
     """Draw SVG text into a cairo image surface of about width x height pixels (as cairosvg rounds them), on white
-    or transparent.
+    or transparent; the image files of `digests` only as they were (see `make_url_fetcher`).
 
     Drawn as cairo's recording first, then replayed into the pixels: cairosvg draws a pattern or a mask into an SVG
     surface, which painted straight into pixels is rasterised at the pattern's own size (a 4-unit stripe pattern
@@ -397,7 +408,7 @@ def draw_surface(svg: str, width: int, height: int, dpi: int, root: Path, base_u
     import cairosvg.parser
 
     try:
-        tree = cairosvg.parser.Tree(bytestring=svg.encode(), url=base_url, url_fetcher=make_url_fetcher(root))
+        tree = cairosvg.parser.Tree(bytestring=svg.encode(), url=base_url, url_fetcher=make_url_fetcher(root, digests))
         drawn = surface_class(tree, None, dpi, output_width=width, output_height=height,
                               background_color=None if transparent else "white")
     except RenderFailure:
