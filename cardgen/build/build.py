@@ -29,8 +29,6 @@ from cardgen.core.progress import Reporter, SilentReporter
 from cardgen.core.storage import (
     Read,
     cache_root,
-    content_stamp,
-    file_digest,
     noting_reads,
     read_noted,
     rehearsing,
@@ -236,8 +234,6 @@ class _Build:
     card_files: CardFiles = field(init=False)
     outputs: _OutputStages = field(init=False)
     made: dict[str, str] | None = field(init=False, default=None)  # its output files' content keys, once in place
-    # the racy files the cards draw whose digest the stamps hold, by name: their content stamp then (`art_reads`)
-    drawn_as: dict[str, tuple[int, ...]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.final = self.options.out_root / self.name
@@ -286,32 +282,14 @@ class _Build:
 
     def art_reads(self, drawn: set[Path], stamp: dict[str, Stamp]) -> dict[str, Read]:
         """What the cards draw of the racy files of `stamp` (art, which the render workers read later): the digest
-        their images are keyed by, by real path, for each file still as it was when that digest was made; its
-        content stamp is kept (`drawn_as`) and looked at again once the cards are drawn (`forget_changed_art`)."""
+        their images are keyed by, by real path. A worker draws such a file only with those bytes
+        (`render.make_url_fetcher`: else the build fails), and an image taken from the cache was drawn from them: a
+        file saved since holds other bytes, which the next build finds by its content (`freshness._content_current`)."""
         resolved, digests, reads = self.root.resolve(), self.plan.file_digests, {}
         for path in drawn:
-            name = path.relative_to(resolved).as_posix()
-            if len(stamp.get(name, ())) != 3 or path not in digests:
-                continue
-            try:  # (taken first: a save after it makes the digest looked up below another, or its stamp another)
-                state = content_stamp(path.stat())
-            except OSError:
-                continue
-            if file_digest(path) == digests[path]:
+            if len(stamp.get(path.relative_to(resolved).as_posix(), ())) == 3 and path in digests:
                 reads[os.path.realpath(path)] = Read(digests[path], True)
-                self.drawn_as[name] = state
         return reads
-
-    def forget_changed_art(self) -> None:
-        """Leave unknown the digest of each racy file the cards drew that changed since `art_reads` noted it: the
-        render workers may have drawn the save, not the bytes that digest is of."""
-        for name, state in self.drawn_as.items():
-            try:
-                unchanged = content_stamp((self.root / name).stat()) == state
-            except OSError:
-                unchanged = False
-            if not unchanged:
-                self.record.sources[name] = [*self.record.sources[name][:2], ""]
 
     def load_and_plan(self) -> None:
         """Load and validate the game, render its cards to SVG and make its record, but its sources' stamps."""
@@ -364,7 +342,6 @@ class _Build:
         ending: threading.Thread | None = None
         try:
             kept = self.draw_and_run(staging, self.selected())
-            self.forget_changed_art()
             if workers is not None:  # done with: they end (~4 ms) while the build is put in place
                 ending = threading.Thread(target=workers.shutdown, name="cardgen-workers-end", daemon=True)
                 ending.start()
