@@ -161,3 +161,43 @@ def test_a_vendors_profile_gone_is_the_error_it_was(workspace: Path, user_cache:
     (workspace / "press.icc").unlink()
     with pytest.raises(CardgenError, match="no ICC profile 'press.icc'"):
         load_game(workspace, "g")
+
+
+SETTINGS = {"layout": ("layouts/mine.yaml", "print: {paper: letter, layout: mine}\n"),
+            "vendor": ("vendors/mine.yaml", "pod: {vendor: mine}\n")}
+
+
+@pytest.mark.parametrize("kind", SETTINGS)
+def test_a_settings_file_saved_while_the_game_loads_is_never_served_as_kept(workspace: Path, user_cache: Path,
+                                                                            monkeypatch, kind: str) -> None:
+    """A sheet layout or vendor saved (broken) right after validation read it: the game is kept, if at all, as made
+    of the bytes validation read, never of the file saved since; the next load reads the file again and says what is
+    wrong with it."""
+    from cardgen.options.layouts import LAYOUTS
+    from cardgen.options.vendors import VENDORS
+
+    name, section = SETTINGS[kind]
+    catalogue = LAYOUTS if kind == "layout" else VENDORS
+    path = workspace / name
+    path.parent.mkdir()
+    path.write_text((catalogue.bundled / ("poker-3x3-letter.yaml" if kind == "layout" else "thegamecrafter.yaml"))
+                    .read_text())
+    write_game(workspace, "g", f"title: G\n{section}decks:\n  main: {{source: c.csv, face: f.svg}}\n", {}, {})
+    load = yamlsource.load_yaml
+
+    def read_then_saved(file: Path, shown: str, **noted: bool) -> object:
+        """Validation reads the file; then it is saved with a problem."""
+        value = load(file, shown, **noted)
+        if file == path and "dpi: 99999" not in path.read_text():
+            path.write_text(path.read_text() + "dpi: 99999\n")  # (a key a layout has not, a DPI out of range)
+        return value
+
+    monkeypatch.setattr(yamlsource, "load_yaml", read_then_saved)
+    try:
+        load_game(workspace, "g")  # (a vendor is read twice: the save is seen as the load's own error)
+    except CardgenError as exc:
+        assert kind == "vendor" and exc.problems[0].file == name
+    monkeypatch.setattr(yamlsource, "load_yaml", load)  # (not `undo`: the user cache is the fixture's)
+    with pytest.raises(CardgenError) as info:
+        load_game(workspace, "g")
+    assert any(name in str(problem) and "dpi" in str(problem) for problem in info.value.problems)

@@ -432,3 +432,39 @@ def test_art_saved_between_its_digest_and_its_drawing_is_never_taken_as_built(ar
     assert _sources(art_game) == sources and _corner(art_game, middle=True) == (255, 0, 0)  # the last build's
     assert not _build(art_game).up_to_date
     assert _corner(art_game, middle=True) == (0, 255, 0)  # green, not yellow kept under green's key
+
+
+def _paper_width(root: Path) -> int:
+    """The shorter side (points) of the first page of the tiny game's print PDF."""
+    from pypdf import PdfReader
+
+    (pdf,) = (root / "output" / "tiny" / "print").glob("*.pdf")
+    box = PdfReader(pdf).pages[0].mediabox
+    return round(min(box.width, box.height))
+
+
+def test_game_yaml_saved_while_the_game_loads_is_built_by_the_next_build(tiny_game: Path, monkeypatch) -> None:
+    """game.yaml saved (the print's paper: what no card shows) right after the build read it: the build's outputs
+    are of the game it read, and so are the keys it keeps them by (`Game.read_as`: the build fingerprint, the kept
+    renders), not of the file read again later, so the next build makes the save's."""
+    import cardgen.load.manifest
+
+    manifest = tiny_game / "data" / "tiny" / "game.yaml"
+    manifest.write_text(manifest.read_text() + "print: {paper: a4}\n")
+    read = cardgen.load.manifest.read_noted
+
+    def read_then_saved(path: Path, *args: Any) -> bytes:
+        data = read(path, *args)
+        if path == manifest:
+            manifest.write_bytes(data.replace(b"paper: a4", b"paper: a3"))
+        return data
+
+    def printed():
+        return build_game(tiny_game, "tiny", BuildOptions(tiny_game / "output", jobs=1), stages=["print"])
+
+    monkeypatch.setattr(cardgen.load.manifest, "read_noted", read_then_saved)
+    printed()
+    assert _paper_width(tiny_game) == 595  # A4, as read
+    monkeypatch.setattr(cardgen.load.manifest, "read_noted", read)
+    assert not printed().up_to_date
+    assert _paper_width(tiny_game) == 842  # A3, as saved

@@ -30,7 +30,6 @@ from cardgen.core.storage import (
     Read,
     cache_root,
     noting_reads,
-    read_noted,
     rehearsing,
     write_spliced,
 )
@@ -121,8 +120,7 @@ def build_fingerprint(record: BuildRecord, game: Game, options: BuildOptions, st
     digest = hashlib.sha256()
     for part in record.digest_parts(exclude={"built_at", "stats", "fingerprint", "settings", "sources", "warnings"}):
         digest.update(part)
-    for manifest in game.manifest_files:  # (noted as keyed, as `render_inputs` reads them)
-        digest.update(read_noted(manifest, whole=False))
+    digest.update(game.settings_digest.encode())  # (as loaded: a save since is the next build's to see)
     # every stage's code, those run only on request too: an upgrade of one must remake its files
     modules = [*stage_modules(stages, on_request=True), *(type(s).__module__ for s in stages if not isinstance(s, str))]
     modules = [m for m in modules if m.split(".")[0] == "cardgen"]  # a stage of another package is not cardgen's code

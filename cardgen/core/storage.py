@@ -756,13 +756,19 @@ os.register_at_fork(after_in_child=functools.partial(_READS.set, None))
 
 @contextlib.contextmanager
 def noting_reads() -> Iterator[dict[str, Read | None]]:
-    """Note (`note_read`) what is read of the source files within, into the mapping it gives."""
+    """Note (`note_read`) what is read of the source files within, into the mapping it gives; within another
+    `noting_reads` (a game's load, whose kept game is keyed by what its validation read, within a build), into that
+    one's too, as it ends."""
     reads: dict[str, Read | None] = {}
+    outer = _READS.get()
     token = _READS.set(reads)
     try:
         yield reads
     finally:
         _READS.reset(token)
+        if outer is not None:
+            for name, read in reads.items():
+                _noted(outer, name, read)
 
 
 def note_read(path: Path, digest: str, whole: bool = True) -> None:
@@ -771,9 +777,16 @@ def note_read(path: Path, digest: str, whole: bool = True) -> None:
     (the renders kept by the templates' digests), which the file's use by other code may not be."""
     reads = _READS.get()
     if reads is not None:
-        name = os.path.realpath(path)
-        noted = reads.get(name, Read(digest, whole))
-        reads[name] = Read(digest, noted.used or whole) if noted is not None and noted.digest == digest else None
+        _noted(reads, os.path.realpath(path), Read(digest, whole))
+
+
+def _noted(reads: dict[str, Read | None], name: str, read: Read | None) -> None:
+    """Note a read of the file of real path `name` in `reads` (None: read as two contents)."""
+    noted = reads.get(name, read)
+    if noted is None or read is None or noted.digest != read.digest:
+        reads[name] = None
+    else:
+        reads[name] = Read(read.digest, noted.used or read.used)
 
 
 def read_noted(path: Path, whole: bool = True) -> bytes:

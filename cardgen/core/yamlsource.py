@@ -9,6 +9,7 @@ import yaml
 
 from cardgen.core.errors import CardgenError
 from cardgen.core.keypaths import KeyPath, line_of
+from cardgen.core.storage import read_noted
 
 __all__ = ["KeyPath", "line_of", "load_yaml", "parse_yaml", "parse_yaml_bytes", "read_yaml"]
 MAX_EXPANDED_NODES = 200_000  # a card file has thousands of values; a "billion laughs" file has billions
@@ -82,15 +83,16 @@ def expanded_size(node: yaml.Node, sizes: dict[int, int] | None = None) -> int:
     return sizes[id(node)]
 
 
-def load_yaml(path: Path, shown_as: str) -> tuple[Any, dict[KeyPath, int]]:
-    """Parse a YAML file; return the data and a map from key path to line number."""
-    return parse_yaml_bytes(read_yaml(path, shown_as), shown_as)
+def load_yaml(path: Path, shown_as: str, whole: bool = True) -> tuple[Any, dict[KeyPath, int]]:
+    """Parse a YAML file (its bytes noted: see `read_yaml`); return the data and a map from key path to line number."""
+    return parse_yaml_bytes(read_yaml(path, shown_as, whole), shown_as)
 
 
-def read_yaml(path: Path, shown_as: str) -> bytes:
-    """A YAML file's bytes, or a CardgenError saying why it cannot be read."""
+def read_yaml(path: Path, shown_as: str, whole: bool = True) -> bytes:
+    """A YAML file's bytes, noted as read (`storage.read_noted`: the next build tells a save just before this one by
+    content; not `whole`: the build reads it again elsewhere), or a CardgenError saying why it cannot be read."""
     try:
-        return path.read_bytes()
+        return read_noted(path, whole)
     except OSError as exc:
         raise CardgenError(f"cannot read the file: {exc}", file=shown_as) from None
 

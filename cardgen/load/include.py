@@ -69,8 +69,6 @@ class Includer:
         self.data_root = self.root / "data"
         self.manifest_shown = manifest_shown
         self.files: list[Path] = []
-        # the digest of the bytes each file was parsed from (None: read twice, as two contents), for the game kept
-        self.digests: dict[Path, str | None] = {}
 
     def expand_decks(self, manifest: Located, base_dir: Path) -> Located:
         """The manifest with every included deck merged in and the rules of decks appended to `rules:`.
@@ -130,18 +128,11 @@ class Includer:
         return _overlay(definition, deck)
 
     def _read(self, target: Path, shown: str) -> tuple[Any, dict[KeyPath, int]]:
-        """An included file parsed, the digest of its bytes kept (`digests`) and noted (`storage.note_read`: the next
-        build tells a save just before this one by content)."""
-        import hashlib
+        """An included file parsed, its bytes noted (`read_yaml`: the next build tells a save just before this one
+        by content, and the game is kept by the content it was made of)."""
+        from cardgen.core.yamlsource import load_yaml
 
-        from cardgen.core.storage import note_read
-        from cardgen.core.yamlsource import parse_yaml_bytes, read_yaml
-
-        data = read_yaml(target, shown)
-        digest = hashlib.sha256(data).hexdigest()
-        note_read(target, digest)
-        self.digests[target] = digest if self.digests.get(target, digest) == digest else None
-        return parse_yaml_bytes(data, shown)
+        return load_yaml(target, shown)
 
     def _target(self, deck: Located, base_dir: Path, stack: list[Path]) -> Path:
         """The included file: inside the workspace's data/ folder, existing, not already being included."""

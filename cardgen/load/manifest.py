@@ -5,6 +5,8 @@ import difflib
 import functools
 import hashlib
 import io
+import itertools
+import os
 import pickle
 import re
 from dataclasses import dataclass, field, replace
@@ -18,7 +20,7 @@ from cardgen.core.filenames import collision_key, unsafe_reason
 from cardgen.core.keypaths import line_of
 from cardgen.core.ownership import check_game_name
 from cardgen.core.registry import imported, sections
-from cardgen.core.storage import read_noted
+from cardgen.core.storage import Read, noting_reads, read_noted
 from cardgen.core.units import CARD_PRESETS, parse_length
 from cardgen.core.workspace import MANIFEST_NAME, list_games
 from cardgen.load.include import Includer, located_file
@@ -253,6 +255,9 @@ class Game:
     files: dict = field(default_factory=dict)  # key path -> file shown, for keys from included definitions
     includes: tuple[Path, ...] = ()  # the deck definitions the manifest includes
     lang: str | None = None  # the translated language this game is loaded in (`build --lang`); None: its own
+    # The content digest of each settings file (`manifest_files`, and the ICC profiles of the vendors named) as the
+    # load read it: what the renders and outputs are keyed by (`settings_digest`), not the files read again
+    read_as: dict[str, str] = field(default_factory=dict)
 
     @property
     def manifest_files(self) -> list[Path]:
@@ -263,6 +268,12 @@ class Game:
         profiles = [self.root / profile] if profile and (self.root / profile).is_file() else []
         return [self.manifest_path, *self.includes, *LAYOUTS.own_files(self.root), *VENDORS.own_files(self.root),
                 *profiles]
+
+    @property
+    def settings_digest(self) -> str:
+        """A digest of the settings files' content as the game was loaded from them (`read_as`): a file saved
+        since its load is not taken for what the game holds."""
+        return hashlib.sha256("\0".join(self.read_as.values()).encode()).hexdigest()
 
     def files_elsewhere(self) -> list[str]:
         """Files the game reads outside data/<game>/ (included definitions, their data, sheet layouts), relative to
@@ -445,6 +456,16 @@ def load_game(root: Path, name: str, lang: str | None = None) -> Game:
     raw, lines = parse_yaml_bytes(text, shown_as)
     if not isinstance(raw, dict):
         raise CardgenError("the manifest must be a mapping of keys (title:, decks:, ...)", file=shown_as)
+    with noting_reads() as reads:  # what validation reads besides game.yaml, as it read it (the build's too)
+        game = _validated(root, name, raw, lines, path, lang)
+        game = replace(game, read_as=_read_as(game, text, reads))
+    _keep_game(game, text)
+    return game
+
+
+def _validated(root: Path, name: str, raw: dict, lines: dict, path: Path, lang: str | None) -> Game:
+    """The game of a manifest's parsed YAML, its includes expanded and every option validated."""
+    shown_as, data_dir = f"data/{name}/{MANIFEST_NAME}", path.parent
     includer = Includer(root, shown_as)
     merged = includer.expand_decks(located_file(raw, lines, shown_as), data_dir)
     raw, lines, files = merged.value, merged.lines, merged.files
@@ -456,8 +477,32 @@ def load_game(root: Path, name: str, lang: str | None = None) -> Game:
                 _check_language(spec, lang, shown_as))
     _check_sizes(game, shown_as)
     _check_deck_names(game)
-    _keep_game(game, text, includer.digests)
     return game
+
+
+def _read_as(game: Game, text: bytes, reads: dict[str, Read | None]) -> dict[str, str]:
+    """The content digest of each settings file as the game's load read it (`Game.read_as`): game.yaml's `text`, and
+    each other file its validation read as noted in `reads`; a file it did not read (a layout no option names, an
+    ICC profile only looked for) as it is now. CardgenError for a file read as two contents (saved meanwhile)."""
+    from cardgen.core.storage import file_digest
+
+    digests = {str(game.manifest_path): hashlib.sha256(text).hexdigest()}
+    for file in _read_files(game):
+        name = os.path.realpath(file)
+        read = reads.get(name)
+        if read is None and name in reads:  # read as two contents
+            raise _changed(file, game.root)
+        try:
+            digests[str(file)] = read.digest if read is not None else file_digest(file)
+        except OSError:  # gone since it was listed
+            raise _changed(file, game.root) from None
+    return digests
+
+
+def _changed(file: Path, root: Path) -> CardgenError:
+    """The error of a settings file saved while a game was loaded from it."""
+    return CardgenError("the file changed while the game was read (saved meanwhile): build again",
+                        file=relative(file, root))
 
 
 # ---------------------------------------------------------------- validated manifests kept in the user's cache
@@ -475,9 +520,8 @@ KEPT_MANIFESTS = "manifests"
 class _KeptGame:
     """A cache entry: the game loaded in its own language, and what its validation read besides game.yaml."""
 
-    game: Game
+    game: Game  # (its `read_as`: the content of every other file its validation read)
     settings: tuple[str, ...]  # `manifest_files` but the manifest: a layout or vendor added since is not among them
-    digests: dict[str, str]  # those and the vendors' ICC profiles, by content
 
 
 class _Pickler(pickle.Pickler):
@@ -505,34 +549,27 @@ def _manifest_key(root: Path, name: str, text: bytes) -> str | None:
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
 
 
-def _read_files(game: Game) -> tuple[tuple[str, ...], list[Path]]:
+def _read_files(game: Game) -> list[Path]:
     """What validating a game's manifest read besides game.yaml: its other settings files (`manifest_files`),
-    then every file of those and the ICC profiles of the vendors its `pod:` section names."""
+    then the ICC profiles of the vendors its `pod:` section names."""
     from cardgen.options.vendors import load_vendor
 
-    settings = [str(p) for p in game.manifest_files[1:]]
     vendors = getattr(game.options("pod"), "vendor", []) if ("pod",) in game.lines else []  # checked if given
     profiles = [profile for vendor in vendors if (profile := load_vendor(game.root, vendor).profile) is not None]
-    return tuple(settings), [*map(Path, settings), *profiles]
+    return [*game.manifest_files[1:], *profiles]
 
 
-def _keep_game(game: Game, text: bytes, included: dict[Path, str | None]) -> None:
-    """Keep a game just loaded (in its own language) in the user's cache (best effort); `included`: the digest of
-    the bytes each included file was parsed from (`Includer.digests`), not of the file now (a save since it was
-    read would key the game it did not make)."""
-    from cardgen.core.storage import file_digest, user_store
+def _keep_game(game: Game, text: bytes) -> None:
+    """Keep a game just loaded (in its own language) in the user's cache (best effort), with the content each file
+    was read as (`Game.read_as`), not the files now (a save since it was read would key the game it did not make)."""
+    from cardgen.core.storage import user_store
 
     store, key = user_store(KEPT_MANIFESTS, ".pickle"), _manifest_key(game.root, game.name, text)
-    if store is None or key is None or None in included.values():
+    if store is None or key is None:
         return
-    try:
-        settings, files = _read_files(game)
-        own = game if game.lang is None else replace(game, lang=None)  # kept in its own language
-        entry = _KeptGame(own, settings, {str(p): included.get(p) or file_digest(p) for p in files})
-    except (CardgenError, OSError):  # a file changed or gone since it was read: the next load reads it all again
-        return
+    own = game if game.lang is None else replace(game, lang=None)  # kept in its own language
     data = io.BytesIO()
-    _Pickler(data, protocol=pickle.HIGHEST_PROTOCOL).dump(entry)
+    _Pickler(data, protocol=pickle.HIGHEST_PROTOCOL).dump(_KeptGame(own, tuple(map(str, game.manifest_files[1:]))))
     store.put_bytes(key, data.getvalue())
 
 
@@ -550,12 +587,13 @@ def _kept_game(root: Path, name: str, text: bytes) -> Game | None:
         entry = pickle.loads(data)  # noqa: S301  a sealed entry of the user's own cache, written by cardgen
         if not isinstance(entry, _KeptGame) or entry.settings != tuple(map(str, entry.game.manifest_files[1:])):
             return None
-        if any(file_digest(Path(path)) != digest for path, digest in entry.digests.items()):
+        read_as = entry.game.read_as
+        if any(file_digest(Path(path)) != digest for path, digest in itertools.islice(read_as.items(), 1, None)):
             return None
     except Exception:  # noqa: BLE001  an entry an older cardgen wrote, a file gone: loaded again, never served
         return None
     for include in entry.game.includes:  # the game holds what they held (read by the includer only, noted there)
-        note_read(include, entry.digests[str(include)])
+        note_read(include, read_as[str(include)])
     return entry.game
 
 

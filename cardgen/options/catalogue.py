@@ -58,7 +58,7 @@ class Catalogue:
                                file=shown)
         from cardgen.core.yamlsource import load_yaml
 
-        raw, lines = load_yaml(path, shown)
+        raw, lines = load_yaml(path, shown, whole=False)  # (read again by the stages, where nothing notes it)
         try:
             spec = model.model_validate(raw)
         except ValidationError as exc:

@@ -242,8 +242,7 @@ def render_inputs(game: Game) -> str:
     from cardgen.core.bundled import bundle_digest, code_digest, own_folders
 
     digest = hashlib.sha256(f"{code_digest('cardgen.svg.context')}\0{bundle_digest()}\0".encode())
-    for manifest in game.manifest_files:  # (noted as keyed: one read otherwise than the game's load is not built)
-        digest.update(read_noted(manifest, whole=False))
+    digest.update(game.settings_digest.encode())  # (as the game was loaded from them, not as they are now)
     digest.update(json.dumps([game.lang, [deck.title for deck in game.spec.decks.values()]]).encode())
     fonts = game.root / "fonts"
     for folder in own_folders(game.root, ("templates", "icons", "fonts")):
