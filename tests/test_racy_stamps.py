@@ -307,15 +307,21 @@ def _saved_after(read: Callable[..., Any], path: Path, kind: str) -> Callable[..
 def test_a_save_after_the_build_read_a_file_of_any_kind_is_never_taken_as_built(marked_game: Path, monkeypatch,
                                                                                kind: str, reader: str) -> None:
     """The file saved again (the same size and time) right after the read that a build noted: the build shows what
-    it read (an icon is parsed again where its file changed since: either), and the next one the save."""
+    it read (an icon, parsed again where its file changed since, is read as other bytes than the renders are keyed
+    by: the build fails, saying so, rather than draw the save under the key of what it read first), and the next
+    one the save."""
     import importlib
 
     path = _marked_then_built(marked_game, kind)
     _marked(path, kind, 3)
     module, name = reader.split(":")
     monkeypatch.setattr(module + "." + name, _saved_after(getattr(importlib.import_module(module), name), path, kind))
-    assert not _marked_build(marked_game).up_to_date
-    assert _shown(marked_game, kind) in ((3, 4) if kind == "icon" else (3,))  # what it read
+    if kind == "icon":
+        with pytest.raises(CardgenError, match="icon 'scrap' changed while the build drew it"):
+            _marked_build(marked_game)
+    else:
+        assert not _marked_build(marked_game).up_to_date
+        assert _shown(marked_game, kind) == 3  # what it read
     monkeypatch.undo()
     _marked_build(marked_game)
     assert _shown(marked_game, kind) == 4  # the save it did not read is built now
@@ -323,7 +329,7 @@ def test_a_save_after_the_build_read_a_file_of_any_kind_is_never_taken_as_built(
 
 def test_an_icon_saved_after_the_renders_were_keyed_is_never_taken_as_built(marked_game: Path, monkeypatch) -> None:
     """The kept renders are keyed by the icons' digests (`render_inputs`): a save after that, read by validation,
-    leaves a build whose cards show the icon as keyed, which the next build must not take for the one saved since."""
+    fails the build (what it read is not what its renders are keyed by), and the next build draws the save."""
     import cardgen.svg.templates
 
     path = _marked_then_built(marked_game, "icon")
@@ -332,8 +338,9 @@ def test_an_icon_saved_after_the_renders_were_keyed_is_never_taken_as_built(mark
     digest = cardgen.svg.templates.file_digest
     monkeypatch.setattr(cardgen.svg.templates, "file_digest", lambda file: _saved_after(digest, path, "icon")(file)
                         if file == path else digest(file))
-    _marked_build(marked_game)
-    assert _shown(marked_game, "icon") == 2  # as keyed
+    with pytest.raises(CardgenError, match="icon 'scrap' changed while the build drew it"):
+        _marked_build(marked_game)
+    assert _shown(marked_game, "icon") == 2  # the last build's
     monkeypatch.undo()
     assert not _marked_build(marked_game).up_to_date
     assert _shown(marked_game, "icon") == 4
@@ -468,3 +475,39 @@ def test_game_yaml_saved_while_the_game_loads_is_built_by_the_next_build(tiny_ga
     monkeypatch.setattr(cardgen.load.manifest, "read_noted", read)
     assert not printed().up_to_date
     assert _paper_width(tiny_game) == 842  # A3, as saved
+
+
+def test_a_template_saved_between_its_key_and_its_render_is_never_kept_under_that_key(tiny_game: Path,
+                                                                                     monkeypatch) -> None:
+    """The face saved green (a new render: its key changed), then yellow (the same size and time) once the renders
+    were keyed by green's digest (`render_inputs`), before the render read it: the render fails, saying why, rather
+    than keep yellow's render under green's key (`ProjectLoader.keyed`); saved green again, the next build draws
+    green."""
+    import cardgen.svg.templates
+
+    _aged(tiny_game)
+    _build(tiny_game)
+    face = tiny_game / "templates" / "tiny" / "face.svg"
+    white = face.read_text()
+    face.write_text(white.replace("#ffffff", "#00ff00"))
+    stamped = face.stat().st_mtime_ns
+
+    def saved(colour: str) -> None:
+        face.write_text(white.replace("#ffffff", colour))
+        os.utime(face, ns=(stamped, stamped))
+
+    digest = cardgen.svg.templates.file_digest
+
+    def keyed_then_saved(path: Path) -> str:
+        value = digest(path)
+        if path == face and "#00ff00" in face.read_text():
+            saved("#ffff00")
+        return value
+
+    monkeypatch.setattr(cardgen.svg.templates, "file_digest", keyed_then_saved)
+    with pytest.raises(CardgenError, match="template 'face.svg' changed while the build drew it"):
+        _build(tiny_game)
+    monkeypatch.setattr(cardgen.svg.templates, "file_digest", digest)
+    saved("#00ff00")
+    assert not _build(tiny_game).up_to_date
+    assert _corner(tiny_game) == (0, 255, 0)  # green, not yellow kept under green's key

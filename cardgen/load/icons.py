@@ -200,6 +200,11 @@ def bundled_icons() -> BundledIcons:
     return _BUNDLES[path]
 
 
+def changed_while_drawn(what: str, shown: str) -> CardgenError:
+    """The error of a template or icon read as other content than the renders are keyed by (saved meanwhile)."""
+    return CardgenError(f"{what} changed while the build drew it (saved meanwhile): build again", file=shown)
+
+
 class IconLibrary:
     """Icons of a workspace (`icons/**/*.svg`) over the bundled set, plus a game's aliases (`scrap: hexagonal-nut`)."""
 
@@ -209,6 +214,9 @@ class IconLibrary:
         self.bundled = bundled_icons()
         folder = root / "icons"
         self.files = {p.stem: p for p in sorted(folder.rglob("*.svg")) if p.is_file()} if folder.is_dir() else {}
+        # each file by the digest of the content the renders are keyed by (`SVGRenderer.keyed`): one parsed from
+        # other bytes is not drawn (a save since the key was made would be kept under the old content's key)
+        self.keyed: dict[Path, str] = {}
 
     def has(self, name: str) -> bool:
         """Whether an icon file of this name exists (in the workspace or bundled; aliases not followed)."""
@@ -242,6 +250,8 @@ class IconLibrary:
                 raise CardgenError(f"the icon is a link to {path.resolve()}, outside the project; copy the file "
                                    "itself into icons/", file=relative(path, self.root))
             icon = _parse_icon(path, content_stamp(path.stat()), relative(path, self.root))
+            if self.keyed.get(path, icon.digest) != icon.digest:
+                raise changed_while_drawn(f"icon '{name}'", relative(path, self.root))
             note_read(path, icon.digest)  # what a card drew (a save since its parse in this process: another digest)
             return icon
         if target in self.bundled.names:

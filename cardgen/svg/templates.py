@@ -23,7 +23,7 @@ from cardgen.core.errors import CardgenError, Problem, relative
 from cardgen.core.storage import Cache, KeptByGame, file_digest, note_read, read_noted
 from cardgen.load.data import Card
 from cardgen.load.fonts import FontBook, families_in_svg
-from cardgen.load.icons import IconLibrary
+from cardgen.load.icons import IconLibrary, changed_while_drawn
 from cardgen.load.manifest import CardSize, Game
 from cardgen.svg.helper_table import HELPERS
 from cardgen.svg.helpers import PLACEHOLDER_MARK, CardHelpers, Geometry
@@ -63,9 +63,12 @@ MAX_TEMPLATE_BYTES = 5_000_000  # a template file: the SVG a card makes is bound
 class ProjectLoader(jinja2.FileSystemLoader):
     """Templates from the game's and the shared template folders, never a file outside the project (a link)."""
 
-    def __init__(self, folders: list[str], root: Path, bundled: Path) -> None:
+    def __init__(self, folders: list[str], root: Path, bundled: Path, keyed: dict[Path, str] | None = None) -> None:
         super().__init__(folders)
         self.allowed = (root.resolve(), bundled.resolve())
+        # each template file by the digest of the content its renders are keyed by (`SVGRenderer.keyed`): one read
+        # as other bytes is not rendered (a save since the key was made would be kept under the old content's key)
+        self.keyed = keyed if keyed is not None else {}
 
     def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Any]:
         """The source of a template (read as Jinja's `FileSystemLoader` reads it, its bytes noted for the no-change
@@ -79,13 +82,18 @@ class ProjectLoader(jinja2.FileSystemLoader):
             raise CardgenError(f"template '{template}' is a link to {Path(filename).resolve()}, outside the "
                                "project; copy the file itself into templates/",
                                file=relative(filename, self.allowed[0]))
-        source = io.TextIOWrapper(io.BytesIO(read_noted(path)), encoding=self.encoding).read()
+        data = read_noted(path)
+        digest = hashlib.sha256(data).hexdigest()
+        if self.keyed.get(path, digest) != digest:
+            raise changed_while_drawn(f"template '{template}'", relative(filename, self.allowed[0]))
+        source = io.TextIOWrapper(io.BytesIO(data), encoding=self.encoding).read()
         mtime = os.path.getmtime(filename)
 
         def uptodate() -> bool:
-            """Whether the file still has the time it had when read (Jinja's test for a template it holds)."""
+            """Whether the file still has the time it had when read (Jinja's test for a template it holds), and the
+            content the renders are keyed by."""
             try:
-                return os.path.getmtime(filename) == mtime
+                return os.path.getmtime(filename) == mtime and self.keyed.get(path, digest) == digest
             except OSError:
                 return False
 
@@ -148,18 +156,18 @@ def _kept_bytecode() -> KeptBytecode | None:
     return KeptBytecode(store) if store is not None else None
 
 
-def make_environment(game: Game) -> SVGEnvironment:
+def make_environment(game: Game, keyed: dict[Path, str] | None = None) -> SVGEnvironment:
     """Sandboxed Jinja for SVG: XML autoescaping, undefined names are errors; game, shared and bundled templates;
-    templates compiled once and kept (`KeptBytecode`)."""
-    return project_environment(game.root, game.template_dir)
+    templates compiled once and kept (`KeptBytecode`); `keyed`: see `ProjectLoader.keyed`."""
+    return project_environment(game.root, game.template_dir, keyed)
 
 
-def project_environment(root: Path, template_dir: Path) -> SVGEnvironment:
+def project_environment(root: Path, template_dir: Path, keyed: dict[Path, str] | None = None) -> SVGEnvironment:
     """`make_environment` of a game whose templates are in `template_dir`, in the workspace `root`."""
     from cardgen.core.bundled import TEMPLATES_DIR
 
     folders = [str(template_dir), str(root / "templates"), str(TEMPLATES_DIR)]
-    return SVGEnvironment(loader=ProjectLoader(folders, root, TEMPLATES_DIR), autoescape=True,
+    return SVGEnvironment(loader=ProjectLoader(folders, root, TEMPLATES_DIR, keyed), autoescape=True,
                           undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                           bytecode_cache=_kept_bytecode())
 
@@ -234,11 +242,11 @@ def _in_render(problem: Problem, where: str, shown: str, line: int | None) -> Pr
     return dataclasses.replace(problem, message=message, file=problem.file or shown, row=problem.row or line)
 
 
-def render_inputs(game: Game) -> str:
+def render_inputs(game: Game, keyed: dict[Path, str] | None = None) -> str:
     """A digest of everything every render of a game reads but its card: the code that loads and renders it (the
     closure of `svg/context.py`) and cardgen's bundled files, the
     manifest, the language and the decks' titles in it, and every file under the workspace's own templates/, icons/
-    and fonts/ (by content)."""
+    and fonts/ (by content); `keyed` is given the digest of each template and icon file (see `SVGRenderer.keyed`)."""
     from cardgen.core.bundled import bundle_digest, code_digest, own_folders
 
     digest = hashlib.sha256(f"{code_digest('cardgen.svg.context')}\0{bundle_digest()}\0".encode())
@@ -251,6 +259,8 @@ def render_inputs(game: Game) -> str:
                 content = file_digest(path)
                 if folder != fonts:  # the renders kept are of this content: a template or icon read otherwise is not
                     note_read(path, content, whole=False)  # taken for built (fonts stay unknown: read in C too)
+                    if keyed is not None:
+                        keyed[path] = content
                 digest.update(f"{path.relative_to(game.root)}:{content}".encode())
     return digest.hexdigest()
 
@@ -274,7 +284,8 @@ class SVGCache(KeptByGame):
 
     def __init__(self, out_root: Path, game: Game, draft: bool = False) -> None:
         super().__init__(out_root, "svg", game.name, box_as_row)
-        self.base = render_inputs(game) + ("|draft" if draft else "")  # a draft draws missing images
+        self.keyed: dict[Path, str] = {}  # (see `SVGRenderer.keyed`)
+        self.base = render_inputs(game, self.keyed) + ("|draft" if draft else "")  # a draft draws missing images
         # Each render's key by what `SVGRenderer.done` keeps it by (a card's id names one card of the game loaded):
         # the render and the layout check's findings both ask for it, ~20 us each (the fields in JSON, hashed).
         self._keys: dict[tuple[str, str, str | None], str] = {}
@@ -393,7 +404,12 @@ class SVGRenderer:
         # Told of each render made now, not found in the caches (template, deck, card, render): a rebuild has the
         # cards its validation renders drawn while it validates on (see `build.early`).
         self.on_made: Callable[[str, str, Card | None, RenderedSVG], None] | None = None
-        self.env = make_environment(game)
+        # Each template and icon file of the workspace by the digest of the content the renders are keyed by
+        # (`render_inputs`): the loader and the icons refuse to render one read as other bytes (saved after the key
+        # was made, here or in a helper process), which would be kept under that key
+        self.keyed: dict[Path, str] = cache.keyed if cache is not None else {}
+        self.env = make_environment(game, self.keyed)
+        icons.keyed = self.keyed
         self._shown: dict[str, str] = {}
         self._reads_card: dict[str, bool] = {}
 
@@ -471,7 +487,7 @@ class SVGRenderer:
     @property
     def inputs(self) -> str:
         """What every render reads but its card (see `render_inputs`): the cache's base when there is a cache."""
-        return self.cache.base if self.cache is not None else render_inputs(self.game)
+        return self.cache.base if self.cache is not None else render_inputs(self.game, self.keyed)
 
     def make(self, template_name: str, key: str, deck: str, card: Card | None) -> RenderedSVG:
         """Render one template for a card (or a deck's back) now, neither looked up in nor kept by the caches."""
