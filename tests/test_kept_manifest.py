@@ -183,21 +183,21 @@ def test_a_settings_file_saved_while_the_game_loads_is_never_served_as_kept(work
     path.write_text((catalogue.bundled / ("poker-3x3-letter.yaml" if kind == "layout" else "thegamecrafter.yaml"))
                     .read_text())
     write_game(workspace, "g", f"title: G\n{section}decks:\n  main: {{source: c.csv, face: f.svg}}\n", {}, {})
-    load = yamlsource.load_yaml
+    read = yamlsource.read_yaml
 
-    def read_then_saved(file: Path, shown: str, **noted: bool) -> object:
+    def read_then_saved(file: Path, shown: str) -> bytes:
         """Validation reads the file; then it is saved with a problem."""
-        value = load(file, shown, **noted)
+        value = read(file, shown)
         if file == path and "dpi: 99999" not in path.read_text():
             path.write_text(path.read_text() + "dpi: 99999\n")  # (a key a layout has not, a DPI out of range)
         return value
 
-    monkeypatch.setattr(yamlsource, "load_yaml", read_then_saved)
+    monkeypatch.setattr(yamlsource, "read_yaml", read_then_saved)
     try:
         load_game(workspace, "g")  # (a vendor is read twice: the save is seen as the load's own error)
     except CardgenError as exc:
         assert kind == "vendor" and exc.problems[0].file == name
-    monkeypatch.setattr(yamlsource, "load_yaml", load)  # (not `undo`: the user cache is the fixture's)
+    monkeypatch.setattr(yamlsource, "read_yaml", read)  # (not `undo`: the user cache is the fixture's)
     with pytest.raises(CardgenError) as info:
         load_game(workspace, "g")
     assert any(name in str(problem) and "dpi" in str(problem) for problem in info.value.problems)

@@ -15,7 +15,7 @@ from PIL import Image, ImageChops
 from pypdf import PdfReader
 
 from cardgen.options.vendors import BUNDLED_PROFILES
-from cardgen.outputs.press import to_cmyk, total_ink
+from cardgen.outputs.press import Profile, to_cmyk, total_ink
 from cardgen.record.record import BuildRecord
 from tests.conftest import run_cli, sample_game
 from tests.example_games import REPO
@@ -171,7 +171,7 @@ def test_the_designers_own_profile_is_the_conversion_and_the_output_intent(tmp_p
     # Converted through it, not through the vendor's 240% profile (which puts less ink into the back).
     back = json.loads((root / "output" / "s" / "build.json").read_text(encoding="utf-8"))["cards"][0]["back"]
     with Image.open(root / "output" / "s" / back) as image:
-        ours, vendors = (to_cmyk(image, path) for path in (root / "profiles" / "press.icc",
+        ours, vendors = (to_cmyk(image, Profile.read(path)) for path in (root / "profiles" / "press.icc",
                                                              BUNDLED_PROFILES / "cardgen-fogra39-tac240.icc"))
     page = page_image(reader, 1)
     assert ImageChops.difference(page, ours).getbbox() is None
@@ -402,3 +402,29 @@ def test_scrapbots_for_each_vendor(scrapbots: Path, vendor: str, file: str, page
     else:
         with Image.open(path) as image:
             assert image.size == pages_or_size
+
+
+def test_a_profile_saved_after_the_game_loaded_is_never_used_by_that_build(tmp_path: Path, monkeypatch) -> None:
+    """The designer's profile saved (another one) once the game is loaded, before the export reads it: the export
+    refuses it (`pod._as_loaded`: the build is keyed by the profile its load found; one read again, converted with and
+    keyed by another, would be kept as made of the first), and the next build uses the new profile."""
+    import cardgen.outputs.pod
+
+    root = game(tmp_path, top="pod: {vendor: drivethrucards, profile: profiles/press.icc}")
+    (root / "profiles").mkdir()
+    press = root / "profiles" / "press.icc"
+    shutil.copyfile(BUNDLED_PROFILES / "cardgen-fogra39-tac300.icc", press)
+    write = cardgen.outputs.pod.write_pod
+
+    def saved_then_written(*args: object) -> object:
+        shutil.copyfile(BUNDLED_PROFILES / "cardgen-fogra39-tac240.icc", press)
+        return write(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cardgen.outputs.pod, "write_pod", saved_then_written)
+    result = run_cli(root, "build", "s", "-j", "1", expect=1)
+    assert "the ICC profile changed while the build used it" in result.output
+    monkeypatch.setattr(cardgen.outputs.pod, "write_pod", write)
+    run_cli(root, "build", "s", "-j", "1")
+    reader = PdfReader(root / "output" / "s" / "pod" / "drivethrucards" / "main.pdf")
+    profile = reader.trailer["/Root"]["/OutputIntents"][0].get_object()["/DestOutputProfile"].get_object()
+    assert profile.get_data() == press.read_bytes()

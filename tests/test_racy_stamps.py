@@ -511,3 +511,73 @@ def test_a_template_saved_between_its_key_and_its_render_is_never_kept_under_tha
     saved("#00ff00")
     assert not _build(tiny_game).up_to_date
     assert _corner(tiny_game) == (0, 255, 0)  # green, not yellow kept under green's key
+
+
+def _printed(root: Path):
+    return build_game(root, "tiny", BuildOptions(root / "output", jobs=1), stages=["print"])
+
+
+def _pages(root: Path) -> int:
+    from pypdf import PdfReader
+
+    (pdf,) = (root / "output" / "tiny" / "print").glob("*.pdf")
+    return len(PdfReader(pdf).pages)
+
+
+@pytest.fixture
+def layout_game(tiny_game: Path) -> Path:
+    """The tiny game printed on a sheet layout of its workspace, `layouts/mine.yaml` (the bundled 3 x 3 poker one on
+    Letter: its 6 copies on one front page, a back page after it)."""
+    from cardgen.options.layouts import LAYOUTS
+
+    manifest = tiny_game / "data" / "tiny" / "game.yaml"
+    manifest.write_text(manifest.read_text() + "print: {paper: letter, layout: mine}\n")
+    (tiny_game / "layouts").mkdir()
+    (tiny_game / "layouts" / "mine.yaml").write_text((LAYOUTS.bundled / "poker-3x3-letter.yaml").read_text())
+    return tiny_game
+
+
+@pytest.mark.parametrize("again", [False, True], ids=["new bytes", "the same bytes again"])
+def test_the_build_after_a_build_right_after_a_layout_save_is_up_to_date(layout_game: Path, monkeypatch,
+                                                                         again: bool) -> None:
+    """The layout as validation read it, or as the kept game holds it (`Game.read_as`: the same bytes saved again),
+    which the print stage's read is checked against: its digest in the stamps."""
+    _aged(layout_game)
+    _printed(layout_game)
+    layout = layout_game / "layouts" / "mine.yaml"
+    layout.write_text(layout.read_text() + "# edited\n")
+    assert not _printed(layout_game).up_to_date
+    if again:  # and the CSV edited: the pipeline runs, with the game as kept
+        time.sleep(0.01)
+        layout.write_bytes(layout.read_bytes())
+        csv = layout_game / "data" / "tiny" / "cards.csv"
+        csv.write_text(csv.read_text().replace("Alpha,1", "Alpha,5"))
+        assert not _printed(layout_game).up_to_date
+    assert _sources(layout_game)["layouts/mine.yaml"][2] == hashlib.sha256(layout.read_bytes()).hexdigest()
+    _no_planning(monkeypatch)
+    assert _printed(layout_game).up_to_date
+
+
+def test_a_layout_saved_after_the_game_loaded_is_never_printed_by_that_build(layout_game: Path, monkeypatch) -> None:
+    """The layout saved (one slot a page) once the game is loaded, before the print stage reads it again: the stage
+    refuses it (the build's fingerprint and stamps hold the layout the game was loaded with), and the next build
+    prints it."""
+    from cardgen.outputs.pdf import PrintStage
+
+    _aged(layout_game)
+    _printed(layout_game)
+    assert _pages(layout_game) == 2
+    layout = layout_game / "layouts" / "mine.yaml"
+    run = PrintStage.run
+
+    def saved_then_run(self: Any, ctx: Any) -> Any:
+        layout.write_text(re.sub(r"slots:\n(  - .*\n)+", "slots:\n  - {x: 12.7mm, y: 6.35mm}\n", layout.read_text()))
+        return run(self, ctx)
+
+    layout.write_text(layout.read_text() + "# edited\n")  # (the game loaded anew: not kept)
+    monkeypatch.setattr(PrintStage, "run", saved_then_run)
+    with pytest.raises(CardgenError, match="sheet layout file changed while the build used it"):
+        _printed(layout_game)
+    monkeypatch.setattr(PrintStage, "run", run)
+    assert not _printed(layout_game).up_to_date
+    assert _pages(layout_game) == 12  # a card a page

@@ -83,16 +83,16 @@ def expanded_size(node: yaml.Node, sizes: dict[int, int] | None = None) -> int:
     return sizes[id(node)]
 
 
-def load_yaml(path: Path, shown_as: str, whole: bool = True) -> tuple[Any, dict[KeyPath, int]]:
+def load_yaml(path: Path, shown_as: str) -> tuple[Any, dict[KeyPath, int]]:
     """Parse a YAML file (its bytes noted: see `read_yaml`); return the data and a map from key path to line number."""
-    return parse_yaml_bytes(read_yaml(path, shown_as, whole), shown_as)
+    return parse_yaml_bytes(read_yaml(path, shown_as), shown_as)
 
 
-def read_yaml(path: Path, shown_as: str, whole: bool = True) -> bytes:
+def read_yaml(path: Path, shown_as: str) -> bytes:
     """A YAML file's bytes, noted as read (`storage.read_noted`: the next build tells a save just before this one by
-    content; not `whole`: the build reads it again elsewhere), or a CardgenError saying why it cannot be read."""
+    content), or a CardgenError saying why it cannot be read."""
     try:
-        return read_noted(path, whole)
+        return read_noted(path)
     except OSError as exc:
         raise CardgenError(f"cannot read the file: {exc}", file=shown_as) from None
 

@@ -20,7 +20,7 @@ from cardgen.core.filenames import collision_key, unsafe_reason
 from cardgen.core.keypaths import line_of
 from cardgen.core.ownership import check_game_name
 from cardgen.core.registry import imported, sections
-from cardgen.core.storage import Read, noting_reads, read_noted
+from cardgen.core.storage import Read, file_digest, note_read, noting_reads, read_noted
 from cardgen.core.units import CARD_PRESETS, parse_length
 from cardgen.core.workspace import MANIFEST_NAME, list_games
 from cardgen.load.include import Includer, located_file
@@ -484,8 +484,6 @@ def _read_as(game: Game, text: bytes, reads: dict[str, Read | None]) -> dict[str
     """The content digest of each settings file as the game's load read it (`Game.read_as`): game.yaml's `text`, and
     each other file its validation read as noted in `reads`; a file it did not read (a layout no option names, an
     ICC profile only looked for) as it is now. CardgenError for a file read as two contents (saved meanwhile)."""
-    from cardgen.core.storage import file_digest
-
     digests = {str(game.manifest_path): hashlib.sha256(text).hexdigest()}
     for file in _read_files(game):
         name = os.path.realpath(file)
@@ -496,6 +494,7 @@ def _read_as(game: Game, text: bytes, reads: dict[str, Read | None]) -> dict[str
             digests[str(file)] = read.digest if read is not None else file_digest(file)
         except OSError:  # gone since it was listed
             raise _changed(file, game.root) from None
+        note_read(file, digests[str(file)])  # (one read again by a stage is checked against it, as a kept game's)
     return digests
 
 
@@ -577,7 +576,7 @@ def _kept_game(root: Path, name: str, text: bytes) -> Game | None:
     """The game whose game.yaml holds `text`, from the user's cache: None when not kept, or when the entry does not
     verify (its seal), does not unpickle, or any other file its validation read has changed (then it is loaded
     again and kept anew)."""
-    from cardgen.core.storage import file_digest, note_read, user_store
+    from cardgen.core.storage import user_store
 
     store, key = user_store(KEPT_MANIFESTS, ".pickle"), _manifest_key(root, name, text)
     data = store.read_bytes(key) if store is not None and key is not None else None
@@ -592,8 +591,8 @@ def _kept_game(root: Path, name: str, text: bytes) -> Game | None:
             return None
     except Exception:  # noqa: BLE001  an entry an older cardgen wrote, a file gone: loaded again, never served
         return None
-    for include in entry.game.includes:  # the game holds what they held (read by the includer only, noted there)
-        note_read(include, read_as[str(include)])
+    for path, digest in read_as.items():  # the game holds what they held (each read where the game is used again
+        note_read(Path(path), digest)  # is checked against it: `Catalogue.read`, the print-on-demand's profiles)
     return entry.game
 
 

@@ -3,10 +3,11 @@
 file read and validated with a located error per problem."""
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Mapping, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -45,8 +46,10 @@ class Catalogue:
         folder = root / self.folder
         return sorted(folder.glob("*.yaml")) if folder.is_dir() else []
 
-    def read(self, root: Path, name: str, model: type[Model]) -> Read:
-        """The file called `name`, validated by `model`: CardgenError naming the file and line of each problem."""
+    def read(self, root: Path, name: str, model: type[Model], read_as: Mapping[str, str] | None = None) -> Read:
+        """The file called `name`, validated by `model`: CardgenError naming the file and line of each problem.
+        `read_as`: the content digest of the game's settings files as its load read them (`Game.read_as`), for a
+        stage reading one again: a file saved since is refused, not used (the build is keyed by what it loaded)."""
         own = root / self.folder / f"{name}.yaml"
         path = own if own.is_file() else self.bundled / f"{name}.yaml"
         if not NAME.match(name) or not path.is_file():
@@ -56,9 +59,13 @@ class Catalogue:
         if path == own and not own.resolve().is_relative_to(root.resolve()):
             raise CardgenError(f"the {self.kind} file is a link to a file outside the workspace; copy the file here",
                                file=shown)
-        from cardgen.core.yamlsource import load_yaml
+        from cardgen.core.yamlsource import parse_yaml_bytes, read_yaml
 
-        raw, lines = load_yaml(path, shown, whole=False)  # (read again by the stages, where nothing notes it)
+        data = read_yaml(path, shown)
+        if read_as is not None and read_as.get(str(path), "") not in ("", hashlib.sha256(data).hexdigest()):
+            raise CardgenError(f"the {self.kind} file changed while the build used it (saved meanwhile): build again",
+                               file=shown)
+        raw, lines = parse_yaml_bytes(data, shown)
         try:
             spec = model.model_validate(raw)
         except ValidationError as exc:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Mapping
 
 from pydantic import Field, field_validator
 
@@ -103,10 +103,10 @@ class SheetLayout:
         return sorted(parse_paper(paper)) == sorted(self.page)
 
 
-def load_layout(root: Path, name: str) -> SheetLayout:
+def load_layout(root: Path, name: str, read_as: Mapping[str, str] | None = None) -> SheetLayout:
     """The layout called `name`: `layouts/<name>.yaml` of the workspace, else a bundled one. CardgenError with the
-    file and line of each problem."""
-    read = LAYOUTS.read(root, name, LayoutSpec)
+    file and line of each problem (`read_as`: see `Catalogue.read`)."""
+    read = LAYOUTS.read(root, name, LayoutSpec, read_as)
     spec, shown, lines = read.spec, read.shown, read.lines
     layout = _resolved(name, spec)
     problem = _misplaced(layout)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, Mapping
 
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
@@ -31,9 +31,11 @@ def paper_name(paper: str) -> str:
     return re.sub(r"[^a-z0-9.x-]+", "", paper.lower())
 
 
-def layout_for(root: Path, name: str, papers: str | list[str]) -> SheetLayout:
-    """The sheet layout called `name`, checked to be made for each of the papers; CardgenError if not."""
-    layout = load_layout(root, name)
+def layout_for(root: Path, name: str, papers: str | list[str], read_as: Mapping[str, str] | None = None
+               ) -> SheetLayout:
+    """The sheet layout called `name`, checked to be made for each of the papers; CardgenError if not (`read_as`:
+    see `Catalogue.read`)."""
+    layout = load_layout(root, name, read_as)
     for paper in [papers] if isinstance(papers, str) else papers:
         if not layout.fits_paper(paper):
             raise CardgenError(f"the layout '{name}' is made for a {layout.page[0]:g} x {layout.page[1]:g} mm "
@@ -84,13 +86,14 @@ class PrintSpec(Strict):
                       json_schema_extra={"manifest_only": True})  # its flag: `build --pod`
     _sheet: SheetLayout | None = PrivateAttr(None)  # the sheet layout `layout` names, read by `per_paper`
 
-    def per_paper(self, root: Path) -> list[PrintSpec]:
+    def per_paper(self, root: Path, read_as: Mapping[str, str] | None = None) -> list[PrintSpec]:
         """The options of each PDF: one per paper listed (one per file name), its sheet layout read from the
-        workspace at `root` (CardgenError naming the layout's file and line, or when it is not for that paper)."""
+        workspace at `root` (CardgenError naming the layout's file and line, or when it is not for that paper;
+        `read_as`: the game's `Game.read_as`, see `Catalogue.read`)."""
         pdfs: dict[str, PrintSpec] = {}
         for paper in self.papers:
             one = self.model_copy(update={"paper": paper})
-            one._sheet = layout_for(root, self.layout, paper) if self.layout else None
+            one._sheet = layout_for(root, self.layout, paper, read_as) if self.layout else None
             pdfs[one.paper_name] = one  # the last of two papers named alike, in the first one's place
         return list(pdfs.values())
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Mapping
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
@@ -153,10 +153,10 @@ def _pixels(width: float, height: float, bleed: float, dpi: int) -> tuple[int, i
     return round((width + 2 * bleed) / MM_PER_INCH * dpi), round((height + 2 * bleed) / MM_PER_INCH * dpi)
 
 
-def load_vendor(root: Path, name: str) -> Vendor:
+def load_vendor(root: Path, name: str, read_as: Mapping[str, str] | None = None) -> Vendor:
     """The vendor called `name`: `vendors/<name>.yaml` of the workspace, else a bundled one. CardgenError with the
-    file and line of each problem."""
-    read = VENDORS.read(root, name, VendorSpec)
+    file and line of each problem (`read_as`: see `Catalogue.read`)."""
+    read = VENDORS.read(root, name, VendorSpec, read_as)
     spec, shown, lines = read.spec, read.shown, read.lines
     profile = _profile(root, spec.profile, shown, line_of(lines, ("profile",))) if spec.profile else None
     sizes = {n: (parse_length(s.width), parse_length(s.height)) for n, s in spec.sizes.items()}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
+from typing import Mapping
 
 from cardgen.core.errors import CardgenError
 from cardgen.core.storage import write_json
@@ -34,9 +35,9 @@ def pdf_name(game: str, options: PrintSpec, usual: list[PrintSpec]) -> str:
     return f"{game}-{'-'.join([options.paper_name, *extra])}.pdf"
 
 
-def read_kept(print_dir: Path, root: Path) -> dict[str, PrintSpec]:
+def read_kept(print_dir: Path, root: Path, read_as: Mapping[str, str] | None = None) -> dict[str, PrintSpec]:
     """The kept PDFs of a game's print folder whose files are still there, with their options (their sheet layout
-    read from the workspace at `root`)."""
+    read from the workspace at `root`; `read_as`: see `Catalogue.read`)."""
     try:
         noted = json.loads((print_dir / KEPT_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -44,7 +45,7 @@ def read_kept(print_dir: Path, root: Path) -> dict[str, PrintSpec]:
     kept = {}
     for name, values in (noted.items() if isinstance(noted, dict) else []):
         try:
-            options = PrintSpec.model_validate(_as_noted_now(values)).per_paper(root)[0]
+            options = PrintSpec.model_validate(_as_noted_now(values)).per_paper(root, read_as)[0]
         except (TypeError, KeyError, ValueError, CardgenError):  # pydantic's ValidationError is a ValueError
             log.warning(f"{print_dir / KEPT_FILE}: cannot read the options of {name}; it is no longer remade")
             continue

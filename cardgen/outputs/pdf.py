@@ -741,10 +741,11 @@ class PrintStage(Stage[PrintSpec]):
 
     def run(self, ctx: StageContext) -> list[Problem]:
         """Write the print PDFs; what does not fit the paper comes back as warnings."""
-        usual = self.config.per_paper(ctx.game.root)
-        own = {pdf_name(ctx.game.name, options, usual): options for options in usual}
+        game = ctx.game  # (its sheet layouts as its load read them: the outputs are keyed by that, `Game.read_as`)
+        usual = self.config.per_paper(game.root, game.read_as)
+        own = {pdf_name(game.name, options, usual): options for options in usual}
         # During a build out_dir is a staging folder; the previous build's files are at the final place.
-        kept = read_kept(ctx.final_dir / "print", ctx.game.root)
+        kept = read_kept(ctx.final_dir / "print", game.root, game.read_as)
         kept = {name: options for name, options in kept.items() if name not in own}
         warnings: list[str] = []
         for name, options in {**own, **kept}.items():

@@ -18,14 +18,14 @@ from typing import Any, Self
 
 from PIL import Image
 
-from cardgen.core.errors import CardgenError, Problem
+from cardgen.core.errors import CardgenError, Problem, relative
 from cardgen.core.ownership import make_staging, mark
 from cardgen.core.storage import Cache, place_file, swap_into_place, write_atomic, write_text
 from cardgen.core.units import MM_PER_INCH, PT_PER_INCH
 from cardgen.load.manifest import Game
 from cardgen.options.pod import PodSpec, pod_asked
 from cardgen.options.vendors import BUNDLED_PROFILES, Vendor, load_vendor
-from cardgen.outputs.press import Page, check_profile, to_cmyk, total_ink, write_pdfx
+from cardgen.outputs.press import Page, Profile, check_profile, to_cmyk, total_ink, write_pdfx
 from cardgen.outputs.reuse import inputs_key
 from cardgen.outputs.stage import Stage, StageContext, manifest_file
 from cardgen.record.record import BuildRecord, CardEntry
@@ -47,10 +47,10 @@ class VendorExport:
 def write_pod(game: Game, record: BuildRecord, out_dir: Path, spec: PodSpec, out_root: Path) -> list[Problem]:
     """Write `pod/<vendor>/` for each vendor the options name; return the findings. PDFs are kept in the cache of
     `out_root`, by their inputs."""
-    profile = _own_profile(game, spec.profile) if spec.profile else None
+    own = _own_profile(game, spec.profile) if spec.profile else None
     problems: list[Problem] = []
     for name in spec.vendor:
-        vendor = load_vendor(game.root, name)
+        vendor = load_vendor(game.root, name, game.read_as)  # (as the game's load read it)
         pod = mark(out_dir / "pod")
         export = VendorExport(vendor, make_staging(pod, vendor.key))  # swapped in whole: no file of a last run stays
         decks = {deck: [c for c in record.cards_of(deck) if c.copies > 0]
@@ -60,8 +60,10 @@ def write_pod(game: Game, record: BuildRecord, out_dir: Path, spec: PodSpec, out
             _check_safe_zone(export, game, cards)
             _check_text_size(export, game, cards)
         if vendor.spec.format == "pdf":
+            profile = own or vendor.profile
+            read = _as_loaded(game, profile) if profile is not None else None
             for group, cards in _pdf_groups(vendor, printed).items():
-                _write_pdf(export, out_dir, group, cards, profile or vendor.profile, out_root)
+                _write_pdf(export, out_dir, group, cards, read, out_root)
         else:
             for deck, cards in printed.items():
                 _write_images(export, out_dir, deck, cards)
@@ -92,6 +94,16 @@ def _own_profile(game: Game, name: str) -> Path:
     except ValueError as exc:
         raise CardgenError(f"pod.profile: '{name}' is {exc}", file=manifest_file(game)) from None
     return path
+
+
+def _as_loaded(game: Game, path: Path) -> Profile:
+    """An ICC profile read once (what the PDFs are converted with, embed and are keyed by), as the game's load found
+    it (`Game.read_as`: the build is keyed by that): CardgenError when saved since."""
+    profile = Profile.read(path)
+    if game.read_as.get(str(path), profile.digest) != profile.digest:
+        raise CardgenError("the ICC profile changed while the build used it (saved meanwhile): build again",
+                           file=relative(path, game.root))
+    return profile
 
 
 def _printable(export: VendorExport, game: Game, deck: str, cards: list[CardEntry]) -> bool:
@@ -202,7 +214,7 @@ def _backs(export: VendorExport, out_dir: Path, deck: str, cards: list[CardEntry
     return backs
 
 
-def _write_pdf(export: VendorExport, out_dir: Path, group: str, cards: list[CardEntry], profile: Path | None,
+def _write_pdf(export: VendorExport, out_dir: Path, group: str, cards: list[CardEntry], profile: Profile | None,
                out_root: Path) -> None:
     """A CMYK PDF of one card per page (every copy) in the vendor's page order, the ink of every image measured.
     The PDF and its findings are cached by the vendor, the profile and the pages' images (by content)."""
@@ -223,7 +235,7 @@ def _write_pdf(export: VendorExport, out_dir: Path, group: str, cards: list[Card
             export.rows.append({"file": _relative(export, target), "deck": card.deck, "id": card.id,
                                 "name": card.name, "quantity": 1, "front_page": numbers.get("front"),
                                 "back_page": numbers.get("back")})
-    key = inputs_key([vendor.spec.model_dump_json(), group, profile,
+    key = inputs_key([vendor.spec.model_dump_json(), group, profile.digest,
                       *(part for path, card in sides for part in (f"{card.id}|{card.dpi}", out_dir / path))], __name__)
     pdfs, findings = Cache(out_root, "pod", ".pdf"), Cache(out_root, "pod", ".json")
     noted = findings.read_bytes(key) if pdfs.has(key) else None
@@ -246,7 +258,7 @@ class _Converter:
 
     KEPT = 4
 
-    def __init__(self, export: VendorExport, out_dir: Path, size: tuple[int, int], profile: Path) -> None:
+    def __init__(self, export: VendorExport, out_dir: Path, size: tuple[int, int], profile: Profile) -> None:
         self.export, self.out_dir, self.size, self.profile = export, out_dir, size, profile
         self.kept: dict[str, Image.Image] = {}
         self.measured: set[str] = set()
@@ -340,7 +352,7 @@ class PodStage(Stage[PodSpec]):
         """The stage with its options, each vendor and the designer's profile checked now (before a build)."""
         stage = super().for_game(game, flags)
         for name in stage.config.vendor:
-            profile = load_vendor(game.root, name).profile
+            profile = load_vendor(game.root, name, game.read_as).profile
             if profile is not None and not profile.is_relative_to(BUNDLED_PROFILES):
                 try:
                     check_profile(profile)
