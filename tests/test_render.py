@@ -263,6 +263,32 @@ def test_family_with_only_a_bold_face_names_the_missing_face(tmp_path: Path) -> 
     assert "not available" not in message and "did you mean" not in message
 
 
+def test_a_font_saved_with_its_size_and_time_is_read_again(tmp_path: Path) -> None:
+    """The faces of a fonts/ folder are kept by each file's content stamp (`storage.content_stamp`): a same-size save
+    keeping the modification time (another family name of as many letters) is read again, not taken for the font it
+    replaced (whose metrics would lay out the cards the renders' key says are of the new font)."""
+    from fontTools.ttLib import TTFont
+
+    fonts = tmp_path / "fonts"
+    fonts.mkdir()
+    path = fonts / "Mine-Regular.ttf"
+
+    def saved(family: str) -> None:
+        font = TTFont(bundled.FONTS_DIR / "Roboto-Regular.ttf")
+        for record in font["name"].names:
+            if record.nameID in (1, 16):
+                record.string = family
+        font.save(path)
+
+    saved("Aaaa Sans")
+    size, stamped = path.stat().st_size, path.stat().st_mtime_ns
+    assert FontBook(fonts).face("Aaaa Sans").path == path
+    saved("Bbbb Sans")
+    os.utime(path, ns=(stamped, stamped))
+    assert path.stat().st_size == size
+    assert FontBook(fonts).face("Bbbb Sans").path == path
+
+
 def test_url_fetcher_refuses_outside_and_network(tmp_path: Path) -> None:
     inside = tmp_path / "project"
     inside.mkdir()

@@ -142,13 +142,13 @@ def test_an_entry_sealed_by_an_earlier_cardgen_with_a_seal_file_still_verifies(t
 def _reads_of(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The files `verify` reads from now on (the real reading, counted)."""
     reads: list[str] = []
-    real = storage._read_digest
+    real = storage.digest_now
 
     def counted(path: str | Path) -> str:
         reads.append(str(path))
         return real(path)
 
-    monkeypatch.setattr(storage, "_read_digest", counted)
+    monkeypatch.setattr(storage, "digest_now", counted)
     return reads
 
 
@@ -393,8 +393,8 @@ def test_an_entry_written_from_bytes_is_sealed_with_their_digest_without_reading
     data = os.urandom(50_000)
     entry = Cache(tmp_path, "cells", ".jpg")
     reads: list[object] = []
-    real = storage._read_digest
-    monkeypatch.setattr(storage, "_read_digest", lambda path: reads.append(path) or real(path))
+    real = storage.digest_now
+    monkeypatch.setattr(storage, "digest_now", lambda path: reads.append(path) or real(path))
     path = entry.write_bytes("ab" * 16, data)
     assert reads == [] and path.read_bytes() == data and storage.verify(path)
     storage._VERIFIED.clear()

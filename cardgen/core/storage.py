@@ -705,8 +705,9 @@ def write_json(path: Path, data: Any) -> None:
     write_text(path, json.dumps(data, indent=2, ensure_ascii=False))
 
 
-def _read_digest(path: str | Path) -> str:
-    """SHA-256 of a file's content, read now."""
+def digest_now(path: str | Path) -> str:
+    """SHA-256 of a file's content, read now (never memoised: a file written twice within one tick of the file
+    system's clock keeps its times, and a memoised digest would be of what it held before)."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
@@ -716,7 +717,7 @@ def _read_digest(path: str | Path) -> str:
 
 @lru_cache(maxsize=4096)
 def _file_digest(path: str, stamp: tuple[int, ...]) -> str:
-    return _read_digest(path)
+    return digest_now(path)
 
 
 def content_stamp(stat: os.stat_result) -> tuple[int, ...]:
@@ -728,12 +729,6 @@ def content_stamp(stat: os.stat_result) -> tuple[int, ...]:
 def file_digest(path: Path) -> str:
     """SHA-256 of a file's content (memoised by path, size, times and inode)."""
     return _file_digest(str(path), content_stamp(path.stat()))
-
-
-def digest_now(path: Path) -> str:
-    """SHA-256 of a file's content, read now (never memoised: a file written twice within one tick of the file
-    system's clock keeps its times, and a memoised digest would be of what it held before)."""
-    return _read_digest(path)
 
 
 class Read(NamedTuple):
@@ -1004,7 +999,7 @@ def verify(path: Path) -> bool:
             _verified(path, state)
             return True
         sealed = record["sha256"]
-        digest = _read_digest(path)  # read now: a memoised digest is of what the file held before
+        digest = digest_now(path)  # (a memoised digest is of what the file held before)
         if isinstance(sealed, str) and len(sealed) >= 2 * _SEAL_DIGEST and digest.startswith(sealed):
             seal(path, digest=digest)
             return True

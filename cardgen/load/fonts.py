@@ -22,7 +22,7 @@ from typing import Any
 
 from cardgen.core import bundled
 from cardgen.core.errors import CardgenError, Problem
-from cardgen.core.storage import Cache, user_cache, user_store, write_text
+from cardgen.core.storage import Cache, content_stamp, user_cache, user_store, write_text
 
 FONT_SUFFIXES = (".ttf", ".otf")
 _configured_dirs: list[Path] = []
@@ -232,10 +232,10 @@ def index_entry(face: FontFace) -> dict[str, Any]:
 
 
 def _metrics_key(path: Path) -> str:
-    """The cache key of a font file's metrics: its path, size and time."""
-    stat = path.stat()
+    """The cache key of a font file's metrics: its path and content stamp (`storage.content_stamp`: size, times and
+    which file; by modification time only, a same-size save keeping it kept the metrics of the font it replaced)."""
     # cardgen's code digest in the key: the user's cache outlives a cardgen version, and what an entry holds may change
-    parts = (bundled.code_digest(__name__), path.resolve(), stat.st_size, stat.st_mtime_ns)
+    parts = (bundled.code_digest(__name__), path.resolve(), *content_stamp(path.stat()))
     return hashlib.sha256("\0".join(map(str, parts)).encode()).hexdigest()[:32]
 
 
@@ -351,10 +351,10 @@ def _scan(folder: Path, stamp: tuple) -> dict[tuple[str, bool, bool], FontFace]:
 
 
 def _faces_in(folder: Path) -> dict[tuple[str, bool, bool], FontFace]:
-    """The faces of a font folder by (family, bold, italic), re-read only when its files change."""
+    """The faces of a font folder by (family, bold, italic), re-read only when its files change (`content_stamp`)."""
     if not folder.is_dir():
         return {}
-    stamp = tuple((p.name, p.stat().st_mtime_ns) for p in sorted(folder.iterdir()))
+    stamp = tuple((p.name, *content_stamp(p.stat())) for p in sorted(folder.iterdir()))
     return _scan(folder, stamp)
 
 

@@ -458,7 +458,7 @@ def load_game(root: Path, name: str, lang: str | None = None) -> Game:
         raise CardgenError("the manifest must be a mapping of keys (title:, decks:, ...)", file=shown_as)
     with noting_reads() as reads:  # what validation reads besides game.yaml, as it read it (the build's too)
         game = _validated(root, name, raw, lines, path, lang)
-        game = replace(game, read_as=_read_as(game, text, reads))
+        game.read_as.update(_read_as(game, text, reads))  # (made once: a game is not copied for it)
     _keep_game(game, text)
     return game
 
