@@ -414,6 +414,43 @@ def test_a_helpers_chunk_is_kept_as_soon_as_it_is_done_between_the_checks_own_re
     assert events[:2] == ["kept", "kept"] and events[2] == "made" and events.count("made") == 14
 
 
+def test_the_checks_own_renders_let_the_pools_threads_in_quickly_while_it_shares(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pool's threads take a helper's results in and hand it its next chunk: while the check renders its own
+    share, a thread that wants the interpreter lock gets it after SHARE_SWITCH_SECONDS, not Python's 5 ms (the
+    helpers idled half the time); the interval is Python's again once the check is done, even when it fails."""
+    import sys
+
+    import cardgen.validate.layout as layout
+
+    write_game(ws, files={"cards.csv": MANY_CARDS}, templates={"face.svg": DIVIDING_FACE, "back.svg": "<svg/>"})
+    monkeypatch.setattr(layout, "SHARE_FROM", 4)
+    monkeypatch.setattr(layout, "SHARE_CHUNK", 2)
+    intervals: list[float] = []
+    made = layout.LayoutChecker._made
+
+    def noted(self: Any, *args: Any) -> Any:
+        if self.helpers is not None:
+            intervals.append(sys.getswitchinterval())
+        return made(self, *args)
+
+    monkeypatch.setattr(layout.LayoutChecker, "_made", noted)
+    before = sys.getswitchinterval()
+    _checked(ws, _FirstDone())
+    assert intervals and all(value == pytest.approx(layout.SHARE_SWITCH_SECONDS) for value in intervals)
+    assert sys.getswitchinterval() == before
+
+    def failing(self: Any, *args: Any) -> Any:
+        if self.helpers is not None:  # (the helper's renders made at submit)
+            raise KeyboardInterrupt
+        return made(self, *args)
+
+    monkeypatch.setattr(layout.LayoutChecker, "_made", failing)
+    with pytest.raises(KeyboardInterrupt):
+        _checked(ws, _FirstDone())
+    assert sys.getswitchinterval() == before
+
+
 @pytest.mark.parametrize("outcome", [None, OSError("killed")])
 def test_renders_a_helper_makes_nothing_of_are_made_by_the_check_itself(ws: Path, monkeypatch: pytest.MonkeyPatch,
                                                                        outcome: object) -> None:
