@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import functools
-import io
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 from xml.etree import ElementTree
 
 import numpy as np
@@ -1094,36 +1093,6 @@ def test_a_card_s_png_holds_its_pixels_unfiltered_where_that_packs_it_as_small_a
             assert _filters(png) == {0} and len(png) < len(pillow.getvalue())
         elif fast is False:
             assert png == pillow.getvalue()
-
-
-def test_an_opaque_card_s_rows_are_deflated_by_isa_l_and_a_transparent_one_s_by_zlib(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """`encode_png` deflates an opaque card's unfiltered rows with ISA-L (~4x zlib's speed, a little larger, still
-    smaller than Pillow's), a transparent one's with zlib (ISA-L packs its clear runs larger than Pillow)."""
-    import cardgen.raster.render as render
-
-    used: list[str] = []
-    isa_l = render._fast_deflate
-
-    class Spy:
-        def compress(self, data: bytes, level: int) -> bytes:
-            used.append("compress")
-            return isa_l.compress(data, level)
-
-        def compressobj(self, level: int) -> Any:
-            used.append("compressobj")
-            return isa_l.compressobj(level)
-
-    with Image.open(REPO / "tests" / "reference" / "scrapbots-scout.png") as scout:
-        card = scout.convert("RGB")
-    monkeypatch.setattr(render, "_fast_deflate", Spy())
-    png = render.encode_png(card)
-    assert used == ["compress", "compressobj"] and _filters(png) == {0}
-    with Image.open(io.BytesIO(png)) as read:
-        assert read.tobytes() == card.tobytes()
-    used.clear()
-    render.encode_png(card.convert("RGBA"))
-    assert used == []
 
 
 def test_a_large_image_s_png_is_deflated_a_strip_of_rows_at_a_time() -> None:

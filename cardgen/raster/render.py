@@ -25,11 +25,6 @@ from cardgen.core.errors import CardgenError
 from cardgen.core.storage import write_sealed_bytes
 from cardgen.load.svgart import is_svg as _is_svg
 
-try:  # ISA-L's deflate, for the unfiltered rows of opaque images (see `encode_png`)
-    from isal import isal_zlib as _fast_deflate
-except ImportError:  # (a platform without its wheel) zlib's
-    import zlib as _fast_deflate  # type: ignore[no-redef]
-
 # Pillow's PNG options where it encodes a card (see `encode_png`): zlib level 1 with the run-length strategy, which
 # packs the rows Pillow filters smaller and faster than the default strategy (20 ms and 151 kB against 25 and 171).
 PNG_OPTIONS = {"compress_level": 1, "compress_type": zlib.Z_RLE}
@@ -479,8 +474,7 @@ def _pixels(surface: Any, modes: tuple[str, str]) -> Any:
 
 def encode_png(image: Any) -> bytes:
     """A card image (RGB or RGBA) as the bytes of a PNG file: of its rows left unfiltered and deflated at level 1
-    (by ISA-L when opaque) where that packs a sample of its rows no larger than Pillow's encoder does, else Pillow's
-    (`PNG_OPTIONS`).
+    where that packs a sample of its rows no larger than Pillow's encoder does, else Pillow's (`PNG_OPTIONS`).
 
     Pillow filters every row four ways to pick one, then deflates: most of a card's encoding time (a gen1000
     card: 17.9 ms, 161 kB). Card art is mostly flat colour, which deflate packs as well unfiltered: 9.0 ms and 129 kB
@@ -494,16 +488,12 @@ def encode_png(image: Any) -> bytes:
         return _pillow_png(image)
     bpp, colour = _PNG_COLOURS[image.mode]
     width, height = image.size
-    # An opaque image's rows are deflated by ISA-L: a gen1000 card in ~1.4 ms, not ~6 (zlib's level 1), ~9% larger
-    # (the Scrapbots scout: 144 kB, zlib's 130, Pillow's 155). Not a transparent one's: its runs of clear pixels pack
-    # far worse (the scout with clear edges: 201 kB, zlib's 156, Pillow's 170).
-    deflate = _fast_deflate if image.mode == "RGB" else zlib
     sample = _sample(image)
     buffer = io.BytesIO()
     sample.save(buffer, format="PNG", **PNG_OPTIONS)
-    if len(deflate.compress(_unfiltered(sample, bpp), 1)) > len(buffer.getvalue()):
+    if len(zlib.compress(_unfiltered(sample, bpp), 1)) > len(buffer.getvalue()):
         return _pillow_png(image)
-    compressor = deflate.compressobj(1)
+    compressor = zlib.compressobj(1)
     data = [compressor.compress(_unfiltered(image.crop((0, top, width, min(top + _STRIP_ROWS, height))), bpp))
             for top in range(0, height, _STRIP_ROWS)]
     data.append(compressor.flush())
