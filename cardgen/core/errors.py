@@ -41,6 +41,12 @@ class OutputBusy(CardgenError):
     command succeeds once the other has finished (a watch waits for it and builds then)."""
 
 
+def saved_meanwhile(what: str, during: str = "the build drew it") -> str:
+    """The message of a file read as other content than what the build is keyed by, which was made from the file
+    as it was before a save: `what` (a template, an image, a layout file...) changed `during` a use of it."""
+    return f"{what} changed while {during} (saved meanwhile): build again"
+
+
 def relative(path: Path | str, root: Path | None) -> str:
     """Show a path relative to the workspace root when it lies inside it."""
     path = Path(path)

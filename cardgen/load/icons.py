@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from cardgen.core import bundled
-from cardgen.core.errors import CardgenError, relative
+from cardgen.core.errors import CardgenError, relative, saved_meanwhile
 from cardgen.core.storage import content_stamp, note_read, user_store
 from cardgen.load.svgart import icon_body, read_art
 
@@ -200,11 +200,6 @@ def bundled_icons() -> BundledIcons:
     return _BUNDLES[path]
 
 
-def changed_while_drawn(what: str, shown: str) -> CardgenError:
-    """The error of a template or icon read as other content than the renders are keyed by (saved meanwhile)."""
-    return CardgenError(f"{what} changed while the build drew it (saved meanwhile): build again", file=shown)
-
-
 class IconLibrary:
     """Icons of a workspace (`icons/**/*.svg`) over the bundled set, plus a game's aliases (`scrap: hexagonal-nut`)."""
 
@@ -251,7 +246,7 @@ class IconLibrary:
                                    "itself into icons/", file=relative(path, self.root))
             icon = _parse_icon(path, content_stamp(path.stat()), relative(path, self.root))
             if self.keyed.get(path, icon.digest) != icon.digest:
-                raise changed_while_drawn(f"icon '{name}'", relative(path, self.root))
+                raise CardgenError(saved_meanwhile(f"icon '{name}'"), file=relative(path, self.root))
             note_read(path, icon.digest)  # what a card drew (a save since its parse in this process: another digest)
             return icon
         if target in self.bundled.names:

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, PlainValidator, ValidationError, create_model, field_validator, model_validator
 
-from cardgen.core.errors import CardgenError, Problem, relative
+from cardgen.core.errors import CardgenError, Problem, relative, saved_meanwhile
 from cardgen.core.filenames import collision_key, unsafe_reason
 from cardgen.core.keypaths import line_of
 from cardgen.core.ownership import check_game_name
@@ -500,8 +500,7 @@ def _read_as(game: Game, text: bytes, reads: dict[str, Read | None]) -> dict[str
 
 def _changed(file: Path, root: Path) -> CardgenError:
     """The error of a settings file saved while a game was loaded from it."""
-    return CardgenError("the file changed while the game was read (saved meanwhile): build again",
-                        file=relative(file, root))
+    return CardgenError(saved_meanwhile("the file", "the game was read"), file=relative(file, root))
 
 
 # ---------------------------------------------------------------- validated manifests kept in the user's cache

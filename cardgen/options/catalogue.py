@@ -11,7 +11,7 @@ from typing import Any, Mapping, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from cardgen.core.errors import CardgenError, Problem
+from cardgen.core.errors import CardgenError, Problem, saved_meanwhile
 from cardgen.core.keypaths import line_of
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
@@ -63,8 +63,7 @@ class Catalogue:
 
         data = read_yaml(path, shown)
         if read_as is not None and read_as.get(str(path), "") not in ("", hashlib.sha256(data).hexdigest()):
-            raise CardgenError(f"the {self.kind} file changed while the build used it (saved meanwhile): build again",
-                               file=shown)
+            raise CardgenError(saved_meanwhile(f"the {self.kind} file", "the build used it"), file=shown)
         raw, lines = parse_yaml_bytes(data, shown)
         try:
             spec = model.model_validate(raw)

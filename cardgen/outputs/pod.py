@@ -18,7 +18,7 @@ from typing import Any, Self
 
 from PIL import Image
 
-from cardgen.core.errors import CardgenError, Problem, relative
+from cardgen.core.errors import CardgenError, Problem, relative, saved_meanwhile
 from cardgen.core.ownership import make_staging, mark
 from cardgen.core.storage import Cache, place_file, swap_into_place, write_atomic, write_text
 from cardgen.core.units import MM_PER_INCH, PT_PER_INCH
@@ -101,8 +101,7 @@ def _as_loaded(game: Game, path: Path) -> Profile:
     it (`Game.read_as`: the build is keyed by that): CardgenError when saved since."""
     profile = Profile.read(path)
     if game.read_as.get(str(path), profile.digest) != profile.digest:
-        raise CardgenError("the ICC profile changed while the build used it (saved meanwhile): build again",
-                           file=relative(path, game.root))
+        raise CardgenError(saved_meanwhile("the ICC profile", "the build used it"), file=relative(path, game.root))
     return profile
 
 

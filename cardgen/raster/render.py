@@ -21,7 +21,7 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
-from cardgen.core.errors import CardgenError
+from cardgen.core.errors import CardgenError, saved_meanwhile
 from cardgen.core.storage import write_sealed_bytes
 from cardgen.load.svgart import is_svg as _is_svg
 
@@ -159,7 +159,7 @@ def make_url_fetcher(root: Path, digests: Mapping[str, str] | None = None) -> Ca
         data = path.read_bytes()
         expected = digests.get(str(path))
         if expected is not None and hashlib.sha256(data).hexdigest() != expected:
-            raise RenderFailure(f"image '{path}' changed while the build drew it (saved meanwhile): build again")
+            raise RenderFailure(saved_meanwhile(f"image '{path}'"))
         return data
 
     return fetch

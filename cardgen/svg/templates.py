@@ -19,11 +19,11 @@ import jinja2.meta
 from jinja2.sandbox import SecurityError
 
 from cardgen.core.boxes import GuideBox, box_as_row
-from cardgen.core.errors import CardgenError, Problem, relative
+from cardgen.core.errors import CardgenError, Problem, relative, saved_meanwhile
 from cardgen.core.storage import Cache, KeptByGame, file_digest, note_read, read_noted
 from cardgen.load.data import Card
 from cardgen.load.fonts import FontBook, families_in_svg
-from cardgen.load.icons import IconLibrary, changed_while_drawn
+from cardgen.load.icons import IconLibrary
 from cardgen.load.manifest import CardSize, Game
 from cardgen.svg.helper_table import HELPERS
 from cardgen.svg.helpers import PLACEHOLDER_MARK, CardHelpers, Geometry
@@ -85,7 +85,7 @@ class ProjectLoader(jinja2.FileSystemLoader):
         data = read_noted(path)
         digest = hashlib.sha256(data).hexdigest()
         if self.keyed.get(path, digest) != digest:
-            raise changed_while_drawn(f"template '{template}'", relative(filename, self.allowed[0]))
+            raise CardgenError(saved_meanwhile(f"template '{template}'"), file=relative(filename, self.allowed[0]))
         source = io.TextIOWrapper(io.BytesIO(data), encoding=self.encoding).read()
         mtime = os.path.getmtime(filename)
 
